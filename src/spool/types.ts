@@ -1,0 +1,91 @@
+/**
+ * The spool's record format. A record proves its own completeness: version + sha256 checksum over its canonical JSON.
+ * Areas (directories): pending -> sent | dead; ignored (filtered-out, for audit); quarantine (undecodable, unreadable);
+ * parts (multipart fragments waiting for their siblings).
+ */
+
+export const SPOOL_RECORD_VERSION = 1;
+
+export type SpoolArea = 'pending' | 'sent' | 'dead' | 'ignored' | 'quarantine' | 'parts';
+
+export interface SimIdentity {
+  /** Stable modem name from config (e.g. 'telkomsel-1'). */
+  modem: string;
+  imsi?: string;
+  iccid?: string;
+  imei?: string;
+}
+
+export interface MultipartFacts {
+  reference: number;
+  referenceBits: 8 | 16;
+  total: number;
+  /** Sequence numbers present (1-based). */
+  received: number[];
+  /** false when joined after the timeout with gaps. */
+  complete: boolean;
+}
+
+export interface SmsRecord {
+  v: typeof SPOOL_RECORD_VERSION;
+  kind: 'sms';
+  /** Derived from the SMS itself: SIM identity + originator + scTimestamp + content. */
+  id: string;
+  sim: SimIdentity;
+  sender: string;
+  text: string;
+  /** ISO 8601 with the PDU's zone. */
+  scTimestamp: string;
+  /** ISO 8601 UTC, when the bridge read it. */
+  receivedAt: string;
+  pdus: string[];
+  multipart?: MultipartFacts;
+  /** Delivery bookkeeping. */
+  attempts: number;
+  /** ISO; absent = due now. */
+  nextAttemptAt?: string;
+  lastError?: string;
+  /** HTTP status of the last attempt, when one came back. */
+  lastStatus?: number;
+  deliveredAt?: string;
+  deadReason?: string;
+  /** For ignored records: why (e.g. 'sender not accepted'). */
+  ignoredReason?: string;
+}
+
+/** A multipart fragment kept until its siblings arrive (area 'parts'). */
+export interface PartRecord {
+  v: typeof SPOOL_RECORD_VERSION;
+  kind: 'part';
+  /** Key of the message it belongs to: sim + originator + reference + total + referenceBits. */
+  groupKey: string;
+  id: string;
+  sim: SimIdentity;
+  sender: string;
+  sequence: number;
+  total: number;
+  reference: number;
+  referenceBits: 8 | 16;
+  text: string;
+  scTimestamp: string;
+  receivedAt: string;
+  pdu: string;
+}
+
+/** A PDU that could not be decoded, or a record file that could not be read. */
+export interface QuarantineRecord {
+  v: typeof SPOOL_RECORD_VERSION;
+  kind: 'quarantine';
+  id: string;
+  modem: string;
+  /** SIM index it was read from, when known. */
+  index?: number;
+  /** The raw material: PDU hex or the bytes of an unreadable record file (as text). */
+  raw: string;
+  reason: string;
+  receivedAt: string;
+  /** Original file name, for an unreadable record moved here at start-up. */
+  originalFile?: string;
+}
+
+export type AnyRecord = SmsRecord | PartRecord | QuarantineRecord;
