@@ -1,0 +1,171 @@
+/**
+ * The only module that opens serial ports ('serialport'). Wraps SerialPort (native binding) or SerialPortMock behind
+ * SerialLink, and turns the errors an operator meets into PortError with a hint.
+ * Invariants: write() on a closed port rejects at once (serialport would queue it forever); every write has its own
+ * timeout; 'close' is emitted once per open with disconnected=true when the device vanished.
+ */
+import { EventEmitter } from 'node:events';
+import { SerialPort, SerialPortMock } from 'serialport';
+import { PortError } from '../errors.js';
+import type { SerialCloseInfo, SerialLink, SerialLinkEvents, SerialOpenOptions } from './link.js';
+import { getMockDevice, type MockDeviceSide } from './mock-device.js';
+
+const WRITE_TIMEOUT_MS = 5_000;
+
+type AnyPort = SerialPort | SerialPortMock;
+
+/** Maps an open() failure to one clear line with a hint. */
+export function explainOpenError(path: string, err: unknown): PortError {
+  const msg = err instanceof Error ? err.message : String(err);
+  const lower = msg.toLowerCase();
+  if (lower.includes('no such file') || lower.includes('enoent') || lower.includes('does not exist')) {
+    return new PortError('PORT_NOT_FOUND', `serial port ${path} does not exist`, {
+      cause: err,
+      hint: 'check the cable and `pulsa-bridge ports`; prefer /dev/serial/by-id/... paths, ttyUSB numbers change after a USB reset',
+    });
+  }
+  if (lower.includes('permission denied') || lower.includes('eacces')) {
+    return new PortError('PORT_PERMISSION', `permission denied opening ${path}`, {
+      cause: err,
+      hint: 'add the service user to the dialout group (`sudo usermod -aG dialout $USER`, then log in again)',
+    });
+  }
+  if (lower.includes('lock') || lower.includes('busy') || lower.includes('resource temporarily unavailable') || lower.includes('ebusy')) {
+    return new PortError('PORT_BUSY', `serial port ${path} is busy (held by another process)`, {
+      cause: err,
+      hint: 'ModemManager often holds modems: stop it or install the udev rule tagging the modem ID_MM_DEVICE_IGNORE=1; check `fuser ' + path + '`',
+    });
+  }
+  if (lower.includes('baud')) {
+    return new PortError('PORT_IO', `cannot set the baud rate on ${path}: ${msg}`, { cause: err, hint: 'use a standard rate such as 115200 or 9600' });
+  }
+  return new PortError('PORT_IO', `cannot open ${path}: ${msg}`, { cause: err });
+}
+
+class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
+  readonly path: string;
+  private port: AnyPort | undefined;
+  private readonly options: SerialOpenOptions;
+  private closing = false;
+
+  constructor(options: SerialOpenOptions) {
+    super();
+    this.options = options;
+    this.path = options.path;
+  }
+
+  get isOpen(): boolean {
+    return this.port?.isOpen === true && !this.closing;
+  }
+
+  async open(): Promise<void> {
+    if (this.isOpen) return;
+    const { path, baudRate } = this.options;
+    const mock = this.options.binding === 'mock';
+    const device = mock ? getMockDevice(path) : undefined;
+    if (mock) {
+      if (!device || !device.present) throw explainOpenError(path, new Error('No such file or directory'));
+      // createPort is idempotent enough: recreating resets the mock's buffers, which a re-plugged device wants.
+      SerialPortMock.binding.createPort(path, { echo: false, record: false });
+    }
+    const port: AnyPort = mock
+      ? new SerialPortMock({ path, baudRate, autoOpen: false })
+      : new SerialPort({ path, baudRate, autoOpen: false, rtscts: this.options.rtscts ?? false, lock: true });
+    await new Promise<void>((resolve, reject) => {
+      port.open((err) => (err ? reject(explainOpenError(path, err)) : resolve()));
+    });
+    this.port = port;
+    this.closing = false;
+    port.on('data', (chunk: Buffer) => this.emit('data', chunk));
+    port.on('error', (err: Error) => this.emit('error', err));
+    port.once('close', (err: (Error & { disconnected?: boolean }) | null) => {
+      const info: SerialCloseInfo = { disconnected: err?.disconnected === true };
+      if (err) info.error = err;
+      this.port = undefined;
+      this.closing = false;
+      if (device) device.onDetach();
+      this.emit('close', info);
+    });
+    if (mock && device) this.attachMock(port as SerialPortMock, device);
+  }
+
+  private attachMock(port: SerialPortMock, device: NonNullable<ReturnType<typeof getMockDevice>>): void {
+    const binding = port.port;
+    if (!binding) throw new PortError('PORT_IO', `mock port ${this.path} opened without a binding`);
+    const originalWrite = binding.write.bind(binding);
+    binding.write = async (buffer: Buffer) => {
+      await originalWrite(buffer);
+      device.onWrite(Buffer.from(buffer));
+    };
+    const side: MockDeviceSide = {
+      emit: (data) => {
+        if (!binding.isOpen || this.port !== port) return false;
+        binding.emitData(Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'));
+        return true;
+      },
+      unplug: () => {
+        if (this.port !== port) return;
+        // The same path serialport takes when a read fails on a vanished device.
+        (port as unknown as { _disconnected(err: Error): void })._disconnected(new Error('device unplugged'));
+      },
+    };
+    device.onAttach(side);
+  }
+
+  write(data: string | Buffer): Promise<void> {
+    const port = this.port;
+    if (!port || !this.isOpen) {
+      return Promise.reject(new PortError('PORT_CLOSED', `cannot write to ${this.path}: the port is not open`));
+    }
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const timer = setTimeout(() => {
+        settled = true;
+        reject(new PortError('PORT_IO', `write to ${this.path} did not complete within ${WRITE_TIMEOUT_MS} ms`, { hint: 'the device may be stalled or flow control (RTS/CTS) blocks it' }));
+      }, WRITE_TIMEOUT_MS);
+      const buf = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+      port.write(buf, (err) => {
+        if (err) {
+          if (!settled) {
+            settled = true;
+            clearTimeout(timer);
+            reject(new PortError('PORT_IO', `write to ${this.path} failed: ${err.message}`, { cause: err }));
+          }
+          return;
+        }
+        port.drain((drainErr) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          if (drainErr) reject(new PortError('PORT_IO', `write to ${this.path} failed: ${drainErr.message}`, { cause: drainErr }));
+          else resolve();
+        });
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    const port = this.port;
+    if (!port || !port.isOpen) return;
+    this.closing = true;
+    await new Promise<void>((resolve) => {
+      port.close((err) => {
+        // A close error on a port that is going away anyway changes nothing for the caller: resolve, but surface it.
+        if (err) this.emit('error', err);
+        resolve();
+      });
+    });
+  }
+}
+
+/** Creates a link (not yet open). */
+export function createSerialLink(options: SerialOpenOptions): SerialLink {
+  return new PortLink(options);
+}
+
+/** Creates and opens a link; rejects with PortError (code + hint) when the port cannot be opened. */
+export async function openSerialLink(options: SerialOpenOptions): Promise<SerialLink> {
+  const link = new PortLink(options);
+  await link.open();
+  return link;
+}
