@@ -27,6 +27,12 @@ export interface UrcEntry {
   /** Number of lines that follow the first and belong to it (1 for +CMT / +CDS: the PDU line). Default 0. */
   extraLines?: number;
   /**
+   * For URCs of unknown length (a +CUSD text with embedded CR/LF): the channel keeps adding following lines while
+   * this returns false (at most 32 lines; a final result code such as OK ends it early). Checked after extraLines.
+   * Blank lines inside the text are not kept (the framer drops empty lines).
+   */
+  isComplete?: (lines: string[]) => boolean;
+  /**
    * When the command in flight starts with one of these prefixes (case-insensitive, e.g. 'AT+CPIN'), a matching line
    * is that command's response, not a URC. Example: `+CPIN: READY` answers AT+CPIN? but is a boot banner otherwise.
    */

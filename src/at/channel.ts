@@ -1,0 +1,481 @@
+/**
+ * SerialAtChannel: AT commands over a SerialLink, one in flight at a time.
+ *
+ * Contract and invariants:
+ * - run()/runWithPrompt() queue FIFO; a command is written only when the previous one has settled. Each command has
+ *   its own timeout, counted from its write; a two-step command (AT+CMGS) gets the timeout once for the prompt and
+ *   once again for the final result after the payload.
+ * - Every line is first checked against the URC table (ordered, first match wins) unless the matching row's
+ *   `responseTo` prefixes the command in flight. Multi-line URCs (extraLines / isComplete) collect later lines even
+ *   across chunks and while a command is in flight; a final result code ends such a collection early (the URC is
+ *   emitted with what it has and the final result still ends the command).
+ * - Failures are AtCommandError naming the command and keeping the modem's words and lines; a closed or vanished port
+ *   rejects at once (AT_ERROR with a PortError PORT_CLOSED as cause: see isPortClosedError()).
+ * - Late answers: after a timeout the channel waits for `quietGapMs` of silence (at most `maxDrainMs`) before it writes
+ *   the next command; lines arriving meanwhile are reported as 'unexpected' (never given to the next command). A `> `
+ *   prompt nobody waits for is cancelled with ESC so the modem does not swallow the next command as message text.
+ * - Data handlers never throw: listener exceptions and internal errors are logged.
+ * - Secrets: the argument of AT+CPIN/AT+CPIN2/AT+CPWD/AT+CLCK is redacted in logs, error messages and the transcript.
+ */
+import { EventEmitter } from 'node:events';
+import { AtCommandError, PortError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { SerialCloseInfo, SerialLink } from '../serial/link.js';
+import { AtFramer } from './framer.js';
+import { FINAL_RESULTS, explainFinal, matchFinalResult } from './results.js';
+import type { AtChannel, AtChannelEvents, AtResponse, AtRunOptions, FinalResultEntry, FrameEvent, Urc, UrcEntry } from './types.js';
+
+const CTRL_Z = '\x1a';
+const ESC = '\x1b';
+/** Lines an isComplete URC may collect after its extraLines. */
+const MAX_URC_CONTINUATION = 32;
+
+export interface SerialAtChannelOptions {
+  link: SerialLink;
+  logger: Logger;
+  /** Per-command timeout when run() gets none. Default 5000 ms. */
+  defaultTimeoutMs?: number;
+  urcs?: readonly UrcEntry[];
+  /** Extra final-result rows (checked before the generic table). */
+  finalResults?: readonly FinalResultEntry[];
+  /** For logs; default the link's path. */
+  name?: string;
+  /** Silence required after a timeout before the next command is written. Default 200 ms. */
+  quietGapMs?: number;
+  /** Longest wait for that silence (a chatty modem never goes quiet). Default 2000 ms. */
+  maxDrainMs?: number;
+  /** Lines kept by transcript(). Default 200. */
+  transcriptSize?: number;
+}
+
+export interface TranscriptEntry {
+  /** ms since epoch */
+  at: number;
+  dir: 'in' | 'out';
+  text: string;
+}
+
+type Phase = 'queued' | 'command' | 'prompt' | 'payload';
+
+interface Job {
+  command: string;
+  /** Redacted form used in logs and messages. */
+  shown: string;
+  payload: string | undefined;
+  timeoutMs: number;
+  lines: string[];
+  phase: Phase;
+  timer: NodeJS.Timeout | undefined;
+  resolve: (r: AtResponse) => void;
+  reject: (e: Error) => void;
+}
+
+interface Collecting {
+  entry: UrcEntry;
+  lines: string[];
+}
+
+const PRINTABLE = /^[\x20-\x7e]+$/;
+const SECRET_COMMAND = /^(AT\+(?:CPIN2?|CPWD|CLCK)=).+$/i;
+
+/** The command as it may appear in logs and messages (PINs and passwords hidden). */
+export function redactCommand(command: string): string {
+  return command.replace(SECRET_COMMAND, '$1[redacted]');
+}
+
+/** True when an AT command failed because the port is closed or vanished (the modem layer reopens, not retries). */
+export function isPortClosedError(err: unknown): boolean {
+  if (err instanceof PortError) return err.code === 'PORT_CLOSED';
+  return err instanceof AtCommandError && err.cause instanceof PortError && err.cause.code === 'PORT_CLOSED';
+}
+
+export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements AtChannel {
+  private readonly link: SerialLink;
+  private readonly log: Logger;
+  private readonly defaultTimeoutMs: number;
+  private readonly quietGapMs: number;
+  private readonly maxDrainMs: number;
+  private readonly transcriptSize: number;
+  private framer = new AtFramer();
+  private urcTable: readonly UrcEntry[];
+  private extraFinals: FinalResultEntry[];
+  private readonly queue: Job[] = [];
+  private active: Job | undefined;
+  private collecting: Collecting | undefined;
+  private draining: { after: string; quiet: NodeJS.Timeout | undefined; max: NodeJS.Timeout } | undefined;
+  private readonly ring: TranscriptEntry[] = [];
+  private ringStart = 0;
+  private readonly onData = (chunk: Buffer): void => this.handleData(chunk);
+  private readonly onClose = (info: SerialCloseInfo): void => this.handleClose(info);
+  private readonly onError = (err: Error): void => {
+    this.log.warn({ err }, `serial port ${this.link.path} reported an error: ${err.message}`);
+  };
+
+  constructor(options: SerialAtChannelOptions) {
+    super();
+    this.link = options.link;
+    this.log = options.logger.child({ at: options.name ?? options.link.path });
+    this.defaultTimeoutMs = positive(options.defaultTimeoutMs, 5000);
+    this.quietGapMs = positive(options.quietGapMs, 200);
+    this.maxDrainMs = positive(options.maxDrainMs, 2000);
+    this.transcriptSize = Math.max(1, Math.floor(positive(options.transcriptSize, 200)));
+    this.urcTable = [...(options.urcs ?? [])];
+    this.extraFinals = [...(options.finalResults ?? [])];
+    this.link.on('data', this.onData);
+    this.link.on('close', this.onClose);
+    this.link.on('error', this.onError);
+  }
+
+  get isOpen(): boolean {
+    return this.link.isOpen;
+  }
+
+  setUrcTable(entries: readonly UrcEntry[]): void {
+    this.urcTable = [...entries];
+  }
+
+  addFinalResults(entries: readonly FinalResultEntry[]): void {
+    this.extraFinals = [...this.extraFinals, ...entries];
+  }
+
+  run(command: string, options: AtRunOptions = {}): Promise<AtResponse> {
+    return this.enqueue(command, undefined, options);
+  }
+
+  runWithPrompt(command: string, payload: string, options: AtRunOptions = {}): Promise<AtResponse> {
+    return this.enqueue(command, payload, options);
+  }
+
+  /** The last lines in and out (oldest first), for diagnostics. */
+  transcript(): TranscriptEntry[] {
+    return [...this.ring.slice(this.ringStart), ...this.ring.slice(0, this.ringStart)];
+  }
+
+  /** Closes the port; pending and queued commands are rejected. Listeners on the link are kept until dispose(). */
+  async close(): Promise<void> {
+    await this.link.close();
+    // The link's 'close' event normally did this already; a link that was never open emits none.
+    this.rejectAll({ disconnected: false });
+  }
+
+  /** Detaches from the link (for a link that outlives this channel). */
+  dispose(): void {
+    this.link.off('data', this.onData);
+    this.link.off('close', this.onClose);
+    this.link.off('error', this.onError);
+    this.rejectAll({ disconnected: false });
+    this.endDrain(false);
+  }
+
+  // ---- queue ----
+
+  private enqueue(command: string, payload: string | undefined, options: AtRunOptions): Promise<AtResponse> {
+    const shown = typeof command === 'string' ? redactCommand(command) : String(command);
+    if (typeof command !== 'string' || !PRINTABLE.test(command)) {
+      return Promise.reject(
+        new AtCommandError('AT_ERROR', `refusing to send ${JSON.stringify(shown)}: an AT command must be non-empty printable ASCII (no CR, LF or control characters)`, { command: shown }),
+      );
+    }
+    if (payload !== undefined && (typeof payload !== 'string' || !PRINTABLE.test(payload))) {
+      return Promise.reject(
+        new AtCommandError('AT_ERROR', `refusing to send the payload of ${shown}: it must be non-empty printable ASCII (Ctrl-Z is added by the channel)`, { command: shown }),
+      );
+    }
+    if (!this.link.isOpen) return Promise.reject(this.closedError(shown, [], false));
+    return new Promise<AtResponse>((resolve, reject) => {
+      this.queue.push({
+        command,
+        shown,
+        payload,
+        timeoutMs: positive(options.timeoutMs, this.defaultTimeoutMs),
+        lines: [],
+        phase: 'queued',
+        timer: undefined,
+        resolve,
+        reject,
+      });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (!this.active && !this.draining && this.queue.length > 0) {
+      const job = this.queue.shift() as Job;
+      if (!this.link.isOpen) {
+        job.reject(this.closedError(job.shown, [], false));
+        continue;
+      }
+      this.active = job;
+      job.phase = job.payload === undefined ? 'command' : 'prompt';
+      this.framer.expectEcho(job.command);
+      this.record('out', job.shown);
+      this.log.debug({ command: job.shown }, 'AT >');
+      this.armTimer(job);
+      this.write(job, job.command + '\r');
+    }
+  }
+
+  private write(job: Job, data: string): void {
+    this.link.write(data).catch((err: unknown) => {
+      if (this.active !== job) return; // already settled (timeout or close came first)
+      const cause = err instanceof PortError ? err : new PortError('PORT_IO', `write to ${this.link.path} failed: ${errorMessage(err)}`, { cause: err });
+      this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${cause.message}`, { command: job.shown, lines: job.lines, cause, hint: cause.hint }));
+    });
+  }
+
+  private armTimer(job: Job): void {
+    if (job.timer) clearTimeout(job.timer);
+    job.timer = setTimeout(() => this.timeout(job), job.timeoutMs);
+  }
+
+  private timeout(job: Job): void {
+    if (this.active !== job) return;
+    const waitingPrompt = job.phase === 'prompt';
+    const what = waitingPrompt ? `no '> ' prompt within ${job.timeoutMs} ms` : `no answer within ${job.timeoutMs} ms`;
+    this.log.warn({ command: job.shown, lines: job.lines }, `${job.shown}: ${what}`);
+    if (waitingPrompt) this.cancelPrompt('prompt wait timed out');
+    this.settle(
+      job,
+      new AtCommandError('AT_TIMEOUT', `${job.shown}: ${what}`, {
+        command: job.shown,
+        lines: job.lines,
+        hint: 'check that this is the modem AT port (multi-port modems expose several ttys) and the baud rate; a busy modem may need a longer timeout',
+      }),
+      true,
+    );
+  }
+
+  /** Ends the active job; after a timeout, waits for silence before the next command. */
+  private settle(job: Job, outcome: AtResponse | Error, timedOut = false): void {
+    if (job.timer) clearTimeout(job.timer);
+    job.timer = undefined;
+    if (this.active === job) {
+      this.active = undefined;
+      this.framer.clearEcho();
+    }
+    if (outcome instanceof Error) job.reject(outcome);
+    else job.resolve(outcome);
+    if (timedOut) this.startDrain(job.shown);
+    this.pump();
+  }
+
+  private startDrain(after: string): void {
+    this.endDrain(false);
+    const max = setTimeout(() => this.endDrain(true), this.maxDrainMs);
+    this.draining = { after, quiet: undefined, max };
+    this.bumpQuiet();
+  }
+
+  private bumpQuiet(): void {
+    const d = this.draining;
+    if (!d) return;
+    if (d.quiet) clearTimeout(d.quiet);
+    d.quiet = setTimeout(() => this.endDrain(true), this.quietGapMs);
+  }
+
+  private endDrain(thenPump: boolean): void {
+    const d = this.draining;
+    if (!d) return;
+    if (d.quiet) clearTimeout(d.quiet);
+    clearTimeout(d.max);
+    this.draining = undefined;
+    if (thenPump) this.pump();
+  }
+
+  private cancelPrompt(why: string): void {
+    this.log.warn(`AT channel: cancelling a '> ' prompt with ESC (${why})`);
+    this.record('out', '<ESC>');
+    this.link.write(ESC).catch((err: unknown) => {
+      this.log.warn({ err }, `could not cancel the prompt on ${this.link.path}: ${errorMessage(err)}`);
+    });
+  }
+
+  // ---- incoming ----
+
+  private handleData(chunk: Buffer): void {
+    try {
+      if (this.draining) this.bumpQuiet();
+      for (const ev of this.framer.push(chunk)) this.handleFrame(ev);
+    } catch (err) {
+      this.log.error({ err }, `AT channel: internal error while handling modem data: ${errorMessage(err)}`);
+    }
+  }
+
+  private handleFrame(ev: FrameEvent): void {
+    if (ev.type === 'garbage') {
+      this.record('in', `<garbage ${ev.bytes.length} bytes: ${ev.reason}>`);
+      this.log.warn({ hex: ev.bytes.subarray(0, 64).toString('hex'), length: ev.bytes.length }, `skipped ${ev.bytes.length} garbage bytes from the modem: ${ev.reason}`);
+      this.safeEmit('garbage', ev.bytes, ev.reason);
+      return;
+    }
+    if (ev.type === 'prompt') {
+      this.record('in', '> ');
+      const job = this.active;
+      if (job && job.phase === 'prompt' && job.payload !== undefined) {
+        job.phase = 'payload';
+        this.armTimer(job);
+        this.framer.expectEcho(job.payload);
+        this.record('out', `${job.payload}<Ctrl-Z>`);
+        this.write(job, job.payload + CTRL_Z);
+      } else {
+        this.cancelPrompt(job ? `unexpected during ${job.shown}` : 'no command waits for it');
+      }
+      return;
+    }
+    this.handleLine(ev.text);
+  }
+
+  private handleLine(text: string): void {
+    this.record('in', text);
+    const col = this.collecting;
+    if (col) {
+      if (matchFinalResult(text, this.finalTable())) {
+        this.collecting = undefined;
+        this.log.warn({ urc: col.entry.name, lines: col.lines }, `URC ${col.entry.name} cut short by final result ${text}`);
+        this.emitUrc(col.entry, col.lines);
+        // fall through: the final result still ends the command in flight
+      } else {
+        col.lines.push(text);
+        if (this.urcDone(col)) {
+          this.collecting = undefined;
+          this.emitUrc(col.entry, col.lines);
+        }
+        return;
+      }
+    }
+    const entry = this.matchUrc(text);
+    if (entry) {
+      const c: Collecting = { entry, lines: [text] };
+      if (this.urcDone(c)) this.emitUrc(entry, c.lines);
+      else this.collecting = c;
+      return;
+    }
+    const job = this.active;
+    if (job) {
+      const fin = matchFinalResult(text, this.finalTable());
+      if (!fin) {
+        job.lines.push(text);
+        return;
+      }
+      if (fin.ok) {
+        this.log.debug({ command: job.shown, lines: job.lines, final: text }, 'AT <');
+        this.settle(job, { command: job.command, lines: job.lines, final: text });
+      } else {
+        const shownFinal = explainFinal(text);
+        this.log.debug({ command: job.shown, lines: job.lines, final: text }, `${job.shown} failed: ${shownFinal}`);
+        this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${shownFinal}`, { command: job.shown, final: text, errorCode: fin.errorCode, lines: job.lines }));
+      }
+      return;
+    }
+    const late = this.draining ? ` (probably a late answer to ${this.draining.after})` : '';
+    this.log.debug({ line: text }, `unexpected line from the modem${late}`);
+    this.safeEmit('unexpected', text);
+  }
+
+  private finalTable(): readonly FinalResultEntry[] {
+    return this.extraFinals.length === 0 ? FINAL_RESULTS : [...this.extraFinals, ...FINAL_RESULTS];
+  }
+
+  private matchUrc(text: string): UrcEntry | undefined {
+    const job = this.active;
+    const cmd = job ? job.command.toUpperCase() : undefined;
+    for (const entry of this.urcTable) {
+      entry.pattern.lastIndex = 0; // a /g pattern would otherwise remember its last match
+      if (!entry.pattern.test(text)) continue;
+      if (cmd !== undefined && entry.responseTo?.some((p) => cmd.startsWith(p.toUpperCase()))) return undefined;
+      return entry;
+    }
+    return undefined;
+  }
+
+  private urcDone(c: Collecting): boolean {
+    const extra = Math.max(0, c.entry.extraLines ?? 0);
+    if (c.lines.length < 1 + extra) return false;
+    const isComplete = c.entry.isComplete;
+    if (!isComplete) return true;
+    if (c.lines.length >= 1 + extra + MAX_URC_CONTINUATION) {
+      this.log.warn({ urc: c.entry.name }, `URC ${c.entry.name} still incomplete after ${c.lines.length} lines: handing it over as it is`);
+      return true;
+    }
+    try {
+      return isComplete([...c.lines]);
+    } catch (err) {
+      this.log.warn({ err, urc: c.entry.name }, `URC ${c.entry.name}: isComplete threw (${errorMessage(err)}); taking the lines so far`);
+      return true;
+    }
+  }
+
+  private emitUrc(entry: UrcEntry, lines: string[]): void {
+    let data: Record<string, unknown> = {};
+    if (entry.parse) {
+      try {
+        data = entry.parse([...lines]);
+      } catch (err) {
+        this.log.warn({ err, urc: entry.name, lines }, `URC ${entry.name}: parser failed: ${errorMessage(err)}`);
+        data = { parseError: errorMessage(err) };
+      }
+    }
+    const urc: Urc = { name: entry.name, lines, data };
+    this.log.debug({ urc: entry.name, lines }, 'URC');
+    this.safeEmit('urc', urc);
+  }
+
+  private handleClose(info: SerialCloseInfo): void {
+    try {
+      const rest = this.framer.flush();
+      if (rest.length > 0) this.log.debug({ events: rest.length }, 'partial modem output dropped at close');
+      this.framer = new AtFramer();
+      if (this.collecting) {
+        this.log.warn({ urc: this.collecting.entry.name, lines: this.collecting.lines }, 'port closed in the middle of a multi-line URC: dropped');
+        this.collecting = undefined;
+      }
+      this.endDrain(false);
+      this.rejectAll(info);
+      this.log.info({ disconnected: info.disconnected }, info.disconnected ? `serial port ${this.link.path} vanished` : `serial port ${this.link.path} closed`);
+    } catch (err) {
+      this.log.error({ err }, `AT channel: internal error while closing: ${errorMessage(err)}`);
+    }
+    this.safeEmit('close', info.error ? { disconnected: info.disconnected, error: info.error } : { disconnected: info.disconnected });
+  }
+
+  private rejectAll(info: { disconnected: boolean }): void {
+    const jobs = this.active ? [this.active, ...this.queue] : [...this.queue];
+    this.active = undefined;
+    this.queue.length = 0;
+    for (const job of jobs) {
+      if (job.timer) clearTimeout(job.timer);
+      job.timer = undefined;
+      job.reject(this.closedError(job.shown, job.lines, info.disconnected));
+    }
+  }
+
+  private closedError(shown: string, lines: readonly string[], disconnected: boolean): AtCommandError {
+    const path = this.link.path;
+    const cause = disconnected
+      ? new PortError('PORT_CLOSED', `serial port ${path} vanished (unplugged or USB reset)`, { hint: 'check the USB cable and power; the modem may have reset and re-enumerated' })
+      : new PortError('PORT_CLOSED', `serial port ${path} is closed`);
+    return new AtCommandError('AT_ERROR', `${shown} failed: ${cause.message}`, { command: shown, lines, cause, hint: cause.hint });
+  }
+
+  private record(dir: 'in' | 'out', text: string): void {
+    const entry: TranscriptEntry = { at: Date.now(), dir, text };
+    if (this.ring.length < this.transcriptSize) {
+      this.ring.push(entry);
+      return;
+    }
+    this.ring[this.ringStart] = entry;
+    this.ringStart = (this.ringStart + 1) % this.transcriptSize;
+  }
+
+  private safeEmit<K extends keyof AtChannelEvents>(event: K, ...args: AtChannelEvents[K]): void {
+    try {
+      (this.emit as (e: K, ...a: AtChannelEvents[K]) => boolean)(event, ...args);
+    } catch (err) {
+      this.log.error({ err, event }, `a '${String(event)}' listener threw: ${errorMessage(err)}`);
+    }
+  }
+}
+
+function positive(value: number | undefined, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}
