@@ -1,0 +1,27 @@
+/**
+ * Generic 3GPP TS 27.005/27.007 modem: no vendor quirks. Also the base the vendor profiles start from.
+ * Data only; every quirk in a vendor file names the device and the reason.
+ */
+import type { ModemProfile } from '../types.js';
+
+/** Fresh copies of the neutral settings (arrays are never shared between profiles). */
+export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
+  return {
+    usb: [],
+    urcs: [],
+    finalResults: [],
+    initCommands: [],
+    // A module that says RDY after init has restarted (settings such as CNMI are lost).
+    rebootUrcs: ['rdy'],
+    storageFullUrcs: [],
+    cnmiFallbacks: [],
+    ussd: { send: 'text', charset: 'IRA' },
+    storagePreference: ['SM', 'ME', 'MT'],
+  };
+}
+
+export const generic: ModemProfile = {
+  id: 'generic',
+  description: 'Generic 3GPP modem (27.005/27.007)',
+  ...genericDefaults(),
+};

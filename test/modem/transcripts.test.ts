@@ -1,0 +1,121 @@
+/**
+ * Modem behaviour replayed from captured-style transcripts (test/fixtures/transcripts/<family>/*.txt): every command
+ * the modem sends must be the next one in the transcript, and the whole transcript must be used.
+ */
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { Modem, type ModemOptions } from '../../src/modem/modem.js';
+import { FakeChannel, nextTurn } from './fake-channel.js';
+
+const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);
+
+function modemFor(path: string, options: Partial<ModemOptions> = {}): { modem: Modem; fake: FakeChannel } {
+  const fake = FakeChannel.fromFile(fixture(path));
+  const modem = new Modem({ channel: fake, name: 'm1', logger: silentLogger(), pollIntervalMs: 5, ...options });
+  return { modem, fake };
+}
+
+describe('init from transcripts', () => {
+  it.each([
+    ['simcom/sim800l-boot-init.txt', { profile: 'simcom', manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', revision: '1418B04SIM800L24', imei: '866782034567890', imsi: '510101234567890', iccid: '89621012345678901234', msisdn: undefined }],
+    ['simcom/sim7600-init.txt', { profile: 'simcom', model: 'SIMCOM_SIM7600E-H', revision: 'LE20B04SIM7600M22', iccid: '89621055512345678901', msisdn: '+6281234567890' }],
+    ['huawei/e173-init.txt', { profile: 'huawei', manufacturer: 'huawei', model: 'E173', imei: '353142041234567', iccid: '89621098765432109876' }],
+    ['quectel/ec25-boot-init.txt', { profile: 'quectel', model: 'EC25', iccid: '8962011234567890123F' }],
+    ['wavecom/fastrack-init.txt', { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '510211234567890', iccid: '89622101234567890123' }],
+    ['zte/mf190-init.txt', { profile: 'zte', model: 'MF190', iccid: undefined }],
+  ])('%s', async (path, expected) => {
+    const { modem, fake } = modemFor(path);
+    const identity = await modem.init();
+    fake.expectDone();
+    expect(identity).toMatchObject(expected);
+    expect(modem.cnmi).toBe('2,1,0,0,0');
+    expect(modem.storage).toBe('SM');
+  });
+
+  it('SIM800: waits for SMS Ready before PDU mode and records the storage capacity', async () => {
+    const { modem, fake } = modemFor('simcom/sim800l-boot-init.txt', { pollIntervalMs: 60_000 });
+    const urcs: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    await modem.init();
+    fake.expectDone();
+    // The retry of AT+CMGF=0 came from the SMS Ready banner, not from the (one minute) poll interval.
+    expect(fake.sent.filter((c) => c === 'AT+CMGF=0')).toHaveLength(2);
+    expect(urcs).toEqual(['rdy', 'cfun', 'cpin', 'call-ready', 'sms-ready']);
+    expect(modem.storageCapacity).toEqual({ used: 2, total: 30 });
+  });
+
+  it('Huawei: status noise during identification is recognised before the profile is known', async () => {
+    const { modem, fake } = modemFor('huawei/e173-init.txt');
+    const urcs: string[] = [];
+    const unexpected: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    fake.on('unexpected', (l) => unexpected.push(l));
+    const identity = await modem.init();
+    await nextTurn();
+    expect(identity.manufacturer).toBe('huawei');
+    expect(urcs).toEqual(['rssi', 'hw-boot', 'mode']);
+    expect(unexpected).toEqual([]);
+    expect(fake.sent).toContain('AT^CURC=0');
+  });
+
+  it('a modem that rebooted after init says so once', async () => {
+    const { modem, fake } = modemFor('quectel/ec25-boot-init.txt');
+    const reboots: string[] = [];
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    await modem.init();
+    await nextTurn();
+    expect(reboots).toEqual([]); // the boot banners before init are not a reboot
+    fake.emitLines('RDY', '+CFUN: 1', '+CPIN: READY', '+QUSIM: 1');
+    fake.emitLines('RDY');
+    expect(reboots).toEqual(['rdy']);
+  });
+});
+
+describe('stored SMS from a transcript', () => {
+  it('lists with 0-based indexes, reads, treats empty slots as undefined and re-deletes quietly', async () => {
+    const { modem, fake } = modemFor('generic/list-read-delete.txt');
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+
+    const list = await modem.listSms();
+    expect(list.map((m) => [m.index, m.stat, m.length])).toEqual([
+      [0, 1, 87],
+      [1, 0, 63],
+    ]);
+    expect(list[0]!.pdu).toMatch(/^0791261801000004038158F8/);
+    // The +CMTI that arrived inside the listing was an indication, not part of the list.
+    expect(indications).toEqual([{ storage: 'SM', index: 2 }]);
+
+    expect(await modem.readSms(1)).toMatchObject({ index: 1, stat: 0, length: 63 });
+    expect(await modem.readSms(5)).toBeUndefined();
+    expect(await modem.readSms(40)).toBeUndefined();
+    await modem.deleteSms(0);
+    await expect(modem.deleteSms(0)).resolves.toBeUndefined();
+    fake.expectDone();
+  });
+});
+
+describe('USSD from transcripts', () => {
+  it('Telkomsel menu: reply before OK, then a second step ended by the network', async () => {
+    const { modem, fake } = modemFor('generic/ussd-telkomsel-menu.txt', { profile: 'generic' });
+    const first = await modem.ussd('*888#');
+    expect(first).toEqual({
+      status: 1,
+      text: 'Sisa pulsa Rp.24025.Aktif sd 28/08/2016. 1.Paket 2.Info Kartu',
+      dcs: 0,
+      raw: '+CUSD: 1,"Sisa pulsa Rp.24025.Aktif sd 28/08/2016. 1.Paket 2.Info Kartu",0',
+    });
+    const second = await modem.ussdReply('2');
+    expect(second.status).toBe(2);
+    expect(second.text).toBe('Maaf, operasi gagal karena format pesan yang tidak valid.');
+    await expect(modem.ussdReply('1')).rejects.toMatchObject({ code: 'USSD' });
+    fake.expectDone();
+  });
+
+  it('Huawei: packed hex out and back', async () => {
+    const { modem, fake } = modemFor('huawei/e303-ussd-balance.txt', { profile: 'huawei' });
+    const reply = await modem.ussd('*100#');
+    expect(reply).toMatchObject({ status: 0, text: 'Sisa pulsa Rp.24025.Aktif sd 28/08/2016', dcs: 15 });
+    fake.expectDone();
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import {
+  continueCusd,
+  dcsAlphabet,
+  decodeUssdPayload,
+  packGsm7Hex,
+  parseCusdLine,
+  unpackGsm7Hex,
+} from '../../src/modem/ussd-codec.js';
+
+describe('packGsm7Hex', () => {
+  it.each([
+    // Published in the field notes and Huawei USSD guides.
+    ['*100#', 'AA180C3602'],
+    ['*888#', '2A1C0E3702'],
+    // 7 septets leave 7 spare bits: a CR (0x0D) is packed into them.
+    ['*858*1#', '2A5C0DA78A8D1A'],
+  ])('%s -> %s', (code, hex) => {
+    expect(packGsm7Hex(code)).toBe(hex);
+  });
+
+  it('refuses characters outside the GSM 7-bit alphabet', () => {
+    expect(() => packGsm7Hex('*100#✓')).toThrow(RangeError);
+  });
+
+  it('round-trips text with extension characters', () => {
+    const text = 'Saldo [Rp] 5000 {bonus} €1';
+    expect(unpackGsm7Hex(packGsm7Hex(text))).toBe(text);
+  });
+});
+
+describe('unpackGsm7Hex', () => {
+  it('reads a Huawei packed reply and drops the zero padding bits instead of adding "@"', () => {
+    // Packed independently of this codec (39 septets in 35 octets).
+    const hex = 'D3F43C0C82D7D9F330480A77C9683059CD155CD3D366D09C0C92E15E30DC4B068BD900';
+    expect(unpackGsm7Hex(hex)).toBe('Sisa pulsa Rp.24025.Aktif sd 28/08/2016');
+  });
+
+  it('drops the CR pad of a 7-septet code', () => {
+    expect(unpackGsm7Hex('2A5C0DA78A8D1A')).toBe('*858*1#');
+  });
+});
+
+describe('dcsAlphabet', () => {
+  it.each([
+    [15, 'gsm7'],
+    [0, 'gsm7'],
+    [72, 'ucs2'],
+    [0x11, 'ucs2'],
+    [0x44, '8bit'],
+    [0xf4, '8bit'],
+  ] as const)('dcs %i -> %s', (dcs, alphabet) => {
+    expect(dcsAlphabet(dcs)).toBe(alphabet);
+  });
+});
+
+describe('decodeUssdPayload', () => {
+  const ucs2 = '0053006900730061002000700075006C00730061002000520070002E0031003000300030';
+  it.each([
+    ['plain text stays as is', 'Sisa pulsa Rp.24025', 15, false, 'Sisa pulsa Rp.24025', 'text'],
+    ['UCS2 hex with dcs 72', ucs2, 72, false, 'Sisa pulsa Rp.1000', 'ucs2-hex'],
+    ['UCS2 hex with dcs 0x11', ucs2, 0x11, false, 'Sisa pulsa Rp.1000', 'ucs2-hex'],
+    ['UCS2-looking hex with dcs 15', ucs2, 15, false, 'Sisa pulsa Rp.1000', 'ucs2-hex'],
+    ['ASCII hex with dcs 0 keeps CR/LF', '4D656E753A0D0A312E43656B2050756C73610D0A322E50616B6574', 0, false, 'Menu:\r\n1.Cek Pulsa\r\n2.Paket', 'ascii-hex'],
+    ['packed hex from a packed-hex modem', 'D03A7B1E0605DDE430480A07D5603018', 15, true, 'Pulsa Anda Rp 5000', 'packed-gsm7-hex'],
+    ['digits are not mistaken for hex with dcs 15', '1234', 15, false, '1234', 'text'],
+    ['digits are not mistaken for ASCII hex with dcs 0', '3132', 0, false, '3132', 'text'],
+  ] as const)('%s', (_label, payload, dcs, packed, text, form) => {
+    expect(decodeUssdPayload(payload, dcs, { packed })).toEqual({ text, form });
+  });
+
+  it('leaves packed-looking hex alone for a text-mode modem', () => {
+    expect(decodeUssdPayload('D03A7B1E0605DDE430480A07D5603018', 15).form).toBe('text');
+  });
+});
+
+describe('parseCusdLine', () => {
+  it.each([
+    ['+CUSD: 0,"Sisa pulsa Rp.24025",15', { status: 0, payload: 'Sisa pulsa Rp.24025', dcs: 15, complete: true }],
+    ['+CUSD: 4', { status: 4, payload: undefined, dcs: undefined, complete: true }],
+    ['+CUSD: 2,"Maaf, operasi gagal karena format pesan yang tidak valid.",15', { status: 2, payload: 'Maaf, operasi gagal karena format pesan yang tidak valid.', dcs: 15, complete: true }],
+    ['+CUSD: 1,"Pilih: \\"1\\" ya",0', { status: 1, payload: 'Pilih: \\"1\\" ya', dcs: 0, complete: true }],
+    ['+CUSD: 1,"Menu:', { status: 1, payload: 'Menu:', dcs: undefined, complete: false }],
+    ['+CUSD: 0,"ABC"', { status: 0, payload: 'ABC', dcs: undefined, complete: true }],
+  ])('%s', (line, parsed) => {
+    expect(parseCusdLine(line)).toEqual(parsed);
+  });
+
+  it('joins continuation lines until the quote closes', () => {
+    let c = parseCusdLine('+CUSD: 1,"Menu:')!;
+    c = continueCusd(c, '1.Cek Pulsa');
+    expect(c.complete).toBe(false);
+    c = continueCusd(c, '2.Paket",15');
+    expect(c).toEqual({ status: 1, payload: 'Menu:\n1.Cek Pulsa\n2.Paket', dcs: 15, complete: true });
+  });
+
+  it('is undefined for other lines', () => {
+    expect(parseCusdLine('+CMTI: "SM",1')).toBeUndefined();
+  });
+});
