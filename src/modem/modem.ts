@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import type { AtChannel, AtResponse, Urc, UrcEntry } from '../at/types.js';
 import { AtCommandError, BridgeError, PortError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { packGsm7 as packGsm7Hex } from '../sms/gsm7.js';
 import type { StoredPdu } from '../sms/types.js';
 import { describeFinal } from './error-codes.js';
 import {
@@ -43,7 +44,7 @@ import {
 import { detectProfile, generic, getProfile, PROFILES } from './profiles/index.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { buildUrcTable, GENERIC_URCS } from './urcs.js';
-import { continueCusd, decodeUssdPayload, isHex, packGsm7Hex, parseCusdLine, type CusdLine } from './ussd-codec.js';
+import { continueCusd, decodeUssdPayload, isHex, parseCusdLine, type CusdLine } from './ussd-codec.js';
 
 export type { Registration, SignalQuality, StorageUsage };
 

@@ -1,117 +1,34 @@
 /**
- * USSD text codec (3GPP TS 23.038): GSM 7-bit packing for modems that want the USSD string as packed hex, the
- * decoding of +CUSD reply strings in the forms modems really send, and the parsing of one +CUSD line.
- * PURE: no I/O. Invariants: packGsm7Hex(x) round-trips through unpackGsm7Hex; decodeUssdPayload never throws and
- * returns the string unchanged when no encoding is recognised; embedded CR/LF are kept.
+ * USSD text codec (3GPP TS 23.038): the decoding of +CUSD reply strings in the forms modems really send, and the
+ * parsing of one +CUSD line.
+ * PURE: no I/O. The GSM 7-bit alphabet, septet packing and UCS2 come from the SMS layer (src/sms/); packing a USSD
+ * string is its packGsm7. Invariants: packGsm7(x) round-trips through unpackGsm7Hex; decodeUssdPayload never throws
+ * and returns the string unchanged when no encoding is recognised; embedded CR/LF are kept.
  */
+import { hexToBytes, septetsToText, unpackSeptets } from '../sms/gsm7.js';
+import { decodeUcs2Hex, hasLoneSurrogate } from '../sms/ucs2.js';
 
-// GSM 7-bit default alphabet, index = septet value (0x1B is the escape to the extension table).
-const GSM7_BASIC =
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
-  '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
-const GSM7_EXTENSION: Readonly<Record<number, string>> = {
-  0x0a: '\f', 0x14: '^', 0x28: '{', 0x29: '}', 0x2f: '\\', 0x3c: '[', 0x3d: '~', 0x3e: ']', 0x40: '|', 0x65: '€',
-};
-const ESC = 0x1b;
 const CR = 0x0d;
 
-const BASIC_INDEX = new Map<string, number>();
-for (let i = 0; i < GSM7_BASIC.length; i++) if (i !== ESC) BASIC_INDEX.set(GSM7_BASIC[i]!, i);
-const EXTENSION_INDEX = new Map<string, number>(Object.entries(GSM7_EXTENSION).map(([k, v]) => [v, Number(k)]));
-
-/** Text -> septet values (extension characters take two). Throws RangeError on a character outside GSM 7-bit. */
-export function textToSeptets(text: string): number[] {
-  const out: number[] = [];
-  for (const ch of text) {
-    const basic = BASIC_INDEX.get(ch);
-    if (basic !== undefined) { out.push(basic); continue; }
-    const ext = EXTENSION_INDEX.get(ch);
-    if (ext !== undefined) { out.push(ESC, ext); continue; }
-    throw new RangeError(`character ${JSON.stringify(ch)} is not in the GSM 7-bit alphabet`);
-  }
-  return out;
-}
-
-export function septetsToText(septets: readonly number[]): string {
-  let out = '';
-  for (let i = 0; i < septets.length; i++) {
-    const s = septets[i]! & 0x7f;
-    if (s === ESC) {
-      const next = septets[i + 1];
-      if (next === undefined) break; // a dangling escape carries no character
-      out += GSM7_EXTENSION[next] ?? GSM7_BASIC[next] ?? '';
-      i++;
-      continue;
-    }
-    out += GSM7_BASIC[s] ?? '';
-  }
-  return out;
+/** Non-empty hex of whole octets (a +CUSD string, a PDU). */
+export function isHex(text: string): boolean {
+  return text.length > 0 && text.length % 2 === 0 && /^[0-9A-Fa-f]+$/.test(text);
 }
 
 /**
- * USSD string -> packed GSM 7-bit, upper-case hex (`*100#` -> `AA180C3602`). When the septets leave 7 spare bits in
- * the last octet (count % 8 == 7) a CR is appended so the receiver does not read a trailing '@' (TS 23.038 §6.1.2.3.1);
- * a CR that ends the text on an octet boundary gets another CR for the same reason.
+ * Packed GSM 7-bit hex of a USSD reply -> text. Unlike the SMS layer's unpackGsm7, a final septet of 0 in 7n octets
+ * is dropped too, not shown as '@': Huawei modems fill the 7 spare bits with zeros instead of the CR of
+ * TS 23.038 §6.1.2.3.1. Throws RangeError on empty, odd-length or non-hex input.
  */
-export function packGsm7Hex(text: string): string {
-  const septets = textToSeptets(text);
-  if (septets.length % 8 === 7) septets.push(CR);
-  else if (septets.length > 0 && septets.length % 8 === 0 && septets[septets.length - 1] === CR) septets.push(CR);
-  const octets: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  for (const s of septets) {
-    acc |= s << bits;
-    bits += 7;
-    while (bits >= 8) {
-      octets.push(acc & 0xff);
-      acc >>= 8;
-      bits -= 8;
-    }
-  }
-  if (bits > 0) octets.push(acc & 0xff);
-  return octets.map((o) => o.toString(16).padStart(2, '0')).join('').toUpperCase();
-}
-
-/** Packed GSM 7-bit hex -> text. Drops the CR / '@' padding septet of an octet-aligned end. Throws on non-hex. */
 export function unpackGsm7Hex(hex: string): string {
-  if (!isHex(hex)) throw new RangeError('packed GSM 7-bit data must be an even number of hex digits');
-  const octets = hexToBytes(hex);
-  const count = Math.floor((octets.length * 8) / 7);
-  const septets: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  for (const o of octets) {
-    acc |= o << bits;
-    bits += 8;
-    while (bits >= 7 && septets.length < count) {
-      septets.push(acc & 0x7f);
-      acc >>= 7;
-      bits -= 7;
-    }
-  }
-  // 7n octets hold 8n septets: the last one is padding when it is CR or 0 (the 7 spare bits).
+  const octets = isHex(hex) ? hexToBytes(hex) : undefined;
+  if (octets === undefined) throw new RangeError('packed GSM 7-bit data must be an even number of hex digits');
+  const septets = unpackSeptets(octets, Math.floor((octets.length * 8) / 7)) ?? [];
   if (octets.length % 7 === 0 && septets.length > 0) {
     const last = septets[septets.length - 1];
     if (last === CR || last === 0) septets.pop();
   }
   return septetsToText(septets);
-}
-
-export function isHex(text: string): boolean {
-  return text.length > 0 && text.length % 2 === 0 && /^[0-9A-Fa-f]+$/.test(text);
-}
-
-function hexToBytes(hex: string): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < hex.length; i += 2) out.push(parseInt(hex.slice(i, i + 2), 16));
-  return out;
-}
-
-export function ucs2HexToText(hex: string): string {
-  let out = '';
-  for (let i = 0; i + 4 <= hex.length; i += 4) out += String.fromCharCode(parseInt(hex.slice(i, i + 4), 16));
-  return out;
 }
 
 export type UssdAlphabet = 'gsm7' | '8bit' | 'ucs2';
@@ -134,14 +51,16 @@ const PRINTABLE = /^[\x20-\x7e\r\n\t]*$/;
 function isPrintableUnicode(text: string): boolean {
   // No C0/C1 controls except CR/LF/TAB, no lone surrogates, no non-characters.
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/.test(text)) return false;
-  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+  return !hasLoneSurrogate(text);
 }
 
-function looksLikeUcs2Hex(text: string): boolean {
-  if (!isHex(text) || text.length % 4 !== 0) return false;
+/** The text of hex that reads as UCS2 (some 00xx units, all printable), else undefined. */
+function ucs2LookingHexToText(text: string): string | undefined {
+  if (!isHex(text) || text.length % 4 !== 0) return undefined;
   let latin = 0;
   for (let i = 0; i < text.length; i += 4) if (text.startsWith('00', i)) latin++;
-  return latin > 0 && isPrintableUnicode(ucs2HexToText(text));
+  const decoded = latin > 0 ? decodeUcs2Hex(text) : undefined;
+  return decoded !== undefined && isPrintableUnicode(decoded) ? decoded : undefined;
 }
 
 export interface DecodedUssd {
@@ -158,8 +77,8 @@ export interface DecodedUssd {
 export function decodeUssdPayload(text: string, dcs: number | undefined, options: { packed?: boolean } = {}): DecodedUssd {
   const alphabet = dcs === undefined ? 'gsm7' : dcsAlphabet(dcs);
   if (alphabet === 'ucs2' && isHex(text) && text.length % 4 === 0) {
-    const decoded = ucs2HexToText(text);
-    if (isPrintableUnicode(decoded)) return { text: decoded, form: 'ucs2-hex' };
+    const decoded = decodeUcs2Hex(text);
+    if (decoded !== undefined && isPrintableUnicode(decoded)) return { text: decoded, form: 'ucs2-hex' };
   }
   if (alphabet === '8bit' && isHex(text)) {
     const decoded = Buffer.from(text, 'hex').toString('latin1');
@@ -169,7 +88,8 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
     const decoded = unpackGsm7Hex(text);
     if (isPrintableUnicode(decoded)) return { text: decoded, form: 'packed-gsm7-hex' };
   }
-  if (dcs === 15 && looksLikeUcs2Hex(text)) return { text: ucs2HexToText(text), form: 'ucs2-hex' };
+  const ucs2 = dcs === 15 ? ucs2LookingHexToText(text) : undefined;
+  if (ucs2 !== undefined) return { text: ucs2, form: 'ucs2-hex' };
   if (dcs === 0 && isHex(text)) {
     const decoded = Buffer.from(text, 'hex').toString('latin1');
     if (PRINTABLE.test(decoded) && /[A-Za-z]/.test(decoded)) return { text: decoded, form: 'ascii-hex' };

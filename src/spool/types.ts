@@ -51,6 +51,11 @@ export interface SmsRecord {
   deadReason?: string;
   /** For ignored records: why (e.g. 'sender not accepted'). */
   ignoredReason?: string;
+  /**
+   * Spool revision, +1 on every rewrite or move (set by the spool, absent in old files = 0). After a crash between
+   * the two halves of a move the same id is in two areas; the higher revision is the later state.
+   */
+  rev?: number;
 }
 
 /** A multipart fragment kept until its siblings arrive (area 'parts'). */
@@ -70,6 +75,13 @@ export interface PartRecord {
   scTimestamp: string;
   receivedAt: string;
   pdu: string;
+  /**
+   * Set on a tombstone: the part was joined into the SMS record with this id. Tombstones let a retransmitted part
+   * that arrives after its message was joined be recognised (and not forwarded again as a bogus incomplete message);
+   * they are pruned after twice the multipart timeout.
+   */
+  consumedBy?: string;
+  consumedAt?: string;
 }
 
 /** A PDU that could not be decoded, or a record file that could not be read. */

@@ -15,7 +15,8 @@ import {
   parseRegistrationQuery,
   plainAnswer,
 } from '../../src/modem/parse.js';
-import { describeCmeError, describeCmsError, describeFinal } from '../../src/modem/error-codes.js';
+import { describeCme, describeCms } from '../../src/at/results.js';
+import { describeFinal } from '../../src/modem/error-codes.js';
 
 describe('signal: +CSQ', () => {
   it.each([
@@ -143,18 +144,26 @@ describe('error texts', () => {
     [10, 'SIM not inserted'],
     [16, 'incorrect password'],
     [132, 'service option not supported'],
-    [999, 'CME error 999'],
-  ])('CME %i', (code, text) => expect(describeCmeError(code)).toBe(text));
+  ])('CME %i', (code, text) => expect(describeCme(code)).toBe(text));
+
+  it('an unknown CME code still shows its number', () => {
+    expect(describeFinal('+CME ERROR: 999')).toBe('+CME ERROR: 999');
+  });
 
   it.each([
     [321, 'invalid memory index'],
     [340, 'no +CNMA acknowledgement expected'],
-    [42, 'network rejected the message (RP cause 42)'],
-    [513, 'manufacturer-specific error 513'],
-  ])('CMS %i', (code, text) => expect(describeCmsError(code)).toBe(text));
+  ])('CMS %i', (code, text) => expect(describeCms(code)).toBe(text));
+
+  it.each([
+    ['+CMS ERROR: 42', '+CMS ERROR: 42 (network rejected the message (RP cause 42))'],
+    ['+CMS ERROR: 197', '+CMS ERROR: 197 (SMS transfer failed (TP cause 197))'],
+    ['+CMS ERROR: 513', '+CMS ERROR: 513 (manufacturer-specific error)'],
+  ])('%s', (line, text) => expect(describeFinal(line)).toBe(text));
 
   it('describes a final result line', () => {
     expect(describeFinal('+CMS ERROR: 321')).toBe('+CMS ERROR: 321 (invalid memory index)');
     expect(describeFinal('COMMAND NOT SUPPORT')).toBe('COMMAND NOT SUPPORT');
+    expect(describeFinal(undefined)).toBe('no final result');
   });
 });

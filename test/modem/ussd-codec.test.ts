@@ -3,12 +3,12 @@ import {
   continueCusd,
   dcsAlphabet,
   decodeUssdPayload,
-  packGsm7Hex,
   parseCusdLine,
   unpackGsm7Hex,
 } from '../../src/modem/ussd-codec.js';
+import { packGsm7 } from '../../src/sms/gsm7.js';
 
-describe('packGsm7Hex', () => {
+describe('packGsm7 for USSD strings', () => {
   it.each([
     // Published in the field notes and Huawei USSD guides.
     ['*100#', 'AA180C3602'],
@@ -16,16 +16,16 @@ describe('packGsm7Hex', () => {
     // 7 septets leave 7 spare bits: a CR (0x0D) is packed into them.
     ['*858*1#', '2A5C0DA78A8D1A'],
   ])('%s -> %s', (code, hex) => {
-    expect(packGsm7Hex(code)).toBe(hex);
+    expect(packGsm7(code)).toBe(hex);
   });
 
   it('refuses characters outside the GSM 7-bit alphabet', () => {
-    expect(() => packGsm7Hex('*100#✓')).toThrow(RangeError);
+    expect(() => packGsm7('*100#✓')).toThrow(RangeError);
   });
 
   it('round-trips text with extension characters', () => {
     const text = 'Saldo [Rp] 5000 {bonus} €1';
-    expect(unpackGsm7Hex(packGsm7Hex(text))).toBe(text);
+    expect(unpackGsm7Hex(packGsm7(text))).toBe(text);
   });
 });
 

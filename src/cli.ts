@@ -1,0 +1,384 @@
+/**
+ * The command-line program. createProgram() builds a fresh commander Command (tests call it with exitOverride and
+ * captured output); main() runs it for bin/pulsa-bridge. Every command has --help; data commands have --json.
+ * Errors an operator meets are printed as one line (`error: ...`) plus a `hint: ...` line, with exit code 1;
+ * usage errors exit 2.
+ */
+import { Command, Option } from 'commander';
+import { createInterface } from 'node:readline';
+import { loadConfig, maskSecrets, type Config } from './config.js';
+import { Daemon, VERSION } from './daemon.js';
+import { BridgeError, ConfigError, errorMessage } from './errors.js';
+import { createLogger, silentLogger, type Logger } from './log.js';
+import { openSession, type Session } from './cli/session.js';
+import { USB_FINGERPRINTS } from './modem/profiles/index.js';
+import { listPorts } from './serial/ports.js';
+import { decodeDeliver } from './sms/pdu.js';
+import type { AnyRecord, SmsRecord, SpoolArea } from './spool/types.js';
+import { queueCommands, spoolFrom } from './cli/queue.js';
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** Input for the interactive AT terminal (defaults to process.stdin). */
+  input?: NodeJS.ReadableStream;
+}
+
+const defaultIo: CliIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+};
+
+export const DEFAULT_CONFIG = process.env.PULSA_BRIDGE_CONFIG ?? '/etc/pulsa-bridge/config.json';
+
+interface ModemCliOptions {
+  port?: string;
+  baud: string;
+  simulate?: boolean;
+  profile?: string;
+  pin?: string;
+  timeout: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+function modemOptions(cmd: Command): Command {
+  return cmd
+    .option('-p, --port <path>', 'serial port, e.g. /dev/serial/by-id/usb-...-if02-port0 (see `pulsa-bridge ports`)')
+    .option('-b, --baud <rate>', 'baud rate', '115200')
+    .option('--simulate', 'use the built-in virtual modem instead of hardware')
+    .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(['auto', 'generic', 'simcom', 'huawei', 'quectel', 'wavecom', 'zte', 'qualcomm', 'neoway']))
+    .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
+    .option('--timeout <ms>', 'per-command timeout in ms', '10000')
+    .option('-v, --verbose', 'log the AT traffic to stderr');
+}
+
+function loggerFor(opts: { verbose?: boolean }): Logger {
+  return opts.verbose ? createLogger({ level: 'debug', pretty: false, destination: process.stderr }) : silentLogger();
+}
+
+async function withSession<T>(opts: ModemCliOptions, fn: (s: Session) => Promise<T>): Promise<T> {
+  const baud = Number(opts.baud);
+  if (!Number.isInteger(baud) || baud <= 0) throw new BridgeError('CONFIG_INVALID', `--baud: expected a positive integer, got ${opts.baud}`);
+  const session = await openSession({
+    ...(opts.port ? { port: opts.port } : {}),
+    baud,
+    simulate: opts.simulate === true,
+    ...(opts.profile ? { profile: opts.profile } : {}),
+    ...((opts.pin ?? process.env.PULSA_BRIDGE_PIN) ? { pin: opts.pin ?? process.env.PULSA_BRIDGE_PIN! } : {}),
+    timeoutMs: Number(opts.timeout) || 10_000,
+    logger: loggerFor(opts),
+  });
+  try {
+    return await fn(session);
+  } finally {
+    await session.close();
+  }
+}
+
+function json(io: CliIo, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2) + '\n');
+}
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export function createProgram(io: CliIo = defaultIo): Command {
+  const program = new Command();
+  program
+    .name('pulsa-bridge')
+    .description('Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.')
+    .version(VERSION)
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError('(add --help for usage)');
+
+  program
+    .command('run')
+    .description('run the daemon: receive SMS on every configured modem, spool them, forward them to the webhook')
+    .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
+    .option('--simulate', 'run every modem on the virtual modem (no hardware)')
+    .action(async (opts: { config: string; simulate?: boolean }) => {
+      const config = await loadConfig(opts.config);
+      await runDaemon(config, opts.simulate === true);
+    });
+
+  const configCmd = program.command('config').description('configuration tools');
+  configCmd
+    .command('check')
+    .description('validate a config file and print the effective config (defaults applied, secrets masked)')
+    .argument('[file]', 'config file', DEFAULT_CONFIG)
+    .option('--json', 'print JSON only')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const cfg = await loadConfig(file);
+      if (!opts.json) io.out(`${file}: OK\n`);
+      json(io, maskSecrets(cfg));
+    });
+
+  program
+    .command('ports')
+    .description('list serial ports with USB ids, the stable /dev/serial/by-id path, and which look like known modems')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const result = await listPorts({ fingerprints: USB_FINGERPRINTS.map((r) => ({ vendorId: r.vendorId, ...(r.productId ? { productId: r.productId } : {}), profile: r.profile ?? 'generic', description: r.description })) });
+      if (opts.json) return json(io, result);
+      if (result.ports.length === 0) {
+        io.out('no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n');
+        return;
+      }
+      const rows = [['PORT', 'USB ID', 'MANUFACTURER', 'LOOKS LIKE', 'BY-ID PATH']];
+      for (const p of result.ports) {
+        rows.push([
+          p.path,
+          p.vendorId ? `${p.vendorId}:${p.productId ?? '????'}` : '-',
+          p.manufacturer ?? '-',
+          p.looksLike ? `${p.looksLike.description} [${p.looksLike.profile}]` : '-',
+          p.byIdPath ?? '-',
+        ]);
+      }
+      io.out(table(rows));
+      if (result.warning) io.err(`note: ${result.warning}\n`);
+    });
+
+  modemOptions(program.command('info'))
+    .description('everything the modem says about itself: identity, SIM, signal, registration, operator, SMS storage, SMSC, profile')
+    .option('--json', 'print JSON')
+    .action(async (opts: ModemCliOptions) => {
+      await withSession(opts, async (s) => {
+        await s.modem.init();
+        const info = await s.modem.info();
+        if (opts.json) return json(io, info);
+        io.out(formatInfo(info as unknown as Record<string, unknown>));
+      });
+    });
+
+  modemOptions(program.command('at'))
+    .description('send one AT command and print the answer; with no command, an interactive AT terminal (URCs shown as they arrive; Ctrl-C or Ctrl-D exits)')
+    .argument('[command...]', 'AT command, e.g. AT+CSQ (quote it in the shell)')
+    .option('--json', 'print JSON (one-shot mode)')
+    .action(async (words: string[], opts: ModemCliOptions) => {
+      await withSession(opts, async (s) => {
+        if (words.length > 0) {
+          const command = words.join(' ');
+          try {
+            const r = await s.channel.run(command);
+            if (opts.json) return json(io, r);
+            io.out([...r.lines, r.final].join('\n') + '\n');
+          } catch (err) {
+            if (opts.json && err instanceof BridgeError) {
+              json(io, { command, error: err.message, code: err.code });
+              process.exitCode = 1;
+              return;
+            }
+            throw err;
+          }
+          return;
+        }
+        await interactiveAt(s, io);
+      });
+    });
+
+  modemOptions(program.command('ussd'))
+    .description('dial a USSD code and print the reply, e.g. `pulsa-bridge ussd --port P "*888#"`; answer menus with --reply')
+    .argument('<code>', 'USSD code, e.g. *888#')
+    .option('-r, --reply <text...>', 'answers to send in turn while the network asks for more input (status 1)')
+    .option('--cancel', 'cancel the session after the last reply')
+    .option('--json', 'print JSON')
+    .action(async (code: string, opts: ModemCliOptions & { reply?: string[]; cancel?: boolean }) => {
+      await withSession(opts, async (s) => {
+        await s.modem.init();
+        const replies = [] as unknown[];
+        let r = await s.modem.ussd(code, { timeoutMs: Number(opts.timeout) || 30_000 });
+        replies.push(r);
+        for (const answer of opts.reply ?? []) {
+          if (r.status !== 1) break;
+          r = await s.modem.ussdReply(answer);
+          replies.push(r);
+        }
+        if (r.status === 1 && opts.cancel) await s.modem.ussdCancel();
+        if (opts.json) return json(io, replies);
+        for (const x of replies as Array<{ status: number; text: string }>) io.out(`[status ${x.status}: ${USSD_STATUS[x.status] ?? '?'}]\n${x.text}\n`);
+      });
+    });
+
+  const sms = program.command('sms').description('SMS on the SIM/modem storage (decoded, with indexes)');
+  modemOptions(sms.command('list'))
+    .description('list every SMS stored on the modem, decoded')
+    .option('--json', 'print JSON')
+    .action(async (opts: ModemCliOptions) => {
+      await withSession(opts, async (s) => {
+        await s.modem.init();
+        const list = await s.modem.listSms('all');
+        const decoded = list.map((p) => describeStored(p));
+        if (opts.json) return json(io, decoded);
+        if (decoded.length === 0) return io.out('no SMS on the modem\n');
+        for (const d of decoded) io.out(formatStored(d));
+      });
+    });
+  modemOptions(sms.command('read'))
+    .description('read one SMS by its storage index')
+    .argument('<index>', 'storage index (as `sms list` shows it; some modems start at 0)')
+    .option('--json', 'print JSON')
+    .action(async (index: string, opts: ModemCliOptions) => {
+      const i = parseIndex(index);
+      await withSession(opts, async (s) => {
+        await s.modem.init();
+        const p = await s.modem.readSms(i);
+        if (!p) throw new BridgeError('AT_ERROR', `no SMS at index ${i}`);
+        const d = describeStored(p);
+        if (opts.json) return json(io, d);
+        io.out(formatStored(d));
+      });
+    });
+  modemOptions(sms.command('delete'))
+    .description('delete one SMS by index (the daemon deletes only after spooling; use this for clean-up)')
+    .argument('<index>', 'storage index')
+    .option('--json', 'print JSON')
+    .action(async (index: string, opts: ModemCliOptions) => {
+      const i = parseIndex(index);
+      await withSession(opts, async (s) => {
+        await s.modem.init();
+        await s.modem.deleteSms(i);
+        if (opts.json) return json(io, { deleted: i });
+        io.out(`deleted index ${i}\n`);
+      });
+    });
+
+  program.addCommand(queueCommands(io, spoolFrom));
+  return program;
+}
+
+const USSD_STATUS: Record<number, string> = {
+  0: 'done',
+  1: 'more input expected',
+  2: 'ended by the network',
+  3: 'answered by another client',
+  4: 'not supported',
+  5: 'timed out',
+};
+
+function parseIndex(s: string): number {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n < 0) throw new BridgeError('CONFIG_INVALID', `index: expected a whole number >= 0, got ${JSON.stringify(s)}`);
+  return n;
+}
+
+interface StoredView {
+  index: number | undefined;
+  status: string;
+  sender?: string;
+  time?: string;
+  text?: string;
+  part?: string;
+  error?: string;
+  pdu: string;
+}
+
+const STAT_TEXT = ['unread', 'read', 'unsent', 'sent'];
+
+function describeStored(p: { index: number | undefined; stat: number | undefined; length: number; pdu: string }): StoredView {
+  const d = decodeDeliver(p);
+  const base: StoredView = { index: p.index, status: p.stat === undefined ? '?' : (STAT_TEXT[p.stat] ?? String(p.stat)), pdu: p.pdu };
+  if (!d.ok) return { ...base, error: d.reason };
+  const v: StoredView = { ...base, sender: d.sms.originator, time: d.sms.scTimestamp, text: d.sms.text };
+  if (d.sms.concat) v.part = `${d.sms.concat.sequence}/${d.sms.concat.total} ref ${d.sms.concat.reference}`;
+  return v;
+}
+
+function formatStored(d: StoredView): string {
+  if (d.error) return `#${d.index} [${d.status}] undecodable: ${d.error}\n  pdu ${d.pdu}\n\n`;
+  return `#${d.index} [${d.status}] from ${d.sender} at ${d.time}${d.part ? ` (part ${d.part})` : ''}\n  ${d.text?.replace(/\n/g, '\n  ')}\n\n`;
+}
+
+function formatInfo(info: Record<string, unknown>, indent = ''): string {
+  let out = '';
+  for (const [k, v] of Object.entries(info)) {
+    if (v === undefined) continue;
+    if (v && typeof v === 'object' && !Array.isArray(v)) out += `${indent}${k}:\n${formatInfo(v as Record<string, unknown>, indent + '  ')}`;
+    else out += `${indent}${k}: ${Array.isArray(v) ? JSON.stringify(v) : String(v)}\n`;
+  }
+  return out;
+}
+
+async function interactiveAt(s: Session, io: CliIo): Promise<void> {
+  const input = io.input ?? process.stdin;
+  const rl = createInterface({ input, output: process.stdout, terminal: (input as { isTTY?: boolean }).isTTY === true, historySize: 200, prompt: 'AT> ' });
+  const onUrc = (u: { lines: string[] }) => io.out(`\n[urc] ${u.lines.join(' | ')}\n`);
+  const onUnexpected = (line: string) => io.out(`\n[modem] ${line}\n`);
+  const onClose = (info: { disconnected: boolean }) => {
+    io.err(`\nport closed${info.disconnected ? ' (device vanished)' : ''}\n`);
+    rl.close();
+  };
+  s.channel.on('urc', onUrc);
+  s.channel.on('unexpected', onUnexpected);
+  s.channel.on('close', onClose);
+  io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits\n');
+  rl.prompt();
+  let queue = Promise.resolve();
+  await new Promise<void>((resolve) => {
+    rl.on('line', (line) => {
+      const cmd = line.trim();
+      if (!cmd) return rl.prompt();
+      queue = queue.then(async () => {
+        try {
+          const r = await s.channel.run(cmd);
+          io.out([...r.lines, r.final].join('\n') + '\n');
+        } catch (err) {
+          io.out(`${errorMessage(err)}\n`);
+        }
+        rl.prompt();
+      });
+    });
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => void queue.then(resolve));
+  });
+  s.channel.off('urc', onUrc);
+  s.channel.off('unexpected', onUnexpected);
+  s.channel.off('close', onClose);
+}
+
+async function runDaemon(config: Config, simulate: boolean): Promise<void> {
+  const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  const daemon = await Daemon.start({ config, logger, simulate });
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, `${signal}: stopping`);
+      daemon.stop().then(resolve, (err: unknown) => {
+        logger.error({ err }, `error while stopping: ${errorMessage(err)}`);
+        resolve();
+      });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+/** Formats an error for the terminal: one line, plus the hint when there is one. */
+export function formatError(err: unknown): string {
+  if (err instanceof ConfigError) return `error: invalid config:\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
+  if (err instanceof BridgeError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  return `error: ${errorMessage(err)}\n`;
+}
+
+export async function main(argv: string[], io: CliIo = defaultIo): Promise<void> {
+  const program = createProgram(io);
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : (e.exitCode ?? 2);
+      return;
+    }
+    io.err(formatError(err));
+    process.exitCode = 1;
+  }
+}
+

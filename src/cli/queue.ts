@@ -1,0 +1,195 @@
+/**
+ * `pulsa-bridge queue ...`: what is in the spool and in which state, and the operator's repairs (retry, drop).
+ * Works on the spool directory directly (from --spool or the config), whether the daemon runs or not: it opens the
+ * spool as a 'client' (no lock, no start-up repairs that could touch the daemon's files in progress). Moves are atomic
+ * renames; after retry/drop the running daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds
+ * the spool (`daemon: running (pid N)` / `daemon: not running`; a `daemon` field with --json).
+ */
+import { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { BridgeError, errorMessage } from '../errors.js';
+import { silentLogger } from '../log.js';
+import { Spool, readLockOwner } from '../spool/store.js';
+import type { AnyRecord, SpoolArea } from '../spool/types.js';
+
+interface Io {
+  out: (t: string) => void;
+  err: (t: string) => void;
+}
+
+interface SpoolCliOptions {
+  spool?: string;
+  config?: string;
+  json?: boolean;
+}
+
+const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts'];
+
+export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
+  let dir = opts.spool;
+  if (!dir) {
+    const cfg = await loadConfig(opts.config ?? process.env.PULSA_BRIDGE_CONFIG ?? '/etc/pulsa-bridge/config.json');
+    dir = cfg.spool.dir;
+  }
+  return Spool.open(dir, { logger: silentLogger(), role: 'client' });
+}
+
+/** Who holds the spool: the JSON `daemon` field. `running` is null when the lock could not be read. */
+export interface DaemonStatus {
+  running: boolean | null;
+  pid?: number;
+  startedAt?: string;
+  error?: string;
+}
+
+export async function daemonStatus(dir: string): Promise<DaemonStatus> {
+  try {
+    const owner = await readLockOwner(dir);
+    return owner ? { running: true, pid: owner.pid, startedAt: owner.startedAt } : { running: false };
+  } catch (err) {
+    return { running: null, error: errorMessage(err) };
+  }
+}
+
+function daemonLine(d: DaemonStatus): string {
+  if (d.running === true) return `daemon: running (pid ${d.pid})\n`;
+  if (d.running === false) return 'daemon: not running\n';
+  return `daemon: unknown (${d.error ?? 'lock unreadable'})\n`;
+}
+
+function withSpoolOptions(cmd: Command): Command {
+  return cmd
+    .option('-s, --spool <dir>', 'spool directory (default: spool.dir of the config)')
+    .option('-c, --config <file>', 'config file to take spool.dir from')
+    .option('--json', 'print JSON');
+}
+
+function age(iso: string | undefined, now = Date.now()): string {
+  if (!iso) return '-';
+  const ms = now - Date.parse(iso);
+  if (!Number.isFinite(ms)) return '-';
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+function oneLine(s: string, max = 60): string {
+  const flat = s.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function summary(area: SpoolArea, r: AnyRecord): string[] {
+  if (r.kind === 'sms') {
+    const state = area === 'pending' ? (r.attempts > 0 ? `retry ${r.attempts} ${r.nextAttemptAt ? `at ${r.nextAttemptAt.slice(11, 19)}` : ''}`.trim() : 'due') : area;
+    return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), state, oneLine(r.lastError ?? r.deadReason ?? r.text)];
+  }
+  if (r.kind === 'part') return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), `part ${r.sequence}/${r.total}`, oneLine(r.text)];
+  return [r.id, area, r.modem, '-', age(r.receivedAt), 'quarantined', oneLine(r.reason)];
+}
+
+function table(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
+  const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
+  const json = (v: unknown) => io.out(JSON.stringify(v, null, 2) + '\n');
+  /** Every command closes what it opened (a client holds no lock, but close() waits for its writes). */
+  const opened: Spool[] = [];
+  const open = async (o: SpoolCliOptions): Promise<Spool> => {
+    const spool = await openSpool(o);
+    opened.push(spool);
+    return spool;
+  };
+  queue.hook('postAction', async () => {
+    for (const spool of opened.splice(0)) await spool.close();
+  });
+
+  withSpoolOptions(queue.command('ls'))
+    .description('list records (default: pending and dead)')
+    .option('-a, --area <area...>', `areas to list: ${AREAS.join(', ')}, or all`)
+    .option('-n, --limit <n>', 'at most this many per area', '100')
+    .action(async (opts: SpoolCliOptions & { area?: string[]; limit: string }) => {
+      const spool = await open(opts);
+      const wanted = opts.area?.includes('all') ? AREAS : ((opts.area ?? ['pending', 'dead']) as SpoolArea[]);
+      for (const a of wanted) if (!AREAS.includes(a)) throw new BridgeError('CONFIG_INVALID', `--area: unknown area ${JSON.stringify(a)} (one of ${AREAS.join(', ')}, all)`);
+      const limit = Number(opts.limit) || 100;
+      const out: Array<{ area: SpoolArea; record: AnyRecord }> = [];
+      for (const a of wanted) for (const r of await spool.list(a, { limit })) out.push({ area: a, record: r });
+      const daemon = await daemonStatus(spool.dir);
+      if (opts.json) return json({ daemon, records: out });
+      io.out(daemonLine(daemon));
+      if (out.length === 0) return io.out(`nothing in ${wanted.join(', ')}\n`);
+      io.out(table([['ID', 'AREA', 'MODEM', 'SENDER', 'AGE', 'STATE', 'TEXT / LAST ERROR'], ...out.map((x) => summary(x.area, x.record))]));
+    });
+
+  withSpoolOptions(queue.command('show'))
+    .description('show one record in full (any area)')
+    .argument('<id>', 'record id (from `queue ls`)')
+    .action(async (id: string, opts: SpoolCliOptions) => {
+      const spool = await open(opts);
+      const found = await spool.get(id);
+      if (!found) throw new BridgeError('SPOOL_IO', `no record ${id} in the spool`, { hint: 'list ids with `pulsa-bridge queue ls --area all`' });
+      if (opts.json) return json(found);
+      io.out(`area: ${found.area}\n`);
+      for (const [k, v] of Object.entries(found.record)) {
+        if (k === 'text') io.out(`text:\n  ${String(v).replace(/\n/g, '\n  ')}\n`);
+        else io.out(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
+      }
+    });
+
+  withSpoolOptions(queue.command('retry'))
+    .description('return a dead record to pending (attempts reset), or every dead record with --dead')
+    .argument('[id]', 'record id')
+    .option('--dead', 'retry every dead record')
+    .action(async (id: string | undefined, opts: SpoolCliOptions & { dead?: boolean }) => {
+      if (!id && !opts.dead) throw new BridgeError('CONFIG_INVALID', 'give a record id, or --dead for every dead record');
+      const spool = await open(opts);
+      if (opts.dead) {
+        const n = await spool.retryAllDead();
+        if (opts.json) return json({ retried: n });
+        return io.out(`${n} dead record(s) returned to pending\n`);
+      }
+      await spool.retry(id!);
+      if (opts.json) return json({ retried: 1, id });
+      io.out(`${id} returned to pending\n`);
+    });
+
+  withSpoolOptions(queue.command('drop'))
+    .description('remove a record for good (pending, dead, ignored or quarantine); sent records are kept for audit')
+    .argument('<id>', 'record id')
+    .action(async (id: string, opts: SpoolCliOptions) => {
+      const spool = await open(opts);
+      const r = await spool.drop(id);
+      if (opts.json) return json({ dropped: id, area: r.area });
+      io.out(`dropped ${id} from ${r.area}\n`);
+    });
+
+  withSpoolOptions(queue.command('stats'))
+    .description('depth, oldest pending age, counts per area, last delivery error')
+    .action(async (opts: SpoolCliOptions) => {
+      const spool = await open(opts);
+      const s = await spool.stats();
+      const dead = await spool.list('dead', { limit: 1_000_000 });
+      const pending = await spool.list('pending', { limit: 1_000_000 });
+      const lastFailed = [...pending, ...dead]
+        .filter((r): r is Extract<AnyRecord, { kind: 'sms' }> => r.kind === 'sms' && (r.lastError !== undefined || r.deadReason !== undefined))
+        .sort((a, b) => (a.nextAttemptAt ?? a.receivedAt).localeCompare(b.nextAttemptAt ?? b.receivedAt))
+        .at(-1);
+      const lastError = s.lastError ?? (lastFailed ? { id: lastFailed.id, error: lastFailed.lastError ?? lastFailed.deadReason ?? '' } : undefined);
+      const daemon = await daemonStatus(spool.dir);
+      const view = { ...s, lastError, daemon };
+      if (opts.json) return json(view);
+      io.out(
+        daemonLine(daemon) +
+          `pending:    ${s.pending}${s.oldestPendingAgeMs !== undefined ? ` (oldest ${age(new Date(Date.now() - s.oldestPendingAgeMs).toISOString())})` : ''}\n` +
+          `dead:       ${s.dead}\nsent:       ${s.sent}\nignored:    ${s.ignored}\nquarantine: ${s.quarantine}\nparts:      ${s.parts}\n` +
+          `last error: ${lastError ? `${lastError.id}: ${lastError.error}` : '-'}\n`,
+      );
+    });
+  return queue;
+}

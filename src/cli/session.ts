@@ -1,0 +1,89 @@
+/**
+ * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem.
+ * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
+ * timeout on some later command. Always closes the port, whatever happens.
+ */
+import { SerialAtChannel } from '../at/channel.js';
+import { BridgeError, PortError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { Modem } from '../modem/modem.js';
+import type { ProfileId } from '../modem/types.js';
+import { openSerialLink } from '../serial/serial-link.js';
+import { VirtualModem } from '../sim/virtual-modem.js';
+
+export interface SessionOptions {
+  port?: string;
+  baud: number;
+  simulate: boolean;
+  profile?: string;
+  pin?: string;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+export interface Session {
+  channel: SerialAtChannel;
+  modem: Modem;
+  virtual: VirtualModem | undefined;
+  close(): Promise<void>;
+}
+
+/** A realistic SIM for --simulate: a few messages already on it, so `sms list` shows something. */
+function seedVirtualModem(vm: VirtualModem): void {
+  vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188' });
+  vm.injectSms({ from: '168', text: 'Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000.' });
+}
+
+export async function openSession(o: SessionOptions): Promise<Session> {
+  let virtual: VirtualModem | undefined;
+  let path = o.port;
+  if (o.simulate) {
+    path = path ?? '/virtual/cli';
+    virtual = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0 });
+    virtual.start();
+    seedVirtualModem(virtual);
+  }
+  if (!path) throw new PortError('PORT_NOT_FOUND', 'no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
+  const link = await openSerialLink({ path, baudRate: o.baud, binding: o.simulate ? 'mock' : 'native' });
+  const channel = new SerialAtChannel({ link, logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
+  let garbage = 0;
+  channel.on('garbage', () => garbage++);
+  const close = async () => {
+    await channel.close().catch(() => undefined); // closing a port that vanished: nothing left to do
+    virtual?.stop();
+  };
+  try {
+    await probe(channel, path, o.baud, () => garbage);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const modem = new Modem({
+    channel,
+    name: 'cli',
+    logger: o.logger,
+    ...(o.pin ? { pin: o.pin } : {}),
+    profile: (o.profile ?? 'auto') as ProfileId | 'auto',
+  });
+  return { channel, modem, virtual, close };
+}
+
+async function probe(channel: SerialAtChannel, path: string, baud: number, garbage: () => number): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await channel.run('AT', { timeoutMs: 1500 });
+      return;
+    } catch (err) {
+      if (err instanceof BridgeError && err.code !== 'AT_TIMEOUT' && err.code !== 'AT_ERROR') throw err;
+      if (err instanceof BridgeError && err.code === 'AT_ERROR') return; // it answered: alive
+    }
+  }
+  if (garbage() > 0) {
+    throw new BridgeError('MODEM_SILENT', `${path} answers with unreadable bytes at ${baud} baud`, {
+      hint: 'wrong baud rate: try --baud 115200, 9600 (Wavecom) or 57600',
+    });
+  }
+  throw new BridgeError('MODEM_SILENT', `no answer to AT on ${path} at ${baud} baud`, {
+    hint: 'is this the AT port? Huawei/Quectel/ZTE expose several ttys: try the others (`pulsa-bridge ports`); check the baud rate (--baud) and that ModemManager does not hold the modem',
+  });
+}

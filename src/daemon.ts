@@ -1,0 +1,208 @@
+/**
+ * Composition root: the only place that creates I/O objects (spool, serial links, channels, modems, HTTP client,
+ * virtual modems) and wires the stages:
+ *   serial link -> AT channel -> modem -> receiver (decode, filter, multipart) -> spool -> forwarder -> webhook.
+ * Start order: spool (recovery) -> forwarder -> modems; ready is signalled once the spool is open, because messages
+ * already spooled can be delivered while modems connect. Stop order is the reverse; nothing in the spool is lost by
+ * any stop: a POST abandoned at the grace bound leaves its record pending, and SMS not yet spooled stay on the SIM.
+ */
+import { readFileSync } from 'node:fs';
+import { SerialAtChannel } from './at/channel.js';
+import type { AtChannel } from './at/types.js';
+import type { Config, ModemConfig } from './config.js';
+import { createSenderFilter } from './filter/sender.js';
+import { Forwarder } from './forward/forwarder.js';
+import { WebhookClient, webhookUrl } from './forward/webhook.js';
+import type { Logger } from './log.js';
+import { Modem } from './modem/modem.js';
+import { Receiver, type ReceiveSpool } from './receive/receiver.js';
+import { ModemSupervisor, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
+import { createNotifier } from './sd-notify.js';
+import { openSerialLink } from './serial/serial-link.js';
+import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
+import { Spool } from './spool/store.js';
+
+export const VERSION: string = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    return pkg.version;
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+export const USER_AGENT = `pulsa-bridge/${VERSION}`;
+
+export interface DaemonOptions {
+  config: Config;
+  logger: Logger;
+  /** Run every modem on the virtual modem, whatever the config says. */
+  simulate?: boolean;
+  /** Options for the virtual modems created for simulated modems (demo scripts, benchmarks). */
+  virtualModem?: Partial<VirtualModemOptions>;
+}
+
+export interface DaemonStatus {
+  version: string;
+  startedAt: string;
+  webhookUrl: string;
+  modems: SupervisorStatus[];
+  forwarder: ReturnType<Forwarder['stats']>;
+}
+
+export interface ModemWiring {
+  spool: ReceiveSpool;
+  logger: Logger;
+  /** Serial path actually opened (the config's port, or the virtual modem's path). */
+  path: string;
+  binding: 'native' | 'mock';
+}
+
+/**
+ * Wires one configured modem: serial link -> AT channel -> Modem -> Receiver, under a supervisor that reconnects.
+ * Exported so integration tests and benchmarks run exactly the production wiring (with their own spool).
+ */
+export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupervisor<Modem> {
+  const log = w.logger.child({ modem: m.name });
+  const filter = createSenderFilter(m.senders);
+  return new ModemSupervisor<Modem>({
+    name: m.name,
+    logger: w.logger,
+    connect: async (): Promise<AtChannel> => {
+      const link = await openSerialLink({ path: w.path, baudRate: m.baudRate, binding: w.binding });
+      return new SerialAtChannel({ link, logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name });
+    },
+    createModem: (channel) =>
+      new Modem({
+        channel,
+        name: m.name,
+        logger: w.logger,
+        ...(m.pin ? { pin: m.pin } : {}),
+        profile: m.profile,
+        storage: m.storage,
+        delivery: m.delivery,
+      }),
+    createReceiver: (modem, identity: ModemIdentityLike) =>
+      new Receiver({
+        modem,
+        spool: w.spool,
+        sim: {
+          modem: m.name,
+          ...(identity.imsi ? { imsi: identity.imsi } : {}),
+          ...(identity.iccid ? { iccid: identity.iccid } : {}),
+          ...(identity.imei ? { imei: identity.imei } : {}),
+        },
+        accept: filter,
+        otherSenders: m.otherSenders,
+        multipartTimeoutMs: m.multipartTimeoutSec * 1000,
+        sweepIntervalMs: m.sweepIntervalSec * 1000,
+        logger: w.logger.child({ stage: 'receive' }),
+        storageUsage: async () => {
+          // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
+          const rows = await modem.storageUsage();
+          return rows[2] ?? rows[0];
+        },
+      }),
+  });
+}
+
+export class Daemon {
+  readonly spool: Spool;
+  readonly forwarder: Forwarder;
+  readonly supervisors: ModemSupervisor<Modem>[] = [];
+  /** Virtual modems by modem name (only for simulated modems). */
+  readonly virtualModems = new Map<string, VirtualModem>();
+  private readonly o: DaemonOptions;
+  private readonly startedAt = new Date().toISOString();
+  private readonly url: string;
+  private stopWatchdog: () => void = () => undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
+
+  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
+    this.o = o;
+    this.spool = spool;
+    this.forwarder = forwarder;
+    this.url = url;
+  }
+
+  static async start(o: DaemonOptions): Promise<Daemon> {
+    const { config, logger } = o;
+    const notifier = createNotifier(logger);
+    const spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync });
+    const { url, warning } = config.webhook.url ? { url: config.webhook.url, warning: undefined } : webhookUrl(config.webhook.baseUrl ?? '');
+    if (warning) logger.warn(warning);
+    const client = new WebhookClient({
+      url,
+      timeoutMs: config.webhook.timeoutMs,
+      connectTimeoutMs: config.webhook.connectTimeoutMs,
+      headers: { ...config.webhook.headers },
+      ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
+      userAgent: USER_AGENT,
+    });
+    const policy = {
+      baseDelayMs: config.webhook.retry.baseDelayMs,
+      maxDelayMs: config.webhook.retry.maxDelayMs,
+      ...(config.webhook.retry.maxAgeHours !== undefined ? { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 } : {}),
+    };
+    const forwarder = new Forwarder({ spool, client, policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
+    const daemon = new Daemon(o, spool, forwarder, url);
+    forwarder.start();
+    for (const m of config.modems) daemon.startModem(m);
+    daemon.schedulePrune();
+    const stats = await spool.stats();
+    logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
+    notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
+    daemon.stopWatchdog = notifier.startWatchdog(() => true);
+    return daemon;
+  }
+
+  private startModem(m: ModemConfig): void {
+    const simulate = this.o.simulate === true || m.simulate;
+    const path = simulate ? `/virtual/${m.name}` : m.port;
+    if (simulate && !this.virtualModems.has(m.name)) {
+      const vm = new VirtualModem({ path, profile: 'simcom', ...this.o.virtualModem, ...(m.pin ? { pin: m.pin } : {}) });
+      vm.start();
+      this.virtualModems.set(m.name, vm);
+    }
+    const supervisor = createModemSupervisor(m, { spool: this.spool, logger: this.o.logger, path, binding: simulate ? 'mock' : 'native' });
+    this.supervisors.push(supervisor);
+    supervisor.start();
+  }
+
+  private schedulePrune(): void {
+    const { spool: cfg } = this.o.config;
+    const prune = async () => {
+      try {
+        const sent = await this.spool.prune('sent', cfg.sentRetentionDays);
+        const ignored = await this.spool.prune('ignored', cfg.ignoredRetentionDays);
+        if (sent + ignored > 0) this.o.logger.info({ sent, ignored }, 'pruned old audit records');
+      } catch (err) {
+        this.o.logger.error({ err }, 'pruning the spool failed (will try again in an hour)');
+      }
+    };
+    void prune();
+    this.pruneTimer = setInterval(() => void prune(), 3_600_000);
+    this.pruneTimer.unref();
+  }
+
+  status(): DaemonStatus {
+    return {
+      version: VERSION,
+      startedAt: this.startedAt,
+      webhookUrl: this.url,
+      modems: this.supervisors.map((s) => s.status()),
+      forwarder: this.forwarder.stats(),
+    };
+  }
+
+  /** Stop reading, finish or abandon the POST in flight within the grace bound, close the ports. */
+  async stop(): Promise<void> {
+    const { logger, config } = this.o;
+    this.stopWatchdog();
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    await Promise.all(this.supervisors.map((s) => s.stop()));
+    await this.forwarder.stop(config.shutdownGraceSec * 1000);
+    for (const vm of this.virtualModems.values()) vm.stop();
+    logger.info('pulsa-bridge stopped');
+  }
+}

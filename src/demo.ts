@@ -1,0 +1,96 @@
+/**
+ * `npm run demo`: the whole path with no hardware and no network. Starts a local receiver that answers like the
+ * convert-pulsa webhook, runs the daemon on the virtual modem with a throwaway spool, injects realistic operator SMS
+ * (Telkomsel's 858 wording, the API document's `Rp10.000 ... SN:` wording, a 3-part message, one from an unknown
+ * sender that is archived, not forwarded), makes the receiver fail once to show a retry, prints each SMS as it
+ * arrives with what the server would parse from it, then stops and exits 0 (1 if anything did not arrive in time).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from './config.js';
+import { Daemon } from './daemon.js';
+import { startDemoReceiver, type ReceivedSms } from './demo/receiver.js';
+import { createLogger } from './log.js';
+
+const MULTIPART_TEXT =
+  'Terima kasih telah menggunakan layanan kami. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 ' +
+  'tgl 2026-11-22 pukul 10:15 WIB. Pulsa dapat digunakan untuk telepon, SMS dan paket data. Cek pulsa melalui *888#. ' +
+  'Nikmati juga promo paket internet harian mulai Rp 2.000 dengan menekan *363#. Info lebih lanjut hubungi CS 188. SN: TSEL2611221015';
+
+export async function runDemo(): Promise<number> {
+  const out = (s: string) => process.stdout.write(s + '\n');
+  const receiver = await startDemoReceiver();
+  const spoolDir = await mkdtemp(join(tmpdir(), 'pulsa-bridge-demo-'));
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
+  const config = parseConfig(
+    {
+      webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
+      spool: { dir: spoolDir },
+      modems: [{ name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60 }],
+      shutdownGraceSec: 2,
+    },
+    {},
+  );
+  out(`demo: receiver on ${receiver.baseUrl}/webhook/sms-gateway, spool in ${spoolDir}`);
+  receiver.onSms((sms: ReceivedSms) => {
+    const f = sms.facts;
+    out(
+      `demo: receiver got SMS from ${sms.sender}${sms.duplicate ? ' (duplicate, same Idempotency-Key)' : ''}: ` +
+        `amount=${f.amount ?? '-'} senderNumber=${f.senderNumber ?? '-'} serial=${f.serial ?? '-'}${sms.headers['x-pulsa-bridge-incomplete'] ? ' [incomplete multipart]' : ''}`,
+    );
+  });
+
+  const daemon = await Daemon.start({ config, logger, simulate: true });
+  let code = 0;
+  try {
+    const vm = daemon.virtualModems.get('demo-telkomsel');
+    if (!vm) throw new Error('the virtual modem did not start');
+    await waitFor(() => daemon.supervisors[0]?.status().state === 'running', 15_000, 'the virtual modem to be ready');
+
+    receiver.failNext(1, 503);
+    out('demo: the receiver will answer 503 once, to show a retry');
+    vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188' });
+    vm.injectSms({ from: 'TELKOMSEL', text: 'Transfer pulsa Rp10.000 dari 081234567890 berhasil. SN: 2026112212345678' });
+    vm.injectSms({ from: '858', text: MULTIPART_TEXT });
+    vm.injectSms({ from: '+6281299998888', text: 'Halo, ini pesan pribadi: bukan dari operator.' });
+
+    await waitFor(() => receiver.received.length >= 3, 20_000, 'three SMS at the receiver');
+    await waitFor(async () => (await daemon.spool.stats()).pending === 0, 10_000, 'the spool to drain');
+    const stats = await daemon.spool.stats();
+    const left = vm.storedMessages().length;
+    out(`demo: receiver has ${receiver.received.length} SMS; spool: ${stats.sent} sent, ${stats.pending} pending, ${stats.ignored} ignored (unknown sender archived), ${stats.dead} dead; SIM holds ${left} message(s)`);
+    if (receiver.received.length !== 3 || stats.ignored !== 1 || left !== 0) {
+      out('demo: FAILED: unexpected counts');
+      code = 1;
+    } else {
+      out('demo: OK');
+    }
+  } catch (err) {
+    out(`demo: FAILED: ${err instanceof Error ? err.message : String(err)}`);
+    code = 1;
+  } finally {
+    await daemon.stop();
+    await receiver.close();
+    await rm(spoolDir, { recursive: true, force: true });
+  }
+  return code;
+}
+
+async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const start = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runDemo().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`demo failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

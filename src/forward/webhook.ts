@@ -1,0 +1,135 @@
+/**
+ * The only HTTP in pulsa-bridge: POST one SMS record to the convert-pulsa webhook (`{base}/webhook/sms-gateway`).
+ *
+ * Contract
+ * - Body is exactly `JSON.stringify({ sender: rec.sender, message: rec.text })`, `Content-Type: application/json`,
+ *   no X-API-KEY. Headers: `Idempotency-Key: <rec.id>` (same on every retry), `User-Agent`,
+ *   `X-Pulsa-Bridge-Modem: <rec.sim.modem>`, `X-Pulsa-Bridge-SC-Timestamp: <rec.scTimestamp>`, and for a multipart
+ *   message joined with gaps `X-Pulsa-Bridge-Incomplete: true` + `X-Pulsa-Bridge-Parts: <received>/<total>`.
+ *   Static headers from config (e.g. Authorization) are sent too but cannot override the headers above; an
+ *   X-API-KEY among them is dropped (the API key belongs to the reseller endpoints only, never to the webhook).
+ * - With hmacSecret: `X-Timestamp: <unix seconds>` and
+ *   `X-Signature: sha256=<lowercase hex of HMAC-SHA256(key = secret, message = X-Timestamp + "." + body)>`,
+ *   i.e. the signed string is e.g. `1700000000.{"sender":"858","message":"..."}` (body bytes as sent, UTF-8).
+ * - No retries and no redirects inside got (the forwarder owns retries; a POST is never redirected), HTTP errors do
+ *   not throw, TLS certificates are verified, timeouts: connect (default 5 s) and whole request (default 10 s).
+ * - post() never throws for HTTP or network problems: it returns an Outcome (policy.ts); bodyStart = first 200 chars.
+ */
+import { createHmac } from 'node:crypto';
+import got, { type RequestError } from 'got';
+import { ConfigError, errorMessage } from '../errors.js';
+import type { SmsRecord } from '../spool/types.js';
+import type { Outcome } from './policy.js';
+
+export const WEBHOOK_PATH = '/webhook/sms-gateway';
+export const EXPECTED_BASE_SUFFIX = '/api/v1/convert-pulsa';
+const BODY_START_CHARS = 200;
+
+export interface WebhookClientOptions {
+  /** Full URL of POST /webhook/sms-gateway (see webhookUrl). */
+  url: string;
+  /** Whole-request timeout (default 10000). */
+  timeoutMs?: number;
+  /** TCP/TLS connect timeout (default 5000). */
+  connectTimeoutMs?: number;
+  /** Static extra headers, e.g. Authorization. */
+  headers?: Record<string, string>;
+  hmacSecret?: string;
+  userAgent: string;
+  /** Clock for X-Timestamp (tests). */
+  clock?: () => Date;
+}
+
+/** What the forwarder needs from a client (tests inject fakes). */
+export interface WebhookPoster {
+  post(rec: SmsRecord): Promise<Outcome>;
+}
+
+/** Join base URL + webhook path; `warning` when the base does not look like the convert-pulsa API root. */
+export function webhookUrl(baseUrl: string): { url: string; warning?: string } {
+  const base = baseUrl.trim().replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(base);
+  } catch {
+    throw new ConfigError([`webhook.baseUrl: expected an absolute http(s) URL, got ${JSON.stringify(baseUrl)}`]);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError([`webhook.baseUrl: expected http or https, got ${parsed.protocol}`]);
+  }
+  const url = base + WEBHOOK_PATH;
+  if (!parsed.pathname.replace(/\/+$/, '').endsWith(EXPECTED_BASE_SUFFIX)) {
+    return { url, warning: `webhook base URL ${base} does not end in ${EXPECTED_BASE_SUFFIX}; posting to ${url}` };
+  }
+  return { url };
+}
+
+/** The signed string and signature header value; exported so operators and tests can verify. */
+export function signBody(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex')}`;
+}
+
+/** Header values must be visible ASCII; anything else (a non-ASCII modem name) becomes '?'. */
+function headerValue(v: string): string {
+  return v.replace(/[^\x20-\x7e]/g, '?');
+}
+
+export class WebhookClient implements WebhookPoster {
+  private readonly opts: Required<Pick<WebhookClientOptions, 'timeoutMs' | 'connectTimeoutMs'>> & WebhookClientOptions;
+  private readonly staticHeaders: Record<string, string>;
+
+  constructor(opts: WebhookClientOptions) {
+    this.opts = { ...opts, timeoutMs: opts.timeoutMs ?? 10_000, connectTimeoutMs: opts.connectTimeoutMs ?? 5_000 };
+    this.staticHeaders = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) this.staticHeaders[k.toLowerCase()] = headerValue(v);
+  }
+
+  /** Exact body bytes for a record. */
+  static body(rec: SmsRecord): string {
+    return JSON.stringify({ sender: rec.sender, message: rec.text });
+  }
+
+  headersFor(rec: SmsRecord, body: string): Record<string, string> {
+    const h: Record<string, string> = { ...this.staticHeaders };
+    delete h['x-api-key'];
+    h['content-type'] = 'application/json';
+    h['idempotency-key'] = rec.id;
+    h['user-agent'] = headerValue(this.opts.userAgent);
+    h['x-pulsa-bridge-modem'] = headerValue(rec.sim.modem);
+    h['x-pulsa-bridge-sc-timestamp'] = headerValue(rec.scTimestamp);
+    if (rec.multipart && !rec.multipart.complete) {
+      h['x-pulsa-bridge-incomplete'] = 'true';
+      h['x-pulsa-bridge-parts'] = `${rec.multipart.received.length}/${rec.multipart.total}`;
+    }
+    if (this.opts.hmacSecret !== undefined) {
+      const ts = String(Math.floor((this.opts.clock ?? (() => new Date()))().getTime() / 1000));
+      h['x-timestamp'] = ts;
+      h['x-signature'] = signBody(this.opts.hmacSecret, ts, body);
+    }
+    return h;
+  }
+
+  async post(rec: SmsRecord): Promise<Outcome> {
+    const body = WebhookClient.body(rec);
+    try {
+      const res = await got.post(this.opts.url, {
+        body,
+        headers: this.headersFor(rec, body),
+        retry: { limit: 0 },
+        followRedirect: false,
+        throwHttpErrors: false,
+        timeout: { connect: this.opts.connectTimeoutMs, request: this.opts.timeoutMs },
+        https: { rejectUnauthorized: true },
+        responseType: 'text',
+      });
+      const outcome: Outcome = { kind: 'http', status: res.statusCode, bodyStart: String(res.body ?? '').slice(0, BODY_START_CHARS) };
+      const ra = res.headers['retry-after'];
+      if (typeof ra === 'string') outcome.retryAfter = ra;
+      return outcome;
+    } catch (err) {
+      const e = err as Partial<RequestError> & { event?: string };
+      if (e.name === 'TimeoutError') return { kind: 'timeout', phase: e.event ?? 'request' };
+      return { kind: 'network', code: typeof e.code === 'string' ? e.code : 'EUNKNOWN', message: errorMessage(err) };
+    }
+  }
+}

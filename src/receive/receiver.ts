@@ -1,0 +1,447 @@
+/**
+ * The receive path of one modem: indication -> read -> decode -> (multipart) -> filter -> spool -> delete.
+ *
+ * Invariants (the rules that keep messages alive):
+ * - An SMS leaves the SIM (AT+CMGD) or is acknowledged (AT+CNMA) only after its spool record (or part record, or
+ *   quarantine record) is durable. Before AT+CMGD the index is read again and must still hold the same PDU.
+ * - Record ids derive from the SMS itself, so a message read twice (crash between spool write and delete, a modem that
+ *   reports each SMS twice, a sweep racing a +CMTI) is one record.
+ * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
+ *   at any point loses nothing; after the timeout the parts present are joined with visible gap markers.
+ * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
+ * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
+ * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
+ *   interval, and when storage is (nearly) full.
+ * - One task at a time per modem; +CMT (direct delivery) tasks go first so AT+CNMA is sent within the SMSC's limit.
+ */
+import { createHash } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import type { Logger } from '../log.js';
+import type { DecodedSms, StoredPdu } from '../sms/types.js';
+import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
+import { SPOOL_RECORD_VERSION } from '../spool/types.js';
+import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
+import { joinParts, partGroupKey } from '../sms/multipart.js';
+import { partRecordId, smsRecordId } from '../sms/identity.js';
+import type { OtherSendersPolicy } from '../config.js';
+import { errorMessage } from '../errors.js';
+
+/** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
+export interface ReceiveModem extends EventEmitter {
+  listSms(which?: 'all' | 'unread'): Promise<StoredPdu[]>;
+  readSms(index: number): Promise<StoredPdu | undefined>;
+  deleteSms(index: number): Promise<void>;
+  acknowledgeDirect(): Promise<void>;
+}
+
+/** What the receiver needs of the spool (src/spool/store.ts satisfies it). */
+export interface ReceiveSpool {
+  putPending(rec: SmsRecord): Promise<{ created: boolean; area: SpoolArea }>;
+  putIgnored(rec: SmsRecord): Promise<{ created: boolean; area?: SpoolArea }>;
+  putQuarantine(rec: QuarantineRecord): Promise<{ created: boolean; area?: SpoolArea }>;
+  putPart(rec: PartRecord): Promise<{ created: boolean; area?: SpoolArea }>;
+  listParts(): Promise<PartRecord[]>;
+  deleteParts(ids: string[]): Promise<void>;
+}
+
+export interface ReceiverOptions {
+  modem: ReceiveModem;
+  spool: ReceiveSpool;
+  sim: SimIdentity;
+  accept: (sender: string) => { accept: boolean; rule?: string };
+  otherSenders: OtherSendersPolicy;
+  multipartTimeoutMs: number;
+  sweepIntervalMs: number;
+  logger: Logger;
+  /** Storage capacity check for the "nearly full" sweep trigger; optional. */
+  storageUsage?: () => Promise<{ used: number; total: number } | undefined>;
+  now?: () => number;
+}
+
+export interface ReceiverStats {
+  received: number;
+  forwarded: number;
+  ignored: number;
+  quarantined: number;
+  duplicates: number;
+  partsWaiting: number;
+  sweeps: number;
+  lastSweepAt: string | undefined;
+  lastError: string | undefined;
+}
+
+type Task = { label: string; run: () => Promise<void> };
+
+/** Fraction of SIM storage use that triggers an extra sweep. */
+const NEARLY_FULL = 0.8;
+
+export class Receiver {
+  private readonly o: ReceiverOptions;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly urgent: Task[] = [];
+  private readonly normal: Task[] = [];
+  private running = false;
+  private idle: Promise<void> = Promise.resolve();
+  private idleResolve: (() => void) | undefined;
+  private stopped = true;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private readonly queuedIndexes = new Set<number>();
+  /** Indexes kept on the SIM by the 'keep' policy, with their PDU, so sweeps do not log them again. */
+  private readonly kept = new Map<number, string>();
+  private sweepQueued = false;
+  private indicationsSinceCheck = 0;
+  private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
+  readonly stats: ReceiverStats = {
+    received: 0, forwarded: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
+    lastSweepAt: undefined, lastError: undefined,
+  };
+
+  constructor(options: ReceiverOptions) {
+    this.o = options;
+    this.log = options.logger.child({ modem: options.sim.modem });
+    this.now = options.now ?? Date.now;
+  }
+
+  private get simKey(): string {
+    return this.o.sim.imsi ?? this.o.sim.iccid ?? `modem:${this.o.sim.modem}`;
+  }
+
+  /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.on('sms', (ev: { index: number; storage?: string }) => this.onIndication(ev.index));
+    this.on('sms-direct', (ev: { pdu: string; length: number }) => this.onDirect(ev));
+    this.on('storage-full', () => {
+      this.log.warn('modem reports SMS storage full: sweeping');
+      this.requestSweep('storage full');
+    });
+    this.requestSweep('start');
+    this.enqueue({ label: 'finish multipart groups', run: () => this.assembleAll(false) });
+    this.sweepTimer = setInterval(() => this.requestSweep('interval'), this.o.sweepIntervalMs);
+    this.sweepTimer.unref();
+    const expiryEvery = Math.max(1000, Math.min(30_000, Math.floor(this.o.multipartTimeoutMs / 4)));
+    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.assembleAll(true) }), expiryEvery);
+    this.expiryTimer.unref();
+  }
+
+  /** Stops taking work and waits for the task in progress (the queue is dropped: the SIM still holds those SMS). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const [event, fn] of this.listeners) this.o.modem.off(event, fn as (...args: unknown[]) => void);
+    this.listeners.length = 0;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.expiryTimer) clearInterval(this.expiryTimer);
+    this.urgent.length = 0;
+    this.normal.length = 0;
+    this.queuedIndexes.clear();
+    this.sweepQueued = false;
+    await this.idle;
+  }
+
+  /** Resolves when every queued task has run (tests, benchmarks). */
+  drained(): Promise<void> {
+    return this.idle;
+  }
+
+  requestSweep(reason: string): void {
+    if (this.sweepQueued || this.stopped) return;
+    this.sweepQueued = true;
+    this.enqueue({
+      label: `sweep (${reason})`,
+      run: async () => {
+        this.sweepQueued = false;
+        await this.sweep(reason);
+      },
+    });
+  }
+
+  private on(event: string, fn: (...args: never[]) => void): void {
+    this.o.modem.on(event, fn as (...args: unknown[]) => void);
+    this.listeners.push([event, fn]);
+  }
+
+  private onIndication(index: number): void {
+    if (this.stopped) return;
+    if (this.queuedIndexes.has(index)) {
+      this.log.debug({ index }, 'indication for an index already queued (duplicate +CMTI)');
+      return;
+    }
+    this.queuedIndexes.add(index);
+    this.enqueue({
+      label: `read index ${index}`,
+      run: async () => {
+        this.queuedIndexes.delete(index);
+        const stored = await this.o.modem.readSms(index);
+        if (!stored) {
+          this.log.debug({ index }, 'index empty when read (already handled)');
+          return;
+        }
+        await this.handle(stored);
+        await this.checkStorageEvery(10);
+      },
+    });
+  }
+
+  private onDirect(ev: { pdu: string; length: number }): void {
+    if (this.stopped) return;
+    this.enqueue(
+      {
+        label: 'direct delivery (+CMT)',
+        run: async () => {
+          await this.handle({ index: undefined, stat: 0, length: ev.length, pdu: ev.pdu });
+        },
+      },
+      true,
+    );
+  }
+
+  private enqueue(task: Task, urgent = false): void {
+    if (this.stopped) return;
+    (urgent ? this.urgent : this.normal).push(task);
+    if (!this.running) void this.runQueue();
+  }
+
+  private async runQueue(): Promise<void> {
+    this.running = true;
+    this.idle = new Promise<void>((resolve) => (this.idleResolve = resolve));
+    try {
+      for (;;) {
+        const task = this.urgent.shift() ?? this.normal.shift();
+        if (!task) break;
+        try {
+          await task.run();
+        } catch (err) {
+          // The SMS stays on the SIM (nothing was deleted before durability): the next sweep retries it.
+          this.stats.lastError = `${task.label}: ${errorMessage(err)}`;
+          this.log.error({ err, task: task.label }, `receive task failed: ${task.label}: ${errorMessage(err)}`);
+        }
+      }
+    } finally {
+      this.running = false;
+      this.idleResolve?.();
+    }
+  }
+
+  private async checkStorageEvery(n: number): Promise<void> {
+    if (!this.o.storageUsage || ++this.indicationsSinceCheck < n) return;
+    this.indicationsSinceCheck = 0;
+    const use = await this.o.storageUsage();
+    if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
+      this.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
+      this.requestSweep('storage nearly full');
+    }
+  }
+
+  /** Reads everything on the SIM and handles it. */
+  async sweep(reason: string): Promise<{ seen: number }> {
+    const list = await this.o.modem.listSms('all');
+    this.stats.sweeps++;
+    this.stats.lastSweepAt = new Date(this.now()).toISOString();
+    let seen = 0;
+    for (const stored of list) {
+      if (this.stopped) break;
+      if (stored.stat === 2 || stored.stat === 3) continue; // our own outgoing drafts/sent copies: not incoming SMS
+      if (stored.index !== undefined && this.kept.get(stored.index) === stored.pdu.toUpperCase()) continue;
+      seen++;
+      try {
+        await this.handle(stored);
+      } catch (err) {
+        this.stats.lastError = errorMessage(err);
+        this.log.error({ err, index: stored.index }, `could not handle SMS at index ${stored.index}: ${errorMessage(err)}`);
+      }
+    }
+    if (seen > 0 || reason !== 'interval') this.log.info({ reason, found: list.length, handled: seen }, `sweep (${reason}): ${list.length} on SIM`);
+    if (this.o.storageUsage) {
+      const use = await this.o.storageUsage().catch(() => undefined);
+      if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
+        this.log.warn({ used: use.used, total: use.total, kept: this.kept.size }, 'SIM storage nearly full after sweep (messages kept by policy "keep"?)');
+      }
+    }
+    return { seen };
+  }
+
+  /** Handles one stored or directly delivered PDU, end to end. */
+  private async handle(stored: StoredPdu): Promise<void> {
+    this.stats.received++;
+    const decoded = decodeDeliver(stored);
+    if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
+      // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
+      this.log.info({ index: stored.index }, 'SMS-STATUS-REPORT on the modem (not an incoming SMS): deleted');
+      await this.release(stored);
+      return;
+    }
+    if (!decoded.ok) {
+      await this.quarantine(stored, decoded.reason);
+      await this.release(stored);
+      return;
+    }
+    const sms = decoded.sms;
+    const verdict = this.o.accept(sms.originator);
+    if (!verdict.accept && this.o.otherSenders !== 'archive') {
+      if (this.o.otherSenders === 'keep' && stored.index !== undefined) {
+        this.kept.set(stored.index, stored.pdu.toUpperCase());
+        this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: kept on the SIM (policy keep)');
+        return;
+      }
+      // 'delete', or 'keep' for a +CMT that was never stored (it cannot be kept: acknowledge it).
+      this.stats.ignored++;
+      this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: deleted (policy delete)');
+      await this.release(stored);
+      return;
+    }
+    if (sms.concat && sms.concat.total > 1) {
+      const stored_ = await this.storePart(sms);
+      await this.release(stored);
+      if (stored_) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
+      return;
+    }
+    await this.storeMessage(this.recordFrom(sms, sms.text, [stored.pdu]), verdict.accept);
+    await this.release(stored);
+  }
+
+  private recordFrom(sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[]): SmsRecord {
+    return {
+      v: SPOOL_RECORD_VERSION,
+      kind: 'sms',
+      id: smsRecordId(this.simKey, sms.originator, sms.scTimestamp, text),
+      sim: { ...this.o.sim },
+      sender: sms.originator,
+      text,
+      scTimestamp: sms.scTimestamp,
+      receivedAt: new Date(this.now()).toISOString(),
+      pdus,
+      attempts: 0,
+    };
+  }
+
+  private async storeMessage(rec: SmsRecord, accepted: boolean): Promise<void> {
+    if (accepted) {
+      const r = await this.o.spool.putPending(rec);
+      if (r.created) {
+        this.stats.forwarded++;
+        this.log.info({ id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total }, 'SMS received and spooled');
+      } else {
+        this.stats.duplicates++;
+        this.log.info({ id: rec.id, area: r.area }, 'SMS already in the spool (read twice): not spooled again');
+      }
+    } else {
+      rec.ignoredReason = 'sender not accepted';
+      const r = await this.o.spool.putIgnored(rec);
+      if (r.created) this.stats.ignored++;
+      this.log.info({ id: rec.id, sender: rec.sender }, 'SMS from a sender not accepted: archived (policy archive)');
+    }
+  }
+
+  /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
+  private async storePart(sms: DecodedSms): Promise<boolean> {
+    const c = sms.concat!;
+    const groupKey = partGroupKey(this.simKey, sms.originator, c);
+    const tombstone = (await this.o.spool.listParts()).find(
+      (p) => p.consumedBy !== undefined && p.groupKey === groupKey && p.sequence === c.sequence && p.text === sms.text,
+    );
+    if (tombstone) {
+      this.stats.duplicates++;
+      this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
+      return false;
+    }
+    const part: PartRecord = {
+      v: SPOOL_RECORD_VERSION,
+      kind: 'part',
+      groupKey,
+      id: partRecordId(groupKey, c.sequence),
+      sim: { ...this.o.sim },
+      sender: sms.originator,
+      sequence: c.sequence,
+      total: c.total,
+      reference: c.reference,
+      referenceBits: c.referenceBits,
+      text: sms.text,
+      scTimestamp: sms.scTimestamp,
+      receivedAt: new Date(this.now()).toISOString(),
+      pdu: sms.pdu,
+    };
+    const r = await this.o.spool.putPart(part);
+    this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
+    return true;
+  }
+
+  /** Joins every group that is complete (or, with `expiredToo`, past the timeout). */
+  private async assembleAll(expiredToo: boolean): Promise<void> {
+    const parts = await this.o.spool.listParts();
+    const mine = parts.filter((p) => p.sim.modem === this.o.sim.modem && p.consumedBy === undefined);
+    const expiredTombstones = parts.filter(
+      (p) => p.sim.modem === this.o.sim.modem && p.consumedBy !== undefined && this.now() - Date.parse(p.consumedAt ?? p.receivedAt) > 2 * this.o.multipartTimeoutMs,
+    );
+    if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
+    const groups = new Map<string, PartRecord[]>();
+    for (const p of mine) groups.set(p.groupKey, [...(groups.get(p.groupKey) ?? []), p]);
+    this.stats.partsWaiting = mine.length;
+    for (const [key, list] of groups) await this.assembleList(key, list, expiredToo);
+  }
+
+  private async assembleGroup(groupKey: string, expiredToo: boolean): Promise<void> {
+    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.consumedBy === undefined);
+    await this.assembleList(groupKey, list, expiredToo);
+  }
+
+  private async assembleList(groupKey: string, list: PartRecord[], expiredToo: boolean): Promise<void> {
+    if (list.length === 0) return;
+    const total = list[0]!.total;
+    const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
+    const firstSeen = Math.min(...list.map((p) => Date.parse(p.receivedAt)));
+    const expired = this.now() - firstSeen >= this.o.multipartTimeoutMs;
+    if (!joined.complete && !(expiredToo && expired)) return;
+    const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
+    const first = sorted[0]!;
+    const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu));
+    rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
+    const accepted = this.o.accept(first.sender).accept;
+    if (!joined.complete) {
+      this.log.warn({ id: rec.id, groupKey, received: joined.received, missing: joined.missing }, `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`);
+    }
+    await this.storeMessage(rec, accepted);
+    // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
+    // again (already spooled: not duplicated) before finishing this step.
+    const consumedAt = new Date(this.now()).toISOString();
+    for (const p of list) await this.o.spool.putPart({ ...p, id: `${p.id}-done`, consumedBy: rec.id, consumedAt });
+    await this.o.spool.deleteParts(list.map((p) => p.id));
+  }
+
+  private async quarantine(stored: StoredPdu, reason: string): Promise<void> {
+    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${stored.pdu}`).digest('hex').slice(0, 32);
+    const rec: QuarantineRecord = {
+      v: SPOOL_RECORD_VERSION,
+      kind: 'quarantine',
+      id,
+      modem: this.o.sim.modem,
+      raw: stored.pdu,
+      reason: `undecodable PDU: ${reason}`,
+      receivedAt: new Date(this.now()).toISOString(),
+    };
+    if (stored.index !== undefined) rec.index = stored.index;
+    await this.o.spool.putQuarantine(rec);
+    this.stats.quarantined++;
+    this.log.error({ id, index: stored.index, reason, pdu: stored.pdu.slice(0, 400) }, `undecodable PDU quarantined: ${reason}`);
+  }
+
+  /** Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD (after re-checking the index) otherwise. */
+  private async release(stored: StoredPdu): Promise<void> {
+    if (stored.index === undefined) {
+      await this.o.modem.acknowledgeDirect();
+      return;
+    }
+    const current = await this.o.modem.readSms(stored.index);
+    if (!current) return; // already gone
+    if (current.pdu.toUpperCase() !== stored.pdu.toUpperCase()) {
+      this.log.warn({ index: stored.index }, 'SIM index now holds another message: not deleting; the next sweep handles it');
+      this.requestSweep('index changed');
+      return;
+    }
+    await this.o.modem.deleteSms(stored.index);
+    this.kept.delete(stored.index);
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Keeps one modem alive: open the port -> AT channel -> modem init -> receiver; when the device vanishes (USB reset,
+ * unplug) or the channel closes, stop the receiver and reconnect with backoff; when the modem reboots (CNMI lost),
+ * re-run init and sweep. A SIM that needs a PIN/PUK or is missing is a state with a clear log line and a slow retry,
+ * never a crash loop. Nothing here deletes anything: the receiver owns acknowledgement.
+ * I/O is injected (connect/createModem/createReceiver) so tests drive it with the virtual modem.
+ */
+import type { AtChannel } from '../at/types.js';
+import { BridgeError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Receiver } from './receiver.js';
+
+export type ModemState = 'stopped' | 'connecting' | 'initialising' | 'running' | 'sim-not-ready' | 'disconnected' | 'failed';
+
+export interface SupervisedModem {
+  init(): Promise<ModemIdentityLike>;
+  on(event: 'reboot', fn: () => void): unknown;
+  off(event: 'reboot', fn: () => void): unknown;
+}
+
+export interface ModemIdentityLike {
+  imsi?: string | undefined;
+  iccid?: string | undefined;
+  imei?: string | undefined;
+  manufacturer?: string | undefined;
+  model?: string | undefined;
+  profile?: string | undefined;
+}
+
+export interface SupervisorOptions<M extends SupervisedModem> {
+  name: string;
+  logger: Logger;
+  connect(): Promise<AtChannel>;
+  createModem(channel: AtChannel): M;
+  createReceiver(modem: M, identity: ModemIdentityLike): Receiver;
+  /** Reconnect backoff: base doubling to max. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** Retry interval while the SIM is not ready (PIN/PUK/absent). */
+  simRetryMs?: number;
+}
+
+export interface SupervisorStatus {
+  name: string;
+  state: ModemState;
+  since: string;
+  lastError: string | undefined;
+  hint: string | undefined;
+  reconnects: number;
+  identity: ModemIdentityLike | undefined;
+  receiver: Receiver['stats'] | undefined;
+}
+
+export class ModemSupervisor<M extends SupervisedModem> {
+  private readonly o: SupervisorOptions<M>;
+  private readonly log: Logger;
+  private stopping = false;
+  private loop: Promise<void> | undefined;
+  /** Resolves when stop() is called: ends sleeps and the wait for a session's end. */
+  private stopSignal: Promise<void> = Promise.resolve();
+  private signalStop: () => void = () => undefined;
+  private channel: AtChannel | undefined;
+  private receiver: Receiver | undefined;
+  private readonly statusValue: SupervisorStatus;
+
+  constructor(options: SupervisorOptions<M>) {
+    this.o = options;
+    this.log = options.logger.child({ modem: options.name });
+    this.statusValue = {
+      name: options.name, state: 'stopped', since: new Date().toISOString(), lastError: undefined, hint: undefined,
+      reconnects: 0, identity: undefined, receiver: undefined,
+    };
+  }
+
+  status(): SupervisorStatus {
+    return { ...this.statusValue, receiver: this.receiver ? { ...this.receiver.stats } : this.statusValue.receiver };
+  }
+
+  /** The receiver of the current session (tests, benchmarks). */
+  currentReceiver(): Receiver | undefined {
+    return this.receiver;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.stopping = false;
+    this.stopSignal = new Promise<void>((resolve) => (this.signalStop = resolve));
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.signalStop();
+    await this.receiver?.stop();
+    await this.channel?.close().catch((err: unknown) => this.log.debug({ err }, 'closing the channel at stop failed (port already gone)'));
+    await this.loop;
+    this.loop = undefined;
+    this.setState('stopped');
+  }
+
+  private setState(state: ModemState, error?: unknown): void {
+    if (this.statusValue.state !== state) this.statusValue.since = new Date().toISOString();
+    this.statusValue.state = state;
+    if (error !== undefined) {
+      this.statusValue.lastError = errorMessage(error);
+      this.statusValue.hint = error instanceof BridgeError ? error.hint : undefined;
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopSignal]);
+    clearTimeout(timer);
+  }
+
+  private async run(): Promise<void> {
+    const base = this.o.retryBaseMs ?? 1000;
+    const max = this.o.retryMaxMs ?? 30_000;
+    let failures = 0;
+    while (!this.stopping) {
+      let delay = Math.min(max, base * 2 ** Math.min(failures, 16));
+      try {
+        await this.session();
+        failures = 0;
+        delay = base;
+      } catch (err) {
+        failures++;
+        const code = err instanceof BridgeError ? err.code : undefined;
+        if (code === 'SIM_NOT_READY') {
+          this.setState('sim-not-ready', err);
+          delay = this.o.simRetryMs ?? 60_000;
+        } else if (code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION') {
+          this.setState('disconnected', err);
+        } else {
+          this.setState('failed', err);
+        }
+        if (this.stopping) break;
+        const hint = err instanceof BridgeError && err.hint ? ` (hint: ${err.hint})` : '';
+        this.log.error({ err, code, retryInMs: delay, attempt: failures }, `modem ${this.o.name}: ${errorMessage(err)}${hint}; retrying in ${Math.round(delay / 1000)} s`);
+      } finally {
+        await this.teardown();
+      }
+      if (this.stopping) break;
+      this.statusValue.reconnects++;
+      await this.sleep(delay);
+    }
+  }
+
+  /** One connection: resolves when the port closes; rejects when it cannot be opened or initialised. */
+  private async session(): Promise<void> {
+    this.setState('connecting');
+    const channel = await this.o.connect();
+    this.channel = channel;
+    const closed = new Promise<{ disconnected: boolean; error?: Error }>((resolve) => channel.once('close', resolve));
+    if (this.stopping) return;
+    this.setState('initialising');
+    const modem = this.o.createModem(channel);
+    const identity = await modem.init();
+    this.statusValue.identity = identity;
+    this.log.info({ identity }, `modem ${this.o.name} ready: ${identity.manufacturer ?? '?'} ${identity.model ?? '?'} (profile ${identity.profile ?? '?'})`);
+    const receiver = this.o.createReceiver(modem, identity);
+    this.receiver = receiver;
+    const onReboot = () => {
+      this.log.warn(`modem ${this.o.name} rebooted: re-initialising and sweeping`);
+      this.setState('initialising');
+      modem
+        .init()
+        .then(() => {
+          this.setState('running');
+          receiver.requestSweep('modem reboot');
+        })
+        .catch((err: unknown) => {
+          this.log.error({ err }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
+          void channel.close();
+        });
+    };
+    modem.on('reboot', onReboot);
+    receiver.start();
+    this.setState('running');
+    const info = await Promise.race([closed, this.stopSignal.then(() => undefined)]);
+    modem.off('reboot', onReboot);
+    if (info && !this.stopping) {
+      this.setState('disconnected', info.error ?? new Error(info.disconnected ? 'device vanished (USB reset or unplug)' : 'port closed'));
+      this.log.warn({ disconnected: info.disconnected }, `modem ${this.o.name}: port closed${info.disconnected ? ' (device vanished)' : ''}; reconnecting`);
+    }
+  }
+
+  private async teardown(): Promise<void> {
+    const receiver = this.receiver;
+    if (receiver) {
+      this.statusValue.receiver = { ...receiver.stats };
+      await receiver.stop();
+    }
+    this.receiver = undefined;
+    const channel = this.channel;
+    this.channel = undefined;
+    if (channel?.isOpen) await channel.close().catch((err: unknown) => this.log.debug({ err }, 'close after session failed'));
+  }
+}

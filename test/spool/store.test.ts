@@ -1,0 +1,319 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Spool, SpoolError, recordChecksum, serializeRecord } from '../../src/spool/store.js';
+import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
+import { silentLogger } from '../../src/log.js';
+import { captureLogger, makeSms, tempDir } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+/** Owners opened by `open`; a reopen first closes the previous one (a clean stop releases spool.lock). */
+const opened: Spool[] = [];
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir('spool'));
+});
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  await cleanup();
+});
+
+const open = async (opts: Partial<Parameters<typeof Spool.open>[1]> = {}) => {
+  for (const s of opened.splice(0)) await s.close();
+  const spool = await Spool.open(dir, { logger: silentLogger(), ...opts });
+  opened.push(spool);
+  return spool;
+};
+const files = async (area: string) => (await readdir(path.join(dir, area))).sort();
+
+function makePart(id: string, sequence: number): PartRecord {
+  return {
+    v: 1,
+    kind: 'part',
+    groupKey: 'telkomsel-1|858|42|2|8',
+    id,
+    sim: { modem: 'telkomsel-1' },
+    sender: '858',
+    sequence,
+    total: 2,
+    reference: 42,
+    referenceBits: 8,
+    text: sequence === 1 ? 'Anda mendapatkan ' : 'penambahan pulsa',
+    scTimestamp: '2018-01-08T10:15:30+07:00',
+    receivedAt: `2018-01-08T03:15:3${sequence}.000Z`,
+    pdu: '0041000A',
+  };
+}
+
+describe('Spool: durable, idempotent writes', () => {
+  it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
+    const spool = await open();
+    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'spool.lock', 'tmp']);
+    const rec = makeSms('a1', { text: 'Rp10.000 "ok" ünïcode\nline2' });
+    expect(await spool.putPending(rec)).toEqual({ created: true, area: 'pending' });
+    expect(await files('pending')).toEqual(['a1.json']);
+    expect(await files('tmp')).toEqual([]);
+
+    const onDisk = JSON.parse(await readFile(path.join(dir, 'pending', 'a1.json'), 'utf8')) as Record<string, unknown>;
+    expect(onDisk.v).toBe(1);
+    expect(onDisk.checksum).toBe(recordChecksum(onDisk));
+
+    const again = await open();
+    expect(await again.get('a1')).toEqual({ area: 'pending', record: rec });
+  });
+
+  it('putPending is idempotent by id in pending, sent and dead; only the first emits "pending"', async () => {
+    const spool = await open();
+    const woke: string[] = [];
+    spool.on('pending', (id: string) => woke.push(id));
+    await spool.putPending(makeSms('a1'));
+    expect(await spool.putPending(makeSms('a1', { text: 'different' }))).toEqual({ created: false, area: 'pending' });
+    await spool.markDelivered('a1', { status: 200, at: new Date('2024-01-01T00:00:00Z') });
+    expect(await spool.putPending(makeSms('a1'))).toEqual({ created: false, area: 'sent' });
+    await spool.putPending(makeSms('b2'));
+    await spool.markDead('b2', 'HTTP 400: bad');
+    expect(await spool.putPending(makeSms('b2'))).toEqual({ created: false, area: 'dead' });
+    expect(woke).toEqual(['a1', 'b2']);
+    expect((await spool.get('a1'))?.record).toMatchObject({ text: makeSms('a1').text });
+  });
+
+  it('serializes concurrent puts of one id: exactly one is created', async () => {
+    const spool = await open();
+    const results = await Promise.all(Array.from({ length: 8 }, () => spool.putPending(makeSms('same'))));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(await files('pending')).toEqual(['same.json']);
+  });
+
+  it('refuses ids that are not filename-safe, writing nothing', async () => {
+    const spool = await open();
+    for (const bad of ['../evil', 'a/b', '', 'x'.repeat(129), 'sp ace', 'nul\u0000']) {
+      await expect(spool.putPending(makeSms(bad))).rejects.toMatchObject({ reason: 'invalid-id' });
+    }
+    expect(await files('pending')).toEqual([]);
+    expect(await readdir(path.dirname(dir))).not.toContain('evil.json');
+  });
+
+  it('putIgnored and putQuarantine are idempotent; an ignored id later accepted moves to pending', async () => {
+    const spool = await open();
+    expect(await spool.putIgnored(makeSms('i1', { ignoredReason: 'sender not accepted' }))).toEqual({ created: true, area: 'ignored' });
+    expect(await spool.putIgnored(makeSms('i1'))).toEqual({ created: false, area: 'ignored' });
+    await spool.putPending(makeSms('p1'));
+    expect(await spool.putIgnored(makeSms('p1'))).toEqual({ created: false, area: 'pending' });
+
+    expect(await spool.putPending(makeSms('i1'))).toEqual({ created: true, area: 'pending' });
+    expect(await files('ignored')).toEqual([]);
+    expect((await files('pending')).sort()).toEqual(['i1.json', 'p1.json']);
+
+    const q: QuarantineRecord = { v: 1, kind: 'quarantine', id: 'q1', modem: 'xl-1', index: 3, raw: '0791ZZ', reason: 'PDU invalid', receivedAt: '2024-01-01T00:00:00Z' };
+    expect(await spool.putQuarantine(q)).toEqual({ created: true, area: 'quarantine' });
+    expect(await spool.putQuarantine(q)).toEqual({ created: false, area: 'quarantine' });
+    expect(await spool.list('quarantine')).toEqual([q]);
+  });
+
+  it('keeps multipart fragments across a restart and deletes them by id', async () => {
+    const spool = await open();
+    await spool.putPart(makePart('p-2', 2));
+    await spool.putPart(makePart('p-1', 1));
+    expect((await spool.putPart(makePart('p-1', 1))).created).toBe(false);
+    const reopened = await open();
+    expect((await reopened.listParts()).map((p) => p.sequence)).toEqual([1, 2]);
+    await reopened.deleteParts(['p-1', 'p-2', 'never-existed']);
+    expect(await files('parts')).toEqual([]);
+    expect((await reopened.stats()).parts).toBe(0);
+  });
+});
+
+describe('Spool: delivery transitions and operator commands', () => {
+  it('markRetry counts the attempt, stays pending and is durable; stats shows the last error', async () => {
+    const clock = () => new Date('2024-01-01T00:10:00Z');
+    const spool = await open({ clock });
+    await spool.putPending(makeSms('r1', { receivedAt: '2024-01-01T00:00:00Z' }));
+    await spool.markRetry('r1', { error: 'HTTP 503: busy', status: 503, nextAttemptAt: new Date('2024-01-01T00:11:00Z') });
+    const reopened = await open({ clock });
+    expect((await reopened.get('r1'))?.record).toMatchObject({
+      attempts: 1,
+      lastError: 'HTTP 503: busy',
+      lastStatus: 503,
+      nextAttemptAt: '2024-01-01T00:11:00.000Z',
+    });
+    expect(await spool.stats()).toMatchObject({
+      pending: 1,
+      oldestPendingAgeMs: 600_000,
+      lastError: { id: 'r1', error: 'HTTP 503: busy' },
+    });
+  });
+
+  it('moves pending -> sent and pending -> dead -> pending (retry resets attempts and wakes the forwarder)', async () => {
+    const spool = await open();
+    await spool.putPending(makeSms('s1'));
+    await spool.markDelivered('s1', { status: 200, at: new Date('2024-02-02T00:00:00Z') });
+    expect(await files('pending')).toEqual([]);
+    expect(await spool.get('s1')).toMatchObject({ area: 'sent', record: { deliveredAt: '2024-02-02T00:00:00.000Z', lastStatus: 200, attempts: 1 } });
+
+    await spool.putPending(makeSms('d1'));
+    await spool.markRetry('d1', { error: 'ECONNREFUSED', nextAttemptAt: new Date('2030-01-01T00:00:00Z') });
+    await spool.markDead('d1', 'HTTP 422: rejected', 422);
+    expect(await spool.get('d1')).toMatchObject({ area: 'dead', record: { deadReason: 'HTTP 422: rejected', lastStatus: 422, attempts: 2 } });
+
+    const woke: string[] = [];
+    spool.on('pending', (id: string) => woke.push(id));
+    await spool.retry('d1');
+    const back = (await spool.get('d1'))!;
+    expect(back.area).toBe('pending');
+    expect(back.record).toMatchObject({ attempts: 0 });
+    expect((back.record as SmsRecord).nextAttemptAt).toBeUndefined();
+    expect(woke).toEqual(['d1']);
+    expect(await files('dead')).toEqual([]);
+  });
+
+  it('retryAllDead returns how many went back to pending', async () => {
+    const spool = await open();
+    for (const id of ['x1', 'x2', 'x3']) {
+      await spool.putPending(makeSms(id));
+      if (id !== 'x3') await spool.markDead(id, 'HTTP 400: no');
+    }
+    expect(await spool.retryAllDead()).toBe(2);
+    expect(await spool.stats()).toMatchObject({ pending: 3, dead: 0 });
+  });
+
+  it('transitions on an unknown or misplaced id fail with a clear error', async () => {
+    const spool = await open();
+    await expect(spool.markDelivered('ghost', { status: 200, at: new Date() })).rejects.toThrow('no spool record with id ghost');
+    await spool.putPending(makeSms('s1'));
+    await spool.markDelivered('s1', { status: 200, at: new Date() });
+    await expect(spool.markRetry('s1', { error: 'x', nextAttemptAt: new Date() })).rejects.toThrow('record s1 is in sent, not in pending');
+    await expect(spool.retry('s1')).rejects.toBeInstanceOf(SpoolError);
+  });
+
+  it('drop removes from pending/dead/ignored/quarantine and refuses unknown ids and sent records', async () => {
+    const spool = await open();
+    await spool.putPending(makeSms('p1'));
+    await spool.putIgnored(makeSms('i1'));
+    await spool.putQuarantine({ v: 1, kind: 'quarantine', id: 'q1', modem: 'm', raw: 'zz', reason: 'bad', receivedAt: '2024-01-01T00:00:00Z' });
+    expect(await spool.drop('p1')).toEqual({ area: 'pending' });
+    expect(await spool.drop('i1')).toEqual({ area: 'ignored' });
+    expect(await spool.drop('q1')).toEqual({ area: 'quarantine' });
+    expect(await spool.stats()).toMatchObject({ pending: 0, ignored: 0, quarantine: 0 });
+    await expect(spool.drop('p1')).rejects.toMatchObject({ reason: 'not-found', message: expect.stringContaining('no record p1') });
+    await spool.putPending(makeSms('s1'));
+    await spool.markDelivered('s1', { status: 200, at: new Date() });
+    await expect(spool.drop('s1')).rejects.toMatchObject({ reason: 'wrong-area' });
+  });
+
+  it('prune deletes sent records delivered before the cut-off and keeps newer ones', async () => {
+    const spool = await open({ clock: () => new Date('2024-03-31T00:00:00Z') });
+    for (const [id, at] of [['old', '2024-03-01T00:00:00Z'], ['new', '2024-03-30T00:00:00Z']] as const) {
+      await spool.putPending(makeSms(id));
+      await spool.markDelivered(id, { status: 200, at: new Date(at) });
+    }
+    expect(await spool.prune('sent', 7)).toBe(1);
+    expect(await files('sent')).toEqual(['new.json']);
+  });
+
+  it('lists pending oldest receivedAt first, with a limit', async () => {
+    const spool = await open();
+    await spool.putPending(makeSms('c', { receivedAt: '2024-01-03T00:00:00Z' }));
+    await spool.putPending(makeSms('a', { receivedAt: '2024-01-01T00:00:00Z' }));
+    await spool.putPending(makeSms('b', { receivedAt: '2024-01-02T00:00:00Z' }));
+    expect((await spool.list('pending')).map((r) => r.id)).toEqual(['a', 'b', 'c']);
+    expect((await spool.list('pending', { limit: 2 })).map((r) => r.id)).toEqual(['a', 'b']);
+  });
+});
+
+describe('Spool: recovery at start-up', () => {
+  it('deletes a half-written tmp file (crash between tmp write and rename); the SMS is simply not there yet', async () => {
+    const spool = await open();
+    await writeFile(path.join(dir, 'tmp', 'a1.4242.1.deadbeef.tmp'), serializeRecord(makeSms('a1')).slice(0, 40));
+    await writeFile(path.join(dir, 'tmp', 'a2.4242.2.deadbeef.tmp'), serializeRecord(makeSms('a2')));
+    void spool;
+    const { logger, lines } = captureLogger();
+    const reopened = await open({ logger });
+    expect(await files('tmp')).toEqual([]);
+    expect(await reopened.get('a1')).toBeUndefined();
+    expect(await reopened.get('a2')).toBeUndefined();
+    expect(lines.filter((l) => l.msg.includes('half-written'))).toHaveLength(2);
+    expect((await reopened.putPending(makeSms('a2'))).created).toBe(true);
+  });
+
+  it.each([
+    ['bad checksum', (t: string) => t.replace('Rp 5000', 'Rp 9000'), 'bad checksum'],
+    ['truncated JSON', (t: string) => t.slice(0, t.length / 2), 'invalid JSON'],
+    ['wrong version', (t: string) => t.replace('"v": 1', '"v": 2'), 'unsupported record version 2'],
+    ['empty file', () => '', 'invalid JSON'],
+    ['binary garbage', () => '\u0000\u00ff\u0001', 'invalid JSON'],
+  ])('moves a record with %s into quarantine with its raw text and a warning', async (_name, corrupt, reason) => {
+    const spool = await open();
+    await spool.putPending(makeSms('bad1'));
+    await spool.putPending(makeSms('good1'));
+    const file = path.join(dir, 'pending', 'bad1.json');
+    const broken = corrupt(await readFile(file, 'utf8'));
+    await writeFile(file, broken);
+
+    const { logger, lines } = captureLogger();
+    const reopened = await open({ logger });
+    expect(await files('pending')).toEqual(['good1.json']);
+    const [q] = (await reopened.list('quarantine')) as QuarantineRecord[];
+    expect(q).toMatchObject({ kind: 'quarantine', raw: broken, originalFile: 'pending/bad1.json' });
+    expect(q!.reason).toContain(reason);
+    const warn = lines.find((l) => l.level === 40 && l.msg.includes('pending/bad1.json'));
+    expect(warn?.msg).toContain('quarantine');
+    expect((await reopened.stats()).quarantine).toBe(1);
+    // a second start finds nothing more to do
+    const third = await open();
+    expect((await third.stats()).quarantine).toBe(1);
+  });
+
+  it('never crashes on odd entries: a directory named like a record, a stray file, a misplaced kind', async () => {
+    await open();
+    await mkdir(path.join(dir, 'pending', 'weird.json'));
+    await writeFile(path.join(dir, 'sent', 'notes.txt'), 'operator notes');
+    await writeFile(path.join(dir, 'sent', 'part1.json'), serializeRecord(makePart('part1', 1)));
+    const { logger, lines } = captureLogger();
+    const spool = await open({ logger });
+    expect(await spool.stats()).toMatchObject({ pending: 0, sent: 0, quarantine: 1 });
+    expect(await files('sent')).toEqual(['notes.txt']);
+    expect(lines.some((l) => l.level >= 50 && String(l.file).includes('weird.json'))).toBe(true);
+  });
+
+  it('a record in pending and sent (crash during the move) keeps sent and logs it', async () => {
+    const spool = await open();
+    await spool.putPending(makeSms('m1'));
+    await copyFile(path.join(dir, 'pending', 'm1.json'), path.join(dir, 'saved.json'));
+    await spool.markDelivered('m1', { status: 200, at: new Date() });
+    await copyFile(path.join(dir, 'saved.json'), path.join(dir, 'pending', 'm1.json'));
+
+    const { logger, lines } = captureLogger();
+    const reopened = await open({ logger });
+    expect((await reopened.get('m1'))?.area).toBe('sent');
+    expect(await files('pending')).toEqual([]);
+    expect(lines.some((l) => l.id === 'm1' && l.kept === 'sent' && l.removed === 'pending')).toBe(true);
+  });
+
+  it('the later state wins in both directions between pending and dead', async () => {
+    const spool = await open();
+    // interrupted markDead: pending copy left behind -> dead wins
+    await spool.putPending(makeSms('to-dead'));
+    await copyFile(path.join(dir, 'pending', 'to-dead.json'), path.join(dir, 'saved1.json'));
+    await spool.markDead('to-dead', 'HTTP 400: x', 400);
+    await copyFile(path.join(dir, 'saved1.json'), path.join(dir, 'pending', 'to-dead.json'));
+    // interrupted operator retry: dead copy left behind -> pending wins
+    await spool.putPending(makeSms('to-retry'));
+    await spool.markDead('to-retry', 'HTTP 400: x', 400);
+    await copyFile(path.join(dir, 'dead', 'to-retry.json'), path.join(dir, 'saved2.json'));
+    await spool.retry('to-retry');
+    await copyFile(path.join(dir, 'saved2.json'), path.join(dir, 'dead', 'to-retry.json'));
+
+    const reopened = await open();
+    expect((await reopened.get('to-dead'))?.area).toBe('dead');
+    expect((await reopened.get('to-retry'))?.area).toBe('pending');
+    expect(await files('pending')).toEqual(['to-retry.json']);
+    expect(await files('dead')).toEqual(['to-dead.json']);
+  });
+
+  it('with fsync disabled the behaviour is the same (dev mode)', async () => {
+    const spool = await open({ fsync: false });
+    await spool.putPending(makeSms('f1'));
+    expect((await (await open({ fsync: false })).get('f1'))?.area).toBe('pending');
+  });
+});
