@@ -4,24 +4,30 @@
  * Errors an operator meets are printed as one line (`error: ...`) plus a `hint: ...` line, with exit code 1;
  * usage errors exit 2.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { createInterface } from 'node:readline';
 import { loadConfig, maskSecrets, type Config } from './config.js';
 import { Daemon, VERSION } from './daemon.js';
-import { BridgeError, ConfigError, errorMessage } from './errors.js';
+import { AtCommandError, BridgeError, ConfigError, errorMessage } from './errors.js';
 import { createLogger, silentLogger, type Logger } from './log.js';
 import { openSession, type Session } from './cli/session.js';
+import { explainFinal } from './at/results.js';
+import type { StorageUsage } from './modem/modem.js';
 import { USB_FINGERPRINTS } from './modem/profiles/index.js';
 import { listPorts } from './serial/ports.js';
+import type { VirtualModem } from './sim/virtual-modem.js';
 import { decodeDeliver } from './sms/pdu.js';
 import type { AnyRecord, SmsRecord, SpoolArea } from './spool/types.js';
 import { queueCommands, spoolFrom } from './cli/queue.js';
+import { statusCommand } from './cli/status.js';
 
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
   /** Input for the interactive AT terminal (defaults to process.stdin). */
   input?: NodeJS.ReadableStream;
+  /** Tests: builds and starts the device behind --simulate (default: a SIM800-like modem with two SMS stored). */
+  virtualModem?: (path: string) => VirtualModem;
 }
 
 const defaultIo: CliIo = {
@@ -33,23 +39,32 @@ export const DEFAULT_CONFIG = process.env.PULSA_BRIDGE_CONFIG ?? '/etc/pulsa-bri
 
 interface ModemCliOptions {
   port?: string;
-  baud: string;
+  baud: number;
   simulate?: boolean;
   profile?: string;
   pin?: string;
-  timeout: string;
+  timeout: number;
   json?: boolean;
   verbose?: boolean;
+}
+
+/** Option/argument parser: a bad value is a usage error (exit 2) named by commander, before any port is opened. */
+function wholeNumber(what: string, min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected ${what}.`);
+    return n;
+  };
 }
 
 function modemOptions(cmd: Command): Command {
   return cmd
     .option('-p, --port <path>', 'serial port, e.g. /dev/serial/by-id/usb-...-if02-port0 (see `pulsa-bridge ports`)')
-    .option('-b, --baud <rate>', 'baud rate', '115200')
+    .option('-b, --baud <rate>', 'baud rate', wholeNumber('a baud rate such as 115200 or 9600', 1), 115200)
     .option('--simulate', 'use the built-in virtual modem instead of hardware')
     .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(['auto', 'generic', 'simcom', 'huawei', 'quectel', 'wavecom', 'zte', 'qualcomm', 'neoway']))
     .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
-    .option('--timeout <ms>', 'per-command timeout in ms', '10000')
+    .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
     .option('-v, --verbose', 'log the AT traffic to stderr');
 }
 
@@ -57,17 +72,16 @@ function loggerFor(opts: { verbose?: boolean }): Logger {
   return opts.verbose ? createLogger({ level: 'debug', pretty: false, destination: process.stderr }) : silentLogger();
 }
 
-async function withSession<T>(opts: ModemCliOptions, fn: (s: Session) => Promise<T>): Promise<T> {
-  const baud = Number(opts.baud);
-  if (!Number.isInteger(baud) || baud <= 0) throw new BridgeError('CONFIG_INVALID', `--baud: expected a positive integer, got ${opts.baud}`);
+async function withSession<T>(io: CliIo, opts: ModemCliOptions, fn: (s: Session) => Promise<T>): Promise<T> {
   const session = await openSession({
     ...(opts.port ? { port: opts.port } : {}),
-    baud,
+    baud: opts.baud,
     simulate: opts.simulate === true,
     ...(opts.profile ? { profile: opts.profile } : {}),
     ...((opts.pin ?? process.env.PULSA_BRIDGE_PIN) ? { pin: opts.pin ?? process.env.PULSA_BRIDGE_PIN! } : {}),
-    timeoutMs: Number(opts.timeout) || 10_000,
+    timeoutMs: opts.timeout,
     logger: loggerFor(opts),
+    ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
   });
   try {
     return await fn(session);
@@ -124,6 +138,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
     .action(async (opts: { json?: boolean }) => {
       const result = await listPorts({ fingerprints: USB_FINGERPRINTS.map((r) => ({ vendorId: r.vendorId, ...(r.productId ? { productId: r.productId } : {}), profile: r.profile ?? 'generic', description: r.description })) });
       if (opts.json) return json(io, result);
+      if (result.warning) io.err(`note: ${result.warning}\n`);
       if (result.ports.length === 0) {
         io.out('no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n');
         return;
@@ -139,14 +154,13 @@ export function createProgram(io: CliIo = defaultIo): Command {
         ]);
       }
       io.out(table(rows));
-      if (result.warning) io.err(`note: ${result.warning}\n`);
     });
 
   modemOptions(program.command('info'))
     .description('everything the modem says about itself: identity, SIM, signal, registration, operator, SMS storage, SMSC, profile')
     .option('--json', 'print JSON')
     .action(async (opts: ModemCliOptions) => {
-      await withSession(opts, async (s) => {
+      await withSession(io, opts, async (s) => {
         await s.modem.init();
         const info = await s.modem.info();
         if (opts.json) return json(io, info);
@@ -159,7 +173,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
     .argument('[command...]', 'AT command, e.g. AT+CSQ (quote it in the shell)')
     .option('--json', 'print JSON (one-shot mode)')
     .action(async (words: string[], opts: ModemCliOptions) => {
-      await withSession(opts, async (s) => {
+      await withSession(io, opts, async (s) => {
         if (words.length > 0) {
           const command = words.join(' ');
           try {
@@ -167,6 +181,14 @@ export function createProgram(io: CliIo = defaultIo): Command {
             if (opts.json) return json(io, r);
             io.out([...r.lines, r.final].join('\n') + '\n');
           } catch (err) {
+            // The modem answered with an error: show its words like a terminal would, explain on stderr, exit 1.
+            if (err instanceof AtCommandError && err.final !== undefined) {
+              process.exitCode = 1;
+              if (opts.json) return json(io, { command, lines: err.lines, final: err.final, error: err.message, code: err.code });
+              io.out([...err.lines, err.final].join('\n') + '\n');
+              io.err(`error: ${err.message}\n`);
+              return;
+            }
             if (opts.json && err instanceof BridgeError) {
               json(io, { command, error: err.message, code: err.code });
               process.exitCode = 1;
@@ -187,10 +209,10 @@ export function createProgram(io: CliIo = defaultIo): Command {
     .option('--cancel', 'cancel the session after the last reply')
     .option('--json', 'print JSON')
     .action(async (code: string, opts: ModemCliOptions & { reply?: string[]; cancel?: boolean }) => {
-      await withSession(opts, async (s) => {
+      await withSession(io, opts, async (s) => {
         await s.modem.init();
         const replies = [] as unknown[];
-        let r = await s.modem.ussd(code, { timeoutMs: Number(opts.timeout) || 30_000 });
+        let r = await s.modem.ussd(code, { timeoutMs: opts.timeout });
         replies.push(r);
         for (const answer of opts.reply ?? []) {
           if (r.status !== 1) break;
@@ -208,7 +230,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
     .description('list every SMS stored on the modem, decoded')
     .option('--json', 'print JSON')
     .action(async (opts: ModemCliOptions) => {
-      await withSession(opts, async (s) => {
+      await withSession(io, opts, async (s) => {
         await s.modem.init();
         const list = await s.modem.listSms('all');
         const decoded = list.map((p) => describeStored(p));
@@ -219,14 +241,13 @@ export function createProgram(io: CliIo = defaultIo): Command {
     });
   modemOptions(sms.command('read'))
     .description('read one SMS by its storage index')
-    .argument('<index>', 'storage index (as `sms list` shows it; some modems start at 0)')
+    .argument('<index>', 'storage index (as `sms list` shows it; some modems start at 0)', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
-    .action(async (index: string, opts: ModemCliOptions) => {
-      const i = parseIndex(index);
-      await withSession(opts, async (s) => {
+    .action(async (i: number, opts: ModemCliOptions) => {
+      await withSession(io, opts, async (s) => {
         await s.modem.init();
         const p = await s.modem.readSms(i);
-        if (!p) throw new BridgeError('AT_ERROR', `no SMS at index ${i}`);
+        if (!p) throw new BridgeError('AT_ERROR', `no SMS at index ${i}`, { hint: '`pulsa-bridge sms list` shows the stored messages and their indexes' });
         const d = describeStored(p);
         if (opts.json) return json(io, d);
         io.out(formatStored(d));
@@ -234,11 +255,10 @@ export function createProgram(io: CliIo = defaultIo): Command {
     });
   modemOptions(sms.command('delete'))
     .description('delete one SMS by index (the daemon deletes only after spooling; use this for clean-up)')
-    .argument('<index>', 'storage index')
+    .argument('<index>', 'storage index', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
-    .action(async (index: string, opts: ModemCliOptions) => {
-      const i = parseIndex(index);
-      await withSession(opts, async (s) => {
+    .action(async (i: number, opts: ModemCliOptions) => {
+      await withSession(io, opts, async (s) => {
         await s.modem.init();
         await s.modem.deleteSms(i);
         if (opts.json) return json(io, { deleted: i });
@@ -247,7 +267,15 @@ export function createProgram(io: CliIo = defaultIo): Command {
     });
 
   program.addCommand(queueCommands(io, spoolFrom));
+  program.addCommand(statusCommand(io));
+  // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
+  for (const c of allCommands(program)) c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
   return program;
+}
+
+/** The command and every subcommand below it. */
+export function allCommands(root: Command): Command[] {
+  return [root, ...root.commands.flatMap((c) => allCommands(c))];
 }
 
 const USSD_STATUS: Record<number, string> = {
@@ -258,12 +286,6 @@ const USSD_STATUS: Record<number, string> = {
   4: 'not supported',
   5: 'timed out',
 };
-
-function parseIndex(s: string): number {
-  const n = Number(s);
-  if (!Number.isInteger(n) || n < 0) throw new BridgeError('CONFIG_INVALID', `index: expected a whole number >= 0, got ${JSON.stringify(s)}`);
-  return n;
-}
 
 interface StoredView {
   index: number | undefined;
@@ -292,11 +314,17 @@ function formatStored(d: StoredView): string {
   return `#${d.index} [${d.status}] from ${d.sender} at ${d.time}${d.part ? ` (part ${d.part})` : ''}\n  ${d.text?.replace(/\n/g, '\n  ')}\n\n`;
 }
 
+/** AT+CPMS memories in order: mem1 (read, delete), mem2 (write, send), mem3 (where new SMS are stored). */
+const CPMS_ROLE = ['read', 'write', 'receive'];
+
 function formatInfo(info: Record<string, unknown>, indent = ''): string {
   let out = '';
   for (const [k, v] of Object.entries(info)) {
     if (v === undefined) continue;
-    if (v && typeof v === 'object' && !Array.isArray(v)) out += `${indent}${k}:\n${formatInfo(v as Record<string, unknown>, indent + '  ')}`;
+    if (k === 'storage' && Array.isArray(v)) {
+      const slots = (v as StorageUsage[]).map((m, i) => `${m.memory} ${m.used}/${m.total} used${CPMS_ROLE[i] ? ` (${CPMS_ROLE[i]})` : ''}`);
+      out += `${indent}${k}: ${slots.join(', ') || '?'}\n`;
+    } else if (v && typeof v === 'object' && !Array.isArray(v)) out += `${indent}${k}:\n${formatInfo(v as Record<string, unknown>, indent + '  ')}`;
     else out += `${indent}${k}: ${Array.isArray(v) ? JSON.stringify(v) : String(v)}\n`;
   }
   return out;
@@ -304,7 +332,9 @@ function formatInfo(info: Record<string, unknown>, indent = ''): string {
 
 async function interactiveAt(s: Session, io: CliIo): Promise<void> {
   const input = io.input ?? process.stdin;
-  const rl = createInterface({ input, output: process.stdout, terminal: (input as { isTTY?: boolean }).isTTY === true, historySize: 200, prompt: 'AT> ' });
+  const tty = (input as { isTTY?: boolean }).isTTY === true;
+  // The prompt and line editing only on a terminal; piped input gets the answers alone (all through io).
+  const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
   const onUrc = (u: { lines: string[] }) => io.out(`\n[urc] ${u.lines.join(' | ')}\n`);
   const onUnexpected = (line: string) => io.out(`\n[modem] ${line}\n`);
   const onClose = (info: { disconnected: boolean }) => {
@@ -326,7 +356,12 @@ async function interactiveAt(s: Session, io: CliIo): Promise<void> {
           const r = await s.channel.run(cmd);
           io.out([...r.lines, r.final].join('\n') + '\n');
         } catch (err) {
-          io.out(`${errorMessage(err)}\n`);
+          if (err instanceof AtCommandError && err.final !== undefined) {
+            // The modem's own words, then what its error code means when the table knows it.
+            io.out([...err.lines, err.final].join('\n') + '\n');
+            const explained = explainFinal(err.final);
+            if (explained !== err.final) io.out(`note: ${explained}\n`);
+          } else io.out(formatError(err));
         }
         rl.prompt();
       });
@@ -342,10 +377,16 @@ async function interactiveAt(s: Session, io: CliIo): Promise<void> {
 async function runDaemon(config: Config, simulate: boolean): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
+  let stopRequested: string | undefined;
+  let requestStop: (signal: string) => void = (signal) => (stopRequested = signal);
+  const onSignal = (signal: string) => () => requestStop(signal);
+  process.on('SIGTERM', onSignal('SIGTERM'));
+  process.on('SIGINT', onSignal('SIGINT'));
   const daemon = await Daemon.start({ config, logger, simulate });
   await new Promise<void>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    requestStop = (signal: string) => {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, `${signal}: stopping`);
@@ -354,9 +395,11 @@ async function runDaemon(config: Config, simulate: boolean): Promise<void> {
         resolve();
       });
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    if (stopRequested) requestStop(stopRequested);
   });
+  // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
+  logger.flush?.();
+  process.exit(0);
 }
 
 /** Formats an error for the terminal: one line, plus the hint when there is one. */
@@ -368,13 +411,16 @@ export function formatError(err: unknown): string {
 
 export async function main(argv: string[], io: CliIo = defaultIo): Promise<void> {
   const program = createProgram(io);
-  program.exitOverride();
+  // On every command: subcommands built before this call do not inherit it, and would call process.exit().
+  for (const c of allCommands(program)) c.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (err) {
     const e = err as { code?: string; exitCode?: number };
     if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
-      process.exitCode = e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? 0 : (e.exitCode ?? 2);
+      // --help, --version and `help` exit 0; every usage error (unknown command or option, bad value, missing
+      // argument, a command group called without its subcommand) exits 2.
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
       return;
     }
     io.err(formatError(err));

@@ -7,6 +7,8 @@
  * any stop: a POST abandoned at the grace bound leaves its record pending, and SMS not yet spooled stay on the SIM.
  */
 import { readFileSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SerialAtChannel } from './at/channel.js';
 import type { AtChannel } from './at/types.js';
 import type { Config, ModemConfig } from './config.js';
@@ -14,6 +16,7 @@ import { createSenderFilter } from './filter/sender.js';
 import { Forwarder } from './forward/forwarder.js';
 import { WebhookClient, webhookUrl } from './forward/webhook.js';
 import type { Logger } from './log.js';
+import { errorMessage } from './errors.js';
 import { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
@@ -32,6 +35,12 @@ export const VERSION: string = (() => {
 })();
 
 export const USER_AGENT = `pulsa-bridge/${VERSION}`;
+
+export const STATUS_INTERVAL_MS = 5_000;
+
+export function statusFilePath(spoolDir: string): string {
+  return join(spoolDir, 'status.json');
+}
 
 export interface DaemonOptions {
   config: Config;
@@ -56,6 +65,7 @@ export interface ModemWiring {
   /** Serial path actually opened (the config's port, or the virtual modem's path). */
   path: string;
   binding: 'native' | 'mock';
+  onStateChange?: () => void;
 }
 
 /**
@@ -68,6 +78,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
   return new ModemSupervisor<Modem>({
     name: m.name,
     logger: w.logger,
+    ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
     connect: async (): Promise<AtChannel> => {
       const link = await openSerialLink({ path: w.path, baudRate: m.baudRate, binding: w.binding });
       return new SerialAtChannel({ link, logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name });
@@ -117,6 +128,9 @@ export class Daemon {
   private readonly url: string;
   private stopWatchdog: () => void = () => undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
+  private statusTimer: NodeJS.Timeout | undefined;
+  private writeStatus: (() => void) | undefined;
+  private onSighup: (() => void) | undefined;
 
   private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
     this.o = o;
@@ -128,7 +142,31 @@ export class Daemon {
   static async start(o: DaemonOptions): Promise<Daemon> {
     const { config, logger } = o;
     const notifier = createNotifier(logger);
-    const spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync });
+    // `pulsa-bridge queue retry|drop` changes the spool on disk and sends SIGHUP so the daemon re-reads it. The handler
+    // must exist before the spool lock is taken: SIGHUP's default action would end the process.
+    let spoolRef: Spool | undefined;
+    let rescanning: Promise<void> = Promise.resolve();
+    const onSighup = () => {
+      logger.info('SIGHUP: re-reading the spool (changed by the queue CLI)');
+      rescanning = rescanning.then(async () => {
+        if (!spoolRef) return;
+        try {
+          const r = await spoolRef.rescan();
+          logger.info(r, 'spool re-read');
+        } catch (err) {
+          logger.error({ err }, `re-reading the spool failed: ${errorMessage(err)}`);
+        }
+      });
+    };
+    process.on('SIGHUP', onSighup);
+    let spool: Spool;
+    try {
+      spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync });
+    } catch (err) {
+      process.off('SIGHUP', onSighup);
+      throw err;
+    }
+    spoolRef = spool;
     const { url, warning } = config.webhook.url ? { url: config.webhook.url, warning: undefined } : webhookUrl(config.webhook.baseUrl ?? '');
     if (warning) logger.warn(warning);
     const client = new WebhookClient({
@@ -146,8 +184,10 @@ export class Daemon {
     };
     const forwarder = new Forwarder({ spool, client, policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
     const daemon = new Daemon(o, spool, forwarder, url);
+    daemon.onSighup = onSighup;
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
+    daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
     logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
@@ -164,7 +204,13 @@ export class Daemon {
       vm.start();
       this.virtualModems.set(m.name, vm);
     }
-    const supervisor = createModemSupervisor(m, { spool: this.spool, logger: this.o.logger, path, binding: simulate ? 'mock' : 'native' });
+    const supervisor = createModemSupervisor(m, {
+      spool: this.spool,
+      logger: this.o.logger,
+      path,
+      binding: simulate ? 'mock' : 'native',
+      onStateChange: () => this.writeStatus?.(),
+    });
     this.supervisors.push(supervisor);
     supervisor.start();
   }
@@ -185,6 +231,37 @@ export class Daemon {
     this.pruneTimer.unref();
   }
 
+  /**
+   * Writes `status.json` in the spool directory every STATUS_INTERVAL_MS (atomically: tmp + rename) for
+   * `pulsa-bridge status`. This timer is deliberately not unref'd: it keeps the process alive while the daemon runs,
+   * even when no serial port handle does (virtual modems).
+   */
+  private startStatusFile(): void {
+    const file = statusFilePath(this.o.config.spool.dir);
+    let writing = false;
+    const write = async () => {
+      if (writing) return;
+      writing = true;
+      try {
+        const body = JSON.stringify({ ...this.status(), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
+        await writeFile(`${file}.tmp`, body, { mode: 0o644 });
+        await rename(`${file}.tmp`, file);
+      } catch (err) {
+        this.o.logger.warn({ err }, `could not write ${file}: ${errorMessage(err)} (pulsa-bridge status will be stale)`);
+      } finally {
+        writing = false;
+      }
+    };
+    let again = false;
+    const writeSoon = () => {
+      if (writing) again = true;
+      else void write().then(() => again && ((again = false), writeSoon()));
+    };
+    this.writeStatus = writeSoon;
+    writeSoon();
+    this.statusTimer = setInterval(writeSoon, STATUS_INTERVAL_MS);
+  }
+
   status(): DaemonStatus {
     return {
       version: VERSION,
@@ -200,8 +277,12 @@ export class Daemon {
     const { logger, config } = this.o;
     this.stopWatchdog();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    if (this.statusTimer) clearInterval(this.statusTimer);
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
+    await this.spool.close();
+    await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
+    if (this.onSighup) process.off('SIGHUP', this.onSighup);
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }

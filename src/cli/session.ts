@@ -8,6 +8,7 @@ import { BridgeError, PortError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
+import type { SerialLink } from '../serial/link.js';
 import { openSerialLink } from '../serial/serial-link.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
 
@@ -19,6 +20,11 @@ export interface SessionOptions {
   pin?: string;
   timeoutMs: number;
   logger: Logger;
+  /**
+   * Builds and starts the device behind --simulate at `path` (tests: a stalled or scripted modem).
+   * Default: a SIM800-like virtual modem with two operator SMS on the SIM.
+   */
+  virtualModem?: (path: string) => VirtualModem;
 }
 
 export interface Session {
@@ -28,10 +34,13 @@ export interface Session {
   close(): Promise<void>;
 }
 
-/** A realistic SIM for --simulate: a few messages already on it, so `sms list` shows something. */
-function seedVirtualModem(vm: VirtualModem): void {
+/** The --simulate device, started: a SIM800-like modem with two operator SMS on the SIM, so `sms list` shows something. */
+export function createSimulatedModem(path: string): VirtualModem {
+  const vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0 });
+  vm.start();
   vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188' });
   vm.injectSms({ from: '168', text: 'Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000.' });
+  return vm;
 }
 
 export async function openSession(o: SessionOptions): Promise<Session> {
@@ -39,17 +48,23 @@ export async function openSession(o: SessionOptions): Promise<Session> {
   let path = o.port;
   if (o.simulate) {
     path = path ?? '/virtual/cli';
-    virtual = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0 });
-    virtual.start();
-    seedVirtualModem(virtual);
+    virtual = (o.virtualModem ?? createSimulatedModem)(path);
   }
   if (!path) throw new PortError('PORT_NOT_FOUND', 'no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
-  const link = await openSerialLink({ path, baudRate: o.baud, binding: o.simulate ? 'mock' : 'native' });
+  let link: SerialLink;
+  try {
+    link = await openSerialLink({ path, baudRate: o.baud, binding: o.simulate ? 'mock' : 'native' });
+  } catch (err) {
+    virtual?.stop();
+    throw err;
+  }
   const channel = new SerialAtChannel({ link, logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
   let garbage = 0;
   channel.on('garbage', () => garbage++);
+  let modem: Modem | undefined;
   const close = async () => {
-    await channel.close().catch(() => undefined); // closing a port that vanished: nothing left to do
+    modem?.detach();
+    await channel.close().catch((err: unknown) => o.logger.debug({ err }, 'close failed (port already gone): nothing left to do'));
     virtual?.stop();
   };
   try {
@@ -58,7 +73,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     await close();
     throw err;
   }
-  const modem = new Modem({
+  modem = new Modem({
     channel,
     name: 'cli',
     logger: o.logger,

@@ -38,6 +38,8 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   retryMaxMs?: number;
   /** Retry interval while the SIM is not ready (PIN/PUK/absent). */
   simRetryMs?: number;
+  /** Called after every state change (the daemon refreshes its status file). */
+  onStateChange?: (status: SupervisorStatus) => void;
 }
 
 export interface SupervisorStatus {
@@ -99,12 +101,14 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   private setState(state: ModemState, error?: unknown): void {
-    if (this.statusValue.state !== state) this.statusValue.since = new Date().toISOString();
+    const changed = this.statusValue.state !== state;
+    if (changed) this.statusValue.since = new Date().toISOString();
     this.statusValue.state = state;
     if (error !== undefined) {
       this.statusValue.lastError = errorMessage(error);
       this.statusValue.hint = error instanceof BridgeError ? error.hint : undefined;
     }
+    if (changed || error !== undefined) this.o.onStateChange?.(this.status());
   }
 
   private async sleep(ms: number): Promise<void> {

@@ -45,7 +45,10 @@ async function readText(path: string): Promise<string | undefined> {
   }
 }
 
-/** Map of real device path -> /dev/serial/by-id symlink. */
+/**
+ * Map of device path -> /dev/serial/by-id symlink. A link whose target cannot be resolved on disk (device node not
+ * there, e.g. a container with /dev/serial bind-mounted) is mapped by its literal target.
+ */
 async function byIdMap(dir: string): Promise<Map<string, string>> {
   const map = new Map<string, string>();
   let names: string[];
@@ -58,14 +61,24 @@ async function byIdMap(dir: string): Promise<Map<string, string>> {
     const link = join(dir, name);
     try {
       map.set(await realpath(link), link);
+      continue;
     } catch {
-      // dangling symlink of a device that just vanished: skip it
+      // the target is not there: fall back to its literal path below
+    }
+    try {
+      map.set(resolvePath(dir, await readlink(link)), link);
+    } catch {
+      // not a symlink at all (or vanished meanwhile): nothing to map
     }
   }
   return map;
 }
 
-/** Reads ttyUSB, ttyACM and USB-backed ttyS/ttyAMA entries from sysfs, walking up to the USB device for its ids. */
+/**
+ * Reads ttyUSB, ttyACM, ttyAMA and USB-backed ttyS entries from sysfs, walking up from the tty's device to the USB
+ * interface (bInterfaceNumber) and the USB device (idVendor). /sys/class/tty/<name> is itself a symlink into
+ * /sys/devices and `device` is relative to where it really lives, so both are resolved with realpath.
+ */
 async function listFromSysfs(root: string): Promise<PortInfo[]> {
   let names: string[];
   try {
@@ -78,18 +91,20 @@ async function listFromSysfs(root: string): Promise<PortInfo[]> {
     const info: PortInfo = { path: `/dev/${name}` };
     let dev: string;
     try {
-      const target = await readlink(join(root, name, 'device'));
-      dev = resolvePath(join(root, name), target);
+      dev = await realpath(join(root, name, 'device'));
     } catch {
       if (!/^tty(USB|ACM)/.test(name)) continue; // a bare ttyS without a device is a legacy UART placeholder
       out.push(info);
       continue;
     }
-    const iface = await readText(join(dev, 'bInterfaceNumber'));
-    if (iface) info.interfaceNumber = iface;
-    // Walk up until a directory with idVendor (the USB device).
+    // Walk up until a directory with idVendor (the USB device). The interface (bInterfaceNumber) is the device itself
+    // for cdc-acm (ttyACM) and its parent for usb-serial drivers (ttyUSB: .../1-1:1.2/ttyUSB2).
     let dir = dev;
     for (let i = 0; i < 6; i++) {
+      if (info.interfaceNumber === undefined) {
+        const iface = await readText(join(dir, 'bInterfaceNumber'));
+        if (iface) info.interfaceNumber = iface;
+      }
       const vid = await readText(join(dir, 'idVendor'));
       if (vid) {
         info.vendorId = vid.toLowerCase();
@@ -115,7 +130,8 @@ export function matchFingerprint(info: Pick<PortInfo, 'vendorId' | 'productId'>,
   const vid = info.vendorId?.toLowerCase();
   const pid = info.productId?.toLowerCase();
   if (!vid) return undefined;
-  return rows.find((r) => r.vendorId === vid && r.productId !== undefined && r.productId === pid) ?? rows.find((r) => r.vendorId === vid && r.productId === undefined);
+  const sameVendor = rows.filter((r) => r.vendorId.toLowerCase() === vid);
+  return sameVendor.find((r) => r.productId !== undefined && r.productId.toLowerCase() === pid) ?? sameVendor.find((r) => r.productId === undefined);
 }
 
 export async function listPorts(options: ListPortsOptions): Promise<{ ports: PortInfo[]; source: 'udev' | 'sysfs'; warning?: string }> {

@@ -701,6 +701,16 @@ export class Spool extends EventEmitter {
     }
   }
 
+  /**
+   * A client run as root (`sudo pulsa-bridge queue retry`) would otherwise leave root-owned 0640 files that the
+   * daemon's service user cannot read: give new files the owner of the spool directory. No-op for other users.
+   */
+  private async matchOwnership(fh: fsp.FileHandle): Promise<void> {
+    if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
+    const st = await fsp.stat(this.dir);
+    if (st.uid !== 0 || st.gid !== 0) await fh.chown(st.uid, st.gid);
+  }
+
   private fileOf(area: SpoolArea, id: string): string {
     return path.join(this.dir, area, `${id}.json`);
   }
@@ -712,6 +722,7 @@ export class Spool extends EventEmitter {
     try {
       const fh = await fsp.open(tmp, 'wx', 0o640);
       try {
+        await this.matchOwnership(fh);
         await fh.writeFile(text, 'utf8');
         if (this.doFsync) await fh.sync();
       } finally {

@@ -156,6 +156,21 @@ describe('client role (the queue CLI while the daemon runs)', () => {
     expect(woke).toEqual(['d1']);
   });
 
+  it.skipIf(typeof process.getuid !== 'function' || process.getuid() !== 0)(
+    'a client run as root writes files owned like the spool directory, so the service user can still read them',
+    async () => {
+      const o = await owner();
+      await o.putPending(makeSms('r1'));
+      await o.markDead('r1', 'HTTP 422: rejected', 422);
+      const { chown } = await import('node:fs/promises');
+      for (const d of [dir, path.join(dir, 'pending'), path.join(dir, 'tmp')]) await chown(d, 4321, 4321);
+      const { spool } = await client();
+      await spool.retry('r1');
+      const st = await stat(path.join(dir, 'pending', 'r1.json'));
+      expect([st.uid, st.gid]).toEqual([4321, 4321]);
+    },
+  );
+
   it('client retry of a waiting pending record makes it due now; the owner is woken for it and bases the next attempt on it', async () => {
     const o = await owner();
     await o.putPending(makeSms('w1'));

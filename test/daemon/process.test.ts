@@ -1,0 +1,189 @@
+/**
+ * The daemon as operations run it: the compiled `bin/pulsa-bridge run` in its own process (npm test builds dist/
+ * first), a real spool directory, a real HTTP server on loopback. Signals are real: SIGTERM, SIGKILL, SIGHUP.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../../src/log.js';
+import { Spool } from '../../src/spool/store.js';
+import { makeSms, tempDir, until } from '../spool/helpers.js';
+import { hang, reply, startServer, type TestServer } from '../forward/server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/pulsa-bridge');
+
+interface Proc {
+  child: ChildProcess;
+  out: string[];
+  err: string[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'debug', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  const err: string[] = [];
+  let buf = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString('utf8');
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    out.push(...parts);
+  });
+  child.stderr!.on('data', (c: Buffer) => err.push(c.toString('utf8')));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, out, err, exit };
+}
+
+const logged = (p: Proc, text: string) => p.out.some((l) => l.includes(text));
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let server: TestServer;
+const procs: Proc[] = [];
+
+async function writeConfig(over: Record<string, unknown> = {}): Promise<string> {
+  const file = path.join(dir, 'config.json');
+  const cfg = {
+    webhook: { url: server.url, timeoutMs: 30_000, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
+    spool: { dir: path.join(dir, 'spool'), fsync: true },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    log: { level: 'debug', pretty: false },
+    shutdownGraceSec: 1,
+    ...over,
+  };
+  await writeFile(file, JSON.stringify(cfg));
+  return file;
+}
+
+async function seed(records: Array<ReturnType<typeof makeSms>>, dead: string[] = []): Promise<void> {
+  const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
+  for (const r of records) await spool.putPending(r);
+  for (const id of dead) await spool.markDead(id, 'HTTP 422: test', 422);
+  await spool.close();
+}
+
+async function areaOf(id: string): Promise<string | undefined> {
+  const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger(), role: 'client' });
+  return (await spool.get(id))?.area;
+}
+
+beforeEach(async () => {
+  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  ({ dir, cleanup } = await tempDir('daemon'));
+});
+
+afterEach(async () => {
+  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await server?.close();
+  await cleanup();
+});
+
+describe('pulsa-bridge run (a real process)', () => {
+  it('SIGTERM with a POST in flight: exits 0 within the grace bound and the record stays pending (nothing lost)', async () => {
+    server = await startServer([hang]);
+    await seed([makeSms('sms-term1')]);
+    const p = run(['run', '--config', await writeConfig()]);
+    procs.push(p);
+    await until(() => server.requests.length === 1, 'the POST', 15_000);
+    p.child.kill('SIGTERM');
+    const { code } = await p.exit;
+    expect(code).toBe(0);
+    expect(logged(p, 'SIGTERM: stopping')).toBe(true);
+    expect(await areaOf('sms-term1')).toBe('pending');
+  });
+
+  it('SIGKILL during a POST, then a restart: the record is delivered, with the same Idempotency-Key and body', async () => {
+    server = await startServer([hang, reply(200, '{"success":true}')]);
+    await seed([makeSms('sms-kill1')]);
+    const config = await writeConfig();
+    const first = run(['run', '--config', config]);
+    procs.push(first);
+    await until(() => server.requests.length === 1, 'the first POST', 15_000);
+    first.child.kill('SIGKILL');
+    expect((await first.exit).signal).toBe('SIGKILL');
+    const second = run(['run', '--config', config]);
+    procs.push(second);
+    await until(() => server.requests.length === 2, 'the POST after restart', 15_000);
+    await until(async () => (await areaOf('sms-kill1')) === 'sent', 'the record to be sent');
+    const [a, b] = server.requests;
+    expect(b!.headers['idempotency-key']).toBe('sms-kill1');
+    expect(a!.headers['idempotency-key']).toBe(b!.headers['idempotency-key']);
+    expect(b!.body.equals(a!.body)).toBe(true);
+    expect(JSON.parse(b!.body.toString('utf8'))).toEqual({ sender: '858', message: makeSms('x').text });
+    expect(logged(second, 'stale')).toBe(true); // the lock left by the killed process was replaced, with a log line
+    second.child.kill('SIGTERM');
+    expect((await second.exit).code).toBe(0);
+  });
+
+  it('`queue retry --dead` while the daemon runs: the daemon is signalled (SIGHUP) and delivers at once', async () => {
+    server = await startServer([reply(200, '{"success":true}')]);
+    await seed([makeSms('sms-dead1')], ['sms-dead1']);
+    const config = await writeConfig();
+    const daemon = run(['run', '--config', config]);
+    procs.push(daemon);
+    await until(() => logged(daemon, 'started'), 'the daemon to start', 15_000);
+    const cli = run(['queue', 'retry', '--dead', '--config', config]);
+    expect((await cli.exit).code).toBe(0);
+    await until(() => server.requests.length === 1, 'the POST after SIGHUP', 10_000);
+    await until(async () => (await areaOf('sms-dead1')) === 'sent', 'sent');
+    expect(logged(daemon, 'SIGHUP')).toBe(true);
+    // `pulsa-bridge status` sees the daemon, the modem state and the delivery.
+    await until(async () => {
+      const st = run(['status', '--json', '--config', config]);
+      await st.exit;
+      const view = JSON.parse(st.out.join('\n')) as { daemon: { running: boolean; pid: number }; status?: { modems: Array<{ state: string }>; forwarder: { delivered: number } } };
+      return view.daemon.running && view.daemon.pid === daemon.child.pid && view.status?.modems[0]?.state === 'running' && view.status.forwarder.delivered === 1;
+    }, 'status to show the running daemon and one delivery', 12_000);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  });
+
+  it('tells systemd it is ready (READY=1 through systemd-notify) and logs JSON lines', async () => {
+    server = await startServer([reply(200)]);
+    const fakeBin = path.join(dir, 'bin');
+    const record = path.join(dir, 'notify.log');
+    await import('node:fs/promises').then((fs) => fs.mkdir(fakeBin));
+    await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> ${record}\n`);
+    await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
+    const p = run(['run', '--config', await writeConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
+    procs.push(p);
+    await until(async () => (await readFile(record, 'utf8').catch(() => '')).includes('--ready'), 'systemd-notify --ready', 15_000);
+    expect(p.out.length).toBeGreaterThan(0);
+    for (const line of p.out) expect(() => JSON.parse(line)).not.toThrow();
+    p.child.kill('SIGTERM');
+    expect((await p.exit).code).toBe(0);
+  });
+
+  it('a broken config: exit 1 with every problem named, no crash trace', async () => {
+    server = await startServer([reply(200)]);
+    const file = path.join(dir, 'bad.json');
+    await writeFile(file, JSON.stringify({ webhook: {}, modems: [{ name: 'x', port: '/dev/ttyUSB0' }], spool: { dirr: '/tmp' } }));
+    const p = run(['run', '--config', file]);
+    const { code } = await p.exit;
+    expect(code).toBe(1);
+    const stderr = p.err.join('');
+    expect(stderr).toContain('error: invalid config:');
+    expect(stderr).toContain('- spool.dirr: unknown key');
+    expect(stderr).toContain('- modems[0].senders: required');
+    expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('a second daemon on the same spool refuses to start, naming the first', async () => {
+    server = await startServer([reply(200)]);
+    const config = await writeConfig();
+    const first = run(['run', '--config', config]);
+    procs.push(first);
+    await until(() => logged(first, 'started'), 'the first daemon', 15_000);
+    const second = run(['run', '--config', config]);
+    const { code } = await second.exit;
+    expect(code).toBe(1);
+    expect(second.err.join('')).toContain(`in use by process ${first.child.pid}`);
+    first.child.kill('SIGTERM');
+    await first.exit;
+  });
+});
