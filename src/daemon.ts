@@ -66,6 +66,8 @@ export interface ModemWiring {
   path: string;
   binding: 'native' | 'mock';
   onStateChange?: () => void;
+  /** Liveness probe interval (default 30 s); tests shorten it. */
+  livenessIntervalMs?: number;
 }
 
 /**
@@ -79,6 +81,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
     name: m.name,
     logger: w.logger,
     ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
+    ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
     connect: async (): Promise<AtChannel> => {
       const link = await openSerialLink({ path: w.path, baudRate: m.baudRate, binding: w.binding });
       return new SerialAtChannel({ link, logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name });

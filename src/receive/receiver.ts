@@ -24,7 +24,7 @@ import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
 import { joinParts, partGroupKey } from '../sms/multipart.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import type { OtherSendersPolicy } from '../config.js';
-import { errorMessage } from '../errors.js';
+import { AtCommandError, errorMessage } from '../errors.js';
 
 /** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
 export interface ReceiveModem extends EventEmitter {
@@ -218,11 +218,20 @@ export class Receiver {
           // The SMS stays on the SIM (nothing was deleted before durability): the next sweep retries it.
           this.stats.lastError = `${task.label}: ${errorMessage(err)}`;
           this.log.error({ err, task: task.label }, `receive task failed: ${task.label}: ${errorMessage(err)}`);
+          this.sweepIfStorageFull(err);
         }
       }
     } finally {
       this.running = false;
       this.idleResolve?.();
+    }
+  }
+
+  /** `+CMS ERROR: 322` (memory full) from any command: the SIM needs emptying now, not at the next interval. */
+  private sweepIfStorageFull(err: unknown): void {
+    if (err instanceof AtCommandError && err.errorCode === 322 && /CMS/i.test(err.final ?? '')) {
+      this.log.warn('modem reports SMS memory full (+CMS ERROR: 322): sweeping');
+      this.requestSweep('storage full (+CMS ERROR: 322)');
     }
   }
 
@@ -252,6 +261,7 @@ export class Receiver {
       } catch (err) {
         this.stats.lastError = errorMessage(err);
         this.log.error({ err, index: stored.index }, `could not handle SMS at index ${stored.index}: ${errorMessage(err)}`);
+        this.sweepIfStorageFull(err);
       }
     }
     if (seen > 0 || reason !== 'interval') this.log.info({ reason, found: list.length, handled: seen }, `sweep (${reason}): ${list.length} on SIM`);

@@ -38,6 +38,14 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   retryMaxMs?: number;
   /** Retry interval while the SIM is not ready (PIN/PUK/absent). */
   simRetryMs?: number;
+  /**
+   * Liveness probe: `AT` every this many ms while running; after `livenessMisses` consecutive timeouts the modem is
+   * taken as hung (port open, firmware not answering) and the connection is recycled: close, reopen, init, sweep.
+   * Default 30 s; 0 disables.
+   */
+  livenessIntervalMs?: number;
+  livenessTimeoutMs?: number;
+  livenessMisses?: number;
   /** Called after every state change (the daemon refreshes its status file). */
   onStateChange?: (status: SupervisorStatus) => void;
 }
@@ -181,12 +189,53 @@ export class ModemSupervisor<M extends SupervisedModem> {
     modem.on('reboot', onReboot);
     receiver.start();
     this.setState('running');
+    const stopProbe = this.startLivenessProbe(channel);
     const info = await Promise.race([closed, this.stopSignal.then(() => undefined)]);
+    stopProbe();
     modem.off('reboot', onReboot);
     if (info && !this.stopping) {
       this.setState('disconnected', info.error ?? new Error(info.disconnected ? 'device vanished (USB reset or unplug)' : 'port closed'));
       this.log.warn({ disconnected: info.disconnected }, `modem ${this.o.name}: port closed${info.disconnected ? ' (device vanished)' : ''}; reconnecting`);
     }
+  }
+
+  /** See SupervisorOptions.livenessIntervalMs. Only timeouts count: an ERROR answer proves the modem is alive. */
+  private startLivenessProbe(channel: AtChannel): () => void {
+    const every = this.o.livenessIntervalMs ?? 30_000;
+    if (every <= 0) return () => undefined;
+    const limit = this.o.livenessMisses ?? 2;
+    let misses = 0;
+    let probing = false;
+    let done = false;
+    const timer = setInterval(() => {
+      if (probing || done) return;
+      probing = true;
+      channel
+        .run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 })
+        .then(
+          () => (misses = 0),
+          (err: unknown) => {
+            if (done || !(err instanceof BridgeError) || err.code !== 'AT_TIMEOUT') return;
+            misses++;
+            this.log.warn({ misses, limit }, `modem ${this.o.name} did not answer the liveness probe (${misses}/${limit})`);
+            if (misses < limit) return;
+            done = true;
+            this.setState(
+              'failed',
+              new BridgeError('MODEM_SILENT', `modem ${this.o.name} stopped answering (${limit} probes timed out): reconnecting`, {
+                hint: 'a modem that hangs repeatedly may need more power (a powered USB hub) or a firmware update',
+              }),
+            );
+            this.log.error(`modem ${this.o.name} stopped answering: closing the port to reconnect and re-initialise`);
+            void channel.close();
+          },
+        )
+        .finally(() => (probing = false));
+    }, every);
+    return () => {
+      done = true;
+      clearInterval(timer);
+    };
   }
 
   private async teardown(): Promise<void> {

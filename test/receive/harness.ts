@@ -50,10 +50,15 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(dir: string, vm: VirtualModem, logger: Logger, opts: { faults?: Faults; modem?: Record<string, unknown> } = {}): Promise<Stack> {
+export async function startStack(
+  dir: string,
+  vm: VirtualModem,
+  logger: Logger,
+  opts: { faults?: Faults; modem?: Record<string, unknown>; livenessIntervalMs?: number } = {},
+): Promise<Stack> {
   const spool = await Spool.open(dir, { logger });
   const m = modemConfig(opts.modem);
-  const supervisor = createModemSupervisor(m, { spool: opts.faults ? withFaults(spool, opts.faults) : spool, logger, path: vm.start(), binding: 'mock' });
+  const supervisor = createModemSupervisor(m, { spool: opts.faults ? withFaults(spool, opts.faults) : spool, logger, path: vm.start(), binding: 'mock', ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}) });
   supervisor.start();
   await until(() => supervisor.status().state === 'running', 'modem running', 10_000);
   return {

@@ -190,6 +190,17 @@ describe('receive path (virtual modem, real spool directory)', () => {
     expect(await pendingRecords(stack.spool)).toHaveLength(1);
   });
 
+  it('a modem that hangs with its port open is detected by the liveness probe, reconnected, and receives again', async () => {
+    stack = await startStack(dir, vm, logger, { livenessIntervalMs: 200, modem: { commandTimeoutMs: 500 } });
+    vm.stall('forever');
+    await until(() => lines.some((l) => String(l.msg).includes('stopped answering')), 'hang detection', 10_000);
+    vm.resume();
+    await until(() => stack!.supervisor.status().state === 'running' && stack!.supervisor.status().reconnects > 0, 'recovery', 15_000);
+    vm.injectSms({ from: '858', text: TSEL });
+    await settle(stack, vm);
+    expect(await pendingRecords(stack.spool)).toHaveLength(1);
+  }, 30_000);
+
   it('direct delivery (+CMT): spooled, then acknowledged with AT+CNMA', async () => {
     stack = await startStack(dir, vm, logger, { modem: { delivery: 'direct' } });
     vm.injectSms({ from: '858', text: TSEL });

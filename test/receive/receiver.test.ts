@@ -1,0 +1,172 @@
+/**
+ * Receiver unit tests with a scripted fake modem and an in-memory spool: the paths a real modem produces rarely.
+ */
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { AtCommandError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log.js';
+import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
+import { createSenderFilter } from '../../src/filter/sender.js';
+import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
+import type { StoredPdu } from '../../src/sms/types.js';
+import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
+
+const TS = new Date('2026-11-22T03:00:00Z');
+const pdu = (from: string, text: string) => buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!;
+
+class FakeModem extends EventEmitter implements ReceiveModem {
+  slots = new Map<number, StoredPdu>();
+  calls: string[] = [];
+  /** Next readSms answers, consumed in order before the slot contents (to script races). */
+  readScript: Array<StoredPdu | undefined | Error> = [];
+  listError: Error | undefined;
+  put(index: number, p: { pdu: string; tpduLength: number }): void {
+    this.slots.set(index, { index, stat: 0, length: p.tpduLength, pdu: p.pdu });
+  }
+  async listSms(): Promise<StoredPdu[]> {
+    this.calls.push('list');
+    if (this.listError) throw this.listError;
+    return [...this.slots.values()];
+  }
+  async readSms(index: number): Promise<StoredPdu | undefined> {
+    this.calls.push(`read ${index}`);
+    const scripted = this.readScript.shift();
+    if (scripted instanceof Error) throw scripted;
+    if (scripted !== undefined) return scripted;
+    return this.slots.get(index);
+  }
+  async deleteSms(index: number): Promise<void> {
+    this.calls.push(`delete ${index}`);
+    this.slots.delete(index);
+  }
+  async acknowledgeDirect(): Promise<void> {
+    this.calls.push('cnma');
+  }
+}
+
+class MemorySpool implements ReceiveSpool {
+  pending = new Map<string, SmsRecord>();
+  ignored = new Map<string, SmsRecord>();
+  quarantine = new Map<string, QuarantineRecord>();
+  parts = new Map<string, PartRecord>();
+  async putPending(rec: SmsRecord) {
+    const created = !this.pending.has(rec.id);
+    this.pending.set(rec.id, rec);
+    return { created, area: 'pending' as const };
+  }
+  async putIgnored(rec: SmsRecord) {
+    this.ignored.set(rec.id, rec);
+    return { created: true };
+  }
+  async putQuarantine(rec: QuarantineRecord) {
+    this.quarantine.set(rec.id, rec);
+    return { created: true };
+  }
+  async putPart(rec: PartRecord) {
+    this.parts.set(rec.id, rec);
+    return { created: true };
+  }
+  async listParts() {
+    return [...this.parts.values()];
+  }
+  async deleteParts(ids: string[]) {
+    for (const id of ids) this.parts.delete(id);
+  }
+}
+
+function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
+  const modem = new FakeModem();
+  const spool = new MemorySpool();
+  const receiver = new Receiver({
+    modem,
+    spool,
+    sim: { modem: 'm1', imsi: '510100000000001' },
+    accept: createSenderFilter(['858']),
+    otherSenders: policy,
+    multipartTimeoutMs: 600_000,
+    sweepIntervalMs: 3_600_000,
+    logger: silentLogger(),
+  });
+  return { modem, spool, receiver };
+}
+
+describe('Receiver', () => {
+  it('does not delete an index that holds another message by the time of AT+CMGD, and sweeps again', async () => {
+    const { modem, spool, receiver } = setup();
+    const first = pdu('858', 'Rp 5000 dari 6281');
+    const other = pdu('858', 'Rp 9000 dari 6282');
+    receiver.start();
+    await receiver.drained();
+    modem.put(3, first);
+    // read for handling -> first; re-check before delete -> another message now sits at index 3
+    modem.readScript = [{ index: 3, stat: 0, length: first.tpduLength, pdu: first.pdu }, { index: 3, stat: 0, length: other.tpduLength, pdu: other.pdu }];
+    modem.emit('sms', { storage: 'SM', index: 3 });
+    await receiver.drained();
+    expect(spool.pending.size).toBe(1);
+    expect(modem.calls.filter((c) => c === 'delete 3')).toHaveLength(1); // only by the follow-up sweep, after re-checking
+    expect(modem.calls.filter((c) => c === 'list').length).toBeGreaterThanOrEqual(2);
+    await receiver.stop();
+  });
+
+  it('+CMS ERROR: 322 on a command triggers a sweep at once', async () => {
+    const { modem, receiver } = setup();
+    receiver.start();
+    await receiver.drained();
+    const lists = modem.calls.filter((c) => c === 'list').length;
+    modem.readScript = [new AtCommandError('AT_ERROR', 'AT+CMGR=7 failed: +CMS ERROR: 322 (memory full)', { command: 'AT+CMGR=7', final: '+CMS ERROR: 322', errorCode: 322 })];
+    modem.emit('sms', { storage: 'SM', index: 7 });
+    await receiver.drained();
+    expect(modem.calls.filter((c) => c === 'list').length).toBe(lists + 1);
+    await receiver.stop();
+  });
+
+  it('a +CME ERROR with the same number is not mistaken for memory full', async () => {
+    const { modem, receiver } = setup();
+    receiver.start();
+    await receiver.drained();
+    const lists = modem.calls.filter((c) => c === 'list').length;
+    modem.readScript = [new AtCommandError('AT_ERROR', 'x', { command: 'AT+CMGR=7', final: '+CME ERROR: 322', errorCode: 322 })];
+    modem.emit('sms', { storage: 'SM', index: 7 });
+    await receiver.drained();
+    expect(modem.calls.filter((c) => c === 'list').length).toBe(lists);
+    await receiver.stop();
+  });
+
+  it('a status report left on the SIM is deleted, not quarantined', async () => {
+    const { modem, spool, receiver } = setup();
+    const sr = buildStatusReportPdu({ messageRef: 5, recipient: '+6281234567890', submitted: TS, discharged: TS, status: 0 });
+    modem.put(2, sr);
+    receiver.start();
+    await receiver.drained();
+    expect(spool.quarantine.size).toBe(0);
+    expect(modem.slots.size).toBe(0);
+    await receiver.stop();
+  });
+
+  it('policy keep cannot keep a +CMT (never stored): it is acknowledged, not spooled', async () => {
+    const { modem, spool, receiver } = setup('keep');
+    receiver.start();
+    await receiver.drained();
+    const p = pdu('PROMO', 'diskon');
+    modem.emit('sms-direct', { pdu: p.pdu, length: p.tpduLength });
+    await receiver.drained();
+    expect(modem.calls).toContain('cnma');
+    expect(spool.pending.size + spool.ignored.size).toBe(0);
+    await receiver.stop();
+  });
+
+  it('a failing sweep is logged and retried later; nothing is deleted', async () => {
+    const { modem, receiver } = setup();
+    modem.put(1, pdu('858', 'Rp 1000'));
+    modem.listError = new AtCommandError('AT_TIMEOUT', 'AT+CMGL=4: no answer within 10000 ms', { command: 'AT+CMGL=4' });
+    receiver.start();
+    await receiver.drained();
+    expect(receiver.stats.lastError).toContain('no answer');
+    expect(modem.slots.size).toBe(1);
+    modem.listError = undefined;
+    receiver.requestSweep('retry');
+    await receiver.drained();
+    expect(modem.slots.size).toBe(0);
+    await receiver.stop();
+  });
+});
