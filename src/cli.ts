@@ -220,8 +220,11 @@ export function createProgram(io: CliIo = defaultIo): Command {
           replies.push(r);
         }
         if (r.status === 1 && opts.cancel) await s.modem.ussdCancel();
+        // The network refusing the code (4 not supported, 5 timed out) is a failed diagnostic: exit 1.
+        if (r.status === 4 || r.status === 5) process.exitCode = 1;
         if (opts.json) return json(io, replies);
         for (const x of replies as Array<{ status: number; text: string }>) io.out(`[status ${x.status}: ${USSD_STATUS[x.status] ?? '?'}]\n${x.text}\n`);
+        if (r.status === 4) io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
       });
     });
 
