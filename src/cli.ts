@@ -5,7 +5,9 @@
  * usage errors exit 2.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { randomInt } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { encodeSubmit } from './sms/submit.js';
 import { loadConfig, maskSecrets, type Config } from './config.js';
 import { Daemon, VERSION } from './daemon.js';
 import { AtCommandError, BridgeError, ConfigError, errorMessage } from './errors.js';
@@ -266,6 +268,23 @@ export function createProgram(io: CliIo = defaultIo): Command {
         await s.modem.deleteSms(i);
         if (opts.json) return json(io, { deleted: i });
         io.out(`deleted index ${i}\n`);
+      });
+    });
+
+  modemOptions(sms.command('send'))
+    .description('send an SMS (diagnostics and test transfers, e.g. `--to 151 "TRANSFERPULSA 0812... 5000"`); long texts go as concatenated parts')
+    .requiredOption('--to <number>', 'destination: short code (151, 168) or number (+62..., 08...)')
+    .argument('<text...>', 'message text (quote it in the shell)')
+    .option('--json', 'print JSON')
+    .action(async (words: string[], opts: ModemCliOptions & { to: string }) => {
+      const text = words.join(' ');
+      // A fresh concatenation reference per send, so two long messages to the same number are never merged.
+      const pdus = encodeSubmit(opts.to, text, { reference: randomInt(0, 256) });
+      await withSession(io, opts, async (s) => {
+        await s.modem.init();
+        const refs = await s.modem.sendSms(opts.to, pdus);
+        if (opts.json) return json(io, { to: opts.to, parts: pdus.length, references: refs });
+        io.out(`sent to ${opts.to} in ${pdus.length} part(s); message reference(s) ${refs.join(', ')}\n`);
       });
     });
 

@@ -223,6 +223,24 @@ describe('sms', () => {
     expect((await cli(['sms', 'list', '--simulate'], { virtualModem })).out).toBe('no SMS on the modem\n');
   });
 
+  it('send: a short text in one part, a long one as concatenated parts the modem reads back whole', async () => {
+    const vm = createSimulatedModem('/virtual/cli');
+    vm.stop();
+    const virtualModem = () => (vm.start(), vm);
+    const one = await cli(['sms', 'send', '--simulate', '--to', '151', 'TRANSFERPULSA', '081234567890', '5000'], { virtualModem });
+    expect(one.code).toBe(0);
+    expect(one.out).toMatch(/^sent to 151 in 1 part\(s\); message reference\(s\) \d+\n$/);
+    const long = 'BAGI 081234567890 5000 '.repeat(10).trim();
+    const two = await cli(['sms', 'send', '--simulate', '--to', '+6281234567890', long, '--json'], { virtualModem });
+    expect(JSON.parse(two.out)).toMatchObject({ to: '+6281234567890', parts: 2 });
+    const sent = vm.sentMessages();
+    expect(sent.map((m) => [m.destination, m.text])).toEqual([
+      ['151', 'TRANSFERPULSA 081234567890 5000'],
+      ['+6281234567890', long.slice(0, 153)],
+      ['+6281234567890', long.slice(153)],
+    ]);
+  });
+
   it('a non-numeric index is a usage error', async () => {
     const r = await cli(['sms', 'read', '--simulate', 'abc']);
     expect(r.err).toContain("error: command-argument value 'abc' is invalid for argument 'index'");
