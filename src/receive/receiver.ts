@@ -129,7 +129,7 @@ export class Receiver {
 
   /** Stops taking work and waits for the task in progress (the queue is dropped: the SIM still holds those SMS). */
   async stop(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped) return this.idle; // a second stop() (the supervisor's teardown) must also wait for the task in progress
     this.stopped = true;
     for (const [event, fn] of this.listeners) this.o.modem.off(event, fn as (...args: unknown[]) => void);
     this.listeners.length = 0;

@@ -155,6 +155,33 @@ describe('Receiver', () => {
     await receiver.stop();
   });
 
+  it('every stop() call waits for the task in progress (the port must not close under a running read)', async () => {
+    const { modem, receiver } = setup();
+    receiver.start();
+    await receiver.drained();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const p = pdu('858', 'Rp 1000');
+    modem.put(4, p);
+    const original = modem.readSms.bind(modem);
+    modem.readSms = async (i: number) => {
+      await gate;
+      return original(i);
+    };
+    modem.emit('sms', { storage: 'SM', index: 4 });
+    await new Promise((r) => setImmediate(r));
+    let firstDone = false;
+    let secondDone = false;
+    void receiver.stop().then(() => (firstDone = true));
+    void receiver.stop().then(() => (secondDone = true));
+    await new Promise((r) => setImmediate(r));
+    expect([firstDone, secondDone]).toEqual([false, false]);
+    release();
+    await receiver.drained();
+    await new Promise((r) => setImmediate(r));
+    expect([firstDone, secondDone]).toEqual([true, true]);
+  });
+
   it('a failing sweep is logged and retried later; nothing is deleted', async () => {
     const { modem, receiver } = setup();
     modem.put(1, pdu('858', 'Rp 1000'));
