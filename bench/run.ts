@@ -1,0 +1,253 @@
+/**
+ * `npm run bench`: end-to-end receive latency of pulsa-bridge (+CMTI at the modem -> POST at a local webhook), over
+ * the mock binding and over a pseudo-terminal with the native binding, plus the cost of a durable spool write, the
+ * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
+ * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
+ *
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced]
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../src/log.js';
+import { Spool } from '../src/spool/store.js';
+import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
+import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
+import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
+
+const BAUD = 115_200;
+
+interface Args {
+  json: boolean;
+  samples: number;
+  burst: number;
+  scenarios: string[];
+}
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${a} needs a value`);
+      return v;
+    };
+    const count = (v: string, max: number) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${a} expects an integer from 1 to ${max}`);
+      return n;
+    };
+    if (a === '--json') args.json = true;
+    else if (a === '--samples') args.samples = count(value(), 1000);
+    else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
+    else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write('usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced]\n');
+      process.exit(0);
+    } else throw new UsageError(`unknown argument ${a} (try --help)`);
+  }
+  for (const s of args.scenarios) if (!['mock', 'pty', 'pty-paced'].includes(s)) throw new UsageError(`unknown scenario ${s} (mock, pty, pty-paced)`);
+  return args;
+}
+
+interface SpoolCostRow {
+  label: string;
+  putPending: Summary;
+  markDelivered?: Summary;
+}
+
+/**
+ * Spool.putPending alone in a fresh temp spool: back to back, and in the daemon's rhythm (each record delivered,
+ * i.e. moved to sent/ by markDelivered, before the next arrives), with fsync on and off.
+ */
+async function spoolCost(n: number): Promise<{ rows: SpoolCostRow[]; dir: string }> {
+  const base = await mkdtemp(join(tmpdir(), 'pulsa-bench-spool-'));
+  const once = async (fsync: boolean, deliver: boolean): Promise<SpoolCostRow> => {
+    const name = `${fsync ? 'on' : 'off'}-${deliver ? 'cycle' : 'puts'}`;
+    const spool = await Spool.open(join(base, name), { logger: silentLogger(), fsync });
+    const put: number[] = [];
+    const mark: number[] = [];
+    try {
+      for (let i = 0; i < n + 5; i++) {
+        const rec: SmsRecord = {
+          v: SPOOL_RECORD_VERSION,
+          kind: 'sms',
+          id: `bench-${name}-${i}`,
+          sim: { modem: 'bench', imsi: '510100123456789' },
+          sender: '858',
+          text: `Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2026-11-22. SN: SPOOL${i}`,
+          scTimestamp: '2026-11-22T10:15:30+07:00',
+          receivedAt: new Date().toISOString(),
+          pdus: ['07912618485400F9040381580000108110015103820A'],
+          attempts: 0,
+        };
+        const t = performance.now();
+        await spool.putPending(rec);
+        const t2 = performance.now();
+        if (deliver) await spool.markDelivered(rec.id, { status: 200, at: new Date() });
+        if (i >= 5) {
+          put.push(t2 - t);
+          if (deliver) mark.push(performance.now() - t2);
+        }
+      }
+    } finally {
+      await spool.close();
+    }
+    const label = `${deliver ? 'put + markDelivered' : 'puts back to back'}, fsync ${fsync ? 'on' : 'off'}`;
+    return deliver ? { label, putPending: summarize(put), markDelivered: summarize(mark) } : { label, putPending: summarize(put) };
+  };
+  try {
+    const rows: SpoolCostRow[] = [];
+    for (const deliver of [true, false]) for (const fsync of [true, false]) rows.push(await once(fsync, deliver));
+    return { rows, dir: tmpdir() };
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
+function filesystemOf(dir: string): string {
+  const r = spawnSync('df', ['-T', dir], { encoding: 'utf8' });
+  const cols = r.status === 0 ? (r.stdout.trim().split('\n')[1] ?? '').split(/\s+/) : [];
+  return cols[1] ?? 'unknown';
+}
+
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>): string {
+  const out: string[] = [];
+  const pdu = results.find((r) => r.samplePdu)?.samplePdu;
+  out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
+  out.push(`latency = +CMTI emitted by the virtual modem -> POST body received by the local webhook (ms); ${args.samples} single messages one at a time, then a burst of ${args.burst}`);
+  out.push('');
+  const rows: string[][] = [];
+  for (const r of results) {
+    const link = r.transport === 'mock' ? 'mock binding' : `pty native ${r.baudRate}${r.paceBaud ? `, paced ${r.paceBaud}` : ''}`;
+    rows.push([r.name, link, 'single', String(r.single.n), ms(r.single.median), ms(r.single.p95), ms(r.single.max), '-', '-']);
+    rows.push([r.name, link, 'burst', String(r.burst.latency.n), ms(r.burst.latency.median), ms(r.burst.latency.p95), ms(r.burst.latency.max), ms(r.burst.drainMs), r.burst.messagesPerSecond.toFixed(0)]);
+  }
+  out.push(table(['scenario', 'serial', 'phase', 'n', 'median', 'p95', 'max', 'drain', 'SMS/s'], rows));
+  out.push('');
+  out.push('where a single message spends its time, median (p95) ms:');
+  out.push(
+    table(
+      ['scenario', '+CMTI -> AT+CMGR at modem', 'read + decode', 'putPending (fsync)', 'spooled -> POST'],
+      results.map((r) => [r.name, ...(['toCmgr', 'readAndDecode', 'putPending', 'toPost'] as const).map((k) => `${ms(r.stages[k].median)} (${ms(r.stages[k].p95)})`)]),
+    ),
+  );
+
+  if (pdu) {
+    const steps = smsExchange(pdu);
+    const total = steps.reduce((s, x) => s + x.bytes, 0);
+    const beforePost = steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0);
+    out.push('');
+    out.push(`serial bytes per SMS (single part, ${pdu.tpduLength}-octet TPDU, echo off), wire time at ${BAUD} baud (10 bits/byte):`);
+    out.push(table(['step', 'direction', 'bytes', 'ms'], steps.map((s) => [`${s.what}${s.beforePost ? ' *' : ''}`, s.dir, String(s.bytes), ms(wireTimeMs(s.bytes, BAUD))])));
+    out.push(`total ${total} bytes = ${ms(wireTimeMs(total, BAUD))} ms per SMS (the line carries at most ${(1000 / wireTimeMs(total, BAUD)).toFixed(0)} SMS/s);`);
+    out.push(`* = before the POST can start (${beforePost} bytes = ${ms(wireTimeMs(beforePost, BAUD))} ms); the re-check and AT+CMGD run while the POST is in flight.`);
+    const measured = results.map((r) => `${r.name} ${(r.bytesPerSms.fromModem + r.bytesPerSms.toModem).toFixed(0)}`).join(', ');
+    out.push(`measured at the virtual modem (single phase, includes AT+CPMS? every 10th SMS): ${measured} bytes/SMS`);
+    out.push('');
+    out.push('bridge share of the single-message median (latency minus the wire time it contains):');
+    const shareRows = results.map((r) => {
+      // A pseudo-terminal and the mock move bytes at memory speed: only the paced scenario carries wire time.
+      const inLatency = r.paceBaud ? wireTimeMs(beforePost, r.paceBaud) : 0;
+      const share = r.single.median - inLatency;
+      return [r.name, ms(r.single.median), ms(inLatency), ms(share), ms(share + wireTimeMs(beforePost, BAUD))];
+    });
+    out.push(table(['scenario', 'median', 'wire in it', 'bridge share', `expected on a ${BAUD} modem`], shareRows));
+  }
+
+  out.push('');
+  out.push('durable spool write (Spool.putPending: tmp write + fsync + rename + fsync dir) and markDelivered (pending -> sent), ms:');
+  const spoolRows: string[][] = spool.rows.map((r) => [
+    `standalone: ${r.label}`,
+    String(r.putPending.n),
+    ms(r.putPending.median),
+    ms(r.putPending.p95),
+    ms(r.markDelivered?.median),
+    ms(r.markDelivered?.p95),
+  ]);
+  for (const r of results) {
+    spoolRows.push([`in ${r.name}, single`, String(r.putPendingSingle.n), ms(r.putPendingSingle.median), ms(r.putPendingSingle.p95), ms(r.markDeliveredSingle.median), ms(r.markDeliveredSingle.p95)]);
+    spoolRows.push([`in ${r.name}, burst`, String(r.putPendingBurst.n), ms(r.putPendingBurst.median), ms(r.putPendingBurst.p95), '-', '-']);
+  }
+  out.push(table(['where', 'n', 'put median', 'put p95', 'mark median', 'mark p95'], spoolRows));
+
+  out.push('');
+  out.push('memory after each burst (one process: simulator, daemon and receiver; peak RSS is the process peak so far), MiB:');
+  out.push(table(['scenario', 'peak RSS', 'RSS', 'heap used', 'settled ms'], results.map((r) => [r.name, r.memoryAfterBurst.maxRssMiB.toFixed(1), r.memoryAfterBurst.rssMiB.toFixed(1), r.memoryAfterBurst.heapUsedMiB.toFixed(1), ms(r.burst.settledMs)])));
+  out.push('');
+  const dT = results.map((r) => `${r.name} median ${(r.injectToCmti.median * 1000).toFixed(0)} us, max ${(r.injectToCmti.max * 1000).toFixed(0)} us`).join('; ');
+  out.push(`time stamps: +CMTI is stamped in VirtualModem.send() as its bytes go to the serial side; injectSms() -> that stamp: ${dT}.`);
+  const dups = results.filter((r) => r.duplicatesAtReceiver > 0);
+  if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
+  return out.join('\n') + '\n';
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
+  const wanted = args.scenarios.filter((s) => {
+    if (s !== 'mock' && !hasSocat) {
+      process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
+      return false;
+    }
+    return true;
+  });
+  const base = { samples: args.samples, burst: args.burst, warmup: 5, logLevel: process.env.LOG_LEVEL ?? 'info' };
+  const options: Record<string, ScenarioOptions> = {
+    mock: { ...base, name: 'mock', transport: 'mock' },
+    pty: { ...base, name: 'pty', transport: 'pty' },
+    'pty-paced': { ...base, name: 'pty-paced', transport: 'pty', paceBaud: BAUD },
+  };
+  const results: ScenarioResult[] = [];
+  for (const name of wanted) {
+    const started = performance.now();
+    results.push(await runScenario(options[name]!));
+    process.stderr.write(`bench: ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
+  const spool = await spoolCost(50);
+  if (args.json) {
+    const pdu = results.find((r) => r.samplePdu)?.samplePdu;
+    const steps = pdu ? smsExchange(pdu) : [];
+    process.stdout.write(
+      JSON.stringify(
+        {
+          node: process.version,
+          platform: `${process.platform}/${process.arch}`,
+          cpus: cpus().length,
+          samples: args.samples,
+          burst: args.burst,
+          baud: BAUD,
+          wire: { steps, totalBytes: steps.reduce((s, x) => s + x.bytes, 0), totalMs: wireTimeMs(steps.reduce((s, x) => s + x.bytes, 0), BAUD), beforePostMs: wireTimeMs(steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0), BAUD) },
+          spool,
+          scenarios: results,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } else process.stdout.write(report(args, results, spool));
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+    // Everything was stopped; if a handle still keeps the process alive, say which instead of hanging.
+    setTimeout(() => {
+      process.stderr.write(`bench: still running 5 s after the end; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`);
+      process.exit(code);
+    }, 5000).unref();
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,151 @@
+/**
+ * The virtual modem on a real pseudo-terminal pair: the bridge end is opened with the native binding, as the daemon
+ * opens a USB modem, and the AT channel talks to the simulator through the kernel's pty and socat.
+ * Skipped only when socat is not installed (CI installs it); the missing-socat error is tested everywhere.
+ */
+import { describe, it, expect, afterEach } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SerialAtChannel } from '../../src/at/channel.js';
+import type { Urc } from '../../src/at/types.js';
+import { BridgeError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log.js';
+import type { SerialCloseInfo, SerialLink } from '../../src/serial/link.js';
+import { openSerialLink } from '../../src/serial/serial-link.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../../src/sim/pty-host.js';
+import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { until } from '../spool/helpers.js';
+
+const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
+if (!hasSocat) console.warn('pty-host.test: socat is not installed; skipping the pseudo-terminal tests (apt-get install socat)');
+
+const CMTI = { name: 'cmti', pattern: /^\+CMTI:/, parse: (l: string[]) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) };
+
+let cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.reverse()) await c();
+  cleanups = [];
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pulsa-ptyhost-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function modem(): VirtualModem {
+  const vm = new VirtualModem({ path: `/virtual/pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  cleanups.push(() => vm.stop());
+  return vm;
+}
+
+async function host(vm: VirtualModem, linkPath: string): Promise<PtyHost> {
+  const h = await hostVirtualModemOnPty(vm, { linkPath, logger: silentLogger() });
+  cleanups.push(() => h.close());
+  return h;
+}
+
+async function bridge(path: string): Promise<{ link: SerialLink; channel: SerialAtChannel; urcs: Urc[]; closes: SerialCloseInfo[] }> {
+  const link = await openSerialLink({ path, baudRate: 115200, binding: 'native' });
+  cleanups.push(() => link.close());
+  const closes: SerialCloseInfo[] = [];
+  link.on('close', (info) => closes.push(info));
+  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 5000, urcs: [CMTI] });
+  const urcs: Urc[] = [];
+  channel.on('urc', (u) => urcs.push(u));
+  return { link, channel, urcs, closes };
+}
+
+describe('hostVirtualModemOnPty', () => {
+  it('names socat in a BridgeError with an install hint when socat is missing', async () => {
+    const dir = tempDir();
+    const savedPath = process.env.PATH;
+    process.env.PATH = join(dir, 'empty-bin');
+    try {
+      const err = await hostVirtualModemOnPty(modem(), { linkPath: join(dir, 'ttyV0') }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(BridgeError);
+      expect((err as BridgeError).message).toMatch(/socat is not installed/);
+      expect((err as BridgeError).hint).toBe('apt-get install socat');
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    expect(existsSync(join(dir, 'ttyV0'))).toBe(false);
+  });
+
+  it('refuses to replace a file that is not a symlink at linkPath', async () => {
+    const dir = tempDir();
+    const linkPath = join(dir, 'ttyV0');
+    writeFileSync(linkPath, 'precious');
+    await expect(hostVirtualModemOnPty(modem(), { linkPath })).rejects.toThrow(/not a symlink/);
+  });
+
+  describe.skipIf(!hasSocat)('over socat', () => {
+    it('answers AT and AT+CSQ on the native binding and reports +CMTI after injectSms', async () => {
+      const dir = tempDir();
+      const vm = modem();
+      const h = await host(vm, join(dir, 'ttyV0'));
+      expect(h.devicePath).toBe(join(dir, 'ttyV0'));
+      expect(lstatSync(h.devicePath).isSymbolicLink()).toBe(true);
+
+      const { channel, urcs } = await bridge(h.devicePath);
+      await channel.run('ATE0');
+      await expect(channel.run('AT')).resolves.toEqual({ command: 'AT', lines: [], final: 'OK' });
+      await expect(channel.run('AT+CSQ')).resolves.toMatchObject({ lines: [expect.stringMatching(/^\+CSQ: \d+,\d+$/)], final: 'OK' });
+      await channel.run('AT+CNMI=2,1,0,0,0');
+
+      const injected = vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000. SN: PTY1' });
+      expect(injected.indexes).toHaveLength(1);
+      await until(() => urcs.some((u) => u.name === 'cmti'), '+CMTI at the bridge end');
+      expect(urcs.filter((u) => u.name === 'cmti')).toEqual([{ name: 'cmti', lines: [`+CMTI: "SM",${injected.indexes[0]}`], data: { index: injected.indexes[0] } }]);
+
+      const read = await channel.run(`AT+CMGR=${injected.indexes[0]}`);
+      expect(read.lines[1]).toBe(injected.pdus[0]?.pdu);
+      expect(vm.commandLog()).toContain('AT+CSQ');
+    });
+
+    it('lets the bridge close and reopen the port while the host keeps running', async () => {
+      const dir = tempDir();
+      const h = await host(modem(), join(dir, 'ttyV0'));
+      const first = await bridge(h.devicePath);
+      await first.channel.run('ATE0');
+      await first.channel.close();
+      const second = await bridge(h.devicePath);
+      await expect(second.channel.run('AT')).resolves.toMatchObject({ final: 'OK' });
+    });
+
+    it('unplug makes the bridge end vanish (disconnected) and removes both links', async () => {
+      const dir = tempDir();
+      const vm = modem();
+      const h = await host(vm, join(dir, 'ttyV0'));
+      const { channel, closes } = await bridge(h.devicePath);
+      await channel.run('ATE0');
+      vm.unplug();
+      await until(() => closes.length > 0, 'the bridge end to close');
+      expect(closes[0]?.disconnected).toBe(true);
+      await h.close();
+      expect(existsSync(h.devicePath)).toBe(false);
+      expect(existsSync(`${h.devicePath}.modem`)).toBe(false);
+      await expect(openSerialLink({ path: h.devicePath, baudRate: 115200, binding: 'native' })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+    });
+
+    it('paces bytes like a UART when paceBaud is set: 600 bytes at 9600 baud arrive no sooner than 625 ms', async () => {
+      const dir = tempDir();
+      const vm = modem();
+      const h = await hostVirtualModemOnPty(vm, { linkPath: join(dir, 'ttyV0'), paceBaud: 9600 });
+      cleanups.push(() => h.close());
+      const { link } = await bridge(h.devicePath);
+      let xs = 0;
+      link.on('data', (c) => (xs += c.toString('latin1').split('X').length - 1));
+      const started = performance.now();
+      vm.injectUrc('X'.repeat(596)); // 600 bytes with the CR LF around it
+      await until(() => xs >= 596, 'the paced bytes', 5000);
+      // A lower bound only: a busy machine makes it later, never sooner.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(620);
+    });
+  });
+});
