@@ -22,6 +22,7 @@ import { decodeDeliver } from './sms/pdu.js';
 import type { AnyRecord, SmsRecord, SpoolArea } from './spool/types.js';
 import { queueCommands, spoolFrom } from './cli/queue.js';
 import { statusCommand } from './cli/status.js';
+import { simulateCommand } from './cli/simulate.js';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -290,6 +291,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
 
   program.addCommand(queueCommands(io, spoolFrom));
   program.addCommand(statusCommand(io));
+  program.addCommand(simulateCommand(io));
   // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
   for (const c of allCommands(program)) c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
   return program;

@@ -3,7 +3,7 @@
  * first), a real spool directory, a real HTTP server on loopback. Signals are real: SIGTERM, SIGKILL, SIGHUP.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,8 +23,8 @@ interface Proc {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'debug', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'debug', ...env }, stdio: [stdin, 'pipe', 'pipe'] });
   const out: string[] = [];
   const err: string[] = [];
   let buf = '';
@@ -83,7 +83,35 @@ afterEach(async () => {
   await cleanup();
 });
 
+const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+
 describe('pulsa-bridge run (a real process)', () => {
+  it.skipIf(!hasSocat)('end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook', async () => {
+    server = await startServer([reply(200, '{"success":true}')]);
+    const link = path.join(dir, 'modem');
+    const sim = run(['simulate', '--link', link], {}, 'pipe');
+    procs.push(sim);
+    await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
+    const daemon = run(['run', '--config', await writeConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
+    procs.push(daemon);
+    await until(() => logged(daemon, 'ready: SIMCOM'), 'the daemon to initialise the modem over the pty', 20_000);
+    sim.child.stdin!.write('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.\n');
+    sim.child.stdin!.write('sms 0812999 pesan pribadi\n');
+    await until(() => server.requests.length === 1, 'the POST', 15_000);
+    expect(JSON.parse(server.requests[0]!.body.toString('utf8'))).toEqual({
+      sender: '858',
+      message: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.',
+    });
+    expect(server.requests[0]!.headers['x-pulsa-bridge-modem']).toBe('tsel-1');
+    await until(() => logged(daemon, 'archived'), 'the private SMS to be archived', 10_000);
+    sim.child.stdin!.write('list\n');
+    await until(() => logged(sim, 'SIM empty'), 'the SIM to be empty', 10_000);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+    sim.child.stdin!.end('quit\n');
+    expect((await sim.exit).code).toBe(0);
+  }, 60_000);
+
   it('SIGTERM with a POST in flight: exits 0 within the grace bound and the record stays pending (nothing lost)', async () => {
     server = await startServer([hang]);
     await seed([makeSms('sms-term1')]);
