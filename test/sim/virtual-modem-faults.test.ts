@@ -1,19 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openSerialLink } from '../../src/serial/serial-link.js';
 import type { SerialCloseInfo } from '../../src/serial/link.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import { Wire, settle, uniquePath } from './wire.js';
+import { Wire, boot, running, settle, shutdownBooted } from './wire.js';
 
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));
-const running: Array<{ modem: VirtualModem; wire: Wire }> = [];
-
-async function boot(options: Partial<VirtualModemOptions> = {}): Promise<{ modem: VirtualModem; wire: Wire }> {
-  const modem = new VirtualModem({ path: uniquePath(), bootStepMs: 0, noise: false, ...options });
-  modem.start();
-  const wire = await Wire.open(modem.path);
-  running.push({ modem, wire });
-  return { modem, wire };
-}
 
 /** Fake only the timers the simulator uses; the mock binding's nextTick/setImmediate stay real. */
 function fakeTimers(): void {
@@ -22,11 +12,7 @@ function fakeTimers(): void {
 
 afterEach(async () => {
   vi.useRealTimers();
-  for (const { modem, wire } of running.splice(0)) {
-    await wire.close();
-    modem.stop();
-    expect(modem.internalErrors()).toEqual([]);
-  }
+  expect(await shutdownBooted()).toEqual([]);
 });
 
 describe('simcom boot', () => {

@@ -2,26 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse, type Deliver } from 'node-pdu';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import { packUssdHex, unpackUssdHex } from '../../src/sim/septets.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import { Wire, uniquePath } from './wire.js';
+import { boot, shutdownBooted } from './wire.js';
 
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));
-const running: Array<{ modem: VirtualModem; wire: Wire }> = [];
-
-async function boot(options: Partial<VirtualModemOptions> = {}): Promise<{ modem: VirtualModem; wire: Wire }> {
-  const modem = new VirtualModem({ path: uniquePath(), bootStepMs: 0, noise: false, ...options });
-  modem.start();
-  const wire = await Wire.open(modem.path);
-  running.push({ modem, wire });
-  return { modem, wire };
-}
 
 afterEach(async () => {
-  for (const { modem, wire } of running.splice(0)) {
-    await wire.close();
-    modem.stop();
-    expect(modem.internalErrors()).toEqual([]);
-  }
+  expect(await shutdownBooted()).toEqual([]);
 });
 
 describe('echo and basic commands', () => {

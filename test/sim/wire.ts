@@ -4,6 +4,7 @@
  */
 import { openSerialLink } from '../../src/serial/serial-link.js';
 import type { SerialLink } from '../../src/serial/link.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
 
 const FINAL = /^(OK|ERROR|\+CME ERROR: .*|\+CMS ERROR: .*|COMMAND NOT SUPPORT)$/;
 
@@ -80,4 +81,26 @@ export class Wire {
 /** Lets the mock binding's nextTick reads run. */
 export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Virtual modems booted by a test file, with the wire to each; `shutdownBooted` closes them after each test. */
+export const running: Array<{ modem: VirtualModem; wire: Wire }> = [];
+
+export async function boot(options: Partial<VirtualModemOptions> = {}): Promise<{ modem: VirtualModem; wire: Wire }> {
+  const modem = new VirtualModem({ path: uniquePath(), bootStepMs: 0, noise: false, ...options });
+  modem.start();
+  const wire = await Wire.open(modem.path);
+  running.push({ modem, wire });
+  return { modem, wire };
+}
+
+/** Closes every booted modem; returns the simulator's internal errors (a test expects none). */
+export async function shutdownBooted(): Promise<Error[]> {
+  const errors: Error[] = [];
+  for (const { modem, wire } of running.splice(0)) {
+    await wire.close();
+    modem.stop();
+    errors.push(...modem.internalErrors());
+  }
+  return errors;
 }
