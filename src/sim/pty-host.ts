@@ -156,7 +156,23 @@ function startSocat(linkPath: string, modemPath: string, log: Logger, timeoutMs:
   });
 }
 
-async function stopSocat(socat: ChildProcess, log: Logger): Promise<void> {
+/**
+ * socat outlives a parent killed with SIGKILL (it has no reason to notice). A tiny guard shell holds a pipe from
+ * this process and kills socat when the pipe closes, i.e. when this process dies by any means. Neither the guard
+ * nor its pipe keeps the event loop alive.
+ */
+function guardSocat(socat: ChildProcess, log: Logger): ChildProcess | undefined {
+  if (socat.pid === undefined) return undefined;
+  const guard = spawn('sh', ['-c', `read _ ; kill ${socat.pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+  guard.on('error', (err) => log.debug({ err }, 'pty host: no guard shell for socat (it may outlive a killed parent)'));
+  guard.unref();
+  (guard.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return guard;
+}
+
+async function stopSocat(socat: ChildProcess, log: Logger, guard?: ChildProcess): Promise<void> {
+  // The guard goes first, so it can never signal a pid that socat no longer owns.
+  if (guard && guard.exitCode === null && guard.signalCode === null) guard.kill('SIGKILL');
   if (socat.exitCode !== null || socat.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => socat.once('exit', () => resolve()));
   socat.kill('SIGTERM');
@@ -179,12 +195,13 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
   await clearStaleLink(linkPath);
   await clearStaleLink(modemPath);
   const { socat, stderr } = await startSocat(linkPath, modemPath, log, opts.startTimeoutMs ?? 5000);
+  const guard = guardSocat(socat, log);
 
   let link: SerialLink;
   try {
     link = await openSerialLink({ path: modemPath, baudRate: opts.baudRate ?? 115200, binding: 'native' });
   } catch (err) {
-    await stopSocat(socat, log);
+    await stopSocat(socat, log, guard);
     throw err;
   }
 
@@ -217,7 +234,7 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
     closing ??= (async () => {
       detach();
       await link.close().catch((err: unknown) => log.debug({ err: errorMessage(err) }, 'pty host: closing the modem end failed (already gone)'));
-      await stopSocat(socat, log);
+      await stopSocat(socat, log, guard);
       // socat removes its links on a clean exit; after SIGKILL they may remain.
       for (const p of [linkPath, modemPath]) await clearStaleLink(p).catch((err: unknown) => log.warn({ err: errorMessage(err), path: p }, 'pty host: could not remove link'));
       log.debug('pty host: closed');

@@ -116,6 +116,19 @@ describe('pulsa-bridge run (a real process)', () => {
     expect((await sim.exit).code).toBe(0);
   }, 60_000);
 
+  it.skipIf(!hasSocat)('`pulsa-bridge simulate` killed with SIGKILL leaves no socat behind', async () => {
+    server = await startServer([reply(200)]);
+    const link = path.join(dir, 'killed-modem');
+    const sim = run(['simulate', '--link', link], {}, 'pipe');
+    procs.push(sim);
+    await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
+    const socatAlive = () => spawnSync('pgrep', ['-f', `link=${link}`]).status === 0;
+    expect(socatAlive()).toBe(true);
+    sim.child.kill('SIGKILL');
+    await sim.exit;
+    await until(() => !socatAlive(), 'socat to exit with its parent', 5_000);
+  });
+
   it('SIGTERM with a POST in flight: exits 0 within the grace bound and the record stays pending (nothing lost)', async () => {
     server = await startServer([hang]);
     await seed([makeSms('sms-term1')]);

@@ -98,5 +98,24 @@ describe('native serial binding', () => {
       await expect(channel.run('AT+NOPE')).rejects.toThrow('AT+NOPE failed: ERROR');
       expect(received).toEqual(['AT', 'AT+CSQ', 'AT+NOPE']);
     });
+
+    it('a port another process (or link) holds is PORT_BUSY, with the ModemManager hint', async () => {
+      // A pair of its own: the test above keeps both ends of the shared pair open.
+      const own = spawn('socat', [`pty,raw,echo=0,link=${dir}/busy-a`, `pty,raw,echo=0,link=${dir}/busy-b`], { stdio: 'ignore' });
+      for (let i = 0; i < 100 && !existsSync(join(dir, 'busy-a')); i++) await delay(50);
+      const first = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200, binding: 'native' });
+      try {
+        const err = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200, binding: 'native' }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(PortError);
+        expect((err as PortError).code).toBe('PORT_BUSY');
+        expect((err as PortError).hint).toMatch(/ModemManager/);
+      } finally {
+        await first.close();
+        own.kill('SIGTERM');
+      }
+    });
   });
 });
