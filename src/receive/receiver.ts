@@ -304,9 +304,9 @@ export class Receiver {
       return;
     }
     if (sms.concat && sms.concat.total > 1) {
-      const stored_ = await this.storePart(sms);
+      const isNewPart = await this.storePart(sms);
       await this.release(stored);
-      if (stored_) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
+      if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
       return;
     }
     await this.storeMessage(this.recordFrom(sms, sms.text, [stored.pdu]), verdict.accept);
