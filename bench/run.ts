@@ -4,7 +4,11 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,backlog]
+ *                          [--backlog 5000] [--backlog-spread-ms 10000]
+ *
+ * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
+ * production Forwarder (see backlog.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,6 +17,7 @@ import { join } from 'node:path';
 import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
+import { runBacklog, type BacklogResult } from './backlog.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -23,12 +28,16 @@ interface Args {
   samples: number;
   burst: number;
   scenarios: string[];
+  backlog: number;
+  backlogSpreadMs: number;
 }
+
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog'];
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'] };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'], backlog: 5000, backlogSpreadMs: 10_000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -45,12 +54,18 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--samples') args.samples = count(value(), 1000);
     else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
     else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
-    else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced]\n');
+    else if (a === '--backlog') args.backlog = count(value(), 100_000);
+    else if (a === '--backlog-spread-ms') {
+      const v = value();
+      args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
+    } else if (a === '--help' || a === '-h') {
+      process.stdout.write(
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+      );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
   }
-  for (const s of args.scenarios) if (!['mock', 'pty', 'pty-paced'].includes(s)) throw new UsageError(`unknown scenario ${s} (mock, pty, pty-paced)`);
+  for (const s of args.scenarios) if (!SCENARIOS.includes(s)) throw new UsageError(`unknown scenario ${s} (${SCENARIOS.join(', ')})`);
   return args;
 }
 
@@ -115,50 +130,52 @@ function filesystemOf(dir: string): string {
   return cols[1] ?? 'unknown';
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>): string {
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
   out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
-  out.push(`latency = +CMTI emitted by the virtual modem -> POST body received by the local webhook (ms); ${args.samples} single messages one at a time, then a burst of ${args.burst}`);
-  out.push('');
-  const rows: string[][] = [];
-  for (const r of results) {
-    const link = r.transport === 'mock' ? 'mock binding' : `pty native ${r.baudRate}${r.paceBaud ? `, paced ${r.paceBaud}` : ''}`;
-    rows.push([r.name, link, 'single', String(r.single.n), ms(r.single.median), ms(r.single.p95), ms(r.single.max), '-', '-']);
-    rows.push([r.name, link, 'burst', String(r.burst.latency.n), ms(r.burst.latency.median), ms(r.burst.latency.p95), ms(r.burst.latency.max), ms(r.burst.drainMs), r.burst.messagesPerSecond.toFixed(0)]);
-  }
-  out.push(table(['scenario', 'serial', 'phase', 'n', 'median', 'p95', 'max', 'drain', 'SMS/s'], rows));
-  out.push('');
-  out.push('where a single message spends its time, median (p95) ms:');
-  out.push(
-    table(
-      ['scenario', '+CMTI -> AT+CMGR at modem', 'read + decode', 'putPending (fsync)', 'spooled -> POST'],
-      results.map((r) => [r.name, ...(['toCmgr', 'readAndDecode', 'putPending', 'toPost'] as const).map((k) => `${ms(r.stages[k].median)} (${ms(r.stages[k].p95)})`)]),
-    ),
-  );
-
-  if (pdu) {
-    const steps = smsExchange(pdu);
-    const total = steps.reduce((s, x) => s + x.bytes, 0);
-    const beforePost = steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0);
+  if (results.length > 0) {
+    out.push(`latency = +CMTI emitted by the virtual modem -> POST body received by the local webhook (ms); ${args.samples} single messages one at a time, then a burst of ${args.burst}`);
     out.push('');
-    out.push(`serial bytes per SMS (single part, ${pdu.tpduLength}-octet TPDU, echo off), wire time at ${BAUD} baud (10 bits/byte):`);
-    out.push(table(['step', 'direction', 'bytes', 'ms'], steps.map((s) => [`${s.what}${s.beforePost ? ' *' : ''}`, s.dir, String(s.bytes), ms(wireTimeMs(s.bytes, BAUD))])));
-    out.push(`total ${total} bytes = ${ms(wireTimeMs(total, BAUD))} ms per SMS (the line carries at most ${(1000 / wireTimeMs(total, BAUD)).toFixed(0)} SMS/s);`);
-    out.push(`* = before the POST can start (${beforePost} bytes = ${ms(wireTimeMs(beforePost, BAUD))} ms); the re-check and AT+CMGD run while the POST is in flight.`);
-    const measured = results.map((r) => `${r.name} ${(r.bytesPerSms.fromModem + r.bytesPerSms.toModem).toFixed(0)}`).join(', ');
-    out.push(`measured at the virtual modem (single phase, includes AT+CPMS? every 10th SMS): ${measured} bytes/SMS`);
+    const rows: string[][] = [];
+    for (const r of results) {
+      const link = r.transport === 'mock' ? 'mock binding' : `pty native ${r.baudRate}${r.paceBaud ? `, paced ${r.paceBaud}` : ''}`;
+      rows.push([r.name, link, 'single', String(r.single.n), ms(r.single.median), ms(r.single.p95), ms(r.single.max), '-', '-']);
+      rows.push([r.name, link, 'burst', String(r.burst.latency.n), ms(r.burst.latency.median), ms(r.burst.latency.p95), ms(r.burst.latency.max), ms(r.burst.drainMs), r.burst.messagesPerSecond.toFixed(0)]);
+    }
+    out.push(table(['scenario', 'serial', 'phase', 'n', 'median', 'p95', 'max', 'drain', 'SMS/s'], rows));
     out.push('');
-    out.push('bridge share of the single-message median (latency minus the wire time it contains):');
-    const shareRows = results.map((r) => {
-      // A pseudo-terminal and the mock move bytes at memory speed: only the paced scenario carries wire time.
-      const inLatency = r.paceBaud ? wireTimeMs(beforePost, r.paceBaud) : 0;
-      const share = r.single.median - inLatency;
-      return [r.name, ms(r.single.median), ms(inLatency), ms(share), ms(share + wireTimeMs(beforePost, BAUD))];
-    });
-    out.push(table(['scenario', 'median', 'wire in it', 'bridge share', `expected on a ${BAUD} modem`], shareRows));
-  }
+    out.push('where a single message spends its time, median (p95) ms:');
+    out.push(
+      table(
+        ['scenario', '+CMTI -> AT+CMGR at modem', 'read + decode', 'putPending (fsync)', 'spooled -> POST'],
+        results.map((r) => [r.name, ...(['toCmgr', 'readAndDecode', 'putPending', 'toPost'] as const).map((k) => `${ms(r.stages[k].median)} (${ms(r.stages[k].p95)})`)]),
+      ),
+    );
 
+    if (pdu) {
+      const steps = smsExchange(pdu);
+      const total = steps.reduce((s, x) => s + x.bytes, 0);
+      const beforePost = steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0);
+      out.push('');
+      out.push(`serial bytes per SMS (single part, ${pdu.tpduLength}-octet TPDU, echo off), wire time at ${BAUD} baud (10 bits/byte):`);
+      out.push(table(['step', 'direction', 'bytes', 'ms'], steps.map((s) => [`${s.what}${s.beforePost ? ' *' : ''}`, s.dir, String(s.bytes), ms(wireTimeMs(s.bytes, BAUD))])));
+      out.push(`total ${total} bytes = ${ms(wireTimeMs(total, BAUD))} ms per SMS (the line carries at most ${(1000 / wireTimeMs(total, BAUD)).toFixed(0)} SMS/s);`);
+      out.push(`* = before the POST can start (${beforePost} bytes = ${ms(wireTimeMs(beforePost, BAUD))} ms); the re-check and AT+CMGD run while the POST is in flight.`);
+      const measured = results.map((r) => `${r.name} ${(r.bytesPerSms.fromModem + r.bytesPerSms.toModem).toFixed(0)}`).join(', ');
+      out.push(`measured at the virtual modem (single phase, includes AT+CPMS? every 10th SMS): ${measured} bytes/SMS`);
+      out.push('');
+      out.push('bridge share of the single-message median (latency minus the wire time it contains):');
+      const shareRows = results.map((r) => {
+        // A pseudo-terminal and the mock move bytes at memory speed: only the paced scenario carries wire time.
+        const inLatency = r.paceBaud ? wireTimeMs(beforePost, r.paceBaud) : 0;
+        const share = r.single.median - inLatency;
+        return [r.name, ms(r.single.median), ms(inLatency), ms(share), ms(share + wireTimeMs(beforePost, BAUD))];
+      });
+      out.push(table(['scenario', 'median', 'wire in it', 'bridge share', `expected on a ${BAUD} modem`], shareRows));
+    }
+
+  }
   out.push('');
   out.push('durable spool write (Spool.putPending: tmp write + fsync + rename + fsync dir) and markDelivered (pending -> sent), ms:');
   const spoolRows: string[][] = spool.rows.map((r) => [
@@ -175,21 +192,45 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
   }
   out.push(table(['where', 'n', 'put median', 'put p95', 'mark median', 'mark p95'], spoolRows));
 
-  out.push('');
-  out.push('memory after each burst (one process: simulator, daemon and receiver; peak RSS is the process peak so far), MiB:');
-  out.push(table(['scenario', 'peak RSS', 'RSS', 'heap used', 'settled ms'], results.map((r) => [r.name, r.memoryAfterBurst.maxRssMiB.toFixed(1), r.memoryAfterBurst.rssMiB.toFixed(1), r.memoryAfterBurst.heapUsedMiB.toFixed(1), ms(r.burst.settledMs)])));
-  out.push('');
-  const dT = results.map((r) => `${r.name} median ${(r.injectToCmti.median * 1000).toFixed(0)} us, max ${(r.injectToCmti.max * 1000).toFixed(0)} us`).join('; ');
-  out.push(`time stamps: +CMTI is stamped in VirtualModem.send() as its bytes go to the serial side; injectSms() -> that stamp: ${dT}.`);
+  if (results.length > 0) {
+    out.push('');
+    out.push('memory after each burst (one process: simulator, daemon and receiver; peak RSS is the process peak so far), MiB:');
+    out.push(table(['scenario', 'peak RSS', 'RSS', 'heap used', 'settled ms'], results.map((r) => [r.name, r.memoryAfterBurst.maxRssMiB.toFixed(1), r.memoryAfterBurst.rssMiB.toFixed(1), r.memoryAfterBurst.heapUsedMiB.toFixed(1), ms(r.burst.settledMs)])));
+    out.push('');
+    const dT = results.map((r) => `${r.name} median ${(r.injectToCmti.median * 1000).toFixed(0)} us, max ${(r.injectToCmti.max * 1000).toFixed(0)} us`).join('; ');
+    out.push(`time stamps: +CMTI is stamped in VirtualModem.send() as its bytes go to the serial side; injectSms() -> that stamp: ${dT}.`);
+  }
   const dups = results.filter((r) => r.duplicatesAtReceiver > 0);
   if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
+  if (backlog) out.push('', ...backlogReport(backlog, args));
   return out.join('\n') + '\n';
+}
+
+function backlogReport(b: BacklogResult, args: Args): string[] {
+  const out: string[] = [];
+  const n = b.phases[0]?.records ?? 0;
+  out.push(`backlog: ${n} pending records (4 modems, written in shuffled order with fsync in ${ms(b.fillMs)} ms), spool re-opened, then drained by`);
+  out.push(`the Forwarder into the local demo receiver (fsync on). due = all due at once; waiting = retry times spread over ${args.backlogSpreadMs} ms`);
+  out.push('unrelated to receivedAt (its drain time is at least that spread). pick gap = markDelivered resolved -> next POST');
+  out.push('started (event-loop time spent choosing the next record); spool read = synchronous time of the spool call used to');
+  out.push('choose; event-loop delay from monitorEventLoopDelay over the drain. ms:');
+  const rows = b.phases.map((p) => [
+    p.phase,
+    ms(p.openMs),
+    ms(p.drainMs),
+    p.postsPerSecond.toFixed(0),
+    p.pickGap ? `${ms(p.pickGap.median)} / ${ms(p.pickGap.p95)} / ${ms(p.pickGap.max)}` : '-',
+    `${p.spoolReadMethod} ${ms(p.spoolRead.median)} / ${ms(p.spoolRead.p95)} / ${ms(p.spoolRead.max)} (n ${p.spoolRead.n})`,
+    `${ms(p.eventLoopDelay.p50)} / ${ms(p.eventLoopDelay.p99)} / ${ms(p.eventLoopDelay.max)}`,
+  ]);
+  out.push(table(['phase', 'open', 'drain', 'POST/s', 'pick gap med/p95/max', 'spool read med/p95/max', 'loop delay p50/p99/max'], rows));
+  return out;
 }
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -208,6 +249,12 @@ async function main(): Promise<number> {
     results.push(await runScenario(options[name]!));
     process.stderr.write(`bench: ${name} done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let backlog: BacklogResult | undefined;
+  if (args.scenarios.includes('backlog')) {
+    const started = performance.now();
+    backlog = await runBacklog({ records: args.backlog, waitingSpreadMs: args.backlogSpreadMs, fillConcurrency: 16, logLevel: base.logLevel });
+    process.stderr.write(`bench: backlog done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -224,12 +271,13 @@ async function main(): Promise<number> {
           wire: { steps, totalBytes: steps.reduce((s, x) => s + x.bytes, 0), totalMs: wireTimeMs(steps.reduce((s, x) => s + x.bytes, 0), BAUD), beforePostMs: wireTimeMs(steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0), BAUD) },
           spool,
           scenarios: results,
+          ...(backlog ? { backlog } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool));
+  } else process.stdout.write(report(args, results, spool, backlog));
   return 0;
 }
 

@@ -45,7 +45,7 @@ export interface ScenarioOptions {
  * toCmgr: +CMTI emitted -> AT+CMGR reaches the modem (URC parsing, receiver queue, command write);
  * readAndDecode: AT+CMGR at the modem -> Spool.putPending called (answer back, framing, PDU decode, filter, record);
  * putPending: the durable spool write; toPost: putPending resolved -> POST body at the receiver (forwarder wake-up,
- * pending list, HTTP client, server).
+ * pick of the next record, HTTP client, server).
  */
 export type StageName = 'toCmgr' | 'readAndDecode' | 'putPending' | 'toPost';
 

@@ -4,6 +4,9 @@
  * Contract and invariants
  * - Event-driven: wakes on the spool's 'pending' event and on ONE timer armed for the earliest nextAttemptAt of the
  *   records it had to skip; no fixed-interval polling.
+ * - Each pick asks the spool for the next due record (Spool.nextDue: a walk of its ordered pending index that copies
+ *   one record), never for the whole pending list: with a backlog of n records a pick costs the records it walks past,
+ *   not a copy and sort of all n. pickNext is the same choice over a plain array (the reference semantics).
  * - Per record: older than policy.maxAgeMs -> markDead; 2xx -> markDelivered; retryable -> markRetry with
  *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent -> markDead(`HTTP <status>: <bodyStart>`).
  *   A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
@@ -17,13 +20,14 @@
  */
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { dueAtMs, firstDue, type DueAccess } from '../spool/pending-index.js';
 import { SpoolError, type Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
 import type { WebhookPoster } from './webhook.js';
 
 /** The part of the spool the forwarder uses. */
-export type ForwardSpool = Pick<Spool, 'list' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
+export type ForwardSpool = Pick<Spool, 'nextDue' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
 
 export interface ForwarderOptions {
   spool: ForwardSpool;
@@ -59,28 +63,15 @@ export function describeOutcome(o: Outcome): string {
   }
 }
 
-function dueAtMs(rec: SmsRecord): number | undefined {
-  if (rec.nextAttemptAt === undefined) return undefined;
-  const t = Date.parse(rec.nextAttemptAt);
-  return Number.isNaN(t) ? undefined : t;
-}
+const RECORD_ACCESS: DueAccess<SmsRecord> = { dueMs: dueAtMs, modem: (r) => r.sim.modem, id: (r) => r.id };
 
 /**
  * Choose the next record to send from pending records sorted oldest first, or the time to wake up.
- * With strictOrder, a record not yet due blocks later records of the same modem.
+ * With strictOrder, a record not yet due blocks later records of the same modem. (Spool.nextDue gives the same answer
+ * from its ordered index; both use firstDue.)
  */
 export function pickNext(pending: readonly SmsRecord[], nowMs: number, strictOrder: boolean): { next?: SmsRecord; wakeAtMs?: number } {
-  const held = new Set<string>();
-  let wakeAtMs: number | undefined;
-  for (const rec of pending) {
-    const modem = rec.sim.modem;
-    if (strictOrder && held.has(modem)) continue;
-    const due = dueAtMs(rec);
-    if (due === undefined || due <= nowMs) return { next: rec };
-    wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
-    if (strictOrder) held.add(modem);
-  }
-  return wakeAtMs === undefined ? {} : { wakeAtMs };
+  return firstDue(pending, nowMs, strictOrder, RECORD_ACCESS);
 }
 
 export class Forwarder {
@@ -180,22 +171,18 @@ export class Forwarder {
   private async pump(): Promise<void> {
     while (this.running) {
       this.again = false;
-      let pending: SmsRecord[];
+      // A vanished id the spool no longer holds as pending needs no skipping; one it still holds is passed over.
+      for (const id of this.vanished) if (!this.spool.isPending(id)) this.vanished.delete(id);
+      const nowMs = this.clock().getTime();
+      let choice: { next?: SmsRecord; wakeAtMs?: number };
       try {
-        pending = (await this.spool.list('pending')) as SmsRecord[];
+        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.vanished });
       } catch (err) {
-        this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot list pending records; pausing');
+        this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
         this.arm(this.errorPauseMs());
         return;
       }
-      if (!this.running) return;
-      if (this.vanished.size > 0) {
-        const listed = new Set(pending.map((r) => r.id));
-        for (const id of this.vanished) if (!listed.has(id)) this.vanished.delete(id);
-        pending = pending.filter((r) => !this.vanished.has(r.id));
-      }
-      const nowMs = this.clock().getTime();
-      const { next, wakeAtMs } = pickNext(pending, nowMs, this.strictOrder);
+      const { next, wakeAtMs } = choice;
       if (!next) {
         if (wakeAtMs !== undefined) this.arm(wakeAtMs - nowMs);
         else this.clearTimer();

@@ -28,6 +28,9 @@
  * - The owner's index is in memory: rescan() re-reads the areas (no destructive step) and emits 'pending' for pending
  *   records that are new to it or changed on disk. mark* re-read the pending file first: a record a client dropped
  *   meanwhile fails with SpoolError 'not-found' and leaves the index, instead of being written back.
+ * - Pending records are held in delivery order (PendingIndex: receivedAt, then id), updated incrementally as records
+ *   enter and leave pending and sorted once per scan. nextDue() picks the next record for the forwarder by walking that
+ *   order and copies only the record it returns; list('pending') copies all of them (CLI).
  */
 import { EventEmitter } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
@@ -35,6 +38,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { compareReceived, PendingIndex } from './pending-index.js';
 import {
   SPOOL_RECORD_VERSION,
   type AnyRecord,
@@ -182,11 +186,7 @@ function isoTimeMs(iso: string | undefined): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
-function byReceivedAt(a: { receivedAt: string; id: string }, b: { receivedAt: string; id: string }): number {
-  const ta = isoTimeMs(a.receivedAt) ?? 0;
-  const tb = isoTimeMs(b.receivedAt) ?? 0;
-  return ta - tb || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-}
+const byReceivedAt = compareReceived;
 
 function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -289,13 +289,13 @@ function defaultSignal(pid: number, signal: NodeJS.Signals): void {
 interface SpoolIndex {
   /** id -> area, for SMS records (pending/sent/dead/ignored). */
   sms: Map<string, SmsArea>;
-  /** Pending records are kept in memory: the forwarder lists them on every wake. */
-  pending: Map<string, SmsRecord>;
+  /** Pending records are kept in memory, in delivery order: the forwarder picks from them on every wake. */
+  pending: PendingIndex;
   parts: Map<string, PartRecord>;
   quarantine: Set<string>;
 }
 
-const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new Map(), parts: new Map(), quarantine: new Set() });
+const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new Map(), quarantine: new Set() });
 
 function indexEntries(ix: SpoolIndex): Set<string> {
   const out = new Set<string>();
@@ -527,8 +527,7 @@ export class Spool extends EventEmitter {
           const old = before.pending.get(r.id);
           return old === undefined || (old.rev ?? 0) !== (r.rev ?? 0);
         })
-        .sort(byReceivedAt)
-        .map((r) => r.id);
+        .map((r) => r.id); // delivery order: the index keeps it
       this.ix = after;
     } finally {
       release();
@@ -544,6 +543,7 @@ export class Spool extends EventEmitter {
   private async scan(mode: 'recover' | 'read'): Promise<SpoolIndex> {
     const ix = emptyIndex();
     const found = new Map<string, { area: SmsArea; rev: number; rec: SmsRecord }[]>();
+    const pending: SmsRecord[] = [];
     for (const area of AREAS) {
       for (const name of await this.readdirSafe(path.join(this.dir, area))) {
         if (!name.endsWith('.json')) {
@@ -582,7 +582,7 @@ export class Spool extends EventEmitter {
       copies.sort((a, b) => b.rev - a.rev || AREA_RANK[b.area] - AREA_RANK[a.area]);
       const keep = copies[0]!;
       ix.sms.set(id, keep.area);
-      if (keep.area === 'pending') ix.pending.set(id, keep.rec);
+      if (keep.area === 'pending') pending.push(keep.rec);
       for (const loser of copies.slice(1)) {
         if (mode === 'read') {
           this.logger.debug({ id, kept: keep.area, other: loser.area }, `spool: record ${id} is in two areas; using ${keep.area}`);
@@ -599,6 +599,7 @@ export class Spool extends EventEmitter {
         }
       }
     }
+    ix.pending = PendingIndex.from(pending); // sorted once
     return ix;
   }
 
@@ -658,7 +659,7 @@ export class Spool extends EventEmitter {
     }
     if (best) this.ix.sms.set(id, best.area);
     else this.ix.sms.delete(id);
-    if (best?.area === 'pending') this.ix.pending.set(id, best.rec);
+    if (best?.area === 'pending') this.ix.pending.set(best.rec);
     else this.ix.pending.delete(id);
     if ((await this.readFromDisk('quarantine', id)) !== undefined) this.ix.quarantine.add(id);
     else this.ix.quarantine.delete(id);
@@ -797,7 +798,7 @@ export class Spool extends EventEmitter {
   private async moveSms(from: SmsArea, to: SmsArea, rec: SmsRecord): Promise<void> {
     await this.writeRecord(to, rec);
     this.ix.sms.set(rec.id, to);
-    if (to === 'pending') this.ix.pending.set(rec.id, rec);
+    if (to === 'pending') this.ix.pending.set(rec);
     if (from !== to) {
       if (from === 'pending') this.ix.pending.delete(rec.id);
       await this.unlinkRecord(from, rec.id, true);
@@ -930,11 +931,22 @@ export class Spool extends EventEmitter {
     return now === undefined ? undefined : { area: now, record: await this.readRecord(now, id) };
   }
 
-  /** Records of one area, oldest receivedAt first. A record that cannot be read is skipped with an error log. */
+  /**
+   * Records of one area (copies), oldest receivedAt first. A record that cannot be read is skipped with an error log.
+   * For pending this copies every record: the forwarder uses nextDue() instead.
+   */
   async list(area: SpoolArea, opts: { limit?: number } = {}): Promise<AnyRecord[]> {
     let out: AnyRecord[];
-    if (area === 'pending') out = [...this.ix.pending.values()].map((r) => structuredClone(r));
-    else if (area === 'parts') out = [...this.ix.parts.values()].map((r) => structuredClone(r));
+    if (area === 'pending') {
+      const limit = opts.limit === undefined ? Infinity : Math.max(0, opts.limit);
+      out = [];
+      for (const r of this.ix.pending.values()) {
+        if (out.length >= limit) break;
+        out.push(structuredClone(r) as SmsRecord);
+      }
+      return out; // already in delivery order
+    }
+    if (area === 'parts') out = [...this.ix.parts.values()].map((r) => structuredClone(r));
     else {
       const ids = area === 'quarantine' ? [...this.ix.quarantine] : [...this.ix.sms].filter(([, a]) => a === area).map(([id]) => id);
       out = [];
@@ -953,6 +965,24 @@ export class Spool extends EventEmitter {
     }
     out.sort(byReceivedAt);
     return opts.limit !== undefined ? out.slice(0, Math.max(0, opts.limit)) : out;
+  }
+
+  /**
+   * The next pending record to deliver (a copy), or when none is due the earliest time one will be: the oldest record
+   * (receivedAt, then id) whose nextAttemptAt is absent, unparseable or <= nowMs. Ids in `skip` are passed over as if
+   * absent. With strictOrder, a record not yet due holds back every later record of the same modem. Same answer as the
+   * forwarder's pickNext over list('pending'), without copying the list: it walks the ordered index and stops at the
+   * first due record (cost: the records before it). Reads the in-memory index only; never throws for I/O.
+   */
+  nextDue(nowMs: number, opts: { strictOrder?: boolean; skip?: ReadonlySet<string> } = {}): { next?: SmsRecord; wakeAtMs?: number } {
+    const { next, wakeAtMs } = this.ix.pending.nextDue(nowMs, opts.strictOrder ?? false, opts.skip);
+    if (next !== undefined) return { next: structuredClone(next) as SmsRecord };
+    return wakeAtMs === undefined ? {} : { wakeAtMs };
+  }
+
+  /** Whether the in-memory index holds `id` as pending (no disk access). */
+  isPending(id: string): boolean {
+    return this.ix.pending.has(id);
   }
 
   async stats(): Promise<SpoolStats> {

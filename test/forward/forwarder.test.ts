@@ -213,7 +213,8 @@ describe('Forwarder with injected parts', () => {
   it('a spool that cannot record the result is logged and retried after a pause, not hot-looped', async () => {
     const rec = makeSms('disk1');
     const spool = Object.assign(new EventEmitter(), {
-      list: async () => [rec],
+      nextDue: () => ({ next: rec }),
+      isPending: () => true,
       markDelivered: async () => {
         throw new Error('ENOSPC: no space left on device');
       },
@@ -228,6 +229,33 @@ describe('Forwarder with injected parts', () => {
     await until(() => f.stats().nextWakeAt !== undefined, 'pause armed');
     expect(client.posted).toEqual(['disk1']);
     expect(lines.find((l) => l.level === 50 && l.id === 'disk1')?.err).toContain('ENOSPC');
+  });
+});
+
+describe('Forwarder: a backlog is drained without copying the whole pending list per POST', () => {
+  it('each pick copies one record: list(pending) is never called and copies grow with n, not n^2', async () => {
+    const { dir, cleanup } = await tempDir('fwd-backlog');
+    cleanups.push(cleanup);
+    const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => spool.close());
+    const n = 60;
+    // put newest first, two modems, one record waiting for a retry: order and strictOrder still decide
+    for (let i = n - 1; i >= 0; i--) {
+      await spool.putPending(makeSms(`bk${String(i).padStart(3, '0')}`, { receivedAt: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(), sim: { modem: i % 2 ? 'B' : 'A' } }));
+    }
+    await spool.markRetry('bk001', { error: 'HTTP 503: x', nextAttemptAt: new Date(Date.now() + 3_600_000) });
+    const list = vi.spyOn(spool, 'list');
+    const clone = vi.spyOn(globalThis, 'structuredClone');
+    const client = new FakeClientFor({ kind: 'http', status: 200 });
+    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 10, maxDelayMs: 10 }, logger: silentLogger(), strictOrder: true });
+    cleanups.push(() => f.stop(0));
+    f.start();
+    await until(() => f.stats().delivered === n / 2 && f.stats().nextWakeAt !== undefined, 'modem A drained, timer armed for bk001');
+    const expectedA = Array.from({ length: n / 2 }, (_, k) => `bk${String(2 * k).padStart(3, '0')}`);
+    expect(client.posted).toEqual(expectedA); // modem B is held back by its waiting oldest record (strictOrder)
+    expect(list).not.toHaveBeenCalled();
+    // one copy per pick (n/2 POSTs + the final look): copying every pending record per pick would be ~n^2/4 copies
+    expect(clone.mock.calls.length).toBeLessThanOrEqual(2 * (n / 2 + 1));
   });
 });
 
@@ -266,10 +294,12 @@ describe('Forwarder: records changed by the operator while the daemon runs', () 
     let marks = 0;
     let lists = 0;
     const spool = Object.assign(new EventEmitter(), {
-      list: async () => {
+      // A spool that still holds ghost1 as pending: it passes it over only while the forwarder asks it to skip it.
+      nextDue: (_nowMs: number, opts: { skip?: ReadonlySet<string> }) => {
         lists += 1;
-        return [rec];
+        return opts.skip?.has(rec.id) ? {} : { next: rec };
       },
+      isPending: () => true,
       markDelivered: async () => {
         marks += 1;
         throw new SpoolError('not-found', 'record ghost1 is no longer in pending');
