@@ -14,6 +14,9 @@ const WRITE_TIMEOUT_MS = 5_000;
 
 type AnyPort = SerialPort | SerialPortMock;
 
+/** Mock paths with an open link: a second open is refused as busy, as the native binding's lock does. */
+const openMockPaths = new Set<string>();
+
 /** Maps an open() failure to one clear line with a hint. */
 export function explainOpenError(path: string, err: unknown): PortError {
   const msg = err instanceof Error ? err.message : String(err);
@@ -65,6 +68,7 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     const device = mock ? getMockDevice(path) : undefined;
     if (mock) {
       if (!device || !device.present) throw explainOpenError(path, new Error('No such file or directory'));
+      if (openMockPaths.has(path)) throw explainOpenError(path, new Error('Error Resource temporarily unavailable Cannot lock port'));
       // createPort is idempotent enough: recreating resets the mock's buffers, which a re-plugged device wants.
       SerialPortMock.binding.createPort(path, { echo: false, record: false });
     }
@@ -76,6 +80,7 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     });
     this.port = port;
     this.closing = false;
+    if (mock) openMockPaths.add(path);
     port.on('data', (chunk: Buffer) => this.emit('data', chunk));
     port.on('error', (err: Error) => this.emit('error', err));
     port.once('close', (err: (Error & { disconnected?: boolean }) | null) => {
@@ -83,6 +88,7 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
       if (err) info.error = err;
       this.port = undefined;
       this.closing = false;
+      if (mock) openMockPaths.delete(path);
       if (device) device.onDetach();
       this.emit('close', info);
     });

@@ -21,3 +21,33 @@ describe('explainOpenError', () => {
     expect(e.cause).toBeInstanceOf(Error);
   });
 });
+
+describe('mock binding', () => {
+  it('a second open of a mock path is refused as busy, and the first link keeps working', async () => {
+    const { registerMockDevice } = await import('../../src/serial/mock-device.js');
+    const { openSerialLink } = await import('../../src/serial/serial-link.js');
+    const written: string[] = [];
+    let side: { emit(d: string): boolean } | undefined;
+    const unregister = registerMockDevice('/virtual/busy-test', {
+      present: true,
+      onAttach: (s) => (side = s),
+      onWrite: (c) => written.push(c.toString('latin1')),
+      onDetach: () => (side = undefined),
+    });
+    try {
+      const first = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' });
+      const err = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' }).then(() => undefined, (e: unknown) => e);
+      expect((err as { code?: string }).code).toBe('PORT_BUSY');
+      const got = new Promise<string>((resolve) => first.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
+      await first.write('AT\r');
+      expect(written).toEqual(['AT\r']);
+      side!.emit('OK\r\n');
+      expect(await got).toBe('OK\r\n');
+      await first.close();
+      const again = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' });
+      await again.close();
+    } finally {
+      unregister();
+    }
+  });
+});
