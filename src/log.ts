@@ -36,7 +36,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   };
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
   if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' } } });
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' } } });
   }
   if (options.destination) return pino(base, options.destination as never);
   return pino(base);
