@@ -48,6 +48,9 @@ import { continueCusd, decodeUssdPayload, isHex, parseCusdLine, type CusdLine } 
 
 export type { Registration, SignalQuality, StorageUsage };
 
+/** AT+CIMI attempts (pollIntervalMs apart) before the SIM counts as not ready. */
+const IMSI_ATTEMPTS = 5;
+
 export interface ModemOptions {
   channel: AtChannel;
   /** Name used in logs and error messages (config modems[].name). */
@@ -152,6 +155,8 @@ export class Modem extends EventEmitter<ModemEvents> {
   private simState: string | undefined;
   private pinRejected = false;
   private cnmiSetting: string | undefined;
+  /** 'direct' only when the modem accepted AT+CSMS=1 (see selectMessageService). */
+  private effectiveDelivery: 'store' | 'direct' = 'store';
   private smsStorage: string | undefined;
   private capacities: Array<{ used: number; total: number }> = [];
   private readonly recentIndications = new Map<string, number>();
@@ -247,12 +252,13 @@ export class Modem extends EventEmitter<ModemEvents> {
 
     await this.unlockSim();
 
-    const imsi = extractId((await this.tryLines('AT+CIMI')) ?? [], /\d{6,15}/);
+    const imsi = await this.readImsi();
     const iccid = await this.readIccid();
     const msisdn = parseCnum((await this.tryLines('AT+CNUM')) ?? []);
 
     await this.enablePduMode();
     await this.selectStorage();
+    await this.selectMessageService();
     await this.negotiateCnmi();
 
     this.currentIdentity = { manufacturer, model, revision, imei, imsi, iccid, msisdn, profile: this.currentProfile.id };
@@ -423,8 +429,42 @@ export class Modem extends EventEmitter<ModemEvents> {
     if (candidates.length > 0) this.log.warn({ tried: candidates }, 'no SMS storage could be selected; keeping the modem default');
   }
 
+  /**
+   * The IMSI is the SIM identity in every record id: an id that changed between sessions (IMSI read once, not the next
+   * time) would let a re-read SMS be spooled twice. So it is required: retried while the SIM is busy after boot, and
+   * its absence is a SIM_NOT_READY state (the supervisor retries), never a silent fallback.
+   */
+  private async readImsi(): Promise<string> {
+    for (let attempt = 1; attempt <= IMSI_ATTEMPTS; attempt++) {
+      const imsi = extractId((await this.tryLines('AT+CIMI')) ?? [], /\d{6,15}/);
+      if (imsi) return imsi;
+      if (attempt < IMSI_ATTEMPTS) await this.delay(this.pollIntervalMs);
+    }
+    throw new BridgeError('SIM_NOT_READY', `${this.name}: cannot read the SIM's IMSI (AT+CIMI)`, {
+      hint: 'the SIM may still be starting (it is retried) or be faulty; `pulsa-bridge at --port P AT+CIMI` shows the answer',
+    });
+  }
+
+  /**
+   * Direct delivery (+CMT) is only safe when the modem waits for our AT+CNMA: that is message service 1 (AT+CSMS=1,
+   * 3GPP TS 27.005 3.2.1). In service 0 the modem acknowledges +CMT to the network itself, before the spool write, and
+   * a crash then loses the SMS. When service 1 is refused, fall back to store mode (+CMTI), loudly.
+   */
+  private async selectMessageService(): Promise<void> {
+    this.effectiveDelivery = this.options.delivery ?? 'store';
+    if (this.effectiveDelivery !== 'direct') return;
+    const lines = await this.tryLines('AT+CSMS=1');
+    const support = lines && /\+CSMS:\s*(\d)/.exec(lines.join(' '));
+    if (support && support[1] === '1') return;
+    this.effectiveDelivery = 'store';
+    this.log.error(
+      { answer: lines },
+      'direct delivery needs AT+CSMS=1 (the modem holds +CMT until AT+CNMA) and this modem refused it: using store mode (+CMTI, read, delete) instead',
+    );
+  }
+
   private async negotiateCnmi(): Promise<void> {
-    const delivery = this.options.delivery ?? 'store';
+    const delivery = this.effectiveDelivery;
     const ranges = parseCnmiRanges((await this.tryLines('AT+CNMI=?')) ?? []);
     const negotiated = ranges ? chooseCnmi(ranges, delivery) : undefined;
     if (ranges && !negotiated) this.log.warn({ ranges }, 'AT+CNMI=? offers no usable mode/mt; trying fallbacks');
@@ -552,10 +592,15 @@ export class Modem extends EventEmitter<ModemEvents> {
       } catch (err) {
         this.rethrowIfGone(err);
         if (err instanceof AtCommandError && err.errorCode === 340) {
-          this.log.warn({ command }, 'AT+CNMA: no acknowledgement expected (+CMS ERROR: 340)');
+          // Too late: the modem stopped waiting and the network will deliver the SMS again (same record id).
+          this.log.warn({ command }, 'AT+CNMA: no acknowledgement expected (+CMS ERROR: 340); the network redelivers, the spool dedups');
           return;
         }
-        if (command === 'AT+CNMA=0') throw err;
+        if (command === 'AT+CNMA=0') {
+          // TS 27.005: after a failed acknowledgement the modem may turn +CMT routing off (mt=0): turn it back on.
+          if (this.cnmiSetting) await this.tryLines(`AT+CNMI=${this.cnmiSetting}`);
+          throw err;
+        }
         this.log.debug({ final: err instanceof AtCommandError ? err.final : undefined }, 'AT+CNMA refused; trying AT+CNMA=0');
       }
     }

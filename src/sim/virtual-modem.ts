@@ -16,7 +16,8 @@
  * - Storage lives on the SIM: it survives reboot, unplug and stop. An SMS that arrives while the modem cannot take
  *   it (SIM locked, radio off, unplugged, SMS not ready) waits at the "SMSC" and is delivered once the modem can.
  * - CNMI <mode>=0 buffers nothing: indications are dropped (the message is still stored). <mt>=1 -> +CMTI;
- *   <mt>=2 -> +CMT (one outstanding at a time) which must be acknowledged with AT+CNMA within `cnmaTimeoutMs`, else
+ *   <mt>=2 -> +CMT (one outstanding at a time). With AT+CSMS=0 (the default) the modem acknowledges it itself and
+ *   AT+CNMA answers 340; with AT+CSMS=1 it must be acknowledged with AT+CNMA within `cnmaTimeoutMs`, else
  *   the SMSC "retries": the message is stored and announced with +CMTI. Injections with delivery 'store' behave like
  *   class-2 messages (always stored, +CMTI when <mt> is 1-3).
  * - Incoming SMS into a full storage is not stored (TS 27.005 +CMS ERROR 322 semantics): counted in
@@ -276,6 +277,8 @@ export class VirtualModem implements MockDevice {
   private cmgf = 0;
   private cscs = 'IRA';
   private cnmiSettings: CnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
+  /** AT+CSMS: 0 = the modem acknowledges +CMT itself; 1 = it waits for AT+CNMA. */
+  private messageService: 0 | 1 = 0;
   private cregN = 0;
   private cusdN = 0;
   private fun = 1;
@@ -541,6 +544,7 @@ export class VirtualModem implements MockDevice {
     this.cmgf = 0;
     this.cscs = 'IRA';
     this.cnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
+    this.messageService = 0;
     this.cregN = 0;
     this.cusdN = 0;
     this.fun = 1;
@@ -768,6 +772,18 @@ export class VirtualModem implements MockDevice {
       { pattern: /^\+CMGD=\?$/i, needs: sms, run: () => ({ lines: [`+CMGD: (${this.storedMessages().map((s) => s.index).join(',')}),(0-4)`] }) },
       { pattern: /^\+CMGD=(\d+)(?:,(\d+))?$/i, needs: sms, run: (m) => this.cmgd(Number(m[1]), Number(m[2] ?? 0)) },
       { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.cnma() },
+      { pattern: /^\+CSMS=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CSMS: (0,1)'] }) },
+      { pattern: /^\+CSMS\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CSMS: ${this.messageService},1,1,1`] }) },
+      {
+        pattern: /^\+CSMS=(\d+)$/i,
+        needs: { sms: true },
+        run: (m) => {
+          const service = Number(m[1]);
+          if (service > 1) return { error: { cms: 303 } };
+          this.messageService = service as 0 | 1;
+          return { lines: ['+CSMS: 1,1,1'] };
+        },
+      },
       { pattern: /^\+CMGS=(.*)$/i, needs: { sms: true, network: 'cms' }, run: (m) => this.cmgsStart(m[1] ?? '') },
       // USSD (27.007 §7.15)
       { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.cusdN}`] }) },
@@ -1066,6 +1082,11 @@ export class VirtualModem implements MockDevice {
 
   private sendDirect(built: BuiltPdu): void {
     if (this.cnmiSettings.mode !== 0) this.send(`\r\n+CMT: ,${built.tpduLength}\r\n${built.pdu}\r\n`);
+    if (this.messageService === 0) {
+      // TS 27.005 service 0: the modem acknowledges +CMT to the network itself; AT+CNMA is not expected (340).
+      this.sendNextDirect();
+      return;
+    }
     const timer = this.later(this.opts.cnmaTimeoutMs ?? 15_000, () => {
       // No AT+CNMA in time: the SMSC retries, and this time the message lands in storage (+CMTI).
       this.outstandingCmt = undefined;

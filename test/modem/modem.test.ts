@@ -183,10 +183,37 @@ describe('CNMI negotiation', () => {
     expect(modem.cnmi).toBeUndefined();
   });
 
-  it('asks for direct delivery with mt 2', async () => {
-    const { modem } = setup(baseRows(), { delivery: 'direct' });
+  it('asks for direct delivery with mt 2 once the modem holds +CMT for our AT+CNMA (AT+CSMS=1)', async () => {
+    const { modem, fake } = setup([['AT+CSMS=1', ['+CSMS: 1,1,1', 'OK']], ...baseRows()], { delivery: 'direct' });
     await modem.init();
     expect(modem.cnmi).toBe('2,2,0,0,0');
+    expect(fake.sent).toContain('AT+CSMS=1');
+  });
+
+  it('falls back to store mode (+CMTI) when the modem refuses AT+CSMS=1: it would acknowledge +CMT itself', async () => {
+    for (const answer of [['ERROR'], ['+CSMS: 0,1,1', 'OK']]) {
+      const { modem } = setup([['AT+CSMS=1', answer], ...baseRows()], { delivery: 'direct' });
+      await modem.init();
+      expect(modem.cnmi).toBe('2,1,0,0,0');
+    }
+  });
+});
+
+describe('SIM identity', () => {
+  it('retries AT+CIMI while the SIM is busy after boot', async () => {
+    let calls = 0;
+    const rows: TableRow[] = [['AT+CIMI', () => (++calls < 3 ? ['+CME ERROR: 14'] : ['510101234567890', 'OK'])], ...baseRows()];
+    const { modem } = setup(rows);
+    const id = await modem.init();
+    expect(id.imsi).toBe('510101234567890');
+    expect(calls).toBe(3);
+  });
+
+  it('an IMSI that cannot be read is SIM_NOT_READY, not a silent change of the SIM identity used in record ids', async () => {
+    const { modem } = setup([['AT+CIMI', ['ERROR']], ...baseRows()]);
+    const err = await initError(modem);
+    expect(err.code).toBe('SIM_NOT_READY');
+    expect(err.message).toContain('IMSI');
   });
 });
 

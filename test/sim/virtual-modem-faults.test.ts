@@ -62,7 +62,7 @@ describe('reboot', () => {
 
   it('an unacknowledged +CMT is redelivered into storage after a reboot', async () => {
     const { modem, wire } = await boot();
-    await wire.cmd('ATE0;+CNMI=2,2,0,0,0');
+    await wire.cmd('ATE0;+CSMS=1;+CNMI=2,2,0,0,0');
     modem.injectSms({ from: '858', text: 'unacked', timestamp: TS });
     await wire.until((l) => l.startsWith('+CMT:'));
     modem.reboot();
@@ -74,7 +74,7 @@ describe('+CMT acknowledgement timeout', () => {
   it('without AT+CNMA in time the SMSC redelivers: stored and announced with +CMTI', async () => {
     fakeTimers();
     const { modem, wire } = await boot({ cnmaTimeoutMs: 5000 });
-    await wire.cmd('ATE0;+CNMI=2,2,0,0,0');
+    await wire.cmd('ATE0;+CSMS=1;+CNMI=2,2,0,0,0');
     modem.injectSms({ from: '858', text: 'a' });
     modem.injectSms({ from: '858', text: 'b' }); // waits behind the first +CMT
     await wire.until((l) => l.startsWith('+CMT:'));

@@ -189,9 +189,19 @@ describe('SMS storage and indications', () => {
     expect((await wire.cmd('AT+CMGR=0')).lines[0]).toMatch(/^\+CMGR: 0,,\d+$/);
   });
 
-  it('+CMT routing (mt=2) needs AT+CNMA; a second CNMA answers +CMS ERROR: 340', async () => {
+  it('+CMT in message service 0 (the default) is acknowledged by the modem itself: AT+CNMA answers 340', async () => {
     const { modem, wire } = await boot();
     await wire.cmd('ATE0;+CNMI=2,2,0,0,0');
+    const { pdus } = modem.injectSms({ from: '858', text: 'direct', timestamp: TS });
+    expect(await wire.next()).toBe(`+CMT: ,${pdus[0]?.tpduLength}`);
+    expect(await wire.next()).toBe(pdus[0]?.pdu);
+    expect((await wire.cmd('AT+CNMA')).final).toBe('+CMS ERROR: 340');
+    expect((await wire.cmd('AT+CSMS?')).lines).toEqual(['+CSMS: 0,1,1,1']);
+  });
+
+  it('+CMT routing (mt=2) needs AT+CNMA; a second CNMA answers +CMS ERROR: 340', async () => {
+    const { modem, wire } = await boot();
+    await wire.cmd('ATE0;+CSMS=1;+CNMI=2,2,0,0,0');
     const { indexes, pdus } = modem.injectSms({ from: '858', text: 'direct', timestamp: TS });
     expect(indexes).toEqual([]);
     expect(await wire.next()).toBe(`+CMT: ,${pdus[0]?.tpduLength}`);
