@@ -82,6 +82,7 @@ export class Receiver {
   private readonly urgent: Task[] = [];
   private readonly normal: Task[] = [];
   private running = false;
+  private paused = false;
   private idle: Promise<void> = Promise.resolve();
   private idleResolve: (() => void) | undefined;
   private stopped = true;
@@ -202,29 +203,53 @@ export class Receiver {
   private enqueue(task: Task, urgent = false): void {
     if (this.stopped) return;
     (urgent ? this.urgent : this.normal).push(task);
-    if (!this.running) void this.runQueue();
+    if (!this.running && !this.paused) void this.runQueue();
   }
 
   private async runQueue(): Promise<void> {
     this.running = true;
     this.idle = new Promise<void>((resolve) => (this.idleResolve = resolve));
     try {
-      for (;;) {
+      while (!this.paused) {
         const task = this.urgent.shift() ?? this.normal.shift();
         if (!task) break;
-        try {
-          await task.run();
-        } catch (err) {
-          // The SMS stays on the SIM (nothing was deleted before durability): the next sweep retries it.
-          this.stats.lastError = `${task.label}: ${errorMessage(err)}`;
-          this.log.error({ err, task: task.label }, `receive task failed: ${task.label}: ${errorMessage(err)}`);
-          this.sweepIfStorageFull(err);
-        }
+        await this.runTask(task);
       }
     } finally {
       this.running = false;
       this.idleResolve?.();
     }
+  }
+
+  private async runTask(task: Task): Promise<void> {
+    try {
+      await task.run();
+    } catch (err) {
+      // The SMS stays on the SIM (nothing was deleted before durability): the next sweep retries it.
+      this.stats.lastError = `${task.label}: ${errorMessage(err)}`;
+      this.log.error({ err, task: task.label }, `receive task failed: ${task.label}: ${errorMessage(err)}`);
+      this.sweepIfStorageFull(err);
+    }
+  }
+
+  /** +CMT acknowledgements cannot wait for a long sweep: a sweep runs them between its items. */
+  private async runUrgentTasks(): Promise<void> {
+    for (let task = this.urgent.shift(); task; task = this.urgent.shift()) await this.runTask(task);
+  }
+
+  /**
+   * Stops taking tasks after the one in progress and resolves when it is done; tasks and indications arriving
+   * meanwhile are queued, not dropped. The supervisor pauses the receiver while it re-initialises a rebooted modem,
+   * so init's commands (storage selection among them) never interleave with a read/delete.
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await this.idle;
+  }
+
+  resume(): void {
+    this.paused = false;
+    if (!this.running && !this.stopped && (this.urgent.length > 0 || this.normal.length > 0)) void this.runQueue();
   }
 
   /** `+CMS ERROR: 322` (memory full) from any command: the SIM needs emptying now, not at the next interval. */
@@ -252,7 +277,8 @@ export class Receiver {
     this.stats.lastSweepAt = new Date(this.now()).toISOString();
     let seen = 0;
     for (const stored of list) {
-      if (this.stopped) break;
+      await this.runUrgentTasks();
+      if (this.stopped || this.paused) break; // paused for a re-init: the sweep after it covers the rest
       if (stored.stat === 2 || stored.stat === 3) continue; // our own outgoing drafts/sent copies: not incoming SMS
       if (stored.index !== undefined && this.kept.get(stored.index) === stored.pdu.toUpperCase()) continue;
       seen++;
@@ -350,13 +376,28 @@ export class Receiver {
   private async storePart(sms: DecodedSms): Promise<boolean> {
     const c = sms.concat!;
     const groupKey = partGroupKey(this.simKey, sms.originator, c);
-    const tombstone = (await this.o.spool.listParts()).find(
-      (p) => p.consumedBy !== undefined && p.groupKey === groupKey && p.sequence === c.sequence && p.text === sms.text,
-    );
+    const parts = await this.o.spool.listParts();
+    // The same part = same group, sequence, text AND service-centre time: a network retransmission keeps its time;
+    // a new message that happens to reuse the reference (and even the text) does not.
+    const samePart = (p: PartRecord) => p.groupKey === groupKey && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
+    const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
     if (tombstone) {
       this.stats.duplicates++;
       this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
       return false;
+    }
+    const open = parts.filter((p) => p.consumedBy === undefined && p.groupKey === groupKey);
+    const occupant = open.find((p) => p.sequence === c.sequence);
+    if (occupant && samePart(occupant)) {
+      this.stats.duplicates++;
+      this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
+      return false;
+    }
+    if (occupant) {
+      // The reference was reused by a new message while an earlier one is still incomplete: the earlier message will
+      // not get this part. Forward it now with its gaps, so the new part starts a group of its own (never mixed in).
+      this.log.warn({ ref: c.reference, total: c.total, sender: sms.originator }, 'concatenation reference reused while an earlier message is incomplete: forwarding the earlier one now with gap markers');
+      await this.assembleList(groupKey, open, 'now');
     }
     const part: PartRecord = {
       v: SPOOL_RECORD_VERSION,
@@ -390,34 +431,39 @@ export class Receiver {
     const groups = new Map<string, PartRecord[]>();
     for (const p of mine) groups.set(p.groupKey, [...(groups.get(p.groupKey) ?? []), p]);
     this.stats.partsWaiting = mine.length;
-    for (const [key, list] of groups) await this.assembleList(key, list, expiredToo);
+    for (const [key, list] of groups) await this.assembleList(key, list, expiredToo ? 'expired' : 'complete');
   }
 
   private async assembleGroup(groupKey: string, expiredToo: boolean): Promise<void> {
     const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.consumedBy === undefined);
-    await this.assembleList(groupKey, list, expiredToo);
+    await this.assembleList(groupKey, list, expiredToo ? 'expired' : 'complete');
   }
 
-  private async assembleList(groupKey: string, list: PartRecord[], expiredToo: boolean): Promise<void> {
+  /** Joins a group when complete; or also when past the timeout ('expired'); or whatever it holds ('now'). */
+  private async assembleList(groupKey: string, list: PartRecord[], when: 'complete' | 'expired' | 'now'): Promise<void> {
     if (list.length === 0) return;
     const total = list[0]!.total;
     const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
     const firstSeen = Math.min(...list.map((p) => Date.parse(p.receivedAt)));
     const expired = this.now() - firstSeen >= this.o.multipartTimeoutMs;
-    if (!joined.complete && !(expiredToo && expired)) return;
+    if (!joined.complete && !(when === 'now' || (when === 'expired' && expired))) return;
     const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
     const first = sorted[0]!;
     const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu));
     rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
-      this.log.warn({ id: rec.id, groupKey, received: joined.received, missing: joined.missing }, `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`);
+      this.log.warn(
+        { id: rec.id, groupKey, received: joined.received, missing: joined.missing },
+        when === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
+      );
     }
     await this.storeMessage(rec, accepted);
     // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
     // again (already spooled: not duplicated) before finishing this step.
     const consumedAt = new Date(this.now()).toISOString();
-    for (const p of list) await this.o.spool.putPart({ ...p, id: `${p.id}-done`, consumedBy: rec.id, consumedAt });
+    // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
+    for (const p of list) await this.o.spool.putPart({ ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt });
     await this.o.spool.deleteParts(list.map((p) => p.id));
   }
 

@@ -172,19 +172,27 @@ export class ModemSupervisor<M extends SupervisedModem> {
     this.log.info({ identity }, `modem ${this.o.name} ready: ${identity.manufacturer ?? '?'} ${identity.model ?? '?'} (profile ${identity.profile ?? '?'})`);
     const receiver = this.o.createReceiver(modem, identity);
     this.receiver = receiver;
+    let reinitialising = false;
     const onReboot = () => {
+      if (reinitialising) return; // banners of the same reboot (RDY, SMS Ready, ...) each raise the event
+      reinitialising = true;
       this.log.warn(`modem ${this.o.name} rebooted: re-initialising and sweeping`);
       this.setState('initialising');
-      modem
-        .init()
-        .then(() => {
+      void (async () => {
+        try {
+          // No receiver command may interleave with init (storage selection, CNMI): pause after the task in progress.
+          await receiver.pause();
+          await modem.init();
           this.setState('running');
+          receiver.resume();
           receiver.requestSweep('modem reboot');
-        })
-        .catch((err: unknown) => {
+        } catch (err) {
           this.log.error({ err }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
           void channel.close();
-        });
+        } finally {
+          reinitialising = false;
+        }
+      })();
     };
     modem.on('reboot', onReboot);
     receiver.start();

@@ -50,6 +50,8 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
   private port: AnyPort | undefined;
   private readonly options: SerialOpenOptions;
   private closing = false;
+  /** Ends the current open exactly once (from serialport's 'close' event, or after a failed close()). */
+  private finishClose: ((err: (Error & { disconnected?: boolean }) | null) => void) | undefined;
 
   constructor(options: SerialOpenOptions) {
     super();
@@ -83,7 +85,8 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     if (mock) openMockPaths.add(path);
     port.on('data', (chunk: Buffer) => this.emit('data', chunk));
     port.on('error', (err: Error) => this.emit('error', err));
-    port.once('close', (err: (Error & { disconnected?: boolean }) | null) => {
+    this.finishClose = (err) => {
+      if (this.port !== port) return; // already finished for this open
       const info: SerialCloseInfo = { disconnected: err?.disconnected === true };
       if (err) info.error = err;
       this.port = undefined;
@@ -91,7 +94,8 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
       if (mock) openMockPaths.delete(path);
       if (device) device.onDetach();
       this.emit('close', info);
-    });
+    };
+    port.once('close', (err: (Error & { disconnected?: boolean }) | null) => this.finishClose?.(err));
     if (mock && device) this.attachMock(port as SerialPortMock, device);
   }
 
@@ -156,8 +160,12 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     this.closing = true;
     await new Promise<void>((resolve) => {
       port.close((err) => {
-        // A close error on a port that is going away anyway changes nothing for the caller: resolve, but surface it.
-        if (err) this.emit('error', err);
+        // A close error on a port that is going away anyway changes nothing for the caller: surface it, and finish the
+        // close ourselves (serialport emits no 'close' then), or the link would stay 'closing' and never reconnect.
+        if (err) {
+          this.emit('error', err);
+          this.finishClose?.(err);
+        }
         resolve();
       });
     });

@@ -113,6 +113,35 @@ describe('receive path (virtual modem, real spool directory)', () => {
     expect(await pendingRecords(stack.spool)).toHaveLength(1);
   });
 
+  it('the same multipart text sent again later with the same reference is a second message, not a retransmission', async () => {
+    stack = await startStack(dir, vm, logger);
+    vm.injectSms({ from: '858', text: LONG, timestamp: new Date('2026-11-22T04:00:00Z'), concatRef: 9 });
+    await settle(stack, vm);
+    await until(async () => (await pendingRecords(stack!.spool)).length === 1, 'the first message');
+    vm.injectSms({ from: '858', text: LONG, timestamp: new Date('2026-11-22T04:03:00Z'), concatRef: 9 });
+    await settle(stack, vm);
+    await until(async () => (await pendingRecords(stack!.spool)).length === 2, 'the second message');
+    for (const r of await pendingRecords(stack.spool)) expect(r.text).toBe(LONG);
+  });
+
+  it('a reference reused while an earlier message is incomplete: the earlier one is forwarded with its gaps, the new one whole', async () => {
+    const OTHER = `${LONG} (kedua)`;
+    stack = await startStack(dir, vm, logger);
+    vm.injectSms({ from: '858', text: LONG, timestamp: new Date('2026-11-22T04:00:00Z'), concatRef: 5, order: [0] });
+    await settle(stack, vm);
+    vm.injectSms({ from: '858', text: OTHER, timestamp: new Date('2026-11-22T04:05:00Z'), concatRef: 5 });
+    await settle(stack, vm);
+    await until(async () => (await pendingRecords(stack!.spool)).length === 2, 'both messages');
+    const recs = await pendingRecords(stack.spool);
+    const whole = recs.find((r) => r.multipart?.complete);
+    const partial = recs.find((r) => !r.multipart?.complete);
+    expect(whole?.text).toBe(OTHER);
+    expect(partial?.multipart).toMatchObject({ received: [1], total: 3, complete: false });
+    expect(partial?.text.startsWith(LONG.slice(0, 100))).toBe(true);
+    expect(partial?.text).toContain('[…missing part 2/3…]');
+    expect(await waitingParts(stack)).toHaveLength(0);
+  });
+
   it('forwards an incomplete multipart message with a gap marker after the timeout', async () => {
     stack = await startStack(dir, vm, logger, { modem: { multipartTimeoutSec: 10 } });
     vm.injectSms({ from: '858', text: LONG, order: [0, 2] });

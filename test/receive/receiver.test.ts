@@ -182,6 +182,43 @@ describe('Receiver', () => {
     expect([firstDone, secondDone]).toEqual([true, true]);
   });
 
+  it('pause() waits for the task in progress; work arriving while paused waits for resume(), none is dropped', async () => {
+    const { modem, spool, receiver } = setup();
+    receiver.start();
+    await receiver.drained();
+    await receiver.pause();
+    modem.put(1, pdu('858', 'Rp 1000 satu'));
+    modem.emit('sms', { storage: 'SM', index: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(modem.calls).not.toContain('read 1');
+    receiver.resume();
+    await receiver.drained();
+    expect(spool.pending.size).toBe(1);
+    expect(modem.slots.size).toBe(0);
+    await receiver.stop();
+  });
+
+  it('a +CMT arriving during a long sweep is acknowledged between sweep items, not after the whole sweep', async () => {
+    const { modem, receiver } = setup();
+    for (let i = 1; i <= 3; i++) modem.put(i, pdu('858', `Rp ${i}000`));
+    const direct = pdu('858', 'Rp 9000 langsung');
+    let emitted = false;
+    const original = modem.deleteSms.bind(modem);
+    modem.deleteSms = async (i: number) => {
+      await original(i);
+      if (!emitted) {
+        emitted = true;
+        modem.emit('sms-direct', { pdu: direct.pdu, length: direct.tpduLength });
+      }
+    };
+    receiver.start();
+    await receiver.drained();
+    const cnmaAt = modem.calls.indexOf('cnma');
+    expect(cnmaAt).toBeGreaterThan(-1);
+    expect(cnmaAt).toBeLessThan(modem.calls.indexOf('delete 3'));
+    await receiver.stop();
+  });
+
   it('a failing sweep is logged and retried later; nothing is deleted', async () => {
     const { modem, receiver } = setup();
     modem.put(1, pdu('858', 'Rp 1000'));

@@ -51,3 +51,31 @@ describe('mock binding', () => {
     }
   });
 });
+
+describe('a close that fails', () => {
+  it('still ends with a close event and a link that can be opened again', async () => {
+    const { registerMockDevice } = await import('../../src/serial/mock-device.js');
+    const { openSerialLink } = await import('../../src/serial/serial-link.js');
+    const { SerialPortMock } = await import('serialport');
+    const unregister = registerMockDevice('/virtual/close-fails', { present: true, onAttach: () => undefined, onWrite: () => undefined, onDetach: () => undefined });
+    try {
+      const link = await openSerialLink({ path: '/virtual/close-fails', baudRate: 115200, binding: 'mock' });
+      const errors: Error[] = [];
+      link.on('error', (e) => errors.push(e));
+      const closed = new Promise((resolve) => link.once('close', resolve));
+      // Make the binding's close fail the way a vanished USB device can.
+      const binding = (link as unknown as { port: InstanceType<typeof SerialPortMock> }).port.port!;
+      binding.close = async () => {
+        throw new Error('EIO: close failed');
+      };
+      await link.close();
+      await closed;
+      expect(link.isOpen).toBe(false);
+      expect(errors.map((e) => e.message)).toEqual(['EIO: close failed']);
+      const again = await openSerialLink({ path: '/virtual/close-fails', baudRate: 115200, binding: 'mock' });
+      await again.close();
+    } finally {
+      unregister();
+    }
+  });
+});
