@@ -36,7 +36,7 @@ export function explainOpenError(path: string, err: unknown): PortError {
   if (lower.includes('lock') || lower.includes('busy') || lower.includes('resource temporarily unavailable') || lower.includes('ebusy')) {
     return new PortError('PORT_BUSY', `serial port ${path} is busy (held by another process)`, {
       cause: err,
-      hint: 'ModemManager often holds modems: stop it or install the udev rule tagging the modem ID_MM_DEVICE_IGNORE=1; check `fuser ' + path + '`',
+      hint: 'if the pulsa-bridge service runs, it holds its modems: `systemctl stop pulsa-bridge` before diagnostics; ModemManager often grabs modems: stop it or install the udev rule (ID_MM_DEVICE_IGNORE=1); `fuser ' + path + '` shows who holds it',
     });
   }
   if (lower.includes('baud')) {
