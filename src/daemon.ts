@@ -147,14 +147,22 @@ export class Daemon {
     const notifier = createNotifier(logger);
     // `pulsa-bridge queue retry|drop` changes the spool on disk and sends SIGHUP so the daemon re-reads it. The handler
     // must exist before the spool lock is taken: SIGHUP's default action would end the process.
+    // A SIGHUP that arrives while Spool.open is still scanning may come after the scan read the changed area: it is
+    // remembered and the spool is re-read as soon as it is open.
     let spoolRef: Spool | undefined;
+    let sighupWhileOpening = false;
     let rescanning: Promise<void> = Promise.resolve();
     const onSighup = () => {
+      if (!spoolRef) {
+        sighupWhileOpening = true;
+        logger.info('SIGHUP while the spool is being opened: it is re-read once open');
+        return;
+      }
       logger.info('SIGHUP: re-reading the spool (changed by the queue CLI)');
+      const spoolNow = spoolRef;
       rescanning = rescanning.then(async () => {
-        if (!spoolRef) return;
         try {
-          const r = await spoolRef.rescan();
+          const r = await spoolNow.rescan();
           logger.info(r, 'spool re-read');
         } catch (err) {
           logger.error({ err }, `re-reading the spool failed: ${errorMessage(err)}`);
@@ -170,6 +178,7 @@ export class Daemon {
       throw err;
     }
     spoolRef = spool;
+    if (sighupWhileOpening) onSighup();
     const { url, warning } = config.webhook.url ? { url: config.webhook.url, warning: undefined } : webhookUrl(config.webhook.baseUrl ?? '');
     if (warning) logger.warn(warning);
     const client = new WebhookClient({

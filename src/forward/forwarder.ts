@@ -7,11 +7,21 @@
  * - Each pick asks the spool for the next due record (Spool.nextDue: a walk of its ordered pending index that copies
  *   one record), never for the whole pending list: with a backlog of n records a pick costs the records it walks past,
  *   not a copy and sort of all n. pickNext is the same choice over a plain array (the reference semantics).
- * - Per record: older than policy.maxAgeMs -> markDead; 2xx -> markDelivered; retryable -> markRetry with
- *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent -> markDead(`HTTP <status>: <bodyStart>`).
- *   A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
+ * - Per record: a record already attempted (attempts > 0) and older than policy.maxAgeMs, counted from requeuedAt (the
+ *   operator's `queue retry`) when set, else from receivedAt -> markDead without a POST; every record gets at least one
+ *   POST. 2xx -> markDelivered; retryable -> markRetry with nextDelayMs(policy, attempts so far, random, Retry-After);
+ *   permanent -> markDead(`HTTP <status>: <bodyStart>`). A record leaves pending only through the spool, after the
+ *   webhook answered (at-least-once delivery).
  * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off.
- * - A spool failure (disk full, ...) is logged and retried after a pause; it never crashes the loop or spins hot.
+ * - A result the spool cannot record (disk full, read-only, unreadable file, ...) is kept in memory: that record is not
+ *   POSTed again by this process (above all not after a 2xx), only the spool write is retried, with its own backoff
+ *   (errorPause, doubling per failure, capped at max(errorPause, maxDelayMs)), one error line per failed write; the loop
+ *   goes on with later records meanwhile. A 'pending' event for such a record (the operator requeued it) drops a result
+ *   that was not a delivery (the record is sent again) and makes a delivery's write due at once. Results still
+ *   unrecorded at stop() are logged; those records stay pending and are POSTed again next run (same Idempotency-Key).
+ * - A pending file found unreadable while recording is moved to quarantine by the spool; the forwarder logs it (error,
+ *   with the result it could not record) and goes on.
+ * - If choosing the next record fails, the loop pauses (errorPause) and tries again; it never crashes or spins hot.
  * - A record removed or moved by another process while it was being sent (SpoolError 'not-found' / 'wrong-area' from
  *   mark*, e.g. `queue drop` during the POST) is logged as a warning and skipped; the loop goes on with the next record.
  *   Its id is not picked again until the spool emits 'pending' for it, so a spool that still lists it cannot cause a loop.
@@ -47,10 +57,39 @@ export interface ForwarderStats {
   delivered: number;
   retried: number;
   dead: number;
+  /** Results known to this process that the spool could not record yet (their spool writes are being retried). */
+  unrecorded: number;
 }
 
 /** setTimeout's upper bound (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
+
+/** The spool write a POST's result asks for. */
+type Mark =
+  | { kind: 'delivered'; status: number; at: Date }
+  | { kind: 'retry'; error: string; status?: number; nextAttemptAt: Date; delayMs: number }
+  | { kind: 'dead'; reason: string; status?: number; tooOld: boolean };
+
+/** A result the spool could not record yet; the record is not POSTed again while it is here. */
+interface Unrecorded {
+  rec: SmsRecord;
+  mark: Mark;
+  /** Failed spool writes so far (>= 1). */
+  failures: number;
+  /** When the spool write is tried again (epoch ms). */
+  retryAtMs: number;
+}
+
+function describeMark(m: Mark): string {
+  switch (m.kind) {
+    case 'delivered':
+      return `delivered, HTTP ${m.status}`;
+    case 'retry':
+      return `not delivered (${m.error}), retry at ${m.nextAttemptAt.toISOString()}`;
+    case 'dead':
+      return `given up (${m.reason})`;
+  }
+}
 
 export function describeOutcome(o: Outcome): string {
   switch (o.kind) {
@@ -61,6 +100,11 @@ export function describeOutcome(o: Outcome): string {
     case 'timeout':
       return `timeout (${o.phase})`;
   }
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.min(a, b);
 }
 
 const RECORD_ACCESS: DueAccess<SmsRecord> = { dueMs: dueAtMs, modem: (r) => r.sim.modem, id: (r) => r.id };
@@ -94,8 +138,13 @@ export class Forwarder {
   private counts = { delivered: 0, retried: 0, dead: 0 };
   /** Ids whose record vanished from the spool under a delivery: not picked again until 'pending' names them. */
   private readonly vanished = new Set<string>();
+  /** Results the spool could not record yet, by id (see the header). */
+  private readonly unrecorded = new Map<string, Unrecorded>();
   private readonly onPending = (id?: unknown): void => {
-    if (typeof id === 'string') this.vanished.delete(id);
+    if (typeof id === 'string') {
+      this.vanished.delete(id);
+      this.requeued(id);
+    }
     this.kick();
   };
 
@@ -121,7 +170,10 @@ export class Forwarder {
     this.spool.off('pending', this.onPending);
     this.clearTimer();
     const flight = this.inFlight;
-    if (!flight) return;
+    if (!flight) {
+      this.reportUnrecordedAtStop();
+      return;
+    }
     let graceTimer: ReturnType<typeof setTimeout> | undefined;
     const finished = await Promise.race([
       flight.done.then(() => true),
@@ -137,10 +189,22 @@ export class Forwarder {
         `forwarder: stopped with the POST of ${flight.id} still in flight; it stays pending and is sent again on restart`,
       );
     }
+    this.reportUnrecordedAtStop();
+  }
+
+  private reportUnrecordedAtStop(): void {
+    if (this.unrecorded.size === 0) return;
+    const ids = [...this.unrecorded.keys()];
+    const delivered = [...this.unrecorded.values()].filter((u) => u.mark.kind === 'delivered').map((u) => u.rec.id);
+    this.logger.error(
+      { ids, delivered },
+      `forwarder: stopped with ${ids.length} result(s) the spool could not record (${delivered.length} delivered); ` +
+        'those records stay pending and are POSTed again at the next start (same Idempotency-Key)',
+    );
   }
 
   stats(): ForwarderStats {
-    const s: ForwarderStats = { running: this.running, ...this.counts };
+    const s: ForwarderStats = { running: this.running, ...this.counts, unrecorded: this.unrecorded.size };
     if (this.inFlight) s.inFlightId = this.inFlight.id;
     if (this.wakeAtMs !== undefined) s.nextWakeAt = new Date(this.wakeAtMs).toISOString();
     return s;
@@ -174,96 +238,194 @@ export class Forwarder {
       // A vanished id the spool no longer holds as pending needs no skipping; one it still holds is passed over.
       for (const id of this.vanished) if (!this.spool.isPending(id)) this.vanished.delete(id);
       const nowMs = this.clock().getTime();
+      const held = this.dueUnrecorded(nowMs);
+      if (held) {
+        await this.record(held.rec, held.mark, held);
+        continue;
+      }
       let choice: { next?: SmsRecord; wakeAtMs?: number };
       try {
-        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.vanished });
+        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.skipSet() });
       } catch (err) {
         this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
         this.arm(this.errorPauseMs());
         return;
       }
       const { next, wakeAtMs } = choice;
-      if (!next) {
-        if (wakeAtMs !== undefined) this.arm(wakeAtMs - nowMs);
+      // A spool that hands out a skipped id anyway gets no POST for it: wait for the next due write or record instead.
+      if (!next || this.unrecorded.has(next.id) || this.vanished.has(next.id)) {
+        const wake = earliest(next ? undefined : wakeAtMs, this.earliestUnrecordedMs());
+        if (wake !== undefined) this.arm(wake - nowMs);
         else this.clearTimer();
         return;
       }
       this.clearTimer();
       const done = this.deliver(next, this.generation);
-      this.inFlight = { id: next.id, done: done.then(() => undefined) };
-      let spoolOk: boolean;
+      this.inFlight = { id: next.id, done };
       try {
-        spoolOk = await done;
+        await done;
       } finally {
         this.inFlight = undefined;
-      }
-      if (!spoolOk) {
-        this.arm(this.errorPauseMs());
-        return;
       }
     }
   }
 
-  /** One record. Returns false when the spool could not record the result (caller pauses). Never throws. */
-  private async deliver(rec: SmsRecord, generation: number): Promise<boolean> {
+  /** One record: at most one POST, then its result goes to the spool (or is kept until it can). Never throws. */
+  private async deliver(rec: SmsRecord, generation: number): Promise<void> {
     const now = this.clock();
+    if (rec.attempts > 0 && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
+      const since = rec.requeuedAt !== undefined ? `requeued ${rec.requeuedAt}` : `received ${rec.receivedAt}`;
+      const reason = `too old: ${since}, not delivered within ${this.policy.maxAgeMs} ms`;
+      await this.record(rec, { kind: 'dead', reason, tooOld: true });
+      return;
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await this.client.post(rec);
+    } catch (err) {
+      // The client promises not to throw; if it does, treat it like a network failure (retry) and say so.
+      outcome = { kind: 'network', code: 'EUNKNOWN', message: errorMessage(err) };
+    }
+    if (generation !== this.generation) {
+      this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
+      return;
+    }
+    await this.record(rec, this.markFor(rec, outcome));
+  }
+
+  private markFor(rec: SmsRecord, outcome: Outcome): Mark {
+    const at = this.clock();
+    const verdict = classify(outcome);
+    const status = outcome.kind === 'http' ? outcome.status : undefined;
+    if (verdict === 'delivered') return { kind: 'delivered', status: status ?? 0, at };
+    if (verdict === 'retry') {
+      const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
+      const delayMs = nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
+      const error = describeOutcome(outcome);
+      return { kind: 'retry', error, nextAttemptAt: new Date(at.getTime() + delayMs), delayMs, ...(status === undefined ? {} : { status }) };
+    }
+    return { kind: 'dead', reason: describeOutcome(outcome), tooOld: false, ...(status === undefined ? {} : { status }) };
+  }
+
+  /**
+   * Write a result to the spool. On failure the result is kept (or kept longer) in `unrecorded` with its own backoff;
+   * `held` is the entry being retried. Never throws.
+   */
+  private async record(rec: SmsRecord, mark: Mark, held?: Unrecorded): Promise<void> {
     const ctx = { id: rec.id, modem: rec.sim.modem, sender: rec.sender };
     try {
-      if (isTooOld(this.policy, rec.receivedAt, now)) {
-        const reason = `too old: received ${rec.receivedAt}, not delivered within ${this.policy.maxAgeMs} ms`;
-        await this.spool.markDead(rec.id, reason);
-        this.counts.dead += 1;
-        this.logger.error({ ...ctx, reason, attempts: rec.attempts }, `forwarder: gave up on ${rec.id} (${reason})`);
-        return true;
-      }
-      let outcome: Outcome;
-      try {
-        outcome = await this.client.post(rec);
-      } catch (err) {
-        // The client promises not to throw; if it does, treat it like a network failure (retry) and say so.
-        outcome = { kind: 'network', code: 'EUNKNOWN', message: errorMessage(err) };
-      }
-      if (generation !== this.generation) {
-        this.logger.debug({ ...ctx, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
-        return true;
-      }
-      const at = this.clock();
-      const verdict = classify(outcome);
-      const status = outcome.kind === 'http' ? outcome.status : undefined;
-      if (verdict === 'delivered') {
-        await this.spool.markDelivered(rec.id, { status: status ?? 0, at });
-        this.counts.delivered += 1;
-        this.logger.info({ ...ctx, status, attempts: rec.attempts + 1 }, `forwarder: delivered ${rec.id}`);
-      } else if (verdict === 'retry') {
-        const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
-        const delay = nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
-        const nextAttemptAt = new Date(at.getTime() + delay);
-        const error = describeOutcome(outcome);
-        await this.spool.markRetry(rec.id, status === undefined ? { error, nextAttemptAt } : { error, status, nextAttemptAt });
-        this.counts.retried += 1;
-        this.logger.warn(
-          { ...ctx, error, status, attempts: rec.attempts + 1, nextAttemptAt: nextAttemptAt.toISOString() },
-          `forwarder: ${rec.id} not delivered (${error}); retry in ${delay} ms`,
-        );
-      } else {
-        const reason = describeOutcome(outcome);
-        await this.spool.markDead(rec.id, reason, status);
-        this.counts.dead += 1;
-        this.logger.error({ ...ctx, status, reason, attempts: rec.attempts + 1 }, `forwarder: ${rec.id} rejected permanently (${reason})`);
-      }
-      return true;
+      await this.write(rec.id, mark);
     } catch (err) {
       if (err instanceof SpoolError && (err.reason === 'not-found' || err.reason === 'wrong-area')) {
+        this.unrecorded.delete(rec.id);
         this.vanished.add(rec.id);
         this.logger.warn(
-          { ...ctx, err: err.message },
+          { ...ctx, err: err.message, result: describeMark(mark) },
           `forwarder: ${rec.id} was removed or moved by another process during delivery (queue drop?); its result is not recorded`,
         );
-        return true;
+        return;
       }
-      this.logger.error({ ...ctx, err: errorMessage(err) }, `forwarder: cannot record the delivery result of ${rec.id} in the spool`);
-      return false;
+      if (err instanceof SpoolError && err.reason === 'corrupt' && !this.spool.isPending(rec.id)) {
+        this.unrecorded.delete(rec.id);
+        this.logger.error(
+          { ...ctx, err: err.message, result: describeMark(mark) },
+          `forwarder: the pending file of ${rec.id} is unreadable and was moved to quarantine; its result (${describeMark(mark)}) is not recorded: ${err.message}`,
+        );
+        return;
+      }
+      const failures = (held?.failures ?? 0) + 1;
+      const delay = this.writeBackoffMs(failures);
+      this.unrecorded.set(rec.id, { rec, mark, failures, retryAtMs: this.clock().getTime() + delay });
+      this.logger.error(
+        { ...ctx, err: errorMessage(err), result: describeMark(mark), failures, retryInMs: delay },
+        `forwarder: cannot record the result of ${rec.id} (${describeMark(mark)}) in the spool: ${errorMessage(err)}; ` +
+          `it is not POSTed again, the spool write is retried in ${delay} ms (failure ${failures})`,
+      );
+      return;
     }
+    if (held) {
+      this.unrecorded.delete(rec.id);
+      this.logger.info({ ...ctx, failures: held.failures }, `forwarder: result of ${rec.id} recorded after ${held.failures} failed spool write(s)`);
+    }
+    this.counted(rec, mark);
+  }
+
+  private async write(id: string, mark: Mark): Promise<void> {
+    switch (mark.kind) {
+      case 'delivered':
+        return this.spool.markDelivered(id, { status: mark.status, at: mark.at });
+      case 'retry':
+        return this.spool.markRetry(id, {
+          error: mark.error,
+          nextAttemptAt: mark.nextAttemptAt,
+          ...(mark.status === undefined ? {} : { status: mark.status }),
+        });
+      case 'dead':
+        return this.spool.markDead(id, mark.reason, mark.status);
+    }
+  }
+
+  /** Count and log a result the spool has recorded. */
+  private counted(rec: SmsRecord, mark: Mark): void {
+    const ctx = { id: rec.id, modem: rec.sim.modem, sender: rec.sender };
+    if (mark.kind === 'delivered') {
+      this.counts.delivered += 1;
+      this.logger.info({ ...ctx, status: mark.status, attempts: rec.attempts + 1 }, `forwarder: delivered ${rec.id}`);
+    } else if (mark.kind === 'retry') {
+      this.counts.retried += 1;
+      this.logger.warn(
+        { ...ctx, error: mark.error, status: mark.status, attempts: rec.attempts + 1, nextAttemptAt: mark.nextAttemptAt.toISOString() },
+        `forwarder: ${rec.id} not delivered (${mark.error}); retry in ${mark.delayMs} ms`,
+      );
+    } else if (mark.tooOld) {
+      this.counts.dead += 1;
+      this.logger.error({ ...ctx, reason: mark.reason, attempts: rec.attempts }, `forwarder: gave up on ${rec.id} (${mark.reason})`);
+    } else {
+      this.counts.dead += 1;
+      this.logger.error(
+        { ...ctx, status: mark.status, reason: mark.reason, attempts: rec.attempts + 1 },
+        `forwarder: ${rec.id} rejected permanently (${mark.reason})`,
+      );
+    }
+  }
+
+  /** The operator requeued `id` (spool 'pending' event) while its result waits to be recorded. */
+  private requeued(id: string): void {
+    const held = this.unrecorded.get(id);
+    if (!held) return;
+    if (held.mark.kind === 'delivered') {
+      held.retryAtMs = Math.min(held.retryAtMs, this.clock().getTime()); // the webhook has it: record it, never re-POST
+      return;
+    }
+    this.unrecorded.delete(id);
+    this.logger.info(
+      { id, result: describeMark(held.mark) },
+      `forwarder: ${id} was queued again; its unrecorded result (${describeMark(held.mark)}) is dropped and it is sent again`,
+    );
+  }
+
+  /** The unrecorded result whose spool write is due first, if any is due at nowMs. */
+  private dueUnrecorded(nowMs: number): Unrecorded | undefined {
+    let best: Unrecorded | undefined;
+    for (const u of this.unrecorded.values()) if (u.retryAtMs <= nowMs && (!best || u.retryAtMs < best.retryAtMs)) best = u;
+    return best;
+  }
+
+  private earliestUnrecordedMs(): number | undefined {
+    let t: number | undefined;
+    for (const u of this.unrecorded.values()) t = earliest(t, u.retryAtMs);
+    return t;
+  }
+
+  private skipSet(): ReadonlySet<string> {
+    if (this.unrecorded.size === 0) return this.vanished;
+    return new Set([...this.vanished, ...this.unrecorded.keys()]);
+  }
+
+  private writeBackoffMs(failures: number): number {
+    const base = this.errorPauseMs();
+    const cap = Math.max(base, this.policy.maxDelayMs);
+    return Math.min(cap, base * 2 ** Math.min(30, Math.max(0, failures - 1)));
   }
 
   // ---------------------------------------------------------------- timer

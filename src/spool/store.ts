@@ -15,19 +15,23 @@
  * - Events: 'pending' (id) when a new pending record lands or a record returns to pending.
  *
  * Roles (one owner, any number of clients)
- * - owner (the daemon; default): holds `<dir>/spool.lock` (created with O_EXCL; JSON {pid, startedAt, bootId}) until
- *   close(). A lock whose process is alive (kill(pid, 0) succeeds or says EPERM) refuses the open (SpoolError 'locked');
- *   a stale lock (dead pid, other boot, unreadable, or our own pid without this process holding it) is replaced with a
- *   warning. Only the owner recovers at open: deletes tmp/ leftovers (half-written), removes the earlier copy of an id
- *   found in two areas, moves every unreadable record file (bad JSON, bad checksum, wrong version, wrong kind for its
- *   area, name/id mismatch) into quarantine/ as a QuarantineRecord holding the raw text. A corrupt file never crashes
- *   the process: it is logged and set aside.
+ * - owner (the daemon; default): holds `<dir>/spool.lock` (created with O_EXCL; JSON {pid, startedAt, bootId, procStart})
+ *   until close(). A lock whose process is alive (kill(pid, 0) succeeds or says EPERM) and, where /proc tells, started
+ *   at the recorded procStart (field 22 of /proc/<pid>/stat) refuses the open (SpoolError 'locked'); a stale lock (dead
+ *   pid, pid reused by another process, other boot, unreadable, or our own pid without this process holding it) is
+ *   replaced with a warning. The takeover is atomic: the stale file is renamed to a private name (one starter wins),
+ *   re-judged there, and a live lock moved by mistake is linked back. Only the owner recovers at open: deletes tmp/
+ *   leftovers (half-written), removes the earlier copy of an id found in two areas, moves every unreadable record file
+ *   (bad JSON, bad checksum, wrong version, wrong kind for its area, name/id mismatch) into quarantine/ as a
+ *   QuarantineRecord holding the raw text. A corrupt file never crashes the process: it is logged and set aside.
  * - client (the `queue` CLI): no lock, no recovery: tmp/ is left alone, an id in two areas is shown in its later state
  *   and left where it is, unreadable files are skipped with a warning. Its retry / retryAllDead / drop write the same
  *   atomic way, re-read the record from disk first, and then send SIGHUP to the live owner so it calls rescan().
  * - The owner's index is in memory: rescan() re-reads the areas (no destructive step) and emits 'pending' for pending
  *   records that are new to it or changed on disk. mark* re-read the pending file first: a record a client dropped
- *   meanwhile fails with SpoolError 'not-found' and leaves the index, instead of being written back.
+ *   meanwhile fails with SpoolError 'not-found' and leaves the index, instead of being written back; a pending file that
+ *   has become unreadable is moved to quarantine by the owner and leaves the index (SpoolError 'corrupt').
+ * - retry / retryAllDead stamp `requeuedAt` (the operator's requeue time) on the record.
  * - Pending records are held in delivery order (PendingIndex: receivedAt, then id), updated incrementally as records
  *   enter and leave pending and sorted once per scan. nextDue() picks the next record for the forwarder by walking that
  *   order and copies only the record it returns; list('pending') copies all of them (CLI).
@@ -201,6 +205,8 @@ const heldLocks = new Set<string>();
 
 interface LockContent extends SpoolLockOwner {
   bootId?: string;
+  /** Start time of the owner process (field 22 of /proc/<pid>/stat, clock ticks since boot); absent without /proc. */
+  procStart?: string;
 }
 
 let bootIdCache: string | null | undefined;
@@ -215,6 +221,43 @@ async function currentBootId(): Promise<string | undefined> {
     }
   }
   return bootIdCache ?? undefined;
+}
+
+/**
+ * Field 22 (starttime) of a /proc/<pid>/stat line, or undefined when the line does not have it. The comm field (2) is
+ * in parentheses and may itself hold spaces and ')', so fields are counted after the LAST ')'.
+ */
+export function parseProcStartTime(statLine: string): string | undefined {
+  const close = statLine.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const fields = statLine.slice(close + 1).trim().split(/\s+/); // fields[0] is field 3 (state)
+  const start = fields[22 - 3];
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
+}
+
+/**
+ * When process `pid` started (clock ticks since boot), or undefined when this system cannot tell: no /proc, or the
+ * process is hidden or gone (then the liveness check decides, as before start times were recorded).
+ */
+export async function processStartTime(pid: number): Promise<string | undefined> {
+  try {
+    return parseProcStartTime(await fsp.readFile(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    // Feature probe, not a failure: no /proc (not Linux), hidepid, or the process exited: liveness decides alone.
+    return undefined;
+  }
+}
+
+/** Give `file` the content of `aside` again without ever overwriting a file that holds the name (link, else 'wx'). */
+async function putBack(aside: string, file: string, text: string): Promise<void> {
+  try {
+    await fsp.link(aside, file);
+    return;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+  }
+  await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 }); // no hard links on this filesystem
 }
 
 function processAlive(pid: number): boolean {
@@ -234,9 +277,12 @@ function parseLock(text: string): LockContent | undefined {
     return undefined; // the caller reports the lock as unreadable (stale)
   }
   if (data === null || typeof data !== 'object') return undefined;
-  const { pid, startedAt, bootId } = data as Record<string, unknown>;
+  const { pid, startedAt, bootId, procStart } = data as Record<string, unknown>;
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof startedAt !== 'string') return undefined;
-  return typeof bootId === 'string' ? { pid, startedAt, bootId } : { pid, startedAt };
+  const lock: LockContent = { pid, startedAt };
+  if (typeof bootId === 'string') lock.bootId = bootId;
+  if (typeof procStart === 'string') lock.procStart = procStart;
+  return lock;
 }
 
 type LockState =
@@ -255,6 +301,11 @@ async function inspectLock(file: string): Promise<LockState> {
       hint: 'check the permissions of the spool directory',
     });
   }
+  return judgeLock(file, text);
+}
+
+/** Whether the lock text found at `file` names a live owner. */
+async function judgeLock(file: string, text: string): Promise<Exclude<LockState, { state: 'absent' }>> {
   const lock = parseLock(text);
   if (!lock) return { state: 'stale', reason: 'unreadable lock file', text };
   const owner: SpoolLockOwner = { pid: lock.pid, startedAt: lock.startedAt };
@@ -266,6 +317,18 @@ async function inspectLock(file: string): Promise<LockState> {
     return { state: 'stale', reason: `written by an earlier process with this pid (${lock.pid})`, text, owner };
   }
   if (!processAlive(lock.pid)) return { state: 'stale', reason: `process ${lock.pid} is not running`, text, owner };
+  if (lock.procStart !== undefined) {
+    // A live pid is not enough: after a crash the pid may belong to an unrelated process now.
+    const started = await processStartTime(lock.pid);
+    if (started !== undefined && started !== lock.procStart) {
+      return {
+        state: 'stale',
+        reason: `process ${lock.pid} is not the one that wrote the lock (pid reused: it started at tick ${started}, the lock says ${lock.procStart})`,
+        text,
+        owner,
+      };
+    }
+  }
   return { state: 'live', owner, text };
 }
 
@@ -400,7 +463,13 @@ export class Spool extends EventEmitter {
   private async acquireLock(): Promise<void> {
     const file = this.lockFile();
     const boot = await currentBootId();
-    const content: LockContent = { pid: process.pid, startedAt: this.clock().toISOString(), ...(boot ? { bootId: boot } : {}) };
+    const procStart = await processStartTime(process.pid);
+    const content: LockContent = {
+      pid: process.pid,
+      startedAt: this.clock().toISOString(),
+      ...(boot ? { bootId: boot } : {}),
+      ...(procStart ? { procStart } : {}),
+    };
     const text = `${JSON.stringify(content)}\n`;
     for (let attempt = 0; attempt < 5; attempt += 1) {
       if (await this.createLockFile(file, text)) {
@@ -416,26 +485,63 @@ export class Spool extends EventEmitter {
           hint: `stop it first (systemctl stop pulsa-bridge); \`pulsa-bridge queue ...\` works while it runs; if process ${pid} is not pulsa-bridge, delete ${file}`,
         });
       }
-      // Stale: remove it only if it is still the very file we judged (another starter may have replaced it already).
-      let now: string;
-      try {
-        now = await fsp.readFile(file, 'utf8');
-      } catch (err) {
-        if (errnoCode(err) === 'ENOENT') continue;
-        throw new SpoolError('io', `cannot read the spool lock ${file}: ${errorMessage(err)}`, { cause: err });
-      }
-      if (now !== st.text) continue;
-      try {
-        await fsp.unlink(file);
-      } catch (err) {
-        if (errnoCode(err) !== 'ENOENT') throw new SpoolError('io', `cannot replace the stale spool lock ${file}: ${errorMessage(err)}`, { cause: err });
-      }
-      this.logger.warn(
-        { lock: file, reason: st.reason, previousOwner: st.owner },
-        `spool: replaced stale lock ${file} (${st.reason})`,
-      );
+      await this.setStaleLockAside(file, st);
+      // Next round: create with O_EXCL semantics again; whoever created a lock meanwhile wins and we see it live.
     }
     throw new SpoolError('locked', `cannot take the spool lock ${file}: it keeps changing (another pulsa-bridge starting at the same time?)`);
+  }
+
+  /**
+   * Remove a lock judged stale, atomically: rename() moves whatever file holds the lock name right now to a name only
+   * this process uses, so of several starters judging the same stale lock exactly one gets it. The moved file is then
+   * judged again: if it is not stale (another starter replaced the stale lock with its own live lock between our read
+   * and our rename), it is linked back under the lock name (link() never overwrites) and we go on to be refused.
+   */
+  private async setStaleLockAside(file: string, st: Extract<LockState, { state: 'stale' }>): Promise<void> {
+    const aside = `${file}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+    try {
+      await fsp.rename(file, aside);
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return; // another starter moved it first
+      throw new SpoolError('io', `cannot replace the stale spool lock ${file}: ${errorMessage(err)}`, { cause: err });
+    }
+    let keepAside = false;
+    try {
+      let moved: string;
+      try {
+        moved = await fsp.readFile(aside, 'utf8');
+      } catch (err) {
+        throw new SpoolError('io', `cannot read the spool lock moved to ${aside}: ${errorMessage(err)}`, { cause: err });
+      }
+      const verdict = moved === st.text ? st : await judgeLock(file, moved);
+      if (verdict.state === 'stale') {
+        this.logger.warn(
+          { lock: file, reason: verdict.reason, previousOwner: verdict.owner },
+          `spool: replaced stale lock ${file} (${verdict.reason})`,
+        );
+        return;
+      }
+      try {
+        await putBack(aside, file, moved);
+        this.logger.debug({ lock: file, owner: verdict.owner }, 'spool: a live lock was set aside by mistake and has been put back');
+      } catch (err) {
+        keepAside = true;
+        this.logger.error(
+          { lock: file, owner: verdict.owner, err: errorMessage(err) },
+          `spool: the lock of process ${verdict.owner.pid} could not be put back (${errorMessage(err)}); it is kept as ${aside}`,
+        );
+        throw new SpoolError('locked', `spool ${this.dir} is being taken by several processes at once (process ${verdict.owner.pid} among them)`, {
+          hint: 'stop every pulsa-bridge on this spool, then start one',
+        });
+      }
+    } finally {
+      if (!keepAside) {
+        await fsp.rm(aside, { force: true }).catch((rmErr: unknown) => {
+          // A leftover aside file is harmless (not spool.lock, not *.json); say so and go on.
+          this.logger.debug({ file: aside, err: errorMessage(rmErr) }, 'spool: could not remove the set-aside lock file');
+        });
+      }
+    }
   }
 
   /**
@@ -448,6 +554,7 @@ export class Spool extends EventEmitter {
       await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o644 });
       try {
         await fsp.link(tmp, file);
+        heldLocks.add(file); // at once: an in-process judge of this lock must see it held, not left by an earlier boot
         return true;
       } catch (err) {
         const code = errnoCode(err);
@@ -456,6 +563,7 @@ export class Spool extends EventEmitter {
       }
       try {
         await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 });
+        heldLocks.add(file);
         return true;
       } catch (err) {
         if (errnoCode(err) === 'EEXIST') return false;
@@ -603,8 +711,11 @@ export class Spool extends EventEmitter {
     return ix;
   }
 
-  /** Move an unreadable record file into quarantine (raw text kept); on failure it stays where it is, logged. */
-  private async quarantineUnreadable(ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string): Promise<void> {
+  /**
+   * Move an unreadable record file into quarantine (raw text kept); on failure it stays where it is, logged.
+   * Returns the quarantine id, or undefined when the file could not be moved.
+   */
+  private async quarantineUnreadable(ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string): Promise<string | undefined> {
     const stem = name.slice(0, -'.json'.length).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
     const hash = createHash('sha256').update(text).digest('hex').slice(0, 12);
     const id = `corrupt.${area}.${stem}.${hash}`.slice(0, 128);
@@ -626,8 +737,10 @@ export class Spool extends EventEmitter {
         await this.fsyncDir(path.join(this.dir, area));
       }
       this.logger.warn({ file: `${area}/${name}`, quarantineId: id, reason }, `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`);
+      return id;
     } catch (err) {
       this.logger.error({ file: `${area}/${name}`, reason, err: errorMessage(err) }, 'spool: unreadable record could not be quarantined; left in place');
+      return undefined;
     }
   }
 
@@ -1014,7 +1127,13 @@ export class Spool extends EventEmitter {
    */
   private async loadPending(id: string): Promise<SmsRecord> {
     if (this.ix.sms.get(id) !== 'pending') throw this.notFound(id, 'pending');
-    const rec = await this.readFromDisk('pending', id);
+    let rec: AnyRecord | undefined;
+    try {
+      rec = await this.readFromDisk('pending', id);
+    } catch (err) {
+      if (err instanceof SpoolError && err.reason === 'corrupt' && this.role === 'owner') throw await this.quarantineCorruptPending(id, err);
+      throw err;
+    }
     if (rec?.kind === 'sms') return rec;
     const now = await this.locate(id);
     this.logger.debug({ id, now: now ?? 'gone' }, `spool: pending record ${id} was changed by another process`);
@@ -1022,6 +1141,31 @@ export class Spool extends EventEmitter {
       throw new SpoolError('not-found', `record ${id} is no longer in pending: removed by another process (e.g. \`pulsa-bridge queue drop\`)`);
     }
     throw this.notFound(id, 'pending');
+  }
+
+  /**
+   * Owner, inside the id's lock: a pending file that fails its checks (bad JSON, checksum, ...) is moved to quarantine
+   * and leaves the index, so it cannot block delivery; the same as start-up recovery does. Returns the error to throw
+   * (SpoolError 'corrupt'); when the move fails the record stays pending and the error says so.
+   */
+  private async quarantineCorruptPending(id: string, err: SpoolError): Promise<SpoolError> {
+    const name = `${id}.json`;
+    let text: string;
+    try {
+      text = await fsp.readFile(this.fileOf('pending', id), 'utf8');
+    } catch (readErr) {
+      this.logger.error({ id, err: errorMessage(readErr) }, `spool: cannot re-read the unreadable pending record ${id}; left in place`);
+      return err;
+    }
+    const parsed = parseRecordFile(text, 'pending', name);
+    if (parsed.ok) return err; // rewritten by another process since: the caller's next try reads the new file
+    const qid = await this.quarantineUnreadable(this.ix, 'pending', name, text, parsed.reason);
+    if (qid === undefined) return err;
+    this.forget('pending', id);
+    return new SpoolError('corrupt', `record pending/${name} is unreadable (${parsed.reason}); moved to quarantine as ${qid}`, {
+      cause: err,
+      hint: `pulsa-bridge queue show ${qid}`,
+    });
   }
 
   /** pending -> sent. */
@@ -1087,6 +1231,7 @@ export class Spool extends EventEmitter {
       if (area !== 'dead' && area !== 'pending') throw this.notFound(id, 'dead or pending');
       const rec = (await this.readRecord(area, id)) as SmsRecord;
       rec.attempts = 0;
+      rec.requeuedAt = this.clock().toISOString(); // maxAge counts from here: the operator asked for another chance
       delete rec.nextAttemptAt;
       delete rec.deadReason;
       rec.rev = (rec.rev ?? 0) + 1;

@@ -42,6 +42,11 @@ export interface SmsRecord {
   multipart?: MultipartFacts;
   /** Delivery bookkeeping. */
   attempts: number;
+  /**
+   * ISO UTC, when an operator last queued it again (`queue retry`, `queue retry --dead`); absent = never. The forwarder's
+   * maxAge is measured from here when set, so a requeued old record gets a full new window.
+   */
+  requeuedAt?: string;
   /** ISO; absent = due now. */
   nextAttemptAt?: string;
   lastError?: string;

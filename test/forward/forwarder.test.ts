@@ -1,6 +1,7 @@
 import { describe, it, expect, afterEach, vi } from 'vitest';
 import { EventEmitter } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { promises as fsp } from 'node:fs';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Forwarder, pickNext, type ForwardSpool } from '../../src/forward/forwarder.js';
 import { WebhookClient, type WebhookPoster } from '../../src/forward/webhook.js';
@@ -131,13 +132,38 @@ describe('Forwarder against a real local webhook', () => {
     expect(forwarder.stats().running).toBe(false);
   });
 
-  it('a record older than maxAgeMs goes to dead without a POST', async () => {
+  it('a record already attempted and older than maxAgeMs goes to dead without a POST', async () => {
     const { spool, server, forwarder } = await setup({ script: [reply(200)], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
-    await spool.putPending(makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z' }));
+    await spool.putPending(makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z', attempts: 1 }));
     forwarder.start();
     await until(async () => (await areaOf(spool, 'ancient')) === 'dead', 'ancient in dead');
     expect(((await spool.get('ancient'))!.record as SmsRecord).deadReason).toContain('too old');
     expect(server!.requests).toHaveLength(0);
+  });
+
+  it('maxAgeMs: a record too old on arrival still gets its one POST before it is given up', async () => {
+    const { spool, server, forwarder } = await setup({ script: [reply(503, 'busy')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    await spool.putPending(makeSms('late1', { receivedAt: '2020-01-01T00:00:00Z' })); // e.g. read from the SIM after a long outage
+    forwarder.start();
+    await until(async () => (await areaOf(spool, 'late1')) === 'dead', 'late1 in dead');
+    expect(server!.requests.map((r) => r.headers['idempotency-key'])).toEqual(['late1']);
+    expect((await spool.get('late1'))!.record).toMatchObject({ attempts: 1, lastStatus: 503, deadReason: expect.stringContaining('too old: received 2020-01-01') });
+  });
+
+  it('maxAgeMs: `queue retry` of a record given up for age is POSTed again, and its age counts from the requeue', async () => {
+    const { dir, spool, server, forwarder } = await setup({ script: [reply(503, 'busy')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    await spool.putPending(makeSms('old1', { receivedAt: '2020-01-01T00:00:00Z', attempts: 4 }));
+    await spool.markDead('old1', 'too old: received 2020-01-01T00:00:00Z, not delivered within 3600000 ms');
+    forwarder.start();
+    const operator = await Spool.open(dir, { logger: silentLogger(), role: 'client', signal: () => void spool.rescan() });
+    const before = Date.now();
+    await operator.retry('old1');
+    await until(() => server!.requests.length >= 3, 'old1 POSTed and retried');
+    const { area, record } = (await spool.get('old1'))!;
+    expect(area).toBe('pending'); // within an hour of the requeue: retried, not killed again
+    expect((record as SmsRecord).attempts).toBeGreaterThanOrEqual(2);
+    expect(Date.parse((record as SmsRecord).requeuedAt!)).toBeGreaterThanOrEqual(before);
+    expect(server!.requests.every((r) => r.headers['idempotency-key'] === 'old1')).toBe(true);
   });
 });
 
@@ -319,6 +345,115 @@ describe('Forwarder: records changed by the operator while the daemon runs', () 
     expect(f.stats().nextWakeAt).toBeUndefined();
     (spool as unknown as EventEmitter).emit('pending', 'ghost1'); // the spool says ghost1 is pending again: it is sent
     await until(() => client.posted.length === 2, 'ghost1 sent again after its own pending event');
+  });
+});
+
+describe('Forwarder: the spool cannot record a result', () => {
+  it('a 2xx the disk refuses to record (EROFS) is never POSTed again: only the spool write is retried with backoff, later records go on', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: new Date('2024-05-01T00:00:00Z') });
+    const { dir, cleanup } = await tempDir('fwd-erofs');
+    cleanups.push(cleanup);
+    const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => spool.close());
+    await spool.putPending(makeSms('ro1', { receivedAt: '2024-01-01T00:00:01Z' }));
+    await spool.putPending(makeSms('ro2', { receivedAt: '2024-01-01T00:00:02Z' }));
+    // Every spool write of ro1 fails as on a filesystem remounted read-only; ro2's writes work.
+    let broken = true;
+    const realOpen = fsp.open.bind(fsp);
+    const openSpy = vi.spyOn(fsp, 'open').mockImplementation(async (file, ...rest) => {
+      if (broken && String(file).includes(`${path.sep}tmp${path.sep}ro1.`)) {
+        throw Object.assign(new Error(`EROFS: read-only file system, open '${String(file)}'`), { code: 'EROFS' });
+      }
+      return realOpen(file, ...rest);
+    });
+    cleanups.push(() => openSpy.mockRestore());
+    const client = new FakeClientFor({ kind: 'http', status: 200 });
+    const { logger, lines } = captureLogger();
+    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger });
+    cleanups.push(() => f.stop(0));
+    const writeErrors = () => lines.filter((l) => l.level === 50 && l.id === 'ro1');
+    f.start();
+
+    await until(async () => (await areaOf(spool, 'ro2')) === 'sent', 'ro2 delivered behind the stuck ro1');
+    await until(() => f.stats().nextWakeAt !== undefined, 'write retry armed');
+    expect(client.posted).toEqual(['ro1', 'ro2']);
+    expect(await areaOf(spool, 'ro1')).toBe('pending');
+    expect(f.stats()).toMatchObject({ delivered: 1, unrecorded: 1, nextWakeAt: '2024-05-01T00:00:05.000Z' });
+    expect(writeErrors()).toHaveLength(1);
+    expect(writeErrors()[0]!.msg).toContain('delivered, HTTP 200');
+    expect(writeErrors()[0]!.err).toContain('EROFS');
+
+    // backoff per record: 5 s, then 10 s, then 20 s; one error line per failed write, no POST
+    await vi.advanceTimersByTimeAsync(5_000);
+    await until(() => writeErrors().length === 2, 'second write failed');
+    expect(writeErrors()[1]).toMatchObject({ failures: 2, retryInMs: 10_000 });
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(writeErrors()).toHaveLength(2);
+
+    // the operator requeues it meanwhile (queue retry -> 'pending'): its 2xx is known, so the write is tried at once, no POST
+    spool.emit('pending', 'ro1');
+    await until(() => writeErrors().length === 3, 'write tried on the pending event');
+    expect(writeErrors()[2]).toMatchObject({ failures: 3, retryInMs: 20_000 });
+    expect(client.posted).toEqual(['ro1', 'ro2']);
+
+    broken = false; // the disk is writable again
+    await vi.advanceTimersByTimeAsync(20_000);
+    await until(async () => (await areaOf(spool, 'ro1')) === 'sent', 'ro1 recorded as sent');
+    expect(client.posted).toEqual(['ro1', 'ro2']);
+    expect((await spool.get('ro1'))!.record).toMatchObject({ attempts: 1, lastStatus: 200 });
+    expect(f.stats()).toMatchObject({ delivered: 2, unrecorded: 0 });
+    expect(lines.find((l) => l.id === 'ro1' && l.level === 30 && l.msg.includes('recorded after 3 failed'))).toBeDefined();
+    await until(() => f.stats().nextWakeAt === undefined, 'idle');
+  });
+
+  it('a pending file that became unreadable is quarantined after its POST, and the records behind it are delivered', async () => {
+    const { dir, cleanup } = await tempDir('fwd-corrupt');
+    cleanups.push(cleanup);
+    const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => spool.close());
+    await spool.putPending(makeSms('bad1', { receivedAt: '2024-01-01T00:00:01Z' }));
+    await spool.putPending(makeSms('fine1', { receivedAt: '2024-01-01T00:00:02Z' }));
+    await writeFile(path.join(dir, 'pending', 'bad1.json'), '{"v":1,"kind":"sms","id":"bad1", garbage'); // disk damage
+    const client = new FakeClientFor({ kind: 'http', status: 200 });
+    const { logger, lines } = captureLogger();
+    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 20, maxDelayMs: 20 }, logger });
+    cleanups.push(() => f.stop(0));
+    f.start();
+    await until(async () => (await areaOf(spool, 'fine1')) === 'sent', 'fine1 delivered');
+    expect(client.posted).toEqual(['bad1', 'fine1']);
+    expect(spool.isPending('bad1')).toBe(false);
+    const quarantined = await readdir(path.join(dir, 'quarantine'));
+    expect(quarantined).toEqual([expect.stringMatching(/^corrupt\.pending\.bad1\.[0-9a-f]{12}\.json$/)]);
+    expect(await readdir(path.join(dir, 'pending'))).toEqual([]);
+    const q = (await spool.get(quarantined[0]!.slice(0, -'.json'.length)))!.record;
+    expect(q).toMatchObject({ kind: 'quarantine', originalFile: 'pending/bad1.json', raw: expect.stringContaining('garbage') });
+    const err = lines.find((l) => l.level === 50 && l.id === 'bad1');
+    expect(err?.msg).toContain('moved to quarantine');
+    expect(err?.msg).toContain('delivered, HTTP 200');
+    expect(f.stats()).toMatchObject({ delivered: 1, unrecorded: 0 });
+  });
+
+  it('a non-2xx result the spool could not record is dropped when the operator requeues the record: it is sent again', async () => {
+    const rec = makeSms('nr1');
+    let retryWrites = 0;
+    const spool = Object.assign(new EventEmitter(), {
+      nextDue: (_nowMs: number, opts: { skip?: ReadonlySet<string> }) => (opts.skip?.has(rec.id) ? {} : { next: rec }),
+      isPending: () => true,
+      markDelivered: async () => undefined,
+      markRetry: async () => {
+        retryWrites += 1;
+        throw new Error('ENOSPC: no space left on device');
+      },
+      markDead: async () => undefined,
+    }) as unknown as ForwardSpool;
+    const client = new FakeClientFor({ kind: 'http', status: 503 });
+    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger() });
+    cleanups.push(() => f.stop(0));
+    f.start();
+    await until(() => retryWrites === 1 && f.stats().nextWakeAt !== undefined, 'retry result held');
+    expect(client.posted).toEqual(['nr1']);
+    (spool as unknown as EventEmitter).emit('pending', 'nr1');
+    await until(() => client.posted.length === 2, 'sent again after the requeue');
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { WebhookClient, webhookUrl } from '../../src/forward/webhook.js';
 import { ConfigError } from '../../src/errors.js';
-import { makeSms } from '../spool/helpers.js';
+import { makeSms, until } from '../spool/helpers.js';
 import { hang, refusedPort, reply, startServer, type TestServer } from './server.js';
 
 let server: TestServer | undefined;
@@ -67,6 +67,34 @@ describe('WebhookClient.post against a real local server', () => {
     expect(await c.post(makeSms('e1'))).toEqual({ kind: 'http', status: 400, bodyStart: long.slice(0, 200) });
     expect(await c.post(makeSms('e2'))).toEqual({ kind: 'http', status: 429, retryAfter: '7', bodyStart: 'slow down' });
     expect(await c.post(makeSms('e3'))).toEqual({ kind: 'http', status: 503, bodyStart: '' });
+  });
+
+  it('a huge error body is not downloaded: the first 4 KiB give bodyStart, then the response is dropped', async () => {
+    const total = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 'E');
+    const seen = { sent: 0, finished: false, closed: false };
+    server = await startServer([
+      (_req, res) => {
+        res.writeHead(500, { 'content-type': 'text/plain', 'content-length': String(total) });
+        res.on('close', () => {
+          seen.finished = res.writableFinished;
+          seen.closed = true;
+        });
+        const pump = () => {
+          while (seen.sent < total && !res.destroyed) {
+            seen.sent += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (seen.sent >= total) res.end();
+        };
+        pump();
+      },
+    ]);
+    const out = await client(server.url, { timeoutMs: 10_000 }).post(makeSms('big1'));
+    expect(out).toEqual({ kind: 'http', status: 500, bodyStart: 'E'.repeat(200) });
+    await until(() => seen.closed, 'the server sees the connection closed');
+    expect(seen.finished).toBe(false); // the client hung up long before the 64 MiB were through
+    expect(seen.sent).toBeLessThan(total);
   });
 
   it('does not follow a redirect: the 302 itself is the outcome and nothing is re-posted', async () => {

@@ -1,8 +1,9 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import { copyFile, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Spool, SpoolError, readLockOwner, serializeRecord } from '../../src/spool/store.js';
+import { Spool, SpoolError, parseProcStartTime, readLockOwner, serializeRecord } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger, makeSms, tempDir } from './helpers.js';
@@ -15,6 +16,7 @@ beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('lock'));
 });
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const s of toClose.splice(0)) await s.close();
   await cleanup();
 });
@@ -104,6 +106,106 @@ describe('owner lock (spool.lock)', () => {
     expect(await write).toEqual({ created: true, area: 'pending' });
     await expect(spool.putPending(makeSms('w2'))).rejects.toThrow('is closed');
     expect((await spool.get('w1'))?.area).toBe('pending');
+  });
+});
+
+describe('owner lock: pid reuse (process start time)', () => {
+  it.each<[string, string, string | undefined]>([
+    ['a plain comm', '4242 (node) S 1 4242 4242 0 -1 4194560 5190 0 0 0 12 3 0 0 20 0 11 0 987654 1089495040 12000 18446744073709551615', '987654'],
+    ['a comm with spaces and ")"', '77 (my) proc (x)) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 31337 0 0', '31337'],
+    ['a truncated line', '77 (node) R 1 77', undefined],
+    ['no comm at all', 'garbage', undefined],
+  ])('parseProcStartTime: %s', (_name, line, expected) => {
+    expect(parseProcStartTime(line)).toBe(expected);
+  });
+
+  const hasProc = existsSync('/proc/self/stat');
+  const startOf = async (pid: number) => parseProcStartTime(await readFile(`/proc/${pid}/stat`, 'utf8'))!;
+
+  it.skipIf(!hasProc)('the lock records the owner\'s start time', async () => {
+    await owner();
+    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid, procStart: await startOf(process.pid) });
+  });
+
+  it.skipIf(!hasProc)('a lock whose live pid belongs to a process started at another time is stale: replaced, and never signalled', async () => {
+    const first = await owner();
+    await first.putPending(makeSms('d1'));
+    await first.markDead('d1', 'HTTP 400: x');
+    await first.close(); // the daemon crashed, say; its pid now belongs to another process (here: our parent)
+    const boot = await bootId();
+    const reused = { pid: process.ppid, startedAt: '2024-01-01T00:00:00Z', ...(boot ? { bootId: boot } : {}), procStart: String(Number(await startOf(process.ppid)) + 1) };
+    await writeFile(lockFile(), JSON.stringify(reused));
+
+    expect(await readLockOwner(dir)).toBeUndefined();
+    const { spool: c, signals } = await client();
+    await c.retry('d1');
+    expect(signals).toEqual([]); // `queue retry` run as root must not SIGHUP an unrelated process
+
+    const { logger, lines } = captureLogger();
+    await owner({ logger }); // under Restart=always the daemon starts instead of refusing forever
+    expect(lines.find((l) => l.level === 40 && l.msg.includes('stale lock'))?.msg).toContain('pid reused');
+    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
+  });
+
+  it.skipIf(!hasProc)('a lock whose pid is alive and started at the recorded time is live: refused, and signalled', async () => {
+    const boot = await bootId();
+    await writeFile(lockFile(), JSON.stringify({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z', ...(boot ? { bootId: boot } : {}), procStart: await startOf(process.ppid) }));
+    await expect(owner()).rejects.toThrow(`is in use by process ${process.ppid}`);
+    expect(await readLockOwner(dir)).toEqual({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z' });
+  });
+});
+
+describe('owner lock: two starters over the same stale lock', () => {
+  it('exactly one of them owns the spool, even when the other acts between our judging and our taking over', async () => {
+    const stale = JSON.stringify({ pid: deadPid(), startedAt: '2024-01-01T00:00:00Z' });
+    await writeFile(lockFile(), stale);
+    const realReadFile = fsp.readFile.bind(fsp) as (file: string, enc: string) => Promise<string>;
+    const realUnlink = fsp.unlink.bind(fsp);
+    const realRename = fsp.rename.bind(fsp);
+    // Both starters read the stale lock before either acts on it...
+    const readers: Array<() => void> = [];
+    vi.spyOn(fsp, 'readFile').mockImplementation((async (file: string, enc: string) => {
+      const text = await realReadFile(file, enc);
+      if (file === lockFile() && readers.length < 2) {
+        await new Promise<void>((resolve) => {
+          readers.push(resolve);
+          if (readers.length === 2) for (const r of readers) r();
+        });
+      }
+      return text;
+    }) as unknown as typeof fsp.readFile);
+    // ...and the second one to remove or move `spool.lock` does it only after the first has put its own lock there.
+    let removals = 0;
+    const lockNow = () => (existsSync(lockFile()) ? readFileSync(lockFile(), 'utf8') : undefined);
+    const worstOrder = async () => {
+      removals += 1;
+      if (removals !== 2) return;
+      const started = performance.now();
+      for (let now = lockNow(); (now === undefined || now === stale) && performance.now() - started < 2000; now = lockNow()) {
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    };
+    vi.spyOn(fsp, 'unlink').mockImplementation(async (file) => {
+      if (file === lockFile()) await worstOrder();
+      return realUnlink(file);
+    });
+    vi.spyOn(fsp, 'rename').mockImplementation(async (from, to) => {
+      if (from === lockFile()) await worstOrder();
+      return realRename(from, to);
+    });
+
+    const { logger, lines } = captureLogger();
+    const results = await Promise.allSettled([Spool.open(dir, { logger, fsync: false }), Spool.open(dir, { logger, fsync: false })]);
+    for (const r of results) if (r.status === 'fulfilled') toClose.push(r.value);
+    vi.restoreAllMocks();
+    expect(removals).toBe(2); // both starters judged the lock stale and acted on it
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ reason: 'locked', message: expect.stringContaining(`in use by process ${process.pid}`) });
+    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
+    expect((await readdir(dir)).filter((f) => f.startsWith('spool.lock'))).toEqual(['spool.lock']); // nothing left aside
+    expect(lines.filter((l) => l.msg.includes('stale lock'))).toHaveLength(1);
+    expect(lines.some((l) => l.msg.includes('has been put back'))).toBe(true); // the loser moved the winner's lock and restored it
   });
 });
 

@@ -177,6 +177,22 @@ describe('Spool: delivery transitions and operator commands', () => {
     expect(await spool.stats()).toMatchObject({ pending: 3, dead: 0 });
   });
 
+  it('retry and retryAllDead stamp requeuedAt (the operator\'s requeue time, from the spool clock) on the record', async () => {
+    let now = new Date('2024-03-01T10:00:00Z');
+    const spool = await open({ fsync: false, clock: () => now });
+    for (const id of ['q1', 'q2']) {
+      await spool.putPending(makeSms(id));
+      await spool.markDead(id, 'too old');
+    }
+    await spool.retry('q1');
+    now = new Date('2024-03-01T11:00:00Z');
+    expect(await spool.retryAllDead()).toBe(1);
+    expect(((await spool.get('q1'))!.record as SmsRecord).requeuedAt).toBe('2024-03-01T10:00:00.000Z');
+    expect(((await spool.get('q2'))!.record as SmsRecord).requeuedAt).toBe('2024-03-01T11:00:00.000Z');
+    await spool.markDelivered('q2', { status: 200, at: now });
+    expect(((await spool.get('q2'))!.record as SmsRecord).requeuedAt).toBe('2024-03-01T11:00:00.000Z'); // kept for the audit
+  });
+
   it('transitions on an unknown or misplaced id fail with a clear error', async () => {
     const spool = await open();
     await expect(spool.markDelivered('ghost', { status: 200, at: new Date() })).rejects.toThrow('no spool record with id ghost');
