@@ -48,6 +48,9 @@ export function statusCommand(io: Io): Command {
         io.out(`webhook: ${running.webhookUrl}\n`);
         const f = running.forwarder;
         io.out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${f.nextWakeAt}` : ''}\n`);
+        if (f.unrecorded > 0) {
+          io.out(`  WARNING: ${f.unrecorded} delivery result(s) not yet written to the spool (disk full or read-only?): they are retried and not POSTed again\n  hint: check \`df -h\` and \`journalctl -u pulsa-bridge\` for the spool error\n`);
+        }
         for (const m of running.modems) {
           const id = m.identity;
           io.out(`modem ${m.name}: ${m.state} since ${m.since}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
