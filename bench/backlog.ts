@@ -23,14 +23,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import { startDemoReceiver } from '../src/demo/receiver.js';
 import { Forwarder } from '../src/forward/forwarder.js';
 import { DEFAULT_RETRY_POLICY } from '../src/forward/policy.js';
 import { WebhookClient, webhookUrl } from '../src/forward/webhook.js';
-import { createLogger, silentLogger, type Logger } from '../src/log.js';
+import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
+import { benchLogger } from './scenario.js';
 import { summarize, type Summary } from './stats.js';
 
 export interface BacklogOptions {
@@ -66,18 +66,6 @@ export interface BacklogResult {
 
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** A real pino logger: every line is serialised (as journald would get it); warn and above go to stderr. */
-function benchLogger(level: string): Logger {
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      const text = chunk.toString('utf8');
-      if (/"level":(?:[4-9]\d)/.test(text)) process.stderr.write(text);
-      cb();
-    },
-  });
-  return createLogger({ level, pretty: false, destination });
-}
 
 /** A deterministic shuffle (records reach the spool out of receivedAt order, as several modems would write them). */
 function shuffled<T>(items: T[], seed: number): T[] {

@@ -97,7 +97,7 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
 }
 
 /** A real pino logger: every line is serialised; warn and above are shown on stderr. */
-function benchLogger(level: string): Logger {
+export function benchLogger(level: string): Logger {
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
       const text = chunk.toString('utf8');
