@@ -715,7 +715,8 @@ export class Spool extends EventEmitter {
    * Move an unreadable record file into quarantine (raw text kept); on failure it stays where it is, logged.
    * Returns the quarantine id, or undefined when the file could not be moved.
    */
-  private async quarantineUnreadable(ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string): Promise<string | undefined> {
+  /** `unlink`: remove the unreadable file (false when the caller rewrites it in place). */
+  private async quarantineUnreadable(ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string, unlink = true): Promise<string | undefined> {
     const stem = name.slice(0, -'.json'.length).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
     const hash = createHash('sha256').update(text).digest('hex').slice(0, 12);
     const id = `corrupt.${area}.${stem}.${hash}`.slice(0, 128);
@@ -732,7 +733,7 @@ export class Spool extends EventEmitter {
     try {
       if (!ix.quarantine.has(id)) await this.writeRecord('quarantine', q);
       ix.quarantine.add(id);
-      if (!(area === 'quarantine' && `${id}.json` === name)) {
+      if (unlink && !(area === 'quarantine' && `${id}.json` === name)) {
         await fsp.unlink(path.join(this.dir, area, name));
         await this.fsyncDir(path.join(this.dir, area));
       }
@@ -1131,7 +1132,11 @@ export class Spool extends EventEmitter {
     try {
       rec = await this.readFromDisk('pending', id);
     } catch (err) {
-      if (err instanceof SpoolError && err.reason === 'corrupt' && this.role === 'owner') throw await this.quarantineCorruptPending(id, err);
+      if (err instanceof SpoolError && err.reason === 'corrupt' && this.role === 'owner') {
+        const cached = this.ix.pending.get(id);
+        if (cached) return await this.restoreCorruptPending(id, cached);
+        throw await this.quarantineCorruptPending(id, err);
+      }
       throw err;
     }
     if (rec?.kind === 'sms') return rec;
@@ -1141,6 +1146,22 @@ export class Spool extends EventEmitter {
       throw new SpoolError('not-found', `record ${id} is no longer in pending: removed by another process (e.g. \`pulsa-bridge queue drop\`)`);
     }
     throw this.notFound(id, 'pending');
+  }
+
+  /**
+   * Owner, inside the id's lock: the pending file went bad on disk (bit rot, a hand edit) while this process holds a
+   * valid copy in memory. The SMS must not be lost to quarantine: the corrupt bytes are kept in quarantine for audit,
+   * the pending file is rewritten from memory, and the caller's mark goes on with that copy.
+   */
+  private async restoreCorruptPending(id: string, cached: Readonly<SmsRecord>): Promise<SmsRecord> {
+    const name = `${id}.json`;
+    const text = await fsp.readFile(this.fileOf('pending', id), 'utf8').catch(() => undefined);
+    const parsed = text === undefined ? undefined : parseRecordFile(text, 'pending', name);
+    const qid = text !== undefined && parsed && !parsed.ok ? await this.quarantineUnreadable(this.ix, 'pending', name, text, parsed.reason, false) : undefined;
+    const rec = structuredClone(cached) as SmsRecord;
+    await this.writeRecord('pending', rec);
+    this.logger.error({ id, quarantineId: qid }, `spool: pending record ${id} was corrupt on disk; rewritten from memory (the corrupt bytes are kept in quarantine)`);
+    return structuredClone(rec);
   }
 
   /**

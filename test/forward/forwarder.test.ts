@@ -406,32 +406,39 @@ describe('Forwarder: the spool cannot record a result', () => {
     await until(() => f.stats().nextWakeAt === undefined, 'idle');
   });
 
-  it('a pending file that became unreadable is quarantined after its POST, and the records behind it are delivered', async () => {
-    const { dir, cleanup } = await tempDir('fwd-corrupt');
-    cleanups.push(cleanup);
-    const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
-    cleanups.push(() => spool.close());
-    await spool.putPending(makeSms('bad1', { receivedAt: '2024-01-01T00:00:01Z' }));
-    await spool.putPending(makeSms('fine1', { receivedAt: '2024-01-01T00:00:02Z' }));
-    await writeFile(path.join(dir, 'pending', 'bad1.json'), '{"v":1,"kind":"sms","id":"bad1", garbage'); // disk damage
-    const client = new FakeClientFor({ kind: 'http', status: 200 });
-    const { logger, lines } = captureLogger();
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 20, maxDelayMs: 20 }, logger });
-    cleanups.push(() => f.stop(0));
-    f.start();
-    await until(async () => (await areaOf(spool, 'fine1')) === 'sent', 'fine1 delivered');
-    expect(client.posted).toEqual(['bad1', 'fine1']);
-    expect(spool.isPending('bad1')).toBe(false);
-    const quarantined = await readdir(path.join(dir, 'quarantine'));
-    expect(quarantined).toEqual([expect.stringMatching(/^corrupt\.pending\.bad1\.[0-9a-f]{12}\.json$/)]);
-    expect(await readdir(path.join(dir, 'pending'))).toEqual([]);
-    const q = (await spool.get(quarantined[0]!.slice(0, -'.json'.length)))!.record;
-    expect(q).toMatchObject({ kind: 'quarantine', originalFile: 'pending/bad1.json', raw: expect.stringContaining('garbage') });
-    const err = lines.find((l) => l.level === 50 && l.id === 'bad1');
-    expect(err?.msg).toContain('moved to quarantine');
-    expect(err?.msg).toContain('delivered, HTTP 200');
-    expect(f.stats()).toMatchObject({ delivered: 1, unrecorded: 0 });
-  });
+  it.each([
+    ['2xx', [{ kind: 'http', status: 200 }] as Outcome[], ['bad1', 'fine1']],
+    ['503 then 200', [{ kind: 'http', status: 503 }, { kind: 'http', status: 200 }] as Outcome[], ['bad1', 'fine1', 'bad1']],
+  ])(
+    'a pending file that went bad on disk is rewritten from memory: its result (%s) is recorded, nothing is lost; the corrupt bytes stay in quarantine',
+    async (_name, outcomes, posts) => {
+      const { dir, cleanup } = await tempDir('fwd-corrupt');
+      cleanups.push(cleanup);
+      const { logger, lines } = captureLogger();
+      const spool = await Spool.open(dir, { logger, fsync: false });
+      cleanups.push(() => spool.close());
+      await spool.putPending(makeSms('bad1', { receivedAt: '2024-01-01T00:00:01Z' }));
+      await spool.putPending(makeSms('fine1', { receivedAt: '2024-01-01T00:00:02Z' }));
+      await writeFile(path.join(dir, 'pending', 'bad1.json'), '{"v":1,"kind":"sms","id":"bad1", garbage'); // disk damage
+      const queue = [...outcomes];
+      const client = { posted: [] as string[], async post(rec: SmsRecord): Promise<Outcome> {
+        this.posted.push(rec.id);
+        return rec.id === 'bad1' && queue.length > 1 ? queue.shift()! : queue[0]!;
+      } };
+      const f = new Forwarder({ spool, client, policy: { baseDelayMs: 20, maxDelayMs: 20 }, logger });
+      cleanups.push(() => f.stop(0));
+      f.start();
+      await until(async () => (await areaOf(spool, 'bad1')) === 'sent' && (await areaOf(spool, 'fine1')) === 'sent', 'both delivered');
+      expect(client.posted).toEqual(posts);
+      expect(((await spool.get('bad1'))!.record as SmsRecord).text).toBe(makeSms('x').text);
+      const quarantined = await readdir(path.join(dir, 'quarantine'));
+      expect(quarantined).toEqual([expect.stringMatching(/^corrupt\.pending\.bad1\.[0-9a-f]{12}\.json$/)]);
+      const q = (await spool.get(quarantined[0]!.slice(0, -'.json'.length)))!.record;
+      expect(q).toMatchObject({ kind: 'quarantine', originalFile: 'pending/bad1.json', raw: expect.stringContaining('garbage') });
+      expect(lines.some((l) => l.level === 50 && String(l.msg).includes('rewritten from memory'))).toBe(true);
+      expect(f.stats()).toMatchObject({ delivered: 2, unrecorded: 0 });
+    },
+  );
 
   it('a non-2xx result the spool could not record is dropped when the operator requeues the record: it is sent again', async () => {
     const rec = makeSms('nr1');
