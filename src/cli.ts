@@ -24,6 +24,7 @@ import type { AnyRecord, SmsRecord, SpoolArea } from './spool/types.js';
 import { queueCommands, spoolFrom } from './cli/queue.js';
 import { statusCommand } from './cli/status.js';
 import { simulateCommand } from './cli/simulate.js';
+import { table } from './cli/format.js';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -100,11 +101,6 @@ function json(io: CliIo, value: unknown): void {
   io.out(JSON.stringify(value, null, 2) + '\n');
 }
 
-function table(rows: string[][]): string {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
-}
 
 export function createProgram(io: CliIo = defaultIo): Command {
   const program = new Command();

@@ -11,6 +11,7 @@ import { BridgeError, errorMessage } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
+import { table } from './format.js';
 
 interface Io {
   out: (t: string) => void;
@@ -89,11 +90,6 @@ function summary(area: SpoolArea, r: AnyRecord): string[] {
   return [r.id, area, r.modem, '-', age(r.receivedAt), 'quarantined', oneLine(r.reason)];
 }
 
-function table(rows: string[][]): string {
-  const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
-}
 
 export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
   const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
