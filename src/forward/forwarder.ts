@@ -12,7 +12,9 @@
  *   POST. 2xx -> markDelivered; retryable -> markRetry with nextDelayMs(policy, attempts so far, random, Retry-After);
  *   permanent -> markDead(`HTTP <status>: <bodyStart>`). A record leaves pending only through the spool, after the
  *   webhook answered (at-least-once delivery).
- * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off.
+ * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off. A record whose
+ *   not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held delivery
+ *   holds nothing back.
  * - A result the spool cannot record (disk full, read-only, unreadable file, ...) is kept in memory: that record is not
  *   POSTed again by this process (above all not after a 2xx), only the spool write is retried, with its own backoff
  *   (errorPause, doubling per failure, capped at max(errorPause, maxDelayMs)), one error line per failed write; the loop
@@ -245,7 +247,7 @@ export class Forwarder {
       }
       let choice: { next?: SmsRecord; wakeAtMs?: number };
       try {
-        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.skipSet() });
+        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.skipSet(), hold: this.holdMap() });
       } catch (err) {
         this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
         this.arm(this.errorPauseMs());
@@ -314,7 +316,7 @@ export class Forwarder {
   private async record(rec: SmsRecord, mark: Mark, held?: Unrecorded): Promise<void> {
     const ctx = { id: rec.id, modem: rec.sim.modem, sender: rec.sender };
     try {
-      await this.write(rec.id, mark);
+      await this.write(rec, mark);
     } catch (err) {
       if (err instanceof SpoolError && (err.reason === 'not-found' || err.reason === 'wrong-area')) {
         this.unrecorded.delete(rec.id);
@@ -350,14 +352,17 @@ export class Forwarder {
     this.counted(rec, mark);
   }
 
-  private async write(id: string, mark: Mark): Promise<void> {
+  private async write(rec: SmsRecord, mark: Mark): Promise<void> {
+    const id = rec.id;
     switch (mark.kind) {
       case 'delivered':
         return this.spool.markDelivered(id, { status: mark.status, at: mark.at });
       case 'retry':
+        // baseRev: a retried write whose earlier try reached the disk is not counted twice (see Spool.markRetry).
         return this.spool.markRetry(id, {
           error: mark.error,
           nextAttemptAt: mark.nextAttemptAt,
+          baseRev: rec.rev ?? 0,
           ...(mark.status === undefined ? {} : { status: mark.status }),
         });
       case 'dead':
@@ -417,9 +422,26 @@ export class Forwarder {
     return t;
   }
 
+  /** Ids not to pick that hold nothing back: vanished records and held deliveries (the webhook has them). */
   private skipSet(): ReadonlySet<string> {
     if (this.unrecorded.size === 0) return this.vanished;
-    return new Set([...this.vanished, ...this.unrecorded.keys()]);
+    const delivered = [...this.unrecorded.values()].filter((u) => u.mark.kind === 'delivered').map((u) => u.rec.id);
+    return delivered.length === 0 ? this.vanished : new Set([...this.vanished, ...delivered]);
+  }
+
+  /**
+   * Held results that were not deliveries: not picked, and with strictOrder they hold back their modem (a retry is
+   * POSTed again later, so later records of that modem must not overtake it), waiting until the later of the retry
+   * time and the next spool write.
+   */
+  private holdMap(): ReadonlyMap<string, number> | undefined {
+    let hold: Map<string, number> | undefined;
+    for (const u of this.unrecorded.values()) {
+      if (u.mark.kind === 'delivered') continue;
+      const at = u.mark.kind === 'retry' ? Math.max(u.mark.nextAttemptAt.getTime(), u.retryAtMs) : u.retryAtMs;
+      (hold ??= new Map()).set(u.rec.id, at);
+    }
+    return hold;
   }
 
   private writeBackoffMs(failures: number): number {

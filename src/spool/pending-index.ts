@@ -10,8 +10,8 @@
  * - An entry caches its order key, modem and due time when it is set; the record is frozen (shallow) at that moment, so
  *   the cache cannot go stale through a later mutation: the index owns the records given to it, and everything it hands
  *   out (get, values, nextDue) is a read-only view. Callers that need a copy they may change use structuredClone.
- * - nextDue(now, strictOrder, skip) answers exactly what firstDue (the forwarder's pickNext) answers for the records
- *   in delivery order minus `skip`, without copying them: it walks from the oldest and stops at the first due record.
+ * - nextDue(now, strictOrder, skip, hold) answers exactly what firstDue (the forwarder's pickNext) answers for the
+ *   records in delivery order minus `skip` (and `hold`, see firstDue), without copying them: it walks from the oldest and stops at the first due record.
  *   Cost O(k), k = entries before that record (those waiting for a retry time or held back by strictOrder); when
  *   nothing is due it walks all n (number comparisons only, no allocation).
  */
@@ -51,6 +51,10 @@ export interface DueAccess<T> {
  * The first due item of `ordered` (oldest first), or when none is due the earliest due time among the items looked at.
  * Items whose id is in `skip` are passed over as if absent. With strictOrder, an item not yet due holds back every later
  * item of the same modem (they are neither picked nor counted for the wake-up time).
+ * Items whose id is a key of `hold` are never picked either; without strictOrder they are passed over like `skip`.
+ * With strictOrder each counts as a waiting item that is never due: it holds back the later items of its modem, and
+ * the later of its own due time and the time `hold` gives counts for the wake-up time. (The forwarder holds records
+ * whose not-delivered result it could not record yet: they are sent again later, so nothing may overtake them.)
  */
 export function firstDue<T>(
   ordered: Iterable<T>,
@@ -58,13 +62,24 @@ export function firstDue<T>(
   strictOrder: boolean,
   access: DueAccess<T>,
   skip?: ReadonlySet<string>,
+  hold?: ReadonlyMap<string, number>,
 ): { next?: T; wakeAtMs?: number } {
   const held = strictOrder ? new Set<string>() : undefined;
   const skipping = skip !== undefined && skip.size > 0;
+  const holding = hold !== undefined && hold.size > 0;
   let wakeAtMs: number | undefined;
   for (const item of ordered) {
     if (skipping && skip.has(access.id(item))) continue;
     if (held !== undefined && held.size > 0 && held.has(access.modem(item))) continue;
+    const holdMs = holding ? hold.get(access.id(item)) : undefined;
+    if (holdMs !== undefined) {
+      if (held === undefined) continue;
+      const own = access.dueMs(item);
+      const until = own === undefined ? holdMs : Math.max(own, holdMs);
+      wakeAtMs = wakeAtMs === undefined ? until : Math.min(wakeAtMs, until);
+      held.add(access.modem(item));
+      continue;
+    }
     const due = access.dueMs(item);
     if (due === undefined || due <= nowMs) return { next: item };
     wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
@@ -142,8 +157,13 @@ export class PendingIndex {
   }
 
   /** See the header: firstDue over the records in delivery order, returning the indexed record itself (read-only). */
-  nextDue(nowMs: number, strictOrder: boolean, skip?: ReadonlySet<string>): { next?: Readonly<SmsRecord>; wakeAtMs?: number } {
-    const { next, wakeAtMs } = firstDue(this.order, nowMs, strictOrder, ENTRY_ACCESS, skip);
+  nextDue(
+    nowMs: number,
+    strictOrder: boolean,
+    skip?: ReadonlySet<string>,
+    hold?: ReadonlyMap<string, number>,
+  ): { next?: Readonly<SmsRecord>; wakeAtMs?: number } {
+    const { next, wakeAtMs } = firstDue(this.order, nowMs, strictOrder, ENTRY_ACCESS, skip, hold);
     if (next !== undefined) return { next: next.rec };
     return wakeAtMs === undefined ? {} : { wakeAtMs };
   }

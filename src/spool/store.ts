@@ -1084,12 +1084,17 @@ export class Spool extends EventEmitter {
   /**
    * The next pending record to deliver (a copy), or when none is due the earliest time one will be: the oldest record
    * (receivedAt, then id) whose nextAttemptAt is absent, unparseable or <= nowMs. Ids in `skip` are passed over as if
-   * absent. With strictOrder, a record not yet due holds back every later record of the same modem. Same answer as the
+   * absent; ids in `hold` are never handed out and, with strictOrder, hold back their modem like a waiting record due at
+   * the later of its nextAttemptAt and the time given (see firstDue). With strictOrder, a record not yet due holds back
+   * every later record of the same modem. Same answer as the
    * forwarder's pickNext over list('pending'), without copying the list: it walks the ordered index and stops at the
    * first due record (cost: the records before it). Reads the in-memory index only; never throws for I/O.
    */
-  nextDue(nowMs: number, opts: { strictOrder?: boolean; skip?: ReadonlySet<string> } = {}): { next?: SmsRecord; wakeAtMs?: number } {
-    const { next, wakeAtMs } = this.ix.pending.nextDue(nowMs, opts.strictOrder ?? false, opts.skip);
+  nextDue(
+    nowMs: number,
+    opts: { strictOrder?: boolean; skip?: ReadonlySet<string>; hold?: ReadonlyMap<string, number> } = {},
+  ): { next?: SmsRecord; wakeAtMs?: number } {
+    const { next, wakeAtMs } = this.ix.pending.nextDue(nowMs, opts.strictOrder ?? false, opts.skip, opts.hold);
     if (next !== undefined) return { next: structuredClone(next) as SmsRecord };
     return wakeAtMs === undefined ? {} : { wakeAtMs };
   }
@@ -1203,16 +1208,36 @@ export class Spool extends EventEmitter {
     });
   }
 
-  /** attempts+1, stays pending with nextAttemptAt; rewritten durably. */
-  async markRetry(id: string, info: { error: string; status?: number; nextAttemptAt: Date }): Promise<void> {
+  /**
+   * attempts+1, stays pending with nextAttemptAt; rewritten durably.
+   * `baseRev`: the rev of the record the caller attempted (SmsRecord.rev, absent = 0). It makes a retried mark
+   * idempotent: a write that failed after its rename (the directory fsync failed) left the marked record on disk, and
+   * if the disk holds exactly that (rev baseRev+1 with this error and retry time), it is written again as it is instead of
+   * counting the attempt twice. Any other disk state (e.g. an operator's `queue retry` in between) is marked as before,
+   * from the disk (the rev tells the two apart; the attempt count alone could not).
+   */
+  async markRetry(id: string, info: { error: string; status?: number; nextAttemptAt: Date; baseRev?: number }): Promise<void> {
     assertId(id);
     return this.withLock(id, async () => {
       const rec = await this.loadPending(id);
+      const nextAttemptAt = info.nextAttemptAt.toISOString();
+      if (
+        info.baseRev !== undefined &&
+        (rec.rev ?? 0) === info.baseRev + 1 &&
+        rec.lastError === info.error &&
+        rec.nextAttemptAt === nextAttemptAt &&
+        rec.lastStatus === info.status
+      ) {
+        this.logger.debug({ id, rev: rec.rev }, `spool: retry mark of ${id} is already on disk; written again, not counted twice`);
+        await this.moveSms('pending', 'pending', rec);
+        this.lastError = { id, error: info.error, at: this.clock().toISOString() };
+        return;
+      }
       rec.attempts += 1;
       rec.lastError = info.error;
       if (info.status !== undefined) rec.lastStatus = info.status;
       else delete rec.lastStatus;
-      rec.nextAttemptAt = info.nextAttemptAt.toISOString();
+      rec.nextAttemptAt = nextAttemptAt;
       rec.rev = (rec.rev ?? 0) + 1;
       await this.moveSms('pending', 'pending', rec);
       this.lastError = { id, error: info.error, at: this.clock().toISOString() };

@@ -104,3 +104,29 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
     expect(ix.nextDue(NOW, false)).toEqual({ wakeAtMs: Date.parse('2024-01-01T12:05:00Z') });
   });
 });
+
+describe('PendingIndex.nextDue with held ids (results the forwarder could not record yet)', () => {
+  const now = Date.parse('2024-01-01T12:00:00Z');
+  const rec = (id: string, modem: string, next?: string) =>
+    makeSms(id, { receivedAt: `2024-01-01T00:00:0${id.slice(-1)}Z`, sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
+  const ix = PendingIndex.from([rec('a1', 'A'), rec('a2', 'A'), rec('b3', 'B', '2024-01-01T12:10:00Z')]);
+  const t = (iso: string) => Date.parse(iso);
+
+  it.each([
+    // strictOrder, hold, expected
+    [false, new Map([['a1', t('2024-01-01T12:05:00Z')]]), { next: 'a2' }],
+    [true, new Map([['a1', t('2024-01-01T12:05:00Z')]]), { wakeAtMs: t('2024-01-01T12:05:00Z') }],
+    [true, new Map([['a1', t('2024-01-01T11:00:00Z')]]), { wakeAtMs: t('2024-01-01T11:00:00Z') }],
+    [true, new Map([['b3', t('2024-01-01T12:01:00Z')]]), { next: 'a1' }],
+    [true, new Map([['a1', t('2024-01-01T12:20:00Z')], ['b3', t('2024-01-01T12:01:00Z')]]), { wakeAtMs: t('2024-01-01T12:10:00Z') }],
+  ] as const)('strictOrder %s, hold %o -> %o', (strictOrder, hold, want) => {
+    const got = ix.nextDue(now, strictOrder, undefined, hold);
+    expect(got.next?.id).toBe('next' in want ? want.next : undefined);
+    if ('wakeAtMs' in want) expect(got.wakeAtMs).toBe(want.wakeAtMs);
+  });
+
+  it('a held id holds back its modem even when it is due; a skipped id does not', () => {
+    expect(ix.nextDue(now, true, new Set(['a1']))).toMatchObject({ next: { id: 'a2' } });
+    expect(ix.nextDue(now, true, undefined, new Map([['a1', now - 1]]))).toEqual({ wakeAtMs: now - 1 });
+  });
+});

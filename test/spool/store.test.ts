@@ -1,4 +1,5 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
+import { promises as fsp } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Spool, SpoolError, recordChecksum, serializeRecord } from '../../src/spool/store.js';
@@ -142,6 +143,38 @@ describe('Spool: delivery transitions and operator commands', () => {
       oldestPendingAgeMs: 600_000,
       lastError: { id: 'r1', error: 'HTTP 503: busy' },
     });
+  });
+
+  it('markRetry retried after a failed directory fsync (the file was already renamed) counts the attempt once', async () => {
+    const spool = await open({ fsync: true });
+    await spool.putPending(makeSms('r2', { receivedAt: '2024-01-01T00:00:00Z' }));
+    const baseRev = (await spool.nextDue(Date.parse('2024-01-01T00:10:00Z'))).next!.rev ?? 0;
+    const pendingDir = path.join(dir, 'pending');
+    const realOpen = fsp.open.bind(fsp);
+    let failFsync = true;
+    const spy = vi.spyOn(fsp, 'open').mockImplementation(async (file, ...rest) => {
+      if (failFsync && String(file) === pendingDir) {
+        failFsync = false;
+        throw Object.assign(new Error(`EIO: i/o error, open '${String(file)}'`), { code: 'EIO' });
+      }
+      return realOpen(file, ...rest);
+    });
+    try {
+      const info = { error: 'HTTP 503: busy', status: 503, nextAttemptAt: new Date('2024-01-01T00:11:00Z'), baseRev };
+      await expect(spool.markRetry('r2', info)).rejects.toMatchObject({ reason: 'io' });
+      expect(JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'))).toMatchObject({ attempts: 1, rev: baseRev + 1 });
+      await spool.markRetry('r2', info); // the forwarder's retried write
+      const onDisk = JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'));
+      expect(onDisk).toMatchObject({ attempts: 1, rev: baseRev + 1, nextAttemptAt: '2024-01-01T00:11:00.000Z' });
+      // the in-memory index follows: r2 waits for its retry time
+      expect(spool.nextDue(Date.parse('2024-01-01T00:10:00Z'))).toEqual({ wakeAtMs: Date.parse('2024-01-01T00:11:00Z') });
+      // another rev on disk (an operator's `queue retry` in between): marked from the disk as before
+      await spool.retry('r2');
+      await spool.markRetry('r2', info);
+      expect((await spool.get('r2'))!.record).toMatchObject({ attempts: 1, rev: baseRev + 3 });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('moves pending -> sent and pending -> dead -> pending (retry resets attempts and wakes the forwarder)', async () => {
