@@ -20,12 +20,14 @@
  */
 import { createHmac } from 'node:crypto';
 import got, { type Request, type RequestError } from 'got';
+import { API_PREFIX } from '../config.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import type { SmsRecord } from '../spool/types.js';
 import type { Outcome } from './policy.js';
 
 export const WEBHOOK_PATH = '/webhook/sms-gateway';
-export const EXPECTED_BASE_SUFFIX = '/api/v1/convert-pulsa';
+/** The service's API prefix, defined once in config.ts. */
+export const EXPECTED_BASE_SUFFIX = API_PREFIX;
 const BODY_START_CHARS = 200;
 /** Bytes of a response body read at most (only BODY_START_CHARS characters of it are kept). */
 export const BODY_READ_LIMIT = 4096;

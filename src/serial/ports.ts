@@ -6,6 +6,7 @@
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join, resolve as resolvePath, dirname } from 'node:path';
 import { SerialPort } from 'serialport';
+import { matchFingerprint } from './fingerprint.js';
 
 export interface PortInfo {
   path: string;
@@ -126,13 +127,7 @@ async function listFromSysfs(root: string): Promise<PortInfo[]> {
   return out;
 }
 
-export function matchFingerprint(info: Pick<PortInfo, 'vendorId' | 'productId'>, rows: readonly FingerprintRow[]): FingerprintRow | undefined {
-  const vid = info.vendorId?.toLowerCase();
-  const pid = info.productId?.toLowerCase();
-  if (!vid) return undefined;
-  const sameVendor = rows.filter((r) => r.vendorId.toLowerCase() === vid);
-  return sameVendor.find((r) => r.productId !== undefined && r.productId.toLowerCase() === pid) ?? sameVendor.find((r) => r.productId === undefined);
-}
+export { matchFingerprint };
 
 export async function listPorts(options: ListPortsOptions): Promise<{ ports: PortInfo[]; source: 'udev' | 'sysfs'; warning?: string }> {
   let ports: PortInfo[] | undefined;

@@ -4,6 +4,7 @@
  * Invariants: detectProfile always returns a profile (generic when nothing matches); vendor profiles are tried
  * before generic, more specific ones first.
  */
+import { matchFingerprint } from '../../serial/fingerprint.js';
 import type { ModemProfile, ProfileId } from '../types.js';
 import { generic } from './generic.js';
 import { huawei } from './huawei.js';
@@ -63,10 +64,5 @@ export const USB_FINGERPRINTS: readonly UsbFingerprintRow[] = Object.freeze([
 
 /** The best row for a USB device: exact vendor+product first, then vendor only. Ids are hex, any case. */
 export function lookupUsb(vendorId: string, productId?: string): UsbFingerprintRow | undefined {
-  const v = vendorId.toLowerCase().padStart(4, '0');
-  const p = productId?.toLowerCase().padStart(4, '0');
-  return (
-    USB_FINGERPRINTS.find((r) => r.vendorId === v && r.productId !== undefined && r.productId === p) ??
-    USB_FINGERPRINTS.find((r) => r.vendorId === v && r.productId === undefined)
-  );
+  return matchFingerprint({ vendorId: vendorId.padStart(4, '0'), productId: productId?.padStart(4, '0') }, USB_FINGERPRINTS);
 }
