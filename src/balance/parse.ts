@@ -1,0 +1,192 @@
+/**
+ * Balance and active-period parsing of an operator's USSD reply (`Sisa pulsa Rp.24025.Aktif sd 28/08/2026. ...`).
+ * PURE: no I/O, no clock (the reference date for "days left" is passed in).
+ *
+ * Contract:
+ * - `parseBalanceReply(text, patterns)` returns the balance in whole rupiah and the active-until date as
+ *   `YYYY-MM-DD`, each independently, or null. It never guesses: an amount whose separators are not a clean thousands
+ *   grouping (`1.23.4`), a date that does not exist (31/02), or a text that no pattern matches gives null, and the
+ *   caller keeps the reply verbatim.
+ * - Patterns are regular expression sources (case-insensitive) with one capture group, named `amount` or `date`
+ *   (or the first group). The first pattern that yields exactly one distinct valid value wins; a pattern that finds
+ *   several different values in one reply (a menu listing prices) is ambiguous and skipped. Operators change wording: the defaults
+ *   cover the forms in field-notes.md and the config can add more.
+ * - Amounts: `Rp.24025`, `Rp 10.000`, `Rp 25.000,-`, `Rp25.000,00`, `Rp 1,250,000`: `.` or `,` as the thousands
+ *   separator (groups of exactly three digits), an optional 2-digit decimal part (`,00` / `.00`) and `,-` ignored.
+ * - Dates are day/month/year with `/`, `-` or `.` (2-digit years are 20yy), or `28 Agu 2026` with an Indonesian or
+ *   English month name; ISO `2026-08-28` is taken as is.
+ */
+
+export interface BalancePatterns {
+  /** Regex sources whose `amount` group (or first group) is the balance. */
+  balance: readonly string[];
+  /** Regex sources whose `date` group (or first group) is the active-until date. */
+  activeUntil: readonly string[];
+}
+
+export interface ParsedBalance {
+  /** Whole rupiah, or null when no pattern gave a clean amount. */
+  balance: number | null;
+  /** `YYYY-MM-DD`, or null when no pattern gave a real date. */
+  activeUntil: string | null;
+}
+
+const AMOUNT = String.raw`(?<amount>\d[\d.,]*)`;
+const DATE = String.raw`(?<date>\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{4})`;
+
+/** Defaults for the Indonesian operators (field-notes.md) and common variants. */
+export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
+  balance: Object.freeze([
+    String.raw`(?:sisa\s+)?(?:pulsa|saldo|balance)(?:\s+(?:utama|anda|reguler|kamu))?\s*(?:adalah|:)?\s*Rp\.?\s*` + AMOUNT,
+    String.raw`\bRp\.?\s*` + AMOUNT,
+  ]),
+  activeUntil: Object.freeze([
+    String.raw`(?:aktif|masa\s+aktif|berlaku|active)\s*(?:s\.?\s*/?\s*d\.?|sampai(?:\s+dengan)?|hingga|until|sd|tgl|:)?\s*(?:tgl\.?\s*)?` + DATE,
+    String.raw`(?:exp(?:ired|\.)?|kadaluarsa|tenggang)\s*(?:date|pada|tgl|:)?\s*` + DATE,
+  ]),
+});
+
+const MONTHS: Record<string, number> = {
+  jan: 1, januari: 1, january: 1,
+  feb: 2, februari: 2, february: 2, peb: 2, pebruari: 2,
+  mar: 3, maret: 3, march: 3,
+  apr: 4, april: 4,
+  mei: 5, may: 5,
+  jun: 6, juni: 6, june: 6,
+  jul: 7, juli: 7, july: 7,
+  agu: 8, agt: 8, ags: 8, agustus: 8, aug: 8, august: 8,
+  sep: 9, sept: 9, september: 9,
+  okt: 10, oktober: 10, oct: 10, october: 10,
+  nov: 11, nopember: 11, november: 11,
+  des: 12, desember: 12, dec: 12, december: 12,
+};
+
+/** `24025`, `10.000`, `25.000,-`, `25.000,00`, `1,250,000` -> integer rupiah; anything ambiguous -> null. */
+export function parseRupiah(raw: string): number | null {
+  let s = raw.trim().replace(/[.,]+$/, (m) => (m === ',' || m === '.' ? '' : m)); // a sentence's full stop
+  s = s.replace(/,-$/, '');
+  const decimal = /^(.*\d)[.,](\d{2})$/.exec(s);
+  // `10.000,00` / `10,000.00` / `5000,00`: a 2-digit tail after a different separator (or after plain digits) is cents.
+  if (decimal) {
+    const [, whole, cents] = decimal as unknown as [string, string, string];
+    const sepInWhole = /[.,]/.exec(whole)?.[0];
+    const tailSep = s[whole.length];
+    if (sepInWhole === undefined || sepInWhole !== tailSep) {
+      if (cents !== '00') return null; // rupiah have no cents in practice; a non-zero fraction is not an amount we trust
+      s = whole;
+    }
+  }
+  if (/^\d+$/.test(s)) return safeInt(s);
+  const m = /^(\d{1,3})((?:([.,])\d{3})(?:\3\d{3})*)$/.exec(s);
+  if (!m) return null;
+  return safeInt(s.replace(/[.,]/g, ''));
+}
+
+function safeInt(digits: string): number | null {
+  const n = Number(digits);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** `28/08/2026`, `28-08-26`, `28.08.2026`, `2026-08-28`, `28 Agu 2026` -> `2026-08-28`; impossible dates -> null. */
+export function parseActiveDate(raw: string): string | null {
+  const s = raw.trim();
+  let y: number, mo: number, d: number;
+  const iso = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
+  const dmy = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{2}|\d{4})$/.exec(s);
+  const named = /^(\d{1,2})\s+([A-Za-z]{3,9})\.?\s+(\d{4})$/.exec(s);
+  if (iso) {
+    [y, mo, d] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
+  } else if (dmy) {
+    const year = dmy[4] as string;
+    [d, mo, y] = [Number(dmy[1]), Number(dmy[3]), year.length === 2 ? 2000 + Number(year) : Number(year)];
+  } else if (named) {
+    const month = MONTHS[(named[2] as string).toLowerCase()];
+    if (month === undefined) return null;
+    [d, mo, y] = [Number(named[1]), month, Number(named[3])];
+  } else {
+    return null;
+  }
+  if (y < 2000 || y > 2199 || mo < 1 || mo > 12 || d < 1) return null;
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  if (d > days) return null;
+  return `${y}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+}
+
+/** Compiles pattern sources once; a bad source throws a SyntaxError naming it (config validation calls this). */
+export function compilePatterns(sources: readonly string[]): RegExp[] {
+  return sources.map((src) => {
+    try {
+      return new RegExp(src, 'iu');
+    } catch (err) {
+      throw new SyntaxError(`invalid pattern ${JSON.stringify(src)}: ${(err as Error).message}`);
+    }
+  });
+}
+
+function firstValue<T>(text: string, patterns: readonly RegExp[], group: string, parse: (raw: string) => T | null): T | null {
+  const flat = text.replace(/\s+/g, ' ');
+  for (const re of patterns) {
+    const global = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
+    const values = new Set<T>();
+    for (const m of flat.matchAll(global)) {
+      const raw = m.groups?.[group] ?? m[1];
+      const value = raw === undefined ? null : parse(raw);
+      if (value !== null) values.add(value);
+    }
+    // One value: taken. Several different ones (a menu listing prices): ambiguous, so this pattern says nothing.
+    if (values.size === 1) return [...values][0] as T;
+  }
+  return null;
+}
+
+export function parseBalanceReply(text: string, patterns: BalancePatterns = DEFAULT_BALANCE_PATTERNS): ParsedBalance {
+  return {
+    balance: firstValue(text, compilePatterns(patterns.balance), 'amount', parseRupiah),
+    activeUntil: firstValue(text, compilePatterns(patterns.activeUntil), 'date', parseActiveDate),
+  };
+}
+
+/** Whole days from `today` (YYYY-MM-DD, the Pi's local date) to `activeUntil`; negative when lapsed. */
+export function daysUntil(activeUntil: string, today: string): number {
+  const a = Date.parse(`${activeUntil}T00:00:00Z`);
+  const b = Date.parse(`${today}T00:00:00Z`);
+  return Math.round((a - b) / 86_400_000);
+}
+
+export interface BalanceThresholds {
+  /** Warn when the balance is below this many rupiah (0: never). */
+  minBalance: number;
+  /** Warn when the active period ends within this many days. */
+  activeWarnDays: number;
+}
+
+export interface BalanceVerdict {
+  state: 'ok' | 'warning' | 'unknown';
+  reasons: string[];
+  hint?: string;
+}
+
+/** The warning state of one parsed reply (PURE). */
+export function judgeBalance(parsed: ParsedBalance, t: BalanceThresholds, today: string): BalanceVerdict {
+  const reasons: string[] = [];
+  const hints: string[] = [];
+  if (parsed.balance !== null && t.minBalance > 0 && parsed.balance < t.minBalance) {
+    reasons.push(`balance Rp ${parsed.balance} is below Rp ${t.minBalance}`);
+    hints.push('top up the SIM');
+  }
+  if (parsed.activeUntil !== null) {
+    const left = daysUntil(parsed.activeUntil, today);
+    if (left < 0) {
+      reasons.push(`active period ended on ${parsed.activeUntil}`);
+      hints.push('the SIM no longer receives transfers: top up now, before the number is recycled');
+    } else if (left <= t.activeWarnDays) {
+      reasons.push(`active period ends on ${parsed.activeUntil} (${left} day${left === 1 ? '' : 's'} left)`);
+      hints.push('top up to extend the active period (a lapsed centre SIM stops receiving transfers)');
+    }
+  }
+  if (reasons.length > 0) return { state: 'warning', reasons, hint: hints.join('; ') };
+  if (parsed.balance === null && parsed.activeUntil === null) {
+    return { state: 'unknown', reasons: ['the reply matched no balance or date pattern (kept verbatim)'], hint: 'add a pattern under balance.patterns in the config' };
+  }
+  return { state: 'ok', reasons: [] };
+}
