@@ -3,10 +3,14 @@
  * the real endpoint is documented (JSON body with exactly `sender` and `message`, Content-Type application/json, no
  * X-API-KEY), answers 200 with a JSON body, and reports what it parsed from each SMS. It can be told to fail the next
  * N requests (to show retries). Deduplicates by Idempotency-Key like a careful server would.
+ * It also serves the reseller operations of the stand-in (`GET /rates`, `POST /calculate`, `POST /orders`,
+ * `GET /orders/{trx_id}`, header `X-API-KEY`) from an OrderBook (orders.ts), and an SMS reaching the webhook approves
+ * the matching pending order, so a test transfer can be watched end to end. Demo and tests only, not a product.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseOperatorSms, type OperatorSmsFacts } from './operator-sms.js';
+import { OrderBook, type StandinOrder } from './orders.js';
 
 export interface ReceivedSms {
   sender: string;
@@ -15,6 +19,14 @@ export interface ReceivedSms {
   headers: Record<string, string | string[] | undefined>;
   facts: OperatorSmsFacts;
   duplicate: boolean;
+  /** The order this SMS approved, if any. */
+  approved: string | undefined;
+}
+
+export interface DemoReceiverOptions {
+  /** The key the reseller operations require in X-API-KEY (default 'demo-key'). */
+  apiKey?: string;
+  orders?: OrderBook;
 }
 
 export interface DemoReceiver {
@@ -23,12 +35,18 @@ export interface DemoReceiver {
   /** Answer the next `n` requests with `status` (e.g. 503) before accepting again. */
   failNext(n: number, status?: number): void;
   onSms(listener: (sms: ReceivedSms) => void): void;
+  /** The stand-in's orders (reseller operations). */
+  orders: OrderBook;
+  apiKey: string;
   close(): Promise<void>;
 }
 
-const PATH = '/api/v1/convert-pulsa/webhook/sms-gateway';
+const PREFIX = '/api/v1/convert-pulsa';
+const PATH = `${PREFIX}/webhook/sms-gateway`;
 
-export async function startDemoReceiver(): Promise<DemoReceiver> {
+export async function startDemoReceiver(options: DemoReceiverOptions = {}): Promise<DemoReceiver> {
+  const orders = options.orders ?? new OrderBook();
+  const apiKey = options.apiKey ?? 'demo-key';
   const received: ReceivedSms[] = [];
   const seenKeys = new Set<string>();
   const listeners: Array<(s: ReceivedSms) => void> = [];
@@ -40,7 +58,9 @@ export async function startDemoReceiver(): Promise<DemoReceiver> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(payload));
     };
-    if (req.method !== 'POST' || req.url !== PATH) return reply(404, { success: false, message: 'not found' });
+    const url = (req.url ?? '').split('?')[0] ?? '';
+    if (url !== PATH && url.startsWith(`${PREFIX}/`)) return reseller(req, url.slice(PREFIX.length), body, reply);
+    if (req.method !== 'POST' || url !== PATH) return reply(404, { success: false, message: 'not found' });
     if (failures > 0) {
       failures--;
       return reply(failStatus, { success: false, message: 'temporarily unavailable (demo)' });
@@ -61,10 +81,43 @@ export async function startDemoReceiver(): Promise<DemoReceiver> {
     const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
     const duplicate = key !== undefined && seenKeys.has(key);
     if (key) seenKeys.add(key);
-    const sms: ReceivedSms = { sender: o.sender, message: o.message, idempotencyKey: key, headers: req.headers, facts: parseOperatorSms(o.message), duplicate };
+    const approved: StandinOrder | undefined = duplicate ? undefined : orders.approveFromSms(o.message);
+    const sms: ReceivedSms = {
+      sender: o.sender,
+      message: o.message,
+      idempotencyKey: key,
+      headers: req.headers,
+      facts: parseOperatorSms(o.message),
+      duplicate,
+      approved: approved?.trx_id,
+    };
     received.push(sms);
     for (const l of listeners) l(sms);
-    reply(200, { success: true, message: duplicate ? 'already processed' : 'sms accepted', data: sms.facts });
+    reply(200, {
+      success: true,
+      message: duplicate ? 'already processed' : approved ? `order ${approved.trx_id} approved` : 'sms accepted',
+      data: { ...sms.facts, ...(approved ? { trx_id: approved.trx_id } : {}) },
+    });
+  };
+
+  const reseller = (req: IncomingMessage, path: string, body: string, reply: (status: number, payload: unknown) => void) => {
+    if (req.headers['x-api-key'] !== apiKey) return reply(401, { success: false, message: 'invalid or missing X-API-KEY' });
+    let json: unknown;
+    if (req.method === 'POST') {
+      try {
+        json = JSON.parse(body);
+      } catch {
+        return reply(400, { success: false, message: 'body is not JSON' });
+      }
+    }
+    const order = /^\/orders\/([^/]+)$/.exec(path);
+    const r =
+      req.method === 'GET' && path === '/rates' ? orders.rates()
+      : req.method === 'POST' && path === '/calculate' ? orders.calculate(json)
+      : req.method === 'POST' && path === '/orders' ? orders.createOrder(json)
+      : req.method === 'GET' && order ? orders.order(decodeURIComponent(order[1]!))
+      : { status: 404, body: { success: false, message: 'not found' } };
+    reply(r.status, r.body);
   };
 
   const server: Server = createServer((req, res) => {
@@ -83,6 +136,8 @@ export async function startDemoReceiver(): Promise<DemoReceiver> {
       failStatus = status;
     },
     onSms: (l) => listeners.push(l),
+    orders,
+    apiKey,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,0 +1,143 @@
+/**
+ * Client of the convert-pulsa reseller API (`GET /rates`, `POST /calculate`, `POST /orders`, `GET /orders/{trx_id}`,
+ * header `X-API-KEY`), used by `pulsa-bridge rates|calculate|test-transfer --order`. Not used by the daemon's
+ * delivery path (that is src/forward/webhook.ts, which never sends the key).
+ *
+ * Contract
+ * - Every call returns the parsed JSON body of a 2xx answer, or throws ResellerError with the method, path, status
+ *   and the start of the body; a timeout or network error throws ResellerError with status undefined. The API key
+ *   never appears in an error, a log or a returned value: any occurrence of it in a response body is masked too.
+ * - No retries (a POST /orders retried could create two orders), no redirects, timeouts on connect and request.
+ * - The API document does not show response field names: `pick()` finds a value by a list of dot paths (the
+ *   configured ones first, then defaults) and the caller prints the raw response when none is found.
+ */
+import got, { type RequestError } from 'got';
+
+export interface ResellerClientOptions {
+  /** `{base_url}`, ending in /api/v1/convert-pulsa. */
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+  userAgent: string;
+}
+
+export class ResellerError extends Error {
+  override readonly name = 'ResellerError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly bodyStart: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export interface OrderRequest {
+  operator_id: number;
+  pulsa_amount: number;
+  payout_method: string;
+  payout_account_number: string;
+  payout_account_name: string;
+  sender_phone_number: string;
+  webhook_url?: string;
+}
+
+const BODY_START = 300;
+
+export function maskSecret(text: string, secret: string): string {
+  return secret.length >= 4 ? text.split(secret).join('***') : text;
+}
+
+export class ResellerClient {
+  private readonly base: string;
+  constructor(private readonly o: ResellerClientOptions) {
+    this.base = o.baseUrl.trim().replace(/\/+$/, '');
+  }
+
+  rates(): Promise<unknown> {
+    return this.call('GET', '/rates');
+  }
+  calculate(operatorId: number, pulsaAmount: number): Promise<unknown> {
+    return this.call('POST', '/calculate', { operator_id: operatorId, pulsa_amount: pulsaAmount });
+  }
+  createOrder(req: OrderRequest): Promise<unknown> {
+    return this.call('POST', '/orders', req);
+  }
+  async order(trxId: string): Promise<unknown> {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/.test(trxId)) throw new ResellerError(`not a transaction id: ${JSON.stringify(trxId)}`, undefined, undefined);
+    return this.call('GET', `/orders/${encodeURIComponent(trxId)}`);
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+    const what = `${method} ${path}`;
+    let res;
+    try {
+      res = await got(this.base + path, {
+        method,
+        headers: { 'x-api-key': this.o.apiKey, 'user-agent': this.o.userAgent, accept: 'application/json' },
+        ...(body !== undefined ? { json: body } : {}),
+        retry: { limit: 0 },
+        followRedirect: false,
+        throwHttpErrors: false,
+        timeout: { connect: this.o.connectTimeoutMs ?? 5000, request: this.o.timeoutMs ?? 15_000 },
+        responseType: 'text',
+      });
+    } catch (err) {
+      const e = err as RequestError;
+      throw new ResellerError(`${what}: ${maskSecret(e.code ? `${e.code}: ${e.message}` : e.message, this.o.apiKey)}`, undefined, undefined);
+    }
+    const text = maskSecret(String(res.body ?? ''), this.o.apiKey);
+    const start = text.slice(0, BODY_START);
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      throw new ResellerError(`${what} answered ${res.statusCode}${start ? `: ${start}` : ''}`, res.statusCode, start);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ResellerError(`${what} answered ${res.statusCode} with a body that is not JSON: ${start}`, res.statusCode, start);
+    }
+  }
+}
+
+/** The value at a dot path (`data.order.trx_id`, `items.0.id`) or undefined. */
+export function atPath(value: unknown, path: string): unknown {
+  let cur: unknown = value;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+/** The first string or number found at one of the paths, as a string; undefined when none holds one. */
+export function pick(value: unknown, paths: readonly string[]): string | undefined {
+  for (const p of paths) {
+    const v = atPath(value, p);
+    if (typeof v === 'string' && v.length > 0) return v;
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  }
+  return undefined;
+}
+
+/** Default places to look for the order's fields (the document shows none); config paths go first. */
+export const DEFAULT_ORDER_PATHS = Object.freeze({
+  trxId: ['trx_id', 'data.trx_id', 'order.trx_id', 'data.order.trx_id', 'transaction_id', 'data.transaction_id', 'id', 'data.id'],
+  ussdCode: ['ussd_code', 'data.ussd_code', 'order.ussd_code', 'data.order.ussd_code', 'ussd', 'data.ussd', 'transfer_code', 'data.transfer_code'],
+  centerNumber: [
+    'center_number', 'data.center_number', 'order.center_number', 'data.order.center_number',
+    'center_phone_number', 'data.center_phone_number', 'destination_number', 'data.destination_number',
+  ],
+  status: ['status', 'data.status', 'order.status', 'data.order.status', 'state', 'data.state'],
+});
+
+export type OrderPaths = { [K in keyof typeof DEFAULT_ORDER_PATHS]: readonly string[] };
+
+/** Config paths first, then the defaults. */
+export function orderPaths(configured: Partial<OrderPaths> = {}): OrderPaths {
+  const out = {} as Record<keyof OrderPaths, readonly string[]>;
+  for (const k of Object.keys(DEFAULT_ORDER_PATHS) as (keyof OrderPaths)[]) {
+    out[k] = [...(configured[k] ?? []), ...DEFAULT_ORDER_PATHS[k]];
+  }
+  return out;
+}
