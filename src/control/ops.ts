@@ -1,0 +1,69 @@
+/**
+ * What an operator command needs of one modem, whichever way it reaches it: through the running daemon's control
+ * socket (RemoteOps, src/control/client.ts) or by opening the port itself when no daemon holds it (DirectOps,
+ * src/cli/). Commands (`info`, `at`, `ussd`, `sms ...`, `balance`, `test-transfer`) are written against this
+ * interface only, so their output, `--json` and exit codes are the same on both paths (`--verbose` says which).
+ * Types only: no behaviour here.
+ */
+import type { EventMessage } from './protocol.js';
+
+export type OpsPath = 'daemon' | 'direct';
+
+export interface AtOutcome {
+  command: string;
+  /** Every response line, in order (for `AT+CSQ;+CREG?` both answers), none taken for a URC. */
+  lines: string[];
+  /** The final result line: OK, ERROR, +CME ERROR: n, +CMS ERROR: n, NO CARRIER, ... */
+  final: string;
+  ok: boolean;
+  /** Set when the modem answered with an error: the explanation (e.g. "SIM PIN required"). */
+  error?: string;
+  /** URCs that arrived while the command ran (shown to the operator, still handled by the daemon). */
+  urcs: string[];
+}
+
+export interface UssdOutcome {
+  /** 0 done, 1 more input expected, 2 ended by the network, 3 answered by another client, 4 not supported, 5 timed out. */
+  status: number;
+  statusText: string;
+  /** Decoded text; for a reply in an unknown encoding, the raw payload. */
+  text: string;
+  /** True when `text` is the raw payload because no encoding was recognised (shown with its DCS). */
+  undecoded?: boolean;
+  dcs?: number;
+  /** The +CUSD line(s) as the modem sent them. */
+  raw: string;
+}
+
+export interface StoredSmsView {
+  index: number | undefined;
+  status: string;
+  sender?: string;
+  time?: string;
+  text?: string;
+  part?: string;
+  error?: string;
+  pdu: string;
+}
+
+export interface ModemOps {
+  /** The modem's config name, or the port path when none. */
+  readonly name: string;
+  readonly path: OpsPath;
+  info(): Promise<Record<string, unknown>>;
+  at(command: string, options?: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean }): Promise<AtOutcome>;
+  ussdOpen(code: string, options?: { timeoutMs?: number }): Promise<UssdOutcome>;
+  ussdReply(text: string, options?: { timeoutMs?: number }): Promise<UssdOutcome>;
+  /** Ends the session if one is open (AT+CUSD=2); a no-op otherwise. */
+  ussdCancel(): Promise<void>;
+  smsList(which?: 'all' | 'unread'): Promise<StoredSmsView[]>;
+  /** undefined for an empty slot. */
+  smsRead(index: number): Promise<StoredSmsView | undefined>;
+  /** `deleted: false` for a slot that was already empty. */
+  smsDelete(index: number): Promise<{ deleted: boolean }>;
+  smsSend(to: string, text: string): Promise<{ parts: number; references: number[] }>;
+  /** Events (URCs, SMS spooled, delivery results); the direct path emits URCs only. Returns an unsubscribe. */
+  onEvent(listener: (event: EventMessage) => void): () => void;
+  /** Releases everything held (an open USSD session is cancelled first). */
+  close(): Promise<void>;
+}
