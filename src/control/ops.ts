@@ -62,8 +62,11 @@ export interface ModemOps {
   /** `deleted: false` for a slot that was already empty. */
   smsDelete(index: number): Promise<{ deleted: boolean }>;
   smsSend(to: string, text: string): Promise<{ parts: number; references: number[] }>;
-  /** Events (URCs, SMS spooled, delivery results); the direct path emits URCs only. Returns an unsubscribe. */
-  onEvent(listener: (event: EventMessage) => void): () => void;
+  /**
+   * Events (URCs, SMS spooled, delivery results, USSD replies) of this modem; the direct path emits URCs only.
+   * Resolves once the subscription is in place (no event after that is missed) with an unsubscribe function.
+   */
+  onEvent(listener: (event: EventMessage) => void): Promise<() => void>;
   /** Releases everything held (an open USSD session is cancelled first). */
   close(): Promise<void>;
 }
