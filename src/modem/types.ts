@@ -12,6 +12,11 @@ export const PROFILE_IDS = ['generic', 'simcom', 'huawei', 'quectel', 'wavecom',
 
 export type ProfileId = (typeof PROFILE_IDS)[number];
 
+/** What a config or the CLI may name: a profile, or 'auto' (detected from AT+CGMI / AT+CGMM). */
+export const PROFILE_SETTINGS = ['auto', ...PROFILE_IDS] as const;
+
+export type ProfileSetting = (typeof PROFILE_SETTINGS)[number];
+
 export function isProfileId(id: string): id is ProfileId {
   return (PROFILE_IDS as readonly string[]).includes(id);
 }

@@ -6,7 +6,7 @@
  */
 import type { FinalResultEntry, UrcEntry } from '../../at/types.js';
 import { matchFingerprint } from '../../serial/fingerprint.js';
-import { isProfileId, PROFILE_IDS, type ModemProfile, type ProfileId } from '../types.js';
+import { isProfileId, PROFILE_IDS, PROFILE_SETTINGS, type ModemProfile, type ProfileId } from '../types.js';
 import { GENERIC_URCS } from '../urcs.js';
 import { generic } from './generic.js';
 import { huawei } from './huawei.js';
@@ -22,7 +22,7 @@ export { generic, huawei, neoway, qualcomm, quectel, simcom, wavecom, zte };
 /** Detection order: vendor families, then generic. */
 export const PROFILES: readonly ModemProfile[] = Object.freeze([neoway, simcom, huawei, quectel, wavecom, zte, qualcomm, generic]);
 
-export { isProfileId, PROFILE_IDS };
+export { isProfileId, PROFILE_IDS, PROFILE_SETTINGS };
 
 /** Before the profile is known: every vendor's URC rows (they have vendor prefixes and do not overlap) + generic. */
 export function detectionUrcTable(): UrcEntry[] {
