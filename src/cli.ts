@@ -15,9 +15,11 @@ import { createLogger, silentLogger, type Logger } from './log.js';
 import { openSession, type Session } from './cli/session.js';
 import { explainFinal } from './at/results.js';
 import type { StorageUsage } from './modem/modem.js';
-import { USB_FINGERPRINTS } from './modem/profiles/index.js';
+import { PROFILE_SETTINGS, USB_FINGERPRINTS } from './modem/profiles/index.js';
+import { ussdStatusLabel } from './modem/ussd-session.js';
 import { listPorts } from './serial/ports.js';
-import { atVerdict, describeModem, isProbeCandidate, probePorts, recommendAtPorts, type ProbedPort } from './serial/probe.js';
+import { probePorts } from './modem/probe.js';
+import { atVerdict, describeModem, isProbeCandidate, recommendAtPorts, type ProbedPort } from './cli/ports-format.js';
 import type { VirtualModem } from './sim/virtual-modem.js';
 import { decodeDeliver } from './sms/pdu.js';
 import type { AnyRecord, SmsRecord, SpoolArea } from './spool/types.js';
@@ -69,7 +71,7 @@ function modemOptions(cmd: Command): Command {
     .option('-p, --port <path>', 'serial port, e.g. /dev/serial/by-id/usb-...-if02-port0 (see `pulsa-bridge ports`)')
     .option('-b, --baud <rate>', 'baud rate', wholeNumber('a baud rate such as 115200 or 9600', 1), 115200)
     .option('--simulate', 'use the built-in virtual modem instead of hardware')
-    .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(['auto', 'generic', 'simcom', 'huawei', 'quectel', 'wavecom', 'zte', 'qualcomm', 'neoway']))
+    .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(PROFILE_SETTINGS))
     .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
     .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
     .option('-v, --verbose', 'log the AT traffic to stderr');
@@ -179,7 +181,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
       const candidates = result.ports.filter((p) => isProbeCandidate(p, opts.all === true));
       const probes = await probePorts(
         candidates.map((p) => p.path),
-        { baudRates: opts.baud, timeoutMs: opts.timeout, binding: io.ports?.binding ?? 'native', logger: silentLogger() },
+        { baudRates: opts.baud, timeoutMs: opts.timeout, link: io.ports?.binding === 'mock' ? 'virtual' : 'native', logger: silentLogger() },
       );
       const probed: ProbedPort[] = result.ports.map((port) => {
         const i = candidates.indexOf(port);
@@ -294,7 +296,7 @@ export function createProgram(io: CliIo = defaultIo): Command {
         // The network refusing the code (4 not supported, 5 timed out) is a failed diagnostic: exit 1.
         if (r.status === 4 || r.status === 5) process.exitCode = 1;
         if (opts.json) return json(io, replies);
-        for (const x of replies as Array<{ status: number; text: string }>) io.out(`[status ${x.status}: ${USSD_STATUS[x.status] ?? '?'}]\n${x.text}\n`);
+        for (const x of replies as Array<{ status: number; text: string }>) io.out(`[status ${x.status}: ${ussdStatusLabel(x.status)}]\n${x.text}\n`);
         if (r.status === 4) io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
       });
     });
@@ -369,15 +371,6 @@ export function createProgram(io: CliIo = defaultIo): Command {
 export function allCommands(root: Command): Command[] {
   return [root, ...root.commands.flatMap((c) => allCommands(c))];
 }
-
-const USSD_STATUS: Record<number, string> = {
-  0: 'done',
-  1: 'more input expected',
-  2: 'ended by the network',
-  3: 'answered by another client',
-  4: 'not supported',
-  5: 'timed out',
-};
 
 interface StoredView {
   index: number | undefined;

@@ -6,9 +6,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from './errors.js';
+import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 
+export type { ProfileSetting };
 export type OtherSendersPolicy = 'archive' | 'delete' | 'keep';
-export type ProfileSetting = 'auto' | 'generic' | 'simcom' | 'huawei' | 'quectel' | 'wavecom' | 'zte' | 'qualcomm' | 'neoway';
 
 export interface ModemConfig {
   name: string;
@@ -127,8 +128,6 @@ class Checker {
   }
 }
 
-const PROFILES: readonly ProfileSetting[] = ['auto', 'generic', 'simcom', 'huawei', 'quectel', 'wavecom', 'zte', 'qualcomm', 'neoway'];
-
 function checkUrl(c: Checker, v: string | undefined, path: string): string | undefined {
   if (v === undefined) return undefined;
   try {
@@ -164,7 +163,7 @@ function checkModem(c: Checker, raw: Json, i: number): ModemConfig | undefined {
     name: name ?? `modem${i}`,
     port: port ?? '',
     baudRate: c.number(o.baudRate, `${path}.baudRate`, 115200, 300, 4_000_000),
-    profile: c.oneOf(o.profile, `${path}.profile`, PROFILES, 'auto'),
+    profile: c.oneOf(o.profile, `${path}.profile`, PROFILE_SETTINGS, 'auto'),
     pin,
     storage: c.oneOf(o.storage, `${path}.storage`, ['auto', 'SM', 'ME', 'MT'] as const, 'auto'),
     delivery: c.oneOf(o.delivery, `${path}.delivery`, ['store', 'direct'] as const, 'store'),

@@ -9,7 +9,6 @@
 import { readFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SerialAtChannel } from './at/channel.js';
 import type { AtChannel } from './at/types.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
@@ -17,11 +16,11 @@ import { Forwarder } from './forward/forwarder.js';
 import { WebhookClient, webhookUrl } from './forward/webhook.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './errors.js';
-import { Modem } from './modem/modem.js';
+import { createModem, openChannel } from './modem/factory.js';
+import type { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { createNotifier } from './sd-notify.js';
-import { openSerialLink } from './serial/serial-link.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 
@@ -64,6 +63,7 @@ export interface ModemWiring {
   logger: Logger;
   /** Serial path actually opened (the config's port, or the virtual modem's path). */
   path: string;
+  /** 'mock': the virtual modem registered at `path` (the name the receive tests pass); 'native': the serial port. */
   binding: 'native' | 'mock';
   onStateChange?: () => void;
   /** Liveness probe interval (default 30 s); tests shorten it. */
@@ -82,13 +82,13 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
     logger: w.logger,
     ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
     ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
-    connect: async (): Promise<AtChannel> => {
-      const link = await openSerialLink({ path: w.path, baudRate: m.baudRate, binding: w.binding });
-      return new SerialAtChannel({ link, logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name });
-    },
+    connect: (): Promise<AtChannel> =>
+      openChannel(
+        { path: w.path, baudRate: m.baudRate, link: w.binding === 'mock' ? 'virtual' : 'native' },
+        { logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name },
+      ),
     createModem: (channel) =>
-      new Modem({
-        channel,
+      createModem(channel, {
         name: m.name,
         logger: w.logger,
         ...(m.pin ? { pin: m.pin } : {}),

@@ -3,13 +3,12 @@
  * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
  * timeout on some later command. Always closes the port, whatever happens.
  */
-import { SerialAtChannel } from '../at/channel.js';
+import type { SerialAtChannel } from '../at/channel.js';
 import { BridgeError, PortError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { Modem } from '../modem/modem.js';
+import { createModem, openChannel } from '../modem/factory.js';
+import type { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
-import type { SerialLink } from '../serial/link.js';
-import { openSerialLink } from '../serial/serial-link.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
 
 export interface SessionOptions {
@@ -51,14 +50,13 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     virtual = (o.virtualModem ?? createSimulatedModem)(path);
   }
   if (!path) throw new PortError('PORT_NOT_FOUND', 'no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
-  let link: SerialLink;
+  let channel: SerialAtChannel;
   try {
-    link = await openSerialLink({ path, baudRate: o.baud, binding: o.simulate ? 'mock' : 'native' });
+    channel = await openChannel({ path, baudRate: o.baud, link: o.simulate ? 'virtual' : 'native' }, { logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
   } catch (err) {
     virtual?.stop();
     throw err;
   }
-  const channel = new SerialAtChannel({ link, logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
   let garbage = 0;
   channel.on('garbage', () => garbage++);
   let modem: Modem | undefined;
@@ -73,8 +71,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     await close();
     throw err;
   }
-  modem = new Modem({
-    channel,
+  modem = createModem(channel, {
     name: 'cli',
     logger: o.logger,
     ...(o.pin ? { pin: o.pin } : {}),

@@ -2,9 +2,42 @@
  * A modem profile: the quirks of one family as data. Every quirk carries a one-line comment naming the device and
  * the reason. Vendor names appear only under src/modem/profiles/.
  */
-import type { FinalResultEntry, UrcEntry } from '../at/types.js';
+import type { AtResponse, AtRunOptions, FinalResultEntry, UrcEntry } from '../at/types.js';
 
-export type ProfileId = 'generic' | 'simcom' | 'huawei' | 'quectel' | 'wavecom' | 'zte' | 'qualcomm' | 'neoway';
+/**
+ * Every profile id, declared once: the type, the registry's completeness test, config validation and the CLI's
+ * --profile choices are derived from it. The order is the one shown to operators (choices, config errors).
+ */
+export const PROFILE_IDS = ['generic', 'simcom', 'huawei', 'quectel', 'wavecom', 'zte', 'qualcomm', 'neoway'] as const;
+
+export type ProfileId = (typeof PROFILE_IDS)[number];
+
+/** What a config or the CLI may name: a profile, or 'auto' (detected from AT+CGMI / AT+CGMM). */
+export const PROFILE_SETTINGS = ['auto', ...PROFILE_IDS] as const;
+
+export type ProfileSetting = (typeof PROFILE_SETTINGS)[number];
+
+export function isProfileId(id: string): id is ProfileId {
+  return (PROFILE_IDS as readonly string[]).includes(id);
+}
+
+/** What a profile step may do on the modem: run a command (a closed port surfaces as PortError). */
+export interface StepAt {
+  run(command: string, options?: AtRunOptions): Promise<AtResponse>;
+}
+
+/**
+ * Steps a profile may replace (ModemManager style: a vendor plugin overrides one slot, the generic modem is the
+ * fallback). Each override carries a one-line comment naming the device and why.
+ */
+export interface ModemSteps {
+  /** AT+CPIN? -> its answer lines. A thrown AtCommandError is classified by the generic SIM step (+CME 10, 11, ...). */
+  readSimState(at: StepAt): Promise<readonly string[]>;
+  /** The command that sends `text` (already checked: no quote or control character) as a USSD string. Throws when it cannot. */
+  ussdCommand(text: string): string;
+  /** The text of a +CUSD payload. */
+  ussdText(payload: string, dcs: number | undefined): string;
+}
 
 export interface UsbFingerprint {
   vendorId: string; // lower-case hex, 4 digits
@@ -33,12 +66,14 @@ export interface ModemProfile {
   storageFullUrcs: string[];
   /** CNMI settings tried in order when AT+CNMI=? cannot be used or the negotiated one fails. */
   cnmiFallbacks: string[];
-  /** How USSD is sent: as text in the current charset, as packed GSM 7-bit hex, or by ATD<code>; */
-  ussd: { send: 'text' | 'packed-hex' | 'atd'; charset?: 'GSM' | 'IRA' };
+  /** How the generic USSD step sends: as text in `charset` (AT+CSCS before it when set), or by ATD<code>; */
+  ussd: { send: 'text' | 'atd'; charset?: 'GSM' | 'IRA' };
+  /** ICCID commands tried in order until one answers with an ICCID (27.007 has none, every vendor has its own). */
+  iccidCommands: string[];
   /** Device reports every incoming SMS twice (+CMTI twice): dedupe indications. */
   duplicateIndications?: boolean;
-  /** +CPIN: READY may come without a trailing OK. */
-  cpinWithoutOk?: boolean;
+  /** Generic steps this family replaces. */
+  steps?: Partial<ModemSteps>;
   /** Preferred SMS storage order. */
   storagePreference: Array<'SM' | 'ME' | 'MT'>;
 }

@@ -31,8 +31,6 @@ export interface SerialLink extends EventEmitter<SerialLinkEvents> {
 export interface SerialOpenOptions {
   path: string;
   baudRate: number;
-  /** 'native' = @serialport/bindings-cpp; 'mock' = SerialPortMock.binding (tests, virtual modem). */
-  binding?: 'native' | 'mock';
   /** Use hardware flow control (RTS/CTS). Default false. */
   rtscts?: boolean;
 }

@@ -1,21 +1,24 @@
 /**
- * The only module that opens serial ports ('serialport'). Wraps SerialPort (native binding) or SerialPortMock behind
- * SerialLink, and turns the errors an operator meets into PortError with a hint.
+ * The only module that opens serial ports ('serialport'). Wraps a SerialPort (the native binding) behind SerialLink,
+ * and turns the errors an operator meets into PortError with a hint. (The virtual modem is another SerialLink,
+ * src/sim/virtual-link.ts; the factory in src/modem/factory.ts chooses.)
  * Invariants: write() on a closed port rejects at once (serialport would queue it forever); every write has its own
  * timeout; 'close' is emitted once per open with disconnected=true when the device vanished.
  */
 import { EventEmitter } from 'node:events';
-import { SerialPort, SerialPortMock } from 'serialport';
+import { SerialPort, type SerialPortMock } from 'serialport';
 import { PortError } from '../errors.js';
 import type { SerialCloseInfo, SerialLink, SerialLinkEvents, SerialOpenOptions } from './link.js';
-import { getMockDevice, type MockDeviceSide } from './mock-device.js';
 
 const WRITE_TIMEOUT_MS = 5_000;
 
-type AnyPort = SerialPort | SerialPortMock;
+/** A serialport stream: SerialPort, or (tests) a SerialPortMock standing in for it. */
+export type PortStream = SerialPort | SerialPortMock;
 
-/** Mock paths with an open link: a second open is refused as busy, as the native binding's lock does. */
-const openMockPaths = new Set<string>();
+/** Builds the (not yet open) port for a link; tests swap the binding here, as serialport's own mock does. */
+export type CreatePort = (options: { path: string; baudRate: number; rtscts: boolean }) => PortStream;
+
+const nativePort: CreatePort = ({ path, baudRate, rtscts }) => new SerialPort({ path, baudRate, autoOpen: false, rtscts, lock: true });
 
 /** Maps an open() failure to one clear line with a hint. */
 export function explainOpenError(path: string, err: unknown): PortError {
@@ -47,16 +50,18 @@ export function explainOpenError(path: string, err: unknown): PortError {
 
 class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
   readonly path: string;
-  private port: AnyPort | undefined;
+  private port: PortStream | undefined;
   private readonly options: SerialOpenOptions;
+  private readonly createPort: CreatePort;
   private closing = false;
   /** Ends the current open exactly once (from serialport's 'close' event, or after a failed close()). */
   private finishClose: ((err: (Error & { disconnected?: boolean }) | null) => void) | undefined;
 
-  constructor(options: SerialOpenOptions) {
+  constructor(options: SerialOpenOptions, createPort: CreatePort) {
     super();
     this.options = options;
     this.path = options.path;
+    this.createPort = createPort;
   }
 
   get isOpen(): boolean {
@@ -66,23 +71,12 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
   async open(): Promise<void> {
     if (this.isOpen) return;
     const { path, baudRate } = this.options;
-    const mock = this.options.binding === 'mock';
-    const device = mock ? getMockDevice(path) : undefined;
-    if (mock) {
-      if (!device || !device.present) throw explainOpenError(path, new Error('No such file or directory'));
-      if (openMockPaths.has(path)) throw explainOpenError(path, new Error('Error Resource temporarily unavailable Cannot lock port'));
-      // createPort is idempotent enough: recreating resets the mock's buffers, which a re-plugged device wants.
-      SerialPortMock.binding.createPort(path, { echo: false, record: false });
-    }
-    const port: AnyPort = mock
-      ? new SerialPortMock({ path, baudRate, autoOpen: false })
-      : new SerialPort({ path, baudRate, autoOpen: false, rtscts: this.options.rtscts ?? false, lock: true });
+    const port = this.createPort({ path, baudRate, rtscts: this.options.rtscts ?? false });
     await new Promise<void>((resolve, reject) => {
       port.open((err) => (err ? reject(explainOpenError(path, err)) : resolve()));
     });
     this.port = port;
     this.closing = false;
-    if (mock) openMockPaths.add(path);
     port.on('data', (chunk: Buffer) => this.emit('data', chunk));
     port.on('error', (err: Error) => this.emit('error', err));
     this.finishClose = (err) => {
@@ -91,35 +85,9 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
       if (err) info.error = err;
       this.port = undefined;
       this.closing = false;
-      if (mock) openMockPaths.delete(path);
-      if (device) device.onDetach();
       this.emit('close', info);
     };
     port.once('close', (err: (Error & { disconnected?: boolean }) | null) => this.finishClose?.(err));
-    if (mock && device) this.attachMock(port as SerialPortMock, device);
-  }
-
-  private attachMock(port: SerialPortMock, device: NonNullable<ReturnType<typeof getMockDevice>>): void {
-    const binding = port.port;
-    if (!binding) throw new PortError('PORT_IO', `mock port ${this.path} opened without a binding`);
-    const originalWrite = binding.write.bind(binding);
-    binding.write = async (buffer: Buffer) => {
-      await originalWrite(buffer);
-      device.onWrite(Buffer.from(buffer));
-    };
-    const side: MockDeviceSide = {
-      emit: (data) => {
-        if (!binding.isOpen || this.port !== port) return false;
-        binding.emitData(Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'));
-        return true;
-      },
-      unplug: () => {
-        if (this.port !== port) return;
-        // The same path serialport takes when a read fails on a vanished device.
-        (port as unknown as { _disconnected(err: Error): void })._disconnected(new Error('device unplugged'));
-      },
-    };
-    device.onAttach(side);
   }
 
   write(data: string | Buffer): Promise<void> {
@@ -172,14 +140,14 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
   }
 }
 
-/** Creates a link (not yet open). */
-export function createSerialLink(options: SerialOpenOptions): SerialLink {
-  return new PortLink(options);
+/** Creates a link (not yet open). `createPort` swaps the port (tests); default: the native binding. */
+export function createSerialLink(options: SerialOpenOptions, createPort: CreatePort = nativePort): SerialLink {
+  return new PortLink(options, createPort);
 }
 
 /** Creates and opens a link; rejects with PortError (code + hint) when the port cannot be opened. */
-export async function openSerialLink(options: SerialOpenOptions): Promise<SerialLink> {
-  const link = new PortLink(options);
+export async function openSerialLink(options: SerialOpenOptions, createPort: CreatePort = nativePort): Promise<SerialLink> {
+  const link = new PortLink(options, createPort);
   await link.open();
   return link;
 }

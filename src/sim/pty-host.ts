@@ -5,9 +5,9 @@
  *   bridge --native--> <linkPath>  ==socat==  <linkPath>.modem <--native-- this host <--> VirtualModem
  *
  * Contract and invariants:
- * - The virtual modem is attached as a MockDevice: every byte read from the `.modem` end goes to vm.onWrite (in
+ * - The virtual modem is attached as a VirtualDevice: every byte read from the `.modem` end goes to vm.onWrite (in
  *   order), every side.emit is written to it (in order). The host calls vm.start() (idempotent) after attaching, so
- *   a fresh modem's boot banners reach the bridge end; the modem must not be attached to a mock link at the same time.
+ *   a fresh modem's boot banners reach the bridge end; the modem must not be attached to a virtual link at the same time.
  * - A pseudo-terminal moves bytes at memory speed whatever baud rate is set. With `paceBaud`, each direction is
  *   delayed like a UART at that rate (10 bits per byte, full duplex), to see wire time in end-to-end figures.
  * - The bridge end may be opened, closed and reopened any number of times while the host runs (socat keeps the pair).
@@ -22,7 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { lstat, unlink } from 'node:fs/promises';
 import { BridgeError, errorMessage } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import type { MockDeviceSide } from '../serial/mock-device.js';
+import type { DeviceSide } from './virtual-link.js';
 import type { SerialLink } from '../serial/link.js';
 import { openSerialLink } from '../serial/serial-link.js';
 import type { VirtualModem } from './virtual-modem.js';
@@ -199,7 +199,7 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
 
   let link: SerialLink;
   try {
-    link = await openSerialLink({ path: modemPath, baudRate: opts.baudRate ?? 115200, binding: 'native' });
+    link = await openSerialLink({ path: modemPath, baudRate: opts.baudRate ?? 115200 });
   } catch (err) {
     await stopSocat(socat, log, guard);
     throw err;
@@ -255,7 +255,7 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
     void close();
   });
 
-  const side: MockDeviceSide = {
+  const side: DeviceSide = {
     emit: (data) => {
       if (!attached || closing) return false;
       toBridge.push(Buffer.isBuffer(data) ? data : Buffer.from(data, 'latin1'));

@@ -1,7 +1,7 @@
 /**
- * VirtualModem: a stateful GSM modem behind the mock serial binding, speaking AT commands as 3GPP TS 27.007 / 27.005
+ * VirtualModem: a stateful GSM modem behind a virtual serial link, speaking AT commands as 3GPP TS 27.007 / 27.005
  * describe them, with the quirks of a few families (sim-profiles.ts). Used by tests, `--simulate`, the demo and
- * benchmarks; it attaches with registerMockDevice(path) and answers whatever a SerialLink opened on that path writes.
+ * benchmarks; it attaches with registerVirtualDevice(path) and answers whatever a SerialLink opened on that path writes.
  *
  * Wire behaviour (invariants):
  * - Input is read byte by byte; a command line ends with CR. With echo on (the power-up default, restored by reboot)
@@ -30,7 +30,7 @@
  * command answers ERROR.
  */
 import { silentLogger, type Logger } from '../log.js';
-import { registerMockDevice, type MockDevice, type MockDeviceSide } from '../serial/mock-device.js';
+import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
 import { buildDeliverPdus, type BuiltPdu, type SmsEncoding } from './pdu-builder.js';
 import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
 import { formatAllowed, SIM_PROFILES, type ModemIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
@@ -242,7 +242,7 @@ function fromUcs2Hex(hex: string): string | undefined {
   return out;
 }
 
-export class VirtualModem implements MockDevice {
+export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
   private readonly identity: ModemIdentity;
@@ -255,7 +255,7 @@ export class VirtualModem implements MockDevice {
   private readonly random: () => number;
 
   // Device / link
-  private side: MockDeviceSide | undefined;
+  private side: DeviceSide | undefined;
   private plugged = true;
   private unregister: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -324,7 +324,7 @@ export class VirtualModem implements MockDevice {
   /** Registers the device at its path and powers it up (boot banners). Returns the path. */
   start(): string {
     if (this.unregister) return this.path;
-    this.unregister = registerMockDevice(this.path, this);
+    this.unregister = registerVirtualDevice(this.path, this);
     this.plugged = true;
     this.boot();
     return this.path;
@@ -344,7 +344,7 @@ export class VirtualModem implements MockDevice {
     return this.plugged && this.unregister !== undefined;
   }
 
-  onAttach(side: MockDeviceSide): void {
+  onAttach(side: DeviceSide): void {
     this.side = side;
     this.input = '';
     this.log.debug({ path: this.path }, 'virtual modem: link attached');

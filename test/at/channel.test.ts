@@ -4,8 +4,7 @@ import type { AtResponse, Urc, UrcEntry } from '../../src/at/types.js';
 import { AtCommandError, PortError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { SerialLink } from '../../src/serial/link.js';
-import { registerMockDevice } from '../../src/serial/mock-device.js';
-import { openSerialLink } from '../../src/serial/serial-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 const PDU = '07912658050000F0040B912618485400F900004130228180238205C8329BFD06';
@@ -36,8 +35,8 @@ afterEach(async () => {
 async function setup(handler: Handler, options: { echo?: boolean; timeoutMs?: number } = {}) {
   const path = `/dev/mock-at-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler, { echo: options.echo ?? false });
-  const unregister = registerMockDevice(path, device);
-  const link: SerialLink = await openSerialLink({ path, baudRate: 115200, binding: 'mock' });
+  const unregister = registerVirtualDevice(path, device);
+  const link: SerialLink = await openVirtualLink(path);
   const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: options.timeoutMs ?? 2000, urcs: URCS, quietGapMs: 200, maxDrainMs: 1000 });
   const urcs: Urc[] = [];
   const unexpected: string[] = [];
@@ -428,8 +427,8 @@ describe('SerialAtChannel: transcript', () => {
   it('keeps the last lines in and out, bounded', async () => {
     const path = `/dev/mock-at-${process.pid}-${++counter}`;
     const device = new ScriptedDevice(basic);
-    const unregister = registerMockDevice(path, device);
-    const link = await openSerialLink({ path, baudRate: 9600, binding: 'mock' });
+    const unregister = registerVirtualDevice(path, device);
+    const link = await openVirtualLink(path);
     const channel = new SerialAtChannel({ link, logger: silentLogger(), transcriptSize: 4 });
     cleanups.push(async () => {
       await channel.close();

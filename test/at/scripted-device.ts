@@ -1,21 +1,21 @@
 /**
- * A tiny scripted modem behind the mock serial binding, for AT-channel tests (independent of src/sim).
+ * A tiny scripted modem behind a virtual serial link, for AT-channel tests (independent of src/sim).
  * Commands are collected up to CR and passed to a handler; after the device sent a `> ` prompt it collects message
  * text up to Ctrl-Z (or ESC = cancel). Replies are chunks emitted one macrotask apart, so each reaches the bridge as
  * its own 'data' chunk. Echo (when on) repeats the command + CR before the handler runs, as a modem does.
  */
-import type { MockDevice, MockDeviceSide } from '../../src/serial/mock-device.js';
+import type { DeviceSide, VirtualDevice } from '../../src/sim/virtual-link.js';
 
 export type Input = { kind: 'command'; text: string } | { kind: 'text'; text: string } | { kind: 'cancel'; text: string };
 export type Reply = string | Buffer | Array<string | Buffer> | undefined | void;
 export type Handler = (input: Input, device: ScriptedDevice) => Reply;
 
-export class ScriptedDevice implements MockDevice {
+export class ScriptedDevice implements VirtualDevice {
   present = true;
   echo: boolean;
   /** Everything received, in order (commands, message texts, cancels). */
   readonly received: Input[] = [];
-  side: MockDeviceSide | undefined;
+  side: DeviceSide | undefined;
   private buf = '';
   private textMode = false;
   private sendChain: Promise<void> = Promise.resolve();
@@ -27,7 +27,7 @@ export class ScriptedDevice implements MockDevice {
     this.echo = options.echo ?? false;
   }
 
-  onAttach(side: MockDeviceSide): void {
+  onAttach(side: DeviceSide): void {
     this.side = side;
   }
 

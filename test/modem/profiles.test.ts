@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectProfile, getProfile, lookupUsb, PROFILES, USB_FINGERPRINTS } from '../../src/modem/profiles/index.js';
+import { detectProfile, getProfile, lookupUsb, PROFILE_IDS, PROFILES, USB_FINGERPRINTS } from '../../src/modem/profiles/index.js';
 
 describe('detectProfile from AT+CGMI / AT+CGMM answers', () => {
   it.each([
@@ -31,10 +31,14 @@ describe('profiles as data', () => {
     expect(() => getProfile('nokia' as never)).toThrow(/unknown modem profile/);
   });
 
+  it('the registry has exactly one profile per declared id', () => {
+    expect([...PROFILES.map((p) => p.id)].sort()).toEqual([...PROFILE_IDS].sort());
+  });
+
   it('profiles do not share mutable arrays', () => {
     const seen = new Set<unknown>();
     for (const p of PROFILES) {
-      for (const arr of [p.urcs, p.finalResults, p.initCommands, p.rebootUrcs, p.cnmiFallbacks, p.storagePreference]) {
+      for (const arr of [p.urcs, p.finalResults, p.initCommands, p.rebootUrcs, p.cnmiFallbacks, p.storagePreference, p.iccidCommands]) {
         expect(seen.has(arr), p.id).toBe(false);
         seen.add(arr);
       }
@@ -45,11 +49,13 @@ describe('profiles as data', () => {
     expect(getProfile('simcom').smsReady?.urc).toBe('sms-ready');
     expect(getProfile('simcom').rebootUrcs).toEqual(expect.arrayContaining(['rdy', 'sms-ready', 'sms-done']));
     expect(getProfile('huawei').initCommands).toContain('AT^CURC=0');
-    expect(getProfile('huawei').ussd.send).toBe('packed-hex');
+    // Huawei: USSD goes out as packed GSM 7-bit hex and its replies are unpacked.
+    expect(getProfile('huawei').steps?.ussdCommand?.('*888#')).toBe('AT+CUSD=1,"2A1C0E3702",15');
+    expect(getProfile('huawei').steps?.ussdText?.('2A1C0E3702', 15)).toBe('*888#');
     expect(getProfile('huawei').finalResults.some((f) => f.pattern.test('COMMAND NOT SUPPORT') && !f.ok)).toBe(true);
     expect(getProfile('huawei').storageFullUrcs).toEqual(['smmemfull']);
     expect(getProfile('quectel').rebootUrcs).toContain('rdy');
-    expect(getProfile('wavecom').cpinWithoutOk).toBe(true);
+    expect(getProfile('wavecom').steps?.readSimState).toBeTypeOf('function');
     expect(getProfile('wavecom').ussd.charset).toBe('GSM');
     expect(getProfile('qualcomm').cnmiFallbacks).toEqual(['2,1,2,1,0', '2,1,2,2,0', '2,1,2,0,0']);
     expect(getProfile('neoway').duplicateIndications).toBe(true);

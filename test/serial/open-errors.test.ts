@@ -22,60 +22,31 @@ describe('explainOpenError', () => {
   });
 });
 
-describe('mock binding', () => {
-  it('a second open of a mock path is refused as busy, and the first link keeps working', async () => {
-    const { registerMockDevice } = await import('../../src/serial/mock-device.js');
-    const { openSerialLink } = await import('../../src/serial/serial-link.js');
-    const written: string[] = [];
-    let side: { emit(d: string): boolean } | undefined;
-    const unregister = registerMockDevice('/virtual/busy-test', {
-      present: true,
-      onAttach: (s) => (side = s),
-      onWrite: (c) => written.push(c.toString('latin1')),
-      onDetach: () => (side = undefined),
-    });
-    try {
-      const first = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' });
-      const err = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' }).then(() => undefined, (e: unknown) => e);
-      expect((err as { code?: string }).code).toBe('PORT_BUSY');
-      const got = new Promise<string>((resolve) => first.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
-      await first.write('AT\r');
-      expect(written).toEqual(['AT\r']);
-      side!.emit('OK\r\n');
-      expect(await got).toBe('OK\r\n');
-      await first.close();
-      const again = await openSerialLink({ path: '/virtual/busy-test', baudRate: 115200, binding: 'mock' });
-      await again.close();
-    } finally {
-      unregister();
-    }
-  });
-});
-
 describe('a close that fails', () => {
   it('still ends with a close event and a link that can be opened again', async () => {
-    const { registerMockDevice } = await import('../../src/serial/mock-device.js');
     const { openSerialLink } = await import('../../src/serial/serial-link.js');
     const { SerialPortMock } = await import('serialport');
-    const unregister = registerMockDevice('/virtual/close-fails', { present: true, onAttach: () => undefined, onWrite: () => undefined, onDetach: () => undefined });
-    try {
-      const link = await openSerialLink({ path: '/virtual/close-fails', baudRate: 115200, binding: 'mock' });
-      const errors: Error[] = [];
-      link.on('error', (e) => errors.push(e));
-      const closed = new Promise((resolve) => link.once('close', resolve));
-      // Make the binding's close fail the way a vanished USB device can.
-      const binding = (link as unknown as { port: InstanceType<typeof SerialPortMock> }).port.port!;
-      binding.close = async () => {
-        throw new Error('EIO: close failed');
-      };
-      await link.close();
-      await closed;
-      expect(link.isOpen).toBe(false);
-      expect(errors.map((e) => e.message)).toEqual(['EIO: close failed']);
-      const again = await openSerialLink({ path: '/virtual/close-fails', baudRate: 115200, binding: 'mock' });
-      await again.close();
-    } finally {
-      unregister();
-    }
+    // serialport's mock binding stands in for the native one (the link's port factory swaps it).
+    const path = '/virtual/close-fails';
+    // A fresh mock port per open (the failed close left the old one locked, as a vanished device's fd would be).
+    const mockPort = ({ path: p, baudRate }: { path: string; baudRate: number }) => {
+      SerialPortMock.binding.createPort(p, { echo: false, record: false });
+      return new SerialPortMock({ path: p, baudRate, autoOpen: false });
+    };
+    const link = await openSerialLink({ path, baudRate: 115200 }, mockPort);
+    const errors: Error[] = [];
+    link.on('error', (e) => errors.push(e));
+    const closed = new Promise((resolve) => link.once('close', resolve));
+    // Make the binding's close fail the way a vanished USB device can.
+    const binding = (link as unknown as { port: InstanceType<typeof SerialPortMock> }).port.port!;
+    binding.close = async () => {
+      throw new Error('EIO: close failed');
+    };
+    await link.close();
+    await closed;
+    expect(link.isOpen).toBe(false);
+    expect(errors.map((e) => e.message)).toEqual(['EIO: close failed']);
+    const again = await openSerialLink({ path, baudRate: 115200 }, mockPort);
+    await again.close();
   });
 });

@@ -22,7 +22,7 @@ const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('native serial binding', () => {
   it('opening a path that does not exist gives PORT_NOT_FOUND with a hint', async () => {
     const path = join(tmpdir(), `no-such-modem-${process.pid}`);
-    const err = await openSerialLink({ path, baudRate: 115200, binding: 'native' }).then(
+    const err = await openSerialLink({ path, baudRate: 115200 }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -57,7 +57,7 @@ describe('native serial binding', () => {
     });
 
     it('runs AT commands through the channel and splits a URC out of a response', async () => {
-      modem = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200, binding: 'native' });
+      modem = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200 });
       const modemLink = modem;
       let pending = '';
       const received: string[] = [];
@@ -82,7 +82,7 @@ describe('native serial binding', () => {
         }
       });
 
-      bridge = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200, binding: 'native' });
+      bridge = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200 });
       const channel = new SerialAtChannel({
         link: bridge,
         logger: silentLogger(),
@@ -103,9 +103,9 @@ describe('native serial binding', () => {
       // A pair of its own: the test above keeps both ends of the shared pair open.
       const own = spawn('socat', [`pty,raw,echo=0,link=${dir}/busy-a`, `pty,raw,echo=0,link=${dir}/busy-b`], { stdio: 'ignore' });
       for (let i = 0; i < 100 && !existsSync(join(dir, 'busy-a')); i++) await delay(50);
-      const first = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200, binding: 'native' });
+      const first = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200 });
       try {
-        const err = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200, binding: 'native' }).then(
+        const err = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200 }).then(
           () => undefined,
           (e: unknown) => e,
         );

@@ -48,7 +48,7 @@ async function host(vm: VirtualModem, linkPath: string): Promise<PtyHost> {
 }
 
 async function bridge(path: string): Promise<{ link: SerialLink; channel: SerialAtChannel; urcs: Urc[]; closes: SerialCloseInfo[] }> {
-  const link = await openSerialLink({ path, baudRate: 115200, binding: 'native' });
+  const link = await openSerialLink({ path, baudRate: 115200 });
   cleanups.push(() => link.close());
   const closes: SerialCloseInfo[] = [];
   link.on('close', (info) => closes.push(info));
@@ -130,7 +130,7 @@ describe('hostVirtualModemOnPty', () => {
       await h.close();
       expect(existsSync(h.devicePath)).toBe(false);
       expect(existsSync(`${h.devicePath}.modem`)).toBe(false);
-      await expect(openSerialLink({ path: h.devicePath, baudRate: 115200, binding: 'native' })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+      await expect(openSerialLink({ path: h.devicePath, baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
     });
 
     it('paces bytes like a UART when paceBaud is set: 600 bytes at 9600 baud arrive no sooner than 625 ms', async () => {

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openSerialLink } from '../../src/serial/serial-link.js';
+import { openVirtualLink } from '../../src/sim/virtual-link.js';
 import type { SerialCloseInfo } from '../../src/serial/link.js';
 import { Wire, boot, running, settle, shutdownBooted } from './wire.js';
 
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));
 
-/** Fake only the timers the simulator uses; the mock binding's nextTick/setImmediate stay real. */
+/** Fake only the timers the simulator uses; the virtual link's nextTick stays real. */
 function fakeTimers(): void {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
 }
@@ -97,7 +97,7 @@ describe('unplug and replug', () => {
     modem.unplug();
     expect((await closed).disconnected).toBe(true);
     expect(modem.present).toBe(false);
-    await expect(openSerialLink({ path: modem.path, baudRate: 115200, binding: 'mock' })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+    await expect(openVirtualLink(modem.path)).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
     expect(modem.injectSms({ from: '858', text: 'while away', timestamp: TS }).held).toBe(1);
     modem.replug();
     const again = await Wire.open(modem.path);

@@ -1,8 +1,8 @@
 /**
- * Test helper: drives a VirtualModem through a real SerialLink (mock binding) with a tiny line reader of its own
+ * Test helper: drives a VirtualModem through a real SerialLink (the virtual link) with a tiny line reader of its own
  * (independent of src/at/). Lines are split on CR/LF, empty lines dropped; the `> ` prompt shows up as a line '> '.
  */
-import { openSerialLink } from '../../src/serial/serial-link.js';
+import { openVirtualLink } from '../../src/sim/virtual-link.js';
 import type { SerialLink } from '../../src/serial/link.js';
 import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
 
@@ -40,7 +40,7 @@ export class Wire {
   }
 
   static async open(path: string): Promise<Wire> {
-    return new Wire(await openSerialLink({ path, baudRate: 115200, binding: 'mock' }));
+    return new Wire(await openVirtualLink(path));
   }
 
   /** Waits for the next line matching `pred`; lines before it are consumed and returned too. */
@@ -78,7 +78,7 @@ export class Wire {
   }
 }
 
-/** Lets the mock binding's nextTick reads run. */
+/** Lets the virtual link's nextTick deliveries run. */
 export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

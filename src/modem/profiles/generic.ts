@@ -16,6 +16,14 @@ export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
     storageFullUrcs: [],
     cnmiFallbacks: [],
     ussd: { send: 'text', charset: 'IRA' },
+    // 27.007 has no ICCID command; the generic modem asks every family's in turn (first answer wins).
+    iccidCommands: [
+      'AT+CCID', // SIMCom SIM800, Neoway, Wavecom
+      'AT+ICCID', // Telit, Sierra Wireless and others
+      'AT+QCCID', // Quectel
+      'AT+CICCID', // SIMCom SIM7600
+      'AT^ICCID?', // Huawei
+    ],
     storagePreference: ['SM', 'ME', 'MT'],
   };
 }

@@ -3,7 +3,9 @@
  * port at all (nothing to configure here).
  */
 import type { UrcEntry } from '../../at/types.js';
+import { packGsm7 } from '../../sms/gsm7.js';
 import type { ModemProfile } from '../types.js';
+import { decodeUssdPayload } from '../ussd-codec.js';
 import { genericDefaults } from './generic.js';
 
 function fields(line: string): string[] {
@@ -69,6 +71,20 @@ export const huawei: ModemProfile = {
   rebootUrcs: [],
   // Huawei: ^SMMEMFULL when SMS storage is full.
   storageFullUrcs: ['smmemfull'],
-  // Huawei: USSD must be sent as packed GSM 7-bit hex and replies come back packed.
-  ussd: { send: 'packed-hex' },
+  // Huawei: no AT+CSCS before USSD (the packed hex below does not depend on the charset).
+  ussd: { send: 'text' },
+  steps: {
+    // Huawei: USSD must be sent as packed GSM 7-bit hex ...
+    ussdCommand: (text) => {
+      let packed: string;
+      try {
+        packed = packGsm7(text);
+      } catch (err) {
+        throw new RangeError('cannot be sent as GSM 7-bit', { cause: err });
+      }
+      return `AT+CUSD=1,"${packed}",15`;
+    },
+    // ... and its replies come back packed.
+    ussdText: (payload, dcs) => decodeUssdPayload(payload, dcs, { packed: true }).text,
+  },
 };

@@ -4,8 +4,10 @@
  * Invariants: detectProfile always returns a profile (generic when nothing matches); vendor profiles are tried
  * before generic, more specific ones first.
  */
+import type { FinalResultEntry, UrcEntry } from '../../at/types.js';
 import { matchFingerprint } from '../../serial/fingerprint.js';
-import type { ModemProfile, ProfileId } from '../types.js';
+import { isProfileId, PROFILE_IDS, PROFILE_SETTINGS, type ModemProfile, type ProfileId } from '../types.js';
+import { GENERIC_URCS } from '../urcs.js';
 import { generic } from './generic.js';
 import { huawei } from './huawei.js';
 import { neoway } from './neoway.js';
@@ -20,10 +22,16 @@ export { generic, huawei, neoway, qualcomm, quectel, simcom, wavecom, zte };
 /** Detection order: vendor families, then generic. */
 export const PROFILES: readonly ModemProfile[] = Object.freeze([neoway, simcom, huawei, quectel, wavecom, zte, qualcomm, generic]);
 
-export const PROFILE_IDS: readonly ProfileId[] = PROFILES.map((p) => p.id);
+export { isProfileId, PROFILE_IDS, PROFILE_SETTINGS };
 
-export function isProfileId(id: string): id is ProfileId {
-  return (PROFILE_IDS as readonly string[]).includes(id);
+/** Before the profile is known: every vendor's URC rows (they have vendor prefixes and do not overlap) + generic. */
+export function detectionUrcTable(): UrcEntry[] {
+  return [...PROFILES.flatMap((p) => p.urcs), ...GENERIC_URCS];
+}
+
+/** Before the profile is known: every vendor's extra final results. */
+export function detectionFinalResults(): FinalResultEntry[] {
+  return PROFILES.flatMap((p) => p.finalResults);
 }
 
 export function getProfile(id: ProfileId): ModemProfile {

@@ -1,7 +1,9 @@
 /**
  * Wavecom Fastrack / Sierra Wireless Q24xx-based GSM terminals (RS-232, often at 9600 baud).
  */
-import type { ModemProfile } from '../types.js';
+import { AtCommandError } from '../../errors.js';
+import { infoValue } from '../parse.js';
+import type { ModemProfile, StepAt } from '../types.js';
 import { genericDefaults } from './generic.js';
 
 export const wavecom: ModemProfile = {
@@ -26,8 +28,18 @@ export const wavecom: ModemProfile = {
   ],
   // Wavecom: no RDY banner; restarts are seen as +WIND indications only when enabled.
   rebootUrcs: [],
-  // Wavecom: AT+CPIN? answers `+CPIN: READY` without a trailing OK on some firmware.
-  cpinWithoutOk: true,
+  steps: {
+    // Wavecom: AT+CPIN? answers `+CPIN: READY` without a trailing OK on some firmware: a short timeout, and the
+    // answer is taken from the lines of the timed-out command.
+    readSimState: async (at: StepAt) => {
+      try {
+        return (await at.run('AT+CPIN?', { timeoutMs: 3000 })).lines;
+      } catch (err) {
+        if (err instanceof AtCommandError && err.code === 'AT_TIMEOUT' && infoValue(err.lines, '+CPIN') !== undefined) return err.lines;
+        throw err;
+      }
+    },
+  },
   // Wavecom: USSD only works with AT+CSCS="GSM".
   ussd: { send: 'text', charset: 'GSM' },
 };

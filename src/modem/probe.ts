@@ -15,32 +15,32 @@
  *   ceil(n / concurrency) deadlines.
  * - Garbage or silence at one baud rate moves on to the next one; the first rate that answers OK wins.
  */
-import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
-import { SerialAtChannel } from '../at/channel.js';
+import { realpath } from 'node:fs/promises';
+import type { SerialAtChannel } from '../at/channel.js';
+import { withDeadline, WaitTimeoutError } from '../at/wait.js';
 import { AtCommandError, BridgeError, errorMessage, type ErrorCode } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { extractId, plainAnswer } from '../modem/parse.js';
-import { detectProfile, PROFILES } from '../modem/profiles/index.js';
-import type { ProfileId } from '../modem/types.js';
-import { GENERIC_URCS } from '../modem/urcs.js';
-import type { SerialLink, SerialOpenOptions } from './link.js';
-import type { PortInfo } from './ports.js';
-import { openSerialLink } from './serial-link.js';
+import { findHolders, type Holder } from '../serial/holders.js';
+import type { SerialLink } from '../serial/link.js';
+import { createChannel, openLink, type LinkKind, type LinkTarget } from './factory.js';
+import { extractId, plainAnswer } from './parse.js';
+import { detectProfile } from './profiles/index.js';
+import type { ProfileId } from './types.js';
 
 export interface ProbeOptions {
   /** Tried in order until one answers. Default [115200]. */
   baudRates?: readonly number[];
   /** Per-command timeout in ms. Default 1000. */
   timeoutMs?: number;
-  binding?: 'native' | 'mock';
+  /** Native ports (default) or virtual modems registered at the paths. */
+  link?: LinkKind;
   logger?: Logger;
   /** Hard limit for one port's whole probe. Default: enough for every baud rate's timeouts plus identification. */
   deadlineMs?: number;
   /** Root of the process table scanned for holders of a device. Default '/proc' (tests pass a fake tree). */
   procRoot?: string;
-  /** Opens a link (tests wrap it). Default openSerialLink. */
-  open?: (options: SerialOpenOptions) => Promise<SerialLink>;
+  /** Opens a link (tests wrap it). Default: the factory's openLink. */
+  open?: (target: LinkTarget) => Promise<SerialLink>;
 }
 
 export interface ProbePortsOptions extends ProbeOptions {
@@ -69,22 +69,7 @@ export interface ProbeResult {
   error?: ProbeError;
 }
 
-/** A process that has the device open. */
-export interface Holder {
-  pid: number;
-  command: string;
-}
-
-/** The AT column of `ports --probe`: answers / silent or garbage / held by someone else / could not be probed. */
-export type AtVerdict = 'yes' | 'no' | 'busy' | 'error';
-
-export function atVerdict(result: ProbeResult): AtVerdict {
-  if (result.answers) return 'yes';
-  const code = result.error?.code;
-  if (code === 'PORT_BUSY') return 'busy';
-  if (code === undefined || code === 'MODEM_SILENT') return 'no';
-  return 'error';
-}
+export type { Holder };
 
 export const BUSY_MESSAGE = 'busy (ModemManager or the pulsa-bridge daemon?)';
 const BUSY_HINT =
@@ -100,11 +85,11 @@ const IDENTIFY_COMMANDS = ['AT+CGMI', 'AT+CGMM', 'AT+CGSN'] as const;
 interface Normalised {
   baudRates: readonly number[];
   timeoutMs: number;
-  binding: 'native' | 'mock';
+  link: LinkKind;
   log: Logger;
   deadlineMs: number;
   procRoot: string;
-  open: (options: SerialOpenOptions) => Promise<SerialLink>;
+  open: (target: LinkTarget) => Promise<SerialLink>;
 }
 
 function normalise(opts: ProbeOptions): Normalised {
@@ -116,17 +101,12 @@ function normalise(opts: ProbeOptions): Normalised {
   return {
     baudRates,
     timeoutMs,
-    binding: opts.binding ?? 'native',
+    link: opts.link ?? 'native',
     log: opts.logger ?? silentLogger(),
     deadlineMs: opts.deadlineMs !== undefined && opts.deadlineMs > 0 ? opts.deadlineMs : natural,
     procRoot: opts.procRoot ?? '/proc',
-    open: opts.open ?? openSerialLink,
+    open: opts.open ?? openLink,
   };
-}
-
-/** Every detection URC row (vendor rows first, they carry vendor prefixes and do not overlap), then the generic ones. */
-function detectionUrcs() {
-  return [...PROFILES.flatMap((p) => p.urcs), ...GENERIC_URCS];
 }
 
 function errorOf(err: unknown): ProbeError {
@@ -139,47 +119,9 @@ function busyError(path: string, holders: readonly Holder[], cause?: ProbeError)
   return { code: 'PORT_BUSY', message: `${path}: ${BUSY_MESSAGE}${who}`, hint: cause?.hint ?? BUSY_HINT };
 }
 
-/**
- * Processes (other than this one) holding each device open, keyed by the device's real path. Processes whose fds
- * cannot be read (another user's, or gone meanwhile) are skipped: as non-root the open itself reports busy.
- */
-export async function findHolders(devices: readonly string[], procRoot = '/proc'): Promise<Map<string, Holder[]>> {
-  const wanted = new Set(devices);
-  const found = new Map<string, Holder[]>();
-  if (wanted.size === 0) return found;
-  let pids: string[];
-  try {
-    pids = (await readdir(procRoot)).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
-  } catch {
-    return found; // no /proc (not Linux, or a sandbox): the open is the only guard left
-  }
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = await readdir(join(procRoot, pid, 'fd'));
-    } catch {
-      continue; // another user's process, or it exited: see above
-    }
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = await readlink(join(procRoot, pid, 'fd', fd));
-      } catch {
-        continue; // the fd closed meanwhile
-      }
-      if (!wanted.has(target)) continue;
-      const command = (await readFile(join(procRoot, pid, 'comm'), 'utf8').catch(() => '?')).trim() || '?';
-      const list = found.get(target) ?? [];
-      if (!list.some((h) => h.pid === Number(pid))) list.push({ pid: Number(pid), command });
-      found.set(target, list);
-    }
-  }
-  return found;
-}
-
-/** The device path the /proc check looks for, or undefined when it does not apply (mock, pty, missing path). */
+/** The device path the /proc check looks for, or undefined when it does not apply (virtual, pty, missing path). */
 async function deviceToCheck(path: string, o: Normalised): Promise<string | undefined> {
-  if (o.binding === 'mock') return undefined;
+  if (o.link === 'virtual') return undefined;
   const real = await realpath(path).catch(() => undefined);
   if (real === undefined || real.startsWith('/dev/pts/')) return undefined;
   return real;
@@ -217,26 +159,21 @@ async function probeWithDeadline(path: string, o: Normalised, holders: readonly 
     o.log.info({ path, holders }, `not probing ${path}: another process holds it`);
     return { path, answers: false, error: busyError(path, holders) };
   }
-  let timer: NodeJS.Timeout | undefined;
   const work = probeOpen(path, o).catch((err: unknown): ProbeResult => {
     // probeOpen catches what it expects; anything else is a bug, reported rather than thrown at the operator.
     o.log.error({ err, path }, `probe of ${path} failed unexpectedly: ${errorMessage(err)}`);
     return { path, answers: false, error: errorOf(err) };
   });
-  const deadline = new Promise<ProbeResult>((resolve) => {
-    timer = setTimeout(() => {
-      o.log.warn({ path }, `probe of ${path} did not finish within ${o.deadlineMs} ms; it closes the port in the background`);
-      resolve({
-        path,
-        answers: false,
-        error: { code: 'AT_TIMEOUT', message: `probe of ${path} did not finish within ${o.deadlineMs} ms`, hint: 'the device or its driver is stuck: unplug and replug it' },
-      });
-    }, o.deadlineMs);
-  });
   try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    if (timer) clearTimeout(timer);
+    return await withDeadline(work, { timeoutMs: o.deadlineMs, what: `the probe of ${path}` });
+  } catch (err) {
+    if (!(err instanceof WaitTimeoutError)) throw err;
+    o.log.warn({ path }, `probe of ${path} did not finish within ${o.deadlineMs} ms; it closes the port in the background`);
+    return {
+      path,
+      answers: false,
+      error: { code: 'AT_TIMEOUT', message: `probe of ${path} did not finish within ${o.deadlineMs} ms`, hint: 'the device or its driver is stuck: unplug and replug it' },
+    };
   }
 }
 
@@ -272,19 +209,17 @@ async function probeOpen(path: string, o: Normalised): Promise<ProbeResult> {
 async function probeRate(path: string, baudRate: number, o: Normalised): Promise<RateOutcome> {
   let link: SerialLink;
   try {
-    link = await o.open({ path, baudRate, binding: o.binding });
+    link = await o.open({ path, baudRate, link: o.link });
   } catch (err) {
     const e = errorOf(err);
     o.log.debug({ path, baudRate, code: e.code }, `probe: cannot open ${path}: ${e.message}`);
     return { kind: 'failed', error: e.code === 'PORT_BUSY' ? busyError(path, [], e) : e };
   }
-  const channel = new SerialAtChannel({
-    link,
+  const channel = createChannel(link, {
     logger: o.log,
     name: `probe ${path}@${baudRate}`,
     defaultTimeoutMs: o.timeoutMs,
-    urcs: detectionUrcs(),
-    finalResults: PROFILES.flatMap((p) => p.finalResults),
+    detection: true,
     quietGapMs: Math.min(200, o.timeoutMs),
     maxDrainMs: o.timeoutMs,
   });
@@ -340,63 +275,4 @@ async function identify(path: string, baudRate: number, channel: SerialAtChannel
   if (imei) result.imei = imei;
   result.profile = detectProfile(manufacturer, model).id;
   return result;
-}
-
-// ---- choosing what to probe and what to recommend (used by `pulsa-bridge ports --probe`) ----------------------------
-
-/**
- * Ports worth probing: USB serial (ttyUSB*, ttyACM*) and anything with a USB vendor id. Plain UARTs without USB ids
- * (ttyS*, ttyAMA*) only with `all`: most are empty placeholders, and a board's UART may belong to something else.
- */
-export function isProbeCandidate(port: Pick<PortInfo, 'path' | 'vendorId'>, all = false): boolean {
-  return all || port.vendorId !== undefined || /\/tty(USB|ACM)\d+$/.test(port.path);
-}
-
-export interface ProbedPort {
-  port: PortInfo;
-  /** Absent when the port was not probed. */
-  probe?: ProbeResult;
-}
-
-export interface AtPortRecommendation {
-  /** The path to put in the config: the /dev/serial/by-id link when there is one. */
-  path: string;
-  /** false when there is no by-id link (ttyUSB numbers can change after a USB reset). */
-  stable: boolean;
-  /** `manufacturer model [profile]`, or '' when the modem did not say. */
-  modem: string;
-  /** Other ports of the same USB device that answer AT too. */
-  alternatives: string[];
-}
-
-export function describeModem(probe: ProbeResult): string {
-  const name = [probe.manufacturer, probe.model].filter((s) => s !== undefined && s !== '').join(' ');
-  if (!probe.profile) return name;
-  return name === '' ? `[${probe.profile}]` : `${name} [${probe.profile}]`;
-}
-
-/** One USB device = same by-id link without its interface suffix, else same vendor/product/serial, else the port. */
-function deviceKey(port: PortInfo): string {
-  if (port.byIdPath) return port.byIdPath.replace(/-if\d+(-port\d+)?$/, '');
-  if (port.vendorId && port.serialNumber) return `${port.vendorId}:${port.productId ?? ''}:${port.serialNumber}`;
-  return port.path;
-}
-
-/** The AT port(s) to configure: one per USB device (the first that answers, by path), its other AT ports as alternatives. */
-export function recommendAtPorts(rows: readonly ProbedPort[]): AtPortRecommendation[] {
-  const byDevice = new Map<string, ProbedPort[]>();
-  for (const row of rows) {
-    if (!row.probe?.answers) continue;
-    const key = deviceKey(row.port);
-    byDevice.set(key, [...(byDevice.get(key) ?? []), row]);
-  }
-  return [...byDevice.values()].map((group) => {
-    const [first, ...rest] = group as [ProbedPort, ...ProbedPort[]];
-    return {
-      path: first.port.byIdPath ?? first.port.path,
-      stable: first.port.byIdPath !== undefined,
-      modem: describeModem(first.probe!),
-      alternatives: rest.map((r) => r.port.byIdPath ?? r.port.path),
-    };
-  });
 }

@@ -1,5 +1,5 @@
 /**
- * probePort / probePorts: which ports answer AT and what modem is behind them. Virtual modems on the mock binding
+ * probePort / probePorts: which ports answer AT and what modem is behind them. Virtual modems on virtual links
  * (simcom, huawei with noise URCs), a stalled modem and a stuck open under fake timers, a device that only makes
  * sense at 9600 baud, a fake /proc naming the process that holds a port, and the native binding over a socat
  * pseudo-terminal (a silent end, a busy end, an end that answers). The pty part is skipped only when socat is missing.
@@ -10,10 +10,13 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { SerialLink, SerialOpenOptions } from '../../src/serial/link.js';
-import { registerMockDevice, type MockDevice, type MockDeviceSide } from '../../src/serial/mock-device.js';
-import { atVerdict, findHolders, isProbeCandidate, probePort, probePorts, recommendAtPorts } from '../../src/serial/probe.js';
+import { atVerdict, isProbeCandidate, recommendAtPorts } from '../../src/cli/ports-format.js';
+import { openLink, type LinkTarget } from '../../src/modem/factory.js';
+import { probePort, probePorts } from '../../src/modem/probe.js';
+import { findHolders } from '../../src/serial/holders.js';
+import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
+import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/sim/virtual-link.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 
 const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
@@ -36,12 +39,12 @@ afterEach(() => {
   for (const vm of started.splice(0)) vm.stop();
 });
 
-describe('probing virtual modems (mock binding)', () => {
+describe('probing virtual modems (virtual links)', () => {
   it('finds manufacturer, model, IMEI and profile, sending only read-only commands', async () => {
     const simcom = modem('simcom', { noise: false });
     // Huawei noise URCs slipped into every response must not end up in the model name.
     const huawei = modem('huawei', { identity: { imei: '861234567890123' }, noise: { midResponseProbability: 1, intervalMs: 0 } });
-    const [a, b] = await probePorts([simcom.path, huawei.path], { binding: 'mock', timeoutMs: 500 });
+    const [a, b] = await probePorts([simcom.path, huawei.path], { link: 'virtual', timeoutMs: 500 });
     expect(a).toEqual({ path: simcom.path, answers: true, baudRate: 115200, manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', imei: '356938035643809', profile: 'simcom' });
     expect(b).toEqual({ path: huawei.path, answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '861234567890123', profile: 'huawei' });
     for (const vm of [simcom, huawei]) {
@@ -56,7 +59,7 @@ describe('probing virtual modems (mock binding)', () => {
     const vm = modem('simcom', { noise: false });
     vm.stall('forever');
     let done = false;
-    const result = probePort(vm.path, { binding: 'mock', timeoutMs: 1000, baudRates: [115200, 9600] }).finally(() => (done = true));
+    const result = probePort(vm.path, { link: 'virtual', timeoutMs: 1000, baudRates: [115200, 9600] }).finally(() => (done = true));
     for (let i = 0; i < 200 && !done; i++) await vi.advanceTimersByTimeAsync(100);
     expect(done).toBe(true);
     const r = await result;
@@ -68,7 +71,7 @@ describe('probing virtual modems (mock binding)', () => {
   });
 
   it('a missing path is PORT_NOT_FOUND, reported (not thrown), with the by-id hint', async () => {
-    const r = await probePort('/dev/probe-test-nothing-here', { binding: 'mock' });
+    const r = await probePort('/dev/probe-test-nothing-here', { link: 'virtual' });
     expect(r).toMatchObject({ path: '/dev/probe-test-nothing-here', answers: false, error: { code: 'PORT_NOT_FOUND' } });
     expect(r.error?.hint).toMatch(/by-id/);
     expect(atVerdict(r)).toBe('error');
@@ -79,9 +82,9 @@ describe('probing virtual modems (mock binding)', () => {
     const inner = modem('generic', { noise: false });
     const path = mockPath();
     let baud = 0;
-    let side: MockDeviceSide | undefined;
+    let side: DeviceSide | undefined;
     const writes: number[] = [];
-    const device: MockDevice = {
+    const device: VirtualDevice = {
       present: true,
       onAttach: (s) => {
         side = s;
@@ -94,13 +97,13 @@ describe('probing virtual modems (mock binding)', () => {
         else side?.emit(Buffer.from([0xf0, 0x00, 0xfe, 0x87, 0xe6, 0x0d, 0x0a]));
       },
     };
-    const unregister = registerMockDevice(path, device);
+    const unregister = registerVirtualDevice(path, device);
     try {
-      const open = (o: SerialOpenOptions): Promise<SerialLink> => {
+      const open = (o: LinkTarget): Promise<SerialLink> => {
         baud = o.baudRate;
-        return openSerialLink(o);
+        return openLink(o);
       };
-      const r = await probePort(path, { binding: 'mock', baudRates: [115200, 9600], timeoutMs: 200, open });
+      const r = await probePort(path, { link: 'virtual', baudRates: [115200, 9600], timeoutMs: 200, open });
       expect(r).toMatchObject({ answers: true, baudRate: 9600, manufacturer: 'Virtual', model: 'VM-3GPP', profile: 'generic' });
       expect(writes.filter((b) => b === 115200)).toHaveLength(1);
     } finally {
@@ -110,15 +113,15 @@ describe('probing virtual modems (mock binding)', () => {
 
   it('garbage at every rate: answers false, and the message says bytes came but no OK', async () => {
     const path = mockPath();
-    let side: MockDeviceSide | undefined;
-    const unregister = registerMockDevice(path, {
+    let side: DeviceSide | undefined;
+    const unregister = registerVirtualDevice(path, {
       present: true,
       onAttach: (s) => (side = s),
       onDetach: () => (side = undefined),
       onWrite: () => void side?.emit(Buffer.from([0xff, 0xfe, 0x01, 0x0d])),
     });
     try {
-      const r = await probePort(path, { binding: 'mock', baudRates: [115200, 9600], timeoutMs: 100 });
+      const r = await probePort(path, { link: 'virtual', baudRates: [115200, 9600], timeoutMs: 100 });
       expect(r.answers).toBe(false);
       expect(r.error?.code).toBe('MODEM_SILENT');
       expect(r.error?.message).toBe('no OK to AT at 115200 (4 bytes of garbage, no OK), 9600 (4 bytes of garbage, no OK)');
@@ -131,7 +134,7 @@ describe('probing virtual modems (mock binding)', () => {
   it('an open that never completes is cut by the deadline', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const open = () => new Promise<SerialLink>(() => undefined);
-    const result = probePort('/dev/stuck', { binding: 'mock', timeoutMs: 1000, deadlineMs: 5000, open });
+    const result = probePort('/dev/stuck', { link: 'virtual', timeoutMs: 1000, deadlineMs: 5000, open });
     await vi.advanceTimersByTimeAsync(5000);
     const r = await result;
     expect(r).toMatchObject({ answers: false, error: { code: 'AT_TIMEOUT', message: 'probe of /dev/stuck did not finish within 5000 ms' } });
@@ -141,15 +144,15 @@ describe('probing virtual modems (mock binding)', () => {
     const vms = [modem('simcom', { noise: false }), modem('generic', { noise: false }), modem('simcom', { noise: false })];
     let open = 0;
     let most = 0;
-    const opener = async (o: SerialOpenOptions): Promise<SerialLink> => {
-      const link = await openSerialLink(o);
+    const opener = async (o: LinkTarget): Promise<SerialLink> => {
+      const link = await openLink(o);
       open++;
       most = Math.max(most, open);
       link.once('close', () => open--);
       return link;
     };
     const paths = [vms[0]!.path, '/dev/probe-test-missing', vms[1]!.path, vms[2]!.path];
-    const results = await probePorts(paths, { binding: 'mock', timeoutMs: 500, concurrency: 2, open: opener });
+    const results = await probePorts(paths, { link: 'virtual', timeoutMs: 500, concurrency: 2, open: opener });
     expect(results.map((r) => [r.path, r.answers, r.profile ?? r.error?.code])).toEqual([
       [paths[0], true, 'simcom'],
       [paths[1], false, 'PORT_NOT_FOUND'],
@@ -186,8 +189,8 @@ describe('ports held by another process', () => {
   });
 
   it('a held port is reported busy and never opened', async () => {
-    const open = vi.fn(openSerialLink);
-    const r = await probePort(join(dir, 'ttyUSB7'), { binding: 'native', procRoot: join(dir, 'proc'), open });
+    const open = vi.fn(openLink);
+    const r = await probePort(join(dir, 'ttyUSB7'), { link: 'native', procRoot: join(dir, 'proc'), open });
     expect(open).not.toHaveBeenCalled();
     expect(r.answers).toBe(false);
     expect(r.error?.code).toBe('PORT_BUSY');
@@ -245,20 +248,20 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
   });
 
   it('a silent end: answers false within the timeouts, and the port is closed afterwards', async () => {
-    const r = await probePort(join(dir, 'bridge'), { binding: 'native', timeoutMs: 150 });
+    const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 150 });
     expect(r).toMatchObject({ path: join(dir, 'bridge'), answers: false, error: { code: 'MODEM_SILENT', message: 'no OK to AT at 115200 (silent)' } });
     // Closed and unlocked: the port opens again.
-    const again = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200, binding: 'native' });
+    const again = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200 });
     await again.close();
   });
 
   it('an end held open by another link is busy and gets no bytes', async () => {
-    const holder = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200, binding: 'native' });
-    const modemEnd = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200, binding: 'native' });
+    const holder = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200 });
+    const modemEnd = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200 });
     let received = 0;
     modemEnd.on('data', (c) => void (received += c.length));
     try {
-      const r = await probePort(join(dir, 'bridge'), { binding: 'native', timeoutMs: 150 });
+      const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 150 });
       expect(r.answers).toBe(false);
       expect(r.error?.code).toBe('PORT_BUSY');
       expect(r.error?.message).toBe(`${join(dir, 'bridge')}: busy (ModemManager or the pulsa-bridge daemon?)`);
@@ -271,7 +274,7 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
   });
 
   it('an end that answers like a modem is identified over the native binding', async () => {
-    const modemEnd = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200, binding: 'native' });
+    const modemEnd = await openSerialLink({ path: join(dir, 'modem'), baudRate: 115200 });
     const answers: Record<string, string> = {
       AT: '\r\nOK\r\n',
       'AT+CGMI': '\r\nQuectel\r\n\r\nOK\r\n',
@@ -289,7 +292,7 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
       }
     });
     try {
-      const r = await probePort(join(dir, 'bridge'), { binding: 'native', timeoutMs: 2000 });
+      const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 2000 });
       expect(r).toEqual({ path: join(dir, 'bridge'), answers: true, baudRate: 115200, manufacturer: 'Quectel', model: 'EC25', imei: '867962040000001', profile: 'quectel' });
     } finally {
       await modemEnd.close();

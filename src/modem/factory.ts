@@ -1,0 +1,68 @@
+/**
+ * The one place that builds link -> AT channel -> modem, for the daemon, the CLI and the port probe.
+ * Contract:
+ * - A link is either the native serial port or the virtual modem registered at the path (`link: 'virtual'`); the
+ *   layers above cannot tell them apart. Opening rejects with PortError (code + hint), never with a raw error.
+ * - A channel made for detection (`detection: true`) knows every profile's URC rows and final results, so a modem's
+ *   noise is recognised before anyone knows which modem it is; otherwise the modem installs its profile's tables.
+ * - Nothing here sends a byte: probing, init and every command are the caller's.
+ */
+import { SerialAtChannel } from '../at/channel.js';
+import type { Logger } from '../log.js';
+import type { SerialLink } from '../serial/link.js';
+import { openSerialLink } from '../serial/serial-link.js';
+import { openVirtualLink } from '../sim/virtual-link.js';
+import { Modem, type ModemOptions } from './modem.js';
+import { detectionFinalResults, detectionUrcTable } from './profiles/index.js';
+
+/** 'native': the serial port at the path; 'virtual': the virtual modem registered at the path. */
+export type LinkKind = 'native' | 'virtual';
+
+export interface LinkTarget {
+  path: string;
+  baudRate: number;
+  /** Default 'native'. */
+  link?: LinkKind;
+  /** Hardware flow control (native only). Default false. */
+  rtscts?: boolean;
+}
+
+export interface ChannelSettings {
+  logger: Logger;
+  /** Name in logs and errors. Default: the link's path. */
+  name?: string;
+  defaultTimeoutMs?: number;
+  /** Install every profile's URC rows and final results (before the profile is known). Default false. */
+  detection?: boolean;
+  quietGapMs?: number;
+  maxDrainMs?: number;
+}
+
+/** Opens the link a target names. */
+export function openLink(target: LinkTarget): Promise<SerialLink> {
+  if (target.link === 'virtual') return openVirtualLink(target.path);
+  return openSerialLink({ path: target.path, baudRate: target.baudRate, ...(target.rtscts ? { rtscts: true } : {}) });
+}
+
+/** An AT channel over an open link. */
+export function createChannel(link: SerialLink, settings: ChannelSettings): SerialAtChannel {
+  return new SerialAtChannel({
+    link,
+    logger: settings.logger,
+    ...(settings.name !== undefined ? { name: settings.name } : {}),
+    ...(settings.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: settings.defaultTimeoutMs } : {}),
+    ...(settings.detection ? { urcs: detectionUrcTable(), finalResults: detectionFinalResults() } : {}),
+    ...(settings.quietGapMs !== undefined ? { quietGapMs: settings.quietGapMs } : {}),
+    ...(settings.maxDrainMs !== undefined ? { maxDrainMs: settings.maxDrainMs } : {}),
+  });
+}
+
+/** Opens the link and puts an AT channel on it. */
+export async function openChannel(target: LinkTarget, settings: ChannelSettings): Promise<SerialAtChannel> {
+  return createChannel(await openLink(target), settings);
+}
+
+/** The modem on a channel (no command sent: init() is the caller's). */
+export function createModem(channel: ModemOptions['channel'], options: Omit<ModemOptions, 'channel'>): Modem {
+  return new Modem({ ...options, channel });
+}

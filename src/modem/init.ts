@@ -1,0 +1,242 @@
+/**
+ * Modem init, step by step: echo off, verbose errors, identification (and profile detection when 'auto'), the
+ * profile's init commands, SIM unlock, IMSI / ICCID / own number, PDU mode (waiting for "SMS ready" where the
+ * profile needs it), SMS storage, message service (for direct delivery) and new-message indications (AT+CNMI).
+ * Contract and invariants:
+ * - The AT traffic is the same for every modem of a profile; vendor behaviour comes from the profile (data and
+ *   step overrides), the generic steps are the fallback.
+ * - The IMSI is required (it is the SIM identity in every record id): its absence is SIM_NOT_READY, never a fallback.
+ * - Direct delivery (+CMT) is only used when the modem accepted AT+CSMS=1 (it then waits for our AT+CNMA).
+ * - Writes what it learns into the modem's InitState as it goes; returns the identity when every step is done.
+ */
+import { listen, orTimeout, waitFor } from '../at/wait.js';
+import type { Urc } from '../at/types.js';
+import { AtCommandError, BridgeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ModemAt } from './commands.js';
+import { describeFinal } from './error-codes.js';
+import {
+  adaptCnmiForDelivery,
+  chooseCnmi,
+  extractId,
+  genericCnmiFallbacks,
+  parseCnmiRanges,
+  parseCnum,
+  parseCpmsSet,
+  parseCpmsSupported,
+  plainAnswer,
+} from './parse.js';
+import { detectProfile } from './profiles/index.js';
+import type { SimUnlock } from './sim-unlock.js';
+import type { ModemProfile, ProfileId } from './types.js';
+
+/** AT+CIMI attempts (pollIntervalMs apart) before the SIM counts as not ready. */
+const IMSI_ATTEMPTS = 5;
+
+export interface ModemIdentity {
+  manufacturer: string;
+  model: string;
+  revision: string;
+  imei: string | undefined;
+  imsi: string | undefined;
+  iccid: string | undefined;
+  /** Own number when the SIM stores it (AT+CNUM); often absent. */
+  msisdn: string | undefined;
+  profile: ProfileId;
+}
+
+/** What init found out, kept by the modem between inits. */
+export interface InitState {
+  /** The SMS memory chosen ('SM', 'ME', 'MT'), undefined when the modem default was kept. */
+  storage: string | undefined;
+  /** Used / total per memory as AT+CPMS=... reported them. */
+  capacities: Array<{ used: number; total: number }>;
+  /** The CNMI setting applied, undefined when none was accepted (polling only). */
+  cnmi: string | undefined;
+  /** 'direct' only when the modem accepted AT+CSMS=1. */
+  delivery: 'store' | 'direct';
+}
+
+export interface InitSettings {
+  storage?: 'SM' | 'ME' | 'MT' | 'auto';
+  delivery?: 'store' | 'direct';
+  smsReadyTimeoutMs?: number;
+}
+
+export interface InitContext {
+  at: ModemAt;
+  name: string;
+  log: Logger;
+  settings: InitSettings;
+  pollIntervalMs: number;
+  sim: SimUnlock;
+  state: InitState;
+  /** The profile in use (a fixed one, or generic until detected). */
+  profile(): ModemProfile;
+  /** When the profile is 'auto': called with the detected profile (the modem installs its tables). Absent when fixed. */
+  detected?: (profile: ModemProfile) => void;
+  delay: (ms: number) => Promise<void>;
+}
+
+export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
+  const { at, log } = ctx;
+  try {
+    await at.channel.run('ATE0');
+  } catch (err) {
+    at.rethrowIfGone(err);
+    if (err instanceof AtCommandError && err.code === 'AT_TIMEOUT') {
+      throw new BridgeError('MODEM_SILENT', `${ctx.name}: no answer to ATE0`, {
+        cause: err,
+        hint: 'check the port path and baud rate; the modem may still be booting or be held by ModemManager',
+      });
+    }
+    throw err;
+  }
+  await at.tryLines('AT+CMEE=1');
+
+  const manufacturer = plainAnswer((await at.tryLines('AT+CGMI')) ?? []);
+  const model = plainAnswer((await at.tryLines('AT+CGMM')) ?? []);
+  const revision = plainAnswer((await at.tryLines('AT+CGMR')) ?? []);
+  const imei = extractId((await at.tryLines('AT+CGSN')) ?? [], /\d{14,17}/);
+
+  if (ctx.detected) ctx.detected(detectProfile(manufacturer, model));
+  const profile = ctx.profile();
+  log.info({ manufacturer, model, revision, profile: profile.id }, 'modem identified');
+
+  for (const command of profile.initCommands) {
+    const lines = await at.tryLines(command);
+    if (lines === undefined) log.warn({ command }, 'profile init command failed; continuing');
+  }
+
+  await ctx.sim.unlock(profile);
+
+  const imsi = await readImsi(ctx);
+  const iccid = await readIccid(ctx, profile);
+  const msisdn = parseCnum((await at.tryLines('AT+CNUM')) ?? []);
+
+  await enablePduMode(ctx, profile);
+  await selectStorage(ctx, profile);
+  await selectMessageService(ctx);
+  await negotiateCnmi(ctx, profile);
+
+  return { manufacturer, model, revision, imei, imsi, iccid, msisdn, profile: profile.id };
+}
+
+async function readIccid(ctx: InitContext, profile: ModemProfile): Promise<string | undefined> {
+  for (const command of profile.iccidCommands) {
+    const lines = await ctx.at.tryLines(command);
+    const iccid = lines && extractId(lines, /\d{18,20}F?/i);
+    if (iccid) return iccid.toUpperCase();
+  }
+  return undefined;
+}
+
+/**
+ * The IMSI is the SIM identity in every record id: an id that changed between sessions (IMSI read once, not the next
+ * time) would let a re-read SMS be spooled twice. So it is required: retried while the SIM is busy after boot, and
+ * its absence is a SIM_NOT_READY state (the supervisor retries), never a silent fallback.
+ */
+async function readImsi(ctx: InitContext): Promise<string> {
+  for (let attempt = 1; attempt <= IMSI_ATTEMPTS; attempt++) {
+    const imsi = extractId((await ctx.at.tryLines('AT+CIMI')) ?? [], /\d{6,15}/);
+    if (imsi) return imsi;
+    if (attempt < IMSI_ATTEMPTS) await ctx.delay(ctx.pollIntervalMs);
+  }
+  throw new BridgeError('SIM_NOT_READY', `${ctx.name}: cannot read the SIM's IMSI (AT+CIMI)`, {
+    hint: 'the SIM may still be starting (it is retried) or be faulty; `pulsa-bridge at --port P AT+CIMI` shows the answer',
+  });
+}
+
+async function enablePduMode(ctx: InitContext, profile: ModemProfile): Promise<void> {
+  const { at } = ctx;
+  const ready = profile.smsReady;
+  if (!ready) {
+    await at.channel.run('AT+CMGF=0');
+    return;
+  }
+  const timeoutMs = ctx.settings.smsReadyTimeoutMs ?? ready.timeoutMs;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await at.channel.run('AT+CMGF=0');
+      return;
+    } catch (err) {
+      at.rethrowIfGone(err);
+      const final = err instanceof AtCommandError ? err.final : undefined;
+      if (Date.now() >= deadline) {
+        throw new BridgeError('SIM_NOT_READY', `${ctx.name}: SMS service not ready after ${Math.round(timeoutMs / 1000)} s (AT+CMGF=0 answered ${describeFinal(final)})`, {
+          cause: err,
+          hint: 'the modem may be restarting or lack network/SIM; it is retried on the next init',
+        });
+      }
+      ctx.log.debug({ final, waitingFor: ready.urc }, 'SMS service not ready yet (AT+CMGF=0 refused); waiting');
+    }
+    // A pause that ends early when the "SMS ready" banner arrives.
+    const pauseMs = Math.max(0, Math.min(ctx.pollIntervalMs, deadline - Date.now()));
+    await orTimeout(waitFor(listen<Urc>(at.channel, 'urc'), (urc) => urc.name === ready.urc, { timeoutMs: pauseMs, what: `the ${ready.urc} URC` }).promise);
+  }
+}
+
+async function selectStorage(ctx: InitContext, profile: ModemProfile): Promise<void> {
+  const { at, log, state } = ctx;
+  const wanted = ctx.settings.storage;
+  const preference: string[] = wanted === undefined || wanted === 'auto' ? [...profile.storagePreference] : [wanted];
+  const supported = parseCpmsSupported((await at.tryLines('AT+CPMS=?')) ?? []);
+  const mem1 = supported[0];
+  const mem3 = supported[2] ?? mem1;
+  const candidates = mem1 ? preference.filter((m) => mem1.includes(m) && (mem3 ?? mem1).includes(m)) : preference;
+  if (candidates.length === 0) {
+    log.warn({ wanted: preference, supported }, 'no preferred SMS storage is supported; keeping the modem default');
+  }
+  for (const memory of candidates) {
+    const lines = await at.tryLines(`AT+CPMS="${memory}","${memory}","${memory}"`);
+    if (lines === undefined) continue;
+    state.storage = memory;
+    state.capacities = parseCpmsSet(lines);
+    log.info({ storage: memory, capacity: state.capacities[0] }, 'SMS storage selected');
+    return;
+  }
+  state.storage = undefined;
+  if (candidates.length > 0) log.warn({ tried: candidates }, 'no SMS storage could be selected; keeping the modem default');
+}
+
+/**
+ * Direct delivery (+CMT) is only safe when the modem waits for our AT+CNMA: that is message service 1 (AT+CSMS=1,
+ * 3GPP TS 27.005 3.2.1). In service 0 the modem acknowledges +CMT to the network itself, before the spool write, and
+ * a crash then loses the SMS. When service 1 is refused, fall back to store mode (+CMTI), loudly.
+ */
+async function selectMessageService(ctx: InitContext): Promise<void> {
+  const { state } = ctx;
+  state.delivery = ctx.settings.delivery ?? 'store';
+  if (state.delivery !== 'direct') return;
+  const lines = await ctx.at.tryLines('AT+CSMS=1');
+  const support = lines && /\+CSMS:\s*(\d)/.exec(lines.join(' '));
+  if (support && support[1] === '1') return;
+  state.delivery = 'store';
+  ctx.log.error(
+    { answer: lines },
+    'direct delivery needs AT+CSMS=1 (the modem holds +CMT until AT+CNMA) and this modem refused it: using store mode (+CMTI, read, delete) instead',
+  );
+}
+
+async function negotiateCnmi(ctx: InitContext, profile: ModemProfile): Promise<void> {
+  const { at, log, state } = ctx;
+  const delivery = state.delivery;
+  const ranges = parseCnmiRanges((await at.tryLines('AT+CNMI=?')) ?? []);
+  const negotiated = ranges ? chooseCnmi(ranges, delivery) : undefined;
+  if (ranges && !negotiated) log.warn({ ranges }, 'AT+CNMI=? offers no usable mode/mt; trying fallbacks');
+  const candidates = [
+    ...(negotiated ? [negotiated] : []),
+    ...profile.cnmiFallbacks.map((c) => adaptCnmiForDelivery(c, delivery)),
+    ...genericCnmiFallbacks(delivery),
+  ].filter((c, i, all) => all.indexOf(c) === i);
+  for (const setting of candidates) {
+    const lines = await at.tryLines(`AT+CNMI=${setting}`);
+    if (lines === undefined) continue;
+    state.cnmi = setting;
+    log.info({ cnmi: setting, negotiated: setting === negotiated }, 'new-message indications enabled');
+    return;
+  }
+  state.cnmi = undefined;
+  log.error({ tried: candidates }, 'no AT+CNMI setting accepted: new SMS will only be found by polling');
+}

@@ -1,0 +1,244 @@
+/**
+ * USSD sessions on one modem: start (`*888#`), answer a menu (status 1), cancel; the +CUSD reply assembled (also
+ * when its quoted text holds line breaks) and handed to the request that waits for it, or, when none waits, reported
+ * as network-initiated. Also the status texts of +CUSD <m> (the CLI prints the short labels).
+ * Contract and invariants:
+ * - One request at a time; a session that asked for input (status 1) must be answered or cancelled before a new one.
+ * - The reply waiter is armed before the command is sent (a +CUSD that beats the OK is not lost).
+ * - No reply within the timeout: the session is ended with AT+CUSD=2 and the error names the code and the time.
+ * - How the string is sent and how the reply is decoded are profile steps (ussdCommand, ussdText); the generic ones
+ *   send text (after AT+CSCS when the profile names a charset) or ATD<code>; and decode by the DCS.
+ */
+import { waitFor, WaitTimeoutError, type Subscribe } from '../at/wait.js';
+import type { AtResponse, Urc } from '../at/types.js';
+import { AtCommandError, BridgeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ModemAt } from './commands.js';
+import { describeFinal } from './error-codes.js';
+import type { ModemProfile } from './types.js';
+import { continueCusd, decodeUssdPayload, parseCusdLine, type CusdLine } from './ussd-codec.js';
+
+export interface UssdReply {
+  /** 0 done, 1 further input needed, 2 ended by network, 3 answered by another client, 4 not supported, 5 timeout. */
+  status: number;
+  text: string;
+  dcs?: number;
+  /** The +CUSD line(s) as received ('' when the reply was an error result). */
+  raw: string;
+}
+
+/** +CUSD <m>: the text of a reply without a string, and the short label the CLI prints (`[status 1: ...]`). */
+const USSD_STATUSES: Readonly<Record<number, { text: string; label: string }>> = {
+  0: { text: 'USSD done', label: 'done' },
+  1: { text: 'USSD needs further input', label: 'more input expected' },
+  2: { text: 'USSD session ended by the network', label: 'ended by the network' },
+  3: { text: 'USSD answered by another client', label: 'answered by another client' },
+  4: { text: 'USSD not supported by the network or the SIM (+CUSD: 4)', label: 'not supported' },
+  5: { text: 'USSD timed out in the network', label: 'timed out' },
+};
+
+/** The text of a +CUSD reply that carried no string. */
+export function ussdStatusText(status: number): string {
+  return USSD_STATUSES[status]?.text ?? `USSD status ${status}`;
+}
+
+/** The short label of a status for operators ('done', 'more input expected', ...); '?' when unknown. */
+export function ussdStatusLabel(status: number): string {
+  return USSD_STATUSES[status]?.label ?? '?';
+}
+
+/** The generic USSD step: text in the current charset, or ATD<code>; when the profile says so. */
+export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string): string {
+  return profile.ussd.send === 'atd' ? `ATD${text};` : `AT+CUSD=1,"${text}",15`;
+}
+
+/** The generic decoding step: by the DCS (GSM 7-bit text, UCS2 hex, ...). */
+export function ussdTextGeneric(payload: string, dcs: number | undefined): string {
+  return decodeUssdPayload(payload, dcs, { packed: false }).text;
+}
+
+/** A continued reply string waits this long for its closing quote. */
+const CONTINUATION_GRACE_MS = 2000;
+
+export interface UssdSessionOptions {
+  at: ModemAt;
+  name: string;
+  log: Logger;
+  profile: () => ModemProfile;
+  /** Default reply timeout. Default 30 s. */
+  timeoutMs?: number;
+  /** A reply nobody waits for (network-initiated, or late after a timeout). */
+  onUnsolicited: (reply: UssdReply) => void;
+}
+
+export class UssdSession {
+  private readonly o: UssdSessionOptions;
+  private busy = false;
+  private open = false;
+  private partial: { line: CusdLine; raw: string[]; timer: NodeJS.Timeout } | undefined;
+  private readonly replyListeners = new Set<(reply: UssdReply) => void>();
+  private readonly replies: Subscribe<UssdReply> = (listener) => {
+    this.replyListeners.add(listener);
+    return () => void this.replyListeners.delete(listener);
+  };
+
+  constructor(options: UssdSessionOptions) {
+    this.o = options;
+  }
+
+  /** true while the network waits for an answer (status 1). */
+  get waitingForInput(): boolean {
+    return this.open;
+  }
+
+  /** Starts a USSD session (`*888#`). Status 1 in the reply: answer with reply() or end with cancel(). */
+  async start(code: string, options: { timeoutMs?: number } = {}): Promise<UssdReply> {
+    if (this.busy) throw new BridgeError('USSD', `${this.o.name}: a USSD request is already in progress`);
+    if (this.open) {
+      throw new BridgeError('USSD', `${this.o.name}: a USSD session is waiting for input`, { hint: 'answer it with ussdReply() or end it with ussdCancel()' });
+    }
+    return this.exchange(code, options);
+  }
+
+  /** Answers a USSD session that asked for input (status 1). */
+  async reply(text: string, options: { timeoutMs?: number } = {}): Promise<UssdReply> {
+    if (this.busy) throw new BridgeError('USSD', `${this.o.name}: a USSD request is already in progress`);
+    if (!this.open) throw new BridgeError('USSD', `${this.o.name}: no USSD session is waiting for input`);
+    return this.exchange(text, options);
+  }
+
+  /** Ends the USSD session (AT+CUSD=2). A refusal is logged: many modems answer ERROR when no session is open. */
+  async cancel(): Promise<void> {
+    this.open = false;
+    try {
+      await this.o.at.channel.run('AT+CUSD=2');
+    } catch (err) {
+      this.o.at.rethrowIfGone(err);
+      this.o.log.warn({ final: err instanceof AtCommandError ? err.final : undefined }, 'AT+CUSD=2 refused (no session open?)');
+    }
+  }
+
+  /** A +CUSD URC from the channel. */
+  onCusd(urc: Urc): void {
+    const line = urc.lines[0] ?? '';
+    const parsed = parseCusdLine(line);
+    if (!parsed) {
+      this.o.log.error({ line }, 'unreadable +CUSD line');
+      return;
+    }
+    if (this.partial) this.flushPartial('a new +CUSD arrived');
+    if (!parsed.complete) {
+      // The quoted string continues on the next line(s): collect them (bounded by a short grace period).
+      const timer = setTimeout(() => this.flushPartial('its closing quote never arrived'), CONTINUATION_GRACE_MS);
+      this.partial = { line: parsed, raw: [line], timer };
+      return;
+    }
+    this.deliver(parsed, [line]);
+  }
+
+  /** A line no command claimed: the continuation of a reply string, when one is open. */
+  onUnexpected(line: string): void {
+    if (this.partial) this.feed(line);
+  }
+
+  /** Stops the continuation timer (the modem detaches). */
+  dispose(): void {
+    if (this.partial) clearTimeout(this.partial.timer);
+    this.partial = undefined;
+  }
+
+  private command(text: string): string {
+    const { name } = this.o;
+    if (/["\r\n\x1a]/.test(text)) throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} contains a quote or control character`);
+    const profile = this.o.profile();
+    const step = profile.steps?.ussdCommand;
+    if (!step) return ussdCommandGeneric(profile, text);
+    try {
+      return step(text);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} ${why}`, { cause: err instanceof Error && err.cause !== undefined ? err.cause : err });
+    }
+  }
+
+  private async exchange(text: string, options: { timeoutMs?: number }): Promise<UssdReply> {
+    this.busy = true;
+    const { at, name, log } = this.o;
+    const timeoutMs = options.timeoutMs ?? this.o.timeoutMs ?? 30_000;
+    try {
+      const command = this.command(text);
+      const profile = this.o.profile();
+      const charset = profile.ussd.charset;
+      if (profile.ussd.send === 'text' && charset !== undefined) {
+        if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined) log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
+      }
+      const waiter = waitFor(this.replies, () => true, { timeoutMs, what: `the +CUSD reply to ${text}` });
+      let res: AtResponse;
+      try {
+        res = await at.channel.run(command, { timeoutMs });
+      } catch (err) {
+        waiter.cancel();
+        at.rethrowIfGone(err);
+        if (err instanceof AtCommandError && err.errorCode !== undefined && err.errorCode >= 132 && err.errorCode <= 134) {
+          this.open = false;
+          return { status: 4, text: `USSD not supported by the network or the SIM: ${describeFinal(err.final)}`, raw: err.final ?? '' };
+        }
+        const final = err instanceof AtCommandError ? err.final : undefined;
+        throw new BridgeError('USSD', `${name}: USSD ${text} failed: ${describeFinal(final)}`, { cause: err });
+      }
+      // A reply string with CR/LF inside may have spilled into the command's own lines.
+      if (this.partial) for (const line of res.lines) this.feed(line);
+      let reply: UssdReply;
+      try {
+        reply = await waiter.promise;
+      } catch (err) {
+        if (!(err instanceof WaitTimeoutError)) throw err;
+        this.open = false;
+        await at.tryLines('AT+CUSD=2');
+        throw new BridgeError('USSD', `${name}: no USSD reply to ${text} within ${Math.round(timeoutMs / 1000)} s`, {
+          cause: err,
+          hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
+        });
+      }
+      this.open = reply.status === 1;
+      return reply;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private feed(line: string): void {
+    const partial = this.partial;
+    if (!partial) return;
+    partial.line = continueCusd(partial.line, line);
+    partial.raw.push(line);
+    if (partial.line.complete) {
+      clearTimeout(partial.timer);
+      this.partial = undefined;
+      this.deliver(partial.line, partial.raw);
+    }
+  }
+
+  private flushPartial(reason: string): void {
+    const partial = this.partial;
+    if (!partial) return;
+    clearTimeout(partial.timer);
+    this.partial = undefined;
+    this.o.log.warn({ reason }, 'USSD reply string did not close; using what arrived');
+    this.deliver(partial.line, partial.raw);
+  }
+
+  private deliver(line: CusdLine, raw: string[]): void {
+    const profile = this.o.profile();
+    const text = line.payload === undefined ? ussdStatusText(line.status) : (profile.steps?.ussdText ?? ussdTextGeneric)(line.payload, line.dcs);
+    const reply: UssdReply = { status: line.status, text, raw: raw.join('\n') };
+    if (line.dcs !== undefined) reply.dcs = line.dcs;
+    if (this.replyListeners.size > 0) {
+      for (const listener of [...this.replyListeners]) listener(reply);
+      return;
+    }
+    // Network-initiated (or a late reply after a timeout).
+    this.open = line.status === 1;
+    this.o.onUnsolicited(reply);
+  }
+}
