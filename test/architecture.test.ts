@@ -1,0 +1,79 @@
+/**
+ * The layers of README.md's "Architecture" section, checked on every `npm test`: an import that runs against the
+ * data flow fails here with the file, the line and the rule it breaks.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SRC = join(ROOT, 'src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}
+
+interface Import {
+  file: string; // relative to src/, e.g. serial/probe.ts
+  line: number;
+  target: string; // relative to src/ for local imports ('at/channel.ts'), else the package or node: name
+}
+
+function importsOf(abs: string): Import[] {
+  const out: Import[] = [];
+  const text = readFileSync(abs, 'utf8');
+  const re = /^\s*(?:import|export)\s[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|\bimport\(\s*'([^']+)'\s*\)/gm;
+  for (const m of text.matchAll(re)) {
+    const spec = (m[1] ?? m[2] ?? m[3])!;
+    const line = text.slice(0, m.index).split('\n').length;
+    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : spec;
+    out.push({ file: relative(SRC, abs), line, target });
+  }
+  return out;
+}
+
+const ALL = files(SRC).flatMap(importsOf);
+const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+/** A forbidden entry: `pkg:<name>` is a package or node: module, anything else a folder or file under src/. */
+const matches = (i: Import, f: string) => (f.startsWith('pkg:') ? i.target === f.slice(4) : under(i.target, f));
+
+/** [from folder, forbidden targets (folders, files or package names), why] */
+const RULES: Array<[string, string[], string]> = [
+  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'sim'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
+  ['at', ['modem', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the AT layer knows lines and commands, not what a modem or a message is'],
+  ['sms', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport', 'pkg:got'], 'sms/ is pure: PDUs in, messages out'],
+  ['filter', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport', 'pkg:got'], 'filter/ is pure'],
+  ['forward/policy.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:got', 'pkg:serialport', 'spool', 'at', 'modem'], 'the retry policy is a pure function'],
+  ['balance/parse.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:got', 'pkg:serialport', 'at', 'modem', 'control'], 'balance parsing is pure'],
+  ['transfer/flows.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:got', 'pkg:serialport', 'at', 'modem', 'control'], 'transfer flows are data'],
+  ['control/protocol.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'at', 'modem', 'serial', 'spool'], 'the wire protocol is pure'],
+  ['spool', ['forward', 'modem', 'at', 'serial', 'receive', 'control'], 'the spool stores records; it does not know who reads or writes them'],
+  ['modem', ['receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the modem layer does not know the receive path or the spool'],
+];
+
+describe('architecture: imports follow the data flow', () => {
+  it('finds the imports it checks (the scanner itself works)', () => {
+    expect(ALL.some((i) => i.file === 'daemon.ts' && under(i.target, 'spool'))).toBe(true);
+    expect(ALL.some((i) => i.target === 'serialport')).toBe(true);
+  });
+
+  it.each(RULES)('%s never imports %j', (from, forbidden, why) => {
+    const bad = ALL.filter((i) => (from.endsWith('.ts') ? i.file === from : under(i.file, from)) && forbidden.some((f) => matches(i, f)));
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target} (${why})`)).toEqual([]);
+  });
+
+  it('nothing below the CLI imports the CLI', () => {
+    const bad = ALL.filter((i) => !under(i.file, 'cli') && i.file !== 'cli.ts' && (under(i.target, 'cli') || i.target === 'cli.ts'));
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+  });
+
+  it('only serial/ imports serialport, only forward/ and reseller/ import got', () => {
+    const bad = ALL.filter(
+      (i) =>
+        (i.target === 'serialport' && !under(i.file, 'serial')) ||
+        (i.target === 'got' && !under(i.file, 'forward') && !under(i.file, 'reseller')),
+    );
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+  });
+});
