@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { errorMessage, SpoolError } from '../errors.js';
 import { SPOOL_RECORD_VERSION, type AnyRecord, type QuarantineRecord, type SpoolArea } from './types.js';
 
-export const SPOOL_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+const SPOOL_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 /** Every record area, in the order a scan reads them. */
 export const AREAS: readonly SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts'];
 export const SMS_AREAS = ['pending', 'sent', 'dead', 'ignored'] as const;
@@ -38,7 +38,7 @@ export function isLaterCopy(a: { area: SmsArea; rev: number }, b: { area: SmsAre
 }
 
 /** Recursively key-sorted, whitespace-free JSON: the form the checksum is computed over. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 

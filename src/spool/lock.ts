@@ -29,7 +29,7 @@ import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 
-export const SPOOL_LOCK_FILE = 'spool.lock';
+const SPOOL_LOCK_FILE = 'spool.lock';
 
 /** The process holding a spool's lock, as written in `<dir>/spool.lock`. */
 export interface SpoolLockOwner {

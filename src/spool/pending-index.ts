@@ -17,7 +17,7 @@
 import type { SmsRecord } from './types.js';
 
 /** receivedAt as a number for ordering; an unparseable timestamp sorts first (0), as list() always did. */
-export function receivedAtKey(iso: string): number {
+function receivedAtKey(iso: string): number {
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? 0 : ms;
 }
@@ -32,7 +32,7 @@ function compareKeys(aMs: number, aId: string, bMs: number, bId: string): number
 }
 
 /** nextAttemptAt as epoch ms; undefined when absent or unparseable (= due now). */
-export function dueAtMs(rec: { nextAttemptAt?: string }): number | undefined {
+function dueAtMs(rec: { nextAttemptAt?: string }): number | undefined {
   if (rec.nextAttemptAt === undefined) return undefined;
   const t = Date.parse(rec.nextAttemptAt);
   return Number.isNaN(t) ? undefined : t;

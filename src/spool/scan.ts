@@ -137,7 +137,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<Sp
  * Returns the quarantine id, or undefined when the file could not be moved.
  * `unlink`: remove the unreadable file (false when the caller rewrites it in place).
  */
-export async function quarantineUnreadable(
+async function quarantineUnreadable(
   { files, logger, clock }: ScanDeps,
   ix: SpoolIndex,
   area: SpoolArea,
