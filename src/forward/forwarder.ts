@@ -30,9 +30,8 @@
  * - stop(graceMs): no new POST; waits up to graceMs for the record in flight, then abandons it: whatever the server
  *   answers later is not recorded, the record stays pending and is POSTed again (same Idempotency-Key) next run.
  */
-import { errorMessage } from '../errors.js';
+import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { SpoolError } from '../errors.js';
 import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
