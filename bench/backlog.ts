@@ -14,8 +14,8 @@
  * - pick gap: markDelivered resolved -> the next POST started. Nothing in between waits for I/O (only promise hops),
  *   so this is the event-loop time the forwarder spends choosing and preparing the next record (due phase only: in the
  *   waiting phase the gap also contains the wait for the next due time);
- * - spool read: synchronous time of the spool call the forwarder uses to choose (list('pending') or nextDue, whichever
- *   the Spool under test has), one per pick;
+ * - spool read: synchronous time of the spool call the forwarder uses to choose (pendingInOrder walked by its pick,
+ *   nextDue or list('pending'), whichever the Spool under test has), one per pick;
  * - event-loop delay (monitorEventLoopDelay, 1 ms resolution) over the phase: p50 / p99 / max.
  * Prints figures only; asserts nothing.
  */
@@ -123,12 +123,40 @@ async function fill(dir: string, records: SmsRecord[], concurrency: number): Pro
   return now() - t;
 }
 
-/** Time the synchronous part of whichever spool read the forwarder uses to choose a record. */
+/**
+ * Time the synchronous part of whichever spool read the forwarder uses to choose a record. For the ordered view
+ * (pendingInOrder) that is the walk itself: from the call until the forwarder's pick stops iterating it.
+ */
 function timeSpoolRead(spool: Spool): { times: number[]; method: string } {
   const times: number[] = [];
   const target = spool as unknown as Record<string, unknown>;
-  const method = typeof target.nextDue === 'function' ? 'nextDue' : 'list';
+  const method = typeof target.pendingInOrder === 'function' ? 'pendingInOrder' : typeof target.nextDue === 'function' ? 'nextDue' : 'list';
   const original = (target[method] as (...a: unknown[]) => unknown).bind(spool);
+  if (method === 'pendingInOrder') {
+    target[method] = () => {
+      const t = now();
+      const inner = (original() as Iterable<unknown>)[Symbol.iterator]();
+      let open = true;
+      const done = () => {
+        if (open) times.push(now() - t);
+        open = false;
+      };
+      const it: IterableIterator<unknown> = {
+        next: () => {
+          const r = inner.next();
+          if (r.done) done();
+          return r;
+        },
+        return: (value?: unknown) => {
+          done();
+          return inner.return?.(value) ?? { done: true, value };
+        },
+        [Symbol.iterator]: () => it,
+      };
+      return it;
+    };
+    return { times, method };
+  }
   target[method] = (...args: unknown[]) => {
     const t = now();
     const result = original(...args);

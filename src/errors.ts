@@ -15,6 +15,10 @@ export type ErrorCode =
   | 'PDU_INVALID'
   | 'SPOOL_IO'
   | 'SPOOL_CORRUPT'
+  | 'SPOOL_LOCKED'
+  | 'SPOOL_NOT_FOUND'
+  | 'SPOOL_INVALID_ID'
+  | 'SPOOL_WRONG_AREA'
   | 'CONFIG_INVALID'
   | 'WEBHOOK'
   | 'USSD';
@@ -55,6 +59,31 @@ export class AtCommandError extends BridgeError {
     this.final = details.final;
     this.errorCode = details.errorCode;
     this.lines = details.lines ?? [];
+  }
+}
+
+export type SpoolErrorReason = 'not-found' | 'invalid-id' | 'wrong-area' | 'io' | 'corrupt' | 'locked';
+
+/** The stable code of each spool failure reason (logs, `queue ... --json`). */
+export const SPOOL_ERROR_CODES = {
+  'not-found': 'SPOOL_NOT_FOUND',
+  'invalid-id': 'SPOOL_INVALID_ID',
+  'wrong-area': 'SPOOL_WRONG_AREA',
+  io: 'SPOOL_IO',
+  corrupt: 'SPOOL_CORRUPT',
+  locked: 'SPOOL_LOCKED',
+} as const satisfies Record<SpoolErrorReason, ErrorCode>;
+
+/**
+ * A spool failure. `reason` (and its `code`) tell an operator's mistake (an id that is mistyped, unknown, or in another
+ * area) from a spool in use by another daemon, an unreadable record file, and a failing disk.
+ */
+export class SpoolError extends BridgeError {
+  override name = 'SpoolError';
+  readonly reason: SpoolErrorReason;
+  constructor(reason: SpoolErrorReason, message: string, options: { cause?: unknown; hint?: string } = {}) {
+    super(SPOOL_ERROR_CODES[reason], message, options);
+    this.reason = reason;
   }
 }
 

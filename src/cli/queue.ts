@@ -4,10 +4,13 @@
  * spool as a 'client' (no lock, no start-up repairs that could touch the daemon's files in progress). Moves are atomic
  * renames; after retry/drop the running daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds
  * the spool (`daemon: running (pid N)` / `daemon: not running`; a `daemon` field with --json).
+ * With --json a failure is also printed on stdout as {"error", "code", "hint"?}: the code tells a mistyped id
+ * (SPOOL_INVALID_ID), an unknown one (SPOOL_NOT_FOUND), one in another area (SPOOL_WRONG_AREA), an unreadable record
+ * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
  */
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { BridgeError, errorMessage } from '../errors.js';
+import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
@@ -91,6 +94,22 @@ function summary(area: SpoolArea, r: AnyRecord): string[] {
 }
 
 
+/** An action that, with --json, also prints its failure as JSON on stdout before passing it on. */
+function withJsonError<A extends unknown[]>(io: Io, action: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await action(...args);
+    } catch (err) {
+      const cmd = args[args.length - 1] as Command; // commander passes the command last
+      if (cmd.opts<SpoolCliOptions>().json) {
+        const view = err instanceof BridgeError ? { error: err.message, code: err.code, ...(err.hint ? { hint: err.hint } : {}) } : { error: errorMessage(err) };
+        io.out(JSON.stringify(view, null, 2) + '\n');
+      }
+      throw err;
+    }
+  };
+}
+
 export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
   const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
   const json = (v: unknown) => io.out(JSON.stringify(v, null, 2) + '\n');
@@ -109,7 +128,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
     .description('list records (default: pending and dead)')
     .option('-a, --area <area...>', `areas to list: ${AREAS.join(', ')}, or all`)
     .option('-n, --limit <n>', 'at most this many per area', '100')
-    .action(async (opts: SpoolCliOptions & { area?: string[]; limit: string }) => {
+    .action(withJsonError(io, async (opts: SpoolCliOptions & { area?: string[]; limit: string }) => {
       const spool = await open(opts);
       const wanted = opts.area?.includes('all') ? AREAS : ((opts.area ?? ['pending', 'dead']) as SpoolArea[]);
       for (const a of wanted) if (!AREAS.includes(a)) throw new BridgeError('CONFIG_INVALID', `--area: unknown area ${JSON.stringify(a)} (one of ${AREAS.join(', ')}, all)`);
@@ -121,28 +140,28 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       io.out(daemonLine(daemon));
       if (out.length === 0) return io.out(`nothing in ${wanted.join(', ')}\n`);
       io.out(table([['ID', 'AREA', 'MODEM', 'SENDER', 'AGE', 'STATE', 'TEXT / LAST ERROR'], ...out.map((x) => summary(x.area, x.record))]));
-    });
+    }));
 
   withSpoolOptions(queue.command('show'))
     .description('show one record in full (any area)')
     .argument('<id>', 'record id (from `queue ls`)')
-    .action(async (id: string, opts: SpoolCliOptions) => {
+    .action(withJsonError(io, async (id: string, opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const found = await spool.get(id);
-      if (!found) throw new BridgeError('SPOOL_IO', `no record ${id} in the spool`, { hint: 'list ids with `pulsa-bridge queue ls --area all`' });
+      if (!found) throw new SpoolError('not-found', `no record ${id} in the spool`, { hint: 'list ids with `pulsa-bridge queue ls --area all`' });
       if (opts.json) return json(found);
       io.out(`area: ${found.area}\n`);
       for (const [k, v] of Object.entries(found.record)) {
         if (k === 'text') io.out(`text:\n  ${String(v).replace(/\n/g, '\n  ')}\n`);
         else io.out(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
       }
-    });
+    }));
 
   withSpoolOptions(queue.command('retry'))
     .description('return a dead record to pending (attempts reset), or every dead record with --dead')
     .argument('[id]', 'record id')
     .option('--dead', 'retry every dead record')
-    .action(async (id: string | undefined, opts: SpoolCliOptions & { dead?: boolean }) => {
+    .action(withJsonError(io, async (id: string | undefined, opts: SpoolCliOptions & { dead?: boolean }) => {
       if (!id && !opts.dead) throw new BridgeError('CONFIG_INVALID', 'give a record id, or --dead for every dead record');
       const spool = await open(opts);
       if (opts.dead) {
@@ -153,21 +172,21 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       await spool.retry(id!);
       if (opts.json) return json({ retried: 1, id });
       io.out(`${id} returned to pending\n`);
-    });
+    }));
 
   withSpoolOptions(queue.command('drop'))
     .description('remove a record for good (pending, dead, ignored or quarantine); sent records are kept for audit')
     .argument('<id>', 'record id')
-    .action(async (id: string, opts: SpoolCliOptions) => {
+    .action(withJsonError(io, async (id: string, opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const r = await spool.drop(id);
       if (opts.json) return json({ dropped: id, area: r.area });
       io.out(`dropped ${id} from ${r.area}\n`);
-    });
+    }));
 
   withSpoolOptions(queue.command('stats'))
     .description('depth, oldest pending age, counts per area, last delivery error')
-    .action(async (opts: SpoolCliOptions) => {
+    .action(withJsonError(io, async (opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const s = await spool.stats();
       const dead = await spool.list('dead', { limit: 1_000_000 });
@@ -186,6 +205,6 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
           `dead:       ${s.dead}\nsent:       ${s.sent}\nignored:    ${s.ignored}\nquarantine: ${s.quarantine}\nparts:      ${s.parts}\n` +
           `last error: ${lastError ? `${lastError.id}: ${lastError.error}` : '-'}\n`,
       );
-    });
+    }));
   return queue;
 }

@@ -4,9 +4,9 @@
  * Contract and invariants
  * - Event-driven: wakes on the spool's 'pending' event and on ONE timer armed for the earliest nextAttemptAt of the
  *   records it had to skip; no fixed-interval polling.
- * - Each pick asks the spool for the next due record (Spool.nextDue: a walk of its ordered pending index that copies
- *   one record), never for the whole pending list: with a backlog of n records a pick costs the records it walks past,
- *   not a copy and sort of all n. pickNext is the same choice over a plain array (the reference semantics).
+ * - Each pick walks the spool's ordered view of pending records (Spool.pendingInOrder, no copy) with the pure choice
+ *   of ./schedule.ts (pickNext: first due record, strictOrder, skip, hold) and copies only the record it sends: with a
+ *   backlog of n records a pick costs the records it walks past, not a copy and sort of all n.
  * - Per record: a record already attempted (attempts > 0) and older than policy.maxAgeMs, counted from requeuedAt (the
  *   operator's `queue retry`) when set, else from receivedAt -> markDead without a POST; every record gets at least one
  *   POST. 2xx -> markDelivered; retryable -> markRetry with nextDelayMs(policy, attempts so far, random, Retry-After);
@@ -30,16 +30,16 @@
  * - stop(graceMs): no new POST; waits up to graceMs for the record in flight, then abandons it: whatever the server
  *   answers later is not recorded, the record stays pending and is POSTed again (same Idempotency-Key) next run.
  */
-import { errorMessage } from '../errors.js';
+import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { dueAtMs, firstDue, type DueAccess } from '../spool/pending-index.js';
-import { SpoolError, type Spool } from '../spool/store.js';
+import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
+import { pickNext } from './schedule.js';
 import type { WebhookPoster } from './webhook.js';
 
 /** The part of the spool the forwarder uses. */
-export type ForwardSpool = Pick<Spool, 'nextDue' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
+export type ForwardSpool = Pick<Spool, 'pendingInOrder' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
 
 export interface ForwarderOptions {
   spool: ForwardSpool;
@@ -107,17 +107,6 @@ export function describeOutcome(o: Outcome): string {
 function earliest(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined) return b;
   return b === undefined ? a : Math.min(a, b);
-}
-
-const RECORD_ACCESS: DueAccess<SmsRecord> = { dueMs: dueAtMs, modem: (r) => r.sim.modem, id: (r) => r.id };
-
-/**
- * Choose the next record to send from pending records sorted oldest first, or the time to wake up.
- * With strictOrder, a record not yet due blocks later records of the same modem. (Spool.nextDue gives the same answer
- * from its ordered index; both use firstDue.)
- */
-export function pickNext(pending: readonly SmsRecord[], nowMs: number, strictOrder: boolean): { next?: SmsRecord; wakeAtMs?: number } {
-  return firstDue(pending, nowMs, strictOrder, RECORD_ACCESS);
 }
 
 export class Forwarder {
@@ -245,18 +234,20 @@ export class Forwarder {
         await this.record(held.rec, held.mark, held);
         continue;
       }
-      let choice: { next?: SmsRecord; wakeAtMs?: number };
+      let next: SmsRecord | undefined;
+      let wakeAtMs: number | undefined;
       try {
-        choice = this.spool.nextDue(nowMs, { strictOrder: this.strictOrder, skip: this.skipSet(), hold: this.holdMap() });
+        const choice = pickNext(this.spool.pendingInOrder(), nowMs, { strictOrder: this.strictOrder, skip: this.skipSet(), hold: this.holdMap() });
+        wakeAtMs = choice.wakeAtMs;
+        // The one copy of a pick: the spool's view is read-only and changes with every write.
+        if (choice.next) next = structuredClone(choice.next.record) as SmsRecord;
       } catch (err) {
         this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
         this.arm(this.errorPauseMs());
         return;
       }
-      const { next, wakeAtMs } = choice;
-      // A spool that hands out a skipped id anyway gets no POST for it: wait for the next due write or record instead.
-      if (!next || this.unrecorded.has(next.id) || this.vanished.has(next.id)) {
-        const wake = earliest(next ? undefined : wakeAtMs, this.earliestUnrecordedMs());
+      if (!next) {
+        const wake = earliest(wakeAtMs, this.earliestUnrecordedMs());
         if (wake !== undefined) this.arm(wake - nowMs);
         else this.clearTimer();
         return;

@@ -7,18 +7,17 @@
  * - `order` holds exactly the records of `byId`, sorted. set() of a new id inserts by binary search; set() of a known id
  *   whose receivedAt is unchanged (markRetry: attempts, nextAttemptAt) replaces its entry in place; otherwise it moves.
  *   delete() finds the entry by binary search. PendingIndex.from() sorts once (start-up scan, rescan).
- * - An entry caches its order key, modem and due time when it is set; the record is frozen (shallow) at that moment, so
- *   the cache cannot go stale through a later mutation: the index owns the records given to it, and everything it hands
- *   out (get, values, nextDue) is a read-only view. Callers that need a copy they may change use structuredClone.
- * - nextDue(now, strictOrder, skip, hold) answers exactly what firstDue (the forwarder's pickNext) answers for the
- *   records in delivery order minus `skip` (and `hold`, see firstDue), without copying them: it walks from the oldest and stops at the first due record.
- *   Cost O(k), k = entries before that record (those waiting for a retry time or held back by strictOrder); when
- *   nothing is due it walks all n (number comparisons only, no allocation).
+ * - An entry caches its order key, modem and due time (nextAttemptAt as epoch ms; absent or unparseable = due now) when
+ *   it is set; the record and the entry are frozen (shallow) at that moment, so the cache cannot go stale through a later
+ *   mutation: the index owns the records given to it, and everything it hands out (get, values, entries) is a read-only
+ *   view. Callers that need a copy they may change use structuredClone.
+ * - entries() is the ordered view the forwarder chooses from (src/forward/schedule.ts): iterating it copies nothing,
+ *   and a walk that stops early costs only the entries it passed.
  */
 import type { SmsRecord } from './types.js';
 
 /** receivedAt as a number for ordering; an unparseable timestamp sorts first (0), as list() always did. */
-export function receivedAtKey(iso: string): number {
+function receivedAtKey(iso: string): number {
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? 0 : ms;
 }
@@ -33,74 +32,28 @@ function compareKeys(aMs: number, aId: string, bMs: number, bId: string): number
 }
 
 /** nextAttemptAt as epoch ms; undefined when absent or unparseable (= due now). */
-export function dueAtMs(rec: { nextAttemptAt?: string }): number | undefined {
+function dueAtMs(rec: { nextAttemptAt?: string }): number | undefined {
   if (rec.nextAttemptAt === undefined) return undefined;
   const t = Date.parse(rec.nextAttemptAt);
   return Number.isNaN(t) ? undefined : t;
 }
 
-/** How firstDue reads an item. */
-export interface DueAccess<T> {
-  /** Epoch ms the item is due at; undefined = due now. */
-  dueMs(item: T): number | undefined;
-  modem(item: T): string;
-  id(item: T): string;
-}
-
-/**
- * The first due item of `ordered` (oldest first), or when none is due the earliest due time among the items looked at.
- * Items whose id is in `skip` are passed over as if absent. With strictOrder, an item not yet due holds back every later
- * item of the same modem (they are neither picked nor counted for the wake-up time).
- * Items whose id is a key of `hold` are never picked either; without strictOrder they are passed over like `skip`.
- * With strictOrder each counts as a waiting item that is never due: it holds back the later items of its modem, and
- * the later of its own due time and the time `hold` gives counts for the wake-up time. (The forwarder holds records
- * whose not-delivered result it could not record yet: they are sent again later, so nothing may overtake them.)
- */
-export function firstDue<T>(
-  ordered: Iterable<T>,
-  nowMs: number,
-  strictOrder: boolean,
-  access: DueAccess<T>,
-  skip?: ReadonlySet<string>,
-  hold?: ReadonlyMap<string, number>,
-): { next?: T; wakeAtMs?: number } {
-  const held = strictOrder ? new Set<string>() : undefined;
-  const skipping = skip !== undefined && skip.size > 0;
-  const holding = hold !== undefined && hold.size > 0;
-  let wakeAtMs: number | undefined;
-  for (const item of ordered) {
-    if (skipping && skip.has(access.id(item))) continue;
-    if (held !== undefined && held.size > 0 && held.has(access.modem(item))) continue;
-    const holdMs = holding ? hold.get(access.id(item)) : undefined;
-    if (holdMs !== undefined) {
-      if (held === undefined) continue;
-      const own = access.dueMs(item);
-      const until = own === undefined ? holdMs : Math.max(own, holdMs);
-      wakeAtMs = wakeAtMs === undefined ? until : Math.min(wakeAtMs, until);
-      held.add(access.modem(item));
-      continue;
-    }
-    const due = access.dueMs(item);
-    if (due === undefined || due <= nowMs) return { next: item };
-    wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
-    held?.add(access.modem(item));
-  }
-  return wakeAtMs === undefined ? {} : { wakeAtMs };
-}
-
-interface Entry {
-  readonly rec: Readonly<SmsRecord>;
+/** One pending record as the index holds it: the record (frozen) and the keys cached when it was set. */
+export interface PendingEntry {
+  readonly record: Readonly<SmsRecord>;
   readonly id: string;
+  /** receivedAtKey(record.receivedAt): the delivery-order key. */
   readonly orderMs: number;
+  /** dueAtMs(record): when it is due; undefined = due now. */
   readonly dueMs: number | undefined;
   readonly modem: string;
 }
 
-const ENTRY_ACCESS: DueAccess<Entry> = { dueMs: (e) => e.dueMs, modem: (e) => e.modem, id: (e) => e.id };
+type Entry = PendingEntry;
 
 function entryOf(rec: SmsRecord): Entry {
   Object.freeze(rec);
-  return { rec, id: rec.id, orderMs: receivedAtKey(rec.receivedAt), dueMs: dueAtMs(rec), modem: rec.sim.modem };
+  return Object.freeze({ record: rec, id: rec.id, orderMs: receivedAtKey(rec.receivedAt), dueMs: dueAtMs(rec), modem: rec.sim.modem });
 }
 
 export class PendingIndex {
@@ -127,7 +80,7 @@ export class PendingIndex {
 
   /** The indexed record (frozen; structuredClone it to get a copy to change). */
   get(id: string): Readonly<SmsRecord> | undefined {
-    return this.byId.get(id)?.rec;
+    return this.byId.get(id)?.record;
   }
 
   /** Insert or replace. The index takes ownership of `rec` and freezes it. */
@@ -153,19 +106,12 @@ export class PendingIndex {
 
   /** Records in delivery order (read-only views; do not keep them across changes of the index). */
   *values(): IterableIterator<Readonly<SmsRecord>> {
-    for (const e of this.order) yield e.rec;
+    for (const e of this.order) yield e.record;
   }
 
-  /** See the header: firstDue over the records in delivery order, returning the indexed record itself (read-only). */
-  nextDue(
-    nowMs: number,
-    strictOrder: boolean,
-    skip?: ReadonlySet<string>,
-    hold?: ReadonlyMap<string, number>,
-  ): { next?: Readonly<SmsRecord>; wakeAtMs?: number } {
-    const { next, wakeAtMs } = firstDue(this.order, nowMs, strictOrder, ENTRY_ACCESS, skip, hold);
-    if (next !== undefined) return { next: next.rec };
-    return wakeAtMs === undefined ? {} : { wakeAtMs };
+  /** Entries in delivery order (read-only; do not keep the iterator across changes of the index). */
+  *entries(): IterableIterator<PendingEntry> {
+    yield* this.order;
   }
 
   /** First position whose key is >= (orderMs, id). */

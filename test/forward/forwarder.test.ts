@@ -3,10 +3,13 @@ import { EventEmitter } from 'node:events';
 import { promises as fsp } from 'node:fs';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Forwarder, pickNext, type ForwardSpool } from '../../src/forward/forwarder.js';
+import { Forwarder, type ForwardSpool } from '../../src/forward/forwarder.js';
+import { pickNext } from '../../src/forward/schedule.js';
 import { WebhookClient, type WebhookPoster } from '../../src/forward/webhook.js';
 import type { Outcome, RetryPolicy } from '../../src/forward/policy.js';
-import { Spool, SpoolError } from '../../src/spool/store.js';
+import { SpoolError } from '../../src/errors.js';
+import { PendingIndex } from '../../src/spool/pending-index.js';
+import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger, makeSms, tempDir, until } from '../spool/helpers.js';
@@ -239,7 +242,7 @@ describe('Forwarder with injected parts', () => {
   it('a spool that cannot record the result is logged and retried after a pause, not hot-looped', async () => {
     const rec = makeSms('disk1');
     const spool = Object.assign(new EventEmitter(), {
-      nextDue: () => ({ next: rec }),
+      pendingInOrder: () => PendingIndex.from([structuredClone(rec)]).entries(),
       isPending: () => true,
       markDelivered: async () => {
         throw new Error('ENOSPC: no space left on device');
@@ -320,10 +323,10 @@ describe('Forwarder: records changed by the operator while the daemon runs', () 
     let marks = 0;
     let lists = 0;
     const spool = Object.assign(new EventEmitter(), {
-      // A spool that still holds ghost1 as pending: it passes it over only while the forwarder asks it to skip it.
-      nextDue: (_nowMs: number, opts: { skip?: ReadonlySet<string> }) => {
+      // A spool that still holds ghost1 as pending: only the forwarder's own skip passes it over.
+      pendingInOrder: () => {
         lists += 1;
-        return opts.skip?.has(rec.id) ? {} : { next: rec };
+        return PendingIndex.from([structuredClone(rec)]).entries();
       },
       isPending: () => true,
       markDelivered: async () => {
@@ -524,7 +527,7 @@ describe('Forwarder: the spool cannot record a result', () => {
     const rec = makeSms('nr1');
     let retryWrites = 0;
     const spool = Object.assign(new EventEmitter(), {
-      nextDue: (_nowMs: number, opts: { skip?: ReadonlySet<string> }) => (opts.skip?.has(rec.id) ? {} : { next: rec }),
+      pendingInOrder: () => PendingIndex.from([structuredClone(rec)]).entries(),
       isPending: () => true,
       markDelivered: async () => undefined,
       markRetry: async () => {
@@ -553,7 +556,7 @@ class FakeClientFor implements WebhookPoster {
   }
 }
 
-describe('pickNext', () => {
+describe('pickNext (the forwarder\'s choice) over the spool\'s ordered pending index', () => {
   const now = Date.parse('2024-01-01T12:00:00Z');
   const r = (id: string, modem: string, next?: string) => makeSms(id, { sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
   const later = '2024-01-01T12:05:00Z';
@@ -567,7 +570,7 @@ describe('pickNext', () => {
     ['wake at the earliest', [r('a', 'A', later), r('b', 'B', sooner)], false, { wakeAtMs: Date.parse(sooner) }],
     ['unparseable nextAttemptAt counts as due', [r('a', 'A', 'garbage')], false, { next: 'a' }],
   ])('%s', (_n, pending, strict, expected) => {
-    const got = pickNext(pending, now, strict);
+    const got = pickNext(PendingIndex.from(pending).entries(), now, { strictOrder: strict });
     expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }).toEqual({ next: expected.next, wakeAtMs: expected.wakeAtMs });
   });
 });

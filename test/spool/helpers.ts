@@ -3,7 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { pickNext, type PickOptions } from '../../src/forward/schedule.js';
 import { createLogger, type Logger } from '../../src/log.js';
+import type { Spool } from '../../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../../src/spool/types.js';
 
 export function makeSms(id: string, over: Partial<SmsRecord> = {}): SmsRecord {
@@ -54,4 +56,14 @@ export async function until(cond: () => boolean | Promise<boolean>, what: string
     if (performance.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => realSetTimeout(r, 5));
   }
+}
+
+/**
+ * The forwarder's pick over a spool, as the forwarder makes it: pickNext over the spool's ordered pending view, then a
+ * copy of the one record chosen.
+ */
+export function nextDue(spool: Pick<Spool, 'pendingInOrder'>, nowMs: number, opts: PickOptions = {}): { next?: SmsRecord; wakeAtMs?: number } {
+  const { next, wakeAtMs } = pickNext(spool.pendingInOrder(), nowMs, opts);
+  if (next !== undefined) return { next: structuredClone(next.record) as SmsRecord };
+  return wakeAtMs === undefined ? {} : { wakeAtMs };
 }

@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { pickNext } from '../../src/forward/schedule.js';
 import { compareReceived, PendingIndex } from '../../src/spool/pending-index.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { makeSms } from './helpers.js';
@@ -50,7 +51,7 @@ function referencePick(sorted: SmsRecord[], now: number, strict: boolean): { nex
 const ids = (recs: Iterable<Readonly<SmsRecord>>) => [...recs].map((x) => x.id);
 
 describe('PendingIndex: delivery order kept incrementally, same choice as the forwarder always made', () => {
-  it('after every random insert, update (retry time or receivedAt) and delete: order = sorted copy, nextDue = reference', () => {
+  it('after every random insert, update (retry time or receivedAt) and delete: order = sorted copy, pickNext over entries() = reference', () => {
     for (const seed of [1, 2, 3, 42, 1234]) {
       const r = rng(seed);
       const ix = new PendingIndex();
@@ -76,7 +77,7 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
         const skip = new Set(step % 3 === 0 ? [`id${r(40)}`, `id${r(40)}`] : []);
         for (const strict of [false, true]) {
           const want = referencePick(sorted.filter((x) => !skip.has(x.id)), NOW, strict);
-          const got = ix.nextDue(NOW, strict, skip);
+          const got = pickNext(ix.entries(), NOW, { strictOrder: strict, skip });
           expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }, `seed ${seed} step ${step} strict ${strict}`).toEqual({ next: want.next?.id, wakeAtMs: want.wakeAtMs });
         }
       }
@@ -101,11 +102,11 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
     expect(() => {
       rec.nextAttemptAt = undefined;
     }).toThrow(TypeError);
-    expect(ix.nextDue(NOW, false)).toEqual({ wakeAtMs: Date.parse('2024-01-01T12:05:00Z') });
+    expect(pickNext(ix.entries(), NOW)).toEqual({ wakeAtMs: Date.parse('2024-01-01T12:05:00Z') });
   });
 });
 
-describe('PendingIndex.nextDue with held ids (results the forwarder could not record yet)', () => {
+describe('pickNext over PendingIndex.entries() with held ids (results the forwarder could not record yet)', () => {
   const now = Date.parse('2024-01-01T12:00:00Z');
   const rec = (id: string, modem: string, next?: string) =>
     makeSms(id, { receivedAt: `2024-01-01T00:00:0${id.slice(-1)}Z`, sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
@@ -120,13 +121,13 @@ describe('PendingIndex.nextDue with held ids (results the forwarder could not re
     [true, new Map([['b3', t('2024-01-01T12:01:00Z')]]), { next: 'a1' }],
     [true, new Map([['a1', t('2024-01-01T12:20:00Z')], ['b3', t('2024-01-01T12:01:00Z')]]), { wakeAtMs: t('2024-01-01T12:10:00Z') }],
   ] as const)('strictOrder %s, hold %o -> %o', (strictOrder, hold, want) => {
-    const got = ix.nextDue(now, strictOrder, undefined, hold);
+    const got = pickNext(ix.entries(), now, { strictOrder, hold });
     expect(got.next?.id).toBe('next' in want ? want.next : undefined);
     if ('wakeAtMs' in want) expect(got.wakeAtMs).toBe(want.wakeAtMs);
   });
 
   it('a held id holds back its modem even when it is due; a skipped id does not', () => {
-    expect(ix.nextDue(now, true, new Set(['a1']))).toMatchObject({ next: { id: 'a2' } });
-    expect(ix.nextDue(now, true, undefined, new Map([['a1', now - 1]]))).toEqual({ wakeAtMs: now - 1 });
+    expect(pickNext(ix.entries(), now, { strictOrder: true, skip: new Set(['a1']) })).toMatchObject({ next: { id: 'a2' } });
+    expect(pickNext(ix.entries(), now, { strictOrder: true, hold: new Map([['a1', now - 1]]) })).toEqual({ wakeAtMs: now - 1 });
   });
 });

@@ -1,10 +1,12 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Spool, serializeRecord } from '../../src/spool/store.js';
+import { pickNext } from '../../src/forward/schedule.js';
+import { serializeRecord } from '../../src/spool/codec.js';
+import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms, nextDue, tempDir } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -33,11 +35,11 @@ const LATER = new Date('2024-01-01T12:30:00Z');
 
 const pendingIds = async (spool: Spool) => ((await spool.list('pending')) as SmsRecord[]).map((r) => r.id);
 
-/** The ids nextDue hands out one after another, as if each was delivered before the next pick. */
+/** The ids the forwarder's pick hands out one after another, as if each was delivered before the next pick. */
 function drainOrder(spool: Spool, nowMs: number, strictOrder = false): { sent: string[]; wakeAtMs?: number } {
   const sent = new Set<string>();
   for (;;) {
-    const { next, wakeAtMs } = spool.nextDue(nowMs, { strictOrder, skip: sent });
+    const { next, wakeAtMs } = nextDue(spool, nowMs, { strictOrder, skip: sent });
     if (!next) return wakeAtMs === undefined ? { sent: [...sent] } : { sent: [...sent], wakeAtMs };
     sent.add(next.id);
   }
@@ -65,7 +67,7 @@ describe('Spool: the pending index stays in delivery order', () => {
     expect(await pendingIds(spool)).toEqual(['r1', 'r2', 'r3']);
     expect(drainOrder(spool, NOW)).toEqual({ sent: ['r2', 'r3'], wakeAtMs: LATER.getTime() });
     expect(drainOrder(spool, LATER.getTime()).sent).toEqual(['r1', 'r2', 'r3']);
-    expect(spool.nextDue(NOW, { strictOrder: true })).toEqual({ wakeAtMs: LATER.getTime() }); // same modem: all held
+    expect(nextDue(spool, NOW, { strictOrder: true })).toEqual({ wakeAtMs: LATER.getTime() }); // same modem: all held
   });
 
   it('a dead record put back by retry / retryAllDead returns to its receivedAt place, not to the end', async () => {
@@ -116,18 +118,24 @@ describe('Spool: the pending index stays in delivery order', () => {
     expect((await spool.stats()).pending).toBe(1);
   });
 
-  it('nextDue hands out a copy of one record: changing it changes nothing in the spool, and no other record is copied', async () => {
+  it('the ordered pending view copies no record and cannot be changed; the pick copies one record, changing it changes nothing in the spool', async () => {
     const spool = await openOwner();
     for (let i = 0; i < 60; i++) await spool.putPending(makeSms(`n${String(i).padStart(2, '0')}`, { receivedAt: at(i % 60) }));
     await spool.markRetry('n00', { error: 'HTTP 503: x', nextAttemptAt: LATER });
     const clone = vi.spyOn(globalThis, 'structuredClone');
-    const { next } = spool.nextDue(NOW);
+    const picked = pickNext(spool.pendingInOrder(), NOW).next!;
+    expect(picked.id).toBe('n01');
+    expect(clone).toHaveBeenCalledTimes(0);
+    expect(() => {
+      (picked.record as SmsRecord).attempts = 99;
+    }).toThrow(TypeError);
+    const { next } = nextDue(spool, NOW);
     expect(next?.id).toBe('n01');
     expect(clone).toHaveBeenCalledTimes(1);
     next!.attempts = 99;
     next!.nextAttemptAt = LATER.toISOString();
-    expect(spool.nextDue(NOW).next).toMatchObject({ id: 'n01', attempts: 0 });
-    expect(spool.nextDue(NOW).next?.nextAttemptAt).toBeUndefined();
+    expect(nextDue(spool, NOW).next).toMatchObject({ id: 'n01', attempts: 0 });
+    expect(nextDue(spool, NOW).next?.nextAttemptAt).toBeUndefined();
   });
 
   it('skip passes over the given ids as if absent, also for strictOrder (a skipped record holds nothing back)', async () => {
@@ -135,9 +143,9 @@ describe('Spool: the pending index stays in delivery order', () => {
     await spool.putPending(makeSms('s1', { receivedAt: at(1), sim: { modem: 'A' } }));
     await spool.putPending(makeSms('s2', { receivedAt: at(2), sim: { modem: 'A' } }));
     await spool.markRetry('s1', { error: 'HTTP 503: x', nextAttemptAt: LATER });
-    expect(spool.nextDue(NOW, { strictOrder: true })).toEqual({ wakeAtMs: LATER.getTime() });
-    expect(spool.nextDue(NOW, { strictOrder: true, skip: new Set(['s1']) }).next?.id).toBe('s2');
-    expect(spool.nextDue(NOW, { skip: new Set(['s1', 's2']) })).toEqual({});
+    expect(nextDue(spool, NOW, { strictOrder: true })).toEqual({ wakeAtMs: LATER.getTime() });
+    expect(nextDue(spool, NOW, { strictOrder: true, skip: new Set(['s1']) }).next?.id).toBe('s2');
+    expect(nextDue(spool, NOW, { skip: new Set(['s1', 's2']) })).toEqual({});
   });
 
   it('list(pending) with a limit copies only the oldest records', async () => {

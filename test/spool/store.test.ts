@@ -2,10 +2,12 @@ import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { promises as fsp } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Spool, SpoolError, recordChecksum, serializeRecord } from '../../src/spool/store.js';
+import { Spool } from '../../src/spool/store.js';
+import { SpoolError } from '../../src/errors.js';
+import { recordChecksum, serializeRecord } from '../../src/spool/codec.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { captureLogger, makeSms, tempDir } from './helpers.js';
+import { captureLogger, makeSms, nextDue, tempDir } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -148,7 +150,7 @@ describe('Spool: delivery transitions and operator commands', () => {
   it('markRetry retried after a failed directory fsync (the file was already renamed) counts the attempt once', async () => {
     const spool = await open({ fsync: true });
     await spool.putPending(makeSms('r2', { receivedAt: '2024-01-01T00:00:00Z' }));
-    const baseRev = (await spool.nextDue(Date.parse('2024-01-01T00:10:00Z'))).next!.rev ?? 0;
+    const baseRev = (await nextDue(spool, Date.parse('2024-01-01T00:10:00Z'))).next!.rev ?? 0;
     const pendingDir = path.join(dir, 'pending');
     const realOpen = fsp.open.bind(fsp);
     let failFsync = true;
@@ -167,7 +169,7 @@ describe('Spool: delivery transitions and operator commands', () => {
       const onDisk = JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'));
       expect(onDisk).toMatchObject({ attempts: 1, rev: baseRev + 1, nextAttemptAt: '2024-01-01T00:11:00.000Z' });
       // the in-memory index follows: r2 waits for its retry time
-      expect(spool.nextDue(Date.parse('2024-01-01T00:10:00Z'))).toEqual({ wakeAtMs: Date.parse('2024-01-01T00:11:00Z') });
+      expect(nextDue(spool, Date.parse('2024-01-01T00:10:00Z'))).toEqual({ wakeAtMs: Date.parse('2024-01-01T00:11:00Z') });
       // another rev on disk (an operator's `queue retry` in between): marked from the disk as before
       await spool.retry('r2');
       await spool.markRetry('r2', info);

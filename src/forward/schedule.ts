@@ -1,0 +1,58 @@
+/**
+ * The forwarder's choice of the next record to send (PURE: no timers, no clock, no fs; time comes in as nowMs).
+ *
+ * Contract and invariants
+ * - Input: pending items in delivery order (oldest receivedAt first, then id), as the spool's ordered view
+ *   (Spool.pendingInOrder) gives them; each says its id, its modem and when it is due (dueMs; undefined = due now).
+ * - pickNext returns the first due item (dueMs undefined or <= nowMs), or, when none is due, the earliest due time
+ *   among the items it looked at (wakeAtMs; neither when there is nothing to wait for).
+ * - skip: ids passed over as if absent (they hold nothing back).
+ * - strictOrder: an item not yet due holds back every later item of the same modem (they are neither picked nor counted
+ *   for the wake-up time).
+ * - hold: ids never picked. Without strictOrder they are passed over like skip. With strictOrder each counts as a
+ *   waiting item that is never due: it holds back the later items of its modem, and the later of its own due time and
+ *   the time `hold` gives counts for the wake-up time. (The forwarder holds records whose not-delivered result it could
+ *   not record yet: they are sent again later, so nothing may overtake them.)
+ * - Cost: it walks from the oldest and stops at the first due item: O(k), k = items before it; number comparisons only.
+ *   It returns the item itself (no copy); the caller copies what it keeps.
+ */
+
+/** What the choice needs to know of a pending record. */
+export interface Schedulable {
+  readonly id: string;
+  readonly modem: string;
+  /** Epoch ms the item is due at; undefined = due now. */
+  readonly dueMs: number | undefined;
+}
+
+export interface PickOptions {
+  strictOrder?: boolean;
+  skip?: ReadonlySet<string>;
+  hold?: ReadonlyMap<string, number>;
+}
+
+export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions = {}): { next?: T; wakeAtMs?: number } {
+  const { skip, hold } = opts;
+  const held = opts.strictOrder ? new Set<string>() : undefined;
+  const skipping = skip !== undefined && skip.size > 0;
+  const holding = hold !== undefined && hold.size > 0;
+  let wakeAtMs: number | undefined;
+  for (const item of ordered) {
+    if (skipping && skip.has(item.id)) continue;
+    if (held !== undefined && held.size > 0 && held.has(item.modem)) continue;
+    const holdMs = holding ? hold.get(item.id) : undefined;
+    if (holdMs !== undefined) {
+      if (held === undefined) continue;
+      const own = item.dueMs;
+      const until = own === undefined ? holdMs : Math.max(own, holdMs);
+      wakeAtMs = wakeAtMs === undefined ? until : Math.min(wakeAtMs, until);
+      held.add(item.modem);
+      continue;
+    }
+    const due = item.dueMs;
+    if (due === undefined || due <= nowMs) return { next: item };
+    wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
+    held?.add(item.modem);
+  }
+  return wakeAtMs === undefined ? {} : { wakeAtMs };
+}

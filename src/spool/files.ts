@@ -1,0 +1,153 @@
+/**
+ * Durable file primitives of the spool (I/O module): where a record lives, and how it is written, removed and read.
+ *
+ * Contract and invariants
+ * - A record is `<dir>/<area>/<id>.json`; files being written live in `<dir>/tmp/`.
+ * - write(): Maildir-like. The exact bytes of serializeRecord go to a new private file tmp/<id>.<pid>.<n>.<random>.tmp
+ *   (created 'wx', mode 0640), which is fsynced, renamed over `<area>/<id>.json`, and then the area directory is
+ *   fsynced. It resolves only after all of that; a reader sees the old file or the new one, never a part. On failure the
+ *   tmp file is removed (best effort: the owner's start-up deletes tmp leftovers) and SpoolError 'io' is thrown.
+ * - unlink(): remove the file, then fsync its directory; 'io' on failure (a file already gone is fine with missingOk).
+ * - read(): the parsed record, undefined when there is no such file, SpoolError 'corrupt' when it fails the codec's
+ *   checks, 'io' when it cannot be read.
+ * - With fsync:false (tests, throwaway spools) nothing is fsynced; everything else is the same.
+ * - Permissions: run as root (`sudo pulsa-bridge queue retry`), a new file gets the owner of the spool directory, so the
+ *   daemon's service user can still read it.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { errorMessage, SpoolError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { parseRecordFile, serializeRecord } from './codec.js';
+import type { AnyRecord, SpoolArea } from './types.js';
+
+export function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+export class RecordFiles {
+  private tmpCounter = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly doFsync: boolean,
+    private readonly logger: Logger,
+  ) {}
+
+  fileOf(area: SpoolArea, id: string): string {
+    return path.join(this.dir, area, `${id}.json`);
+  }
+
+  areaDir(area: SpoolArea | 'tmp'): string {
+    return path.join(this.dir, area);
+  }
+
+  async fsyncDir(dir: string): Promise<void> {
+    if (!this.doFsync) return;
+    const fh = await fsp.open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /**
+   * A client run as root (`sudo pulsa-bridge queue retry`) would otherwise leave root-owned 0640 files that the
+   * daemon's service user cannot read: give new files the owner of the spool directory. No-op for other users.
+   */
+  private async matchOwnership(fh: fsp.FileHandle): Promise<void> {
+    if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
+    const st = await fsp.stat(this.dir);
+    if (st.uid !== 0 || st.gid !== 0) await fh.chown(st.uid, st.gid);
+  }
+
+  /** tmp write -> fsync -> rename into area -> fsync area dir. */
+  async write(area: SpoolArea, rec: AnyRecord): Promise<void> {
+    const text = serializeRecord(rec);
+    const tmp = path.join(this.dir, 'tmp', `${rec.id}.${process.pid}.${++this.tmpCounter}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      const fh = await fsp.open(tmp, 'wx', 0o640);
+      try {
+        await this.matchOwnership(fh);
+        await fh.writeFile(text, 'utf8');
+        if (this.doFsync) await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await fsp.rename(tmp, this.fileOf(area, rec.id));
+      await this.fsyncDir(this.areaDir(area));
+    } catch (err) {
+      await fsp.rm(tmp, { force: true }).catch((rmErr: unknown) => {
+        // Best effort: the owner's open() deletes tmp leftovers anyway.
+        this.logger.debug({ file: tmp, err: errorMessage(rmErr) }, 'spool: could not remove tmp file after failed write');
+      });
+      throw new SpoolError('io', `cannot write ${area}/${rec.id}.json: ${errorMessage(err)}`, {
+        cause: err,
+        hint: `check free space and permissions of ${this.dir}`,
+      });
+    }
+  }
+
+  /** `missingOk`: the file being gone already is fine (the source of a move another process removed). */
+  async unlink(area: SpoolArea, id: string, missingOk = false): Promise<void> {
+    try {
+      await fsp.unlink(this.fileOf(area, id));
+    } catch (err) {
+      if (missingOk && errnoCode(err) === 'ENOENT') {
+        this.logger.debug({ id, area }, `spool: ${area}/${id}.json was already removed by another process`);
+        return;
+      }
+      throw new SpoolError('io', `cannot remove ${area}/${id}.json: ${errorMessage(err)}`, { cause: err });
+    }
+    try {
+      await this.fsyncDir(this.areaDir(area));
+    } catch (err) {
+      throw new SpoolError('io', `cannot fsync ${area}/ after removing ${id}.json: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** Remove `<area>/<name>` (any name, e.g. an unreadable file) and fsync the area; errors are thrown as they are. */
+  async unlinkName(area: SpoolArea, name: string): Promise<void> {
+    await fsp.unlink(path.join(this.dir, area, name));
+    await this.fsyncDir(this.areaDir(area));
+  }
+
+  /** The raw text of `<area>/<name>`; fs errors are thrown as they are. */
+  readText(area: SpoolArea, name: string): Promise<string> {
+    return fsp.readFile(path.join(this.dir, area, name), 'utf8');
+  }
+
+  /** The record file as it is on disk now; undefined when there is no such file. */
+  async read(area: SpoolArea, id: string): Promise<AnyRecord | undefined> {
+    let text: string;
+    try {
+      text = await fsp.readFile(this.fileOf(area, id), 'utf8');
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw new SpoolError('io', `cannot read ${area}/${id}.json: ${errorMessage(err)}`, { cause: err });
+    }
+    const parsed = parseRecordFile(text, area, `${id}.json`);
+    if (!parsed.ok) {
+      throw new SpoolError('corrupt', `record ${area}/${id}.json is unreadable: ${parsed.reason}`, {
+        hint: 'restart the bridge: start-up moves unreadable records to quarantine',
+      });
+    }
+    return parsed.record;
+  }
+
+  /** Names in a directory, sorted; a missing or unlistable directory is logged and counts as empty. */
+  async list(dir: string): Promise<string[]> {
+    try {
+      return (await fsp.readdir(dir)).sort();
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') {
+        this.logger.debug({ dir }, 'spool: area directory missing; treated as empty');
+        return [];
+      }
+      this.logger.error({ dir, err: errorMessage(err) }, 'spool: cannot list directory');
+      return [];
+    }
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The spool's commands that change records outside delivery (I/O through the spool's own primitives): the operator's
+ * retry, retry of every dead record and drop (`pulsa-bridge queue ...`, usually from a client), and prune (the
+ * owner's housekeeping of sent and ignored records).
+ *
+ * Contract and invariants
+ * - Each runs inside the id's chain of the spool (SpoolPort.withLock) and looks at the disk first (locate / readRecord):
+ *   the index of a client, or of an owner a client changed, may be stale.
+ * - retry: dead -> pending with attempts 0, nextAttemptAt and deadReason cleared, `requeuedAt` stamped (the forwarder's
+ *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way. Any other area
+ *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
+ * - drop: removes a record from pending, dead, ignored or quarantine; sent records are refused ('wrong-area': they are
+ *   pruned, not dropped).
+ * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
+ *   a no-op for the owner itself).
+ * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago; unreadable ones are
+ *   logged and kept.
+ */
+import { errorMessage, SpoolError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isoTimeMs, type SmsArea } from './codec.js';
+import type { RecordFiles } from './files.js';
+import type { SpoolIndex } from './scan.js';
+import type { AnyRecord, SmsRecord, SpoolArea } from './types.js';
+
+const DAY_MS = 86_400_000;
+
+/** What these commands use of the spool (built by Spool; see store.ts for each primitive). */
+export interface SpoolPort {
+  readonly files: RecordFiles;
+  readonly logger: Logger;
+  /** The current index (rescan() replaces it). */
+  index(): SpoolIndex;
+  now(): Date;
+  withLock<T>(id: string, fn: () => Promise<T>, nested?: boolean): Promise<T>;
+  locate(id: string): Promise<SmsArea | undefined>;
+  readRecord(area: SpoolArea, id: string): Promise<AnyRecord>;
+  moveSms(from: SmsArea, to: SmsArea, rec: SmsRecord): Promise<void>;
+  notFound(id: string, expected: string): SpoolError;
+  forget(area: SpoolArea, id: string): void;
+  /** Emit 'pending' for id. */
+  woke(id: string): void;
+  notifyOwner(): Promise<void>;
+}
+
+/** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
+export async function retry(s: SpoolPort, id: string): Promise<void> {
+  await retryOne(s, id);
+  await s.notifyOwner();
+}
+
+function retryOne(s: SpoolPort, id: string): Promise<void> {
+  return s.withLock(id, async () => {
+    const area = await s.locate(id);
+    if (area !== 'dead' && area !== 'pending') throw s.notFound(id, 'dead or pending');
+    const rec = (await s.readRecord(area, id)) as SmsRecord;
+    rec.attempts = 0;
+    rec.requeuedAt = s.now().toISOString(); // maxAge counts from here: the operator asked for another chance
+    delete rec.nextAttemptAt;
+    delete rec.deadReason;
+    rec.rev = (rec.rev ?? 0) + 1;
+    await s.moveSms(area, 'pending', rec);
+    s.logger.info({ id, from: area }, `spool: record ${id} queued for delivery again`);
+    s.woke(id);
+  });
+}
+
+/** Every dead record back to pending; records another process moved meanwhile are skipped. Returns the count. */
+export async function retryAllDead(s: SpoolPort): Promise<number> {
+  let n = 0;
+  try {
+    for (const [id, area] of [...s.index().sms]) {
+      if (area !== 'dead') continue;
+      try {
+        await retryOne(s, id);
+        n += 1;
+      } catch (err) {
+        if (!(err instanceof SpoolError && (err.reason === 'not-found' || err.reason === 'wrong-area'))) throw err;
+        s.logger.info({ id, err: err.message }, `spool: ${id} is no longer dead; skipped`);
+      }
+    }
+  } finally {
+    if (n > 0) await s.notifyOwner();
+  }
+  return n;
+}
+
+/** Remove a record from pending/dead/ignored/quarantine. Sent records are pruned, not dropped. */
+export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea }> {
+  const result = await s.withLock(id, async (): Promise<{ area: SpoolArea }> => {
+    const area = await s.locate(id);
+    if (area === 'pending' || area === 'dead' || area === 'ignored') {
+      await s.files.unlink(area, id);
+      s.index().sms.delete(id);
+      s.index().pending.delete(id);
+      s.logger.warn({ id, area }, `spool: record ${id} dropped from ${area} by operator`);
+      return { area };
+    }
+    if (area === undefined && s.index().quarantine.has(id)) {
+      await s.withLock(
+        `q:${id}`,
+        async () => {
+          await s.files.unlink('quarantine', id);
+          s.index().quarantine.delete(id);
+        },
+        true,
+      );
+      s.logger.warn({ id, area: 'quarantine' }, `spool: record ${id} dropped from quarantine by operator`);
+      return { area: 'quarantine' };
+    }
+    if (area === 'sent') throw new SpoolError('wrong-area', `record ${id} was delivered (sent); sent records are pruned, not dropped`);
+    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored or quarantine`, { hint: 'list records to find the id' });
+  });
+  await s.notifyOwner();
+  return result;
+}
+
+/** Delete sent (by deliveredAt) or ignored (by receivedAt) records older than `olderThanDays`. Returns the count. */
+export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDays: number): Promise<number> {
+  if (!(olderThanDays >= 0)) throw new SpoolError('io', `prune: olderThanDays must be >= 0, got ${olderThanDays}`);
+  const cutoff = s.now().getTime() - olderThanDays * DAY_MS;
+  let removed = 0;
+  for (const [id, a] of [...s.index().sms]) {
+    if (a !== area) continue;
+    await s.withLock(id, async () => {
+      if (s.index().sms.get(id) !== area) return;
+      let rec: SmsRecord;
+      try {
+        rec = (await s.readRecord(area, id)) as SmsRecord;
+      } catch (err) {
+        if (err instanceof SpoolError && err.reason === 'not-found') {
+          s.forget(area, id);
+          return;
+        }
+        s.logger.error({ id, area, err: errorMessage(err) }, 'spool: prune skips unreadable record');
+        return;
+      }
+      const t = isoTimeMs(area === 'sent' ? rec.deliveredAt ?? rec.receivedAt : rec.receivedAt);
+      if (t === undefined || t >= cutoff) return;
+      await s.files.unlink(area, id, true);
+      s.index().sms.delete(id);
+      removed += 1;
+    });
+  }
+  if (removed > 0) s.logger.info({ area, removed, olderThanDays }, `spool: pruned ${removed} ${area} records`);
+  return removed;
+}

@@ -1,0 +1,203 @@
+/**
+ * Reading a spool directory into an index, and the owner's start-up recovery (I/O module, over RecordFiles).
+ *
+ * Contract and invariants
+ * - scan() reads every area (AREAS order, names sorted) into a fresh SpoolIndex: SMS ids with their area, pending
+ *   records in delivery order (PendingIndex, sorted once), parts in memory, quarantine ids. Files not named *.json are
+ *   ignored with a warning; a file that vanishes between readdir and read is skipped (another process moved it).
+ * - An id found in two SMS areas (a move interrupted by a crash) is indexed in its later state (codec.isLaterCopy).
+ * - mode 'read' (a client, or the owner's rescan) changes nothing on disk: unreadable files are skipped with a warning
+ *   and the earlier copy of a duplicate id is left where it is.
+ * - mode 'recover' (the owner at open, after clearTmp) repairs: it removes the earlier copy of a duplicate id and moves
+ *   every unreadable record file (bad JSON, bad checksum, wrong version, wrong kind for its area, name/id mismatch) into
+ *   quarantine/ as a QuarantineRecord holding the raw text. A corrupt file never throws: it is logged and set aside,
+ *   or left in place (logged) when it cannot be moved.
+ * - At run time (owner, inside the id's chain) a pending file found unreadable is handled the same way: when the owner
+ *   holds a valid copy in memory the file is rewritten from it (restoreCorruptPending; the corrupt bytes are kept in
+ *   quarantine), else the file is moved to quarantine and leaves the index (quarantineCorruptPending -> 'corrupt').
+ * - clearTmp() deletes every entry of tmp/: a file there was half-written when the process died, so its SMS is simply
+ *   not in the spool yet (it is still on the SIM, which is cleared only after the fsynced write).
+ */
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { errorMessage, SpoolError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { AREAS, isLaterCopy, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
+import { errnoCode, type RecordFiles } from './files.js';
+import { PendingIndex } from './pending-index.js';
+import type { PartRecord, SmsRecord, SpoolArea } from './types.js';
+
+export interface SpoolIndex {
+  /** id -> area, for SMS records (pending/sent/dead/ignored). */
+  sms: Map<string, SmsArea>;
+  /** Pending records are kept in memory, in delivery order: the forwarder picks from them on every wake. */
+  pending: PendingIndex;
+  parts: Map<string, PartRecord>;
+  quarantine: Set<string>;
+}
+
+export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new Map(), quarantine: new Set() });
+
+/** Every `<area>/<id>` an index holds (to count what a rescan added and removed). */
+export function indexEntries(ix: SpoolIndex): Set<string> {
+  const out = new Set<string>();
+  for (const [id, area] of ix.sms) out.add(`${area}/${id}`);
+  for (const id of ix.parts.keys()) out.add(`parts/${id}`);
+  for (const id of ix.quarantine) out.add(`quarantine/${id}`);
+  return out;
+}
+
+export interface ScanDeps {
+  files: RecordFiles;
+  logger: Logger;
+  clock: () => Date;
+}
+
+/** Owner only, at open, before the recovering scan: delete tmp/ leftovers (half-written by a crash). */
+export async function clearTmp({ files, logger }: ScanDeps): Promise<void> {
+  const tmpDir = files.areaDir('tmp');
+  for (const name of await files.list(tmpDir)) {
+    try {
+      await fsp.rm(path.join(tmpDir, name), { recursive: true, force: true });
+      logger.warn({ file: `tmp/${name}` }, 'spool: deleted half-written file left by a crash');
+    } catch (err) {
+      logger.error({ file: `tmp/${name}`, err: errorMessage(err) }, 'spool: cannot delete tmp leftover');
+    }
+  }
+}
+
+/** Read every area into a fresh index. 'recover' (owner at open) repairs; 'read' only reads. */
+export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<SpoolIndex> {
+  const { files, logger } = deps;
+  const ix = emptyIndex();
+  const found = new Map<string, { area: SmsArea; rev: number; rec: SmsRecord }[]>();
+  const pending: SmsRecord[] = [];
+  for (const area of AREAS) {
+    for (const name of await files.list(files.areaDir(area))) {
+      if (!name.endsWith('.json')) {
+        logger.warn({ file: `${area}/${name}` }, 'spool: ignoring a file that is not a record (*.json)');
+        continue;
+      }
+      let text: string;
+      try {
+        text = await files.readText(area, name);
+      } catch (err) {
+        // Vanished between readdir and read: another process moved or dropped it; nothing to index.
+        if (errnoCode(err) === 'ENOENT') {
+          logger.debug({ file: `${area}/${name}` }, 'spool: record file vanished while scanning');
+          continue;
+        }
+        logger.error({ file: `${area}/${name}`, err: errorMessage(err) }, 'spool: cannot read record file; left in place');
+        continue;
+      }
+      const parsed = parseRecordFile(text, area, name);
+      if (!parsed.ok) {
+        if (mode === 'recover') await quarantineUnreadable(deps, ix, area, name, text, parsed.reason);
+        else logger.warn({ file: `${area}/${name}`, reason: parsed.reason }, `spool: skipping unreadable record ${area}/${name} (${parsed.reason})`);
+        continue;
+      }
+      const rec = parsed.record;
+      if (rec.kind === 'part') ix.parts.set(rec.id, rec);
+      else if (rec.kind === 'quarantine') ix.quarantine.add(rec.id);
+      else if (isSmsArea(area)) {
+        const list = found.get(rec.id) ?? [];
+        list.push({ area, rev: rec.rev ?? 0, rec });
+        found.set(rec.id, list);
+      }
+    }
+  }
+  for (const [id, copies] of found) {
+    // Latest first (stable for equal copies, as the sort by rev then area rank always was).
+    copies.sort((a, b) => (isLaterCopy(b, a) ? 1 : isLaterCopy(a, b) ? -1 : 0));
+    const keep = copies[0]!;
+    ix.sms.set(id, keep.area);
+    if (keep.area === 'pending') pending.push(keep.rec);
+    for (const loser of copies.slice(1)) {
+      if (mode === 'read') {
+        logger.debug({ id, kept: keep.area, other: loser.area }, `spool: record ${id} is in two areas; using ${keep.area}`);
+        continue;
+      }
+      try {
+        await files.unlink(loser.area, id);
+        logger.warn(
+          { id, kept: keep.area, removed: loser.area },
+          `spool: record ${id} was in two areas (interrupted move); kept ${keep.area}, removed ${loser.area}`,
+        );
+      } catch (err) {
+        logger.error({ id, area: loser.area, err: errorMessage(err) }, 'spool: cannot remove duplicate record');
+      }
+    }
+  }
+  ix.pending = PendingIndex.from(pending); // sorted once
+  return ix;
+}
+
+/**
+ * Move an unreadable record file into quarantine (raw text kept); on failure it stays where it is, logged.
+ * Returns the quarantine id, or undefined when the file could not be moved.
+ * `unlink`: remove the unreadable file (false when the caller rewrites it in place).
+ */
+async function quarantineUnreadable(
+  { files, logger, clock }: ScanDeps,
+  ix: SpoolIndex,
+  area: SpoolArea,
+  name: string,
+  text: string,
+  reason: string,
+  unlink = true,
+): Promise<string | undefined> {
+  const q = quarantineRecordFor(area, name, text, reason, clock());
+  const id = q.id;
+  try {
+    if (!ix.quarantine.has(id)) await files.write('quarantine', q);
+    ix.quarantine.add(id);
+    if (unlink && !(area === 'quarantine' && `${id}.json` === name)) await files.unlinkName(area, name);
+    logger.warn({ file: `${area}/${name}`, quarantineId: id, reason }, `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`);
+    return id;
+  } catch (err) {
+    logger.error({ file: `${area}/${name}`, reason, err: errorMessage(err) }, 'spool: unreadable record could not be quarantined; left in place');
+    return undefined;
+  }
+}
+
+/**
+ * Owner, inside the id's lock: the pending file went bad on disk (bit rot, a hand edit) while this process holds a
+ * valid copy in memory. The SMS must not be lost to quarantine: the corrupt bytes are kept in quarantine for audit,
+ * the pending file is rewritten from memory, and the caller's mark goes on with that copy.
+ */
+export async function restoreCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: string, cached: Readonly<SmsRecord>): Promise<SmsRecord> {
+  const name = `${id}.json`;
+  const text = await deps.files.readText('pending', name).catch(() => undefined);
+  const parsed = text === undefined ? undefined : parseRecordFile(text, 'pending', name);
+  const qid = text !== undefined && parsed && !parsed.ok ? await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason, false) : undefined;
+  const rec = structuredClone(cached) as SmsRecord;
+  await deps.files.write('pending', rec);
+  deps.logger.error({ id, quarantineId: qid }, `spool: pending record ${id} was corrupt on disk; rewritten from memory (the corrupt bytes are kept in quarantine)`);
+  return structuredClone(rec);
+}
+
+/**
+ * Owner, inside the id's lock: a pending file that fails its checks (bad JSON, checksum, ...) is moved to quarantine
+ * and leaves the index, so it cannot block delivery; the same as start-up recovery does. Returns the error to throw
+ * (SpoolError 'corrupt'); when the move fails the record stays pending and the error says so.
+ */
+export async function quarantineCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: string, err: SpoolError): Promise<SpoolError> {
+  const name = `${id}.json`;
+  let text: string;
+  try {
+    text = await deps.files.readText('pending', name);
+  } catch (readErr) {
+    deps.logger.error({ id, err: errorMessage(readErr) }, `spool: cannot re-read the unreadable pending record ${id}; left in place`);
+    return err;
+  }
+  const parsed = parseRecordFile(text, 'pending', name);
+  if (parsed.ok) return err; // rewritten by another process since: the caller's next try reads the new file
+  const qid = await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason);
+  if (qid === undefined) return err;
+  if (ix.sms.get(id) === 'pending') ix.sms.delete(id);
+  ix.pending.delete(id);
+  return new SpoolError('corrupt', `record pending/${name} is unreadable (${parsed.reason}); moved to quarantine as ${qid}`, {
+    cause: err,
+    hint: `pulsa-bridge queue show ${qid}`,
+  });
+}
