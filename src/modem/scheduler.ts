@@ -35,8 +35,6 @@ import { BridgeError } from '../errors.js';
 
 export type TaskPriority = 'urgent' | 'receive' | 'operator' | 'maintenance';
 
-export const TASK_PRIORITIES: readonly TaskPriority[] = ['urgent', 'receive', 'operator', 'maintenance'];
-
 export interface TaskContext<T> {
   /** What the scheduler was attached to when the task started (the modem and its channel). */
   readonly target: T;
