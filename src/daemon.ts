@@ -19,7 +19,8 @@ import { errorMessage } from './errors.js';
 import { createModem, openChannel } from './modem/factory.js';
 import type { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
-import { ModemSupervisor, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
+import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
+import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
@@ -80,6 +81,8 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
   return new ModemSupervisor<Modem>({
     name: m.name,
     logger: w.logger,
+    // One per configured modem, for the supervisor's whole life: every reconnect attaches its modem to it.
+    scheduler: new AtScheduler<ModemHandle<Modem>>({ name: m.name }),
     ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
     ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
     connect: (): Promise<AtChannel> =>
@@ -96,9 +99,10 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         storage: m.storage,
         delivery: m.delivery,
       }),
-    createReceiver: (modem, identity: ModemIdentityLike) =>
+    createReceiver: (modem, identity: ModemIdentityLike, scheduler) =>
       new Receiver({
         modem,
+        scheduler,
         spool: w.spool,
         sim: {
           modem: m.name,

@@ -12,10 +12,14 @@
  * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
  *   interval, and when storage is (nearly) full.
- * - One task at a time per modem; +CMT (direct delivery) tasks go first so AT+CNMA is sent within the SMSC's limit.
+ * - Every command goes through the modem's one scheduler (src/modem/scheduler.ts), one task at a time: +CMT (direct
+ *   delivery) tasks are 'urgent' so AT+CNMA is sent within the SMSC's limit (a sweep runs them between its items);
+ *   reads, deletes and multipart work are 'receive'; sweeps are 'maintenance'. Without a scheduler in the options the
+ *   receiver makes a private one (unit tests).
+ * - stop() withdraws the receiver's queued tasks (the SIM still holds those SMS) and waits for the one in progress.
  */
 import { createHash } from 'node:crypto';
-import type { EventEmitter } from 'node:events';
+import { setMaxListeners, type EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
@@ -25,6 +29,7 @@ import { joinParts, partGroupKey } from '../sms/multipart.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
+import { AtScheduler, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
 
 /** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
 export interface ReceiveModem extends EventEmitter {
@@ -56,6 +61,14 @@ export interface ReceiverOptions {
   /** Storage capacity check for the "nearly full" sweep trigger; optional. */
   storageUsage?: () => Promise<{ used: number; total: number } | undefined>;
   now?: () => number;
+  /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
+  scheduler?: ReceiveScheduler;
+}
+
+/** What the receiver needs of the modem's scheduler (AtScheduler satisfies it; the receiver ignores ctx.target). */
+export interface ReceiveScheduler {
+  schedule<R>(options: { priority: TaskPriority; label: string; signal?: AbortSignal }, fn: (ctx: TaskContext<unknown>) => Promise<R>): Promise<R>;
+  exclusive<R>(label: string, fn: (ctx: TaskContext<unknown>) => Promise<R>): Promise<R>;
 }
 
 export interface ReceiverStats {
@@ -70,7 +83,12 @@ export interface ReceiverStats {
   lastError: string | undefined;
 }
 
-type Task = { label: string; run: () => Promise<void> };
+type Task = {
+  label: string;
+  run: (ctx: TaskContext<unknown>) => Promise<void>;
+  /** Called when the task is withdrawn or refused before it ran (stop, disconnect). */
+  dropped?: () => void;
+};
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
@@ -79,12 +97,14 @@ export class Receiver {
   private readonly o: ReceiverOptions;
   private readonly log: Logger;
   private readonly now: () => number;
-  private readonly urgent: Task[] = [];
-  private readonly normal: Task[] = [];
-  private running = false;
-  private paused = false;
-  private idle: Promise<void> = Promise.resolve();
-  private idleResolve: (() => void) | undefined;
+  private readonly scheduler: ReceiveScheduler;
+  /** Aborted by stop(): withdraws this receiver's queued tasks. */
+  private withdraw = new AbortController();
+  /** Tasks queued or running; drained() waits for zero. */
+  private outstanding = 0;
+  private drainWaiters: Array<() => void> = [];
+  /** Set while pause() holds the scheduler; resume() releases it. */
+  private releasePause: (() => void) | undefined;
   private stopped = true;
   private sweepTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
@@ -103,6 +123,13 @@ export class Receiver {
     this.o = options;
     this.log = options.logger.child({ modem: options.sim.modem });
     this.now = options.now ?? Date.now;
+    if (options.scheduler) {
+      this.scheduler = options.scheduler;
+    } else {
+      const own = new AtScheduler<ReceiveModem>({ name: options.sim.modem });
+      own.attach(options.modem);
+      this.scheduler = own;
+    }
   }
 
   private get simKey(): string {
@@ -113,6 +140,8 @@ export class Receiver {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.withdraw = new AbortController();
+    setMaxListeners(0, this.withdraw.signal); // one listener per queued task of this receiver (a burst queues many)
     this.on('sms', (ev: { index: number; storage?: string }) => this.onIndication(ev.index));
     this.on('sms-direct', (ev: { pdu: string; length: number }) => this.onDirect(ev));
     this.on('storage-full', () => {
@@ -130,34 +159,39 @@ export class Receiver {
 
   /** Stops taking work and waits for the task in progress (the queue is dropped: the SIM still holds those SMS). */
   async stop(): Promise<void> {
-    if (this.stopped) return this.idle; // a second stop() (the supervisor's teardown) must also wait for the task in progress
+    if (this.stopped) return this.drained(); // a second stop() (the supervisor's teardown) must also wait for the task in progress
     this.stopped = true;
     for (const [event, fn] of this.listeners) this.o.modem.off(event, fn as (...args: unknown[]) => void);
     this.listeners.length = 0;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.expiryTimer) clearInterval(this.expiryTimer);
-    this.urgent.length = 0;
-    this.normal.length = 0;
+    this.withdraw.abort(new Error('receiver stopped'));
+    this.resume();
     this.queuedIndexes.clear();
     this.sweepQueued = false;
-    await this.idle;
+    await this.drained();
   }
 
-  /** Resolves when every queued task has run (tests, benchmarks). */
+  /** Resolves when every task this receiver queued has run or was withdrawn (tests, benchmarks). */
   drained(): Promise<void> {
-    return this.idle;
+    if (this.outstanding === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drainWaiters.push(resolve));
   }
 
   requestSweep(reason: string): void {
     if (this.sweepQueued || this.stopped) return;
     this.sweepQueued = true;
-    this.enqueue({
-      label: `sweep (${reason})`,
-      run: async () => {
-        this.sweepQueued = false;
-        await this.sweep(reason);
+    this.enqueue(
+      {
+        label: `sweep (${reason})`,
+        run: async (ctx) => {
+          this.sweepQueued = false;
+          await this.sweep(reason, ctx);
+        },
+        dropped: () => (this.sweepQueued = false),
       },
-    });
+      'maintenance',
+    );
   }
 
   private on(event: string, fn: (...args: never[]) => void): void {
@@ -174,6 +208,7 @@ export class Receiver {
     this.queuedIndexes.add(index);
     this.enqueue({
       label: `read index ${index}`,
+      dropped: () => this.queuedIndexes.delete(index),
       run: async () => {
         this.queuedIndexes.delete(index);
         const stored = await this.o.modem.readSms(index);
@@ -196,34 +231,32 @@ export class Receiver {
           await this.handle({ index: undefined, stat: 0, length: ev.length, pdu: ev.pdu });
         },
       },
-      true,
+      'urgent',
     );
   }
 
-  private enqueue(task: Task, urgent = false): void {
+  private enqueue(task: Task, priority: TaskPriority = 'receive'): void {
     if (this.stopped) return;
-    (urgent ? this.urgent : this.normal).push(task);
-    if (!this.running && !this.paused) void this.runQueue();
+    this.outstanding++;
+    this.scheduler
+      .schedule({ priority, label: task.label, signal: this.withdraw.signal }, (ctx) => this.runTask(task, ctx))
+      .catch((err: unknown) => {
+        // runTask() never rejects: this is the scheduler refusing or withdrawing the task before it ran (stop, port
+        // closed). Nothing was read or deleted; the SIM still holds the SMS and the next sweep finds it.
+        task.dropped?.();
+        this.log.debug({ task: task.label, err }, `receive task not run: ${task.label}: ${errorMessage(err)}`);
+      })
+      .finally(() => {
+        if (--this.outstanding > 0) return;
+        const waiters = this.drainWaiters;
+        this.drainWaiters = [];
+        for (const resolve of waiters) resolve();
+      });
   }
 
-  private async runQueue(): Promise<void> {
-    this.running = true;
-    this.idle = new Promise<void>((resolve) => (this.idleResolve = resolve));
+  private async runTask(task: Task, ctx: TaskContext<unknown>): Promise<void> {
     try {
-      while (!this.paused) {
-        const task = this.urgent.shift() ?? this.normal.shift();
-        if (!task) break;
-        await this.runTask(task);
-      }
-    } finally {
-      this.running = false;
-      this.idleResolve?.();
-    }
-  }
-
-  private async runTask(task: Task): Promise<void> {
-    try {
-      await task.run();
+      await task.run(ctx);
     } catch (err) {
       // The SMS stays on the SIM (nothing was deleted before durability): the next sweep retries it.
       this.stats.lastError = `${task.label}: ${errorMessage(err)}`;
@@ -232,24 +265,26 @@ export class Receiver {
     }
   }
 
-  /** +CMT acknowledgements cannot wait for a long sweep: a sweep runs them between its items. */
-  private async runUrgentTasks(): Promise<void> {
-    for (let task = this.urgent.shift(); task; task = this.urgent.shift()) await this.runTask(task);
-  }
-
   /**
-   * Stops taking tasks after the one in progress and resolves when it is done; tasks and indications arriving
-   * meanwhile are queued, not dropped. The supervisor pauses the receiver while it re-initialises a rebooted modem,
-   * so init's commands (storage selection among them) never interleave with a read/delete.
+   * Holds the modem's scheduler (exclusive mode) after the task in progress and resolves when it is done; tasks and
+   * indications arriving meanwhile are queued, not dropped, until resume(). (The supervisor holds the scheduler itself
+   * while it re-initialises a rebooted modem; this is the same thing for a receiver on its own.)
    */
   async pause(): Promise<void> {
-    this.paused = true;
-    await this.idle;
+    if (this.releasePause) return;
+    const held = new Promise<void>((resolve) => (this.releasePause = resolve));
+    await new Promise<void>((started, failed) => {
+      this.scheduler.exclusive('receiver paused', () => (started(), held)).catch((err: unknown) => {
+        this.releasePause = undefined; // refused (scheduler detached or stopped): nothing is held
+        failed(err);
+      });
+    });
   }
 
   resume(): void {
-    this.paused = false;
-    if (!this.running && !this.stopped && (this.urgent.length > 0 || this.normal.length > 0)) void this.runQueue();
+    const release = this.releasePause;
+    this.releasePause = undefined;
+    release?.();
   }
 
   /** `+CMS ERROR: 322` (memory full) from any command: the SIM needs emptying now, not at the next interval. */
@@ -270,15 +305,18 @@ export class Receiver {
     }
   }
 
-  /** Reads everything on the SIM and handles it. */
-  async sweep(reason: string): Promise<{ seen: number }> {
+  /**
+   * Reads everything on the SIM and handles it. Runs as a scheduler task: between items it lets queued +CMT
+   * acknowledgements go (they cannot wait for a long sweep), and it ends early when an exclusive task (re-init) waits.
+   */
+  private async sweep(reason: string, ctx: TaskContext<unknown>): Promise<{ seen: number }> {
     const list = await this.o.modem.listSms('all');
     this.stats.sweeps++;
     this.stats.lastSweepAt = new Date(this.now()).toISOString();
     let seen = 0;
     for (const stored of list) {
-      await this.runUrgentTasks();
-      if (this.stopped || this.paused) break; // paused for a re-init: the sweep after it covers the rest
+      await ctx.runUrgent();
+      if (this.stopped || ctx.interrupted) break; // held for a re-init: the sweep after it covers the rest
       if (stored.stat === 2 || stored.stat === 3) continue; // our own outgoing drafts/sent copies: not incoming SMS
       if (stored.index !== undefined && this.kept.get(stored.index) === stored.pdu.toUpperCase()) continue;
       seen++;

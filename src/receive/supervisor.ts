@@ -3,11 +3,16 @@
  * unplug) or the channel closes, stop the receiver and reconnect with backoff; when the modem reboots (CNMI lost),
  * re-run init and sweep. A SIM that needs a PIN/PUK or is missing is a state with a clear log line and a slow retry,
  * never a crash loop. Nothing here deletes anything: the receiver owns acknowledgement.
+ * All AT work goes through the configured modem's scheduler (src/modem/scheduler.ts), which outlives the connections:
+ * each session attaches its modem + channel to it and detaches them when the port closes (queued work then fails
+ * fast). Init and re-init after a reboot run in exclusive mode (nothing interleaves with storage selection or CNMI);
+ * the liveness probe is a maintenance task.
  * I/O is injected (connect/createModem/createReceiver) so tests drive it with the virtual modem.
  */
 import type { AtChannel } from '../at/types.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { AtScheduler, SchedulerStatus } from '../modem/scheduler.js';
 import type { Receiver } from './receiver.js';
 
 export type ModemState = 'stopped' | 'connecting' | 'initialising' | 'running' | 'sim-not-ready' | 'disconnected' | 'failed';
@@ -27,12 +32,21 @@ export interface ModemIdentityLike {
   profile?: string | undefined;
 }
 
+/** What a session attaches to the modem's scheduler: tasks reach the modem (and, for raw commands, its channel). */
+export interface ModemHandle<M> {
+  readonly modem: M;
+  readonly channel: AtChannel;
+}
+
 export interface SupervisorOptions<M extends SupervisedModem> {
   name: string;
   logger: Logger;
+  /** The configured modem's scheduler: created once by the owner, kept across reconnects. */
+  scheduler: AtScheduler<ModemHandle<M>>;
   connect(): Promise<AtChannel>;
   createModem(channel: AtChannel): M;
-  createReceiver(modem: M, identity: ModemIdentityLike): Receiver;
+  /** The receiver must queue its work on `scheduler` (the same one as in these options). */
+  createReceiver(modem: M, identity: ModemIdentityLike, scheduler: AtScheduler<ModemHandle<M>>): Receiver;
   /** Reconnect backoff: base doubling to max. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -59,6 +73,8 @@ export interface SupervisorStatus {
   reconnects: number;
   identity: ModemIdentityLike | undefined;
   receiver: Receiver['stats'] | undefined;
+  /** Queue depth and the running task of the modem's scheduler. */
+  scheduler: SchedulerStatus;
 }
 
 export class ModemSupervisor<M extends SupervisedModem> {
@@ -71,11 +87,14 @@ export class ModemSupervisor<M extends SupervisedModem> {
   private signalStop: () => void = () => undefined;
   private channel: AtChannel | undefined;
   private receiver: Receiver | undefined;
-  private readonly statusValue: SupervisorStatus;
+  private readonly statusValue: Omit<SupervisorStatus, 'scheduler'>;
+  /** The configured modem's one scheduler of AT work (the daemon hands it to the control plane). */
+  readonly scheduler: AtScheduler<ModemHandle<M>>;
 
   constructor(options: SupervisorOptions<M>) {
     this.o = options;
     this.log = options.logger.child({ modem: options.name });
+    this.scheduler = options.scheduler;
     this.statusValue = {
       name: options.name, state: 'stopped', since: new Date().toISOString(), lastError: undefined, hint: undefined,
       reconnects: 0, identity: undefined, receiver: undefined,
@@ -83,7 +102,11 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   status(): SupervisorStatus {
-    return { ...this.statusValue, receiver: this.receiver ? { ...this.receiver.stats } : this.statusValue.receiver };
+    return {
+      ...this.statusValue,
+      receiver: this.receiver ? { ...this.receiver.stats } : this.statusValue.receiver,
+      scheduler: this.scheduler.status(),
+    };
   }
 
   /** The receiver of the current session (tests, benchmarks). */
@@ -101,6 +124,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
   async stop(): Promise<void> {
     this.stopping = true;
     this.signalStop();
+    this.scheduler.detach('stopped');
     await this.receiver?.stop();
     await this.channel?.close().catch((err: unknown) => this.log.debug({ err }, 'closing the channel at stop failed (port already gone)'));
     await this.loop;
@@ -167,10 +191,11 @@ export class ModemSupervisor<M extends SupervisedModem> {
     if (this.stopping) return;
     this.setState('initialising');
     const modem = this.o.createModem(channel);
-    const identity = await modem.init();
+    this.scheduler.attach({ modem, channel });
+    const identity = await this.scheduler.exclusive('init', () => modem.init());
     this.statusValue.identity = identity;
     this.log.info({ identity }, `modem ${this.o.name} ready: ${identity.manufacturer ?? '?'} ${identity.model ?? '?'} (profile ${identity.profile ?? '?'})`);
-    const receiver = this.o.createReceiver(modem, identity);
+    const receiver = this.o.createReceiver(modem, identity, this.scheduler);
     this.receiver = receiver;
     let reinitialising = false;
     const onReboot = () => {
@@ -180,11 +205,17 @@ export class ModemSupervisor<M extends SupervisedModem> {
       this.setState('initialising');
       void (async () => {
         try {
-          // No receiver command may interleave with init (storage selection, CNMI): pause after the task in progress.
-          await receiver.pause();
-          await modem.init();
+          // No other command may interleave with init (storage selection, CNMI): exclusive, after the task in progress.
+          await this.scheduler.exclusive('re-init after reboot', async () => {
+            try {
+              await modem.init();
+            } catch (err) {
+              // Nothing queued may run on a modem left half-initialised: it all fails now, the port is reopened below.
+              this.scheduler.detach('re-initialisation failed');
+              throw err;
+            }
+          });
           this.setState('running');
-          receiver.resume();
           receiver.requestSweep('modem reboot');
         } catch (err) {
           this.log.error({ err }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
@@ -218,8 +249,10 @@ export class ModemSupervisor<M extends SupervisedModem> {
     const timer = setInterval(() => {
       if (probing || done) return;
       probing = true;
-      channel
-        .run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 })
+      // A maintenance task: it waits for receive work (a modem busy answering is alive); the timeout counts only from
+      // the moment `AT` is sent. A refusal (port closed, stopped) is not a timeout and is ignored below.
+      this.scheduler
+        .schedule({ priority: 'maintenance', label: 'liveness probe (AT)' }, ({ target }) => target.channel.run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 }))
         .then(
           () => (misses = 0),
           (err: unknown) => {
@@ -247,6 +280,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   private async teardown(): Promise<void> {
+    this.scheduler.detach(this.stopping ? 'stopped' : 'port closed');
     const receiver = this.receiver;
     if (receiver) {
       this.statusValue.receiver = { ...receiver.stats };

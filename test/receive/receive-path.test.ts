@@ -209,6 +209,24 @@ describe('receive path (virtual modem, real spool directory)', () => {
     expect(stack.supervisor.status().reconnects).toBeGreaterThan(0);
   });
 
+  it("operator work on the modem's scheduler runs on the current connection, fails fast while unplugged, and the same scheduler serves the replugged modem", async () => {
+    stack = await startStack(dir, vm, logger);
+    const scheduler = stack.supervisor.scheduler;
+    const csq = () => scheduler.schedule({ priority: 'operator', label: 'operator: AT+CSQ' }, async ({ target }) => (await target.channel.run('AT+CSQ')).lines);
+    expect(await csq()).toEqual([expect.stringMatching(/^\+CSQ: \d+,\d+$/)]);
+    expect(stack.supervisor.status().scheduler).toMatchObject({ attached: true, stopped: false });
+    vm.unplug();
+    await until(() => !scheduler.status().attached, 'the scheduler to be detached');
+    await expect(csq()).rejects.toMatchObject({ name: 'ModemUnavailableError', code: 'PORT_CLOSED', message: expect.stringContaining('modem tsel-1 is not connected') });
+    vm.injectSms({ from: '858', text: TSEL, delivery: 'store' });
+    vm.replug();
+    await until(() => stack!.supervisor.status().state === 'running', 'the reconnect', 10_000);
+    expect(stack.supervisor.scheduler).toBe(scheduler);
+    expect(await csq()).toHaveLength(1);
+    await settle(stack, vm);
+    expect(await pendingRecords(stack.spool)).toHaveLength(1);
+  });
+
   it('re-initialises after a modem reboot (CNMI lost) and keeps receiving', async () => {
     stack = await startStack(dir, vm, logger);
     vm.reboot();

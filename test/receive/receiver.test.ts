@@ -1,10 +1,12 @@
 /**
- * Receiver unit tests with a scripted fake modem and an in-memory spool: the paths a real modem produces rarely.
+ * Receiver unit tests with a scripted fake modem and an in-memory spool: the paths a real modem produces rarely, and
+ * the receiver's share of the modem's scheduler (operator work beside it, disconnects, stop).
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
+import { AtScheduler } from '../../src/modem/scheduler.js';
 import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
@@ -232,5 +234,92 @@ describe('Receiver', () => {
     await receiver.drained();
     expect(modem.slots.size).toBe(0);
     await receiver.stop();
+  });
+});
+
+describe('Receiver on the modem scheduler shared with other work', () => {
+  function shared() {
+    const modem = new FakeModem();
+    const spool = new MemorySpool();
+    const scheduler = new AtScheduler<FakeModem>({ name: 'm1' });
+    scheduler.attach(modem);
+    const receiver = new Receiver({
+      modem,
+      spool,
+      scheduler,
+      sim: { modem: 'm1', imsi: '510100000000001' },
+      accept: createSenderFilter(['858']),
+      otherSenders: 'archive',
+      multipartTimeoutMs: 600_000,
+      sweepIntervalMs: 3_600_000,
+      logger: silentLogger(),
+    });
+    /** An operator task that records itself in the modem's call log, held until `release`. */
+    const operator = (label: string, hold?: Promise<void>) =>
+      scheduler.schedule({ priority: 'operator', label }, async () => {
+        modem.calls.push(label);
+        await hold;
+      });
+    return { modem, spool, scheduler, receiver, operator };
+  }
+
+  it('an SMS arriving during an operator command is handled right after it, before other operator work and sweeps', async () => {
+    const { modem, spool, receiver, operator } = shared();
+    receiver.start();
+    await receiver.drained();
+    modem.calls.length = 0;
+    let release!: () => void;
+    const op1 = operator('op1', new Promise<void>((r) => (release = r)));
+    const op2 = operator('op2');
+    receiver.requestSweep('test');
+    const direct = pdu('858', 'Rp 7000 langsung');
+    modem.put(1, pdu('858', 'Rp 1000'));
+    modem.emit('sms-direct', { pdu: direct.pdu, length: direct.tpduLength });
+    modem.emit('sms', { storage: 'SM', index: 1 });
+    release();
+    await Promise.all([op1, op2]);
+    await receiver.drained();
+    expect(modem.calls).toEqual(['op1', 'cnma', 'read 1', 'read 1', 'delete 1', 'op2', 'list']);
+    expect(spool.pending.size).toBe(2);
+    await receiver.stop();
+  });
+
+  it('work refused while the modem is disconnected is not an error, and is taken again once a modem is attached', async () => {
+    const { modem, spool, scheduler, receiver } = shared();
+    receiver.start();
+    await receiver.drained();
+    scheduler.detach('port closed');
+    modem.put(2, pdu('858', 'Rp 2000'));
+    modem.emit('sms', { storage: 'SM', index: 2 });
+    receiver.requestSweep('while disconnected');
+    await receiver.drained();
+    expect(receiver.stats.lastError).toBeUndefined();
+    expect(modem.calls.filter((c) => c === 'read 2' || c === 'list')).toEqual(['list']); // only the start sweep
+    scheduler.attach(modem);
+    modem.emit('sms', { storage: 'SM', index: 2 }); // the same index may be queued again
+    receiver.requestSweep('after reconnect'); // and a sweep may be requested again
+    await receiver.drained();
+    expect(modem.calls.filter((c) => c === 'read 2' || c === 'list')).toEqual(['list', 'read 2', 'read 2', 'list']);
+    expect(spool.pending.size).toBe(1);
+    await receiver.stop();
+  });
+
+  it('stop() withdraws the receiver tasks from the shared queue, not the others', async () => {
+    const { modem, scheduler, receiver, operator } = shared();
+    receiver.start();
+    await receiver.drained();
+    modem.calls.length = 0;
+    let release!: () => void;
+    const op1 = operator('op1', new Promise<void>((r) => (release = r)));
+    receiver.requestSweep('test');
+    modem.put(3, pdu('858', 'Rp 3000'));
+    modem.emit('sms', { storage: 'SM', index: 3 });
+    const op2 = operator('op2');
+    const stopped = receiver.stop();
+    expect(scheduler.status().queuedBy).toMatchObject({ receive: 0, maintenance: 0, operator: 1 });
+    release();
+    await Promise.all([op1, op2, stopped]);
+    expect(modem.calls).toEqual(['op1', 'op2']);
+    expect(modem.slots.size).toBe(1); // still on the SIM: the next start sweeps it
   });
 });
