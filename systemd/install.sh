@@ -89,6 +89,26 @@ uninstall() {
 }
 if [ "$MODE" = uninstall ]; then uninstall; exit 0; fi
 
+# --- udev lines for the modems named (checked before anything is built or written) --------------------------------
+udev_lines() {
+  local spec name serial
+  for spec in "${MODEMS[@]}"; do
+    name=${spec#/dev/serial/by-id/}
+    if [ "$name" != "$spec" ] || [[ "$spec" == usb-* ]]; then
+      # by-id name: usb-<ID_SERIAL>-if<NN>[-port<N>] (60-serial.rules); every port of that modem is ignored.
+      [[ "$name" =~ ^usb-(.+)-if[0-9A-Fa-f]{2}(-port[0-9]+)?$ ]] || die "--modem $spec: not a /dev/serial/by-id/usb-...-ifNN path"
+      serial=${BASH_REMATCH[1]}
+      [[ "$serial" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: unexpected characters"
+      printf '# %s\nENV{ID_SERIAL}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ENV{ID_SERIAL}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$serial" "$serial"
+    else
+      [[ "$spec" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: a USB serial number has letters, digits, . _ : + - only"
+      printf '# USB serial %s\nATTRS{serial}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ATTRS{serial}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$spec" "$spec"
+    fi
+  done
+}
+UDEV_LINES=$(udev_lines) || exit 1
+
+
 # --- Node.js -----------------------------------------------------------------------------------------------------
 node_help() {
   local arch
@@ -173,26 +193,9 @@ install -d -m 0750 "$STATE"
 real_root && chown pulsa-bridge:pulsa-bridge "$STATE"
 
 # --- udev rule: only the modems named ---------------------------------------------------------------------------
-udev_lines() {
-  local spec name serial
-  for spec in "${MODEMS[@]}"; do
-    name=${spec#/dev/serial/by-id/}
-    if [ "$name" != "$spec" ] || [[ "$spec" == usb-* ]]; then
-      # by-id name: usb-<ID_SERIAL>-if<NN>[-port<N>] (60-serial.rules); every port of that modem is ignored.
-      [[ "$name" =~ ^usb-(.+)-if[0-9A-Fa-f]{2}(-port[0-9]+)?$ ]] || die "--modem $spec: not a /dev/serial/by-id/usb-...-ifNN path"
-      serial=${BASH_REMATCH[1]}
-      [[ "$serial" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: unexpected characters"
-      printf '# %s\nENV{ID_SERIAL}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ENV{ID_SERIAL}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$serial" "$serial"
-    else
-      [[ "$spec" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: a USB serial number has letters, digits, . _ : + - only"
-      printf '# USB serial %s\nATTRS{serial}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ATTRS{serial}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$spec" "$spec"
-    fi
-  done
-}
 install -d -m 0755 "$(dirname "$RULE")"
 if [ "${#MODEMS[@]}" -gt 0 ]; then
-  lines=$(udev_lines)
-  awk -v lines="$lines" '$0 == "# @MODEMS@" { print lines; next } { print }' systemd/99-pulsa-bridge.rules.in > "$RULE.tmp"
+  awk -v lines="$UDEV_LINES" '$0 == "# @MODEMS@" { print lines; next } { print }' systemd/99-pulsa-bridge.rules.in > "$RULE.tmp"
   chmod 0644 "$RULE.tmp"; mv "$RULE.tmp" "$RULE"
   say "wrote $RULE for ${#MODEMS[@]} modem(s)"
   sys udevadm control --reload || true
