@@ -83,6 +83,9 @@ describe('systemd/pulsa-bridge.service', () => {
     expect(d.has('MemoryDenyWriteExecute')).toBe(false);
     expect(d.has('IPAddressDeny')).toBe(false);
     expect(d.get('RestrictAddressFamilies')).toEqual(['AF_UNIX AF_INET AF_INET6']);
+    // The spool lock needs boot_id and other users' /proc/<pid>/stat to recognise a lock left by a crashed daemon.
+    expect(d.has('ProtectProc')).toBe(false);
+    expect(d.has('ProcSubset')).toBe(false);
   });
 });
 
