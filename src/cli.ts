@@ -119,8 +119,14 @@ export function createProgram(io: CliIo = defaultIo): Command {
     .option('-c, --config <file>', 'config file', DEFAULT_CONFIG)
     .option('--simulate', 'run every modem on the virtual modem (no hardware)')
     .action(async (opts: { config: string; simulate?: boolean }) => {
-      const config = await loadConfig(opts.config);
-      await runDaemon(config, opts.simulate === true);
+      // A bad or unreadable config exits 78 (EX_CONFIG): the unit's RestartPreventExitStatus=78 stops restarting it.
+      const config = await loadConfig(opts.config).catch((err: unknown) => {
+        if (!(err instanceof ConfigError)) throw err;
+        io.err(formatError(err));
+        process.exitCode = 78;
+        return undefined;
+      });
+      if (config) await runDaemon(config, opts.simulate === true);
     });
 
   const configCmd = program.command('config').description('configuration tools');

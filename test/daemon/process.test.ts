@@ -204,13 +204,13 @@ describe('pulsa-bridge run (a real process)', () => {
     expect((await p.exit).code).toBe(0);
   });
 
-  it('a broken config: exit 1 with every problem named, no crash trace', async () => {
+  it('a broken config: exit 78 (EX_CONFIG, the unit does not restart) with every problem named, no crash trace', async () => {
     server = await startServer([reply(200)]);
     const file = path.join(dir, 'bad.json');
     await writeFile(file, JSON.stringify({ webhook: {}, modems: [{ name: 'x', port: '/dev/ttyUSB0' }], spool: { dirr: '/tmp' } }));
     const p = run(['run', '--config', file]);
     const { code } = await p.exit;
-    expect(code).toBe(1);
+    expect(code).toBe(78);
     const stderr = p.err.join('');
     expect(stderr).toContain('error: invalid config:');
     expect(stderr).toContain('- spool.dirr: unknown key');
