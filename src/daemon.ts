@@ -14,7 +14,7 @@ import type { AtChannel } from './at/types.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
 import { Forwarder } from './forward/forwarder.js';
-import { WebhookClient, webhookUrl } from './forward/webhook.js';
+import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './errors.js';
 import { Modem } from './modem/modem.js';
@@ -179,8 +179,8 @@ export class Daemon {
     }
     spoolRef = spool;
     if (sighupWhileOpening) onSighup();
-    const { url, warning } = config.webhook.url ? { url: config.webhook.url, warning: undefined } : webhookUrl(config.webhook.baseUrl ?? '');
-    if (warning) logger.warn(warning);
+    const url = config.webhook.endpoint;
+    for (const warning of config.warnings) logger.warn(warning);
     const client = new WebhookClient({
       url,
       timeoutMs: config.webhook.timeoutMs,
