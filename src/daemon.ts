@@ -51,12 +51,26 @@ export interface DaemonOptions {
   virtualModem?: Partial<VirtualModemOptions>;
 }
 
+/** What the running daemon reports about itself (status.json, `pulsa-bridge status`). */
 export interface DaemonStatus {
   version: string;
   startedAt: string;
   webhookUrl: string;
-  modems: SupervisorStatus[];
+  modems: ModemStatus[];
   forwarder: ReturnType<Forwarder['stats']>;
+}
+
+/** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
+export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
+  receiver: (NonNullable<SupervisorStatus['receiver']> & { spooled: number }) | undefined;
+};
+
+/**
+ * The receiver counts a record written to the spool as `forwarded`; status.json calls that count `spooled`, and keeps
+ * `forwarded` (the same number) for one release, for readers of the old field.
+ */
+function withSpooledCount(s: SupervisorStatus): ModemStatus {
+  return { ...s, receiver: s.receiver && { ...s.receiver, spooled: s.receiver.forwarded } };
 }
 
 export interface ModemWiring {
@@ -279,7 +293,7 @@ export class Daemon {
       version: VERSION,
       startedAt: this.startedAt,
       webhookUrl: this.url,
-      modems: this.supervisors.map((s) => s.status()),
+      modems: this.supervisors.map((s) => withSpooledCount(s.status())),
       forwarder: this.forwarder.stats(),
     };
   }

@@ -1,16 +1,18 @@
 /**
- * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem.
+ * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem;
+ * neither is a usage error (UsageError, exit 2), raised before anything is opened.
  * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
  * timeout on some later command. Always closes the port, whatever happens.
  */
 import { SerialAtChannel } from '../at/channel.js';
-import { BridgeError, PortError } from '../errors.js';
+import { BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
 import type { SerialLink } from '../serial/link.js';
 import { openSerialLink } from '../serial/serial-link.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
+import { UsageError } from './usage.js';
 
 export interface SessionOptions {
   port?: string;
@@ -50,7 +52,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     path = path ?? '/virtual/cli';
     virtual = (o.virtualModem ?? createSimulatedModem)(path);
   }
-  if (!path) throw new PortError('PORT_NOT_FOUND', 'no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
+  if (!path) throw new UsageError('no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
   let link: SerialLink;
   try {
     link = await openSerialLink({ path, baudRate: o.baud, binding: o.simulate ? 'mock' : 'native' });
