@@ -13,9 +13,9 @@ import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
 /** The convert-pulsa service's API prefix: a webhook base URL is expected to end in it. */
-export const API_PREFIX = '/api/v1/convert-pulsa';
+const API_PREFIX = '/api/v1/convert-pulsa';
 /** Appended to webhook.baseUrl to give the URL the bridge posts to. */
-export const WEBHOOK_PATH = '/webhook/sms-gateway';
+const WEBHOOK_PATH = '/webhook/sms-gateway';
 
 type Env = Record<string, string | undefined>;
 
@@ -165,7 +165,7 @@ function webhookSchema(env: Env) {
   }, onAnyObject);
 }
 
-export function configSchema(env: Env = process.env) {
+function configSchema(env: Env = process.env) {
   return object({
     webhook: webhookSchema(env).prefault({}),
     spool: object({
@@ -203,9 +203,7 @@ export function configSchema(env: Env = process.env) {
 }
 
 export type Config = z.output<ReturnType<typeof configSchema>>;
-export type WebhookConfig = Config['webhook'];
 export type ModemConfig = Config['modems'][number];
-export type ProfileSetting = ModemConfig['profile'];
 export type OtherSendersPolicy = ModemConfig['otherSenders'];
 
 /** `modems[1].name` from zod's ['modems', 1, 'name']. */
@@ -280,7 +278,7 @@ export function webhookUrl(baseUrl: string): { url: string; warning?: string } {
 const MASK = '********';
 
 /** `https://user:pass@host/p` -> `https://********:********@host/p`; anything else unchanged. */
-export function maskUrl(value: string): string {
+function maskUrl(value: string): string {
   let u: URL;
   try {
     u = new URL(value);

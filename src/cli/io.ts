@@ -24,7 +24,7 @@ export const defaultIo: Io = {
 };
 
 /** Where `run`, `config check`, `queue` and `status` look for the config unless told (`$PULSA_BRIDGE_CONFIG` wins). */
-export const DEFAULT_CONFIG_PATH = '/etc/pulsa-bridge/config.json';
+const DEFAULT_CONFIG_PATH = '/etc/pulsa-bridge/config.json';
 
 /** The config file to use: the one given, else `$PULSA_BRIDGE_CONFIG`, else DEFAULT_CONFIG_PATH. */
 export function configPath(given?: string): string {

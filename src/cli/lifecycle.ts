@@ -14,7 +14,7 @@ import { createLogger } from '../log.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** Thrown by a command that has already printed what went wrong (e.g. the modem's ERROR): exit 1, nothing more. */
 export class CommandFailed extends Error {

@@ -14,7 +14,7 @@ import { openSerialLink } from '../serial/serial-link.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
 import { UsageError } from './usage.js';
 
-export interface SessionOptions {
+interface SessionOptions {
   port?: string;
   baud: number;
   simulate: boolean;
@@ -32,7 +32,6 @@ export interface SessionOptions {
 export interface Session {
   channel: SerialAtChannel;
   modem: Modem;
-  virtual: VirtualModem | undefined;
   close(): Promise<void>;
 }
 
@@ -82,7 +81,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     ...(o.pin ? { pin: o.pin } : {}),
     profile: (o.profile ?? 'auto') as ProfileId | 'auto',
   });
-  return { channel, modem, virtual, close };
+  return { channel, modem, close };
 }
 
 async function probe(channel: SerialAtChannel, path: string, baud: number, garbage: () => number): Promise<void> {

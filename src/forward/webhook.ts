@@ -25,7 +25,7 @@ import type { SmsRecord } from '../spool/types.js';
 import type { Outcome } from './policy.js';
 
 /** The URL is computed and checked once, in config.ts (Config.webhook.endpoint); re-exported for its users here. */
-export { WEBHOOK_PATH, webhookUrl } from '../config.js';
+export { webhookUrl } from '../config.js';
 const BODY_START_CHARS = 200;
 /** Bytes of a response body read at most (only BODY_START_CHARS characters of it are kept). */
 export const BODY_READ_LIMIT = 4096;
