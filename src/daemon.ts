@@ -13,7 +13,7 @@ import type { AtChannel } from './at/types.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
 import { Forwarder } from './forward/forwarder.js';
-import { WebhookClient, webhookUrl } from './forward/webhook.js';
+import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './errors.js';
 import { createModem, openChannel } from './modem/factory.js';
@@ -51,12 +51,26 @@ export interface DaemonOptions {
   virtualModem?: Partial<VirtualModemOptions>;
 }
 
+/** What the running daemon reports about itself (status.json, `pulsa-bridge status`). */
 export interface DaemonStatus {
   version: string;
   startedAt: string;
   webhookUrl: string;
-  modems: SupervisorStatus[];
+  modems: ModemStatus[];
   forwarder: ReturnType<Forwarder['stats']>;
+}
+
+/** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
+export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
+  receiver: (NonNullable<SupervisorStatus['receiver']> & { spooled: number }) | undefined;
+};
+
+/**
+ * The receiver counts a record written to the spool as `forwarded`; status.json calls that count `spooled`, and keeps
+ * `forwarded` (the same number) for one release, for readers of the old field.
+ */
+function withSpooledCount(s: SupervisorStatus): ModemStatus {
+  return { ...s, receiver: s.receiver && { ...s.receiver, spooled: s.receiver.forwarded } };
 }
 
 export interface ModemWiring {
@@ -183,8 +197,8 @@ export class Daemon {
     }
     spoolRef = spool;
     if (sighupWhileOpening) onSighup();
-    const { url, warning } = config.webhook.url ? { url: config.webhook.url, warning: undefined } : webhookUrl(config.webhook.baseUrl ?? '');
-    if (warning) logger.warn(warning);
+    const url = config.webhook.endpoint;
+    for (const warning of config.warnings) logger.warn(warning);
     const client = new WebhookClient({
       url,
       timeoutMs: config.webhook.timeoutMs,
@@ -283,7 +297,7 @@ export class Daemon {
       version: VERSION,
       startedAt: this.startedAt,
       webhookUrl: this.url,
-      modems: this.supervisors.map((s) => s.status()),
+      modems: this.supervisors.map((s) => withSpooledCount(s.status())),
       forwarder: this.forwarder.stats(),
     };
   }

@@ -89,11 +89,14 @@ export class SpoolError extends BridgeError {
 
 export class ConfigError extends BridgeError {
   override name = 'ConfigError';
-  /** Every problem found, each `path: what was expected`. */
+  /** Every problem found, each `path: what was expected` (just `what was expected` for the whole file). */
   readonly problems: readonly string[];
-  constructor(problems: readonly string[]) {
-    super('CONFIG_INVALID', `invalid config: ${problems.join('; ')}`);
+  /** The config file, when the problems come from one. */
+  readonly file: string | undefined;
+  constructor(problems: readonly string[], options: { file?: string } = {}) {
+    super('CONFIG_INVALID', `invalid config${options.file ? ` ${options.file}` : ''}: ${problems.join('; ')}`);
     this.problems = problems;
+    this.file = options.file;
   }
 }
 

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig, maskSecrets, parseConfig } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 
@@ -92,5 +94,64 @@ describe('config', () => {
     await expect(loadConfig('/nonexistent/pulsa.json')).rejects.toThrow(/cannot read \(ENOENT\)/);
     const text = await readFile(new URL('../package.json', import.meta.url), 'utf8');
     expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('names the file: a top-level array is `expected an object`, with no empty path', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pulsa-config-'));
+    try {
+      const file = join(dir, 'config.json');
+      await writeFile(file, '[]');
+      const err = await loadConfig(file, {}).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).file).toBe(file);
+      expect((err as ConfigError).problems).toEqual(['expected an object']);
+      expect((err as ConfigError).message).toBe(`invalid config ${file}: expected an object`);
+      await writeFile(file, JSON.stringify({ ...minimal(), extra: 1 }));
+      await expect(loadConfig(file, {})).rejects.toMatchObject({ file, problems: ['extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec)'] });
+      await expect(loadConfig(join(dir, 'missing.json'), {})).rejects.toMatchObject({ file: join(dir, 'missing.json'), problems: ['cannot read (ENOENT)'] });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an empty senders list is an error (it would forward nothing); senders are trimmed', () => {
+    const raw = minimal();
+    raw.modems[0]!.senders = [];
+    expect(problems(raw)).toEqual([expect.stringMatching(/^modems\[0\]\.senders: expected at least one sender id/)]);
+    raw.modems[0]!.senders = [' 858 ', 'TELKOMSEL'];
+    expect(parseConfig(raw, {}).modems[0]!.senders).toEqual(['858', 'TELKOMSEL']);
+  });
+
+  it('computes the webhook endpoint once, with a warning when the base URL is not the API root', () => {
+    expect(parseConfig(minimal(), {})).toMatchObject({ webhook: { endpoint: 'https://x.example/api/v1/convert-pulsa/webhook/sms-gateway' }, warnings: [] });
+    const off = parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/' } }, {});
+    expect(off.webhook.endpoint).toBe('https://x.example/api/webhook/sms-gateway');
+    expect(off.warnings).toEqual(['webhook base URL https://x.example/api does not end in /api/v1/convert-pulsa; posting to https://x.example/api/webhook/sms-gateway']);
+    const full = parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/nope', url: 'http://10.0.0.2:8080/hook' } }, {});
+    expect(full).toMatchObject({ webhook: { endpoint: 'http://10.0.0.2:8080/hook' }, warnings: [] });
+  });
+
+  it('masks credentials inside URLs, in the config and in its warnings', () => {
+    const c = parseConfig({ ...minimal(), webhook: { baseUrl: 'https://us3rname:pa55word@x.example/api', url: 'https://tok3n@x.example/hook' } }, {});
+    expect(c.webhook.endpoint).toBe('https://tok3n@x.example/hook');
+    const shown = JSON.stringify(maskSecrets(c));
+    for (const secret of ['us3rname', 'pa55word', 'tok3n']) expect(shown).not.toContain(secret);
+    expect(maskSecrets(c)).toMatchObject({ webhook: { baseUrl: 'https://********:********@x.example/api', url: 'https://********@x.example/hook' } });
+    const warned = parseConfig({ ...minimal(), webhook: { baseUrl: 'https://us3rname:pa55word@x.example/api' } }, {});
+    expect(warned.webhook.endpoint).toBe('https://us3rname:pa55word@x.example/api/webhook/sms-gateway');
+    expect(warned.warnings).toHaveLength(1);
+    expect(warned.warnings[0]).not.toContain('pa55word');
+    expect(warned.warnings[0]).toContain('https://********:********@x.example/api');
+  });
+
+  it('one schema: wrong types, ranges and values of every kind are named by path', () => {
+    const raw = { ...minimal(), log: { level: 'loud', pretty: 'x' }, spool: { fsync: 'yes' }, shutdownGraceSec: 121 };
+    expect(problems(raw).sort()).toEqual([
+      'log.level: expected one of "trace", "debug", "info", "warn", "error", "fatal"',
+      'log.pretty: expected true, false or "auto"',
+      'shutdownGraceSec: expected an integer from 0 to 120',
+      'spool.fsync: expected true or false',
+    ]);
+    expect(parseConfig({ ...minimal(), log: { pretty: true } }, {}).log).toEqual({ level: 'info', pretty: true });
   });
 });

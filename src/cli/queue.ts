@@ -15,11 +15,8 @@ import { silentLogger } from '../log.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
-
-interface Io {
-  out: (t: string) => void;
-  err: (t: string) => void;
-}
+import { configPath, printJson, type Io } from './io.js';
+import { UsageError, wholeNumber } from './usage.js';
 
 interface SpoolCliOptions {
   spool?: string;
@@ -32,21 +29,24 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
   if (!dir) {
-    const cfg = await loadConfig(opts.config ?? process.env.PULSA_BRIDGE_CONFIG ?? '/etc/pulsa-bridge/config.json');
+    const cfg = await loadConfig(configPath(opts.config));
     dir = cfg.spool.dir;
   }
   return Spool.open(dir, { logger: silentLogger(), role: 'client' });
 }
 
-/** Who holds the spool: the JSON `daemon` field. `running` is null when the lock could not be read. */
-export interface DaemonStatus {
+/**
+ * Whether a daemon holds the spool (from its lock): the JSON `daemon` field of `queue` and `status`. `running` is null
+ * when the lock could not be read. (What a running daemon reports about itself is DaemonStatus, in daemon.ts.)
+ */
+export interface SpoolHolder {
   running: boolean | null;
   pid?: number;
   startedAt?: string;
   error?: string;
 }
 
-export async function daemonStatus(dir: string): Promise<DaemonStatus> {
+export async function spoolHolder(dir: string): Promise<SpoolHolder> {
   try {
     const owner = await readLockOwner(dir);
     return owner ? { running: true, pid: owner.pid, startedAt: owner.startedAt } : { running: false };
@@ -55,7 +55,7 @@ export async function daemonStatus(dir: string): Promise<DaemonStatus> {
   }
 }
 
-function daemonLine(d: DaemonStatus): string {
+function daemonLine(d: SpoolHolder): string {
   if (d.running === true) return `daemon: running (pid ${d.pid})\n`;
   if (d.running === false) return 'daemon: not running\n';
   return `daemon: unknown (${d.error ?? 'lock unreadable'})\n`;
@@ -112,7 +112,7 @@ function withJsonError<A extends unknown[]>(io: Io, action: (...args: A) => Prom
 
 export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
   const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
-  const json = (v: unknown) => io.out(JSON.stringify(v, null, 2) + '\n');
+  const json = (v: unknown) => printJson(io, v);
   /** Every command closes what it opened (a client holds no lock, but close() waits for its writes). */
   const opened: Spool[] = [];
   const open = async (o: SpoolCliOptions): Promise<Spool> => {
@@ -127,15 +127,14 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
   withSpoolOptions(queue.command('ls'))
     .description('list records (default: pending and dead)')
     .option('-a, --area <area...>', `areas to list: ${AREAS.join(', ')}, or all`)
-    .option('-n, --limit <n>', 'at most this many per area', '100')
-    .action(withJsonError(io, async (opts: SpoolCliOptions & { area?: string[]; limit: string }) => {
+    .option('-n, --limit <n>', 'at most this many per area', wholeNumber('a number of records (a whole number >= 1)', 1), 100)
+    .action(withJsonError(io, async (opts: SpoolCliOptions & { area?: string[]; limit: number }) => {
       const spool = await open(opts);
       const wanted = opts.area?.includes('all') ? AREAS : ((opts.area ?? ['pending', 'dead']) as SpoolArea[]);
       for (const a of wanted) if (!AREAS.includes(a)) throw new BridgeError('CONFIG_INVALID', `--area: unknown area ${JSON.stringify(a)} (one of ${AREAS.join(', ')}, all)`);
-      const limit = Number(opts.limit) || 100;
       const out: Array<{ area: SpoolArea; record: AnyRecord }> = [];
-      for (const a of wanted) for (const r of await spool.list(a, { limit })) out.push({ area: a, record: r });
-      const daemon = await daemonStatus(spool.dir);
+      for (const a of wanted) for (const r of await spool.list(a, { limit: opts.limit })) out.push({ area: a, record: r });
+      const daemon = await spoolHolder(spool.dir);
       if (opts.json) return json({ daemon, records: out });
       io.out(daemonLine(daemon));
       if (out.length === 0) return io.out(`nothing in ${wanted.join(', ')}\n`);
@@ -162,7 +161,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
     .argument('[id]', 'record id')
     .option('--dead', 'retry every dead record')
     .action(withJsonError(io, async (id: string | undefined, opts: SpoolCliOptions & { dead?: boolean }) => {
-      if (!id && !opts.dead) throw new BridgeError('CONFIG_INVALID', 'give a record id, or --dead for every dead record');
+      if (!id && !opts.dead) throw new UsageError('give a record id, or --dead for every dead record');
       const spool = await open(opts);
       if (opts.dead) {
         const n = await spool.retryAllDead();
@@ -196,7 +195,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
         .sort((a, b) => (a.nextAttemptAt ?? a.receivedAt).localeCompare(b.nextAttemptAt ?? b.receivedAt))
         .at(-1);
       const lastError = s.lastError ?? (lastFailed ? { id: lastFailed.id, error: lastFailed.lastError ?? lastFailed.deadReason ?? '' } : undefined);
-      const daemon = await daemonStatus(spool.dir);
+      const daemon = await spoolHolder(spool.dir);
       const view = { ...s, lastError, daemon };
       if (opts.json) return json(view);
       io.out(

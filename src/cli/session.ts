@@ -1,17 +1,19 @@
 /**
- * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem.
+ * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem;
+ * neither is a usage error (UsageError, exit 2), raised before anything is opened.
  * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
  * timeout on some later command. Always closes the port, whatever happens.
  */
 import type { SerialAtChannel } from '../at/channel.js';
-import { BridgeError, PortError } from '../errors.js';
+import { BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createModem, openChannel } from '../modem/factory.js';
 import type { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
+import { UsageError } from './usage.js';
 
-export interface SessionOptions {
+interface SessionOptions {
   port?: string;
   baud: number;
   simulate: boolean;
@@ -29,7 +31,6 @@ export interface SessionOptions {
 export interface Session {
   channel: SerialAtChannel;
   modem: Modem;
-  virtual: VirtualModem | undefined;
   close(): Promise<void>;
 }
 
@@ -49,7 +50,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     path = path ?? '/virtual/cli';
     virtual = (o.virtualModem ?? createSimulatedModem)(path);
   }
-  if (!path) throw new PortError('PORT_NOT_FOUND', 'no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
+  if (!path) throw new UsageError('no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
   let channel: SerialAtChannel;
   try {
     channel = await openChannel({ path, baudRate: o.baud, link: o.simulate ? 'virtual' : 'native' }, { logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
@@ -77,7 +78,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     ...(o.pin ? { pin: o.pin } : {}),
     profile: (o.profile ?? 'auto') as ProfileId | 'auto',
   });
-  return { channel, modem, virtual, close };
+  return { channel, modem, close };
 }
 
 async function probe(channel: SerialAtChannel, path: string, baud: number, garbage: () => number): Promise<void> {

@@ -8,14 +8,11 @@ import { createInterface } from 'node:readline';
 import { errorMessage } from '../errors.js';
 import { hostVirtualModemOnPty, type PtyHost } from '../sim/pty-host.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
+import type { Io } from './io.js';
+import { onStopSignal } from './lifecycle.js';
+import { wholeNumber } from './usage.js';
 
-interface Io {
-  out: (t: string) => void;
-  err: (t: string) => void;
-  input?: NodeJS.ReadableStream;
-}
-
-export const SIMULATE_HELP = `commands (one per line):
+const SIMULATE_HELP = `commands (one per line):
   sms <sender> <text...>    an SMS arrives (e.g. sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281...)
   garbage                   noise bytes on the line
   stall <ms>                the modem stops answering for <ms> ms
@@ -30,18 +27,14 @@ export function simulateCommand(io: Io): Command {
     .requiredOption('-l, --link <path>', 'path to create for the bridge to open, e.g. /tmp/pulsa-modem')
     .addOption(new Option('--profile <id>', 'behave like this modem family').choices(['generic', 'simcom', 'huawei']).default('simcom'))
     .option('--pin <pin>', 'the SIM starts locked with this PIN')
-    .option('--baud <rate>', 'pace the line like a UART at this baud rate (default: memory speed)')
-    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: string }) => {
+    .option('--baud <rate>', 'pace the line like a UART at this baud rate (default: memory speed)', wholeNumber('a baud rate such as 115200 or 9600', 1))
+    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number }) => {
       const vm = new VirtualModem({ path: `/virtual/pty:${opts.link}`, profile: opts.profile, ...(opts.pin ? { pin: opts.pin } : {}) });
-      const paceBaud = opts.baud ? Number(opts.baud) : undefined;
-      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(paceBaud ? { paceBaud } : {}) });
+      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(opts.baud ? { paceBaud: opts.baud } : {}) });
       io.out(`virtual ${opts.profile} modem on ${opts.link}; type \`help\` for commands\n`);
       const rl = createInterface({ input: io.input ?? process.stdin, terminal: false });
-      const done = new Promise<void>((resolve) => {
-        rl.on('close', resolve);
-        process.once('SIGTERM', () => rl.close());
-        process.once('SIGINT', () => rl.close());
-      });
+      const offStopSignal = onStopSignal(() => rl.close());
+      const done = new Promise<void>((resolve) => rl.on('close', resolve));
       rl.on('line', (line) => {
         const [cmd, ...rest] = line.trim().split(/\s+/);
         try {
@@ -93,6 +86,7 @@ export function simulateCommand(io: Io): Command {
         }
       });
       await done;
+      offStopSignal();
       await host.close();
       vm.stop();
       io.out('virtual modem stopped\n');

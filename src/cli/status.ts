@@ -1,19 +1,15 @@
 /**
  * `pulsa-bridge status`: is the daemon running, what state is each modem in (and why, with the hint), what has it
- * received and forwarded, and how deep is the spool. Reads `status.json`, which the running daemon rewrites every few
- * seconds in the spool directory, plus the spool itself (as a client) and its lock.
+ * received, spooled and forwarded, and how deep is the spool. Reads `status.json`, which the running daemon rewrites
+ * every few seconds in the spool directory, plus the spool itself (as a client) and its lock.
  */
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus as RunningStatus } from '../daemon.js';
-import { errorMessage } from '../errors.js';
-import { daemonStatus, spoolFrom } from './queue.js';
 import { loadConfig } from '../config.js';
-
-interface Io {
-  out: (t: string) => void;
-  err: (t: string) => void;
-}
+import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon.js';
+import { errorMessage } from '../errors.js';
+import { configPath, printJson, type Io } from './io.js';
+import { spoolHolder, spoolFrom } from './queue.js';
 
 export function statusCommand(io: Io): Command {
   return new Command('status')
@@ -22,9 +18,9 @@ export function statusCommand(io: Io): Command {
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
-      const dir = opts.spool ?? (await loadConfig(opts.config ?? process.env.PULSA_BRIDGE_CONFIG ?? '/etc/pulsa-bridge/config.json')).spool.dir;
-      const daemon = await daemonStatus(dir);
-      let running: (RunningStatus & { pid: number; writtenAt: string }) | undefined;
+      const dir = opts.spool ?? (await loadConfig(configPath(opts.config))).spool.dir;
+      const daemon = await spoolHolder(dir);
+      let running: (DaemonStatus & { pid: number; writtenAt: string }) | undefined;
       let staleNote: string | undefined;
       if (daemon.running) {
         try {
@@ -39,7 +35,7 @@ export function statusCommand(io: Io): Command {
       const stats = await spool.stats();
       await spool.close();
       if (opts.json) {
-        io.out(JSON.stringify({ daemon, status: running, note: staleNote, spool: stats }, null, 2) + '\n');
+        printJson(io, { daemon, status: running, note: staleNote, spool: stats });
         return;
       }
       io.out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${daemon.startedAt})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
@@ -57,7 +53,8 @@ export function statusCommand(io: Io): Command {
           if (m.lastError) io.out(`  last error: ${m.lastError}\n`);
           if (m.hint) io.out(`  hint: ${m.hint}\n`);
           const r = m.receiver;
-          if (r) io.out(`  received ${r.received}, spooled ${r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${r.lastSweepAt}` : ''}\n`);
+          // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
+          if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${r.lastSweepAt}` : ''}\n`);
         }
       }
       io.out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);

@@ -20,14 +20,12 @@
  */
 import { createHmac } from 'node:crypto';
 import got, { type Request, type RequestError } from 'got';
-import { API_PREFIX } from '../config.js';
-import { ConfigError, errorMessage } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import type { SmsRecord } from '../spool/types.js';
 import type { Outcome } from './policy.js';
 
-export const WEBHOOK_PATH = '/webhook/sms-gateway';
-/** The service's API prefix, defined once in config.ts. */
-export const EXPECTED_BASE_SUFFIX = API_PREFIX;
+/** The URL is computed and checked once, in config.ts (Config.webhook.endpoint); re-exported for its users here. */
+export { webhookUrl } from '../config.js';
 const BODY_START_CHARS = 200;
 /** Bytes of a response body read at most (only BODY_START_CHARS characters of it are kept). */
 export const BODY_READ_LIMIT = 4096;
@@ -50,25 +48,6 @@ export interface WebhookClientOptions {
 /** What the forwarder needs from a client (tests inject fakes). */
 export interface WebhookPoster {
   post(rec: SmsRecord): Promise<Outcome>;
-}
-
-/** Join base URL + webhook path; `warning` when the base does not look like the convert-pulsa API root. */
-export function webhookUrl(baseUrl: string): { url: string; warning?: string } {
-  const base = baseUrl.trim().replace(/\/+$/, '');
-  let parsed: URL;
-  try {
-    parsed = new URL(base);
-  } catch {
-    throw new ConfigError([`webhook.baseUrl: expected an absolute http(s) URL, got ${JSON.stringify(baseUrl)}`]);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ConfigError([`webhook.baseUrl: expected http or https, got ${parsed.protocol}`]);
-  }
-  const url = base + WEBHOOK_PATH;
-  if (!parsed.pathname.replace(/\/+$/, '').endsWith(EXPECTED_BASE_SUFFIX)) {
-    return { url, warning: `webhook base URL ${base} does not end in ${EXPECTED_BASE_SUFFIX}; posting to ${url}` };
-  }
-  return { url };
 }
 
 /** The signed string and signature header value; exported so operators and tests can verify. */

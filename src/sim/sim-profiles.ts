@@ -9,7 +9,8 @@
 export type SimProfileId = 'generic' | 'simcom' | 'huawei';
 export type SimState = 'ready' | 'pin' | 'puk' | 'absent';
 
-export interface ModemIdentity {
+/** What a simulated device answers about itself (the bridge's view of a modem is ModemIdentity, in modem/modem.ts). */
+export interface SimulatedIdentity {
   manufacturer: string;
   model: string;
   revision: string;
@@ -31,7 +32,7 @@ export interface ModemIdentity {
 
 export interface SimProfile {
   id: SimProfileId;
-  identity: ModemIdentity;
+  identity: SimulatedIdentity;
   /** Lines emitted after power-up, in order, `bootStepMs` apart. */
   bootBanners(sim: SimState): string[];
   /** Lines emitted after the PIN is entered (the rest of the boot banners). */
@@ -59,7 +60,7 @@ export interface SimProfile {
   extras: readonly ('huawei-curc' | 'huawei-iccid')[];
 }
 
-const BASE_IDENTITY: ModemIdentity = {
+const BASE_IDENTITY: SimulatedIdentity = {
   manufacturer: 'Virtual',
   model: 'VM-3GPP',
   revision: '1.0.0-sim',

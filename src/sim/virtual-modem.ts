@@ -33,11 +33,11 @@ import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
 import { buildDeliverPdus, type BuiltPdu, type SmsEncoding } from './pdu-builder.js';
 import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
-import { formatAllowed, SIM_PROFILES, type ModemIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
+import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
 import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
 
-export type { ModemIdentity, SimProfileId, SimState } from './sim-profiles.js';
+export type { SimProfileId, SimState } from './sim-profiles.js';
 
 export interface NoiseOptions {
   /** PRNG seed: the same seed gives the same noise. Default 1. */
@@ -60,7 +60,7 @@ export interface VirtualModemOptions {
   /** PUK that unlocks a blocked SIM. Default '12345678'. */
   puk?: string;
   simState?: SimState;
-  identity?: Partial<ModemIdentity>;
+  identity?: Partial<SimulatedIdentity>;
   ussdMenus?: UssdScript;
   /** Report every +CMTI twice (a modem that does so, field note). */
   reportTwice?: boolean;
@@ -245,7 +245,7 @@ function fromUcs2Hex(hex: string): string | undefined {
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
-  private readonly identity: ModemIdentity;
+  private readonly identity: SimulatedIdentity;
   private readonly capacity: number;
   private readonly indexBase: 0 | 1;
   private readonly ussdScript: UssdScript;

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { allCommands, createProgram, main, type CliIo } from '../../src/cli.js';
+import { allCommands, createProgram, main, type Io } from '../../src/cli.js';
 import { createSimulatedModem } from '../../src/cli/session.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 
@@ -18,14 +18,14 @@ interface Run {
   code: number;
 }
 
-function capture(extra: Partial<CliIo> = {}): { io: CliIo; result: () => Run } {
+function capture(extra: Partial<Io> = {}): { io: Io; result: () => Run } {
   let out = '';
   let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
+  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
   return { io, result: () => ({ out, err, code: Number(process.exitCode ?? 0) }) };
 }
 
-async function cli(args: string[], extra: Partial<CliIo> = {}): Promise<Run> {
+async function cli(args: string[], extra: Partial<Io> = {}): Promise<Run> {
   const { io, result } = capture(extra);
   await main(['node', 'pulsa-bridge', ...args], io);
   return result();
@@ -256,10 +256,40 @@ describe('errors an operator meets', () => {
     expect(r.code).toBe(1);
   });
 
-  it('no port and no --simulate says what to pass', async () => {
+  it('no port and no --simulate says what to pass: a usage error (exit 2)', async () => {
     const r = await cli(['info']);
     expect(r.err).toMatch(/^error: no port given\nhint: pass --port .*--simulate.*\n$/);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
+  });
+
+  it('an empty AT command is a usage error (exit 2), before any port is opened', async () => {
+    const factory = vi.fn(createSimulatedModem);
+    const r = await cli(['at', '--simulate', ''], { virtualModem: factory });
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/^error: empty AT command\nhint: .*AT\+CSQ.*interactive terminal\n$/);
+    expect(r.code).toBe(2);
+    expect(factory).not.toHaveBeenCalled();
+  });
+
+  it('sms send to an undialable number is a usage error (exit 2), before any port is opened', async () => {
+    const factory = vi.fn(createSimulatedModem);
+    const r = await cli(['sms', 'send', '--simulate', '--to', 'abc!', 'hello'], { virtualModem: factory });
+    expect(r.out).toBe('');
+    expect(r.err).toBe('error: destination "abc!" is not a dialable number (digits, * and #, at most 20)\n');
+    expect(r.code).toBe(2);
+    expect(factory).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    [['info', '--simulate', '--timeout', '0'], "error: option '--timeout <ms>' argument '0' is invalid. expected a timeout in ms (a whole number >= 1)."],
+    [['sms', 'delete', '--simulate', '--', '-1'], "error: command-argument value '-1' is invalid for argument 'index'. expected a storage index (a whole number >= 0)."],
+    [['simulate', '--link', '/tmp/never-created', '--baud', 'fast'], "error: option '--baud <rate>' argument 'fast' is invalid. expected a baud rate such as 115200 or 9600."],
+  ])('numeric option %j is validated: usage error, exit 2', async (args, message) => {
+    const factory = vi.fn(createSimulatedModem);
+    const r = await cli(args, { virtualModem: factory });
+    expect(r.err).toContain(message);
+    expect(r.code).toBe(2);
+    expect(factory).not.toHaveBeenCalled();
   });
 
   it('--baud abc is a usage error, before any port is opened', async () => {
@@ -371,6 +401,33 @@ describe('config check', () => {
     expect(cfg.modems[0]!.pin).toBe('********');
   });
 
+  it('a file that is not an object: the file is named, then `expected an object`', async () => {
+    const file = join(dir, 'list.json');
+    await writeFile(file, '[]');
+    const r = await cli(['config', 'check', file]);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(`error: invalid config: ${file}\n  - expected an object\n`);
+    expect(r.code).toBe(1);
+  });
+
+  it('shows the warning the daemon would log, on stderr; credentials in URLs are masked', async () => {
+    const file = join(dir, 'config.json');
+    await writeFile(file, JSON.stringify({ webhook: { baseUrl: 'https://op:pa55@convert.example.com/api' }, modems: [{ name: 'm1', port: '/dev/ttyUSB2', senders: ['858'] }] }));
+    const r = await cli(['config', 'check', file]);
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('pa55');
+    expect(r.err).not.toContain('pa55');
+    expect(r.err).toBe(
+      'warning: webhook base URL https://********:********@convert.example.com/api does not end in /api/v1/convert-pulsa; ' +
+        'posting to https://********:********@convert.example.com/api/webhook/sms-gateway\n',
+    );
+    const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as { webhook: { baseUrl: string; endpoint: string }; warnings: string[] };
+    expect(cfg.webhook).toMatchObject({ baseUrl: 'https://********:********@convert.example.com/api', endpoint: 'https://********:********@convert.example.com/api/webhook/sms-gateway' });
+    expect(cfg.warnings).toHaveLength(1);
+    const json = await cli(['config', 'check', file, '--json']);
+    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa')] });
+  });
+
   it('a broken config prints every problem as `- path: ...` and exits 1', async () => {
     const file = join(dir, 'bad.json');
     await writeFile(file, JSON.stringify({ webhook: { baseUrl: 'ftp://x' }, modems: [{ name: 'a', baudRate: -5 }], bogus: 1 }));
@@ -378,7 +435,7 @@ describe('config check', () => {
     expect(r.out).toBe('');
     expect(r.code).toBe(1);
     const lines = r.err.trimEnd().split('\n');
-    expect(lines[0]).toBe('error: invalid config:');
+    expect(lines[0]).toBe(`error: invalid config: ${file}`);
     expect(lines.slice(1).every((l) => /^ {2}- [\w.[\]]+: /.test(l))).toBe(true);
     for (const p of ['bogus', 'webhook.baseUrl', 'modems[0].port', 'modems[0].senders', 'modems[0].baudRate']) {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^  - ${p.replace(/[[\].]/g, '\\$&')}: `)));

@@ -1,11 +1,11 @@
 /**
  * `pulsa-bridge ports --probe` end to end, in-process: on this machine as it is (no USB modem, maybe no udevadm), and
- * on a fake listing (CliIo.ports) whose ports are virtual modems on the mock binding: a Huawei stick with an AT port
+ * on a fake listing (Io.ports) whose ports are virtual modems on the mock binding: a Huawei stick with an AT port
  * and a silent port, a SIM800 behind a CH340 without a by-id link, a listed port whose device is gone, and a plain
  * ttyS that is not probed. What the operator reads (table, notes, the recommendation) and the exit code are the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli.js';
+import { main, type Io } from '../../src/cli.js';
 import type { PortInfo } from '../../src/serial/ports.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 
@@ -15,10 +15,10 @@ interface Run {
   code: number;
 }
 
-async function cli(args: string[], extra: Partial<CliIo> = {}): Promise<Run> {
+async function cli(args: string[], extra: Partial<Io> = {}): Promise<Run> {
   let out = '';
   let err = '';
-  const io: CliIo = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
+  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
   await main(['node', 'pulsa-bridge', ...args], io);
   return { out, err, code: Number(process.exitCode ?? 0) };
 }
@@ -35,7 +35,7 @@ beforeEach(() => {
 });
 
 /** Fake listing: the paths are mock-binding devices (only tests register them). */
-function fakePorts(): CliIo['ports'] {
+function fakePorts(): Io['ports'] {
   const huawei = new VirtualModem({ path: '/dev/ttyUSB0', profile: 'huawei', bootStepMs: 0, noise: false });
   const diag = new VirtualModem({ path: '/dev/ttyUSB1', profile: 'huawei', bootStepMs: 0, noise: false });
   const sim800 = new VirtualModem({ path: '/dev/ttyUSB2', profile: 'simcom', bootStepMs: 0, noise: false });

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
+import { main } from '../../src/cli.js';
 import { queueCommands } from '../../src/cli/queue.js';
 import { Spool } from '../../src/spool/store.js';
 import { serializeRecord } from '../../src/spool/codec.js';
@@ -196,5 +197,38 @@ describe('queue stats', () => {
     await daemon.close();
     expect((await run(['stats', '--spool', dir])).split('\n')[0]).toBe('daemon: not running');
     expect((await runJson<{ daemon: unknown }>(['stats'])).daemon).toEqual({ running: false });
+  });
+});
+
+describe('usage errors exit 2, before the spool is touched', () => {
+  async function cli(args: string[]): Promise<{ out: string; err: string; code: number }> {
+    let out = '';
+    let err = '';
+    process.exitCode = undefined;
+    try {
+      await main(['node', 'pulsa-bridge', 'queue', ...args], { out: (t) => void (out += t), err: (t) => void (err += t) });
+      return { out, err, code: Number(process.exitCode ?? 0) };
+    } finally {
+      process.exitCode = undefined;
+    }
+  }
+
+  it.each([['abc'], ['0'], ['-1'], ['1.5']])('queue ls -n %s', async (n) => {
+    const r = await cli(['ls', '--spool', dir, '-n', n]);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`error: option '-n, --limit <n>' argument '${n}' is invalid. expected a number of records (a whole number >= 1).`);
+    expect(r.code).toBe(2);
+  });
+
+  it('queue ls -n 1 lists at most one record per area', async () => {
+    const r = await cli(['ls', '--spool', dir, '-n', '1', '--json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.out) as LsJson).records.map((x) => x.record.id)).toEqual(['p1', 'd1']);
+  });
+
+  it('queue retry without an id or --dead', async () => {
+    const r = await cli(['retry', '--spool', dir]);
+    expect(r).toEqual({ out: '', err: 'error: give a record id, or --dead for every dead record\n', code: 2 });
+    expect(await files('dead')).toEqual(['d1.json']);
   });
 });

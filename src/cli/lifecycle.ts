@@ -1,0 +1,116 @@
+/**
+ * The process lifecycle of the CLI, in one place: exit codes, how an error becomes what the operator reads, the stop
+ * signals, and the daemon's run from start to process exit.
+ *
+ * Exit codes: 0 done (also --help, --version); 1 the operation failed (`error: ...` + `hint: ...`, or the command
+ * already printed why and threw CommandFailed); 2 usage error (commander's own, or UsageError).
+ * Signals: SIGTERM and SIGINT stop the daemon (or `simulate`) cleanly; the handlers go in before anything starts.
+ */
+import type { Command } from 'commander';
+import type { Config } from '../config.js';
+import { Daemon } from '../daemon.js';
+import { BridgeError, ConfigError, errorMessage } from '../errors.js';
+import { createLogger } from '../log.js';
+import type { Io } from './io.js';
+import { UsageError } from './usage.js';
+
+const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
+
+/**
+ * `run` with a bad or unreadable config: printed like any config error, but exit 78 (EX_CONFIG), so the unit's
+ * RestartPreventExitStatus=78 stops systemd from restarting a daemon that cannot start.
+ */
+export class DaemonConfigInvalid extends Error {
+  override name = 'DaemonConfigInvalid';
+  constructor(readonly configError: ConfigError) {
+    super(configError.message);
+  }
+}
+
+/** Thrown by a command that has already printed what went wrong (e.g. the modem's ERROR): exit 1, nothing more. */
+export class CommandFailed extends Error {
+  override name = 'CommandFailed';
+  constructor(reason: string) {
+    super(reason);
+  }
+}
+
+/** Formats an error for the terminal: one line, plus the hint when there is one. */
+export function formatError(err: unknown): string {
+  if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
+  if (err instanceof BridgeError || err instanceof UsageError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  return `error: ${errorMessage(err)}\n`;
+}
+
+/** The command and every subcommand below it. */
+export function allCommands(root: Command): Command[] {
+  return [root, ...root.commands.flatMap((c) => allCommands(c))];
+}
+
+/** Parses argv and runs the command; sets process.exitCode (see the header) instead of exiting. */
+export async function runCli(program: Command, argv: string[], io: Io): Promise<void> {
+  // On every command: subcommands built before this call do not inherit it, and would call process.exit().
+  for (const c of allCommands(program)) c.exitOverride();
+  try {
+    await program.parseAsync(argv);
+    process.exitCode = EXIT.ok;
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) {
+      // commander has printed it. --help, --version and `help` exit 0; every usage error (unknown command or option,
+      // bad value, missing argument, a command group called without its subcommand) exits 2.
+      process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    if (err instanceof CommandFailed) {
+      process.exitCode = EXIT.failed;
+      return;
+    }
+    if (err instanceof DaemonConfigInvalid) {
+      io.err(formatError(err.configError));
+      process.exitCode = EXIT.config;
+      return;
+    }
+    io.err(formatError(err));
+    process.exitCode = err instanceof UsageError ? EXIT.usage : EXIT.failed;
+  }
+}
+
+/** Calls `stop` with the signal's name on SIGTERM or SIGINT; returns the function that removes the handlers. */
+export function onStopSignal(stop: (signal: 'SIGTERM' | 'SIGINT') => void): () => void {
+  const onTerm = () => stop('SIGTERM');
+  const onInt = () => stop('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  return () => {
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+  };
+}
+
+/** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
+export async function runDaemon(config: Config, simulate: boolean): Promise<void> {
+  const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
+  let stopRequested: string | undefined;
+  let requestStop: (signal: string) => void = (signal) => (stopRequested = signal);
+  onStopSignal((signal) => requestStop(signal));
+  const daemon = await Daemon.start({ config, logger, simulate });
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    requestStop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, `${signal}: stopping`);
+      daemon.stop().then(resolve, (err: unknown) => {
+        logger.error({ err }, `error while stopping: ${errorMessage(err)}`);
+        resolve();
+      });
+    };
+    if (stopRequested) requestStop(stopRequested);
+  });
+  // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
+  logger.flush?.();
+  process.exit(EXIT.ok);
+}

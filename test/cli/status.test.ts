@@ -1,0 +1,87 @@
+/**
+ * `pulsa-bridge status` against a daemon running in-process (production wiring, a virtual modem, a real spool and a
+ * real HTTP server on loopback): the receiver's count of records written to the spool is shown as `spooled`, and
+ * status.json carries it as `spooled` plus the old `forwarded` (same number, kept one release). A status.json written
+ * before `spooled` existed still shows the count.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { main } from '../../src/cli.js';
+import { parseConfig } from '../../src/config.js';
+import { Daemon, statusFilePath } from '../../src/daemon.js';
+import { silentLogger } from '../../src/log.js';
+import { Spool } from '../../src/spool/store.js';
+import { reply, startServer } from '../forward/server.js';
+import { tempDir, until } from '../spool/helpers.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+  process.exitCode = undefined;
+});
+
+async function status(args: string[]): Promise<{ out: string; err: string; code: number }> {
+  let out = '';
+  let err = '';
+  process.exitCode = undefined;
+  await main(['node', 'pulsa-bridge', 'status', ...args], { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { out, err, code: Number(process.exitCode ?? 0) };
+}
+
+interface StatusFile {
+  modems: Array<{ receiver?: { spooled?: number; forwarded: number; received: number } }>;
+}
+
+describe('status: the spooled count', () => {
+  it('shows records written to the spool as `spooled`; status.json keeps `forwarded` beside it', async () => {
+    const { dir, cleanup } = await tempDir('cli-status');
+    cleanups.push(cleanup);
+    const server = await startServer([reply(200, 'ok'), reply(200, 'ok')]);
+    cleanups.push(() => server.close());
+    const spoolDir = path.join(dir, 'spool');
+    const config = parseConfig({
+      webhook: { url: server.url },
+      spool: { dir: spoolDir, fsync: false },
+      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+      shutdownGraceSec: 1,
+    });
+    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true });
+    cleanups.push(() => daemon.stop());
+    const vm = daemon.virtualModems.get('tsel-1')!;
+    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281234567890.' });
+    vm.injectSms({ from: '+6281299999999', text: 'promo' });
+    await until(() => server.requests.length === 1, 'the POST', 10_000);
+
+    const file = statusFilePath(spoolDir);
+    let written: StatusFile | undefined;
+    await until(async () => {
+      written = JSON.parse(await readFile(file, 'utf8').catch(() => '{"modems":[]}')) as StatusFile;
+      return written.modems[0]?.receiver?.received === 2;
+    }, 'status.json with both SMS received', 15_000);
+    expect(written!.modems[0]!.receiver).toMatchObject({ received: 2, spooled: 1, forwarded: 1 });
+
+    const r = await status(['--spool', spoolDir]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/\n {2}received 2, spooled 1, ignored 1, /);
+
+  });
+
+  it('a status.json written before `spooled` existed: the count is read from `forwarded`', async () => {
+    const { dir, cleanup } = await tempDir('cli-status-old');
+    cleanups.push(cleanup);
+    // The "daemon": an owner Spool in this process (it holds spool.lock with our pid).
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => owner.close());
+    const receiver = { received: 4, forwarded: 3, ignored: 1, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 2 };
+    const modem = { name: 'tsel-1', state: 'running', since: new Date().toISOString(), reconnects: 0, receiver };
+    const forwarder = { delivered: 3, retried: 0, dead: 0, unrecorded: 0 };
+    const old = { version: '0.1.0', startedAt: new Date().toISOString(), webhookUrl: 'http://127.0.0.1:1/x', modems: [modem], forwarder };
+    await writeFile(statusFilePath(dir), JSON.stringify({ ...old, pid: process.pid, writtenAt: new Date().toISOString() }));
+    const r = await status(['--spool', dir]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('modem tsel-1: running since ');
+    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0\n/);
+  });
+});
