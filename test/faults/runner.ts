@@ -67,6 +67,7 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
   const configFile = path.join(dir, 'config.json');
   const receiver = new FaultReceiver();
   const notes: string[] = [];
+  const daemonLogs: string[][] = [];
   const extraProblems: string[] = [];
   const sms = makeWorkload(seed, def.sms, seed.toString(36));
   try {
@@ -86,6 +87,7 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
       daemon: undefined,
       startDaemon: async () => {
         env.daemon = await DaemonProcess.start(configFile);
+        daemonLogs.push(env.daemon.out);
       },
       killDaemon: async () => {
         await env.daemon?.stop('SIGKILL');
@@ -104,6 +106,7 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
     };
     await env.startDaemon();
     await def.drive(env, sms);
+    const driven = performance.now();
 
     // Drain: the receiver answers again; wait for every accepted SMS and an empty SIM (bounded).
     receiver.mode = { kind: 'ok' };
@@ -117,6 +120,7 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
         last = { stored: st.stored, held: st.held };
         return st.stored === 0 && st.held === 0 && wanted(receiver.posts).lost === 0;
       }, 'every SMS delivered and the SIM empty', def.drainMs ?? 90_000);
+      notes.push(`drive ${((driven - started) / 1000).toFixed(1)} s, drain ${((performance.now() - driven) / 1000).toFixed(1)} s`);
     } catch (err) {
       notes.push(String((err as Error).message));
     }
@@ -137,7 +141,11 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
   } finally {
     await killAll();
     await receiver.close();
-    await rm(dir, { recursive: true, force: true });
+    if (process.env.FAULT_KEEP) {
+      // Debugging: keep the directory, with the daemon's log lines of every start.
+      await writeFile(path.join(dir, 'daemon.log'), daemonLogs.map((l) => l.join('\n')).join('\n--- restart ---\n'));
+      notes.push(`kept ${dir}`);
+    } else await rm(dir, { recursive: true, force: true });
   }
   const counts = judge(sms, receiver.posts);
   return { ...counts, problems: [...extraProblems, ...counts.problems], seed, seconds: (performance.now() - started) / 1000, notes };

@@ -1,7 +1,7 @@
 /**
  * Declares the fault trials as vitest tests: one test per trial (its runs in sequence, one seed each), and the
  * summary table printed when the file ends. `full` is `npm run test:faults`; `ci` is the small set `npm test` runs.
- * FAULT_ONLY=<text> keeps the trials whose name contains it. The base seed comes from FAULT_SEED or is drawn at random; it is printed first, and each run's seed with any problem.
+ * FAULT_VERBOSE=1 prints each trial's notes, FAULT_KEEP=1 keeps its directory and daemon log. FAULT_ONLY=<text> keeps the trials whose name contains it. The base seed comes from FAULT_SEED or is drawn at random; it is printed first, and each run's seed with any problem.
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ export function defineFaultSuite(set: 'full' | 'ci'): void {
         const summary = summarise(def, results);
         rows.push(summary);
         const detail = [`seeds ${summary.seeds.join(', ')}`, ...summary.problems, ...results.flatMap((x) => x.notes.map((n) => `seed ${x.seed}: ${n}`))].join('\n  ');
-        if (summary.result === 'XFAIL') console.log(`XFAIL ${def.name}:\n  ${detail}`);
+        if (summary.result === 'XFAIL' || process.env.FAULT_VERBOSE) console.log(`${summary.result} ${def.name}:\n  ${detail}`);
         expect(summary.result, `${def.name}: ${summary.result === 'XPASS' ? 'passed although marked expected-to-fail: remove expectedFailure' : 'failed'}\n  ${detail}`).toMatch(/^(PASS|XFAIL)$/);
       }, runs * 240_000);
     });
