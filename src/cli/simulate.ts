@@ -2,23 +2,30 @@
  * `pulsa-bridge simulate --link PATH`: serves the virtual modem on a pseudo-terminal, so the real daemon (native
  * serial binding, a real config with `"port": PATH`) can be run, shown and trained on without hardware. Reads
  * commands from standard input to inject SMS and faults; ends on `quit`, end of input, Ctrl-C or SIGTERM.
+ * With `--state FILE` the SIM's stored SMS, its PIN state and the SMS the network holds are loaded at start and saved
+ * when the simulator ends (not after SIGKILL), so stopping and starting it again on the same --link is an unplug and
+ * replug of the same SIM.
  */
 import { Command, Option } from 'commander';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../errors.js';
 import { hostVirtualModemOnPty, type PtyHost } from '../sim/pty-host.js';
-import { VirtualModem } from '../sim/virtual-modem.js';
+import { VirtualModem, type InjectSmsOptions, type SimSnapshot } from '../sim/virtual-modem.js';
 import type { Io } from './io.js';
 import { onStopSignal } from './lifecycle.js';
 import { wholeNumber } from './usage.js';
 
 const SIMULATE_HELP = `commands (one per line):
   sms <sender> <text...>    an SMS arrives (e.g. sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281...)
+  inject <json>             an SMS given exactly: {"from","text"[,"encoding":"gsm7"|"ucs2","concatRef","concatRefBits"]}
   garbage                   noise bytes on the line
   stall <ms>                the modem stops answering for <ms> ms
   reboot                    the modem restarts (banners; CNMI lost)
+  reboot silent             the modem restarts without any banner (CNMI lost unannounced)
   full                      fill the SIM storage
   list                      SMS stored on the SIM
+  state                     one JSON line: SIM state, stored and held SMS, PIN entries seen
   help, quit`;
 
 export function simulateCommand(io: Io): Command {
@@ -28,9 +35,20 @@ export function simulateCommand(io: Io): Command {
     .addOption(new Option('--profile <id>', 'behave like this modem family').choices(['generic', 'simcom', 'huawei']).default('simcom'))
     .option('--pin <pin>', 'the SIM starts locked with this PIN')
     .option('--baud <rate>', 'pace the line like a UART at this baud rate (default: memory speed)', wholeNumber('a baud rate such as 115200 or 9600', 1))
-    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number }) => {
-      const vm = new VirtualModem({ path: `/virtual/pty:${opts.link}`, profile: opts.profile, ...(opts.pin ? { pin: opts.pin } : {}) });
-      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(opts.baud ? { paceBaud: opts.baud } : {}) });
+    .option('--storage <n>', 'SMS slots on the SIM (default 30)', wholeNumber('a number of slots (a whole number >= 1)', 1))
+    .option('--state <file>', 'load the SIM and network state from this file at start (if it exists), save it there at the end')
+    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string }) => {
+      const storageCapacity = opts.storage;
+      const vm = new VirtualModem({ path: `/virtual/pty:${opts.link}`, profile: opts.profile, ...(opts.pin ? { pin: opts.pin } : {}), ...(storageCapacity ? { storageCapacity } : {}) });
+      if (opts.state) {
+        const saved = await readFile(opts.state, 'utf8').catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return undefined;
+          throw err;
+        });
+        if (saved !== undefined) vm.restore(JSON.parse(saved) as SimSnapshot);
+      }
+      const paceBaud = opts.baud;
+      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(paceBaud ? { paceBaud } : {}) });
       io.out(`virtual ${opts.profile} modem on ${opts.link}; type \`help\` for commands\n`);
       const rl = createInterface({ input: io.input ?? process.stdin, terminal: false });
       const offStopSignal = onStopSignal(() => rl.close());
@@ -49,6 +67,29 @@ export function simulateCommand(io: Io): Command {
               io.out(`sms from ${from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`);
               break;
             }
+            case 'inject': {
+              const json = line.trim().slice('inject'.length).trim();
+              const o = JSON.parse(json) as Partial<InjectSmsOptions>;
+              if (typeof o.from !== 'string' || typeof o.text !== 'string') throw new Error('usage: inject {"from":"858","text":"..."}');
+              const r = vm.injectSms({
+                from: o.from,
+                text: o.text,
+                ...(o.encoding ? { encoding: o.encoding } : {}),
+                ...(o.concatRef !== undefined ? { concatRef: o.concatRef } : {}),
+                ...(o.concatRefBits ? { concatRefBits: o.concatRefBits } : {}),
+              });
+              io.out(`sms from ${o.from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`);
+              break;
+            }
+            case 'state':
+              io.out(`state ${JSON.stringify({
+                sim: vm.sim,
+                stored: vm.storedMessages().length,
+                held: vm.heldBySmscCount,
+                dropped: vm.droppedForFullStorage,
+                pinEntries: vm.commandLog().filter((l) => /\+CPIN="?\d/i.test(l)).length,
+              })}\n`);
+              break;
             case 'garbage':
               vm.injectGarbage();
               io.out('noise sent\n');
@@ -61,8 +102,13 @@ export function simulateCommand(io: Io): Command {
               break;
             }
             case 'reboot':
-              vm.reboot();
-              io.out('modem rebooting\n');
+              if (rest[0] === 'silent') {
+                vm.reboot({ silent: true });
+                io.out('modem rebooting silently\n');
+              } else {
+                vm.reboot();
+                io.out('modem rebooting\n');
+              }
               break;
             case 'full':
               vm.fillStorage();
@@ -88,6 +134,10 @@ export function simulateCommand(io: Io): Command {
       await done;
       offStopSignal();
       await host.close();
+      if (opts.state) {
+        await writeFile(`${opts.state}.tmp`, JSON.stringify(vm.snapshot()));
+        await rename(`${opts.state}.tmp`, opts.state);
+      }
       vm.stop();
       io.out('virtual modem stopped\n');
     });

@@ -131,6 +131,20 @@ export interface CnmiSettings {
   bfr: number;
 }
 
+/**
+ * What outlives the simulator process (`simulate --state FILE`): the SIM (its stored SMS, PIN state and tries) and
+ * the network (SMS the SMSC still holds, the next concatenation reference). Volatile modem settings are not in it: a
+ * restored modem powers up as after a reboot.
+ */
+export interface SimSnapshot {
+  v: 1;
+  slots: Array<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number }>;
+  held: Array<{ pdu: string; tpduLength: number; delivery: 'store' | 'direct' }>;
+  simState: SimState;
+  pinTriesLeft: number;
+  concatRef: number;
+}
+
 type ErrorSpec = { cme: number } | { cms: number } | 'ERROR' | 'UNSUPPORTED';
 
 interface Outcome {
@@ -458,12 +472,44 @@ export class VirtualModem implements VirtualDevice {
     else this.startNoise();
   }
 
-  /** Power cycle: banners again, echo on, CMEE/CMGF/CNMI/CSCS back to defaults, SIM locked again if it has a PIN. */
-  reboot(): void {
+  /**
+   * Power cycle: banners again, echo on, CMEE/CMGF/CNMI/CSCS back to defaults, SIM locked again if it has a PIN.
+   * `silent`: a firmware reset that prints no banner at all (settings lost all the same; SMS ready at once).
+   */
+  reboot(options: { silent?: boolean } = {}): void {
     this.clearTimers();
     this.returnUnacknowledgedToSmsc();
     if (this.pin !== undefined && this.simState === 'ready') this.simState = 'pin';
-    this.boot();
+    this.boot(options.silent === true);
+  }
+
+  /** See SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
+  snapshot(): SimSnapshot {
+    const held = this.heldBySmsc.map((h) => ({ pdu: h.built.pdu, tpduLength: h.built.tpduLength, delivery: h.delivery }));
+    if (this.outstandingCmt) held.push({ pdu: this.outstandingCmt.built.pdu, tpduLength: this.outstandingCmt.built.tpduLength, delivery: 'direct' });
+    for (const b of this.directQueue) held.push({ pdu: b.pdu, tpduLength: b.tpduLength, delivery: 'direct' });
+    return { v: 1, slots: this.storedMessages(), held, simState: this.simState, pinTriesLeft: this.pinTriesLeft, concatRef: this.concatRef };
+  }
+
+  /** Loads a snapshot taken by snapshot(); call before start(). Slots keep their indexes; held SMS wait at the SMSC. */
+  restore(s: SimSnapshot): void {
+    if (s.v !== 1) throw new RangeError(`unknown simulator state version ${String(s.v)}`);
+    this.slots.fill(undefined);
+    for (const m of s.slots) {
+      const i = m.index - this.indexBase;
+      if (i < 0 || i >= this.capacity) throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
+      this.slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
+    }
+    this.heldBySmsc.length = 0;
+    for (const h of s.held) this.heldBySmsc.push({ built: { pdu: h.pdu, tpduLength: h.tpduLength }, delivery: h.delivery });
+    this.simState = s.simState;
+    this.pinTriesLeft = s.pinTriesLeft;
+    this.concatRef = s.concatRef;
+  }
+
+  /** SMS the SMSC holds because the modem could not take them (full storage, SIM locked, not ready). */
+  get heldBySmscCount(): number {
+    return this.heldBySmsc.length;
   }
 
   /** Fills every free slot with a read message from a number (storage full scenarios). */
@@ -538,7 +584,7 @@ export class VirtualModem implements VirtualDevice {
 
   // ---------------------------------------------------------------- boot and output
 
-  private boot(): void {
+  private boot(silent = false): void {
     this.echo = true;
     this.cmee = 0;
     this.cmgf = 0;
@@ -554,8 +600,8 @@ export class VirtualModem implements VirtualDevice {
     this.input = '';
     this.pduEntry = undefined;
     this.smsc = this.identity.smsc;
-    this.smsReady = this.profile.smsReadyBanner === undefined;
-    this.emitBanners(this.profile.bootBanners(this.simState));
+    this.smsReady = silent || this.profile.smsReadyBanner === undefined;
+    this.emitBanners(silent ? [] : this.profile.bootBanners(this.simState));
     this.startNoise();
   }
 
