@@ -74,33 +74,49 @@ async function linkExists(path: string): Promise<boolean> {
   }
 }
 
-/** One direction of the line: delivers chunks in order, immediately or at the pace of a UART. */
-function lane(deliver: (chunk: Buffer) => void, baud: number | undefined): { push(chunk: Buffer): void; stop(): void } {
+/** The clock a lane paces by (tests inject a fake one). */
+export interface LaneClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realClock: LaneClock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/**
+ * One direction of the line: delivers chunks in order, immediately or at the pace of a UART (10 bits per byte:
+ * start, 8 data, stop), so a chunk of n bytes arrives n * 10 / baud seconds after the line was last free.
+ */
+export function uartLane(deliver: (chunk: Buffer) => void, baud: number | undefined, clock: LaneClock = realClock): { push(chunk: Buffer): void; stop(): void } {
   if (baud === undefined) return { push: deliver, stop: () => undefined };
   const msPerByte = 10_000 / baud;
   const queue: Array<{ chunk: Buffer; due: number }> = [];
   let freeAt = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   const flush = (): void => {
     timer = undefined;
-    const now = performance.now();
+    const now = clock.now();
     while (queue.length > 0 && queue[0]!.due <= now + 0.5) deliver(queue.shift()!.chunk);
     arm();
   };
   const arm = (): void => {
     const next = queue[0];
-    if (timer || !next) return;
-    timer = setTimeout(flush, Math.max(0, next.due - performance.now()));
+    if (timer !== undefined || !next) return;
+    timer = clock.setTimeout(flush, Math.max(0, next.due - clock.now()));
   };
   return {
     push: (chunk) => {
-      const start = Math.max(performance.now(), freeAt);
+      const start = Math.max(clock.now(), freeAt);
       freeAt = start + chunk.length * msPerByte;
       queue.push({ chunk, due: freeAt });
       arm();
     },
     stop: () => {
-      if (timer) clearTimeout(timer);
+      if (timer !== undefined) clock.clearTimeout(timer);
       timer = undefined;
       queue.length = 0;
     },
@@ -207,13 +223,13 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
 
   let closing: Promise<void> | undefined;
   let attached = true;
-  const toBridge = lane((chunk) => {
+  const toBridge = uartLane((chunk) => {
     link.write(chunk).catch((err: unknown) => {
       // The bridge end is gone or stuck (nobody reads and the pty buffer is full): the bytes are lost, like on a wire.
       log.warn({ err: errorMessage(err), bytes: chunk.length }, 'pty host: write to the modem end failed');
     });
   }, opts.paceBaud);
-  const toModem = lane((chunk) => {
+  const toModem = uartLane((chunk) => {
     if (!attached) return;
     try {
       vm.onWrite(chunk);

@@ -14,7 +14,7 @@ import { BridgeError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { SerialCloseInfo, SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../../src/sim/pty-host.js';
+import { hostVirtualModemOnPty, uartLane, type PtyHost } from '../../src/sim/pty-host.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { until } from '../spool/helpers.js';
 
@@ -133,7 +133,7 @@ describe('hostVirtualModemOnPty', () => {
       await expect(openSerialLink({ path: h.devicePath, baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
     });
 
-    it('paces bytes like a UART when paceBaud is set: 600 bytes at 9600 baud arrive no sooner than 625 ms', async () => {
+    it('delivers every paced byte over the pty when paceBaud is set (the pacing itself: uartLane tests)', async () => {
       const dir = tempDir();
       const vm = modem();
       const h = await hostVirtualModemOnPty(vm, { linkPath: join(dir, 'ttyV0'), paceBaud: 9600 });
@@ -141,11 +141,73 @@ describe('hostVirtualModemOnPty', () => {
       const { link } = await bridge(h.devicePath);
       let xs = 0;
       link.on('data', (c) => (xs += c.toString('latin1').split('X').length - 1));
-      const started = performance.now();
       vm.injectUrc('X'.repeat(596)); // 600 bytes with the CR LF around it
       await until(() => xs >= 596, 'the paced bytes', 5000);
-      // A lower bound only: a busy machine makes it later, never sooner.
-      expect(performance.now() - started).toBeGreaterThanOrEqual(620);
+      expect(xs).toBe(596);
+    });
+  });
+
+  describe('uartLane (pacing on an injected clock)', () => {
+    function fakeClock() {
+      let t = 0;
+      const timers: Array<{ at: number; fn: () => void; id: number }> = [];
+      let ids = 0;
+      return {
+        now: () => t,
+        setTimeout: (fn: () => void, ms: number) => {
+          timers.push({ at: t + ms, fn, id: ++ids });
+          return ids;
+        },
+        clearTimeout: (id: unknown) => {
+          const i = timers.findIndex((x) => x.id === id);
+          if (i >= 0) timers.splice(i, 1);
+        },
+        advance(ms: number) {
+          const end = t + ms;
+          for (;;) {
+            timers.sort((a, b) => a.at - b.at);
+            const next = timers[0];
+            if (!next || next.at > end) break;
+            timers.shift();
+            t = next.at;
+            next.fn();
+          }
+          t = end;
+        },
+      };
+    }
+
+    it('600 bytes at 9600 baud arrive after 625 ms, not before', () => {
+      const clock = fakeClock();
+      const got: number[] = [];
+      const lane = uartLane((c) => got.push(c.length), 9600, clock);
+      lane.push(Buffer.alloc(600));
+      clock.advance(624);
+      expect(got).toEqual([]);
+      clock.advance(1);
+      expect(got).toEqual([600]);
+    });
+
+    it('queues chunks behind each other in order, and stop() drops what waits', () => {
+      const clock = fakeClock();
+      const got: string[] = [];
+      const lane = uartLane((c) => got.push(c.toString()), 10_000, clock); // 1 ms per byte
+      lane.push(Buffer.from('aaaa'));
+      lane.push(Buffer.from('bb'));
+      clock.advance(4);
+      expect(got).toEqual(['aaaa']);
+      clock.advance(2);
+      expect(got).toEqual(['aaaa', 'bb']);
+      lane.push(Buffer.from('cc'));
+      lane.stop();
+      clock.advance(10);
+      expect(got).toEqual(['aaaa', 'bb']);
+    });
+
+    it('without a baud rate delivers at once', () => {
+      const got: number[] = [];
+      uartLane((c) => got.push(c.length), undefined).push(Buffer.alloc(3));
+      expect(got).toEqual([3]);
     });
   });
 });
