@@ -165,5 +165,3 @@ export async function listPorts(options: ListPortsOptions): Promise<{ ports: Por
   if (warning) result.warning = warning;
   return result;
 }
-
-export const __test = { listFromSysfs, byIdMap };
