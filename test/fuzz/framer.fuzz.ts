@@ -1,0 +1,234 @@
+/**
+ * Fuzz targets of the AT layer: the framer (bytes -> lines) fed real transcripts with bytes flipped, inserted and
+ * deleted, cut at random chunk boundaries; the URC table of every profile, the final-result table and the response
+ * parsers fed the lines that come out of it.
+ *
+ * What must hold (src/at/framer.ts, src/modem/urcs.ts, src/modem/parse.ts, src/at/results.ts headers):
+ * - the framer never throws and gives the same events for every split of the same bytes (including one byte at a
+ *   time), with and without an armed echo;
+ * - memory stays bounded: no event and no pending line (seen by flushing any prefix) exceeds maxLineBytes;
+ * - every URC row's parse/isComplete, parseCusdLine/continueCusd, the final-result matchers and the 27.005/27.007
+ *   response parsers never throw on any line;
+ * - well-formed URCs parse back to the values written into them.
+ */
+import fc from 'fast-check';
+import { AtFramer } from '../../src/at/framer.js';
+import { explainFinal, FINAL_RESULTS, matchFinalResult } from '../../src/at/results.js';
+import type { FrameEvent } from '../../src/at/types.js';
+import * as parse from '../../src/modem/parse.js';
+import { PROFILES } from '../../src/modem/profiles/index.js';
+import { buildUrcTable, GENERIC_URCS } from '../../src/modem/urcs.js';
+import { continueCusd, decodeUssdPayload, parseCusdLine } from '../../src/modem/ussd-codec.js';
+import { byteArb, type FuzzTarget, mutatedFrom, SEED_STREAMS, splitAt, target } from './support.js';
+
+/** Input streams: mutated transcripts most of the time, raw biased bytes otherwise. */
+const streamArb: fc.Arbitrary<Buffer> = fc.oneof(
+  { weight: 4, arbitrary: mutatedFrom(SEED_STREAMS, { maxSlice: 1500 }) },
+  { weight: 1, arbitrary: fc.array(byteArb, { maxLength: 600 }).map((b) => Buffer.from(b)) },
+);
+
+const maxLineArb = fc.oneof(fc.constant(undefined), fc.integer({ min: 2, max: 80 }));
+
+function run(chunks: readonly Buffer[], options: { maxLineBytes?: number }, echo: string | undefined): FrameEvent[] {
+  const f = new AtFramer(options);
+  if (echo !== undefined) f.expectEcho(echo);
+  const out: FrameEvent[] = [];
+  for (const c of chunks) out.push(...f.push(c));
+  out.push(...f.flush());
+  return out;
+}
+
+/** Events as comparable plain values (garbage bytes as hex). */
+function shape(events: readonly FrameEvent[]): unknown[] {
+  return events.map((e) => (e.type === 'garbage' ? { type: 'garbage', hex: e.bytes.toString('hex'), reason: e.reason } : e));
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function eventBytes(e: FrameEvent): number {
+  if (e.type === 'garbage') return e.bytes.length;
+  if (e.type === 'line') return e.text.length;
+  return 0;
+}
+
+const splitInvariance = target(
+  'framer/split-invariance',
+  'same events for every split of the same bytes (random cuts and byte by byte); never throws',
+  60,
+  () =>
+    fc.property(
+      streamArb,
+      fc.array(fc.nat(), { maxLength: 24 }),
+      maxLineArb,
+      fc.option(fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?'), { nil: undefined }),
+      (bytes, cuts, maxLineBytes, echo) => {
+        const options = maxLineBytes === undefined ? {} : { maxLineBytes };
+        const whole = shape(run([bytes], options, echo));
+        const cut = shape(run(splitAt(bytes, cuts), options, echo));
+        if (!same(whole, cut)) throw new Error(`events differ between one chunk and cuts ${JSON.stringify(cuts)}`);
+        const single = shape(run([...bytes].map((b) => Buffer.from([b])), options, echo));
+        if (!same(whole, single)) throw new Error('events differ between one chunk and one byte at a time');
+      },
+    ),
+);
+
+const memoryBound = target(
+  'framer/memory-bound',
+  'no event and no pending partial line is ever longer than maxLineBytes',
+  60,
+  () =>
+    fc.property(
+      fc.oneof(streamArb, fc.array(byteArb, { maxLength: 400 }).map((b) => Buffer.concat([Buffer.from(b), Buffer.alloc(300, 0x41)]))),
+      fc.array(fc.nat(), { maxLength: 8 }),
+      maxLineArb,
+      (bytes, cuts, maxLineBytes) => {
+        const max = maxLineBytes ?? 4096;
+        const f = new AtFramer(maxLineBytes === undefined ? {} : { maxLineBytes });
+        for (const chunk of splitAt(bytes, cuts)) {
+          for (const e of f.push(chunk)) {
+            if (eventBytes(e) > max) throw new Error(`${e.type} event of ${eventBytes(e)} bytes exceeds the cap ${max}`);
+          }
+        }
+        // What flush() returns is what was pending: at any cut point (the stream is random), it is within the cap.
+        for (const e of f.flush()) {
+          if (eventBytes(e) > max) throw new Error(`pending line of ${eventBytes(e)} bytes exceeds the cap ${max}`);
+        }
+      },
+    ),
+);
+
+/** Lines shaped like URCs and responses, with fields that are sometimes wrong. */
+const PREFIXES = [
+  '+CMTI:', '+CDSI:', '+CMT:', '+CDS:', '+CUSD:', '+CLIP:', '+CFUN:', '+CPIN:', '+CREG:', '+CEREG:', '+CGREG:',
+  '^RSSI:', '^HCSQ:', '^SMMEMFULL:', '+QUSIM:', '+QIND:', '+WIND:', '+ZPASR:', '+CSQ:', '+COPS:', '+CSCA:', '+CNUM:',
+  '+CPMS:', '+CNMI:', '+CMGL:', '+CMGR:', '+CMGS:', '+CME ERROR:', '+CMS ERROR:', 'RING', 'RDY', 'OK', 'ERROR',
+];
+const fieldArb = fc.oneof(
+  fc.nat({ max: 400 }).map(String),
+  fc.constantFrom('"SM"', '"ME"', '"', '""', ',', ' ', '-1', '99', '(0-3)', '(0,1,2)', '"+6281234"', '145', 'READY', '1A2B'),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), maxLength: 40 }),
+);
+const urcLikeArb: fc.Arbitrary<string> = fc
+  .tuple(fc.constantFrom(...PREFIXES), fc.constantFrom('', ' ', '  '), fc.array(fieldArb, { maxLength: 8 }), fc.constantFrom(',', ', ', ',,'))
+  .map(([p, sp, fields, sep]) => `${p}${sp}${fields.join(sep)}`);
+
+/** Lines as the framer gives them from a mutated transcript. */
+const framedLinesArb: fc.Arbitrary<string[]> = mutatedFrom(SEED_STREAMS, { maxSlice: 800 }).map((bytes) =>
+  run([bytes], {}, undefined).flatMap((e) => (e.type === 'line' ? [e.text] : [])),
+);
+
+const linesArb: fc.Arbitrary<string[]> = fc.oneof(
+  framedLinesArb,
+  fc.array(fc.oneof(urcLikeArb, fc.string({ unit: 'binary', maxLength: 40 })), { minLength: 1, maxLength: 6 }),
+);
+
+const TABLES = PROFILES.map((p) => ({ id: p.id, table: buildUrcTable(p), finals: [...p.finalResults, ...FINAL_RESULTS] }));
+
+function responseParsers(lines: string[]): void {
+  parse.parseCsq(lines);
+  for (const source of ['CREG', 'CEREG', 'CGREG'] as const) parse.parseRegistrationQuery(lines, source);
+  parse.parseCopsName(lines);
+  parse.parseCsca(lines);
+  parse.parseCnum(lines);
+  parse.parseCpmsQuery(lines);
+  parse.parseCpmsSet(lines);
+  const supported = parse.parseCpmsSupported(lines);
+  parse.chooseStorage(supported, ['SM', 'ME', 'MT']);
+  const ranges = parse.parseCnmiRanges(lines);
+  if (ranges !== undefined) {
+    parse.chooseCnmi(ranges, 'store');
+    parse.chooseCnmi(ranges, 'direct');
+  }
+  parse.parseCmgl(lines);
+  parse.parseCmgr(lines, 1);
+  parse.parseCmgs(lines);
+  parse.plainAnswer(lines);
+  parse.extractId(lines, /\d{15}/);
+}
+
+const lineParsers = target(
+  'urc/line-parsers',
+  'URC rows of every profile, CUSD line parsing, final results and response parsers never throw on any line',
+  120,
+  () =>
+    fc.property(linesArb, (lines) => {
+      for (let i = 0; i < lines.length; i++) {
+        const line = lines[i] as string;
+        const next = lines[i + 1] ?? '';
+        for (const { id, table, finals } of TABLES) {
+          for (const entry of table) {
+            entry.pattern.lastIndex = 0;
+            if (!entry.pattern.test(line)) continue;
+            const urcLines = [line, ...lines.slice(i + 1, i + 1 + (entry.extraLines ?? 0))];
+            try {
+              entry.isComplete?.([...urcLines]);
+              const data = entry.parse?.([...urcLines]);
+              if (data !== undefined && (typeof data !== 'object' || data === null)) throw new Error('parse returned a non-object');
+            } catch (err) {
+              throw new Error(`profile ${id}, URC row ${entry.name} threw on ${JSON.stringify(urcLines)}: ${String(err)}`);
+            }
+          }
+          const fin = matchFinalResult(line, finals);
+          if (fin !== undefined && fin.errorCode !== undefined && !Number.isInteger(fin.errorCode)) throw new Error('non-integer error code');
+        }
+        explainFinal(line);
+        const cusd = parseCusdLine(line);
+        if (cusd !== undefined) {
+          const joined = cusd.complete ? cusd : continueCusd(cusd, next);
+          if (joined.payload !== undefined) {
+            decodeUssdPayload(joined.payload, joined.dcs, { packed: true });
+            decodeUssdPayload(joined.payload, joined.dcs);
+          }
+        }
+      }
+      responseParsers(lines);
+    }),
+);
+
+const storageArb = fc.constantFrom('SM', 'ME', 'MT', 'SR', 'BM');
+
+const urcRoundTrip = target(
+  'urc/well-formed-round-trip',
+  'well-formed +CMTI/+CDSI/+CMT/+CDS/+CREG lines parse back to the values written into them',
+  120,
+  () =>
+    fc.property(
+      storageArb,
+      fc.nat({ max: 65535 }),
+      fc.constantFrom('', ' ', '  '),
+      fc.boolean(),
+      fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 60 }),
+      fc.integer({ min: 0, max: 10 }),
+      (storage, index, sp, quoted, pdu, stat) => {
+        const mem = quoted ? `"${storage}"` : storage;
+        const find = (line: string) => {
+          const e = GENERIC_URCS.find((r) => r.pattern.test(line));
+          if (e === undefined) throw new Error(`no URC row matches ${JSON.stringify(line)}`);
+          return e;
+        };
+        const check = (line: string, name: string, lines: string[], want: Record<string, unknown>) => {
+          const e = find(line);
+          if (e.name !== name) throw new Error(`${JSON.stringify(line)} matched ${e.name}, expected ${name}`);
+          const got = e.parse?.(lines) ?? {};
+          for (const [k, v] of Object.entries(want)) {
+            if (got[k] !== v) throw new Error(`${name}: ${k} is ${JSON.stringify(got[k])}, expected ${JSON.stringify(v)} from ${JSON.stringify(lines)}`);
+          }
+        };
+        const cmti = `+CMTI:${sp}${mem},${sp}${index}`;
+        check(cmti, 'cmti', [cmti], { storage, index });
+        const cdsi = `+CDSI:${sp}${mem},${index}`;
+        check(cdsi, 'cdsi', [cdsi], { storage, index });
+        const cmt = `+CMT:${sp},${index}`;
+        check(cmt, 'cmt', [cmt, pdu], { length: index, pdu });
+        const cds = `+CDS:${sp}${index}`;
+        check(cds, 'cds', [cds, pdu], { length: index, pdu });
+        const creg = `+CREG:${sp}${stat},"${pdu.slice(0, 4)}","${pdu.slice(0, 8)}",${index % 8}`;
+        check(creg, 'creg', [creg], { stat, lac: pdu.slice(0, 4), ci: pdu.slice(0, 8), act: index % 8 });
+      },
+    ),
+);
+
+export const FRAMER_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip];
