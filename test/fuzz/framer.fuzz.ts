@@ -5,7 +5,7 @@
  *
  * What must hold (src/at/framer.ts, src/modem/urcs.ts, src/modem/parse.ts, src/at/results.ts headers):
  * - the framer never throws and gives the same events for every split of the same bytes (including one byte at a
- *   time), with and without an armed echo;
+ *   time), with and without an echo armed at any point of the stream;
  * - memory stays bounded: no event and no pending line (seen by flushing any prefix) exceeds maxLineBytes;
  * - every URC row's parse/isComplete, parseCusdLine/continueCusd, the final-result matchers and the 27.005/27.007
  *   response parsers never throw on any line;
@@ -21,19 +21,52 @@ import { buildUrcTable, GENERIC_URCS } from '../../src/modem/urcs.js';
 import { continueCusd, decodeUssdPayload, parseCusdLine } from '../../src/modem/ussd-codec.js';
 import { byteArb, type FuzzTarget, mutatedFrom, SEED_STREAMS, splitAt, target } from './support.js';
 
-/** Input streams: mutated transcripts most of the time, raw biased bytes otherwise. */
+/** Pieces of modem output that meet at awkward places when strung together in random order. */
+const TOKENS: readonly Buffer[] = [
+  '\r\n', '\r', '\n', '> ', '>', ' ', '\t', 'OK', 'ERROR', 'AT+CSQ', '+CMTI: "SM",1', '+CUSD: 1,"Menu', '",15', 'RDY',
+  '0891261801000004', '\x1a', '\x1b', '\x00', '\xff', '\x80', '\xc3\xa7', '\xe2\x82\xac', '\xe9', '\xc3', 'A'.repeat(70),
+].map((t) => Buffer.from(t, 'latin1'));
+
+const tokenStreamArb: fc.Arbitrary<Buffer> = fc
+  .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...TOKENS) }, { weight: 1, arbitrary: byteArb.map((b) => Buffer.from([b])) }), { maxLength: 60 })
+  .map((parts) => Buffer.concat(parts));
+
+/** Input streams: mutated transcripts, strings of awkward tokens, raw biased bytes. */
 const streamArb: fc.Arbitrary<Buffer> = fc.oneof(
-  { weight: 4, arbitrary: mutatedFrom(SEED_STREAMS, { maxSlice: 1500 }) },
+  { weight: 3, arbitrary: mutatedFrom(SEED_STREAMS, { maxSlice: 1500 }) },
+  { weight: 3, arbitrary: tokenStreamArb },
   { weight: 1, arbitrary: fc.array(byteArb, { maxLength: 600 }).map((b) => Buffer.from(b)) },
 );
 
 const maxLineArb = fc.oneof(fc.constant(undefined), fc.integer({ min: 2, max: 80 }));
 
-function run(chunks: readonly Buffer[], options: { maxLineBytes?: number }, echo: string | undefined): FrameEvent[] {
+/**
+ * Feeds the chunks in order; when `echo` is given, expectEcho(echo.text) is called once `echo.at` bytes have been
+ * pushed (the chunk holding that offset is cut there, as the channel arms an echo between two reads).
+ */
+function run(chunks: readonly Buffer[], options: { maxLineBytes?: number }, echo: { text: string; at: number } | undefined): FrameEvent[] {
   const f = new AtFramer(options);
-  if (echo !== undefined) f.expectEcho(echo);
   const out: FrameEvent[] = [];
-  for (const c of chunks) out.push(...f.push(c));
+  let offset = 0;
+  let armed = echo === undefined;
+  const arm = () => {
+    if (!armed && echo !== undefined && offset >= echo.at) {
+      f.expectEcho(echo.text);
+      armed = true;
+    }
+  };
+  for (const c of chunks) {
+    arm();
+    const cut = echo !== undefined && !armed && echo.at < offset + c.length ? echo.at - offset : c.length;
+    out.push(...f.push(c.subarray(0, cut)));
+    offset += cut;
+    arm();
+    if (cut < c.length) {
+      out.push(...f.push(c.subarray(cut)));
+      offset += c.length - cut;
+    }
+  }
+  arm();
   out.push(...f.flush());
   return out;
 }
@@ -55,16 +88,17 @@ function eventBytes(e: FrameEvent): number {
 
 const splitInvariance = target(
   'framer/split-invariance',
-  'same events for every split of the same bytes (random cuts and byte by byte); never throws',
-  60,
+  'same events for every split of the same bytes (random cuts and byte by byte), an echo armed anywhere; never throws',
+  100,
   () =>
     fc.property(
       streamArb,
       fc.array(fc.nat(), { maxLength: 24 }),
       maxLineArb,
-      fc.option(fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?'), { nil: undefined }),
-      (bytes, cuts, maxLineBytes, echo) => {
+      fc.option(fc.record({ text: fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?', '0891261801000004'), at: fc.nat() }), { nil: undefined }),
+      (bytes, cuts, maxLineBytes, echoPick) => {
         const options = maxLineBytes === undefined ? {} : { maxLineBytes };
+        const echo = echoPick === undefined ? undefined : { text: echoPick.text, at: echoPick.at % (bytes.length + 1) };
         const whole = shape(run([bytes], options, echo));
         const cut = shape(run(splitAt(bytes, cuts), options, echo));
         if (!same(whole, cut)) throw new Error(`events differ between one chunk and cuts ${JSON.stringify(cuts)}`);
