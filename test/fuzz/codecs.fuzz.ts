@@ -152,6 +152,9 @@ const ussdGarbage = target(
     ),
 );
 
+/** Characters that regular expressions and String.trim treat specially: line/paragraph separators, NEL, Unicode spaces. */
+const AWKWARD_CHARS = ['\u2028', '\u2029', '\u0085', '\u00a0', '\ufeff', '\u3000', '\u000b', '\u000c', '\t', '😀'];
+
 const cusdLines = target(
   'ussd/cusd-line-round-trip',
   'a +CUSD line (its string possibly spread over several lines) parses back to its status, payload and dcs',
@@ -159,9 +162,12 @@ const cusdLines = target(
   () =>
     fc.property(
       fc.integer({ min: 0, max: 5 }),
-      // Payload lines as the framer hands them over: trimmed, non-empty, without the closing quote.
+      // Payload lines as the framer hands them over: no CR/LF, trimmed of spaces and tabs, non-empty, no quote.
       fc.array(
-        fc.string({ unit: fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'), minLength: 1, maxLength: 30 }).map((s) => s.trim()).filter((s) => s !== ''),
+        fc
+          .string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'), fc.constantFrom(...AWKWARD_CHARS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 30 })
+          .map((s) => s.replace(/["\r\n]/g, '').replace(/^[ \t]+|[ \t]+$/g, ''))
+          .filter((s) => s !== ''),
         { minLength: 1, maxLength: 4 },
       ),
       fc.option(fc.integer({ min: 0, max: 255 }), { nil: undefined }),
