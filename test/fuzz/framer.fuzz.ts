@@ -9,7 +9,8 @@
  * - memory stays bounded: no event and no pending line (seen by flushing any prefix) exceeds maxLineBytes;
  * - every URC row's parse/isComplete, parseCusdLine/continueCusd, the final-result matchers and the 27.005/27.007
  *   response parsers never throw on any line;
- * - well-formed URCs parse back to the values written into them.
+ * - well-formed URCs, +CMGL/+CMGR listings and +COPS/+CSCA answers parse back to the values written into them,
+ *   whatever text their quoted fields hold.
  */
 import fc from 'fast-check';
 import { AtFramer } from '../../src/at/framer.js';
@@ -265,4 +266,46 @@ const urcRoundTrip = target(
     ),
 );
 
-export const FRAMER_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip];
+/** Text a modem may put in a quoted field (phonebook name, operator name): anything but the quote, CR and LF. */
+const quotedTextArb: fc.Arbitrary<string> = fc
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom(...'abcXYZ019 ,.:;'),
+      fc.constantFrom('\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\t', '😀'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+    maxLength: 20,
+  })
+  .map((t) => t.replace(/["\r\n]/g, ''));
+
+const responseRoundTrip = target(
+  'parse/response-round-trip',
+  '+CMGL/+CMGR listings and +COPS/+CSCA answers with any text in their quoted fields parse back to what was written',
+  120,
+  () =>
+    fc.property(
+      fc.array(fc.record({ index: fc.nat({ max: 400 }), stat: fc.integer({ min: 0, max: 3 }), alpha: fc.option(quotedTextArb, { nil: undefined }), length: fc.integer({ min: 1, max: 180 }), pdu: fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 40 }) }), { maxLength: 4 }),
+      quotedTextArb.filter((t) => t.trim() !== ''),
+      fc.string({ unit: fc.constantFrom(...'+0123456789'), minLength: 1, maxLength: 16 }),
+      (rows, operator, smsc) => {
+        const lines = rows.flatMap((r) => [`+CMGL: ${r.index},${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu]);
+        const listed = parse.parseCmgl(lines);
+        const want = rows.map((r) => ({ index: r.index, stat: r.stat, length: r.length, pdu: r.pdu }));
+        if (JSON.stringify(listed.messages) !== JSON.stringify(want) || listed.skipped.length > 0) {
+          throw new Error(`+CMGL ${JSON.stringify(lines)} parsed as ${JSON.stringify(listed)}`);
+        }
+        for (const r of rows) {
+          const read = parse.parseCmgr([`+CMGR: ${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu], r.index);
+          if (JSON.stringify(read) !== JSON.stringify({ index: r.index, stat: r.stat, length: r.length, pdu: r.pdu })) {
+            throw new Error(`+CMGR with alpha ${JSON.stringify(r.alpha)} parsed as ${JSON.stringify(read)}`);
+          }
+        }
+        const cops = parse.parseCopsName([`+COPS: 0,0,"${operator}",7`]);
+        if (cops !== operator) throw new Error(`+COPS name ${JSON.stringify(operator)} parsed as ${JSON.stringify(cops)}`);
+        const csca = parse.parseCsca([`+CSCA: "${smsc}",145`]);
+        if (csca !== smsc) throw new Error(`+CSCA ${JSON.stringify(smsc)} parsed as ${JSON.stringify(csca)}`);
+      },
+    ),
+);
+
+export const FRAMER_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];

@@ -3,6 +3,7 @@
  * generators never hit that input again. Each names the target that found it.
  */
 import { describe, expect, it } from 'vitest';
+import { parseCmgl } from '../../src/modem/parse.js';
 import { continueCusd, parseCusdLine } from '../../src/modem/ussd-codec.js';
 
 describe('found by ussd/cusd-line-round-trip', () => {
@@ -20,5 +21,12 @@ describe('found by ussd/cusd-line-round-trip', () => {
   it('a Unicode space ending the first line of a multi-line +CUSD text is kept', () => {
     expect(parseCusdLine('+CUSD: 1,"Pilih:\u00a0')).toEqual({ status: 1, payload: 'Pilih:\u00a0', dcs: undefined, complete: false });
     expect(parseCusdLine('+CUSD: 1,"Pilih:\u3000')?.payload).toBe('Pilih:\u3000');
+  });
+});
+
+describe('found by parse/response-round-trip', () => {
+  it('a +CMGL header whose <alpha> holds U+2028 is listed, not skipped (the SMS would never be read)', () => {
+    const pdu = '0004038158F80000811080900321820141';
+    expect(parseCmgl(['+CMGL: 3,0,"Ibu\u2028Ani",17', pdu])).toEqual({ messages: [{ index: 3, stat: 0, length: 17, pdu }], skipped: [] });
   });
 });
