@@ -19,7 +19,9 @@ import { parse as nodePduParse, type Deliver } from 'node-pdu';
 import { joinParts } from '../../src/sms/multipart.js';
 import { decodeDeliver, STATUS_REPORT_REASON, type DecodeResult } from '../../src/sms/pdu.js';
 import { hasLoneSurrogate } from '../../src/sms/ucs2.js';
+import { encodeSubmit } from '../../src/sms/submit.js';
 import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
+import { readSubmitPdu } from '../../src/sim/submit-reader.js';
 import { assembledArb, gsm7TextArb, originatorArb, smscArb, timestampArb, unicodeTextArb, type Expected } from './pdu-gen.js';
 import { mutate, mutationArb, SEED_PDUS, type FuzzTarget, target } from './support.js';
 
@@ -279,4 +281,30 @@ const statusReports = target(
     }),
 );
 
-export const PDU_TARGETS: readonly FuzzTarget[] = [validBuilt, validAssembled, mutated, garbage, multipartJoin, nodePduOracle, statusReports];
+const submitRoundTrip = target(
+  'pdu/submit-round-trip',
+  'every SMS-SUBMIT part of encodeSubmit reads back (src/sim/submit-reader.ts) to the destination, and the parts to the text',
+  60,
+  () =>
+    fc.property(
+      fc.tuple(fc.constantFrom('', '+'), fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20 })).map(([p, d]) => `${p}${d}`),
+      fc.oneof(gsm7TextArb(480), unicodeTextArb(220)),
+      fc.record({ reference: fc.nat({ max: 255 }), statusReport: fc.boolean(), validityRelative: fc.option(fc.nat({ max: 255 }), { nil: undefined }) }),
+      (to, text, opts) => {
+        const parts = encodeSubmit(to, text, opts.validityRelative === undefined ? { reference: opts.reference, statusReport: opts.statusReport } : opts);
+        const texts = parts.map((p, i) => {
+          const r = readSubmitPdu(p.pdu, p.tpduLength);
+          if (!r.ok) throw new Error(`part ${i + 1}/${parts.length} unreadable: ${r.reason}`);
+          if (r.submit.destination !== to) throw new Error(`destination ${JSON.stringify(r.submit.destination)}, sent to ${JSON.stringify(to)}`);
+          if (r.submit.statusReportRequested !== opts.statusReport) throw new Error('status report flag lost');
+          const digits = to.replace(/^\+/, '').length;
+          const udOctets = p.tpduLength - (2 + 2 + Math.ceil(digits / 2) + 2 + (opts.validityRelative === undefined ? 0 : 1) + 1);
+          if (udOctets > 140) throw new Error(`part ${i + 1} carries ${udOctets} octets of user data; at most 140 fit`);
+          return r.submit.text ?? '';
+        });
+        if (texts.join('') !== text) throw new Error(`parts read as ${JSON.stringify(texts)}, sent ${JSON.stringify(text)}`);
+      },
+    ),
+);
+
+export const PDU_TARGETS: readonly FuzzTarget[] = [validBuilt, validAssembled, mutated, garbage, multipartJoin, nodePduOracle, statusReports, submitRoundTrip];
