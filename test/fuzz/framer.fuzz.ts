@@ -223,11 +223,23 @@ const lineParsers = target(
     }),
 );
 
+/** Text a modem may put in a quoted field (phonebook name, operator name): anything but the quote, CR and LF. */
+const quotedTextArb: fc.Arbitrary<string> = fc
+  .string({
+    unit: fc.oneof(
+      fc.constantFrom(...'abcXYZ019 ,.:;'),
+      fc.constantFrom('\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\t', '😀'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    ),
+    maxLength: 20,
+  })
+  .map((t) => t.replace(/["\r\n]/g, ''));
+
 const storageArb = fc.constantFrom('SM', 'ME', 'MT', 'SR', 'BM');
 
 const urcRoundTrip = target(
   'urc/well-formed-round-trip',
-  'well-formed +CMTI/+CDSI/+CMT/+CDS/+CREG lines parse back to the values written into them',
+  'well-formed +CMTI/+CDSI/+CMT (any <alpha>)/+CDS/+CREG lines parse back to the values written into them',
   120,
   () =>
     fc.property(
@@ -237,7 +249,8 @@ const urcRoundTrip = target(
       fc.boolean(),
       fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 60 }),
       fc.integer({ min: 0, max: 10 }),
-      (storage, index, sp, quoted, pdu, stat) => {
+      fc.option(quotedTextArb, { nil: undefined }),
+      (storage, index, sp, quoted, pdu, stat, alpha) => {
         const mem = quoted ? `"${storage}"` : storage;
         const find = (line: string) => {
           const e = GENERIC_URCS.find((r) => r.pattern.test(line));
@@ -256,8 +269,8 @@ const urcRoundTrip = target(
         check(cmti, 'cmti', [cmti], { storage, index });
         const cdsi = `+CDSI:${sp}${mem},${index}`;
         check(cdsi, 'cdsi', [cdsi], { storage, index });
-        const cmt = `+CMT:${sp},${index}`;
-        check(cmt, 'cmt', [cmt, pdu], { length: index, pdu });
+        const cmt = `+CMT:${sp}${alpha === undefined ? '' : `"${alpha}"`},${index}`;
+        check(cmt, 'cmt', [cmt, pdu], { alpha: alpha === '' ? undefined : alpha, length: index, pdu });
         const cds = `+CDS:${sp}${index}`;
         check(cds, 'cds', [cds, pdu], { length: index, pdu });
         const creg = `+CREG:${sp}${stat},"${pdu.slice(0, 4)}","${pdu.slice(0, 8)}",${index % 8}`;
@@ -265,18 +278,6 @@ const urcRoundTrip = target(
       },
     ),
 );
-
-/** Text a modem may put in a quoted field (phonebook name, operator name): anything but the quote, CR and LF. */
-const quotedTextArb: fc.Arbitrary<string> = fc
-  .string({
-    unit: fc.oneof(
-      fc.constantFrom(...'abcXYZ019 ,.:;'),
-      fc.constantFrom('\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\t', '😀'),
-      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
-    ),
-    maxLength: 20,
-  })
-  .map((t) => t.replace(/["\r\n]/g, ''));
 
 const responseRoundTrip = target(
   'parse/response-round-trip',

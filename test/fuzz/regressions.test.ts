@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseCmgl } from '../../src/modem/parse.js';
+import { GENERIC_URCS } from '../../src/modem/urcs.js';
 import { continueCusd, parseCusdLine } from '../../src/modem/ussd-codec.js';
 
 describe('found by ussd/cusd-line-round-trip', () => {
@@ -28,5 +29,14 @@ describe('found by parse/response-round-trip', () => {
   it('a +CMGL header whose <alpha> holds U+2028 is listed, not skipped (the SMS would never be read)', () => {
     const pdu = '0004038158F80000811080900321820141';
     expect(parseCmgl(['+CMGL: 3,0,"Ibu\u2028Ani",17', pdu])).toEqual({ messages: [{ index: 3, stat: 0, length: 17, pdu }], skipped: [] });
+  });
+});
+
+describe('found by urc/well-formed-round-trip', () => {
+  it('+CMT whose quoted <alpha> holds a comma is the +CMT URC (its PDU line is not lost)', () => {
+    const line = '+CMT: "Doe, John",24';
+    const row = GENERIC_URCS.find((r) => r.pattern.test(line));
+    expect(row?.name).toBe('cmt');
+    expect(row?.parse?.([line, '0004038158F8'])).toEqual({ alpha: 'Doe, John', length: 24, pdu: '0004038158F8' });
   });
 });
