@@ -138,6 +138,10 @@ export const assembledArb: fc.Arbitrary<AssembledCase> = fc
     ucs2: unicodeTextArb(70),
     data: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 140 }),
     mms: fc.boolean(),
+    // Type-of-address variants the builder never writes: numbering plan (low nibble) and, for plain digit strings,
+    // TON national (2), network specific (3), subscriber (4), abbreviated (6), reserved (7).
+    plan: fc.constantFrom(0x1, 0x0, 0x8, 0x9),
+    ton: fc.constantFrom(0, 0, 2, 3, 4, 6, 7),
   })
   .map((g) => {
     const ies = [...g.others];
@@ -182,14 +186,21 @@ export const assembledArb: fc.Arbitrary<AssembledCase> = fc
       udl = ud.length;
     }
     const first = 0x00 | (g.mms ? 0 : 0x04) | (udhi ? 0x40 : 0);
-    const tpdu = [first, ...encodeAddressField(g.who.originator), g.pid, dcs, ...encodeTimestamp(g.ts.date, g.ts.tz), udl, ...ud];
+    const oa = encodeAddressField(g.who.originator);
+    let who = g.who;
+    if (who.type !== 'alphanumeric') {
+      const ton = who.type === 'international' ? 1 : g.ton;
+      oa[1] = 0x80 | (ton << 4) | g.plan;
+      if (who.type === 'unknown' && ton !== 0) who = { ...who, type: ton === 2 ? 'national' : 'other' };
+    }
+    const tpdu = [first, ...oa, g.pid, dcs, ...encodeTimestamp(g.ts.date, g.ts.tz), udl, ...ud];
     const smsc = encodeSmscField(g.smsc);
     return {
       pdu: toHex([...smsc, ...tpdu]),
       length: tpdu.length,
       expect: {
-        originator: g.who.originator,
-        originatorType: g.who.type,
+        originator: who.originator,
+        originatorType: who.type,
         smsc: g.smsc,
         scTimestamp: g.ts.iso,
         scTimestampMs: g.ts.ms,
