@@ -8,15 +8,15 @@
  * - config/*   the config loader (being rewritten on zod): random and mutated JSON must give a frozen Config or one
  *              ConfigError naming the path, never another exception.
  */
+import { AT_TARGETS } from './at.fuzz.js';
 import { CODEC_TARGETS } from './codecs.fuzz.js';
-import { FRAMER_TARGETS } from './framer.fuzz.js';
 import { PDU_TARGETS } from './pdu.fuzz.js';
 import type { FuzzTarget } from './support.js';
 
 export type { FuzzTarget } from './support.js';
 
 export const FUZZ_TARGETS: readonly FuzzTarget[] = [
-  ...FRAMER_TARGETS,
+  ...AT_TARGETS,
   ...PDU_TARGETS,
   ...CODEC_TARGETS,
   // ...CONTROL_TARGETS, ...CONFIG_TARGETS (see the header)

@@ -309,4 +309,4 @@ const responseRoundTrip = target(
     ),
 );
 
-export const FRAMER_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];
+export const AT_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];
