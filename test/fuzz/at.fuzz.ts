@@ -6,6 +6,7 @@
  * What must hold (src/at/framer.ts, src/modem/urcs.ts, src/modem/parse.ts, src/at/results.ts headers):
  * - the framer never throws and gives the same events for every split of the same bytes (including one byte at a
  *   time), with and without an echo armed at any point of the stream;
+ * - clean text (ASCII, UTF-8, line ends, prompts) gives exactly the lines an independent splitter finds;
  * - memory stays bounded: no event and no pending line (seen by flushing any prefix) exceeds maxLineBytes;
  * - every URC row's parse/isComplete, parseCusdLine/continueCusd, the final-result matchers and the 27.005/27.007
  *   response parsers never throw on any line;
@@ -107,6 +108,54 @@ const splitInvariance = target(
         if (!same(whole, single)) throw new Error('events differ between one chunk and one byte at a time');
       },
     ),
+);
+
+/**
+ * What the framer must make of clean text (no controls but CR/LF/TAB, no noise, valid UTF-8), written independently:
+ * split on CR or LF, trim spaces and tabs, drop empty lines; `> ` at a line start and a line that is exactly `>` are
+ * prompts.
+ */
+function expectedEvents(text: string): FrameEvent[] {
+  const out: FrameEvent[] = [];
+  const finish = (raw: string) => {
+    const t = raw.replace(/^[ \t]+|[ \t]+$/g, '');
+    if (t === '>') out.push({ type: 'prompt' });
+    else if (t !== '') out.push({ type: 'line', text: t });
+  };
+  let cur = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (cur === '' && c === '>' && text[i + 1] === ' ') {
+      out.push({ type: 'prompt' });
+      i++;
+    } else if (c === '\r' || c === '\n') {
+      finish(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  finish(cur);
+  return out;
+}
+
+const cleanSegmentArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom('\r\n', '\r', '\n', '> ', '>', ' ', '\t', 'OK', '+CMTI: "SM",1', 'Caf\u00e9', '\u20ac 5.000', '😀', '\u2028') },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 12 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }).map((t) => t.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '')) },
+);
+
+const lineOracle = target(
+  'framer/clean-text-oracle',
+  'clean text (ASCII, UTF-8, CR/LF, prompts) at any chunk split gives exactly the lines and prompts of an independent splitter',
+  100,
+  () =>
+    fc.property(fc.array(cleanSegmentArb, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 12 }), (segments, cuts) => {
+      const text = segments.join('');
+      const got = run(splitAt(Buffer.from(text, 'utf8'), cuts), {}, undefined);
+      const want = expectedEvents(text);
+      if (!same(shape(got), shape(want))) throw new Error(`framer gave ${JSON.stringify(shape(got))}, expected ${JSON.stringify(want)}`);
+    }),
 );
 
 const memoryBound = target(
@@ -309,4 +358,4 @@ const responseRoundTrip = target(
     ),
 );
 
-export const AT_TARGETS: readonly FuzzTarget[] = [splitInvariance, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];
+export const AT_TARGETS: readonly FuzzTarget[] = [splitInvariance, lineOracle, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];
