@@ -30,14 +30,14 @@ const TOKENS: readonly Buffer[] = [
 ].map((t) => Buffer.from(t, 'latin1'));
 
 const tokenStreamArb: fc.Arbitrary<Buffer> = fc
-  .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...TOKENS) }, { weight: 1, arbitrary: byteArb.map((b) => Buffer.from([b])) }), { maxLength: 60 })
+  .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...TOKENS) }, { weight: 1, arbitrary: byteArb.map((b) => Buffer.from([b])) }), { maxLength: 60, size: 'max' })
   .map((parts) => Buffer.concat(parts));
 
 /** Input streams: mutated transcripts, strings of awkward tokens, raw biased bytes. */
 const streamArb: fc.Arbitrary<Buffer> = fc.oneof(
   { weight: 3, arbitrary: mutatedFrom(SEED_STREAMS, { maxSlice: 1500 }) },
   { weight: 3, arbitrary: tokenStreamArb },
-  { weight: 1, arbitrary: fc.array(byteArb, { maxLength: 600 }).map((b) => Buffer.from(b)) },
+  { weight: 1, arbitrary: fc.array(byteArb, { maxLength: 600, size: 'max' }).map((b) => Buffer.from(b)) },
 );
 
 const maxLineArb = fc.oneof(fc.constant(undefined), fc.integer({ min: 2, max: 80 }));
@@ -95,7 +95,7 @@ const splitInvariance = target(
   () =>
     fc.property(
       streamArb,
-      fc.array(fc.nat(), { maxLength: 24 }),
+      fc.array(fc.nat(), { maxLength: 24, size: 'max' }),
       maxLineArb,
       fc.option(fc.record({ text: fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?', '0891261801000004'), at: fc.nat() }), { nil: undefined }),
       (bytes, cuts, maxLineBytes, echoPick) => {
@@ -141,7 +141,7 @@ function expectedEvents(text: string): FrameEvent[] {
 
 const cleanSegmentArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('\r\n', '\r', '\n', '> ', '>', ' ', '\t', 'OK', '+CMTI: "SM",1', 'Caf\u00e9', '\u20ac 5.000', '😀', '\u2028') },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 12 }) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 12, size: 'max' }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }).map((t) => t.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '')) },
 );
 
@@ -150,7 +150,7 @@ const lineOracle = target(
   'clean text (ASCII, UTF-8, CR/LF, prompts) at any chunk split gives exactly the lines and prompts of an independent splitter',
   100,
   () =>
-    fc.property(fc.array(cleanSegmentArb, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 12 }), (segments, cuts) => {
+    fc.property(fc.array(cleanSegmentArb, { maxLength: 40, size: 'max' }), fc.array(fc.nat(), { maxLength: 12, size: 'max' }), (segments, cuts) => {
       const text = segments.join('');
       const got = run(splitAt(Buffer.from(text, 'utf8'), cuts), {}, undefined);
       const want = expectedEvents(text);
@@ -164,7 +164,7 @@ const memoryBound = target(
   60,
   () =>
     fc.property(
-      fc.oneof(streamArb, fc.array(byteArb, { maxLength: 400 }).map((b) => Buffer.concat([Buffer.from(b), Buffer.alloc(300, 0x41)]))),
+      fc.oneof(streamArb, fc.array(byteArb, { maxLength: 400, size: 'max' }).map((b) => Buffer.concat([Buffer.from(b), Buffer.alloc(300, 0x41)]))),
       fc.array(fc.nat(), { maxLength: 8 }),
       maxLineArb,
       (bytes, cuts, maxLineBytes) => {
@@ -192,8 +192,8 @@ const PREFIXES = [
 const fieldArb = fc.oneof(
   fc.nat({ max: 400 }).map(String),
   fc.constantFrom('"SM"', '"ME"', '"', '""', ',', ' ', '-1', '99', '(0-3)', '(0,1,2)', '"+6281234"', '145', 'READY', '1A2B'),
-  fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 12, size: 'max' }),
+  fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), maxLength: 40, size: 'max' }),
 );
 const urcLikeArb: fc.Arbitrary<string> = fc
   .tuple(fc.constantFrom(...PREFIXES), fc.constantFrom('', ' ', '  '), fc.array(fieldArb, { maxLength: 8 }), fc.constantFrom(',', ', ', ',,'))
@@ -206,7 +206,7 @@ const framedLinesArb: fc.Arbitrary<string[]> = mutatedFrom(SEED_STREAMS, { maxSl
 
 const linesArb: fc.Arbitrary<string[]> = fc.oneof(
   framedLinesArb,
-  fc.array(fc.oneof(urcLikeArb, fc.string({ unit: 'binary', maxLength: 40 })), { minLength: 1, maxLength: 6 }),
+  fc.array(fc.oneof(urcLikeArb, fc.string({ unit: 'binary', maxLength: 40, size: 'max' })), { minLength: 1, maxLength: 6 }),
 );
 
 const TABLES = PROFILES.map((p) => ({ id: p.id, table: buildUrcTable(p), finals: [...p.finalResults, ...FINAL_RESULTS] }));
@@ -280,7 +280,7 @@ const quotedTextArb: fc.Arbitrary<string> = fc
       fc.constantFrom('\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\t', '😀'),
       fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
     ),
-    maxLength: 20,
+    maxLength: 20, size: 'max',
   })
   .map((t) => t.replace(/["\r\n]/g, ''));
 
@@ -296,7 +296,7 @@ const urcRoundTrip = target(
       fc.nat({ max: 65535 }),
       fc.constantFrom('', ' ', '  '),
       fc.boolean(),
-      fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 60 }),
+      fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 60, size: 'max' }),
       fc.integer({ min: 0, max: 10 }),
       fc.option(quotedTextArb, { nil: undefined }),
       (storage, index, sp, quoted, pdu, stat, alpha) => {
@@ -334,9 +334,9 @@ const responseRoundTrip = target(
   120,
   () =>
     fc.property(
-      fc.array(fc.record({ index: fc.nat({ max: 400 }), stat: fc.integer({ min: 0, max: 3 }), alpha: fc.option(quotedTextArb, { nil: undefined }), length: fc.integer({ min: 1, max: 180 }), pdu: fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 40 }) }), { maxLength: 4 }),
+      fc.array(fc.record({ index: fc.nat({ max: 400 }), stat: fc.integer({ min: 0, max: 3 }), alpha: fc.option(quotedTextArb, { nil: undefined }), length: fc.integer({ min: 1, max: 180 }), pdu: fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 40, size: 'max' }) }), { maxLength: 4 }),
       quotedTextArb.filter((t) => t.trim() !== ''),
-      fc.string({ unit: fc.constantFrom(...'+0123456789'), minLength: 1, maxLength: 16 }),
+      fc.string({ unit: fc.constantFrom(...'+0123456789'), minLength: 1, maxLength: 16, size: 'max' }),
       (rows, operator, smsc) => {
         const lines = rows.flatMap((r) => [`+CMGL: ${r.index},${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu]);
         const listed = parse.parseCmgl(lines);

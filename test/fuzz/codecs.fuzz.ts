@@ -88,7 +88,7 @@ const ucs2Units = target(
   'any sequence of 16-bit units decodes to exactly those units; lone surrogates are found and replaced',
   100,
   () =>
-    fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 80 }), (units) => {
+    fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 80, size: 'max' }), (units) => {
       const text = decodeUcs2Bytes(units.flatMap((u) => [u >> 8, u & 0xff]));
       if (text === undefined) throw new Error('even byte count refused');
       eq('units', [...text].flatMap((c) => [...Array(c.length).keys()].map((i) => c.charCodeAt(i))), units);
@@ -109,7 +109,7 @@ const ussdRoundTrip = target(
     fc.property(
       unicodeTextArb(60).map(printableOnly).filter((t) => t !== ''),
       gsm7TextArb(100).map(printableOnly).filter((t) => t !== ''),
-      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 80 }),
+      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 80, size: 'max' }),
       fc.constantFrom(72, 0x11, 0x5a, 0x98),
       fc.constantFrom(0x0f, 0x00, 0x01, 0x10, 0xf0),
       (uni, gsm, ascii, ucs2Dcs, gsmDcs) => {
@@ -134,7 +134,7 @@ const ussdGarbage = target(
   150,
   () =>
     fc.property(
-      fc.oneof(fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 80 })),
+      fc.oneof(fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 200, size: 'max' }), fc.string({ unit: 'binary', maxLength: 80, size: 'max' })),
       fc.option(fc.integer({ min: -1, max: 300 }), { nil: undefined }),
       fc.boolean(),
       (text, dcs, packed) => {
@@ -165,7 +165,7 @@ const cusdLines = target(
       // Payload lines as the framer hands them over: no CR/LF, trimmed of spaces and tabs, non-empty, no quote.
       fc.array(
         fc
-          .string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'), fc.constantFrom(...AWKWARD_CHARS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 30 })
+          .string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'), fc.constantFrom(...AWKWARD_CHARS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 30, size: 'max' })
           .map((s) => s.replace(/["\r\n]/g, '').replace(/^[ \t]+|[ \t]+$/g, ''))
           .filter((s) => s !== ''),
         { minLength: 1, maxLength: 4 },

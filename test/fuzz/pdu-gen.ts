@@ -31,7 +31,7 @@ export const gsm7CharArb: fc.Arbitrary<string> = fc.oneof(
 );
 
 export function gsm7TextArb(maxLength: number): fc.Arbitrary<string> {
-  return fc.array(gsm7CharArb, { maxLength }).map((a) => a.join(''));
+  return fc.array(gsm7CharArb, { maxLength, size: 'max' }).map((a) => a.join(''));
 }
 
 /** Any Unicode text: BMP and astral code points (surrogate pairs), no lone surrogates. */
@@ -41,19 +41,19 @@ export function unicodeTextArb(maxLength: number): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.integer({ min: 0x10000, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp)) },
     { weight: 1, arbitrary: fc.constantFrom('😀', '€', 'ä', 'Σ', '中', '\u0000', '\uFFFF', '\r', '\n') },
   );
-  return fc.array(unit, { maxLength }).map((a) => a.join(''));
+  return fc.array(unit, { maxLength, size: 'max' }).map((a) => a.join(''));
 }
 
 const digits = (min: number, max: number): fc.Arbitrary<string> =>
-  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
+  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max, size: 'max' });
 
 /** Originators of every kind the builder writes, with the type the decoder must report. */
 export const originatorArb: fc.Arbitrary<{ originator: string; type: DecodedSms['originatorType'] }> = fc.oneof(
   digits(1, 20).map((d) => ({ originator: `+${d}`, type: 'international' as const })),
-  fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20 }).map((d) => ({ originator: d, type: 'unknown' as const })),
+  fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' }).map((d) => ({ originator: d, type: 'unknown' as const })),
   // Alphanumeric: at most 11 septets fit the 10 octets of TP-OA (TS 23.040 §9.1.2.5); not all dial characters.
   fc
-    .array(gsm7CharArb, { minLength: 1, maxLength: 11 })
+    .array(gsm7CharArb, { minLength: 1, maxLength: 11, size: 'max' })
     .map((a) => a.join(''))
     .filter((s) => (toSeptets(s)?.length ?? 99) <= 11 && !/^\+?[0-9*#]*$/.test(s))
     .map((s) => ({ originator: s, type: 'alphanumeric' as const })),
@@ -136,7 +136,7 @@ export const assembledArb: fc.Arbitrary<AssembledCase> = fc
     udhiWithoutIes: fc.boolean(),
     gsm7: gsm7TextArb(160),
     ucs2: unicodeTextArb(70),
-    data: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 140 }),
+    data: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 140, size: 'max' }),
     mms: fc.boolean(),
     // Type-of-address variants the builder never writes: numbering plan (low nibble) and, for plain digit strings,
     // TON national (2), network specific (3), subscriber (4), abbreviated (6), reserved (7).

@@ -165,8 +165,8 @@ const garbage = target(
   () =>
     fc.property(
       fc.oneof(
-        fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 400 }),
-        fc.string({ unit: 'binary', maxLength: 60 }),
+        fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 400, size: 'max' }),
+        fc.string({ unit: 'binary', maxLength: 60, size: 'max' }),
         fc.constantFrom(undefined as unknown as string, 42 as unknown as string, null as unknown as string),
       ),
       fc.oneof(fc.integer({ min: -1, max: 200 }), fc.constant(Number.NaN)),
@@ -253,7 +253,7 @@ const nodePduOracle = target(
         gsm7TextArb(150).filter((t) => !NODE_PDU_WRONG.test(t)).map((t) => ({ text: t, encoding: 'gsm7' as const })),
         unicodeTextArb(60).map((t) => ({ text: t, encoding: 'ucs2' as const })),
       ),
-      fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 3, maxLength: 15 }),
+      fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 3, maxLength: 15, size: 'max' }),
       timestampArb,
       ({ text, encoding }, digits, ts) => {
         const [part, ...more] = buildDeliverPdus({ originator: `+${digits}`, text, encoding, timestamp: ts.date, tzQuarterHours: ts.tz });
@@ -287,7 +287,7 @@ const submitRoundTrip = target(
   60,
   () =>
     fc.property(
-      fc.tuple(fc.constantFrom('', '+'), fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20 })).map(([p, d]) => `${p}${d}`),
+      fc.tuple(fc.constantFrom('', '+'), fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' })).map(([p, d]) => `${p}${d}`),
       fc.oneof(gsm7TextArb(480), unicodeTextArb(220)),
       fc.record({ reference: fc.nat({ max: 255 }), statusReport: fc.boolean(), validityRelative: fc.option(fc.nat({ max: 255 }), { nil: undefined }) }),
       (to, text, opts) => {
