@@ -286,7 +286,8 @@ export function parseCmgl(lines: readonly string[]): PduListResult {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === '') continue;
-    const m = /^\+CMGL:\s*(.*)$/i.exec(line);
+    // Flag s: a U+2028/U+2029 in the <alpha> field must not make the header unreadable (found by test/fuzz).
+    const m = /^\+CMGL:\s*(.*)$/is.exec(line);
     if (!m) { skipped.push(line); continue; }
     const f = splitFields(m[1]!);
     const index = int(f[0]);

@@ -71,7 +71,8 @@ export const GENERIC_URCS: readonly UrcEntry[] = Object.freeze([
   },
   {
     name: 'cmt',
-    pattern: /^\+CMT:\s*[^,]*,\s*\d+\s*$/i,
+    // <alpha> may be quoted and hold commas (a phonebook name "Doe, John"; found by test/fuzz).
+    pattern: /^\+CMT:\s*(?:"[^"]*"|[^,"]*)\s*,\s*\d+\s*$/i,
     extraLines: 1,
     parse: (lines) => {
       const f = splitFields(afterColon(lines[0] ?? ''));

@@ -97,6 +97,8 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
   return { text, form: 'text' };
 }
 
+const ASCII_BLANKS_AT_ENDS = /^[ \t\r\n]+|[ \t\r\n]+$/g;
+
 /** One +CUSD line as it arrived. `complete` is false when the quoted string did not close on this line. */
 export interface CusdLine {
   status: number;
@@ -111,7 +113,9 @@ export interface CusdLine {
  * (complete=false) and the caller appends the following lines with continueCusd().
  */
 export function parseCusdLine(line: string): CusdLine | undefined {
-  const m = /^\+CUSD:\s*(\d+)\s*(?:,(.*))?$/i.exec(line.trim());
+  // Only ASCII blanks are trimmed and `.` spans every character (flag s): a U+2028 inside the text, or a Unicode
+  // space at the end of its first line, is text (found by test/fuzz, ussd/cusd-line-round-trip).
+  const m = /^\+CUSD:\s*(\d+)\s*(?:,(.*))?$/is.exec(line.replace(ASCII_BLANKS_AT_ENDS, ''));
   if (!m) return undefined;
   const status = Number(m[1]);
   const rest = m[2]?.trimStart();
@@ -123,13 +127,13 @@ export function parseCusdLine(line: string): CusdLine | undefined {
     return { status, payload: rest.slice(1, close), dcs: tail ? Number(tail[1]) : undefined, complete: true };
   }
   // Unquoted string (seen from some firmware): everything up to a trailing ",<dcs>".
-  const unquoted = /^(.*?)(?:\s*,\s*(\d+))?\s*$/.exec(rest)!;
+  const unquoted = /^(.*?)(?:\s*,\s*(\d+))?\s*$/s.exec(rest)!;
   return { status, payload: unquoted[1], dcs: unquoted[2] === undefined ? undefined : Number(unquoted[2]), complete: true };
 }
 
 /** Appends one more line to an incomplete +CUSD; the string is joined with '\n'. */
 export function continueCusd(partial: CusdLine, line: string): CusdLine {
-  const close = /^(.*)"\s*(?:,\s*(\d+))?\s*$/.exec(line);
+  const close = /^(.*)"\s*(?:,\s*(\d+))?\s*$/s.exec(line);
   if (!close) return { ...partial, payload: `${partial.payload ?? ''}\n${line}` };
   return {
     ...partial,
