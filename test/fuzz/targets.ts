@@ -3,13 +3,11 @@
  * suite and the long run can never drift apart.
  *
  * To add a target: write it in a `<area>.fuzz.ts` file beside this one (a FuzzTarget from support.ts: name, what
- * holds, quick run count, a property) and add its list here. Planned, waiting for their modules:
- * - control/*  the control socket's request parser (the daemon's operator protocol);
- * - config/*   the config loader (being rewritten on zod): random and mutated JSON must give a frozen Config or one
- *              ConfigError naming the path, never another exception.
+ * holds, quick run count, a property) and add its list here.
  */
 import { AT_TARGETS } from './at.fuzz.js';
 import { CODEC_TARGETS } from './codecs.fuzz.js';
+import { CONFIG_TARGETS, CONTROL_TARGETS } from './control.fuzz.js';
 import { PDU_TARGETS } from './pdu.fuzz.js';
 import type { FuzzTarget } from './support.js';
 
@@ -19,5 +17,6 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   ...AT_TARGETS,
   ...PDU_TARGETS,
   ...CODEC_TARGETS,
-  // ...CONTROL_TARGETS, ...CONFIG_TARGETS (see the header)
+  ...CONTROL_TARGETS,
+  ...CONFIG_TARGETS,
 ];
