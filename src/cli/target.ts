@@ -78,7 +78,11 @@ const noTarget = (why: string) =>
   });
 
 export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemOps> {
-  if (opts.simulate) return direct(io, opts, undefined);
+  if (opts.simulate) {
+    // The virtual modem, never the daemon; named after the config's modem when one is asked for.
+    const config = opts.modem !== undefined || opts.config !== undefined ? await readConfig(opts) : undefined;
+    return direct(io, opts, config && pickModem(config, opts.modem));
+  }
   const config = await readConfig(opts);
   if (!config) {
     if (!opts.port) throw noTarget(`${configPath()} does not exist`);
