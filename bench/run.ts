@@ -4,11 +4,12 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,backlog]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,backlog,control]
  *                          [--backlog 5000] [--backlog-spread-ms 10000]
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
- * production Forwarder (see backlog.ts).
+ * production Forwarder (see backlog.ts). 'control' measures how long an SMS waits when it arrives while operators use
+ * the modem through the daemon's control socket (see control.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
 import { runBacklog, type BacklogResult } from './backlog.js';
+import { runControl, type ControlResult } from './control.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -32,12 +34,14 @@ interface Args {
   backlogSpreadMs: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control'];
+/** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
+const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'], backlog: 5000, backlogSpreadMs: 10_000 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control'], backlog: 5000, backlogSpreadMs: 10_000 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -60,7 +64,7 @@ function parseArgs(argv: string[]): Args {
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -130,7 +134,18 @@ function filesystemOf(dir: string): string {
   return cols[1] ?? 'unknown';
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined): string {
+function controlReport(c: ControlResult, samples: number): string[] {
+  return [
+    `control: how long an SMS waits (injected -> durably spooled) while operators use the modem through the daemon's control socket;`,
+    `in-process daemon, virtual modem answering every command after ${c.modemLatencyMs} ms, ${samples} SMS per phase, ms:`,
+    table(
+      ['phase', 'n', 'median', 'p95', 'max', ''],
+      c.rows.map((r) => (r.wait ? [r.phase, String(r.wait.n), ms(r.wait.median), ms(r.wait.p95), ms(r.wait.max), ''] : [r.phase, '-', '-', '-', '-', r.note ?? ''])),
+    ),
+  ];
+}
+
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
   out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
@@ -203,6 +218,7 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
   const dups = results.filter((r) => r.duplicatesAtReceiver > 0);
   if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
   if (backlog) out.push('', ...backlogReport(backlog, args));
+  if (control) out.push('', ...controlReport(control, args.samples));
   return out.join('\n') + '\n';
 }
 
@@ -230,7 +246,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog').filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -255,6 +271,12 @@ async function main(): Promise<number> {
     backlog = await runBacklog({ records: args.backlog, waitingSpreadMs: args.backlogSpreadMs, fillConcurrency: 16, logLevel: base.logLevel });
     process.stderr.write(`bench: backlog done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let control: ControlResult | undefined;
+  if (args.scenarios.includes('control')) {
+    const started = performance.now();
+    control = await runControl({ samples: args.samples, modemLatencyMs: CONTROL_MODEM_LATENCY_MS, logLevel: base.logLevel });
+    process.stderr.write(`bench: control done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -272,12 +294,13 @@ async function main(): Promise<number> {
           spool,
           scenarios: results,
           ...(backlog ? { backlog } : {}),
+          ...(control ? { control } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog));
+  } else process.stdout.write(report(args, results, spool, backlog, control));
   return 0;
 }
 

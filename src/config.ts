@@ -198,10 +198,39 @@ function configSchema(env: Env = process.env) {
     }).prefault({}),
     /** Seconds SIGTERM waits for the POST in flight before abandoning it (the record stays pending). */
     shutdownGraceSec: int(0, 120).default(5),
+    /** The control socket operators' commands reach the running daemon through (src/control/server.ts). */
+    control: object({
+      /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
+      socket: optional(text()),
+      /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
+      group: optional(z.union([int(0, 2_147_483_647), text().pipe(matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))])),
+    }).prefault({}),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
-    return { ...c, webhook: { ...c.webhook, endpoint: url }, warnings: warning ? [warning] : [] };
+    const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
+    return { ...c, webhook: { ...c.webhook, endpoint: url }, control: { ...c.control, socketPath }, warnings: warning ? [warning] : [] };
   });
+}
+
+/** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
+const SYSTEMD_RUNTIME_DIR = '/run/pulsa-bridge';
+const CONTROL_SOCKET_NAME = 'control.sock';
+
+/** The daemon's socket path: `$RUNTIME_DIRECTORY` (its first entry) when systemd set it, else beside the spool. */
+function defaultControlSocket(env: Env, spoolDir: string): string {
+  const runtime = env.RUNTIME_DIRECTORY?.split(':')[0];
+  return `${runtime ? runtime.replace(/\/+$/, '') : spoolDir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
+}
+
+/**
+ * Where a CLI looks for the running daemon's socket, in order: the configured one only, when the config names it;
+ * else the path this process would derive, the systemd unit's runtime directory, and the spool directory (a CLI run
+ * from a login shell has no RUNTIME_DIRECTORY, the daemon under systemd has).
+ */
+export function controlSocketCandidates(cfg: Pick<Config, 'control' | 'spool'>): string[] {
+  if (cfg.control.socket) return [cfg.control.socket];
+  const spoolSide = `${cfg.spool.dir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
+  return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
 }
 
 export type Config = z.output<ReturnType<typeof configSchema>>;

@@ -2,17 +2,25 @@
  * Composition root: the only place that creates I/O objects (spool, serial links, channels, modems, HTTP client,
  * virtual modems) and wires the stages:
  *   serial link -> AT channel -> modem -> receiver (decode, filter, multipart) -> spool -> forwarder -> webhook.
- * Start order: spool (recovery) -> forwarder -> modems; ready is signalled once the spool is open, because messages
- * already spooled can be delivered while modems connect. Stop order is the reverse; nothing in the spool is lost by
- * any stop: a POST abandoned at the grace bound leaves its record pending, and SMS not yet spooled stay on the SIM.
+ * Start order: spool (recovery) -> forwarder -> modems -> control socket; ready is signalled once the spool is open,
+ * because messages already spooled can be delivered while modems connect. Stop order is the reverse; nothing in the
+ * spool is lost by any stop: a POST abandoned at the grace bound leaves its record pending, and SMS not yet spooled
+ * stay on the SIM.
+ * The control socket (src/control/, config `control`) is wired here: requests go to the dispatcher, which queues them
+ * on the modems' schedulers; events go out to subscribed clients: `sms` (a record spooled: id, modem, sender, text),
+ * `delivery` (a POST's result: id, status, outcome) and `urc` (the modems' unsolicited lines). A socket that cannot be
+ * opened is logged and the daemon runs on without it: diagnostics never stop SMS.
  */
 import { readFileSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AtChannel } from './at/types.js';
+import type { AtChannel, Urc } from './at/types.js';
+import { Dispatcher } from './control/dispatch.js';
+import type { EventMessage } from './control/protocol.js';
+import { ControlServer } from './control/server.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
-import { Forwarder } from './forward/forwarder.js';
+import { Forwarder, type ForwardSpool } from './forward/forwarder.js';
 import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './errors.js';
@@ -24,6 +32,7 @@ import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
+import type { SmsRecord } from './spool/types.js';
 
 export const VERSION: string = (() => {
   try {
@@ -83,6 +92,8 @@ export interface ModemWiring {
   onStateChange?: () => void;
   /** Liveness probe interval (default 30 s); tests shorten it. */
   livenessIntervalMs?: number;
+  /** Every URC of the modem of each connection (the control socket's `urc` events). */
+  onUrc?: (urc: Urc) => void;
 }
 
 /**
@@ -104,15 +115,18 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         { path: w.path, baudRate: m.baudRate, link: w.binding === 'mock' ? 'virtual' : 'native' },
         { logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name },
       ),
-    createModem: (channel) =>
-      createModem(channel, {
+    createModem: (channel) => {
+      const modem = createModem(channel, {
         name: m.name,
         logger: w.logger,
         ...(m.pin ? { pin: m.pin } : {}),
         profile: m.profile,
         storage: m.storage,
         delivery: m.delivery,
-      }),
+      });
+      if (w.onUrc) modem.on('urc', w.onUrc);
+      return modem;
+    },
     createReceiver: (modem, identity: ModemIdentityLike, scheduler) =>
       new Receiver({
         modem,
@@ -152,6 +166,7 @@ export class Daemon {
   private statusTimer: NodeJS.Timeout | undefined;
   private writeStatus: (() => void) | undefined;
   private onSighup: (() => void) | undefined;
+  private control: ControlServer | undefined;
 
   private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
     this.o = o;
@@ -212,11 +227,20 @@ export class Daemon {
       maxDelayMs: config.webhook.retry.maxDelayMs,
       ...(config.webhook.retry.maxAgeHours !== undefined ? { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 } : {}),
     };
-    const forwarder = new Forwarder({ spool, client, policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
+    let daemonRef: Daemon | undefined;
+    const forwarder = new Forwarder({
+      spool: deliveryEvents(spool, (e) => daemonRef?.publish(e)),
+      client,
+      policy,
+      logger: logger.child({ stage: 'forward' }),
+      strictOrder: config.webhook.strictOrder,
+    });
     const daemon = new Daemon(o, spool, forwarder, url);
+    daemonRef = daemon;
     daemon.onSighup = onSighup;
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
+    await daemon.startControl();
     daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
@@ -235,14 +259,43 @@ export class Daemon {
       this.virtualModems.set(m.name, vm);
     }
     const supervisor = createModemSupervisor(m, {
-      spool: this.spool,
+      spool: spooledEvents(this.spool, (e) => this.publish(e)),
       logger: this.o.logger,
       path,
       binding: simulate ? 'mock' : 'native',
       onStateChange: () => this.writeStatus?.(),
+      onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
     });
     this.supervisors.push(supervisor);
     supervisor.start();
+  }
+
+  /** The control socket (see the header). Never fails the start: a socket that cannot be opened is logged. */
+  private async startControl(): Promise<void> {
+    const { config, logger } = this.o;
+    const path = config.control.socketPath;
+    try {
+      const gid = config.control.group === undefined ? undefined : await groupId(config.control.group);
+      const dispatcher = new Dispatcher({
+        modems: config.modems.map((m, i) => {
+          const s = this.supervisors[i]!;
+          return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state };
+        }),
+        version: VERSION,
+        logger,
+        status: () => this.status(),
+      });
+      const server = new ControlServer({ path, handler: dispatcher.handle, logger: logger.child({ stage: 'control' }), ...(gid !== undefined ? { gid } : {}) });
+      await server.listen();
+      this.control = server;
+    } catch (err) {
+      logger.error({ err, path }, `control socket ${path} not opened: ${errorMessage(err)}; the CLI's diagnostics open the port directly (and find it busy) until the next start`);
+    }
+  }
+
+  /** Sends an event to the subscribed control clients (none when the socket is not open). */
+  private publish(event: EventMessage): void {
+    this.control?.broadcast(event);
   }
 
   private schedulePrune(): void {
@@ -306,6 +359,8 @@ export class Daemon {
   async stop(): Promise<void> {
     const { logger, config } = this.o;
     this.stopWatchdog();
+    await this.control?.close().catch((err: unknown) => logger.warn({ err }, `closing the control socket failed: ${errorMessage(err)}`));
+    this.control = undefined;
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.statusTimer) clearInterval(this.statusTimer);
     await Promise.all(this.supervisors.map((s) => s.stop()));
@@ -316,4 +371,52 @@ export class Daemon {
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }
+}
+
+/** The receiver's spool, announcing each record newly written to pending (the control socket's `sms` events). */
+function spooledEvents(spool: Spool, publish: (e: EventMessage) => void): ReceiveSpool {
+  return {
+    putPending: async (rec: SmsRecord) => {
+      const r = await spool.putPending(rec);
+      if (r.created) publish({ v: 1, event: 'sms', modem: rec.sim.modem, data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt } });
+      return r;
+    },
+    putIgnored: (rec) => spool.putIgnored(rec),
+    putQuarantine: (rec) => spool.putQuarantine(rec),
+    putPart: (rec) => spool.putPart(rec),
+    listParts: () => spool.listParts(),
+    deleteParts: (ids) => spool.deleteParts(ids),
+  };
+}
+
+/** The forwarder's spool, announcing each recorded POST result (the control socket's `delivery` events). */
+function deliveryEvents(spool: Spool, publish: (e: EventMessage) => void): ForwardSpool {
+  const event = (id: string, status: 'delivered' | 'retry' | 'dead', outcome: string) => publish({ v: 1, event: 'delivery', data: { id, status, outcome } });
+  return {
+    pendingInOrder: () => spool.pendingInOrder(),
+    isPending: (id) => spool.isPending(id),
+    on: (name, fn) => spool.on(name, fn),
+    off: (name, fn) => spool.off(name, fn),
+    markDelivered: async (id, info) => {
+      await spool.markDelivered(id, info);
+      event(id, 'delivered', `HTTP ${info.status}`);
+    },
+    markRetry: async (id, info) => {
+      await spool.markRetry(id, info);
+      event(id, 'retry', `${info.error}; next attempt at ${info.nextAttemptAt.toISOString()}`);
+    },
+    markDead: async (id, reason, status) => {
+      await spool.markDead(id, reason, status);
+      event(id, 'dead', reason);
+    },
+  };
+}
+
+/** A group name or gid -> gid (from /etc/group). */
+async function groupId(group: string | number): Promise<number> {
+  if (typeof group === 'number') return group;
+  const line = (await readFile('/etc/group', 'utf8')).split('\n').find((l) => l.split(':')[0] === group);
+  const gid = line === undefined ? NaN : Number(line.split(':')[2]);
+  if (!Number.isInteger(gid)) throw new Error(`control.group: no group named "${group}" in /etc/group`);
+  return gid;
 }

@@ -1,22 +1,25 @@
 /**
- * The modem diagnostics: `info`, `at`, `ussd`, `sms list|read|delete|send`. Each opens the port itself for the one
- * command (session.ts: a real port, or the virtual modem with --simulate), prints what the modem said (text, or JSON
- * with --json) and closes the port, whatever happens. A modem error the operator should see in the modem's own words
- * (`at`, a USSD code the network refuses) is printed, then the command fails with exit 1 (CommandFailed); input that
- * cannot work (no port, an empty AT command, an undialable number) is a usage error, found before the port is opened.
+ * The modem diagnostics: `info`, `at`, `ussd`, `sms list|read|delete|send`. `info` and `sms ...` are written on
+ * ModemOps (target.ts): through the running daemon when it holds the modem, else on the port opened for the one
+ * command; the output (text, or JSON with --json) and exit codes are the same either way. `at` and `ussd` still open
+ * the port themselves (session.ts). A modem error the operator should see in the modem's own words (`at`, a USSD
+ * code the network refuses) is printed, then the command fails with exit 1 (CommandFailed); an empty slot for
+ * `sms read` or `sms delete` is an error (exit 1) saying so; input that cannot work (no port, an empty AT command,
+ * an undialable number) is a usage error, found before the port is opened.
  */
 import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
 import { ussdStatusLabel } from '../modem/ussd-session.js';
 import { Command, Option } from 'commander';
-import { randomInt } from 'node:crypto';
+import { encodeForSend } from '../control/actions.js';
+import type { StoredSmsView } from '../control/ops.js';
 import { AtCommandError, BridgeError } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../log.js';
 import type { StorageUsage } from '../modem/modem.js';
-import { decodeDeliver } from '../sms/pdu.js';
-import { encodeSubmit, type SubmitPdu } from '../sms/submit.js';
+import type { SubmitPdu } from '../sms/submit.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import { openSession, type Session } from './session.js';
+import { targetOptions, withModemOps, type TargetCliOptions } from './target.js';
 import { interactiveAt } from './terminal.js';
 import { UsageError, wholeNumber } from './usage.js';
 
@@ -69,15 +72,14 @@ export function modemCommands(io: Io): Command[] {
 }
 
 function infoCommand(io: Io): Command {
-  return modemOptions(new Command('info'))
-    .description('everything the modem says about itself: identity, SIM, signal, registration, operator, SMS storage, SMSC, profile')
+  return targetOptions(new Command('info'))
+    .description('everything the modem says about itself: config name, identity, SIM, signal, registration, operator, SMS storage, SMSC, profile')
     .option('--json', 'print JSON')
-    .action(async (opts: ModemCliOptions) => {
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        const info = await s.modem.info();
+    .action(async (opts: TargetCliOptions) => {
+      await withModemOps(io, opts, async (ops) => {
+        const info = await ops.info();
         if (opts.json) return printJson(io, info);
-        io.out(formatInfo(info as unknown as Record<string, unknown>));
+        io.out(formatInfo(info));
       });
     });
 }
@@ -146,60 +148,59 @@ function ussdCommand(io: Io): Command {
     });
 }
 
+const noSms = (i: number, what: string) =>
+  new BridgeError('AT_ERROR', `no SMS at index ${i}${what}`, { hint: '`pulsa-bridge sms list` shows the stored messages and their indexes' });
+
 function smsCommand(io: Io): Command {
   const sms = new Command('sms').description('SMS on the SIM/modem storage (decoded, with indexes)');
-  modemOptions(sms.command('list'))
+  targetOptions(sms.command('list'))
     .description('list every SMS stored on the modem, decoded')
     .option('--json', 'print JSON')
-    .action(async (opts: ModemCliOptions) => {
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        const list = await s.modem.listSms('all');
-        const decoded = list.map((p) => describeStored(p));
+    .action(async (opts: TargetCliOptions) => {
+      await withModemOps(io, opts, async (ops) => {
+        const decoded = await ops.smsList('all');
         if (opts.json) return printJson(io, decoded);
         if (decoded.length === 0) return io.out('no SMS on the modem\n');
         for (const d of decoded) io.out(formatStored(d));
       });
     });
-  modemOptions(sms.command('read'))
+  targetOptions(sms.command('read'))
     .description('read one SMS by its storage index')
     .argument('<index>', 'storage index (as `sms list` shows it; some modems start at 0)', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
-    .action(async (i: number, opts: ModemCliOptions) => {
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        const p = await s.modem.readSms(i);
-        if (!p) throw new BridgeError('AT_ERROR', `no SMS at index ${i}`, { hint: '`pulsa-bridge sms list` shows the stored messages and their indexes' });
-        const d = describeStored(p);
+    .action(async (i: number, opts: TargetCliOptions) => {
+      await withModemOps(io, opts, async (ops) => {
+        const d = await ops.smsRead(i);
+        if (!d) throw noSms(i, '');
         if (opts.json) return printJson(io, d);
         io.out(formatStored(d));
       });
     });
-  modemOptions(sms.command('delete'))
-    .description('delete one SMS by index (the daemon deletes only after spooling; use this for clean-up)')
+  targetOptions(sms.command('delete'))
+    .description('delete one SMS by index (the daemon deletes only after spooling; use this for clean-up); an empty slot is an error')
     .argument('<index>', 'storage index', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
-    .action(async (i: number, opts: ModemCliOptions) => {
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        await s.modem.deleteSms(i);
+    .action(async (i: number, opts: TargetCliOptions) => {
+      await withModemOps(io, opts, async (ops) => {
+        const r = await ops.smsDelete(i);
+        if (!r.deleted) throw noSms(i, ' (the slot was already empty: nothing deleted)');
         if (opts.json) return printJson(io, { deleted: i });
         io.out(`deleted index ${i}\n`);
       });
     });
 
-  modemOptions(sms.command('send'))
+  targetOptions(sms.command('send'))
     .description('send an SMS (diagnostics and test transfers, e.g. `--to 151 "TRANSFERPULSA 0812... 5000"`); long texts go as concatenated parts')
     .requiredOption('--to <number>', 'destination: short code (151, 168) or number (+62..., 08...)')
     .argument('<text...>', 'message text (quote it in the shell)')
     .option('--json', 'print JSON')
-    .action(async (words: string[], opts: ModemCliOptions & { to: string }) => {
-      const pdus = encodeOrRefuse(opts.to, words.join(' '));
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        const refs = await s.modem.sendSms(opts.to, pdus);
-        if (opts.json) return printJson(io, { to: opts.to, parts: pdus.length, references: refs });
-        io.out(`sent to ${opts.to} in ${pdus.length} part(s); message reference(s) ${refs.join(', ')}\n`);
+    .action(async (words: string[], opts: TargetCliOptions & { to: string }) => {
+      const text = words.join(' ');
+      encodeOrRefuse(opts.to, text); // a usage error before anything is opened
+      await withModemOps(io, opts, async (ops) => {
+        const r = await ops.smsSend(opts.to, text);
+        if (opts.json) return printJson(io, { to: opts.to, parts: r.parts, references: r.references });
+        io.out(`sent to ${opts.to} in ${r.parts} part(s); message reference(s) ${r.references.join(', ')}\n`);
       });
     });
   return sms;
@@ -208,37 +209,14 @@ function smsCommand(io: Io): Command {
 /** The PDUs for `sms send`; a destination or text that cannot be sent is a usage error (exit 2). */
 function encodeOrRefuse(to: string, text: string): SubmitPdu[] {
   try {
-    // A fresh concatenation reference per send, so two long messages to the same number are never merged.
-    return encodeSubmit(to, text, { reference: randomInt(0, 256) });
+    return encodeForSend(to, text);
   } catch (err) {
     if (err instanceof BridgeError && err.code === 'PDU_INVALID') throw new UsageError(err.message);
     throw err;
   }
 }
 
-interface StoredView {
-  index: number | undefined;
-  status: string;
-  sender?: string;
-  time?: string;
-  text?: string;
-  part?: string;
-  error?: string;
-  pdu: string;
-}
-
-const STAT_TEXT = ['unread', 'read', 'unsent', 'sent'];
-
-function describeStored(p: { index: number | undefined; stat: number | undefined; length: number; pdu: string }): StoredView {
-  const d = decodeDeliver(p);
-  const base: StoredView = { index: p.index, status: p.stat === undefined ? '?' : (STAT_TEXT[p.stat] ?? String(p.stat)), pdu: p.pdu };
-  if (!d.ok) return { ...base, error: d.reason };
-  const v: StoredView = { ...base, sender: d.sms.originator, time: d.sms.scTimestamp, text: d.sms.text };
-  if (d.sms.concat) v.part = `${d.sms.concat.sequence}/${d.sms.concat.total} ref ${d.sms.concat.reference}`;
-  return v;
-}
-
-function formatStored(d: StoredView): string {
+function formatStored(d: StoredSmsView): string {
   if (d.error) return `#${d.index} [${d.status}] undecodable: ${d.error}\n  pdu ${d.pdu}\n\n`;
   return `#${d.index} [${d.status}] from ${d.sender} at ${d.time}${d.part ? ` (part ${d.part})` : ''}\n  ${d.text?.replace(/\n/g, '\n  ')}\n\n`;
 }

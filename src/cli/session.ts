@@ -21,6 +21,8 @@ interface SessionOptions {
   pin?: string;
   timeoutMs: number;
   logger: Logger;
+  /** The modem's name in logs and `info` (its config name; default the port path). */
+  name?: string;
   /**
    * Builds and starts the device behind --simulate at `path` (tests: a stalled or scripted modem).
    * Default: a SIM800-like virtual modem with two operator SMS on the SIM.
@@ -73,7 +75,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     throw err;
   }
   modem = createModem(channel, {
-    name: 'cli',
+    name: o.name ?? path,
     logger: o.logger,
     ...(o.pin ? { pin: o.pin } : {}),
     profile: (o.profile ?? 'auto') as ProfileId | 'auto',

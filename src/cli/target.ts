@@ -1,0 +1,219 @@
+/**
+ * Which modem a diagnostic command talks to, and which way: `--modem NAME` (a name from `--config`, which defaults to
+ * the installed config; optional when the config has one modem), `--port P`, or `--simulate` (the built-in virtual
+ * modem). When a running daemon holds that modem the command goes through its control socket (RemoteOps); otherwise
+ * the CLI opens the port itself (DirectOps over session.ts). Commands get a ModemOps and never know which; `--verbose`
+ * says on stderr.
+ *
+ * Contract
+ * - The daemon is asked first (its socket: controlSocketCandidates of the config) unless `--simulate`; it holds the
+ *   modem when `hello` lists the name (or, for `--port`, a modem on that port). No daemon, or a daemon without that
+ *   modem: the port is opened directly, with the config's settings for a named modem (port, baud rate, profile, PIN).
+ * - A socket this user may not use is an error with a hint (never a silent fallback: the port is the daemon's).
+ * - Errors the daemon answers with become the same BridgeError (code, message, hint) the direct path raises, so the
+ *   operator reads the same lines and gets the same exit code on both paths.
+ * - No port, no usable config and no --simulate is a usage error (exit 2), found before anything is opened; so is
+ *   an unknown `--modem` name.
+ * - The ModemOps is always closed (the port released, the control connection ended), whatever the command did.
+ */
+import { realpath } from 'node:fs/promises';
+import { Command, Option } from 'commander';
+import { controlSocketCandidates, loadConfig, type Config, type ModemConfig } from '../config.js';
+import { ControlClient, ControlClientError, RemoteError } from '../control/client.js';
+import { DirectOps } from '../control/direct-ops.js';
+import type { ModemOps } from '../control/ops.js';
+import { RemoteOps } from '../control/remote-ops.js';
+import { BridgeError, ConfigError, type ErrorCode } from '../errors.js';
+import { createLogger, silentLogger, type Logger } from '../log.js';
+import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
+import { configPath, type Io } from './io.js';
+import { openSession } from './session.js';
+import { UsageError, wholeNumber } from './usage.js';
+
+export interface TargetCliOptions {
+  modem?: string;
+  config?: string;
+  port?: string;
+  /** Given on the command line (commander's default 115200 otherwise; a named modem then uses its config's). */
+  baud: number;
+  simulate?: boolean;
+  profile?: string;
+  pin?: string;
+  timeout: number;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** The options of every command that needs a modem. */
+export function targetOptions(cmd: Command): Command {
+  return cmd
+    .option('-m, --modem <name>', 'the modem by its config name (optional when the config has one modem)')
+    .option('-c, --config <file>', `config file naming the modems (default: ${configPath()})`)
+    .option('-p, --port <path>', 'serial port, e.g. /dev/serial/by-id/usb-...-if02-port0 (see `pulsa-bridge ports`)')
+    .option('-b, --baud <rate>', 'baud rate', wholeNumber('a baud rate such as 115200 or 9600', 1), 115200)
+    .option('--simulate', 'use the built-in virtual modem instead of hardware')
+    .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(PROFILE_SETTINGS))
+    .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
+    .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
+    .option('-v, --verbose', 'say which path the command takes (the running daemon or the port) and log the AT traffic to stderr');
+}
+
+function loggerFor(opts: { verbose?: boolean }): Logger {
+  return opts.verbose ? createLogger({ level: 'debug', pretty: false, destination: process.stderr }) : silentLogger();
+}
+
+/** Opens the target, runs `fn` on it, closes it whatever happens. */
+export async function withModemOps<T>(io: Io, opts: TargetCliOptions, fn: (ops: ModemOps) => Promise<T>): Promise<T> {
+  const ops = await openTarget(io, opts);
+  try {
+    return await fn(ops);
+  } finally {
+    await ops.close();
+  }
+}
+
+const noTarget = (why: string) =>
+  new UsageError('no port given', {
+    hint: `pass --port /dev/serial/by-id/... (see \`pulsa-bridge ports\`), --modem NAME from a config (--config FILE; ${why}), or --simulate to use the virtual modem`,
+  });
+
+export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemOps> {
+  if (opts.simulate) {
+    // The virtual modem, never the daemon; named after the config's modem when one is asked for.
+    const config = opts.modem !== undefined || opts.config !== undefined ? await readConfig(opts) : undefined;
+    return direct(io, opts, config && pickModem(config, opts.modem));
+  }
+  const config = await readConfig(opts);
+  if (!config) {
+    if (!opts.port) throw noTarget(`${configPath()} does not exist`);
+    return direct(io, opts, undefined, 'no config, so no daemon to ask');
+  }
+  const named = opts.port && !opts.modem ? undefined : pickModem(config, opts.modem);
+  const found = await findDaemon(config);
+  if (found.client) {
+    const held = await daemonHolds(found.client, named?.name, opts.port);
+    if (held) {
+      if (opts.verbose) io.err(`path: the running daemon (control socket ${found.socket}), modem ${held}\n`);
+      return translated(new RemoteOps(found.client, held));
+    }
+    await found.client.close();
+    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`);
+  }
+  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`);
+}
+
+/** The config given, else the default one when it exists; undefined when the default is absent (--port still works). */
+async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
+  try {
+    return await loadConfig(configPath(opts.config));
+  } catch (err) {
+    const absent = err instanceof ConfigError && err.problems.length === 1 && /^cannot read \((ENOENT|EACCES)\)$/.test(err.problems[0]!);
+    if (absent && opts.config === undefined && (opts.port || !opts.modem)) return undefined;
+    throw err;
+  }
+}
+
+function pickModem(config: Config, name: string | undefined): ModemConfig {
+  const names = config.modems.map((m) => m.name);
+  if (name === undefined) {
+    if (config.modems.length === 1) return config.modems[0]!;
+    throw new UsageError(`the config has ${names.length} modems: pass --modem NAME (${names.join(', ')})`);
+  }
+  const m = config.modems.find((x) => x.name === name);
+  if (!m) throw new UsageError(`no modem named "${name}" in the config (it has: ${names.join(', ')})`, { hint: '`pulsa-bridge config check` shows the config' });
+  return m;
+}
+
+async function findDaemon(config: Config): Promise<{ client?: ControlClient; socket?: string; tried: string[] }> {
+  const tried: string[] = [];
+  for (const socket of controlSocketCandidates(config)) {
+    tried.push(socket);
+    try {
+      return { client: await ControlClient.connect(socket), socket, tried };
+    } catch (err) {
+      if (err instanceof ControlClientError && err.code === 'no_daemon') continue;
+      if (err instanceof ControlClientError) throw new BridgeError('PORT_PERMISSION', err.message, ...(err.hint ? [{ hint: err.hint }] : []));
+      throw err;
+    }
+  }
+  return { tried };
+}
+
+/** The daemon's name for the modem asked for, when it runs it. */
+async function daemonHolds(client: ControlClient, name: string | undefined, port: string | undefined): Promise<string | undefined> {
+  const hello = await client.request<{ modems: Array<{ name: string; port: string }> }>({ op: 'hello', client: `pulsa-bridge CLI (pid ${process.pid})` }, 10_000);
+  if (name !== undefined) return hello.modems.find((m) => m.name === name)?.name;
+  const want = await canonical(port!);
+  for (const m of hello.modems) if (m.port === port || (await canonical(m.port)) === want) return m.name;
+  return undefined;
+}
+
+async function canonical(path: string): Promise<string> {
+  return realpath(path).catch(() => path);
+}
+
+async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string): Promise<ModemOps> {
+  const simulate = opts.simulate === true || (m?.simulate === true && !opts.port);
+  const port = opts.port ?? (simulate ? undefined : m?.port);
+  const name = m?.name ?? port ?? '/virtual/cli';
+  if (opts.verbose) io.err(`path: direct, opening ${simulate ? 'the virtual modem' : port}${why ? ` (${why})` : ''}\n`);
+  const pin = opts.pin ?? process.env.PULSA_BRIDGE_PIN ?? m?.pin;
+  const profile = opts.profile ?? (m && m.profile !== 'auto' ? m.profile : undefined);
+  const session = await openSession({
+    ...(port ? { port } : {}),
+    baud: m && opts.baud === 115200 ? m.baudRate : opts.baud,
+    simulate,
+    ...(profile ? { profile } : {}),
+    ...(pin ? { pin } : {}),
+    timeoutMs: opts.timeout,
+    logger: loggerFor(opts),
+    name,
+    ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
+  });
+  return new DirectOps(session, name);
+}
+
+const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'PORT_NOT_FOUND', 'PORT_PERMISSION', 'PORT_BUSY', 'PORT_CLOSED', 'PORT_IO', 'AT_TIMEOUT', 'AT_ERROR', 'MODEM_SILENT', 'SIM_NOT_READY', 'PDU_INVALID', 'USSD',
+]);
+
+/** A daemon's or the connection's error as the BridgeError the direct path would have raised. */
+function asBridgeError(err: unknown): unknown {
+  if (err instanceof RemoteError) {
+    const data = err.data as { code?: unknown } | undefined;
+    const code = typeof data?.code === 'string' && BRIDGE_CODES.has(data.code) ? (data.code as ErrorCode) : err.code === 'timeout' ? 'AT_TIMEOUT' : err.code === 'modem_unavailable' ? 'PORT_CLOSED' : 'AT_ERROR';
+    return new BridgeError(code, err.message, { cause: err, ...(err.hint ? { hint: err.hint } : {}) });
+  }
+  if (err instanceof ControlClientError) {
+    return new BridgeError(err.code === 'timeout' ? 'AT_TIMEOUT' : 'PORT_CLOSED', err.message, { cause: err, hint: err.hint ?? 'is the daemon still running? see `pulsa-bridge status`' });
+  }
+  return err;
+}
+
+/** RemoteOps whose errors read like the direct path's. */
+function translated(ops: RemoteOps): ModemOps {
+  const wrap =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await fn(...a);
+      } catch (err) {
+        throw asBridgeError(err);
+      }
+    };
+  return {
+    name: ops.name,
+    path: ops.path,
+    info: wrap(() => ops.info()),
+    at: wrap((command: string, o?: Parameters<ModemOps['at']>[1]) => ops.at(command, o)),
+    ussdOpen: wrap((code: string, o?: { timeoutMs?: number }) => ops.ussdOpen(code, o)),
+    ussdReply: wrap((text: string, o?: { timeoutMs?: number }) => ops.ussdReply(text, o)),
+    ussdCancel: wrap(() => ops.ussdCancel()),
+    smsList: wrap((which?: 'all' | 'unread') => ops.smsList(which)),
+    smsRead: wrap((index: number) => ops.smsRead(index)),
+    smsDelete: wrap((index: number) => ops.smsDelete(index)),
+    smsSend: wrap((to: string, text: string) => ops.smsSend(to, text)),
+    onEvent: wrap((listener: Parameters<ModemOps['onEvent']>[0]) => ops.onEvent(listener)),
+    close: () => ops.close(),
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * The control plane as operations use it: the compiled `bin/pulsa-bridge run --config F` in its own process, its modem
+ * on `pulsa-bridge simulate --link PATH` (socat pty, native binding), a real webhook on loopback, and the CLI as
+ * separate processes talking to the daemon's socket: while SMS keep arriving (none lost), two clients at once, a client
+ * killed mid-request, the socket's permissions (another uid, through runuser, when it can be used here), and the
+ * fallback to the port when no daemon runs (the same output).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { reply, startServer, type TestServer } from '../forward/server.js';
+import { tempDir, until } from '../spool/helpers.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/pulsa-bridge');
+const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+/** Root can run a command as `nobody` here: the other-uid checks run. */
+const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
+
+interface Proc {
+  child: ChildProcess;
+  out: string[];
+  err: string[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function run(args: string[], o: { stdin?: 'ignore' | 'pipe'; as?: string } = {}): Proc {
+  const [cmd, argv] = o.as ? ['runuser', ['-u', o.as, '--', process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]];
+  const child = spawn(cmd, argv as string[], { env: { ...process.env, LOG_LEVEL: 'debug' }, stdio: [o.stdin ?? 'ignore', 'pipe', 'pipe'] });
+  const out: string[] = [];
+  const err: string[] = [];
+  let buf = '';
+  child.stdout!.on('data', (c: Buffer) => {
+    buf += c.toString('utf8');
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    out.push(...parts);
+  });
+  child.stderr!.on('data', (c: Buffer) => err.push(c.toString('utf8')));
+  child.stdin?.on('error', () => undefined);
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  procs.push({ child, out, err, exit });
+  return { child, out, err, exit };
+}
+
+/** A CLI command to its end: stdout (whole), stderr, exit code. */
+async function cli(args: string[], as?: string): Promise<{ out: string; err: string; code: number | null }> {
+  const p = run(args, as ? { as } : {});
+  const { code } = await p.exit;
+  await new Promise((r) => setImmediate(r));
+  return { out: p.out.map((l) => `${l}\n`).join(''), err: p.err.join(''), code };
+}
+
+const logged = (p: Proc, text: string) => p.out.some((l) => l.includes(text));
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let server: TestServer;
+const procs: Proc[] = [];
+
+beforeEach(async () => {
+  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  ({ dir, cleanup } = await tempDir('control'));
+  server = await startServer([reply(200, '{"success":true}')]);
+});
+
+afterEach(async () => {
+  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await server.close();
+  await cleanup();
+});
+
+async function writeConfig(link: string, control: Record<string, unknown> = {}): Promise<string> {
+  const file = path.join(dir, 'config.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
+      spool: { dir: path.join(dir, 'spool'), fsync: true },
+      modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }],
+      log: { level: 'debug', pretty: false },
+      shutdownGraceSec: 1,
+      control,
+    }),
+  );
+  await chmod(file, 0o644);
+  return file;
+}
+
+async function startModem(): Promise<{ sim: Proc; link: string }> {
+  const link = path.join(dir, 'modem');
+  const sim = run(['simulate', '--link', link], { stdin: 'pipe' });
+  await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
+  return { sim, link };
+}
+
+async function startDaemon(config: string): Promise<Proc> {
+  const daemon = run(['run', '--config', config]);
+  await until(() => logged(daemon, 'ready: SIMCOM') && logged(daemon, 'control socket listening'), 'the daemon to initialise the modem and listen', 20_000);
+  return daemon;
+}
+
+const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
+
+describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)', () => {
+  it('info and sms list through the daemon, two clients at once, while SMS keep arriving: none lost', async () => {
+    const { sim, link } = await startModem();
+    const config = await writeConfig(link);
+    const daemon = await startDaemon(config);
+    const sent = texts(8, 'during diagnostics');
+    const feeding = (async () => {
+      for (const t of sent) {
+        sim.child.stdin!.write(`sms 858 ${t}\n`);
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    })();
+    const clients = [];
+    for (let round = 0; round < 3; round++) {
+      // Two clients at once, each a separate CLI process on its own connection.
+      const [info, list] = await Promise.all([cli(['info', '--config', config, '--verbose']), cli(['sms', 'list', '--config', config, '--json'])]);
+      clients.push(info, list);
+    }
+    await feeding;
+    for (const c of clients) expect(c.code, c.err).toBe(0);
+    for (const info of clients.filter((_, i) => i % 2 === 0)) {
+      expect(info.out).toMatch(/^name: tsel-1\n/);
+      expect(info.out).toContain('operator: TELKOMSEL');
+      expect(info.err).toContain('path: the running daemon');
+    }
+    for (const list of clients.filter((_, i) => i % 2 === 1)) expect(Array.isArray(JSON.parse(list.out))).toBe(true);
+    await until(() => server.requests.length >= sent.length, `all ${sent.length} SMS at the webhook`, 30_000);
+    const received = server.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message);
+    expect([...received].sort()).toEqual([...sent].sort());
+    expect(daemon.child.exitCode).toBeNull();
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 90_000);
+
+  it('a client killed mid-request changes nothing: the daemon answers the next one and keeps forwarding', async () => {
+    const { sim, link } = await startModem();
+    const config = await writeConfig(link);
+    const daemon = await startDaemon(config);
+    const socket = path.join(dir, 'spool', 'control.sock');
+    // A raw client: a request, then gone before the answer (half a line first, to be sure nothing waits for the rest).
+    for (let i = 0; i < 5; i++) {
+      const s = connect(socket);
+      await new Promise((r) => s.once('connect', r));
+      s.write('{"v":1,"id":1,"op":"sms.list","modem":"tsel-1"}\n{"v":1,"id":2,"op":"info"');
+      s.destroy();
+    }
+    // A CLI process killed while its request is in the daemon's hands.
+    const victim = run(['sms', 'list', '--config', config]);
+    await new Promise((r) => setTimeout(r, 300));
+    victim.child.kill('SIGKILL');
+    await victim.exit;
+    sim.child.stdin!.write(`sms 858 ${texts(1, 'after the killed client')[0]}\n`);
+    await until(() => server.requests.length === 1, 'the SMS at the webhook', 20_000);
+    const info = await cli(['info', '--config', config]);
+    expect(info.code, info.err).toBe(0);
+    expect(info.out).toMatch(/^name: tsel-1\n/);
+    expect(daemon.child.exitCode).toBeNull();
+    expect(daemon.out.filter((l) => /"level":(50|60)/.test(l))).toEqual([]); // no error logged for any of it
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 60_000);
+
+  it('no daemon: the command opens the port itself, with the same output as through the daemon', async () => {
+    const { link } = await startModem();
+    const config = await writeConfig(link);
+    const daemon = await startDaemon(config);
+    const viaDaemon = await cli(['info', '--config', config]);
+    const listViaDaemon = await cli(['sms', 'list', '--config', config]);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+    expect(existsSync(path.join(dir, 'spool', 'control.sock'))).toBe(false); // removed at stop
+    const direct = await cli(['info', '--config', config, '--verbose']);
+    expect(direct.err).toContain('path: direct, opening');
+    expect(direct.code).toBe(0);
+    expect(direct.out).toBe(viaDaemon.out);
+    expect(await cli(['sms', 'list', '--config', config])).toEqual({ ...listViaDaemon });
+    expect(viaDaemon.out).toMatch(/^name: tsel-1\n/);
+  }, 60_000);
+
+  it('the socket is 0660: another uid is refused with a hint; a member of the socket group gets in', async () => {
+    const { link } = await startModem();
+    await chmod(dir, 0o755); // `nobody` may read the config; the socket's own mode decides
+    const runDir = path.join(dir, 'run');
+    await mkdir(runDir, { mode: 0o755 });
+    await chmod(runDir, 0o755);
+    const socket = path.join(runDir, 'control.sock');
+    let daemon = await startDaemon(await writeConfig(link, { socket }));
+    const st = await stat(socket);
+    expect(st.mode & 0o777).toBe(0o660);
+    expect(st.gid).toBe(process.getgid!());
+    if (asNobody) {
+      const refused = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
+      expect(refused.code).toBe(1);
+      expect(refused.err).toBe(`error: permission denied on the control socket ${socket}\nhint: operators must be in the service's group: sudo usermod -aG pulsa-bridge $USER, then log in again\n`);
+    }
+    daemon.child.kill('SIGTERM');
+    await daemon.exit;
+    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    expect((await stat(socket)).gid).toBe(65534);
+    if (asNobody) {
+      const member = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
+      expect(member.code, member.err).toBe(0);
+      expect(member.out).toMatch(/^name: tsel-1\n/);
+    }
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 60_000);
+});
