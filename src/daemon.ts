@@ -210,7 +210,8 @@ export class Daemon {
     const policy = {
       baseDelayMs: config.webhook.retry.baseDelayMs,
       maxDelayMs: config.webhook.retry.maxDelayMs,
-      ...(config.webhook.retry.maxAgeHours !== undefined ? { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 } : {}),
+      maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000,
+      probeIntervalMs: config.webhook.retry.probeIntervalMs,
     };
     const forwarder = new Forwarder({ spool, client, policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
     const daemon = new Daemon(o, spool, forwarder, url);
