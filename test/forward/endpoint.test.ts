@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/log.js';
 import { makeSms } from '../spool/helpers.js';
 
 /** A spool held in memory: pending in receivedAt order, with the fields the forwarder's marks write. */
-class MemSpool extends EventEmitter implements ForwardSpool {
+class MemSpool extends EventEmitter {
   readonly pending = new Map<string, SmsRecord>();
   readonly sent = new Map<string, SmsRecord>();
   readonly dead = new Map<string, SmsRecord>();
@@ -78,7 +78,7 @@ function setup(answer: (rec: SmsRecord) => Outcome, policy: RetryPolicy, strictO
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: T0 });
   const spool = new MemSpool();
   const client = new ScriptedClient(answer);
-  const forwarder = new Forwarder({ spool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder });
+  const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder });
   forwarders.push(forwarder);
   return { spool, client, forwarder };
 }
