@@ -3,7 +3,20 @@
  *
  * Invariants (the rules that keep messages alive):
  * - An SMS leaves the SIM (AT+CMGD) or is acknowledged (AT+CNMA) only after its spool record (or part record, or
- *   quarantine record) is durable. Before AT+CMGD the index is read again and must still hold the same PDU.
+ *   quarantine record) is durable.
+ * - Two reads agree (a PDU has no checksum: one hex digit changed on a noisy UART decodes to a plausible wrong amount).
+ *   A stored SMS (+CMTI -> AT+CMGR, or a sweep's AT+CMGL) is read again with AT+CMGR before anything is decided, and
+ *   again until two reads give the same PDU (MAX_READS reads at most); only the PDU two reads agree on is decoded and
+ *   spooled. Reads that never agree are quarantined together (every version read) and the index is deleted. That
+ *   confirming read is also the re-check before AT+CMGD (it ran in the same scheduler task, with no command between
+ *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete.
+ * - +CMT (direct delivery) has no index to read again and must be acknowledged within the SMSC's limit: its PDU is
+ *   spooled when the decoder's strict structural checks pass (<length> equals the octets, every field complete, UDL
+ *   not beyond the data) and the record says readsAgreed 1 (stored SMS: 2). What cannot be done here: a corruption
+ *   that leaves a +CMT structurally valid (a changed digit inside the text) is not detected; the SMSC's redelivery of
+ *   the same SMS is one record (same id), a redelivered copy that differs is a second record.
+ * - User data running past its UDL (real SMSCs send it) is decoded by the UDL; the extra octets are logged and kept in
+ *   the record (extraOctets). Only a PDU shorter than its UDL is undecodable.
  * - Record ids derive from the SMS itself, so a message read twice (crash between spool write and delete, a modem that
  *   reports each SMS twice, a sweep racing a +CMTI) is one record.
  * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
@@ -92,6 +105,10 @@ type Task = {
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
+/** Reads of one SIM index at most while waiting for two that agree (see the header). */
+export const MAX_READS = 4;
+
+const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 export class Receiver {
   private readonly o: ReceiverOptions;
@@ -338,9 +355,46 @@ export class Receiver {
     return { seen };
   }
 
+  /**
+   * Reads a stored SMS's index again until two reads agree (MAX_READS at most). 'agreed' carries the PDU two reads gave
+   * (the last read, just now: nothing ran on the modem since); 'gone' when the index is empty on a re-read.
+   */
+  private async confirmRead(first: StoredPdu): Promise<{ kind: 'agreed'; stored: StoredPdu; reads: number } | { kind: 'gone' } | { kind: 'disagree'; reads: StoredPdu[] }> {
+    const index = first.index!;
+    const reads = [first];
+    while (reads.length < MAX_READS) {
+      const again = await this.o.modem.readSms(index);
+      if (!again) return { kind: 'gone' };
+      if (reads.some((r) => samePdu(r, again))) {
+        if (reads.length > 1) this.log.warn({ index, reads: reads.length + 1 }, `SMS at index ${index}: reads disagreed (noisy line?); ${reads.length + 1} reads, two agree`);
+        return { kind: 'agreed', stored: { ...again, index, stat: again.stat ?? first.stat }, reads: reads.length + 1 };
+      }
+      reads.push(again);
+    }
+    return { kind: 'disagree', reads };
+  }
+
   /** Handles one stored or directly delivered PDU, end to end. */
-  private async handle(stored: StoredPdu): Promise<void> {
+  private async handle(read: StoredPdu): Promise<void> {
     this.stats.received++;
+    let stored = read;
+    let readsAgreed = 1;
+    if (read.index !== undefined) {
+      const confirmed = await this.confirmRead(read);
+      if (confirmed.kind === 'gone') {
+        this.log.debug({ index: read.index }, 'index empty when read again (already handled)');
+        return;
+      }
+      if (confirmed.kind === 'disagree') {
+        const versions = [...new Set(confirmed.reads.map((r) => r.pdu.trim().toUpperCase()))];
+        await this.quarantine(read, `${confirmed.reads.length} reads of index ${read.index} gave ${versions.length} different PDUs; none confirmed`, versions.join('\n'), 'reads disagree');
+        await this.o.modem.deleteSms(read.index);
+        this.kept.delete(read.index);
+        return;
+      }
+      stored = confirmed.stored;
+      readsAgreed = 2;
+    }
     const decoded = decodeDeliver(stored);
     if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
       // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
@@ -354,6 +408,12 @@ export class Receiver {
       return;
     }
     const sms = decoded.sms;
+    if (sms.extraOctets !== undefined) {
+      this.log.warn(
+        { index: stored.index, sender: sms.originator, extraOctets: sms.extraOctets },
+        `SMS user data runs past its UDL: decoded by the UDL, ${sms.extraOctets.length / 2} extra octet(s) kept in the record: ${sms.extraOctets}`,
+      );
+    }
     const verdict = this.o.accept(sms.originator);
     if (!verdict.accept && this.o.otherSenders !== 'archive') {
       if (this.o.otherSenders === 'keep' && stored.index !== undefined) {
@@ -368,12 +428,15 @@ export class Receiver {
       return;
     }
     if (sms.concat && sms.concat.total > 1) {
-      const isNewPart = await this.storePart(sms);
+      const isNewPart = await this.storePart(sms, readsAgreed);
       await this.release(stored);
       if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
       return;
     }
-    await this.storeMessage(this.recordFrom(sms, sms.text, [stored.pdu]), verdict.accept);
+    const rec = this.recordFrom(sms, sms.text, [stored.pdu]);
+    rec.readsAgreed = readsAgreed;
+    if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
+    await this.storeMessage(rec, verdict.accept);
     await this.release(stored);
   }
 
@@ -411,7 +474,7 @@ export class Receiver {
   }
 
   /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
-  private async storePart(sms: DecodedSms): Promise<boolean> {
+  private async storePart(sms: DecodedSms, readsAgreed: number): Promise<boolean> {
     const c = sms.concat!;
     const groupKey = partGroupKey(this.simKey, sms.originator, c);
     const parts = await this.o.spool.listParts();
@@ -452,6 +515,8 @@ export class Receiver {
       scTimestamp: sms.scTimestamp,
       receivedAt: new Date(this.now()).toISOString(),
       pdu: sms.pdu,
+      readsAgreed,
+      ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
     };
     const r = await this.o.spool.putPart(part);
     this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
@@ -489,6 +554,9 @@ export class Receiver {
     const first = sorted[0]!;
     const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu));
     rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
+    const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
+    if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
+    if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
       this.log.warn(
@@ -505,34 +573,30 @@ export class Receiver {
     await this.o.spool.deleteParts(list.map((p) => p.id));
   }
 
-  private async quarantine(stored: StoredPdu, reason: string): Promise<void> {
-    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${stored.pdu}`).digest('hex').slice(0, 32);
+  private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU'): Promise<void> {
+    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${raw}`).digest('hex').slice(0, 32);
     const rec: QuarantineRecord = {
       v: SPOOL_RECORD_VERSION,
       kind: 'quarantine',
       id,
       modem: this.o.sim.modem,
-      raw: stored.pdu,
-      reason: `undecodable PDU: ${reason}`,
+      raw,
+      reason: `${what}: ${reason}`,
       receivedAt: new Date(this.now()).toISOString(),
     };
     if (stored.index !== undefined) rec.index = stored.index;
     await this.o.spool.putQuarantine(rec);
     this.stats.quarantined++;
-    this.log.error({ id, index: stored.index, reason, pdu: stored.pdu.slice(0, 400) }, `undecodable PDU quarantined: ${reason}`);
+    this.log.error({ id, index: stored.index, reason, pdu: raw.slice(0, 400) }, `${what} quarantined: ${reason}`);
   }
 
-  /** Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD (after re-checking the index) otherwise. */
+  /**
+   * Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD otherwise. The index was read last by
+   * confirmRead() in this same task (no command in between), which is the re-check that it still holds this PDU.
+   */
   private async release(stored: StoredPdu): Promise<void> {
     if (stored.index === undefined) {
       await this.o.modem.acknowledgeDirect();
-      return;
-    }
-    const current = await this.o.modem.readSms(stored.index);
-    if (!current) return; // already gone
-    if (current.pdu.toUpperCase() !== stored.pdu.toUpperCase()) {
-      this.log.warn({ index: stored.index }, 'SIM index now holds another message: not deleting; the next sweep handles it');
-      this.requestSweep('index changed');
       return;
     }
     await this.o.modem.deleteSms(stored.index);
