@@ -83,6 +83,8 @@ export interface ModemWiring {
   onStateChange?: () => void;
   /** Liveness probe interval (default 30 s); tests shorten it. */
   livenessIntervalMs?: number;
+  /** Multipart parts of these modems are this one's to join too (modems renamed or removed in config). */
+  adoptPartsOf?: (modem: string) => boolean;
 }
 
 /**
@@ -129,6 +131,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         multipartTimeoutMs: m.multipartTimeoutSec * 1000,
         sweepIntervalMs: m.sweepIntervalSec * 1000,
         logger: w.logger.child({ stage: 'receive' }),
+        ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
         storageUsage: async () => {
           // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
           const rows = await modem.storageUsage();
@@ -241,6 +244,8 @@ export class Daemon {
       path,
       binding: simulate ? 'mock' : 'native',
       onStateChange: () => this.writeStatus?.(),
+      // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).
+      ...(this.o.config.modems[0]?.name === m.name ? { adoptPartsOf: (name: string) => !this.o.config.modems.some((c) => c.name === name) } : {}),
     });
     this.supervisors.push(supervisor);
     supervisor.start();

@@ -21,6 +21,14 @@
  *   reports each SMS twice, a sweep racing a +CMTI) is one record.
  * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
  *   at any point loses nothing; after the timeout the parts present are joined with visible gap markers.
+ * - Multipart parts never mix: a family is one modem + exact sender + group key (SIM, reference, total), and within a
+ *   family clusterParts (sms/multipart.ts) keeps messages apart by service-centre time stamp, sequence and encoding
+ *   (two messages with one reference, parts interleaved, stay two messages). Parts read on different modems never
+ *   join and are never each other's retransmission, even when both modems report the same SIM identity.
+ * - Group and tombstone ages run on a monotonic clock (the time this process first saw the part): a wall clock that
+ *   jumps (NTP on a Pi without RTC) flushes nothing early. Parts left by a previous run wait a full timeout again.
+ * - Parts of a modem renamed or removed in config are joined (or forwarded with gaps after the timeout) by the
+ *   receiver given `adoptPartsOf`, with the identity of the SIM they were read on (same record id as before).
  * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
  * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
@@ -38,7 +46,7 @@ import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
 import { SPOOL_RECORD_VERSION } from '../spool/types.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
-import { joinParts, partGroupKey } from '../sms/multipart.js';
+import { clusterParts, joinParts, MAX_PART_SPREAD_MS, partGroupKey } from '../sms/multipart.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
@@ -74,6 +82,13 @@ export interface ReceiverOptions {
   /** Storage capacity check for the "nearly full" sweep trigger; optional. */
   storageUsage?: () => Promise<{ used: number; total: number } | undefined>;
   now?: () => number;
+  /** Monotonic milliseconds for multipart group and tombstone ages (default performance.now; tests inject one). */
+  monotonic?: () => number;
+  /**
+   * Parts of the modems this names are this receiver's to join too: modems renamed or removed in config, whose parts
+   * would otherwise wait forever. Give it to one receiver only (the daemon: the first configured modem).
+   */
+  adoptPartsOf?: (modem: string) => boolean;
   /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
   scheduler?: ReceiveScheduler;
 }
@@ -108,12 +123,18 @@ const NEARLY_FULL = 0.8;
 /** Reads of one SIM index at most while waiting for two that agree (see the header). */
 export const MAX_READS = 4;
 
+/** The SIM identity record ids derive from: IMSI, else ICCID, else the modem's name. */
+const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
+
 const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 export class Receiver {
   private readonly o: ReceiverOptions;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
+  /** Part and tombstone id -> monotonic ms this process first saw it. */
+  private readonly firstSeen = new Map<string, number>();
   private readonly scheduler: ReceiveScheduler;
   /** Aborted by stop(): withdraws this receiver's queued tasks. */
   private withdraw = new AbortController();
@@ -140,6 +161,7 @@ export class Receiver {
     this.o = options;
     this.log = options.logger.child({ modem: options.sim.modem });
     this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonic ?? (() => performance.now());
     if (options.scheduler) {
       this.scheduler = options.scheduler;
     } else {
@@ -150,7 +172,7 @@ export class Receiver {
   }
 
   private get simKey(): string {
-    return this.o.sim.imsi ?? this.o.sim.iccid ?? `modem:${this.o.sim.modem}`;
+    return simKeyOf(this.o.sim);
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -430,7 +452,7 @@ export class Receiver {
     if (sms.concat && sms.concat.total > 1) {
       const isNewPart = await this.storePart(sms, readsAgreed);
       await this.release(stored);
-      if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
+      if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), sms.originator);
       return;
     }
     const rec = this.recordFrom(sms, sms.text, [stored.pdu]);
@@ -440,12 +462,12 @@ export class Receiver {
     await this.release(stored);
   }
 
-  private recordFrom(sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[]): SmsRecord {
+  private recordFrom(sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[], sim: SimIdentity = this.o.sim): SmsRecord {
     return {
       v: SPOOL_RECORD_VERSION,
       kind: 'sms',
-      id: smsRecordId(this.simKey, sms.originator, sms.scTimestamp, text),
-      sim: { ...this.o.sim },
+      id: smsRecordId(simKeyOf(sim), sms.originator, sms.scTimestamp, text),
+      sim: { ...sim },
       sender: sms.originator,
       text,
       scTimestamp: sms.scTimestamp,
@@ -477,34 +499,31 @@ export class Receiver {
   private async storePart(sms: DecodedSms, readsAgreed: number): Promise<boolean> {
     const c = sms.concat!;
     const groupKey = partGroupKey(this.simKey, sms.originator, c);
+    const modem = this.o.sim.modem;
     const parts = await this.o.spool.listParts();
-    // The same part = same group, sequence, text AND service-centre time: a network retransmission keeps its time;
+    // A family: this modem, this exact sender, this group key. Parts read on another modem are never this modem's,
+    // not even as a retransmission, whatever SIM identity that modem reports.
+    const family = (p: PartRecord) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sms.originator;
+    // The same part = same family, sequence, text AND service-centre time: a network retransmission keeps its time;
     // a new message that happens to reuse the reference (and even the text) does not.
-    const samePart = (p: PartRecord) => p.groupKey === groupKey && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
+    const samePart = (p: PartRecord) => family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
     const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
     if (tombstone) {
       this.stats.duplicates++;
       this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
       return false;
     }
-    const open = parts.filter((p) => p.consumedBy === undefined && p.groupKey === groupKey);
-    const occupant = open.find((p) => p.sequence === c.sequence);
-    if (occupant && samePart(occupant)) {
+    if (parts.some((p) => p.consumedBy === undefined && samePart(p))) {
       this.stats.duplicates++;
       this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
       return false;
-    }
-    if (occupant) {
-      // The reference was reused by a new message while an earlier one is still incomplete: the earlier message will
-      // not get this part. Forward it now with its gaps, so the new part starts a group of its own (never mixed in).
-      this.log.warn({ ref: c.reference, total: c.total, sender: sms.originator }, 'concatenation reference reused while an earlier message is incomplete: forwarding the earlier one now with gap markers');
-      await this.assembleList(groupKey, open, 'now');
     }
     const part: PartRecord = {
       v: SPOOL_RECORD_VERSION,
       kind: 'part',
       groupKey,
-      id: partRecordId(groupKey, c.sequence),
+      // Two messages can share a group key and sequence (a reused reference): the id names the part's own message.
+      id: partRecordId(groupKey, c.sequence, JSON.stringify([modem, sms.scTimestamp, sms.text])),
       sim: { ...this.o.sim },
       sender: sms.originator,
       sequence: c.sequence,
@@ -515,44 +534,96 @@ export class Receiver {
       scTimestamp: sms.scTimestamp,
       receivedAt: new Date(this.now()).toISOString(),
       pdu: sms.pdu,
+      encoding: sms.encoding,
       readsAgreed,
       ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
     };
     const r = await this.o.spool.putPart(part);
+    this.seen(part.id);
     this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
     return true;
   }
 
-  /** Joins every group that is complete (or, with `expiredToo`, past the timeout). */
+  /** Monotonic time this process first saw a part or tombstone (ages never use the wall clock: see the header). */
+  private seen(id: string): number {
+    let t = this.firstSeen.get(id);
+    if (t === undefined) {
+      t = this.monotonic();
+      this.firstSeen.set(id, t);
+    }
+    return t;
+  }
+
+  /** Parts this receiver joins: its own modem's, and those of modems `adoptPartsOf` names (renamed or removed). */
+  private isMine(p: PartRecord): boolean {
+    return p.sim.modem === this.o.sim.modem || (this.o.adoptPartsOf?.(p.sim.modem) ?? false);
+  }
+
+  /** Joins every message that is complete (or, with `expiredToo`, past the timeout); prunes old tombstones. */
   private async assembleAll(expiredToo: boolean): Promise<void> {
-    const parts = await this.o.spool.listParts();
-    const mine = parts.filter((p) => p.sim.modem === this.o.sim.modem && p.consumedBy === undefined);
-    const expiredTombstones = parts.filter(
-      (p) => p.sim.modem === this.o.sim.modem && p.consumedBy !== undefined && this.now() - Date.parse(p.consumedAt ?? p.receivedAt) > 2 * this.o.multipartTimeoutMs,
-    );
+    const parts = (await this.o.spool.listParts()).filter((p) => this.isMine(p));
+    const present = new Set(parts.map((p) => p.id));
+    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
+    const nowMono = this.monotonic();
+    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > 2 * this.o.multipartTimeoutMs);
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
-    const groups = new Map<string, PartRecord[]>();
-    for (const p of mine) groups.set(p.groupKey, [...(groups.get(p.groupKey) ?? []), p]);
-    this.stats.partsWaiting = mine.length;
-    for (const [key, list] of groups) await this.assembleList(key, list, expiredToo ? 'expired' : 'complete');
+    const open = parts.filter((p) => p.consumedBy === undefined);
+    const families = new Map<string, PartRecord[]>();
+    for (const p of open) {
+      this.seen(p.id);
+      const key = JSON.stringify([p.sim.modem, p.sender, p.groupKey]);
+      families.set(key, [...(families.get(key) ?? []), p]);
+    }
+    this.stats.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
+    for (const list of families.values()) await this.assembleFamily(list, expiredToo ? 'expired' : 'complete');
   }
 
-  private async assembleGroup(groupKey: string, expiredToo: boolean): Promise<void> {
-    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.consumedBy === undefined);
-    await this.assembleList(groupKey, list, expiredToo ? 'expired' : 'complete');
+  /** After a new part: joins what its family holds that is complete. */
+  private async assembleGroup(groupKey: string, sender: string): Promise<void> {
+    const modem = this.o.sim.modem;
+    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender && p.consumedBy === undefined);
+    await this.assembleFamily(list, 'complete');
   }
 
-  /** Joins a group when complete; or also when past the timeout ('expired'); or whatever it holds ('now'). */
-  private async assembleList(groupKey: string, list: PartRecord[], when: 'complete' | 'expired' | 'now'): Promise<void> {
+  /**
+   * Splits a family into messages (clusterParts) and joins each that is complete, or also past the timeout
+   * ('expired'). An incomplete message whose parts are all stamped more than MAX_PART_SPREAD_MS before a message of
+   * the same family completed now is forwarded now with its gaps: the sender reused the reference for a newer message.
+   */
+  private async assembleFamily(list: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
     if (list.length === 0) return;
+    const byId = new Map(list.map((p) => [p.id, p]));
+    const stamp = (p: PartRecord) => {
+      const t = Date.parse(p.scTimestamp);
+      return Number.isNaN(t) ? 0 : t;
+    };
+    const clusters = clusterParts(list.map((p) => ({ id: p.id, sequence: p.sequence, scTimestampMs: stamp(p), encoding: p.encoding }))).map((c) => c.map((x) => byId.get(x.id)!));
+    const total = list[0]!.total;
+    const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
+    const complete = clusters.filter(isComplete);
+    for (const c of complete) await this.joinMessage(c, 'complete');
+    const newestStart = complete.length === 0 ? undefined : Math.max(...complete.map((c) => Math.min(...c.map(stamp))));
+    const nowMono = this.monotonic();
+    for (const c of clusters) {
+      if (complete.includes(c)) continue;
+      if (newestStart !== undefined && Math.max(...c.map(stamp)) < newestStart - MAX_PART_SPREAD_MS) {
+        this.log.warn({ ref: c[0]!.reference, total, sender: c[0]!.sender }, 'concatenation reference reused by a newer message while an earlier one is incomplete: forwarding the earlier one now with gap markers');
+        await this.joinMessage(c, 'now');
+        continue;
+      }
+      const firstSeen = Math.min(...c.map((p) => this.seen(p.id)));
+      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c, 'expired');
+    }
+  }
+
+  /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
+  private async joinMessage(list: PartRecord[], why: 'complete' | 'expired' | 'now'): Promise<void> {
     const total = list[0]!.total;
     const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
-    const firstSeen = Math.min(...list.map((p) => Date.parse(p.receivedAt)));
-    const expired = this.now() - firstSeen >= this.o.multipartTimeoutMs;
-    if (!joined.complete && !(when === 'now' || (when === 'expired' && expired))) return;
     const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
     const first = sorted[0]!;
-    const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu));
+    // The identity of the SIM the parts were read on (an adopted part's modem may be gone): ids do not depend on who joins.
+    const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu), first.sim);
     rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
     const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
     if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
@@ -560,8 +631,8 @@ export class Receiver {
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
       this.log.warn(
-        { id: rec.id, groupKey, received: joined.received, missing: joined.missing },
-        when === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
+        { id: rec.id, groupKey: first.groupKey, modem: first.sim.modem, received: joined.received, missing: joined.missing },
+        why === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
       );
     }
     await this.storeMessage(rec, accepted);
@@ -569,7 +640,11 @@ export class Receiver {
     // again (already spooled: not duplicated) before finishing this step.
     const consumedAt = new Date(this.now()).toISOString();
     // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
-    for (const p of list) await this.o.spool.putPart({ ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt });
+    for (const p of list) {
+      const tombstone = { ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt };
+      await this.o.spool.putPart(tombstone);
+      this.seen(tombstone.id);
+    }
     await this.o.spool.deleteParts(list.map((p) => p.id));
   }
 

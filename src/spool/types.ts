@@ -88,6 +88,8 @@ export interface PartRecord {
   scTimestamp: string;
   receivedAt: string;
   pdu: string;
+  /** TP-DCS alphabet of the part (absent in records from before the field): parts of one message share it. */
+  encoding?: 'gsm7' | '8bit' | 'ucs2';
   /** As SmsRecord.readsAgreed, for this part. */
   readsAgreed?: number;
   /** As SmsRecord.extraOctets, for this part. */

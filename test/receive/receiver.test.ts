@@ -430,3 +430,151 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     await receiver.stop();
   });
 });
+
+describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
+  const TA = new Date('2026-11-22T05:00:00Z');
+  const TB = new Date('2026-11-22T05:00:07Z');
+  const msg = (from: string, parts: string[], timestamp: Date, concatRef = 7) => buildDeliverPdus({ originator: from, text: parts.join(''), partsOverride: parts, timestamp, concatRef });
+  const A = ['Transfer pulsa Rp 5000 ', 'dari 6281111 berhasil'];
+  const B = ['Transfer pulsa Rp 9000 ', 'dari 6282222 berhasil'];
+
+  function make(opts: { modem?: string; imsi?: string; spool?: MemorySpool; timeoutMs?: number; monotonic?: () => number; now?: () => number; adopt?: (m: string) => boolean; senders?: string[] } = {}) {
+    const modem = new FakeModem();
+    const spool = opts.spool ?? new MemorySpool();
+    const receiver = new Receiver({
+      modem,
+      spool,
+      sim: { modem: opts.modem ?? 'm1', imsi: opts.imsi ?? '510100000000001' },
+      accept: createSenderFilter(opts.senders ?? ['858', '+628123', '628123']),
+      otherSenders: 'archive',
+      multipartTimeoutMs: opts.timeoutMs ?? 600_000,
+      sweepIntervalMs: 3_600_000,
+      logger: silentLogger(),
+      ...(opts.monotonic ? { monotonic: opts.monotonic } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.adopt ? { adoptPartsOf: opts.adopt } : {}),
+    });
+    return { modem, spool, receiver };
+  }
+
+  async function deliver(r: ReturnType<typeof make>, pdus: Array<{ pdu: string; tpduLength: number }>): Promise<void> {
+    for (const p of pdus) {
+      r.modem.put(1, p);
+      r.modem.emit('sms', { storage: 'SM', index: 1 });
+      await r.receiver.drained();
+    }
+  }
+
+  it('one sender, one reference, two messages with parts interleaved (A1 B1 A2 B2): two records, each with its own text', async () => {
+    const r = make();
+    r.receiver.start();
+    await r.receiver.drained();
+    const [a1, a2] = msg('858', A, TA);
+    const [b1, b2] = msg('858', B, TB);
+    await deliver(r, [a1!, b1!, a2!, b2!]);
+    expect([...r.spool.pending.values()].map((x) => x.text).sort()).toEqual([A.join(''), B.join('')].sort());
+    for (const rec of r.spool.pending.values()) expect(rec.multipart).toMatchObject({ complete: true, received: [1, 2] });
+    await r.receiver.stop();
+  });
+
+  it('two senders that differ only in format (+628123 / 628123), same reference and the same time stamp: never mixed', async () => {
+    const r = make();
+    r.receiver.start();
+    await r.receiver.drained();
+    const [a1, a2] = msg('+628123', A, TA);
+    const [b1, b2] = msg('628123', B, TA);
+    await deliver(r, [a1!, b1!, a2!, b2!]);
+    const got = [...r.spool.pending.values()].map((x) => [x.sender, x.text]).sort();
+    expect(got).toEqual([['+628123', A.join('')], ['628123', B.join('')]]);
+    await r.receiver.stop();
+  });
+
+  it('group ages run on a monotonic clock: a wall clock jumping a day ahead (NTP on a Pi without RTC) flushes nothing', async () => {
+    let mono = 1_000;
+    let wall = Date.parse('2026-11-22T05:00:10Z');
+    const r = make({ timeoutMs: 4_000, monotonic: () => mono, now: () => wall });
+    r.receiver.start();
+    await r.receiver.drained();
+    const [a1] = msg('858', A, TA);
+    await deliver(r, [a1!]);
+    wall += 86_400_000; // NTP sets the clock a day ahead
+    await new Promise((res) => setTimeout(res, 1_300)); // the timeout check runs every second (timeout / 4, at least 1 s)
+    await r.receiver.drained();
+    expect(r.spool.pending.size).toBe(0);
+    mono += 4_000; // the real timeout has passed
+    await new Promise((res) => setTimeout(res, 1_300));
+    await r.receiver.drained();
+    expect([...r.spool.pending.values()]).toMatchObject([{ multipart: { complete: false, received: [1] } }]);
+    await r.receiver.stop();
+  });
+
+  it('parts left by a modem removed from config are joined by the adopting receiver, with the id their own modem would give', async () => {
+    const spool = new MemorySpool();
+    const gone = make({ modem: 'old-name', imsi: '510100000000009', spool });
+    gone.receiver.start();
+    await gone.receiver.drained();
+    const [a1, a2] = msg('858', A, TA);
+    await deliver(gone, [a1!]);
+    await gone.receiver.stop();
+    // What a receiver of 'old-name' would have produced had the second part arrived there:
+    const control = make({ modem: 'old-name', imsi: '510100000000009' });
+    control.receiver.start();
+    await control.receiver.drained();
+    await deliver(control, [a1!, a2!]);
+    await control.receiver.stop();
+    const expectedId = [...control.spool.pending.keys()][0];
+
+    let mono = 0;
+    const heir = make({ modem: 'm1', spool, timeoutMs: 4_000, monotonic: () => mono, adopt: (m) => m !== 'm1' });
+    heir.receiver.start();
+    await heir.receiver.drained();
+    expect(spool.pending.size).toBe(0); // incomplete and young: it waits
+    mono += 4_000;
+    await new Promise((res) => setTimeout(res, 1_300));
+    await heir.receiver.drained();
+    const recs = [...spool.pending.values()];
+    expect(recs).toHaveLength(1);
+    expect(recs[0]).toMatchObject({ sim: { modem: 'old-name', imsi: '510100000000009' }, multipart: { complete: false, received: [1] } });
+    expect(recs[0]!.text.startsWith(A[0]!)).toBe(true);
+    expect([...spool.parts.values()].filter((p) => p.consumedBy === undefined)).toHaveLength(0);
+    // and a complete message of a renamed modem gets the same record id as before the rename
+    const spool2 = new MemorySpool();
+    const before = make({ modem: 'old-name', imsi: '510100000000009', spool: spool2 });
+    before.receiver.start();
+    await before.receiver.drained();
+    await deliver(before, [a1!]);
+    await before.receiver.stop();
+    spool2.parts.set('x', { ...[...spool2.parts.values()][0]!, id: 'x', sequence: 2, text: A[1]!, pdu: a2!.pdu });
+    const renamed = make({ modem: 'new-name', imsi: '510100000000009', spool: spool2, adopt: (m) => m !== 'new-name' });
+    renamed.receiver.start();
+    await renamed.receiver.drained();
+    expect([...spool2.pending.keys()]).toEqual([expectedId]);
+    await renamed.receiver.stop();
+    await heir.receiver.stop();
+  });
+
+  it('parts read on two modems that report the same IMSI never join, and one is not the other\'s retransmission', async () => {
+    const spool = new MemorySpool();
+    let mono = 0;
+    const one = make({ modem: 'm1', imsi: '510100000000001', spool, timeoutMs: 4_000, monotonic: () => mono });
+    const two = make({ modem: 'm2', imsi: '510100000000001', spool, timeoutMs: 4_000, monotonic: () => mono });
+    one.receiver.start();
+    two.receiver.start();
+    await one.receiver.drained();
+    await two.receiver.drained();
+    const [a1, a2] = msg('858', A, TA);
+    await deliver(one, [a1!, a2!]); // joined on m1
+    expect(spool.pending.size).toBe(1);
+    await deliver(two, [a1!]); // the same part, read on m2: not a retransmission of m1's, and not joined with anything of m1
+    expect([...spool.parts.values()].filter((p) => p.consumedBy === undefined && p.sim.modem === 'm2')).toHaveLength(1);
+    expect(two.receiver.stats.duplicates).toBe(0);
+    mono += 4_000;
+    await new Promise((res) => setTimeout(res, 1_300));
+    await two.receiver.drained();
+    const fromTwo = [...spool.pending.values()].filter((x) => x.sim.modem === 'm2');
+    expect(fromTwo.map((x) => x.multipart)).toEqual([{ reference: 7, referenceBits: 8, total: 2, received: [1], complete: false }]);
+    expect([...spool.pending.values()].filter((x) => x.sim.modem === 'm1').map((x) => x.text)).toEqual([A.join('')]);
+    await one.receiver.stop();
+    await two.receiver.stop();
+  });
+});
