@@ -68,6 +68,8 @@ export interface ForwarderStats {
   dead: number;
   /** Results known to this process that the spool could not record yet (their spool writes are being retried). */
   unrecorded: number;
+  /** The last result that was not a delivery (kept after later deliveries): which record, what came back, when. */
+  lastRetry?: { id: string; error: string; status?: number; at: string; nextAttemptAt: string };
   /** Set while the endpoint fails: since when (ISO), failed requests in a row, and when the next probe goes. */
   endpointDown?: { since: string; failures: number; lastError: string; nextProbeAt: string };
 }
@@ -146,6 +148,7 @@ export class Forwarder {
   /** Bumped when an in-flight POST is abandoned: its late answer must not touch the spool. */
   private generation = 0;
   private counts = { delivered: 0, retried: 0, dead: 0 };
+  private lastRetry: ForwarderStats['lastRetry'];
   /** Ids whose record vanished from the spool under a delivery: not picked again until 'pending' names them. */
   private readonly vanished = new Set<string>();
   /** Results the spool could not record yet, by id (see the header). */
@@ -219,6 +222,7 @@ export class Forwarder {
 
   stats(): ForwarderStats {
     const s: ForwarderStats = { running: this.running, ...this.counts, unrecorded: this.unrecorded.size };
+    if (this.lastRetry) s.lastRetry = { ...this.lastRetry };
     if (this.inFlight) s.inFlightId = this.inFlight.id;
     if (this.wakeAtMs !== undefined) s.nextWakeAt = new Date(this.wakeAtMs).toISOString();
     const down = this.endpoint;
@@ -441,6 +445,13 @@ export class Forwarder {
       this.logger.info({ ...ctx, status: mark.status, attempts: rec.attempts + 1 }, `forwarder: delivered ${rec.id}`);
     } else if (mark.kind === 'retry') {
       this.counts.retried += 1;
+      this.lastRetry = {
+        id: rec.id,
+        error: mark.error,
+        ...(mark.status === undefined ? {} : { status: mark.status }),
+        at: this.clock().toISOString(),
+        nextAttemptAt: mark.nextAttemptAt.toISOString(),
+      };
       this.logger.warn(
         { ...ctx, error: mark.error, status: mark.status, attempts: rec.attempts + 1, nextAttemptAt: mark.nextAttemptAt.toISOString() },
         `forwarder: ${rec.id} not delivered (${mark.error}); retry in ${mark.delayMs} ms`,

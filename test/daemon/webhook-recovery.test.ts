@@ -63,12 +63,12 @@ async function webhook(port = 0) {
   return { hits, state, server, port: (server.address() as AddressInfo).port };
 }
 
-async function startDaemon(port: number): Promise<ChildProcess> {
+async function startDaemon(port: number, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<ChildProcess> {
   const config = path.join(dir, 'config.json');
   await writeFile(
     config,
     JSON.stringify({
-      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry: { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 } },
+      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry },
       spool: { dir: path.join(dir, 'spool'), fsync: false },
       modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
       log: { level: 'info', pretty: false },
@@ -130,6 +130,32 @@ describe('pulsa-bridge run: the webhook recovers after an outage (issue 11 item 
     expect(back.hits.slice(0, ids.length).every((h) => h.status === 200)).toBe(true);
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
     expect(stderr).toBe('');
+    daemon.kill('SIGTERM');
+  }, 60_000);
+});
+
+function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [bin, ...args, '--config', path.join(dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+}
+
+describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => {
+  it('a backend deploy answering 404: nothing goes to dead, `queue ls` and `status` show the last status, all arrive after it', async () => {
+    const hook = await webhook();
+    hook.state.status = 404;
+    const ids = await seed(3);
+    const daemon = await startDaemon(hook.port, { baseDelayMs: 1000, maxDelayMs: 2000, probeIntervalMs: 300 });
+    await until(() => new Set(hook.hits.map((h) => h.id)).size === ids.length, 'a 404 for every record', 20_000);
+    const ls = await cli(['queue', 'ls']);
+    expect(ls.code).toBe(0);
+    for (const id of ids) expect(ls.out).toMatch(new RegExp(`${id}\\s+pending\\s.*retry \\d+.*HTTP 404`));
+    await until(async () => (await cli(['status'])).out.includes('last not delivered: sms-outage'), '`status` to show the last result', 15_000);
+    expect((await cli(['status'])).out).toMatch(/last not delivered: sms-outage\d \(HTTP 404: maintenance\)/);
+    expect((await cli(['queue', 'ls', '--area', 'dead'])).out).not.toContain('sms-outage');
+    hook.state.status = 200;
+    await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent after the deploy', 20_000);
     daemon.kill('SIGTERM');
   }, 60_000);
 });
