@@ -21,14 +21,8 @@
  *   reports each SMS twice, a sweep racing a +CMTI) is one record.
  * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
  *   at any point loses nothing; after the timeout the parts present are joined with visible gap markers.
- * - Multipart parts never mix: a family is one modem + exact sender + group key (SIM, reference, total), and within a
- *   family clusterParts (sms/multipart.ts) keeps messages apart by service-centre time stamp, sequence and encoding
- *   (two messages with one reference, parts interleaved, stay two messages). Parts read on different modems never
- *   join and are never each other's retransmission, even when both modems report the same SIM identity.
- * - Group and tombstone ages run on a monotonic clock (the time this process first saw the part): a wall clock that
- *   jumps (NTP on a Pi without RTC) flushes nothing early. Parts left by a previous run wait a full timeout again.
- * - Parts of a modem renamed or removed in config are joined (or forwarded with gaps after the timeout) by the
- *   receiver given `adoptPartsOf`, with the identity of the SIM they were read on (same record id as before).
+ * - Multipart parts are split into messages and joined by ./parts.ts (PartAssembler): parts never mix, ages run on
+ *   a monotonic clock, parts of modems renamed or removed in config are joined by the receiver given `adoptPartsOf`.
  * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
  * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
@@ -42,12 +36,11 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
-import type { DecodedSms, StoredPdu } from '../sms/types.js';
+import type { StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
 import { SPOOL_RECORD_VERSION } from '../spool/types.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
-import { clusterParts, joinParts, MAX_PART_SPREAD_MS, partGroupKey } from '../sms/multipart.js';
-import { partRecordId, smsRecordId } from '../sms/identity.js';
+import { newSmsRecord, PartAssembler } from './parts.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
@@ -123,18 +116,14 @@ const NEARLY_FULL = 0.8;
 /** Reads of one SIM index at most while waiting for two that agree (see the header). */
 export const MAX_READS = 4;
 
-/** The SIM identity record ids derive from: IMSI, else ICCID, else the modem's name. */
-const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
-
 const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 export class Receiver {
   private readonly o: ReceiverOptions;
   private readonly log: Logger;
   private readonly now: () => number;
-  private readonly monotonic: () => number;
-  /** Part and tombstone id -> monotonic ms this process first saw it. */
-  private readonly firstSeen = new Map<string, number>();
+  /** Multipart parts: spooled, split into messages, joined (./parts.ts). */
+  private readonly parts: PartAssembler;
   private readonly scheduler: ReceiveScheduler;
   /** Aborted by stop(): withdraws this receiver's queued tasks. */
   private withdraw = new AbortController();
@@ -161,7 +150,7 @@ export class Receiver {
     this.o = options;
     this.log = options.logger.child({ modem: options.sim.modem });
     this.now = options.now ?? Date.now;
-    this.monotonic = options.monotonic ?? (() => performance.now());
+
     if (options.scheduler) {
       this.scheduler = options.scheduler;
     } else {
@@ -169,10 +158,18 @@ export class Receiver {
       own.attach(options.modem);
       this.scheduler = own;
     }
-  }
-
-  private get simKey(): string {
-    return simKeyOf(this.o.sim);
+    this.parts = new PartAssembler({
+      spool: options.spool,
+      sim: options.sim,
+      multipartTimeoutMs: options.multipartTimeoutMs,
+      logger: this.log,
+      now: this.now,
+      monotonic: options.monotonic ?? (() => performance.now()),
+      accept: options.accept,
+      stats: this.stats,
+      storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
+      ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
+    });
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -188,11 +185,11 @@ export class Receiver {
       this.requestSweep('storage full');
     });
     this.requestSweep('start');
-    this.enqueue({ label: 'finish multipart groups', run: () => this.assembleAll(false) });
+    this.enqueue({ label: 'finish multipart groups', run: () => this.parts.assembleAll(false) });
     this.sweepTimer = setInterval(() => this.requestSweep('interval'), this.o.sweepIntervalMs);
     this.sweepTimer.unref();
     const expiryEvery = Math.max(1000, Math.min(30_000, Math.floor(this.o.multipartTimeoutMs / 4)));
-    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.assembleAll(true) }), expiryEvery);
+    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.parts.assembleAll(true) }), expiryEvery);
     this.expiryTimer.unref();
   }
 
@@ -450,31 +447,16 @@ export class Receiver {
       return;
     }
     if (sms.concat && sms.concat.total > 1) {
-      const isNewPart = await this.storePart(sms, readsAgreed);
+      const isNewPart = await this.parts.store(sms, readsAgreed);
       await this.release(stored);
-      if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), sms.originator);
+      if (isNewPart) await this.parts.assembleFamilyOf(sms);
       return;
     }
-    const rec = this.recordFrom(sms, sms.text, [stored.pdu]);
+    const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
     await this.storeMessage(rec, verdict.accept);
     await this.release(stored);
-  }
-
-  private recordFrom(sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[], sim: SimIdentity = this.o.sim): SmsRecord {
-    return {
-      v: SPOOL_RECORD_VERSION,
-      kind: 'sms',
-      id: smsRecordId(simKeyOf(sim), sms.originator, sms.scTimestamp, text),
-      sim: { ...sim },
-      sender: sms.originator,
-      text,
-      scTimestamp: sms.scTimestamp,
-      receivedAt: new Date(this.now()).toISOString(),
-      pdus,
-      attempts: 0,
-    };
   }
 
   private async storeMessage(rec: SmsRecord, accepted: boolean): Promise<void> {
@@ -493,159 +475,6 @@ export class Receiver {
       if (r.created) this.stats.ignored++;
       this.log.info({ id: rec.id, sender: rec.sender }, 'SMS from a sender not accepted: archived (policy archive)');
     }
-  }
-
-  /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
-  private async storePart(sms: DecodedSms, readsAgreed: number): Promise<boolean> {
-    const c = sms.concat!;
-    const groupKey = partGroupKey(this.simKey, sms.originator, c);
-    const modem = this.o.sim.modem;
-    const parts = await this.o.spool.listParts();
-    // A family: this modem, this exact sender, this group key. Parts read on another modem are never this modem's,
-    // not even as a retransmission, whatever SIM identity that modem reports.
-    const family = (p: PartRecord) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sms.originator;
-    // The same part = same family, sequence, text AND service-centre time: a network retransmission keeps its time;
-    // a new message that happens to reuse the reference (and even the text) does not.
-    const samePart = (p: PartRecord) => family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
-    const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
-    if (tombstone) {
-      this.stats.duplicates++;
-      this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
-      return false;
-    }
-    if (parts.some((p) => p.consumedBy === undefined && samePart(p))) {
-      this.stats.duplicates++;
-      this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
-      return false;
-    }
-    const part: PartRecord = {
-      v: SPOOL_RECORD_VERSION,
-      kind: 'part',
-      groupKey,
-      // Two messages can share a group key and sequence (a reused reference): the id names the part's own message.
-      id: partRecordId(groupKey, c.sequence, JSON.stringify([modem, sms.scTimestamp, sms.text])),
-      sim: { ...this.o.sim },
-      sender: sms.originator,
-      sequence: c.sequence,
-      total: c.total,
-      reference: c.reference,
-      referenceBits: c.referenceBits,
-      text: sms.text,
-      scTimestamp: sms.scTimestamp,
-      receivedAt: new Date(this.now()).toISOString(),
-      pdu: sms.pdu,
-      encoding: sms.encoding,
-      readsAgreed,
-      ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
-    };
-    const r = await this.o.spool.putPart(part);
-    this.seen(part.id);
-    this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
-    return true;
-  }
-
-  /** Monotonic time this process first saw a part or tombstone (ages never use the wall clock: see the header). */
-  private seen(id: string): number {
-    let t = this.firstSeen.get(id);
-    if (t === undefined) {
-      t = this.monotonic();
-      this.firstSeen.set(id, t);
-    }
-    return t;
-  }
-
-  /** Parts this receiver joins: its own modem's, and those of modems `adoptPartsOf` names (renamed or removed). */
-  private isMine(p: PartRecord): boolean {
-    return p.sim.modem === this.o.sim.modem || (this.o.adoptPartsOf?.(p.sim.modem) ?? false);
-  }
-
-  /** Joins every message that is complete (or, with `expiredToo`, past the timeout); prunes old tombstones. */
-  private async assembleAll(expiredToo: boolean): Promise<void> {
-    const parts = (await this.o.spool.listParts()).filter((p) => this.isMine(p));
-    const present = new Set(parts.map((p) => p.id));
-    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
-    const nowMono = this.monotonic();
-    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > 2 * this.o.multipartTimeoutMs);
-    if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
-    const open = parts.filter((p) => p.consumedBy === undefined);
-    const families = new Map<string, PartRecord[]>();
-    for (const p of open) {
-      this.seen(p.id);
-      const key = JSON.stringify([p.sim.modem, p.sender, p.groupKey]);
-      families.set(key, [...(families.get(key) ?? []), p]);
-    }
-    this.stats.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
-    for (const list of families.values()) await this.assembleFamily(list, expiredToo ? 'expired' : 'complete');
-  }
-
-  /** After a new part: joins what its family holds that is complete. */
-  private async assembleGroup(groupKey: string, sender: string): Promise<void> {
-    const modem = this.o.sim.modem;
-    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender && p.consumedBy === undefined);
-    await this.assembleFamily(list, 'complete');
-  }
-
-  /**
-   * Splits a family into messages (clusterParts) and joins each that is complete, or also past the timeout
-   * ('expired'). An incomplete message whose parts are all stamped more than MAX_PART_SPREAD_MS before a message of
-   * the same family completed now is forwarded now with its gaps: the sender reused the reference for a newer message.
-   */
-  private async assembleFamily(list: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
-    if (list.length === 0) return;
-    const byId = new Map(list.map((p) => [p.id, p]));
-    const stamp = (p: PartRecord) => {
-      const t = Date.parse(p.scTimestamp);
-      return Number.isNaN(t) ? 0 : t;
-    };
-    const clusters = clusterParts(list.map((p) => ({ id: p.id, sequence: p.sequence, scTimestampMs: stamp(p), encoding: p.encoding }))).map((c) => c.map((x) => byId.get(x.id)!));
-    const total = list[0]!.total;
-    const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
-    const complete = clusters.filter(isComplete);
-    for (const c of complete) await this.joinMessage(c, 'complete');
-    const newestStart = complete.length === 0 ? undefined : Math.max(...complete.map((c) => Math.min(...c.map(stamp))));
-    const nowMono = this.monotonic();
-    for (const c of clusters) {
-      if (complete.includes(c)) continue;
-      if (newestStart !== undefined && Math.max(...c.map(stamp)) < newestStart - MAX_PART_SPREAD_MS) {
-        this.log.warn({ ref: c[0]!.reference, total, sender: c[0]!.sender }, 'concatenation reference reused by a newer message while an earlier one is incomplete: forwarding the earlier one now with gap markers');
-        await this.joinMessage(c, 'now');
-        continue;
-      }
-      const firstSeen = Math.min(...c.map((p) => this.seen(p.id)));
-      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c, 'expired');
-    }
-  }
-
-  /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
-  private async joinMessage(list: PartRecord[], why: 'complete' | 'expired' | 'now'): Promise<void> {
-    const total = list[0]!.total;
-    const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
-    const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
-    const first = sorted[0]!;
-    // The identity of the SIM the parts were read on (an adopted part's modem may be gone): ids do not depend on who joins.
-    const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu), first.sim);
-    rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
-    const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
-    if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
-    if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
-    const accepted = this.o.accept(first.sender).accept;
-    if (!joined.complete) {
-      this.log.warn(
-        { id: rec.id, groupKey: first.groupKey, modem: first.sim.modem, received: joined.received, missing: joined.missing },
-        why === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
-      );
-    }
-    await this.storeMessage(rec, accepted);
-    // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
-    // again (already spooled: not duplicated) before finishing this step.
-    const consumedAt = new Date(this.now()).toISOString();
-    // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
-    for (const p of list) {
-      const tombstone = { ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt };
-      await this.o.spool.putPart(tombstone);
-      this.seen(tombstone.id);
-    }
-    await this.o.spool.deleteParts(list.map((p) => p.id));
   }
 
   private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU'): Promise<void> {
