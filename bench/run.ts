@@ -10,6 +10,9 @@
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
  * production Forwarder (see backlog.ts). 'control' measures how long an SMS waits when it arrives while operators use
  * the modem through the daemon's control socket (see control.ts).
+ * 'outage' (default set; --outage-sec, default 60, --outage-records, default 20): the delay from the end of a webhook
+ * outage (500s for that long, then connections refused for half as long) to the delivery of the pending records
+ * (see webhook-outage.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +23,7 @@ import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
 import { runBacklog, type BacklogResult } from './backlog.js';
 import { runControl, type ControlResult } from './control.js';
+import { runOutage, type OutageResult } from './webhook-outage.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -32,16 +36,18 @@ interface Args {
   scenarios: string[];
   backlog: number;
   backlogSpreadMs: number;
+  outageSec: number;
+  outageRecords: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control', 'outage'];
 /** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
 const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control'], backlog: 5000, backlogSpreadMs: 10_000 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control', 'outage'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -59,12 +65,14 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
     else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
     else if (a === '--backlog') args.backlog = count(value(), 100_000);
+    else if (a === '--outage-sec') args.outageSec = count(value(), 3600);
+    else if (a === '--outage-records') args.outageRecords = count(value(), 10_000);
     else if (a === '--backlog-spread-ms') {
       const v = value();
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control,outage] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -145,7 +153,7 @@ function controlReport(c: ControlResult, samples: number): string[] {
   ];
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined): string {
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined, outage: OutageResult[] | undefined): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
   out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
@@ -219,7 +227,28 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
   if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
   if (backlog) out.push('', ...backlogReport(backlog, args));
   if (control) out.push('', ...controlReport(control, args.samples));
+  if (outage) out.push('', ...outageReport(outage));
   return out.join('\n') + '\n';
+}
+
+function outageReport(rows: OutageResult[]): string[] {
+  const out: string[] = [];
+  out.push('webhook outage: records pending during an outage, production Forwarder and retry defaults (1 s base, 2 s probe cap),');
+  out.push('real spool (fsync on), local HTTP server; delay = end of the outage -> the record\'s 2xx');
+  out.push(
+    table(
+      ['outage', 'records', 'requests during', 'min gap', 'delivered', 'delay med/max'],
+      rows.map((r) => [
+        `${r.kind === '500' ? '500s' : 'refused'} ${Math.round(r.outageMs / 1000)} s`,
+        String(r.records),
+        String(r.requestsDuringOutage),
+        r.minGapMs === undefined ? '-' : `${r.minGapMs} ms`,
+        `${r.delivered}/${r.records}`,
+        `${ms(r.delay.median)} / ${ms(r.delay.max)} ms`,
+      ]),
+    ),
+  );
+  return out;
 }
 
 function backlogReport(b: BacklogResult, args: Args): string[] {
@@ -246,7 +275,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control').filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control' && s !== 'outage').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -277,6 +306,12 @@ async function main(): Promise<number> {
     control = await runControl({ samples: args.samples, modemLatencyMs: CONTROL_MODEM_LATENCY_MS, logLevel: base.logLevel });
     process.stderr.write(`bench: control done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let outage: OutageResult[] | undefined;
+  if (args.scenarios.includes('outage')) {
+    const started = performance.now();
+    outage = await runOutage({ records: args.outageRecords, outageMs: args.outageSec * 1000 });
+    process.stderr.write(`bench: outage done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -295,12 +330,13 @@ async function main(): Promise<number> {
           scenarios: results,
           ...(backlog ? { backlog } : {}),
           ...(control ? { control } : {}),
+          ...(outage ? { outage } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog, control));
+  } else process.stdout.write(report(args, results, spool, backlog, control, outage));
   return 0;
 }
 

@@ -144,8 +144,10 @@ function webhookSchema(env: Env) {
   const retry = object({
     baseDelayMs: int(10, 3_600_000).default(1000),
     maxDelayMs: int(100, 86_400_000).default(300_000),
-    /** A record older than this goes to dead instead of being retried. */
-    maxAgeHours: optional(int(1, 24 * 365)),
+    /** A record older than this goes to dead instead of being retried (every non-final answer is retried until then). */
+    maxAgeHours: int(1, 24 * 365).default(72),
+    /** Cap of the interval between probes while the webhook endpoint fails (one request per interval). */
+    probeIntervalMs: int(50, 600_000).default(2000),
   }).superRefine((r, ctx) => {
     if (typeof r.maxDelayMs === 'number' && typeof r.baseDelayMs === 'number' && r.maxDelayMs < r.baseDelayMs) {
       ctx.addIssue({ code: 'custom', path: ['maxDelayMs'], message: 'must be at least webhook.retry.baseDelayMs' });

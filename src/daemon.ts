@@ -94,6 +94,8 @@ export interface ModemWiring {
   livenessIntervalMs?: number;
   /** Every URC of the modem of each connection (the control socket's `urc` events). */
   onUrc?: (urc: Urc) => void;
+  /** Multipart parts of these modems are this one's to join too (modems renamed or removed in config). */
+  adoptPartsOf?: (modem: string) => boolean;
 }
 
 /**
@@ -143,6 +145,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         multipartTimeoutMs: m.multipartTimeoutSec * 1000,
         sweepIntervalMs: m.sweepIntervalSec * 1000,
         logger: w.logger.child({ stage: 'receive' }),
+        ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
         storageUsage: async () => {
           // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
           const rows = await modem.storageUsage();
@@ -225,7 +228,8 @@ export class Daemon {
     const policy = {
       baseDelayMs: config.webhook.retry.baseDelayMs,
       maxDelayMs: config.webhook.retry.maxDelayMs,
-      ...(config.webhook.retry.maxAgeHours !== undefined ? { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 } : {}),
+      maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000,
+      probeIntervalMs: config.webhook.retry.probeIntervalMs,
     };
     let daemonRef: Daemon | undefined;
     const forwarder = new Forwarder({
@@ -265,6 +269,8 @@ export class Daemon {
       binding: simulate ? 'mock' : 'native',
       onStateChange: () => this.writeStatus?.(),
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
+      // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).
+      ...(this.o.config.modems[0]?.name === m.name ? { adoptPartsOf: (name: string) => !this.o.config.modems.some((c) => c.name === name) } : {}),
     });
     this.supervisors.push(supervisor);
     supervisor.start();

@@ -24,7 +24,7 @@ describe('config', () => {
   it('applies every default to a minimal config and freezes it', () => {
     const c = parseConfig(minimal(), {});
     expect(c.webhook.timeoutMs).toBe(10_000);
-    expect(c.webhook.retry).toEqual({ baseDelayMs: 1000, maxDelayMs: 300_000, maxAgeHours: undefined });
+    expect(c.webhook.retry).toEqual({ baseDelayMs: 1000, maxDelayMs: 300_000, maxAgeHours: 72, probeIntervalMs: 2000 });
     expect(c.modems[0]).toMatchObject({ baudRate: 115200, profile: 'auto', delivery: 'store', otherSenders: 'archive', sweepIntervalSec: 60, multipartTimeoutSec: 600 });
     expect(c.spool.dir).toBe('/var/lib/pulsa-bridge/spool');
     expect(Object.isFrozen(c.modems[0])).toBe(true);

@@ -44,6 +44,8 @@ export function statusCommand(io: Io): Command {
         io.out(`webhook: ${running.webhookUrl}\n`);
         const f = running.forwarder;
         io.out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${f.nextWakeAt}` : ''}\n`);
+        if (f.endpointDown) io.out(`  webhook failing since ${f.endpointDown.since} (${f.endpointDown.lastError}); ${f.endpointDown.failures} failed request(s), next probe ${f.endpointDown.nextProbeAt}\n`);
+        if (f.lastRetry) io.out(`  last not delivered: ${f.lastRetry.id} (${f.lastRetry.error}) at ${f.lastRetry.at}, retry ${f.lastRetry.nextAttemptAt}\n`);
         if (f.unrecorded > 0) {
           io.out(`  WARNING: ${f.unrecorded} delivery result(s) not yet written to the spool (disk full or read-only?): they are retried and not POSTed again\n  hint: check \`df -h\` and \`journalctl -u pulsa-bridge\` for the spool error\n`);
         }

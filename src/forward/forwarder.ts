@@ -9,9 +9,16 @@
  *   backlog of n records a pick costs the records it walks past, not a copy and sort of all n.
  * - Per record: a record already attempted (attempts > 0) and older than policy.maxAgeMs, counted from requeuedAt (the
  *   operator's `queue retry`) when set, else from receivedAt -> markDead without a POST; every record gets at least one
- *   POST. 2xx -> markDelivered; retryable -> markRetry with nextDelayMs(policy, attempts so far, random, Retry-After);
- *   permanent -> markDead(`HTTP <status>: <bodyStart>`). A record leaves pending only through the spool, after the
- *   webhook answered (at-least-once delivery).
+ *   POST. 2xx -> markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
+ *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent (400, 413, 415) -> markDead(`HTTP <status>:
+ *   <bodyStart>`). A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
+ * - Endpoint health: an endpoint failure (policy.isEndpointFailure: network error, timeout, 408, 429, 5xx) marks the
+ *   endpoint down. While it is down no record is POSTed except one probe per probe time (policy.probeDelayMs, growing
+ *   to policy.probeIntervalMs; Retry-After is a lower bound): the probe is the first due record, rotating through the
+ *   due records so one record the server chokes on cannot block the rest (with strictOrder always the first). A record
+ *   that failed with the endpoint is marked retry with nextAttemptAt = the next probe time, so it does not wait out a
+ *   backoff of its own. Any answer that is not an endpoint failure (2xx or a 4xx about the record) marks the endpoint
+ *   up: every pending record that is due goes out at once, one after another (the backlog is released).
  * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off. A record whose
  *   not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held delivery
  *   holds nothing back.
@@ -34,7 +41,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
-import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
+import { classify, isEndpointFailure, isTooOld, nextDelayMs, probeDelayMs, type Outcome, type RetryPolicy } from './policy.js';
 import { pickNext } from './schedule.js';
 import type { WebhookPoster } from './webhook.js';
 
@@ -61,6 +68,20 @@ export interface ForwarderStats {
   dead: number;
   /** Results known to this process that the spool could not record yet (their spool writes are being retried). */
   unrecorded: number;
+  /** The last result that was not a delivery (kept after later deliveries): which record, what came back, when. */
+  lastRetry?: { id: string; error: string; status?: number; at: string; nextAttemptAt: string };
+  /** Set while the endpoint fails: since when (ISO), failed requests in a row, and when the next probe goes. */
+  endpointDown?: { since: string; failures: number; lastError: string; nextProbeAt: string };
+}
+
+/** The endpoint's health while it fails (undefined while it is up). */
+interface EndpointDown {
+  sinceMs: number;
+  /** Failed requests in a row (>= 1). */
+  failures: number;
+  lastError: string;
+  /** No POST before this (epoch ms). */
+  probeAtMs: number;
 }
 
 /** setTimeout's upper bound (ms). */
@@ -127,10 +148,15 @@ export class Forwarder {
   /** Bumped when an in-flight POST is abandoned: its late answer must not touch the spool. */
   private generation = 0;
   private counts = { delivered: 0, retried: 0, dead: 0 };
+  private lastRetry: ForwarderStats['lastRetry'];
   /** Ids whose record vanished from the spool under a delivery: not picked again until 'pending' names them. */
   private readonly vanished = new Set<string>();
   /** Results the spool could not record yet, by id (see the header). */
   private readonly unrecorded = new Map<string, Unrecorded>();
+  /** Set while the endpoint fails (see the header). */
+  private endpoint: EndpointDown | undefined;
+  /** Ids used as probes during the current outage: the next probe takes another due record first. */
+  private readonly probed = new Set<string>();
   private readonly onPending = (id?: unknown): void => {
     if (typeof id === 'string') {
       this.vanished.delete(id);
@@ -196,8 +222,18 @@ export class Forwarder {
 
   stats(): ForwarderStats {
     const s: ForwarderStats = { running: this.running, ...this.counts, unrecorded: this.unrecorded.size };
+    if (this.lastRetry) s.lastRetry = { ...this.lastRetry };
     if (this.inFlight) s.inFlightId = this.inFlight.id;
     if (this.wakeAtMs !== undefined) s.nextWakeAt = new Date(this.wakeAtMs).toISOString();
+    const down = this.endpoint;
+    if (down) {
+      s.endpointDown = {
+        since: new Date(down.sinceMs).toISOString(),
+        failures: down.failures,
+        lastError: down.lastError,
+        nextProbeAt: new Date(down.probeAtMs).toISOString(),
+      };
+    }
     return s;
   }
 
@@ -234,10 +270,21 @@ export class Forwarder {
         await this.record(held.rec, held.mark, held);
         continue;
       }
+      const down = this.endpoint;
+      if (down && nowMs < down.probeAtMs) {
+        // The endpoint fails: nothing is POSTed before the next probe time.
+        this.arm(earliest(down.probeAtMs, this.earliestUnrecordedMs())! - nowMs);
+        return;
+      }
       let next: SmsRecord | undefined;
       let wakeAtMs: number | undefined;
       try {
-        const choice = pickNext(this.spool.pendingInOrder(), nowMs, { strictOrder: this.strictOrder, skip: this.skipSet(), hold: this.holdMap() });
+        const pick = (skip: ReadonlySet<string>) => pickNext(this.spool.pendingInOrder(), nowMs, { strictOrder: this.strictOrder, skip, hold: this.holdMap() });
+        let choice = pick(this.skipSet(down !== undefined && !this.strictOrder));
+        if (!choice.next && down !== undefined && this.probed.size > 0) {
+          this.probed.clear(); // every due record was a probe once: start the rotation again
+          choice = pick(this.skipSet(false));
+        }
         wakeAtMs = choice.wakeAtMs;
         // The one copy of a pick: the spool's view is read-only and changes with every write.
         if (choice.next) next = structuredClone(choice.next.record) as SmsRecord;
@@ -283,7 +330,34 @@ export class Forwarder {
       this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
       return;
     }
+    this.noteEndpoint(rec, outcome);
     await this.record(rec, this.markFor(rec, outcome));
+  }
+
+  /** Endpoint health from one answer (see the header). */
+  private noteEndpoint(rec: SmsRecord, outcome: Outcome): void {
+    const now = this.clock();
+    const nowMs = now.getTime();
+    const was = this.endpoint;
+    if (!isEndpointFailure(outcome)) {
+      if (!was) return;
+      this.endpoint = undefined;
+      this.probed.clear();
+      this.logger.info(
+        { probe: rec.id, failures: was.failures, downMs: nowMs - was.sinceMs },
+        `forwarder: webhook endpoint answers again (${describeOutcome(outcome)}) after ${was.failures} failed request(s) in ${nowMs - was.sinceMs} ms; releasing the pending records`,
+      );
+      return;
+    }
+    const failures = (was?.failures ?? 0) + 1;
+    const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
+    const probeAtMs = nowMs + probeDelayMs(this.policy, failures, retryAfter, now);
+    const lastError = describeOutcome(outcome);
+    this.endpoint = { sinceMs: was?.sinceMs ?? nowMs, failures, lastError, probeAtMs };
+    this.probed.add(rec.id);
+    const msg = `forwarder: webhook endpoint failing (${lastError}); one probe at ${new Date(probeAtMs).toISOString()}, no other POST until it answers`;
+    if (was) this.logger.debug({ probe: rec.id, failures }, msg);
+    else this.logger.warn({ probe: rec.id, failures }, msg);
   }
 
   private markFor(rec: SmsRecord, outcome: Outcome): Mark {
@@ -293,7 +367,9 @@ export class Forwarder {
     if (verdict === 'delivered') return { kind: 'delivered', status: status ?? 0, at };
     if (verdict === 'retry') {
       const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
-      const delayMs = nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
+      // An endpoint failure: the record is due with the next probe, not after a backoff of its own.
+      const down = isEndpointFailure(outcome) ? this.endpoint : undefined;
+      const delayMs = down ? Math.max(0, down.probeAtMs - at.getTime()) : nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
       const error = describeOutcome(outcome);
       return { kind: 'retry', error, nextAttemptAt: new Date(at.getTime() + delayMs), delayMs, ...(status === undefined ? {} : { status }) };
     }
@@ -369,6 +445,13 @@ export class Forwarder {
       this.logger.info({ ...ctx, status: mark.status, attempts: rec.attempts + 1 }, `forwarder: delivered ${rec.id}`);
     } else if (mark.kind === 'retry') {
       this.counts.retried += 1;
+      this.lastRetry = {
+        id: rec.id,
+        error: mark.error,
+        ...(mark.status === undefined ? {} : { status: mark.status }),
+        at: this.clock().toISOString(),
+        nextAttemptAt: mark.nextAttemptAt.toISOString(),
+      };
       this.logger.warn(
         { ...ctx, error: mark.error, status: mark.status, attempts: rec.attempts + 1, nextAttemptAt: mark.nextAttemptAt.toISOString() },
         `forwarder: ${rec.id} not delivered (${mark.error}); retry in ${mark.delayMs} ms`,
@@ -413,11 +496,16 @@ export class Forwarder {
     return t;
   }
 
-  /** Ids not to pick that hold nothing back: vanished records and held deliveries (the webhook has them). */
-  private skipSet(): ReadonlySet<string> {
-    if (this.unrecorded.size === 0) return this.vanished;
+  /**
+   * Ids not to pick that hold nothing back: vanished records and held deliveries (the webhook has them); with
+   * `probing`, also the records already used as probes in this outage.
+   */
+  private skipSet(probing: boolean): ReadonlySet<string> {
+    const probes = probing && this.probed.size > 0;
+    if (this.unrecorded.size === 0 && !probes) return this.vanished;
     const delivered = [...this.unrecorded.values()].filter((u) => u.mark.kind === 'delivered').map((u) => u.rec.id);
-    return delivered.length === 0 ? this.vanished : new Set([...this.vanished, ...delivered]);
+    if (delivered.length === 0 && !probes) return this.vanished;
+    return new Set([...this.vanished, ...delivered, ...(probes ? this.probed : [])]);
   }
 
   /**

@@ -1,8 +1,15 @@
 /**
  * Retry policy for webhook delivery (PURE: no I/O, no timers, no clock; time comes in as arguments).
  *
- * - classify(outcome): 2xx -> 'delivered'; network errors, timeouts, 408, 425, 429, 5xx (and anything unexpected
- *   below 200 or above 599) -> 'retry'; 3xx (redirects are not followed for a POST) and every other 4xx -> 'dead'.
+ * - classify(outcome): 2xx -> 'delivered'; 400, 413 and 415 (the request itself can never be accepted: malformed, too
+ *   large, wrong media type) -> 'dead'; every other answer and every failure (network errors, timeouts, 3xx, 401, 404,
+ *   422, 429, 5xx, ...) -> 'retry' (a deploy answers 404 for a while, a server checking clocks answers 401, an order
+ *   created a moment after its SMS may be answered 404/422 first): maxAge ends those retries.
+ * - isEndpointFailure(outcome): the endpoint as a whole is failing, not this record: network errors, timeouts, 408,
+ *   429, 5xx and statuses outside 100..599. Any other answer proves the endpoint is up (a 4xx rejects one record).
+ * - probeDelayMs: while the endpoint fails, the forwarder sends one probe at a time, the n-th after
+ *   min(probeIntervalMs, maxDelayMs, baseDelayMs * 2^(n-1)) (no jitter: there is one request, not a crowd); a
+ *   Retry-After is a lower bound, itself capped at maxDelayMs.
  * - nextDelayMs: full-jitter exponential backoff, random() * min(maxDelayMs, baseDelayMs * 2^attempt). A Retry-After
  *   header (delta-seconds or HTTP-date) is a lower bound, itself capped at maxDelayMs. The result is never above
  *   maxDelayMs and never negative.
@@ -14,7 +21,12 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Give up on a record received longer ago than this; undefined = retry forever. */
   maxAgeMs?: number;
+  /** Cap of the interval between probes of a failing endpoint (default DEFAULT_PROBE_INTERVAL_MS). */
+  probeIntervalMs?: number;
 }
+
+/** Default cap of the probe interval: a recovered endpoint gets its backlog within a few seconds. */
+export const DEFAULT_PROBE_INTERVAL_MS = 2000;
 
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({ baseDelayMs: 1000, maxDelayMs: 300_000 });
 
@@ -25,15 +37,34 @@ export type Outcome =
 
 export type Verdict = 'delivered' | 'retry' | 'dead';
 
-const RETRYABLE_4XX = new Set([408, 425, 429]);
+/** Answers saying this request can never be accepted, however often it is sent. */
+const FINAL_STATUSES = new Set([400, 413, 415]);
+/** 4xx answers about the endpoint (overload, its own timeout), not about the record. */
+const ENDPOINT_4XX = new Set([408, 429]);
 
 export function classify(outcome: Outcome): Verdict {
   if (outcome.kind !== 'http') return 'retry';
   const s = outcome.status;
   if (s >= 200 && s <= 299) return 'delivered';
-  if (s >= 300 && s <= 399) return 'dead';
-  if (s >= 400 && s <= 499) return RETRYABLE_4XX.has(s) ? 'retry' : 'dead';
+  if (FINAL_STATUSES.has(s)) return 'dead';
   return 'retry';
+}
+
+export function isEndpointFailure(outcome: Outcome): boolean {
+  if (outcome.kind !== 'http') return true;
+  const s = outcome.status;
+  return s >= 500 || s < 100 || ENDPOINT_4XX.has(s);
+}
+
+/** Delay before probe number `failures + 1` of a failing endpoint, after `failures` (>= 1) failed requests. */
+export function probeDelayMs(policy: RetryPolicy, failures: number, retryAfter?: string, now?: Date): number {
+  const max = Math.max(0, policy.maxDelayMs);
+  const cap = Math.min(max, Math.max(0, policy.probeIntervalMs ?? DEFAULT_PROBE_INTERVAL_MS));
+  const exp = Math.min(40, Math.max(0, Math.floor(failures) - 1));
+  let delay = Math.min(cap, Math.max(0, policy.baseDelayMs) * 2 ** exp);
+  const floor = retryAfterMs(retryAfter, now);
+  if (floor !== undefined) delay = Math.max(delay, Math.min(floor, max));
+  return delay;
 }
 
 /**

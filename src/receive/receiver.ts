@@ -3,11 +3,26 @@
  *
  * Invariants (the rules that keep messages alive):
  * - An SMS leaves the SIM (AT+CMGD) or is acknowledged (AT+CNMA) only after its spool record (or part record, or
- *   quarantine record) is durable. Before AT+CMGD the index is read again and must still hold the same PDU.
+ *   quarantine record) is durable.
+ * - Two reads agree (a PDU has no checksum: one hex digit changed on a noisy UART decodes to a plausible wrong amount).
+ *   A stored SMS (+CMTI -> AT+CMGR, or a sweep's AT+CMGL) is read again with AT+CMGR before anything is decided, and
+ *   again until two reads give the same PDU (MAX_READS reads at most); only the PDU two reads agree on is decoded and
+ *   spooled. Reads that never agree are quarantined together (every version read) and the index is deleted. That
+ *   confirming read is also the re-check before AT+CMGD (it ran in the same scheduler task, with no command between
+ *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete.
+ * - +CMT (direct delivery) has no index to read again and must be acknowledged within the SMSC's limit: its PDU is
+ *   spooled when the decoder's strict structural checks pass (<length> equals the octets, every field complete, UDL
+ *   not beyond the data) and the record says readsAgreed 1 (stored SMS: 2). What cannot be done here: a corruption
+ *   that leaves a +CMT structurally valid (a changed digit inside the text) is not detected; the SMSC's redelivery of
+ *   the same SMS is one record (same id), a redelivered copy that differs is a second record.
+ * - User data running past its UDL (real SMSCs send it) is decoded by the UDL; the extra octets are logged and kept in
+ *   the record (extraOctets). Only a PDU shorter than its UDL is undecodable.
  * - Record ids derive from the SMS itself, so a message read twice (crash between spool write and delete, a modem that
  *   reports each SMS twice, a sweep racing a +CMTI) is one record.
  * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
  *   at any point loses nothing; after the timeout the parts present are joined with visible gap markers.
+ * - Multipart parts are split into messages and joined by ./parts.ts (PartAssembler): parts never mix, ages run on
+ *   a monotonic clock, parts of modems renamed or removed in config are joined by the receiver given `adoptPartsOf`.
  * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
  * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
@@ -21,12 +36,11 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
-import type { DecodedSms, StoredPdu } from '../sms/types.js';
+import type { StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
 import { SPOOL_RECORD_VERSION } from '../spool/types.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
-import { joinParts, partGroupKey } from '../sms/multipart.js';
-import { partRecordId, smsRecordId } from '../sms/identity.js';
+import { newSmsRecord, PartAssembler } from './parts.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
@@ -61,6 +75,13 @@ export interface ReceiverOptions {
   /** Storage capacity check for the "nearly full" sweep trigger; optional. */
   storageUsage?: () => Promise<{ used: number; total: number } | undefined>;
   now?: () => number;
+  /** Monotonic milliseconds for multipart group and tombstone ages (default performance.now; tests inject one). */
+  monotonic?: () => number;
+  /**
+   * Parts of the modems this names are this receiver's to join too: modems renamed or removed in config, whose parts
+   * would otherwise wait forever. Give it to one receiver only (the daemon: the first configured modem).
+   */
+  adoptPartsOf?: (modem: string) => boolean;
   /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
   scheduler?: ReceiveScheduler;
 }
@@ -92,11 +113,17 @@ type Task = {
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
+/** Reads of one SIM index at most while waiting for two that agree (see the header). */
+export const MAX_READS = 4;
+
+const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 export class Receiver {
   private readonly o: ReceiverOptions;
   private readonly log: Logger;
   private readonly now: () => number;
+  /** Multipart parts: spooled, split into messages, joined (./parts.ts). */
+  private readonly parts: PartAssembler;
   private readonly scheduler: ReceiveScheduler;
   /** Aborted by stop(): withdraws this receiver's queued tasks. */
   private withdraw = new AbortController();
@@ -123,6 +150,7 @@ export class Receiver {
     this.o = options;
     this.log = options.logger.child({ modem: options.sim.modem });
     this.now = options.now ?? Date.now;
+
     if (options.scheduler) {
       this.scheduler = options.scheduler;
     } else {
@@ -130,10 +158,18 @@ export class Receiver {
       own.attach(options.modem);
       this.scheduler = own;
     }
-  }
-
-  private get simKey(): string {
-    return this.o.sim.imsi ?? this.o.sim.iccid ?? `modem:${this.o.sim.modem}`;
+    this.parts = new PartAssembler({
+      spool: options.spool,
+      sim: options.sim,
+      multipartTimeoutMs: options.multipartTimeoutMs,
+      logger: this.log,
+      now: this.now,
+      monotonic: options.monotonic ?? (() => performance.now()),
+      accept: options.accept,
+      stats: this.stats,
+      storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
+      ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
+    });
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -149,11 +185,11 @@ export class Receiver {
       this.requestSweep('storage full');
     });
     this.requestSweep('start');
-    this.enqueue({ label: 'finish multipart groups', run: () => this.assembleAll(false) });
+    this.enqueue({ label: 'finish multipart groups', run: () => this.parts.assembleAll(false) });
     this.sweepTimer = setInterval(() => this.requestSweep('interval'), this.o.sweepIntervalMs);
     this.sweepTimer.unref();
     const expiryEvery = Math.max(1000, Math.min(30_000, Math.floor(this.o.multipartTimeoutMs / 4)));
-    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.assembleAll(true) }), expiryEvery);
+    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.parts.assembleAll(true) }), expiryEvery);
     this.expiryTimer.unref();
   }
 
@@ -338,9 +374,46 @@ export class Receiver {
     return { seen };
   }
 
+  /**
+   * Reads a stored SMS's index again until two reads agree (MAX_READS at most). 'agreed' carries the PDU two reads gave
+   * (the last read, just now: nothing ran on the modem since); 'gone' when the index is empty on a re-read.
+   */
+  private async confirmRead(first: StoredPdu): Promise<{ kind: 'agreed'; stored: StoredPdu; reads: number } | { kind: 'gone' } | { kind: 'disagree'; reads: StoredPdu[] }> {
+    const index = first.index!;
+    const reads = [first];
+    while (reads.length < MAX_READS) {
+      const again = await this.o.modem.readSms(index);
+      if (!again) return { kind: 'gone' };
+      if (reads.some((r) => samePdu(r, again))) {
+        if (reads.length > 1) this.log.warn({ index, reads: reads.length + 1 }, `SMS at index ${index}: reads disagreed (noisy line?); ${reads.length + 1} reads, two agree`);
+        return { kind: 'agreed', stored: { ...again, index, stat: again.stat ?? first.stat }, reads: reads.length + 1 };
+      }
+      reads.push(again);
+    }
+    return { kind: 'disagree', reads };
+  }
+
   /** Handles one stored or directly delivered PDU, end to end. */
-  private async handle(stored: StoredPdu): Promise<void> {
+  private async handle(read: StoredPdu): Promise<void> {
     this.stats.received++;
+    let stored = read;
+    let readsAgreed = 1;
+    if (read.index !== undefined) {
+      const confirmed = await this.confirmRead(read);
+      if (confirmed.kind === 'gone') {
+        this.log.debug({ index: read.index }, 'index empty when read again (already handled)');
+        return;
+      }
+      if (confirmed.kind === 'disagree') {
+        const versions = [...new Set(confirmed.reads.map((r) => r.pdu.trim().toUpperCase()))];
+        await this.quarantine(read, `${confirmed.reads.length} reads of index ${read.index} gave ${versions.length} different PDUs; none confirmed`, versions.join('\n'), 'reads disagree');
+        await this.o.modem.deleteSms(read.index);
+        this.kept.delete(read.index);
+        return;
+      }
+      stored = confirmed.stored;
+      readsAgreed = 2;
+    }
     const decoded = decodeDeliver(stored);
     if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
       // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
@@ -354,6 +427,12 @@ export class Receiver {
       return;
     }
     const sms = decoded.sms;
+    if (sms.extraOctets !== undefined) {
+      this.log.warn(
+        { index: stored.index, sender: sms.originator, extraOctets: sms.extraOctets },
+        `SMS user data runs past its UDL: decoded by the UDL, ${sms.extraOctets.length / 2} extra octet(s) kept in the record: ${sms.extraOctets}`,
+      );
+    }
     const verdict = this.o.accept(sms.originator);
     if (!verdict.accept && this.o.otherSenders !== 'archive') {
       if (this.o.otherSenders === 'keep' && stored.index !== undefined) {
@@ -368,28 +447,16 @@ export class Receiver {
       return;
     }
     if (sms.concat && sms.concat.total > 1) {
-      const isNewPart = await this.storePart(sms);
+      const isNewPart = await this.parts.store(sms, readsAgreed);
       await this.release(stored);
-      if (isNewPart) await this.assembleGroup(partGroupKey(this.simKey, sms.originator, sms.concat), false);
+      if (isNewPart) await this.parts.assembleFamilyOf(sms);
       return;
     }
-    await this.storeMessage(this.recordFrom(sms, sms.text, [stored.pdu]), verdict.accept);
+    const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
+    rec.readsAgreed = readsAgreed;
+    if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
+    await this.storeMessage(rec, verdict.accept);
     await this.release(stored);
-  }
-
-  private recordFrom(sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[]): SmsRecord {
-    return {
-      v: SPOOL_RECORD_VERSION,
-      kind: 'sms',
-      id: smsRecordId(this.simKey, sms.originator, sms.scTimestamp, text),
-      sim: { ...this.o.sim },
-      sender: sms.originator,
-      text,
-      scTimestamp: sms.scTimestamp,
-      receivedAt: new Date(this.now()).toISOString(),
-      pdus,
-      attempts: 0,
-    };
   }
 
   private async storeMessage(rec: SmsRecord, accepted: boolean): Promise<void> {
@@ -410,129 +477,30 @@ export class Receiver {
     }
   }
 
-  /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
-  private async storePart(sms: DecodedSms): Promise<boolean> {
-    const c = sms.concat!;
-    const groupKey = partGroupKey(this.simKey, sms.originator, c);
-    const parts = await this.o.spool.listParts();
-    // The same part = same group, sequence, text AND service-centre time: a network retransmission keeps its time;
-    // a new message that happens to reuse the reference (and even the text) does not.
-    const samePart = (p: PartRecord) => p.groupKey === groupKey && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
-    const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
-    if (tombstone) {
-      this.stats.duplicates++;
-      this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
-      return false;
-    }
-    const open = parts.filter((p) => p.consumedBy === undefined && p.groupKey === groupKey);
-    const occupant = open.find((p) => p.sequence === c.sequence);
-    if (occupant && samePart(occupant)) {
-      this.stats.duplicates++;
-      this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
-      return false;
-    }
-    if (occupant) {
-      // The reference was reused by a new message while an earlier one is still incomplete: the earlier message will
-      // not get this part. Forward it now with its gaps, so the new part starts a group of its own (never mixed in).
-      this.log.warn({ ref: c.reference, total: c.total, sender: sms.originator }, 'concatenation reference reused while an earlier message is incomplete: forwarding the earlier one now with gap markers');
-      await this.assembleList(groupKey, open, 'now');
-    }
-    const part: PartRecord = {
-      v: SPOOL_RECORD_VERSION,
-      kind: 'part',
-      groupKey,
-      id: partRecordId(groupKey, c.sequence),
-      sim: { ...this.o.sim },
-      sender: sms.originator,
-      sequence: c.sequence,
-      total: c.total,
-      reference: c.reference,
-      referenceBits: c.referenceBits,
-      text: sms.text,
-      scTimestamp: sms.scTimestamp,
-      receivedAt: new Date(this.now()).toISOString(),
-      pdu: sms.pdu,
-    };
-    const r = await this.o.spool.putPart(part);
-    this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
-    return true;
-  }
-
-  /** Joins every group that is complete (or, with `expiredToo`, past the timeout). */
-  private async assembleAll(expiredToo: boolean): Promise<void> {
-    const parts = await this.o.spool.listParts();
-    const mine = parts.filter((p) => p.sim.modem === this.o.sim.modem && p.consumedBy === undefined);
-    const expiredTombstones = parts.filter(
-      (p) => p.sim.modem === this.o.sim.modem && p.consumedBy !== undefined && this.now() - Date.parse(p.consumedAt ?? p.receivedAt) > 2 * this.o.multipartTimeoutMs,
-    );
-    if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
-    const groups = new Map<string, PartRecord[]>();
-    for (const p of mine) groups.set(p.groupKey, [...(groups.get(p.groupKey) ?? []), p]);
-    this.stats.partsWaiting = mine.length;
-    for (const [key, list] of groups) await this.assembleList(key, list, expiredToo ? 'expired' : 'complete');
-  }
-
-  private async assembleGroup(groupKey: string, expiredToo: boolean): Promise<void> {
-    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.consumedBy === undefined);
-    await this.assembleList(groupKey, list, expiredToo ? 'expired' : 'complete');
-  }
-
-  /** Joins a group when complete; or also when past the timeout ('expired'); or whatever it holds ('now'). */
-  private async assembleList(groupKey: string, list: PartRecord[], when: 'complete' | 'expired' | 'now'): Promise<void> {
-    if (list.length === 0) return;
-    const total = list[0]!.total;
-    const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
-    const firstSeen = Math.min(...list.map((p) => Date.parse(p.receivedAt)));
-    const expired = this.now() - firstSeen >= this.o.multipartTimeoutMs;
-    if (!joined.complete && !(when === 'now' || (when === 'expired' && expired))) return;
-    const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
-    const first = sorted[0]!;
-    const rec = this.recordFrom({ originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu));
-    rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
-    const accepted = this.o.accept(first.sender).accept;
-    if (!joined.complete) {
-      this.log.warn(
-        { id: rec.id, groupKey, received: joined.received, missing: joined.missing },
-        when === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
-      );
-    }
-    await this.storeMessage(rec, accepted);
-    // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
-    // again (already spooled: not duplicated) before finishing this step.
-    const consumedAt = new Date(this.now()).toISOString();
-    // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
-    for (const p of list) await this.o.spool.putPart({ ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt });
-    await this.o.spool.deleteParts(list.map((p) => p.id));
-  }
-
-  private async quarantine(stored: StoredPdu, reason: string): Promise<void> {
-    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${stored.pdu}`).digest('hex').slice(0, 32);
+  private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU'): Promise<void> {
+    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${raw}`).digest('hex').slice(0, 32);
     const rec: QuarantineRecord = {
       v: SPOOL_RECORD_VERSION,
       kind: 'quarantine',
       id,
       modem: this.o.sim.modem,
-      raw: stored.pdu,
-      reason: `undecodable PDU: ${reason}`,
+      raw,
+      reason: `${what}: ${reason}`,
       receivedAt: new Date(this.now()).toISOString(),
     };
     if (stored.index !== undefined) rec.index = stored.index;
     await this.o.spool.putQuarantine(rec);
     this.stats.quarantined++;
-    this.log.error({ id, index: stored.index, reason, pdu: stored.pdu.slice(0, 400) }, `undecodable PDU quarantined: ${reason}`);
+    this.log.error({ id, index: stored.index, reason, pdu: raw.slice(0, 400) }, `${what} quarantined: ${reason}`);
   }
 
-  /** Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD (after re-checking the index) otherwise. */
+  /**
+   * Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD otherwise. The index was read last by
+   * confirmRead() in this same task (no command in between), which is the re-check that it still holds this PDU.
+   */
   private async release(stored: StoredPdu): Promise<void> {
     if (stored.index === undefined) {
       await this.o.modem.acknowledgeDirect();
-      return;
-    }
-    const current = await this.o.modem.readSms(stored.index);
-    if (!current) return; // already gone
-    if (current.pdu.toUpperCase() !== stored.pdu.toUpperCase()) {
-      this.log.warn({ index: stored.index }, 'SIM index now holds another message: not deleting; the next sweep handles it');
-      this.requestSweep('index changed');
       return;
     }
     await this.o.modem.deleteSms(stored.index);

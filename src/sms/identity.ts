@@ -17,6 +17,10 @@ export function smsRecordId(simKey: string, originator: string, scTimestamp: str
   return `sms-${digest(['sms', simKey, originator, scTimestamp, text])}`;
 }
 
-export function partRecordId(groupKey: string, sequence: number): string {
-  return `part-${digest(['part', groupKey, sequence])}`;
+/**
+ * Id of a part record. `variant` tells apart parts of one group key and sequence that belong to different messages
+ * (modem, service-centre time, text); without it the id is the one older versions gave.
+ */
+export function partRecordId(groupKey: string, sequence: number, variant?: string): string {
+  return `part-${digest(variant === undefined ? ['part', groupKey, sequence] : ['part', groupKey, sequence, variant])}`;
 }

@@ -9,7 +9,13 @@
  * - A missing part is never silently dropped: its place holds `missingPartMarker(n, total)`, visible to the reader.
  * - Halves of a surrogate pair split across parts meet again here; a half whose partner is missing becomes U+FFFD.
  * - `partGroupKey` puts every component through encodeURIComponent, so no two different groups share a key. It is
- *   a map key, not a file name: use `partRecordId` (identity.ts) for names.
+ *   a map key, not a file name: use `partRecordId` (identity.ts) for names. A key names a family of parts (SIM,
+ *   sender, reference, total): two messages can share it (a sender reusing its reference, parts interleaved).
+ * - `clusterParts` splits one family (the caller also keeps modems and exact senders apart) into messages, so parts of
+ *   two messages never mix: a message holds each sequence once and one encoding; a part joins the one message that
+ *   has a part with its exact service-centre time stamp, or else the one message it fits within MAX_PART_SPREAD_MS of;
+ *   when two messages fit equally it joins neither (it waits alone and is forwarded with gap markers after the
+ *   timeout: incomplete, never mixed). Deterministic: the same set of parts gives the same messages in any order.
  */
 import type { ConcatInfo } from './types.js';
 import { replaceLoneSurrogates } from './ucs2.js';
@@ -70,6 +76,64 @@ export function joinParts(parts: ReadonlyArray<{ sequence: number; text: string 
   };
 }
 
+/** Parts of one message are stamped by the SMSC within this of each other (they are submitted back to back). */
+export const MAX_PART_SPREAD_MS = 120_000;
+
+/** What clustering needs to know of a part. */
+export interface ClusterablePart {
+  readonly id: string;
+  readonly sequence: number;
+  /** Service-centre time stamp, epoch ms. */
+  readonly scTimestampMs: number;
+  /** TP-DCS alphabet; undefined (records from before the field) fits any. */
+  readonly encoding?: string | undefined;
+}
+
+function fitsIn<T extends ClusterablePart>(cluster: readonly T[], p: T): boolean {
+  return cluster.every((q) => q.sequence !== p.sequence && (q.encoding === undefined || p.encoding === undefined || q.encoding === p.encoding));
+}
+
+/** How well `p` fits a message: 2 = a part with its exact time stamp, 1 = within MAX_PART_SPREAD_MS, 0 = not at all. */
+function score<T extends ClusterablePart>(cluster: readonly T[], p: T): number {
+  if (cluster.length === 0 || !fitsIn(cluster, p)) return 0;
+  if (cluster.some((q) => q.scTimestampMs === p.scTimestampMs)) return 2;
+  return cluster.some((q) => Math.abs(q.scTimestampMs - p.scTimestampMs) <= MAX_PART_SPREAD_MS) ? 1 : 0;
+}
+
+/**
+ * Splits the parts of one family into messages (see the header). Each message's parts keep their input order.
+ * A greedy pass in time-stamp order builds the messages; then a part that fits another message at least as well as
+ * its own (an ambiguity the greedy pass could not see yet) is taken out to wait alone, until nothing changes.
+ */
+export function clusterParts<T extends ClusterablePart>(parts: readonly T[]): T[][] {
+  const sorted = [...parts].sort((a, b) => a.scTimestampMs - b.scTimestampMs || a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  let clusters: T[][] = [];
+  for (const p of sorted) {
+    const scored = clusters.map((c) => score(c, p));
+    const best = Math.max(0, ...scored);
+    const target = best > 0 && scored.filter((x) => x === best).length === 1 ? clusters[scored.indexOf(best)] : undefined;
+    if (target) target.push(p);
+    else clusters.push([p]);
+  }
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const c of clusters) {
+      if (c.length < 2) continue;
+      const loose = c.find((p) => {
+        const own = score(c.filter((q) => q !== p), p);
+        return clusters.some((other) => other !== c && score(other, p) >= own);
+      });
+      if (loose) {
+        clusters = [...clusters.map((x) => (x === c ? x.filter((q) => q !== loose) : x)), [loose]];
+        changed = true;
+        break;
+      }
+    }
+  }
+  const order = new Map(parts.map((p, i) => [p.id, i]));
+  return clusters.map((c) => c.sort((a, b) => order.get(a.id)! - order.get(b.id)!)).sort((a, b) => order.get(a[0]!.id)! - order.get(b[0]!.id)!);
+}
+
 /** Originator as used in group keys: trimmed, upper case, without a leading '+'. */
 function keyOriginator(originator: string): string {
   return originator.trim().toUpperCase().replace(/^\+/, '');
@@ -84,7 +148,8 @@ export function partGroupKey(simKey: string, originator: string, c: ConcatInfo):
 
 /**
  * True once a group whose first part arrived at `firstReceivedAtMs` has waited `timeoutMs` or longer. A clock that
- * went backwards (now < first) does not expire the group.
+ * went backwards (now < first) does not expire the group. Pass a monotonic clock (the receiver does): a wall clock
+ * that jumps forward (NTP on a Pi without RTC) would expire every open group at once.
  */
 export function isExpired(firstReceivedAtMs: number, nowMs: number, timeoutMs: number): boolean {
   return nowMs - firstReceivedAtMs >= timeoutMs;

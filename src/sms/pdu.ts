@@ -4,9 +4,11 @@
  * replaces a +00:00 zone with the host's.
  *
  * Contract (PURE): `decodeDeliver` never throws and never returns a wrong text. Anything it cannot decode with
- * certainty (non-hex, odd length, <length> mismatch, truncation in any field, UDL inconsistent with the octets,
+ * certainty (non-hex, odd length, <length> mismatch, truncation in any field, user data shorter than its UDL,
  * UDH overruns, compressed text, national-language shift tables, a non-DELIVER MTI) is `{ ok: false, reason }`, one
- * line naming the field and the octet offset. Oddities that do not change the text (a concat IE with total 0,
+ * line naming the field and the octet offset. Octets after the user data the UDL declares (real SMSCs send them: an
+ * operator notice with UDL 53 septets and 77 octets following) are not text: the message is decoded by its UDL as
+ * §9.2.3.16 says, the extra octets come back as `extraOctets` (hex) with a warning. Oddities that do not change the text (a concat IE with total 0,
  * sequence 0 or sequence > total, which is then ignored so the part is treated as a single SMS; a reserved DCS read
  * as GSM 7-bit; an unreadable SMSC address) come back as `warnings`.
  *
@@ -264,7 +266,11 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
 
   const udOctets = dcs.encoding === 'gsm7' ? Math.ceil((udl * 7) / 8) : udl;
   if (udOctets > r.remaining) fail(`UDL too large: UDL ${udl} needs ${udOctets} octets, only ${r.remaining} left`);
-  if (udOctets < r.remaining) fail(`UDL too small: UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow`);
+  let extraOctets: string | undefined;
+  if (udOctets < r.remaining) {
+    extraOctets = bytesToHex(bytes.subarray(r.pos + udOctets));
+    warnings.push(`UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow: decoded by the UDL, ${r.remaining - udOctets} extra octet(s) after the user data left out: ${extraOctets}`);
+  }
   const ud = r.take(udOctets, 'TP-UD');
 
   let concat: ConcatInfo | undefined;
@@ -320,6 +326,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
     text,
     concat,
     pdu,
+    ...(extraOctets === undefined ? {} : { extraOctets }),
   };
 }
 

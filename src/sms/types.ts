@@ -29,6 +29,8 @@ export interface DecodedSms {
   concat: ConcatInfo | undefined;
   /** The raw PDU hex as read (upper case), SMSC included. */
   pdu: string;
+  /** Octets after the user data its UDL declares (hex, upper case), left out of the text; absent when none. */
+  extraOctets?: string;
 }
 
 /** A PDU as the modem listed/read it (+CMGL / +CMGR / +CMT). */

@@ -40,6 +40,14 @@ export interface SmsRecord {
   receivedAt: string;
   pdus: string[];
   multipart?: MultipartFacts;
+  /**
+   * How many reads of the SIM index gave the same PDU before this record was written: 2 (AT+CMGR / sweep), 1 for a
+   * +CMT (direct delivery has nothing to read again); for a joined multipart message the smallest over its parts.
+   * Absent in records written before this field existed.
+   */
+  readsAgreed?: number;
+  /** Octets that followed the user data its UDL declares (hex; for a multipart message, per part, comma-separated). */
+  extraOctets?: string;
   /** Delivery bookkeeping. */
   attempts: number;
   /**
@@ -80,6 +88,12 @@ export interface PartRecord {
   scTimestamp: string;
   receivedAt: string;
   pdu: string;
+  /** TP-DCS alphabet of the part (absent in records from before the field): parts of one message share it. */
+  encoding?: 'gsm7' | '8bit' | 'ucs2';
+  /** As SmsRecord.readsAgreed, for this part. */
+  readsAgreed?: number;
+  /** As SmsRecord.extraOctets, for this part. */
+  extraOctets?: string;
   /**
    * Set on a tombstone: the part was joined into the SMS record with this id. Tombstones let a retransmitted part
    * that arrives after its message was joined be recognised (and not forwarded again as a bogus incomplete message);

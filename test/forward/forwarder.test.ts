@@ -444,7 +444,8 @@ describe('Forwarder: the spool cannot record a result', () => {
     },
   );
 
-  it('strictOrder: a record whose 503 could not be recorded still holds back its modem; a held 2xx holds nothing back', async () => {
+  // A 404 rejects one record (retried with its own backoff); a 503 would stop every POST until a probe (see 'endpoint').
+  it('strictOrder: a record whose retry (404) could not be recorded still holds back its modem; a held 2xx holds nothing back', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: new Date('2024-05-01T00:00:00Z') });
     const { dir, cleanup } = await tempDir('fwd-strict-held');
     cleanups.push(cleanup);
@@ -464,14 +465,14 @@ describe('Forwarder: the spool cannot record a result', () => {
     let a1Posts = 0;
     const client = { posted: [] as string[], async post(rec: SmsRecord): Promise<Outcome> {
       this.posted.push(rec.id);
-      if (rec.id === 'a1' && ++a1Posts === 1) return { kind: 'http', status: 503 };
+      if (rec.id === 'a1' && ++a1Posts === 1) return { kind: 'http', status: 404 };
       return { kind: 'http', status: 200 };
     } };
     const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger(), strictOrder: true, random: () => 0.5 });
     cleanups.push(() => f.stop(0));
     f.start();
 
-    // a1's 503 is held unrecorded: a2 waits behind it; b1's 2xx is held unrecorded: b2 goes on.
+    // a1's 404 is held unrecorded: a2 waits behind it; b1's 2xx is held unrecorded: b2 goes on.
     await until(async () => (await areaOf(spool, 'b2')) === 'sent', 'b2 delivered past the held 2xx of b1');
     await until(() => f.stats().nextWakeAt !== undefined, 'write retry armed');
     expect(client.posted).toEqual(['a1', 'b1', 'b2']);

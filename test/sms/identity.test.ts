@@ -22,6 +22,9 @@ describe('record ids', () => {
 
   it('part ids are stable per group and sequence', () => {
     expect(partRecordId('g', 1)).toBe(partRecordId('g', 1));
+    expect(partRecordId('g', 1, 'variant')).toMatch(/^part-[0-9a-f]{32}$/);
+    expect(partRecordId('g', 1, 'A')).not.toBe(partRecordId('g', 1, 'B'));
+    expect(partRecordId('g', 1, 'A')).not.toBe(partRecordId('g', 1));
     expect(partRecordId('g', 1)).toMatch(/^part-[0-9a-f]{32}$/);
     expect(partRecordId('g', 1)).not.toBe(partRecordId('g', 2));
     expect(partRecordId('g', 1)).not.toBe(partRecordId('h', 1));

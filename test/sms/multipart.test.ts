@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isExpired, joinParts, MISSING_PART_PREFIX, missingPartMarker, partGroupKey } from '../../src/sms/multipart.js';
+import { clusterParts, isExpired, joinParts, MAX_PART_SPREAD_MS, MISSING_PART_PREFIX, missingPartMarker, partGroupKey, type ClusterablePart } from '../../src/sms/multipart.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 import type { ConcatInfo } from '../../src/sms/types.js';
 
@@ -101,5 +101,40 @@ describe('isExpired', () => {
     [1_000, 500, 600_000, false], // clock went backwards
   ])('first %i, now %i, timeout %i -> %s', (first, now, timeout, expired) => {
     expect(isExpired(first, now, timeout)).toBe(expired);
+  });
+});
+
+describe('clusterParts: messages sharing a family never mix', () => {
+  const T = Date.parse('2026-11-22T05:00:00Z');
+  const part = (id: string, sequence: number, dt: number, encoding?: string): ClusterablePart => ({ id, sequence, scTimestampMs: T + dt, ...(encoding ? { encoding } : {}) });
+  const ids = (clusters: ClusterablePart[][]) => clusters.map((c) => c.map((p) => p.id).sort()).sort();
+  function permutations<X>(xs: X[]): X[][] {
+    if (xs.length <= 1) return [xs];
+    return xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
+  }
+
+  it('A1 B1 A2 B2 with two time stamps: two messages, whatever the arrival order', () => {
+    const parts = [part('a1', 1, 0), part('b1', 1, 7000), part('a2', 2, 0), part('b2', 2, 7000)];
+    for (const order of permutations(parts)) expect(ids(clusterParts(order))).toEqual([['a1', 'a2'], ['b1', 'b2']]);
+  });
+
+  it('parts of one message stamped a second apart join', () => {
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 1000), part('a3', 3, 2000)]))).toEqual([['a1', 'a2', 'a3']]);
+  });
+
+  it('a part that fits two messages equally joins neither (incomplete, never mixed)', () => {
+    // a1 at 0 and b1 at 2 s; a part 2 at 1 s could be either's
+    const out = ids(clusterParts([part('a1', 1, 0), part('b1', 1, 2000), part('x2', 2, 1000)]));
+    expect(out).toEqual([['a1'], ['b1'], ['x2']]);
+  });
+
+  it('the exact time stamp decides between two messages', () => {
+    expect(ids(clusterParts([part('a1', 1, 0), part('b1', 1, 2000), part('a2', 2, 0)]))).toEqual([['a1', 'a2'], ['b1']]);
+  });
+
+  it('parts further apart than MAX_PART_SPREAD_MS, or in another alphabet, are not one message', () => {
+    expect(ids(clusterParts([part('a1', 1, 0), part('z2', 2, MAX_PART_SPREAD_MS + 1)]))).toEqual([['a1'], ['z2']]);
+    expect(ids(clusterParts([part('a1', 1, 0, 'gsm7'), part('u2', 2, 0, 'ucs2')]))).toEqual([['a1'], ['u2']]);
+    expect(ids(clusterParts([part('a1', 1, 0, 'gsm7'), part('o2', 2, 0)]))).toEqual([['a1', 'o2']]); // an old part without the field
   });
 });

@@ -203,6 +203,16 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     expect(decodeOk(GOOD).sms.text).toBe('Hi');
   });
 
+  it('octets after the user data its UDL declares: decoded by the UDL (§9.2.3.16), the extra octets reported, not text', () => {
+    const r = decodeDeliver({ index: 1, stat: 0, length: tpduLength(GOOD + '00FF'), pdu: GOOD + '00FF' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.sms.text).toBe('Hi');
+    expect(r.sms.extraOctets).toBe('00FF');
+    expect(r.warnings).toEqual([expect.stringContaining('UDL 2 covers 2 octets but 4 follow: decoded by the UDL, 2 extra octet(s) after the user data left out: 00FF')]);
+    expect(decodeOk(GOOD).sms.extraOctets).toBeUndefined();
+  });
+
   const cases: Array<[string, string, number | undefined, RegExp]> = [
     ['empty', '', 0, /empty/],
     ['odd length', GOOD + '0', undefined, /odd number of hex digits/],
@@ -219,7 +229,6 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     ['truncated at UDL', '0004038158F8000042108001510082', undefined, /truncated at TP-UDL/],
     ['truncated in the user data (UDL too large)', GOOD.slice(0, -2), undefined, /UDL too large: UDL 2 needs 2 octets, only 1 left/],
     ['UDL too large (UCS2)', '0004038158F8' + '0008' + '42108001510082' + '06' + '00410042', undefined, /UDL too large/],
-    ['UDL too small (octets left over)', GOOD + '00', undefined, /UDL too small: UDL 2 covers 2 octets but 3 follow/],
     [
       'UDL too small for the UDH (GSM 7-bit)',
       // UDHI set, UDL 3 septets, but the UDH 05 00 03 01 02 01 needs 7 septets

@@ -1,0 +1,227 @@
+/**
+ * Multipart parts of one receiver (one modem): spool each part, split the parts into messages, join a message when it
+ * is complete or past the timeout. Called only from the receiver's scheduler tasks (one at a time). No AT commands.
+ *
+ * Invariants
+ * - A family is one modem + exact sender + group key (SIM, reference, total); clusterParts (sms/multipart.ts) splits
+ *   it into messages by service-centre time stamp, sequence and alphabet, so messages that share a reference (parts
+ *   interleaved A1 B1 A2 B2) never mix; an ambiguous part waits alone and is forwarded with gap markers.
+ * - Parts read on another modem are never joined with this modem's and never count as their retransmission, whatever
+ *   SIM identity the modems report. A retransmission = same family, sequence, text and time stamp as a tombstone.
+ * - Ages (group timeout, tombstones kept 2 x timeout) run on `monotonic`: the time this process first saw a part or
+ *   tombstone. A wall-clock jump flushes nothing; parts left by a previous run wait a full timeout again.
+ * - Parts of modems `adoptPartsOf` names (renamed or removed in config) are joined here too, with the identity of the
+ *   SIM they were read on, so the record id is the one their own modem would have given.
+ * - The joined record is written before the tombstones, the tombstones before the parts are deleted: a crash at any
+ *   point loses nothing and re-joins to the same record id.
+ */
+import type { Logger } from '../log.js';
+import { partRecordId, smsRecordId } from '../sms/identity.js';
+import { clusterParts, joinParts, MAX_PART_SPREAD_MS, partGroupKey } from '../sms/multipart.js';
+import type { DecodedSms } from '../sms/types.js';
+import { SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
+
+/** The SIM identity record ids derive from: IMSI, else ICCID, else the modem's name. */
+export const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
+
+/** A new pending SMS record; its id derives from the SMS itself (sms/identity.ts). */
+export function newSmsRecord(sim: SimIdentity, sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[], nowMs: number): SmsRecord {
+  return {
+    v: SPOOL_RECORD_VERSION,
+    kind: 'sms',
+    id: smsRecordId(simKeyOf(sim), sms.originator, sms.scTimestamp, text),
+    sim: { ...sim },
+    sender: sms.originator,
+    text,
+    scTimestamp: sms.scTimestamp,
+    receivedAt: new Date(nowMs).toISOString(),
+    pdus,
+    attempts: 0,
+  };
+}
+
+export interface PartAssemblerOptions {
+  spool: {
+    putPart(rec: PartRecord): Promise<{ created: boolean }>;
+    listParts(): Promise<PartRecord[]>;
+    deleteParts(ids: string[]): Promise<void>;
+  };
+  sim: SimIdentity;
+  multipartTimeoutMs: number;
+  logger: Logger;
+  now: () => number;
+  monotonic: () => number;
+  accept: (sender: string) => { accept: boolean };
+  /** The receiver's counters: duplicates and partsWaiting are kept here. */
+  stats: { duplicates: number; partsWaiting: number };
+  /** Writes a joined message (pending when accepted, else per the receiver's policy). */
+  storeMessage: (rec: SmsRecord, accepted: boolean) => Promise<void>;
+  adoptPartsOf?: (modem: string) => boolean;
+}
+
+export class PartAssembler {
+  private readonly o: PartAssemblerOptions;
+  private readonly log: Logger;
+  /** Part and tombstone id -> monotonic ms this process first saw it. */
+  private readonly firstSeen = new Map<string, number>();
+
+  constructor(options: PartAssemblerOptions) {
+    this.o = options;
+    this.log = options.logger;
+  }
+
+  /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
+  async store(sms: DecodedSms, readsAgreed: number): Promise<boolean> {
+    const c = sms.concat!;
+    const groupKey = partGroupKey(simKeyOf(this.o.sim), sms.originator, c);
+    const modem = this.o.sim.modem;
+    const parts = await this.o.spool.listParts();
+    // A family: this modem, this exact sender, this group key. Parts read on another modem are never this modem's,
+    // not even as a retransmission, whatever SIM identity that modem reports.
+    const family = (p: PartRecord) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sms.originator;
+    // The same part = same family, sequence, text AND service-centre time: a network retransmission keeps its time;
+    // a new message that happens to reuse the reference (and even the text) does not.
+    const samePart = (p: PartRecord) => family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
+    const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
+    if (tombstone) {
+      this.o.stats.duplicates++;
+      this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
+      return false;
+    }
+    if (parts.some((p) => p.consumedBy === undefined && samePart(p))) {
+      this.o.stats.duplicates++;
+      this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
+      return false;
+    }
+    const part: PartRecord = {
+      v: SPOOL_RECORD_VERSION,
+      kind: 'part',
+      groupKey,
+      // Two messages can share a group key and sequence (a reused reference): the id names the part's own message.
+      id: partRecordId(groupKey, c.sequence, JSON.stringify([modem, sms.scTimestamp, sms.text])),
+      sim: { ...this.o.sim },
+      sender: sms.originator,
+      sequence: c.sequence,
+      total: c.total,
+      reference: c.reference,
+      referenceBits: c.referenceBits,
+      text: sms.text,
+      scTimestamp: sms.scTimestamp,
+      receivedAt: new Date(this.o.now()).toISOString(),
+      pdu: sms.pdu,
+      encoding: sms.encoding,
+      readsAgreed,
+      ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
+    };
+    const r = await this.o.spool.putPart(part);
+    this.seen(part.id);
+    this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
+    return true;
+  }
+
+  /** Monotonic time this process first saw a part or tombstone (ages never use the wall clock: see the header). */
+  private seen(id: string): number {
+    let t = this.firstSeen.get(id);
+    if (t === undefined) {
+      t = this.o.monotonic();
+      this.firstSeen.set(id, t);
+    }
+    return t;
+  }
+
+  /** Parts this receiver joins: its own modem's, and those of modems `adoptPartsOf` names (renamed or removed). */
+  private isMine(p: PartRecord): boolean {
+    return p.sim.modem === this.o.sim.modem || (this.o.adoptPartsOf?.(p.sim.modem) ?? false);
+  }
+
+  /** Joins every message that is complete (or, with `expiredToo`, past the timeout); prunes old tombstones. */
+  async assembleAll(expiredToo: boolean): Promise<void> {
+    const parts = (await this.o.spool.listParts()).filter((p) => this.isMine(p));
+    const present = new Set(parts.map((p) => p.id));
+    for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
+    const nowMono = this.o.monotonic();
+    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > 2 * this.o.multipartTimeoutMs);
+    if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
+    const open = parts.filter((p) => p.consumedBy === undefined);
+    const families = new Map<string, PartRecord[]>();
+    for (const p of open) {
+      this.seen(p.id);
+      const key = JSON.stringify([p.sim.modem, p.sender, p.groupKey]);
+      families.set(key, [...(families.get(key) ?? []), p]);
+    }
+    this.o.stats.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
+    for (const list of families.values()) await this.assembleFamily(list, expiredToo ? 'expired' : 'complete');
+  }
+
+  /** After a new part: joins what its family holds that is complete. */
+  async assembleFamilyOf(sms: DecodedSms): Promise<void> {
+    const groupKey = partGroupKey(simKeyOf(this.o.sim), sms.originator, sms.concat!);
+    const sender = sms.originator;
+    const modem = this.o.sim.modem;
+    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender && p.consumedBy === undefined);
+    await this.assembleFamily(list, 'complete');
+  }
+
+  /**
+   * Splits a family into messages (clusterParts) and joins each that is complete, or also past the timeout
+   * ('expired'). An incomplete message whose parts are all stamped more than MAX_PART_SPREAD_MS before a message of
+   * the same family completed now is forwarded now with its gaps: the sender reused the reference for a newer message.
+   */
+  private async assembleFamily(list: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
+    if (list.length === 0) return;
+    const byId = new Map(list.map((p) => [p.id, p]));
+    const stamp = (p: PartRecord) => {
+      const t = Date.parse(p.scTimestamp);
+      return Number.isNaN(t) ? 0 : t;
+    };
+    const clusters = clusterParts(list.map((p) => ({ id: p.id, sequence: p.sequence, scTimestampMs: stamp(p), encoding: p.encoding }))).map((c) => c.map((x) => byId.get(x.id)!));
+    const total = list[0]!.total;
+    const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
+    const complete = clusters.filter(isComplete);
+    for (const c of complete) await this.joinMessage(c, 'complete');
+    const newestStart = complete.length === 0 ? undefined : Math.max(...complete.map((c) => Math.min(...c.map(stamp))));
+    const nowMono = this.o.monotonic();
+    for (const c of clusters) {
+      if (complete.includes(c)) continue;
+      if (newestStart !== undefined && Math.max(...c.map(stamp)) < newestStart - MAX_PART_SPREAD_MS) {
+        this.log.warn({ ref: c[0]!.reference, total, sender: c[0]!.sender }, 'concatenation reference reused by a newer message while an earlier one is incomplete: forwarding the earlier one now with gap markers');
+        await this.joinMessage(c, 'now');
+        continue;
+      }
+      const firstSeen = Math.min(...c.map((p) => this.seen(p.id)));
+      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c, 'expired');
+    }
+  }
+
+  /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
+  private async joinMessage(list: PartRecord[], why: 'complete' | 'expired' | 'now'): Promise<void> {
+    const total = list[0]!.total;
+    const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
+    const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
+    const first = sorted[0]!;
+    // The identity of the SIM the parts were read on (an adopted part's modem may be gone): ids do not depend on who joins.
+    const rec = newSmsRecord(first.sim, { originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu), this.o.now());
+    rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
+    const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
+    if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
+    if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
+    const accepted = this.o.accept(first.sender).accept;
+    if (!joined.complete) {
+      this.log.warn(
+        { id: rec.id, groupKey: first.groupKey, modem: first.sim.modem, received: joined.received, missing: joined.missing },
+        why === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
+      );
+    }
+    await this.o.storeMessage(rec, accepted);
+    // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
+    // again (already spooled: not duplicated) before finishing this step.
+    const consumedAt = new Date(this.o.now()).toISOString();
+    // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
+    for (const p of list) {
+      const tombstone = { ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt };
+      await this.o.spool.putPart(tombstone);
+      this.seen(tombstone.id);
+    }
+    await this.o.spool.deleteParts(list.map((p) => p.id));
+  }
+}

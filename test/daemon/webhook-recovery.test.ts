@@ -1,0 +1,161 @@
+/**
+ * Issue 11 item 3 against the compiled daemon (`bin/pulsa-bridge run` in its own process, a real spool, a real HTTP
+ * server on loopback): while the webhook answers 500 (or refuses connections) the daemon sends one probe per probe
+ * interval, not one request per record, and the first answer after the outage releases every pending record.
+ * The record backoff is set long (20 s base) and the probe interval short (300 ms): with a per-record backoff the
+ * backlog would still be waiting long after the server is back. Gaps asserted are lower bounds between the server's
+ * own receive times (load only makes them longer); the figures for a 60 s outage are in bench/webhook-outage.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../../src/log.js';
+import { Spool } from '../../src/spool/store.js';
+import { makeSms, tempDir, until } from '../spool/helpers.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/pulsa-bridge');
+
+let dir: string;
+let cleanup: () => Promise<void>;
+const children: ChildProcess[] = [];
+const servers: Server[] = [];
+
+beforeEach(async () => {
+  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  ({ dir, cleanup } = await tempDir('recovery'));
+});
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
+  await cleanup();
+});
+
+interface Hit {
+  atMs: number;
+  id: string;
+  status: number;
+}
+
+/** A webhook on a fixed port whose answer is `status()` at the time of each request; it can also stop listening. */
+async function webhook(port = 0) {
+  const hits: Hit[] = [];
+  const state = { status: 500 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      hits.push({ atMs: performance.now(), id: String(req.headers['idempotency-key']), status: state.status });
+      res.writeHead(state.status, { 'content-type': 'text/plain' });
+      res.end(state.status === 200 ? '{"success":true}' : 'maintenance');
+    });
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  servers.push(server);
+  return { hits, state, server, port: (server.address() as AddressInfo).port };
+}
+
+async function startDaemon(port: number, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<ChildProcess> {
+  const config = path.join(dir, 'config.json');
+  await writeFile(
+    config,
+    JSON.stringify({
+      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry },
+      spool: { dir: path.join(dir, 'spool'), fsync: false },
+      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+      log: { level: 'info', pretty: false },
+      shutdownGraceSec: 1,
+    }),
+  );
+  const child = spawn(process.execPath, [bin, 'run', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  return child;
+}
+
+async function seed(n: number): Promise<string[]> {
+  const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
+  const ids = Array.from({ length: n }, (_, i) => `sms-outage${i}`);
+  for (const [i, id] of ids.entries()) await spool.putPending(makeSms(id, { receivedAt: new Date(Date.now() - 60_000 + i).toISOString() }));
+  await spool.close();
+  return ids;
+}
+
+async function sentCount(ids: string[]): Promise<number> {
+  const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger(), role: 'client' });
+  let n = 0;
+  for (const id of ids) if ((await spool.get(id))?.area === 'sent') n++;
+  return n;
+}
+
+describe('pulsa-bridge run: the webhook recovers after an outage (issue 11 item 3)', () => {
+  it('500s: one request per probe interval during the outage, then every pending record at once', async () => {
+    const hook = await webhook();
+    const ids = await seed(8);
+    const daemon = await startDaemon(hook.port);
+    await until(() => hook.hits.length >= 6, 'six requests during the outage', 20_000);
+    const outage = [...hook.hits];
+    const gaps = outage.slice(1).map((h, i) => h.atMs - outage[i]!.atMs);
+    // Without probing every record would be tried at once (8 requests within milliseconds).
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(250);
+    hook.state.status = 200;
+    // With a per-record backoff (20 s base, doubling) the backlog would take tens of seconds; probes take one interval.
+    await until(() => hook.hits.filter((h) => h.status === 200).length === ids.length, 'every record POSTed after recovery', 8_000);
+    await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
+    expect(new Set(hook.hits.filter((h) => h.status === 200).map((h) => h.id))).toEqual(new Set(ids));
+    daemon.kill('SIGTERM');
+  }, 60_000);
+
+  it('connection refused: the daemon probes until the server listens again, then delivers the backlog', async () => {
+    const first = await webhook();
+    const port = first.port;
+    first.server.closeAllConnections();
+    await new Promise<void>((r) => first.server.close(() => r()));
+    servers.splice(servers.indexOf(first.server), 1);
+    const ids = await seed(6);
+    const daemon = await startDaemon(port);
+    let stderr = '';
+    daemon.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    await new Promise((r) => setTimeout(r, 1500)); // the refused outage
+    const back = await webhook(port);
+    back.state.status = 200;
+    await until(() => back.hits.length >= ids.length, 'every record POSTed after the server came back', 8_000);
+    expect(back.hits.slice(0, ids.length).every((h) => h.status === 200)).toBe(true);
+    await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
+    expect(stderr).toBe('');
+    daemon.kill('SIGTERM');
+  }, 60_000);
+});
+
+function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [bin, ...args, '--config', path.join(dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
+}
+
+describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => {
+  it('a backend deploy answering 404: nothing goes to dead, `queue ls` and `status` show the last status, all arrive after it', async () => {
+    const hook = await webhook();
+    hook.state.status = 404;
+    const ids = await seed(3);
+    const daemon = await startDaemon(hook.port, { baseDelayMs: 1000, maxDelayMs: 2000, probeIntervalMs: 300 });
+    await until(() => new Set(hook.hits.map((h) => h.id)).size === ids.length, 'a 404 for every record', 20_000);
+    const ls = await cli(['queue', 'ls']);
+    expect(ls.code).toBe(0);
+    for (const id of ids) expect(ls.out).toMatch(new RegExp(`${id}\\s+pending\\s.*retry \\d+.*HTTP 404`));
+    await until(async () => (await cli(['status'])).out.includes('last not delivered: sms-outage'), '`status` to show the last result', 15_000);
+    expect((await cli(['status'])).out).toMatch(/last not delivered: sms-outage\d \(HTTP 404: maintenance\)/);
+    expect((await cli(['queue', 'ls', '--area', 'dead'])).out).not.toContain('sms-outage');
+    hook.state.status = 200;
+    await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent after the deploy', 20_000);
+    daemon.kill('SIGTERM');
+  }, 60_000);
+});
