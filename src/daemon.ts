@@ -71,15 +71,15 @@ export interface DaemonStatus {
 
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
 export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
-  receiver: (NonNullable<SupervisorStatus['receiver']> & { spooled: number }) | undefined;
+  receiver: (NonNullable<SupervisorStatus['receiver']> & { forwarded: number }) | undefined;
 };
 
 /**
- * The receiver counts a record written to the spool as `forwarded`; status.json calls that count `spooled`, and keeps
- * `forwarded` (the same number) for one release, for readers of the old field.
+ * status.json calls the count of records written to the spool `spooled`; releases before it called it `forwarded`,
+ * which is kept (the same number) for one release, for readers of the old field.
  */
 function withSpooledCount(s: SupervisorStatus): ModemStatus {
-  return { ...s, receiver: s.receiver && { ...s.receiver, spooled: s.receiver.forwarded } };
+  return { ...s, receiver: s.receiver && { ...s.receiver, forwarded: s.receiver.spooled } };
 }
 
 export interface ModemWiring {

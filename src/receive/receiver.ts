@@ -94,7 +94,8 @@ export interface ReceiveScheduler {
 
 export interface ReceiverStats {
   received: number;
-  forwarded: number;
+  /** Records written to the spool (accepted senders; not yet delivered: the forwarder does that). */
+  spooled: number;
   ignored: number;
   quarantined: number;
   duplicates: number;
@@ -142,7 +143,7 @@ export class Receiver {
   private indicationsSinceCheck = 0;
   private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
   readonly stats: ReceiverStats = {
-    received: 0, forwarded: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
+    received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
     lastSweepAt: undefined, lastError: undefined,
   };
 
@@ -463,7 +464,7 @@ export class Receiver {
     if (accepted) {
       const r = await this.o.spool.putPending(rec);
       if (r.created) {
-        this.stats.forwarded++;
+        this.stats.spooled++;
         this.log.info({ id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total }, 'SMS received and spooled');
       } else {
         this.stats.duplicates++;
