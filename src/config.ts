@@ -198,6 +198,10 @@ function configSchema(env: Env = process.env) {
     }).prefault({}),
     /** Seconds SIGTERM waits for the POST in flight before abandoning it (the record stays pending). */
     shutdownGraceSec: int(0, 120).default(5),
+    /** Optional Prometheus listener (/metrics, /healthz): "host:port", off when absent. See src/metrics/. */
+    metrics: object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }).prefault({}),
+    /** Pending records older than this make `status` exit 1 and /healthz answer 503. */
+    health: object({ maxPendingAgeSec: int(10, 7 * 86_400).default(300) }).prefault({}),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
     return { ...c, webhook: { ...c.webhook, endpoint: url }, warnings: warning ? [warning] : [] };

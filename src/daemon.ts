@@ -22,6 +22,10 @@ import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
+import { HealthMonitor } from './health/monitor.js';
+import type { Verdict } from './health/model.js';
+import { BridgeMetrics } from './metrics/registry.js';
+import { startMetricsServer, type MetricsServer } from './metrics/server.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 
@@ -58,6 +62,8 @@ export interface DaemonStatus {
   webhookUrl: string;
   modems: ModemStatus[];
   forwarder: ReturnType<Forwarder['stats']>;
+  /** The health verdict (as /healthz answers), refreshed with each status.json write; `pulsa-bridge status` exits on it. */
+  health?: Verdict;
 }
 
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
@@ -83,6 +89,8 @@ export interface ModemWiring {
   onStateChange?: () => void;
   /** Liveness probe interval (default 30 s); tests shorten it. */
   livenessIntervalMs?: number;
+  /** Each new receiver (after every (re)connect), for the metrics. */
+  onReceiver?: (receiver: Receiver) => void;
 }
 
 /**
@@ -113,8 +121,8 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         storage: m.storage,
         delivery: m.delivery,
       }),
-    createReceiver: (modem, identity: ModemIdentityLike, scheduler) =>
-      new Receiver({
+    createReceiver: (modem, identity: ModemIdentityLike, scheduler) => {
+      const receiver = new Receiver({
         modem,
         scheduler,
         spool: w.spool,
@@ -134,7 +142,10 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
           const rows = await modem.storageUsage();
           return rows[2] ?? rows[0];
         },
-      }),
+      });
+      w.onReceiver?.(receiver);
+      return receiver;
+    },
   });
 }
 
@@ -152,12 +163,29 @@ export class Daemon {
   private statusTimer: NodeJS.Timeout | undefined;
   private writeStatus: (() => void) | undefined;
   private onSighup: (() => void) | undefined;
+  readonly health: HealthMonitor;
+  readonly metrics: BridgeMetrics;
+  private metricsServer: MetricsServer | undefined;
+  private lastHealth: Verdict | undefined;
 
-  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
+  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics) {
     this.o = o;
     this.spool = spool;
     this.forwarder = forwarder;
     this.url = url;
+    this.metrics = metrics;
+    this.health = new HealthMonitor({
+      spoolDir: o.config.spool.dir,
+      fsync: o.config.spool.fsync,
+      logger: o.logger.child({ stage: 'health' }),
+      thresholds: { maxPendingAgeMs: o.config.health.maxPendingAgeSec * 1000 },
+      source: {
+        startedAtMs: Date.parse(this.startedAt),
+        modems: () => this.supervisors.map((s) => s.status()),
+        forwarder: () => forwarder.stats(),
+        spool: () => spool.stats(),
+      },
+    });
   }
 
   static async start(o: DaemonOptions): Promise<Daemon> {
@@ -212,9 +240,35 @@ export class Daemon {
       maxDelayMs: config.webhook.retry.maxDelayMs,
       ...(config.webhook.retry.maxAgeHours !== undefined ? { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 } : {}),
     };
-    const forwarder = new Forwarder({ spool, client, policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
-    const daemon = new Daemon(o, spool, forwarder, url);
+    // The metrics read the daemon's status; `daemonRef` is set as soon as the daemon exists (before any scrape).
+    let daemonRef: Daemon | undefined;
+    const metrics = new BridgeMetrics({
+      version: VERSION,
+      modems: () => daemonRef?.status().modems ?? [],
+      forwarder: () => daemonRef?.forwarder.stats() ?? { delivered: 0, retried: 0, dead: 0 },
+      spool: () => spool.stats(),
+      healthy: async () => (daemonRef ? (await daemonRef.health.health()).healthy : false),
+    });
+    const forwarder = new Forwarder({ spool, client: metrics.instrumentPoster(client), policy, logger: logger.child({ stage: 'forward' }), strictOrder: config.webhook.strictOrder });
+    const daemon = new Daemon(o, spool, forwarder, url, metrics);
+    daemonRef = daemon;
     daemon.onSighup = onSighup;
+    daemon.health.start();
+    if (config.metrics.listen) {
+      try {
+        daemon.metricsServer = await startMetricsServer({
+          listen: config.metrics.listen,
+          registry: metrics.registry,
+          health: () => daemon.health.health(),
+          logger: logger.child({ stage: 'metrics' }),
+        });
+      } catch (err) {
+        daemon.health.stop();
+        await spool.close();
+        process.off('SIGHUP', onSighup);
+        throw err;
+      }
+    }
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
     daemon.startStatusFile();
@@ -222,7 +276,8 @@ export class Daemon {
     const stats = await spool.stats();
     logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
     notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
-    daemon.stopWatchdog = notifier.startWatchdog(() => true);
+    // The ping depends on real progress: this timer firing (event loop), the spool probe, modems and forwarder moving.
+    daemon.stopWatchdog = notifier.startWatchdog(() => daemon.health.liveness());
     return daemon;
   }
 
@@ -240,6 +295,7 @@ export class Daemon {
       path,
       binding: simulate ? 'mock' : 'native',
       onStateChange: () => this.writeStatus?.(),
+      onReceiver: (r) => this.metrics.trackReceiver(m.name, r.stats),
     });
     this.supervisors.push(supervisor);
     supervisor.start();
@@ -273,6 +329,8 @@ export class Daemon {
       if (writing) return;
       writing = true;
       try {
+        const { healthy, problems } = await this.health.health();
+        this.lastHealth = { healthy, problems };
         const body = JSON.stringify({ ...this.status(), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
         await writeFile(`${file}.tmp`, body, { mode: 0o644 });
         await rename(`${file}.tmp`, file);
@@ -292,6 +350,11 @@ export class Daemon {
     this.statusTimer = setInterval(writeSoon, STATUS_INTERVAL_MS);
   }
 
+  /** Where the metrics listener is bound (host:port), when configured. */
+  get metricsAddress(): string | undefined {
+    return this.metricsServer?.address;
+  }
+
   status(): DaemonStatus {
     return {
       version: VERSION,
@@ -299,6 +362,7 @@ export class Daemon {
       webhookUrl: this.url,
       modems: this.supervisors.map((s) => withSpooledCount(s.status())),
       forwarder: this.forwarder.stats(),
+      ...(this.lastHealth ? { health: this.lastHealth } : {}),
     };
   }
 
@@ -306,6 +370,8 @@ export class Daemon {
   async stop(): Promise<void> {
     const { logger, config } = this.o;
     this.stopWatchdog();
+    this.health.stop();
+    await this.metricsServer?.close();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.statusTimer) clearInterval(this.statusTimer);
     await Promise.all(this.supervisors.map((s) => s.stop()));
