@@ -241,6 +241,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
     modem.on('reboot', onReboot);
     receiver.start();
     this.setState('running');
+    this.sampleAtConnect(modem);
     const stopProbe = this.startLivenessProbe(channel, modem);
     const info = await Promise.race([closed, this.stopSignal.then(() => undefined)]);
     stopProbe();
@@ -299,6 +300,17 @@ export class ModemSupervisor<M extends SupervisedModem> {
       done = true;
       clearInterval(timer);
     };
+  }
+
+  /** Signal and registration once per connection (not idle work), so status and metrics have them at once. */
+  private sampleAtConnect(modem: M): void {
+    if ((this.o.signalEveryTicks ?? 6) <= 0 || !modem.signal || !modem.registration) return;
+    this.scheduler
+      .schedule({ priority: 'maintenance', label: 'signal and registration (connect)' }, async () => {
+        await this.sampleSignal(modem);
+        await this.sampleRegistration(modem);
+      })
+      .catch((err: unknown) => this.log.debug({ err }, `sampling signal/registration at connect failed (sampled again on the probe cycle): ${errorMessage(err)}`));
   }
 
   /** AT+CSQ; a change of signal bars is logged. Errors other than a timeout propagate to the probe (ignored there). */
