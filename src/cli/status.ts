@@ -7,6 +7,7 @@
  * spool unwritable, status.json stale); 3 not running; 4 unknown (the spool lock could not be read).
  */
 import { Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config.js';
 import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon.js';
@@ -61,6 +62,12 @@ export function statusCommand(io: Io): Command {
         } catch (err) {
           staleNote = `no readable status.json yet (${errorMessage(err)})`;
         }
+      }
+      if (daemon.running === false && !existsSync(dir)) {
+        // Never started here (or the spool was removed): nothing more to read.
+        if (opts.json) printJson(io, { daemon, status: undefined, spool: null, health: null, exitCode: STATUS_EXIT.notRunning });
+        else io.out(`daemon: not running\nspool: no spool directory at ${dir}\n`);
+        throw new CommandFailed('status: not running', STATUS_EXIT.notRunning);
       }
       const spool = await spoolFrom({ spool: dir });
       const stats = await spool.stats();

@@ -123,12 +123,17 @@ export class BridgeMetrics {
     });
 
     // ---- spool
-    const records = new Gauge({ name: 'pulsa_bridge_spool_records', help: 'Records in the spool, by area', labelNames: ['area'], registers });
+    new Gauge({
+      name: 'pulsa_bridge_spool_records', help: 'Records in the spool, by area', labelNames: ['area'], registers,
+      async collect() {
+        const s = await src.spool();
+        for (const area of SPOOL_AREAS) this.set({ area }, s[area]);
+      },
+    });
     new Gauge({
       name: 'pulsa_bridge_spool_oldest_pending_age_seconds', help: 'Age of the oldest pending record (0 when none is pending)', registers,
       async collect() {
         const s = await src.spool();
-        for (const area of SPOOL_AREAS) records.set({ area }, s[area]);
         this.set(s.pending > 0 ? (s.oldestPendingAgeMs ?? 0) / 1000 : 0);
       },
     });
