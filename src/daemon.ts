@@ -179,6 +179,8 @@ export class Daemon {
       fsync: o.config.spool.fsync,
       logger: o.logger.child({ stage: 'health' }),
       thresholds: { maxPendingAgeMs: o.config.health.maxPendingAgeSec * 1000 },
+      // At least as often as the watchdog pings (half of WatchdogSec), at most every 30 s.
+      probeIntervalMs: Math.min(30_000, Math.max(1000, Number(process.env.WATCHDOG_USEC) / 2000 || 30_000)),
       source: {
         startedAtMs: Date.parse(this.startedAt),
         modems: () => this.supervisors.map((s) => s.status()),
