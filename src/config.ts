@@ -207,6 +207,10 @@ function configSchema(env: Env = process.env) {
       /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
       group: optional(z.union([int(0, 2_147_483_647), text().pipe(matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))])),
     }).prefault({}),
+    /** Optional Prometheus listener (/metrics, /healthz): "host:port", off when absent. See src/metrics/. */
+    metrics: object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }).prefault({}),
+    /** Pending records older than this make `status` exit 1 and /healthz answer 503. */
+    health: object({ maxPendingAgeSec: int(10, 7 * 86_400).default(300) }).prefault({}),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
     const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);

@@ -30,6 +30,10 @@ import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
+import { HealthMonitor } from './health/monitor.js';
+import type { Verdict } from './health/model.js';
+import { BridgeMetrics } from './metrics/registry.js';
+import { startMetricsServer, type MetricsServer } from './metrics/server.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 import type { SmsRecord } from './spool/types.js';
@@ -67,6 +71,8 @@ export interface DaemonStatus {
   webhookUrl: string;
   modems: ModemStatus[];
   forwarder: ReturnType<Forwarder['stats']>;
+  /** The health verdict (as /healthz answers), refreshed with each status.json write; `pulsa-bridge status` exits on it. */
+  health?: Verdict;
 }
 
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
@@ -96,6 +102,8 @@ export interface ModemWiring {
   onUrc?: (urc: Urc) => void;
   /** Multipart parts of these modems are this one's to join too (modems renamed or removed in config). */
   adoptPartsOf?: (modem: string) => boolean;
+  /** Each new receiver (after every (re)connect), for the metrics. */
+  onReceiver?: (receiver: Receiver) => void;
 }
 
 /**
@@ -129,8 +137,8 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
       if (w.onUrc) modem.on('urc', w.onUrc);
       return modem;
     },
-    createReceiver: (modem, identity: ModemIdentityLike, scheduler) =>
-      new Receiver({
+    createReceiver: (modem, identity: ModemIdentityLike, scheduler) => {
+      const receiver = new Receiver({
         modem,
         scheduler,
         spool: w.spool,
@@ -151,7 +159,10 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
           const rows = await modem.storageUsage();
           return rows[2] ?? rows[0];
         },
-      }),
+      });
+      w.onReceiver?.(receiver);
+      return receiver;
+    },
   });
 }
 
@@ -170,12 +181,31 @@ export class Daemon {
   private writeStatus: (() => void) | undefined;
   private onSighup: (() => void) | undefined;
   private control: ControlServer | undefined;
+  readonly health: HealthMonitor;
+  readonly metrics: BridgeMetrics;
+  private metricsServer: MetricsServer | undefined;
+  private lastHealth: Verdict | undefined;
 
-  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
+  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics) {
     this.o = o;
     this.spool = spool;
     this.forwarder = forwarder;
     this.url = url;
+    this.metrics = metrics;
+    this.health = new HealthMonitor({
+      spoolDir: o.config.spool.dir,
+      fsync: o.config.spool.fsync,
+      logger: o.logger.child({ stage: 'health' }),
+      thresholds: { maxPendingAgeMs: o.config.health.maxPendingAgeSec * 1000 },
+      // At least as often as the watchdog pings (half of WatchdogSec), at most every 30 s.
+      probeIntervalMs: Math.min(30_000, Math.max(1000, Number(process.env.WATCHDOG_USEC) / 2000 || 30_000)),
+      source: {
+        startedAtMs: Date.parse(this.startedAt),
+        modems: () => this.supervisors.map((s) => s.status()),
+        forwarder: () => forwarder.stats(),
+        spool: () => spool.stats(),
+      },
+    });
   }
 
   static async start(o: DaemonOptions): Promise<Daemon> {
@@ -231,17 +261,41 @@ export class Daemon {
       maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000,
       probeIntervalMs: config.webhook.retry.probeIntervalMs,
     };
+    // The metrics read the daemon's status; `daemonRef` is set as soon as the daemon exists (before any scrape).
     let daemonRef: Daemon | undefined;
+    const metrics = new BridgeMetrics({
+      version: VERSION,
+      modems: () => daemonRef?.status().modems ?? [],
+      forwarder: () => daemonRef?.forwarder.stats() ?? { delivered: 0, retried: 0, dead: 0 },
+      spool: () => spool.stats(),
+      healthy: async () => (daemonRef ? (await daemonRef.health.health()).healthy : false),
+    });
     const forwarder = new Forwarder({
       spool: deliveryEvents(spool, (e) => daemonRef?.publish(e)),
-      client,
+      client: metrics.instrumentPoster(client),
       policy,
       logger: logger.child({ stage: 'forward' }),
       strictOrder: config.webhook.strictOrder,
     });
-    const daemon = new Daemon(o, spool, forwarder, url);
+    const daemon = new Daemon(o, spool, forwarder, url, metrics);
     daemonRef = daemon;
     daemon.onSighup = onSighup;
+    daemon.health.start();
+    if (config.metrics.listen) {
+      try {
+        daemon.metricsServer = await startMetricsServer({
+          listen: config.metrics.listen,
+          registry: metrics.registry,
+          health: () => daemon.health.health(),
+          logger: logger.child({ stage: 'metrics' }),
+        });
+      } catch (err) {
+        daemon.health.stop();
+        await spool.close();
+        process.off('SIGHUP', onSighup);
+        throw err;
+      }
+    }
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
     await daemon.startControl();
@@ -250,7 +304,8 @@ export class Daemon {
     const stats = await spool.stats();
     logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
     notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
-    daemon.stopWatchdog = notifier.startWatchdog(() => true);
+    // The ping depends on real progress: this timer firing (event loop), the spool probe, modems and forwarder moving.
+    daemon.stopWatchdog = notifier.startWatchdog(() => daemon.health.liveness());
     return daemon;
   }
 
@@ -271,6 +326,7 @@ export class Daemon {
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
       // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).
       ...(this.o.config.modems[0]?.name === m.name ? { adoptPartsOf: (name: string) => !this.o.config.modems.some((c) => c.name === name) } : {}),
+      onReceiver: (r) => this.metrics.trackReceiver(m.name, r.stats),
     });
     this.supervisors.push(supervisor);
     supervisor.start();
@@ -332,6 +388,8 @@ export class Daemon {
       if (writing) return;
       writing = true;
       try {
+        const { healthy, problems } = await this.health.health();
+        this.lastHealth = { healthy, problems };
         const body = JSON.stringify({ ...this.status(), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
         await writeFile(`${file}.tmp`, body, { mode: 0o644 });
         await rename(`${file}.tmp`, file);
@@ -351,6 +409,11 @@ export class Daemon {
     this.statusTimer = setInterval(writeSoon, STATUS_INTERVAL_MS);
   }
 
+  /** Where the metrics listener is bound (host:port), when configured. */
+  get metricsAddress(): string | undefined {
+    return this.metricsServer?.address;
+  }
+
   status(): DaemonStatus {
     return {
       version: VERSION,
@@ -358,6 +421,7 @@ export class Daemon {
       webhookUrl: this.url,
       modems: this.supervisors.map((s) => withSpooledCount(s.status())),
       forwarder: this.forwarder.stats(),
+      ...(this.lastHealth ? { health: this.lastHealth } : {}),
     };
   }
 
@@ -367,6 +431,8 @@ export class Daemon {
     this.stopWatchdog();
     await this.control?.close().catch((err: unknown) => logger.warn({ err }, `closing the control socket failed: ${errorMessage(err)}`));
     this.control = undefined;
+    this.health.stop();
+    await this.metricsServer?.close();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.statusTimer) clearInterval(this.statusTimer);
     await Promise.all(this.supervisors.map((s) => s.stop()));

@@ -21,7 +21,8 @@ export type ErrorCode =
   | 'SPOOL_WRONG_AREA'
   | 'CONFIG_INVALID'
   | 'WEBHOOK'
-  | 'USSD';
+  | 'USSD'
+  | 'METRICS_LISTEN';
 
 export class BridgeError extends Error {
   readonly code: ErrorCode;

@@ -27,10 +27,13 @@ export class DaemonConfigInvalid extends Error {
   }
 }
 
-/** Thrown by a command that has already printed what went wrong (e.g. the modem's ERROR): exit 1, nothing more. */
+/**
+ * Thrown by a command that has already printed what went wrong (e.g. the modem's ERROR): exit 1 (or the command's own
+ * code, e.g. `status`'s 3 "not running"), nothing more.
+ */
 export class CommandFailed extends Error {
   override name = 'CommandFailed';
-  constructor(reason: string) {
+  constructor(reason: string, readonly exitCode: number = EXIT.failed) {
     super(reason);
   }
 }
@@ -63,7 +66,7 @@ export async function runCli(program: Command, argv: string[], io: Io): Promise<
       return;
     }
     if (err instanceof CommandFailed) {
-      process.exitCode = EXIT.failed;
+      process.exitCode = err.exitCode;
       return;
     }
     if (err instanceof DaemonConfigInvalid) {

@@ -2,25 +2,57 @@
  * `pulsa-bridge status`: is the daemon running, what state is each modem in (and why, with the hint), what has it
  * received, spooled and forwarded, and how deep is the spool. Reads `status.json`, which the running daemon rewrites
  * every few seconds in the spool directory, plus the spool itself (as a client) and its lock.
+ * Exit codes, for monitoring (like systemctl is-active / LSB status): 0 running and healthy; 1 running but unhealthy
+ * (the reasons are printed: a modem down or needing PIN/PUK, pending records older than health.maxPendingAgeSec, the
+ * spool unwritable, status.json stale); 3 not running; 4 unknown (the spool lock could not be read).
  */
 import { Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../config.js';
 import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon.js';
 import { errorMessage } from '../errors.js';
+import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
+import { CommandFailed } from './lifecycle.js';
 import { configPath, printJson, type Io } from './io.js';
 import { spoolHolder, spoolFrom } from './queue.js';
 
+export const STATUS_EXIT = { healthy: 0, unhealthy: 1, notRunning: 3, unknown: 4 } as const;
+
+type StatusFile = DaemonStatus & { pid: number; writtenAt: string };
+
+/**
+ * The verdict of a running daemon: the one it wrote in status.json (what /healthz answers), or for a daemon that
+ * predates it, the model applied to what status.json holds; plus `status-stale` when status.json is old or unreadable.
+ */
+function verdictOf(running: StatusFile | undefined, staleNote: string | undefined, spool: { pending: number; oldestPendingAgeMs?: number | undefined }): Verdict {
+  let problems: HealthProblem[] = [];
+  if (running?.health) problems = [...running.health.problems];
+  else if (running) {
+    const writtenAtMs = Date.parse(running.writtenAt);
+    problems = judgeHealth({
+      nowMs: Date.now(),
+      startedAtMs: Date.parse(running.startedAt),
+      modems: running.modems.map((m) => ({ name: m.name, state: m.state, since: m.since, lastError: m.lastError, hint: m.hint })),
+      spoolProbe: { okAtMs: writtenAtMs }, // status.json was written in the spool directory
+      forwarder: { running: running.forwarder.running ?? true, unrecorded: running.forwarder.unrecorded ?? 0 },
+      spool,
+    }).problems;
+  }
+  if (staleNote) problems.push({ code: 'status-stale', message: staleNote });
+  return { healthy: problems.length === 0, problems };
+}
+
 export function statusCommand(io: Io): Command {
   return new Command('status')
-    .description('daemon and modem states (with the last error and a hint), receive/forward counters, spool depth')
+    .description('daemon and modem states (with the last error and a hint), receive/forward counters, spool depth; exit 0 healthy, 1 unhealthy, 3 not running, 4 unknown')
     .option('-c, --config <file>', 'config file (for spool.dir)')
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
       const dir = opts.spool ?? (await loadConfig(configPath(opts.config))).spool.dir;
       const daemon = await spoolHolder(dir);
-      let running: (DaemonStatus & { pid: number; writtenAt: string }) | undefined;
+      let running: StatusFile | undefined;
       let staleNote: string | undefined;
       if (daemon.running) {
         try {
@@ -31,12 +63,23 @@ export function statusCommand(io: Io): Command {
           staleNote = `no readable status.json yet (${errorMessage(err)})`;
         }
       }
+      if (daemon.running === false && !existsSync(dir)) {
+        // Never started here (or the spool was removed): nothing more to read.
+        if (opts.json) printJson(io, { daemon, status: undefined, spool: null, health: null, exitCode: STATUS_EXIT.notRunning });
+        else io.out(`daemon: not running\nspool: no spool directory at ${dir}\n`);
+        throw new CommandFailed('status: not running', STATUS_EXIT.notRunning);
+      }
       const spool = await spoolFrom({ spool: dir });
       const stats = await spool.stats();
       await spool.close();
+      const verdict = daemon.running ? verdictOf(running, staleNote, stats) : undefined;
+      const exitCode = daemon.running === false ? STATUS_EXIT.notRunning : !verdict ? STATUS_EXIT.unknown : verdict.healthy ? STATUS_EXIT.healthy : STATUS_EXIT.unhealthy;
+      const done = () => {
+        if (exitCode !== STATUS_EXIT.healthy) throw new CommandFailed(`status: exit ${exitCode}`, exitCode);
+      };
       if (opts.json) {
-        printJson(io, { daemon, status: running, note: staleNote, spool: stats });
-        return;
+        printJson(io, { daemon, status: running, note: staleNote, spool: stats, health: verdict ?? null, exitCode });
+        return done();
       }
       io.out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${daemon.startedAt})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
       if (staleNote) io.out(`note: ${staleNote}\n`);
@@ -54,6 +97,11 @@ export function statusCommand(io: Io): Command {
           io.out(`modem ${m.name}: ${m.state} since ${m.since}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
           if (m.lastError) io.out(`  last error: ${m.lastError}\n`);
           if (m.hint) io.out(`  hint: ${m.hint}\n`);
+          if (m.signal || m.registration) {
+            const sig = m.signal ? `signal ${m.signal.dbm ?? 'unknown'} dBm (${m.signal.bars}/5)` : 'signal not sampled yet';
+            const reg = m.registration ? `registration ${m.registration.text}` : 'registration not sampled yet';
+            io.out(`  ${sig}, ${reg} (sampled ${m.signal?.sampledAt ?? m.registration?.sampledAt})\n`);
+          }
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
           if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${r.lastSweepAt}` : ''}\n`);
@@ -61,5 +109,7 @@ export function statusCommand(io: Io): Command {
       }
       io.out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);
       if (stats.dead > 0) io.out('  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n');
+      if (verdict) io.out(verdict.healthy ? 'health: ok\n' : `health: UNHEALTHY\n${verdict.problems.map((p) => `  - ${p.message}\n`).join('')}`);
+      done();
     });
 }

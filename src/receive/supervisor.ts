@@ -21,6 +21,9 @@ export interface SupervisedModem {
   init(): Promise<ModemIdentityLike>;
   on(event: 'reboot', fn: () => void): unknown;
   off(event: 'reboot', fn: () => void): unknown;
+  /** AT+CSQ and AT+CREG? (src/modem/modem.ts); sampled on some liveness ticks when present. */
+  signal?(): Promise<{ rssi: number; dbm: number | undefined; bars: number }>;
+  registration?(): Promise<{ stat: number; text: string; registered: boolean; source: string }>;
 }
 
 export interface ModemIdentityLike {
@@ -60,6 +63,12 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   livenessIntervalMs?: number;
   livenessTimeoutMs?: number;
   livenessMisses?: number;
+  /**
+   * Signal and registration sampling within the idle AT budget: on every `signalEveryTicks`-th liveness tick the probe
+   * is AT+CSQ instead of `AT`, and half a cycle later AT+CREG? (an answer proves liveness too; a timeout counts as a
+   * miss). Default 6: with the 30 s probe each is sampled every 3 minutes, with no command added. 0 disables.
+   */
+  signalEveryTicks?: number;
   /** Called after every state change (the daemon refreshes its status file). */
   onStateChange?: (status: SupervisorStatus) => void;
 }
@@ -75,6 +84,10 @@ export interface SupervisorStatus {
   receiver: Receiver['stats'] | undefined;
   /** Queue depth and the running task of the modem's scheduler. */
   scheduler: SchedulerStatus;
+  /** Last sampled AT+CSQ (kept across reconnects, with its time). */
+  signal?: { rssi: number; dbm: number | undefined; bars: number; sampledAt: string } | undefined;
+  /** Last sampled AT+CREG? (AT+CEREG? on LTE-only modems). */
+  registration?: { stat: number; text: string; registered: boolean; source: string; sampledAt: string } | undefined;
 }
 
 export class ModemSupervisor<M extends SupervisedModem> {
@@ -228,7 +241,8 @@ export class ModemSupervisor<M extends SupervisedModem> {
     modem.on('reboot', onReboot);
     receiver.start();
     this.setState('running');
-    const stopProbe = this.startLivenessProbe(channel);
+    this.sampleAtConnect(modem);
+    const stopProbe = this.startLivenessProbe(channel, modem);
     const info = await Promise.race([closed, this.stopSignal.then(() => undefined)]);
     stopProbe();
     modem.off('reboot', onReboot);
@@ -239,20 +253,29 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   /** See SupervisorOptions.livenessIntervalMs. Only timeouts count: an ERROR answer proves the modem is alive. */
-  private startLivenessProbe(channel: AtChannel): () => void {
+  private startLivenessProbe(channel: AtChannel, modem: M): () => void {
     const every = this.o.livenessIntervalMs ?? 30_000;
     if (every <= 0) return () => undefined;
     const limit = this.o.livenessMisses ?? 2;
+    const cycle = this.o.signalEveryTicks ?? 6;
     let misses = 0;
     let probing = false;
     let done = false;
+    let tick = 0;
     const timer = setInterval(() => {
       if (probing || done) return;
       probing = true;
+      tick++;
+      // Signal sampling replaces a probe tick (same command count): CSQ on tick `cycle`, CREG? half a cycle later.
+      const sample = cycle > 0 ? (tick % cycle === 0 ? 'signal' : tick % cycle === Math.floor(cycle / 2) ? 'registration' : undefined) : undefined;
+      const probe: () => Promise<unknown> =
+        sample === 'signal' && modem.signal ? () => this.sampleSignal(modem)
+        : sample === 'registration' && modem.registration ? () => this.sampleRegistration(modem)
+        : () => channel.run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 });
       // A maintenance task: it waits for receive work (a modem busy answering is alive); the timeout counts only from
       // the moment `AT` is sent. A refusal (port closed, stopped) is not a timeout and is ignored below.
       this.scheduler
-        .schedule({ priority: 'maintenance', label: 'liveness probe (AT)' }, ({ target }) => target.channel.run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 }))
+        .schedule({ priority: 'maintenance', label: sample ? `liveness probe (${sample})` : 'liveness probe (AT)' }, () => probe())
         .then(
           () => (misses = 0),
           (err: unknown) => {
@@ -277,6 +300,39 @@ export class ModemSupervisor<M extends SupervisedModem> {
       done = true;
       clearInterval(timer);
     };
+  }
+
+  /** Signal and registration once per connection (not idle work), so status and metrics have them at once. */
+  private sampleAtConnect(modem: M): void {
+    if ((this.o.signalEveryTicks ?? 6) <= 0 || !modem.signal || !modem.registration) return;
+    this.scheduler
+      .schedule({ priority: 'maintenance', label: 'signal and registration (connect)' }, async () => {
+        await this.sampleSignal(modem);
+        await this.sampleRegistration(modem);
+      })
+      .catch((err: unknown) => this.log.debug({ err }, `sampling signal/registration at connect failed (sampled again on the probe cycle): ${errorMessage(err)}`));
+  }
+
+  /** AT+CSQ; a change of signal bars is logged. Errors other than a timeout propagate to the probe (ignored there). */
+  private async sampleSignal(modem: M): Promise<void> {
+    const q = await modem.signal!();
+    const prev = this.statusValue.signal;
+    this.statusValue.signal = { rssi: q.rssi, dbm: q.dbm, bars: q.bars, sampledAt: new Date().toISOString() };
+    if (!prev || prev.bars !== q.bars) {
+      this.log.info({ rssi: q.rssi, dbm: q.dbm, bars: q.bars, previousBars: prev?.bars }, `modem ${this.o.name}: signal ${q.dbm ?? 'unknown'} dBm (${q.bars}/5 bars)`);
+    }
+  }
+
+  /** AT+CREG? (AT+CEREG? when CS is not registered); a change of registration status is logged (a loss as a warning). */
+  private async sampleRegistration(modem: M): Promise<void> {
+    const r = await modem.registration!();
+    const prev = this.statusValue.registration;
+    this.statusValue.registration = { stat: r.stat, text: r.text, registered: r.registered, source: r.source, sampledAt: new Date().toISOString() };
+    if (!prev || prev.stat !== r.stat) {
+      const msg = `modem ${this.o.name}: network registration ${r.text} (${r.source} ${r.stat})${prev ? `, was ${prev.text}` : ''}`;
+      if (r.registered) this.log.info({ registration: r }, msg);
+      else this.log.warn({ registration: r }, msg);
+    }
   }
 
   private async teardown(): Promise<void> {

@@ -1,0 +1,131 @@
+/**
+ * The health model, PURE: a snapshot of the daemon's state in, verdicts out. No I/O, no clock (the snapshot carries
+ * `nowMs`), so the same function judges in the daemon (watchdog, /healthz, status.json) and in `pulsa-bridge status`.
+ *
+ * Two verdicts, on purpose different:
+ * - liveness (the systemd watchdog): is the process making progress? The spool accepts a write (probe fresh and
+ *   successful), no modem's state machine is wedged (connecting/initialising, or one AT task running, far longer than
+ *   any timeout allows), the forwarder loop runs and no POST is in flight far past its timeout. A restart can fix these.
+ * - health (/healthz, `status` exit code): liveness plus what an operator must look at and a restart does not fix:
+ *   a modem not running (after a start-up grace) or needing its PIN/PUK, pending records older than a threshold,
+ *   results the spool could not record.
+ * Every problem is one line an operator can act on; `healthy` is exactly "no problems".
+ */
+
+export type HealthProblemCode =
+  | 'spool-unwritable'
+  | 'spool-probe-stuck'
+  | 'modem-stuck'
+  | 'modem-down'
+  | 'sim-not-ready'
+  | 'forwarder-stopped'
+  | 'forwarder-stuck'
+  | 'results-unrecorded'
+  | 'pending-too-old'
+  | 'status-stale';
+
+export interface HealthProblem {
+  code: HealthProblemCode;
+  /** The modem concerned, for per-modem problems. */
+  modem?: string;
+  message: string;
+}
+
+export interface Verdict {
+  healthy: boolean;
+  problems: HealthProblem[];
+}
+
+export interface ModemSnapshot {
+  name: string;
+  /** The supervisor's state: running, connecting, initialising, sim-not-ready, disconnected, failed, stopped. */
+  state: string;
+  /** When the state was entered (ISO). */
+  since: string;
+  lastError?: string | undefined;
+  hint?: string | undefined;
+  /** Label of the AT task running on the modem's scheduler, and since when (epoch ms) the same one has been seen. */
+  runningTask?: { label: string; sinceMs: number } | undefined;
+}
+
+export interface HealthSnapshot {
+  nowMs: number;
+  /** When the daemon started (epoch ms): modems still connecting within the grace after it are not "down". */
+  startedAtMs: number;
+  modems: ModemSnapshot[];
+  /** The last spool write probe: its result, and a probe started but not finished (a hung fs call). */
+  spoolProbe: { okAtMs?: number | undefined; failedAtMs?: number | undefined; error?: string | undefined; pendingSinceMs?: number | undefined };
+  forwarder: { running: boolean; unrecorded: number; inFlight?: { id: string; sinceMs: number } | undefined };
+  spool: { pending: number; oldestPendingAgeMs?: number | undefined };
+}
+
+export interface HealthThresholds {
+  /** Pending records older than this make the bridge unhealthy (default 5 min). */
+  maxPendingAgeMs: number;
+  /** A modem may connect/initialise this long after start or after a state change before it counts as down. */
+  startupGraceMs: number;
+  /** A spool probe older than this (no success since) counts as a failure; the probe runs far more often. */
+  spoolProbeMaxAgeMs: number;
+  /** One AT task, a connect/initialise, or one POST running longer than this is wedged. */
+  stuckMs: number;
+}
+
+export const DEFAULT_THRESHOLDS: HealthThresholds = {
+  maxPendingAgeMs: 5 * 60_000,
+  startupGraceMs: 2 * 60_000,
+  spoolProbeMaxAgeMs: 2 * 60_000,
+  stuckMs: 10 * 60_000,
+};
+
+const secs = (ms: number): string => `${Math.round(ms / 1000)} s`;
+
+/** Problems a restart can fix: the watchdog withholds its ping while there is one. */
+export function judgeLiveness(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THRESHOLDS): Verdict {
+  const problems: HealthProblem[] = [];
+  const probe = s.spoolProbe;
+  if (probe.pendingSinceMs !== undefined && s.nowMs - probe.pendingSinceMs > t.spoolProbeMaxAgeMs) {
+    problems.push({ code: 'spool-probe-stuck', message: `a spool write has not completed for ${secs(s.nowMs - probe.pendingSinceMs)} (file system hung, or the I/O thread pool exhausted)` });
+  } else if (probe.failedAtMs !== undefined && (probe.okAtMs === undefined || probe.failedAtMs > probe.okAtMs)) {
+    problems.push({ code: 'spool-unwritable', message: `the spool is not writable: ${probe.error ?? 'write failed'}` });
+  } else if ((probe.okAtMs ?? s.startedAtMs) < s.nowMs - t.spoolProbeMaxAgeMs) {
+    problems.push({ code: 'spool-unwritable', message: `no successful spool write for ${secs(s.nowMs - (probe.okAtMs ?? s.startedAtMs))}` });
+  }
+  for (const m of s.modems) {
+    const inState = s.nowMs - Date.parse(m.since);
+    if ((m.state === 'connecting' || m.state === 'initialising') && inState > t.stuckMs) {
+      problems.push({ code: 'modem-stuck', modem: m.name, message: `modem ${m.name} has been ${m.state} for ${secs(inState)}` });
+    } else if (m.runningTask && s.nowMs - m.runningTask.sinceMs > t.stuckMs) {
+      problems.push({ code: 'modem-stuck', modem: m.name, message: `modem ${m.name}: AT task "${m.runningTask.label}" has been running for ${secs(s.nowMs - m.runningTask.sinceMs)}` });
+    }
+  }
+  if (!s.forwarder.running) problems.push({ code: 'forwarder-stopped', message: 'the forwarder is not running' });
+  else if (s.forwarder.inFlight && s.nowMs - s.forwarder.inFlight.sinceMs > t.stuckMs) {
+    problems.push({ code: 'forwarder-stuck', message: `the POST of ${s.forwarder.inFlight.id} has been in flight for ${secs(s.nowMs - s.forwarder.inFlight.sinceMs)}` });
+  }
+  return { healthy: problems.length === 0, problems };
+}
+
+/** Liveness plus what needs an operator: modems down or locked, old pending records, unrecorded results. */
+export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THRESHOLDS): Verdict {
+  const problems = [...judgeLiveness(s, t).problems];
+  for (const m of s.modems) {
+    if (m.state === 'running' || problems.some((p) => p.modem === m.name)) continue;
+    const inState = s.nowMs - Date.parse(m.since);
+    const why = `${m.lastError ? `: ${m.lastError}` : ''}${m.hint ? ` (hint: ${m.hint})` : ''}`;
+    if (m.state === 'sim-not-ready') {
+      problems.push({ code: 'sim-not-ready', modem: m.name, message: `modem ${m.name}: SIM not ready${why}` });
+    } else if ((m.state === 'connecting' || m.state === 'initialising') && (inState <= t.startupGraceMs || s.nowMs - s.startedAtMs <= t.startupGraceMs)) {
+      continue; // starting up or reconnecting: not down yet
+    } else {
+      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state} since ${m.since}${why}` });
+    }
+  }
+  if (s.forwarder.unrecorded > 0) {
+    problems.push({ code: 'results-unrecorded', message: `${s.forwarder.unrecorded} delivery result(s) could not be written to the spool (disk full or read-only?)` });
+  }
+  const age = s.spool.oldestPendingAgeMs;
+  if (s.spool.pending > 0 && age !== undefined && age > t.maxPendingAgeMs) {
+    problems.push({ code: 'pending-too-old', message: `${s.spool.pending} record(s) pending, the oldest for ${secs(age)} (threshold ${secs(t.maxPendingAgeMs)}): is the webhook reachable?` });
+  }
+  return { healthy: problems.length === 0, problems };
+}
