@@ -1,0 +1,91 @@
+/**
+ * Test helper: virtual modems on one VirtualNetwork, each reached through a ModemOps built here over the production
+ * Modem (factory: virtual link -> AT channel -> Modem, init run), like the CLI's direct path. SMS are read from the
+ * SIM (smsList) and never deleted, so a runner on this path polls, as it would without a daemon.
+ */
+import { silentLogger } from '../../src/log.js';
+import type { ModemOps, StoredSmsView, UssdOutcome } from '../../src/control/ops.js';
+import { createModem, openChannel } from '../../src/modem/factory.js';
+import type { Modem } from '../../src/modem/modem.js';
+import { ussdStatusText } from '../../src/modem/ussd-session.js';
+import type { OperatorKey } from '../../src/balance/operators.js';
+import { decodeDeliver } from '../../src/sms/pdu.js';
+import { encodeSubmit } from '../../src/sms/submit.js';
+import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/sim/operator-network.js';
+import { VirtualModem } from '../../src/sim/virtual-modem.js';
+
+let counter = 0;
+
+export interface TestLine {
+  name: string;
+  vm: VirtualModem;
+  ops: ModemOps;
+  modem: Modem;
+}
+
+export class TestNetwork {
+  readonly network: VirtualNetwork;
+  private readonly lines: TestLine[] = [];
+  private readonly closers: Array<() => Promise<void>> = [];
+
+  constructor(o: NetworkOptions = {}) {
+    this.network = new VirtualNetwork({ deliveryDelayMs: 5, ...o });
+  }
+
+  async add(name: string, line: LineOptions & { operator: OperatorKey }, profile: 'generic' | 'simcom' | 'huawei' = 'simcom'): Promise<TestLine> {
+    const joined = this.network.join(line);
+    const path = `/virtual/transfer-test-${process.pid}-${++counter}-${name}`;
+    const vm = new VirtualModem({ path, profile, bootStepMs: 0, noise: false, ussdMenus: joined.ussdMenus, onSmsSubmitted: joined.onSmsSubmitted, identity: { ownNumber: joined.ownNumber } });
+    joined.connect(vm);
+    vm.start();
+    const channel = await openChannel({ path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), name });
+    const modem = createModem(channel, { name, logger: silentLogger(), profile: 'auto' });
+    await modem.init();
+    const ops = modemOps(name, modem);
+    this.closers.push(async () => {
+      modem.detach();
+      await channel.close();
+      vm.stop();
+    });
+    const l = { name, vm, ops, modem };
+    this.lines.push(l);
+    return l;
+  }
+
+  async close(): Promise<void> {
+    this.network.close();
+    for (const c of this.closers.splice(0)) await c();
+  }
+}
+
+function outcome(r: { status: number; text: string; dcs?: number; raw: string }): UssdOutcome {
+  return { status: r.status, statusText: ussdStatusText(r.status), text: r.text, raw: r.raw, ...(r.dcs !== undefined ? { dcs: r.dcs } : {}) };
+}
+
+export function modemOps(name: string, modem: Modem): ModemOps {
+  return {
+    name,
+    path: 'direct',
+    info: async () => ({ ...(await modem.info()) }),
+    at: () => Promise.reject(new Error('not used in these tests')),
+    ussdOpen: async (code, o) => outcome(await modem.ussd(code, o)),
+    ussdReply: async (text, o) => outcome(await modem.ussdReply(text, o)),
+    ussdCancel: () => modem.ussdCancel(),
+    smsList: async (which) => {
+      const out: StoredSmsView[] = [];
+      for (const p of await modem.listSms(which)) {
+        const d = decodeDeliver(p);
+        out.push(d.ok ? { index: p.index, status: String(p.stat), sender: d.sms.originator, text: d.sms.text, pdu: p.pdu } : { index: p.index, status: String(p.stat), error: d.reason, pdu: p.pdu });
+      }
+      return out;
+    },
+    smsRead: () => Promise.reject(new Error('not used in these tests')),
+    smsDelete: () => Promise.reject(new Error('not used in these tests')),
+    smsSend: async (to, text) => {
+      const refs = await modem.sendSms(to, encodeSubmit(to, text));
+      return { parts: refs.length, references: refs };
+    },
+    onEvent: async () => () => undefined,
+    close: async () => undefined,
+  };
+}
