@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AtChannel } from './at/types.js';
+import { BalanceWatch, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
 import { Forwarder } from './forward/forwarder.js';
@@ -21,7 +22,9 @@ import type { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { AtScheduler } from './modem/scheduler.js';
+import { ussdStatusText } from './modem/ussd-session.js';
 import { createNotifier } from './sd-notify.js';
+import { VirtualNetwork } from './sim/operator-network.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 
@@ -63,6 +66,8 @@ export interface DaemonStatus {
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
 export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
   receiver: (NonNullable<SupervisorStatus['receiver']> & { spooled: number }) | undefined;
+  /** The last balance check (periodic or on demand), when there was one. */
+  balance?: BalanceResult;
 };
 
 /**
@@ -144,6 +149,10 @@ export class Daemon {
   readonly supervisors: ModemSupervisor<Modem>[] = [];
   /** Virtual modems by modem name (only for simulated modems). */
   readonly virtualModems = new Map<string, VirtualModem>();
+  /** The virtual operators' network joining the simulated modems that have a `number` and an `operator`. */
+  readonly virtualNetwork = new VirtualNetwork();
+  /** Balance checks per modem (periodic per config, and on demand for the control plane's `balance` op). */
+  balanceWatch: BalanceWatch | undefined;
   private readonly o: DaemonOptions;
   private readonly startedAt = new Date().toISOString();
   private readonly url: string;
@@ -217,6 +226,7 @@ export class Daemon {
     daemon.onSighup = onSighup;
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
+    daemon.startBalanceWatch();
     daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
@@ -230,7 +240,16 @@ export class Daemon {
     const simulate = this.o.simulate === true || m.simulate;
     const path = simulate ? `/virtual/${m.name}` : m.port;
     if (simulate && !this.virtualModems.has(m.name)) {
-      const vm = new VirtualModem({ path, profile: 'simcom', ...this.o.virtualModem, ...(m.pin ? { pin: m.pin } : {}) });
+      // A simulated SIM with a number and an operator is a line of the virtual network (balance codes, transfers).
+      const line = m.number && m.operator ? this.virtualNetwork.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
+      const vm = new VirtualModem({
+        path,
+        profile: 'simcom',
+        ...this.o.virtualModem,
+        ...(m.pin ? { pin: m.pin } : {}),
+        ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ...this.o.virtualModem?.identity, ownNumber: line.ownNumber } } : {}),
+      });
+      line?.connect(vm);
       vm.start();
       this.virtualModems.set(m.name, vm);
     }
@@ -243,6 +262,33 @@ export class Daemon {
     });
     this.supervisors.push(supervisor);
     supervisor.start();
+  }
+
+  private startBalanceWatch(): void {
+    const { config, logger } = this.o;
+    this.balanceWatch = new BalanceWatch({
+      modems: config.modems.flatMap((m) => (m.balance ? [{ name: m.name, settings: m.balance }] : [])),
+      ussdFor: (name) => this.schedulerUssd(name),
+      logger: logger.child({ stage: 'balance' }),
+      onResult: () => this.writeStatus?.(),
+    });
+    this.balanceWatch.start();
+  }
+
+  /**
+   * USSD of a modem as operator tasks on its scheduler, one per step. Interim: the modem's UssdSessions (control
+   * plane) replace this, so that a session holds the scheduler only while a command is in flight.
+   */
+  private schedulerUssd(name: string): BalanceUssd {
+    const supervisor = this.supervisors.find((s) => s.status().name === name);
+    if (!supervisor) throw new Error(`no modem named ${name}`);
+    const step = <R>(label: string, fn: (modem: Modem) => Promise<R>) => supervisor.scheduler.schedule({ priority: 'operator', label: `balance: ${label}` }, (ctx) => fn(ctx.target.modem));
+    const outcome = (r: { status: number; text: string }) => ({ ...r, statusText: ussdStatusText(r.status) });
+    return {
+      ussdOpen: (code, o) => step(code, async (modem) => outcome(await modem.ussd(code, o))),
+      ussdReply: (text, o) => step(`reply ${text}`, async (modem) => outcome(await modem.ussdReply(text, o))),
+      ussdCancel: () => step('cancel', (modem) => modem.ussdCancel()),
+    };
   }
 
   private schedulePrune(): void {
@@ -297,7 +343,11 @@ export class Daemon {
       version: VERSION,
       startedAt: this.startedAt,
       webhookUrl: this.url,
-      modems: this.supervisors.map((s) => withSpooledCount(s.status())),
+      modems: this.supervisors.map((s) => {
+        const status = withSpooledCount(s.status());
+        const balance = this.balanceWatch?.lastResult(status.name);
+        return balance ? { ...status, balance } : status;
+      }),
       forwarder: this.forwarder.stats(),
     };
   }
@@ -308,11 +358,13 @@ export class Daemon {
     this.stopWatchdog();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.statusTimer) clearInterval(this.statusTimer);
+    await this.balanceWatch?.stop();
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
     await this.spool.close();
     await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
     if (this.onSighup) process.off('SIGHUP', this.onSighup);
+    this.virtualNetwork.close();
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }

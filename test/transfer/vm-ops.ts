@@ -28,9 +28,13 @@ export class TestNetwork {
   private readonly lines: TestLine[] = [];
   private readonly closers: Array<() => Promise<void>> = [];
 
-  constructor(o: NetworkOptions = {}) {
-    this.network = new VirtualNetwork({ deliveryDelayMs: 5, ...o });
+  /** A network of its own, or lines joined to an existing one (a daemon's). */
+  constructor(o: NetworkOptions = {}, network?: VirtualNetwork) {
+    this.network = network ?? new VirtualNetwork({ deliveryDelayMs: 5, ...o });
+    this.ownNetwork = network === undefined;
   }
+
+  private readonly ownNetwork: boolean;
 
   async add(name: string, line: LineOptions & { operator: OperatorKey }, profile: 'generic' | 'simcom' | 'huawei' = 'simcom'): Promise<TestLine> {
     const joined = this.network.join(line);
@@ -53,7 +57,7 @@ export class TestNetwork {
   }
 
   async close(): Promise<void> {
-    this.network.close();
+    if (this.ownNetwork) this.network.close();
     for (const c of this.closers.splice(0)) await c();
   }
 }
