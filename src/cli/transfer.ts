@@ -213,7 +213,7 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
     if (report.confirmation) {
       const c = report.confirmation;
       out(`confirmation on ${centre!.name} from ${c.sender}${c.spoolId ? `, spool id ${c.spoolId}` : ''}: ${c.text}`);
-      if (c.webhook) out(`  webhook answered ${c.webhook.status ?? c.webhook.outcome ?? '?'}${c.webhook.body ? `: ${c.webhook.body}` : ''}`);
+      if (c.webhook) out(`  webhook: ${[c.webhook.state, c.webhook.status, c.webhook.outcome].filter((x) => x !== undefined).join(', ')}${c.webhook.body ? `: ${c.webhook.body}` : ''}`);
       else if (c.spoolId) out('  webhook: no answer reported yet (see `pulsa-bridge queue ls`)');
     }
     if (order && client && report.sent.length > 0 && report.outcome !== 'interrupted') {

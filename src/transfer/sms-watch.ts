@@ -25,8 +25,11 @@ export interface SeenSms {
 
 export interface DeliveryAnswer {
   spoolId: string;
-  /** HTTP status of the webhook's answer, when known. */
+  /** The record's delivery state as the daemon reports it: `delivered`, `retry` or `dead`. */
+  state?: string;
+  /** HTTP status of the webhook's answer, when given as a number. */
   status?: number;
+  /** The daemon's description of the answer, e.g. `HTTP 200` or the error and the next attempt. */
   outcome?: string;
   body?: string;
 }
@@ -84,11 +87,12 @@ export function deliveryFromEvent(e: EventMessage): DeliveryAnswer | undefined {
   const d = e.data as Record<string, unknown>;
   const spoolId = str(d, 'id', 'spoolId', 'recordId');
   if (spoolId === undefined) return undefined;
-  const statusText = str(d, 'status', 'httpStatus', 'statusCode');
+  const statusText = str(d, 'httpStatus', 'statusCode', 'status');
   const status = statusText !== undefined && /^\d{3}$/.test(statusText) ? Number(statusText) : undefined;
+  const state = typeof d.status === 'string' && !/^\d+$/.test(d.status) ? d.status : str(d, 'state');
   const body = str(d, 'body', 'response', 'answer', 'bodyStart');
-  const outcome = str(d, 'outcome', 'result', 'state');
-  return { spoolId, ...(status !== undefined ? { status } : {}), ...(outcome !== undefined ? { outcome } : {}), ...(body !== undefined ? { body } : {}) };
+  const outcome = str(d, 'outcome', 'result');
+  return { spoolId, ...(state !== undefined ? { state } : {}), ...(status !== undefined ? { status } : {}), ...(outcome !== undefined ? { outcome } : {}), ...(body !== undefined ? { body } : {}) };
 }
 
 export class SmsWatch {
@@ -141,15 +145,19 @@ export class SmsWatch {
     }
   }
 
-  /** The webhook's answer for a spool record (daemon path only); undefined after `timeoutMs`. */
+  /**
+   * The webhook's answer for a spool record (daemon path only): the first final one (not `retry`); after `timeoutMs`
+   * the last one seen (a retry), or undefined.
+   */
   async delivery(spoolId: string, timeoutMs: number, signal?: AbortSignal): Promise<DeliveryAnswer | undefined> {
     if (this.ops.path === 'direct') return undefined;
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
-      const d = this.deliveries.find((x) => x.spoolId === spoolId);
-      if (d || signal?.aborted) return d;
+      const mine = this.deliveries.filter((x) => x.spoolId === spoolId);
+      const final = mine.find((x) => x.state !== 'retry');
+      if (final) return final;
       const left = deadline - this.clock.now();
-      if (left <= 0) return undefined;
+      if (left <= 0 || signal?.aborted) return mine[mine.length - 1];
       await this.pause(Math.min(left, this.pollMs), signal);
     }
   }

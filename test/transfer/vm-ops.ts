@@ -4,13 +4,11 @@
  * SIM (smsList) and never deleted, so a runner on this path polls, as it would without a daemon.
  */
 import { silentLogger } from '../../src/log.js';
-import type { ModemOps, StoredSmsView, UssdOutcome } from '../../src/control/ops.js';
+import type { ModemOps } from '../../src/control/ops.js';
+import { modemOpsOver } from '../../src/cli/transfer-target.js';
 import { createModem, openChannel } from '../../src/modem/factory.js';
 import type { Modem } from '../../src/modem/modem.js';
-import { ussdStatusText } from '../../src/modem/ussd-session.js';
 import type { OperatorKey } from '../../src/balance/operators.js';
-import { decodeDeliver } from '../../src/sms/pdu.js';
-import { encodeSubmit } from '../../src/sms/submit.js';
 import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/sim/operator-network.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 
@@ -45,7 +43,7 @@ export class TestNetwork {
     const channel = await openChannel({ path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), name });
     const modem = createModem(channel, { name, logger: silentLogger(), profile: 'auto' });
     await modem.init();
-    const ops = modemOps(name, modem);
+    const ops = modemOpsOver(name, modem, async () => undefined);
     this.closers.push(async () => {
       modem.detach();
       await channel.close();
@@ -62,34 +60,3 @@ export class TestNetwork {
   }
 }
 
-function outcome(r: { status: number; text: string; dcs?: number; raw: string }): UssdOutcome {
-  return { status: r.status, statusText: ussdStatusText(r.status), text: r.text, raw: r.raw, ...(r.dcs !== undefined ? { dcs: r.dcs } : {}) };
-}
-
-export function modemOps(name: string, modem: Modem): ModemOps {
-  return {
-    name,
-    path: 'direct',
-    info: async () => ({ ...(await modem.info()) }),
-    at: () => Promise.reject(new Error('not used in these tests')),
-    ussdOpen: async (code, o) => outcome(await modem.ussd(code, o)),
-    ussdReply: async (text, o) => outcome(await modem.ussdReply(text, o)),
-    ussdCancel: () => modem.ussdCancel(),
-    smsList: async (which) => {
-      const out: StoredSmsView[] = [];
-      for (const p of await modem.listSms(which)) {
-        const d = decodeDeliver(p);
-        out.push(d.ok ? { index: p.index, status: String(p.stat), sender: d.sms.originator, text: d.sms.text, pdu: p.pdu } : { index: p.index, status: String(p.stat), error: d.reason, pdu: p.pdu });
-      }
-      return out;
-    },
-    smsRead: () => Promise.reject(new Error('not used in these tests')),
-    smsDelete: () => Promise.reject(new Error('not used in these tests')),
-    smsSend: async (to, text) => {
-      const refs = await modem.sendSms(to, encodeSubmit(to, text));
-      return { parts: refs.length, references: refs };
-    },
-    onEvent: async () => () => undefined,
-    close: async () => undefined,
-  };
-}
