@@ -268,7 +268,7 @@ export class Daemon {
     const { config, logger } = this.o;
     this.balanceWatch = new BalanceWatch({
       modems: config.modems.flatMap((m) => (m.balance ? [{ name: m.name, settings: m.balance }] : [])),
-      ussdFor: (name) => this.schedulerUssd(name),
+      ussdFor: (name) => this.ussdFor(name),
       logger: logger.child({ stage: 'balance' }),
       onResult: () => this.writeStatus?.(),
     });
@@ -279,7 +279,7 @@ export class Daemon {
    * USSD of a modem as operator tasks on its scheduler, one per step. Interim: the modem's UssdSessions (control
    * plane) replace this, so that a session holds the scheduler only while a command is in flight.
    */
-  private schedulerUssd(name: string): BalanceUssd {
+  ussdFor(name: string): BalanceUssd {
     const supervisor = this.supervisors.find((s) => s.status().name === name);
     if (!supervisor) throw new Error(`no modem named ${name}`);
     const step = <R>(label: string, fn: (modem: Modem) => Promise<R>) => supervisor.scheduler.schedule({ priority: 'operator', label: `balance: ${label}` }, (ctx) => fn(ctx.target.modem));
