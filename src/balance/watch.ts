@@ -79,7 +79,10 @@ export async function checkBalance(modem: string, ussd: BalanceUssd, s: BalanceC
   const reply = r.text;
   const parsed = parseBalanceReply(reply, s.patterns);
   const verdict = judgeBalance(parsed, { minBalance: s.minBalance, activeWarnDays: s.activeWarnDays }, localDate(now));
-  return { ...base, reply, replies, ...parsed, state: verdict.state, reasons: verdict.reasons, ...(verdict.hint ? { hint: verdict.hint } : {}) };
+  return {
+    modem, code: s.code, reply, balance: parsed.balance, activeUntil: parsed.activeUntil, state: verdict.state, reasons: verdict.reasons,
+    ...(verdict.hint ? { hint: verdict.hint } : {}), replies, checkedAt: base.checkedAt,
+  };
 }
 
 export interface WatchedModem {
