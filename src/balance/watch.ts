@@ -15,7 +15,7 @@
  *   interval). Timers are injected; stop() cancels them and waits for a check in progress.
  */
 import type { Logger } from '../log.js';
-import { judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
+import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
 
 export interface BalanceUssd {
   ussdOpen(code: string, options?: { timeoutMs?: number }): Promise<{ status: number; statusText: string; text: string }>;
@@ -48,6 +48,16 @@ export interface BalanceResult {
   /** Set for state `error`. */
   error?: string;
   checkedAt: string;
+}
+
+/**
+ * A modem's check with a code (and replies) given on demand (`balance --code`, the control op `balance`): the
+ * modem's patterns and thresholds are kept; a modem without settings gets the built-in patterns, no balance threshold
+ * and the 7-day active-period warning. Without a code: the modem's settings as they are (undefined when none).
+ */
+export function withOverrides(s: BalanceCheckSettings | undefined, code?: string, replies?: readonly string[]): BalanceCheckSettings | undefined {
+  if (code === undefined) return s;
+  return { patterns: DEFAULT_BALANCE_PATTERNS, minBalance: 0, activeWarnDays: 7, ...s, code, replies: replies ?? [] };
 }
 
 /** `YYYY-MM-DD` of `d` in the machine's local time zone (a Pi in Indonesia runs on WIB). */

@@ -9,8 +9,8 @@
  * A reply no pattern matches is shown as is (state `unknown`), never guessed. Exit 1 when a check failed (`error`).
  */
 import { Command } from 'commander';
-import { checkBalance, localDate, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
-import { daysUntil, DEFAULT_BALANCE_PATTERNS } from '../balance/parse.js';
+import { checkBalance, localDate, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
+import { daysUntil } from '../balance/parse.js';
 import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
 import type { ModemOps } from '../control/ops.js';
 import { configPath, printJson, type Io } from './io.js';
@@ -64,9 +64,7 @@ export function balanceCommand(io: Io, open: OpenOps): Command {
 }
 
 function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string; settings: BalanceCheckSettings }> {
-  // --code on a modem without settings: the built-in patterns, no thresholds but the 7-day active-period warning.
-  const override = (s: BalanceCheckSettings | undefined): BalanceCheckSettings | undefined =>
-    opts.code ? { patterns: DEFAULT_BALANCE_PATTERNS, minBalance: 0, activeWarnDays: 7, ...s, code: opts.code, replies: opts.reply ?? [] } : s;
+  const override = (s: BalanceCheckSettings | undefined) => withOverrides(s, opts.code, opts.reply);
   if (opts.modem && opts.modem.length > 0) {
     return opts.modem.map((name) => {
       const m = config.modems.find((x) => x.name === name);
