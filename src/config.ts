@@ -7,11 +7,19 @@
  * so the file itself can be world-readable.
  * Derived once, here: `webhook.endpoint` (the URL every POST goes to) and `warnings` (allowed but probably wrong;
  * the daemon logs them at start, `config check` prints them). maskSecrets() hides secrets, URL credentials included.
+ * Per modem, `balance` (the periodic balance check) is resolved here: the code and replies from the `operator`'s
+ * defaults when not given, the configured patterns first and the built-in ones after them (each compiled once, so
+ * a broken one is a config error). `reseller` (test transfers, rates) defaults its base URL to webhook.baseUrl; its
+ * API key may be "env:NAME" and is masked by maskSecrets(); transfer flow overrides are rendered once with sample
+ * values, so a template error fails at load, not when credit moves.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { compilePatterns, DEFAULT_BALANCE_PATTERNS, type BalancePatterns } from './balance/parse.js';
+import { DEFAULT_BALANCE_CHECKS, OPERATORS, type OperatorKey } from './balance/operators.js';
 import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
+import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 
 export type { ProfileSetting };
 
@@ -126,12 +134,143 @@ function modemSchema(env: Env) {
     commandTimeoutMs: int(500, 180_000).default(10_000),
     /** Use the built-in virtual modem instead of hardware (demo, tests, training). */
     simulate: bool().default(false),
-  });
+    /** The SIM's operator: picks the balance check and transfer flow defaults. */
+    operator: optional(oneOf(OPERATORS)),
+    /** The SIM's own number (08..., 628... or +628...): the sender of test transfers, a centre SIM's address. */
+    number: optional(text().pipe(matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true))),
+    /** Periodic balance and active-period check (absent: checked only on demand). */
+    balance: optional(balanceSchema()),
+    /** The virtual SIM behind a simulated modem: its starting balance and active-until date. */
+    virtual: optional(
+      object({
+        balance: int(0, 100_000_000).default(50_000),
+        activeUntil: optional(matching(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD', true)),
+      }),
+    ),
+  }).transform((m, ctx) => ({ ...m, balance: resolveBalance(m.balance, m.operator, ctx) }));
   // A simulated modem needs no port: it gets a virtual one named after it.
   return z.preprocess((v) => {
     const o = asRecord(v);
     return o && o.simulate === true && isMissing(o.port) ? { ...o, port: `/virtual/${String(o.name)}` } : v;
   }, modem);
+}
+
+function patternList() {
+  return z.array(z.string({ error: 'expected a regular expression source' }).min(1), { error: 'expected an array of regular expression sources' }).superRefine((list, ctx) => {
+    list.forEach((src, i) => {
+      try {
+        compilePatterns([src]);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', path: [i], message: (err as Error).message });
+      }
+    });
+  });
+}
+
+function balanceSchema() {
+  return object({
+    /** USSD code; default from the modem's `operator`. */
+    code: optional(text()),
+    /** Menu answers sent after the code, in order. */
+    replies: optional(z.array(z.string().min(1).max(182), { error: 'expected an array of strings' }).max(10)),
+    /** Hours between checks (0: only on demand). */
+    intervalHours: z.number({ error: 'expected a number of hours from 0 to 720' }).min(0).max(720).default(24),
+    /** A balance below this many rupiah is a warning (0: never). */
+    minBalance: int(0, 100_000_000).default(0),
+    /** An active period ending within this many days is a warning. */
+    activeWarnDays: int(0, 365).default(7),
+    patterns: object({ balance: patternList().default(() => []), activeUntil: patternList().default(() => []) }).prefault({}),
+  });
+}
+
+type BalanceInput = z.output<ReturnType<typeof balanceSchema>>;
+
+/** A modem's balance check, every default applied. */
+export interface BalanceSettings {
+  code: string;
+  replies: readonly string[];
+  intervalHours: number;
+  minBalance: number;
+  activeWarnDays: number;
+  /** Configured patterns first, then the built-in ones. */
+  patterns: BalancePatterns;
+}
+
+function resolveBalance(b: BalanceInput | undefined, operator: OperatorKey | undefined, ctx: z.RefinementCtx): BalanceSettings | undefined {
+  if (!b) return undefined;
+  const defaults = operator ? DEFAULT_BALANCE_CHECKS[operator] : undefined;
+  const code = b.code ?? defaults?.code;
+  if (code === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['balance', 'code'], message: `required: the USSD code that shows the balance (or set "operator" to one of ${OPERATORS.join(', ')} for its default)` });
+    return z.NEVER;
+  }
+  return {
+    code,
+    replies: b.replies ?? (b.code === undefined ? [...(defaults?.replies ?? [])] : []),
+    intervalHours: b.intervalHours,
+    minBalance: b.minBalance,
+    activeWarnDays: b.activeWarnDays,
+    patterns: {
+      balance: [...b.patterns.balance, ...DEFAULT_BALANCE_PATTERNS.balance],
+      activeUntil: [...b.patterns.activeUntil, ...DEFAULT_BALANCE_PATTERNS.activeUntil],
+    },
+  };
+}
+
+/** The balance check of a modem: its config section, else its operator's defaults (for on-demand checks), else undefined. */
+export function balanceSettingsFor(m: Pick<ModemConfig, 'balance' | 'operator'>): BalanceSettings | undefined {
+  if (m.balance) return m.balance;
+  if (!m.operator) return undefined;
+  const d = DEFAULT_BALANCE_CHECKS[m.operator];
+  return { code: d.code, replies: [...d.replies], intervalHours: 0, minBalance: 0, activeWarnDays: 7, patterns: DEFAULT_BALANCE_PATTERNS };
+}
+
+function flowSchema() {
+  const step = z.discriminatedUnion(
+    'kind',
+    [
+      object({ kind: z.literal('ussd'), code: text(), replies: optional(z.array(text())) }),
+      object({ kind: z.literal('sms'), to: text(), text: text() }),
+      object({ kind: z.literal('await-sms'), from: text(), token: optional(text()), timeoutSec: optional(int(5, 3600)) }),
+    ],
+    { error: 'expected a step {"kind": "ussd" | "sms" | "await-sms", ...}' },
+  );
+  return object({ operator: optional(text()), steps: z.array(step).min(1, 'expected at least one step') });
+}
+
+function resellerSchema(env: Env) {
+  const paths = z.array(text()).optional();
+  return object({
+    /** The reseller API root (`{base_url}`, ending in /api/v1/convert-pulsa); default webhook.baseUrl. */
+    baseUrl: optional(httpUrl()),
+    /** X-API-KEY; "env:NAME" reads it from the environment. Never logged, masked by `config check`. */
+    apiKey: optional(secret(env)),
+    timeoutMs: int(100, 600_000).default(15_000),
+    /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
+    orderPaths: object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths }).prefault({}),
+    /** Defaults for `test-transfer --order` (each can be given on the command line). */
+    order: object({
+      operatorId: optional(int(1, 1_000_000)),
+      payoutMethod: optional(text()),
+      payoutAccountNumber: optional(text()),
+      payoutAccountName: optional(text()),
+    }).prefault({}),
+    /** Transfer flow overrides by operator key (telkomsel, indosat, xl, axis, smartfren, tri or a new one). */
+    flows: z.record(z.string().regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key'), flowSchema(), { error: 'expected an object' }).default(() => ({})),
+    /** Seconds a test transfer waits for the confirmation SMS, and polls an order. */
+    confirmTimeoutSec: int(5, 3600).default(180),
+  })
+    .prefault({})
+    .superRefine((r, ctx) => {
+      for (const [key, flow] of Object.entries(r.flows ?? {})) {
+        try {
+          renderFlow({ operator: flow.operator ?? key, steps: flow.steps as FlowStepTemplate[] }, { to: '081200000000', amount: 10_000 });
+        } catch (err) {
+          if (err instanceof FlowError) ctx.addIssue({ code: 'custom', path: ['flows', key], message: err.message });
+          else throw err;
+        }
+      }
+    }, onAnyObject);
 }
 
 function webhookSchema(env: Env) {
@@ -211,10 +350,19 @@ function configSchema(env: Env = process.env) {
     metrics: object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }).prefault({}),
     /** Pending records older than this make `status` exit 1 and /healthz answer 503. */
     health: object({ maxPendingAgeSec: int(10, 7 * 86_400).default(300) }).prefault({}),
+    /** The reseller API, for `rates`, `calculate` and `test-transfer --order`. */
+    reseller: resellerSchema(env),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
     const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
-    return { ...c, webhook: { ...c.webhook, endpoint: url }, control: { ...c.control, socketPath }, warnings: warning ? [warning] : [] };
+    const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
+    return {
+      ...c,
+      webhook: { ...c.webhook, endpoint: url },
+      control: { ...c.control, socketPath },
+      reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
+      warnings: warning ? [warning] : [],
+    };
   });
 }
 
@@ -242,6 +390,7 @@ export function controlSocketCandidates(cfg: Pick<Config, 'control' | 'spool'>):
 export type Config = z.output<ReturnType<typeof configSchema>>;
 export type ModemConfig = Config['modems'][number];
 export type OtherSendersPolicy = ModemConfig['otherSenders'];
+export type ResellerConfig = Config['reseller'];
 
 /** `modems[1].name` from zod's ['modems', 1, 'name']. */
 function pathText(path: readonly PropertyKey[]): string {
@@ -343,6 +492,7 @@ export function maskSecrets(cfg: Config): unknown {
       headers: Object.fromEntries(Object.keys(cfg.webhook.headers).map((k) => [k, MASK])),
     },
     modems: cfg.modems.map((m) => ({ ...m, pin: mask(m.pin) })),
+    reseller: { ...cfg.reseller, baseUrl: url(cfg.reseller.baseUrl), apiKey: mask(cfg.reseller.apiKey) },
   };
 }
 

@@ -18,6 +18,7 @@ import type { AtChannel, Urc } from './at/types.js';
 import { Dispatcher } from './control/dispatch.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlServer } from './control/server.js';
+import { BalanceWatch, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import type { Config, ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
 import { Forwarder, type ForwardSpool } from './forward/forwarder.js';
@@ -29,11 +30,13 @@ import type { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { AtScheduler } from './modem/scheduler.js';
+import { ussdStatusText } from './modem/ussd-session.js';
 import { createNotifier } from './sd-notify.js';
 import { HealthMonitor } from './health/monitor.js';
 import type { Verdict } from './health/model.js';
 import { BridgeMetrics } from './metrics/registry.js';
 import { startMetricsServer, type MetricsServer } from './metrics/server.js';
+import { VirtualNetwork } from './sim/operator-network.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 import type { SmsRecord } from './spool/types.js';
@@ -78,6 +81,8 @@ export interface DaemonStatus {
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
 export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
   receiver: (NonNullable<SupervisorStatus['receiver']> & { forwarded: number }) | undefined;
+  /** The last balance check (periodic or on demand), when there was one. */
+  balance?: BalanceResult;
 };
 
 /**
@@ -172,6 +177,10 @@ export class Daemon {
   readonly supervisors: ModemSupervisor<Modem>[] = [];
   /** Virtual modems by modem name (only for simulated modems). */
   readonly virtualModems = new Map<string, VirtualModem>();
+  /** The virtual operators' network joining the simulated modems that have a `number` and an `operator`. */
+  readonly virtualNetwork = new VirtualNetwork();
+  /** Balance checks per modem (periodic per config, and on demand for the control plane's `balance` op). */
+  balanceWatch: BalanceWatch | undefined;
   private readonly o: DaemonOptions;
   private readonly startedAt = new Date().toISOString();
   private readonly url: string;
@@ -299,6 +308,7 @@ export class Daemon {
     forwarder.start();
     for (const m of config.modems) daemon.startModem(m);
     await daemon.startControl();
+    daemon.startBalanceWatch();
     daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
@@ -313,7 +323,16 @@ export class Daemon {
     const simulate = this.o.simulate === true || m.simulate;
     const path = simulate ? `/virtual/${m.name}` : m.port;
     if (simulate && !this.virtualModems.has(m.name)) {
-      const vm = new VirtualModem({ path, profile: 'simcom', ...this.o.virtualModem, ...(m.pin ? { pin: m.pin } : {}) });
+      // A simulated SIM with a number and an operator is a line of the virtual network (balance codes, transfers).
+      const line = m.number && m.operator ? this.virtualNetwork.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
+      const vm = new VirtualModem({
+        path,
+        profile: 'simcom',
+        ...this.o.virtualModem,
+        ...(m.pin ? { pin: m.pin } : {}),
+        ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ...this.o.virtualModem?.identity, ownNumber: line.ownNumber } } : {}),
+      });
+      line?.connect(vm);
       vm.start();
       this.virtualModems.set(m.name, vm);
     }
@@ -358,6 +377,33 @@ export class Daemon {
   /** Sends an event to the subscribed control clients (none when the socket is not open). */
   private publish(event: EventMessage): void {
     this.control?.broadcast(event);
+  }
+
+  private startBalanceWatch(): void {
+    const { config, logger } = this.o;
+    this.balanceWatch = new BalanceWatch({
+      modems: config.modems.flatMap((m) => (m.balance ? [{ name: m.name, settings: m.balance }] : [])),
+      ussdFor: (name) => this.ussdFor(name),
+      logger: logger.child({ stage: 'balance' }),
+      onResult: () => this.writeStatus?.(),
+    });
+    this.balanceWatch.start();
+  }
+
+  /**
+   * USSD of a modem as operator tasks on its scheduler, one per step. Interim: the modem's UssdSessions (control
+   * plane) replace this, so that a session holds the scheduler only while a command is in flight.
+   */
+  ussdFor(name: string): BalanceUssd {
+    const supervisor = this.supervisors.find((s) => s.status().name === name);
+    if (!supervisor) throw new Error(`no modem named ${name}`);
+    const step = <R>(label: string, fn: (modem: Modem) => Promise<R>) => supervisor.scheduler.schedule({ priority: 'operator', label: `balance: ${label}` }, (ctx) => fn(ctx.target.modem));
+    const outcome = (r: { status: number; text: string }) => ({ ...r, statusText: ussdStatusText(r.status) });
+    return {
+      ussdOpen: (code, o) => step(code, async (modem) => outcome(await modem.ussd(code, o))),
+      ussdReply: (text, o) => step(`reply ${text}`, async (modem) => outcome(await modem.ussdReply(text, o))),
+      ussdCancel: () => step('cancel', (modem) => modem.ussdCancel()),
+    };
   }
 
   private schedulePrune(): void {
@@ -419,7 +465,11 @@ export class Daemon {
       version: VERSION,
       startedAt: this.startedAt,
       webhookUrl: this.url,
-      modems: this.supervisors.map((s) => withSpooledCount(s.status())),
+      modems: this.supervisors.map((s) => {
+        const status = withSpooledCount(s.status());
+        const balance = this.balanceWatch?.lastResult(status.name);
+        return balance ? { ...status, balance } : status;
+      }),
       forwarder: this.forwarder.stats(),
       ...(this.lastHealth ? { health: this.lastHealth } : {}),
     };
@@ -435,11 +485,13 @@ export class Daemon {
     await this.metricsServer?.close();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.statusTimer) clearInterval(this.statusTimer);
+    await this.balanceWatch?.stop();
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
     await this.spool.close();
     await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
     if (this.onSighup) process.off('SIGHUP', this.onSighup);
+    this.virtualNetwork.close();
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }

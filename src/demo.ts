@@ -3,7 +3,9 @@
  * convert-pulsa webhook, runs the daemon on the virtual modem with a throwaway spool, injects realistic operator SMS
  * (Telkomsel's 858 wording, the API document's `Rp10.000 ... SN:` wording, a 3-part message, one from an unknown
  * sender that is archived, not forwarded), makes the receiver fail once to show a retry, prints each SMS as it
- * arrives with what the server would parse from it, then stops and exits 0 (1 if anything did not arrive in time).
+ * arrives with what the server would parse from it. Then (demo/transfer-demo.ts) it checks the centre's balance over
+ * USSD and runs a test transfer for an order between two virtual modems of the daemon's virtual network, and prints
+ * that the order ended `approved`. Stops and exits 0 (1 if anything did not arrive in time or the order failed).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +14,7 @@ import { parseConfig } from './config.js';
 import { Daemon } from './daemon.js';
 import { startDemoReceiver, type ReceivedSms } from './demo/receiver.js';
 import { createLogger } from './log.js';
+import { runTransferDemo } from './demo/transfer-demo.js';
 
 const MULTIPART_TEXT =
   'Terima kasih telah menggunakan layanan kami. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 ' +
@@ -27,7 +30,15 @@ export async function runDemo(): Promise<number> {
     {
       webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
       spool: { dir: spoolDir },
-      modems: [{ name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60 }],
+      modems: [
+        // The centre SIM: the stand-in's Telkomsel centre number; its balance is watched.
+        {
+          name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60,
+          operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 }, virtual: { balance: 24025 },
+        },
+        // A second virtual Telkomsel SIM that sends credit to the centre in the test transfer.
+        { name: 'demo-sender', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081211110001', virtual: { balance: 75000 } },
+      ],
       shutdownGraceSec: 2,
     },
     {},
@@ -46,7 +57,7 @@ export async function runDemo(): Promise<number> {
   try {
     const vm = daemon.virtualModems.get('demo-telkomsel');
     if (!vm) throw new Error('the virtual modem did not start');
-    await waitFor(() => daemon.supervisors[0]?.status().state === 'running', 15_000, 'the virtual modem to be ready');
+    await waitFor(() => daemon.supervisors.every((s) => s.status().state === 'running'), 15_000, 'the virtual modems to be ready');
 
     receiver.failNext(1, 503);
     out('demo: the receiver will answer 503 once, to show a retry');
@@ -62,6 +73,9 @@ export async function runDemo(): Promise<number> {
     out(`demo: receiver has ${receiver.received.length} SMS; spool: ${stats.sent} sent, ${stats.pending} pending, ${stats.ignored} ignored (unknown sender archived), ${stats.dead} dead; SIM holds ${left} message(s)`);
     if (receiver.received.length !== 3 || stats.ignored !== 1 || left !== 0) {
       out('demo: FAILED: unexpected counts');
+      code = 1;
+    } else if (!(await runTransferDemo({ daemon, receiver, centre: 'demo-telkomsel', centreBalance: config.modems[0]!.balance!, sender: 'demo-sender', senderNumber: '081211110001', out }))) {
+      out('demo: FAILED: the balance check or the test transfer did not end as expected');
       code = 1;
     } else {
       out('demo: OK');

@@ -14,6 +14,7 @@ import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon
 import { errorMessage } from '../errors.js';
 import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
 import { CommandFailed } from './lifecycle.js';
+import { formatBalance } from './balance.js';
 import { configPath, printJson, type Io } from './io.js';
 import { spoolHolder, spoolFrom } from './queue.js';
 
@@ -105,6 +106,7 @@ export function statusCommand(io: Io): Command {
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
           if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${r.lastSweepAt}` : ''}\n`);
+          if (m.balance) io.out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${m.balance.checkedAt}): `).replace(/\n {2}/g, '\n    '));
         }
       }
       io.out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);

@@ -62,6 +62,8 @@ export interface VirtualModemOptions {
   simState?: SimState;
   identity?: Partial<SimulatedIdentity>;
   ussdMenus?: UssdScript;
+  /** The network's side of AT+CMGS: called after each SMS the modem sent (operator-network.ts routes it). */
+  onSmsSubmitted?: (sent: SentMessage) => void;
   /** Report every +CMTI twice (a modem that does so, field note). */
   reportTwice?: boolean;
   /** Spacing of boot banners. Default 5 ms; 0 = all at once. */
@@ -1026,8 +1028,10 @@ export class VirtualModem implements VirtualDevice {
       return this.respond({ error: { cms: 304 } });
     }
     this.mr = (this.mr + 1) % 256;
-    this.remember(this.sent, { mr: this.mr, pdu: entry.hex.toUpperCase(), tpduLength: entry.length, destination: read.submit.destination, text: read.submit.text });
+    const sent: SentMessage = { mr: this.mr, pdu: entry.hex.toUpperCase(), tpduLength: entry.length, destination: read.submit.destination, text: read.submit.text };
+    this.remember(this.sent, sent);
     this.respond({ lines: [`+CMGS: ${this.mr}`] });
+    this.opts.onSmsSubmitted?.(sent);
   }
 
   private cusd(n: number, str: string | undefined): Outcome {

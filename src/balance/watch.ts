@@ -1,0 +1,200 @@
+/**
+ * Balance and active-period watch: one USSD check (`checkBalance`, used by the daemon and by `pulsa-bridge balance`
+ * on either path) and the daemon-side periodic schedule per modem (`BalanceWatch`), whose last result per modem goes
+ * into the daemon's status and the log.
+ *
+ * Contract
+ * - A check dials the code, answers each configured reply while the network asks for more (status 1), cancels a
+ *   session left open, and parses the last reply (parse.ts). The reply is kept verbatim: an unparsed one gives
+ *   `balance: null`, `activeUntil: null` and state `unknown`, never a guess. A USSD error (not supported, timeout,
+ *   modem unavailable) is a result with state `error` and the message, not a throw.
+ * - The USSD goes through `BalanceUssd` (ModemOps' USSD calls): through the daemon's UssdSessions it holds the modem's
+ *   scheduler only while a command is in flight, between receive tasks.
+ * - BalanceWatch checks each modem whose settings have intervalHours > 0: first `firstDelayMs` after start (the modem
+ *   must be up), then every intervalHours; a check that ended in `error` is retried after `retryMs` (at most the
+ *   interval). Timers are injected; stop() cancels them and waits for a check in progress.
+ */
+import type { Logger } from '../log.js';
+import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
+
+export interface BalanceUssd {
+  ussdOpen(code: string, options?: { timeoutMs?: number }): Promise<{ status: number; statusText: string; text: string }>;
+  ussdReply(text: string, options?: { timeoutMs?: number }): Promise<{ status: number; statusText: string; text: string }>;
+  ussdCancel(): Promise<void>;
+}
+
+export interface BalanceCheckSettings {
+  code: string;
+  replies: readonly string[];
+  patterns: BalancePatterns;
+  minBalance: number;
+  activeWarnDays: number;
+}
+
+export interface BalanceResult {
+  modem: string;
+  code: string;
+  /** The full text of the reply that was parsed (the last one), verbatim. */
+  reply: string;
+  /** Every reply of the session, in order (menus included). */
+  replies: string[];
+  /** Whole rupiah, or null when no pattern matched cleanly. */
+  balance: number | null;
+  /** YYYY-MM-DD, or null. */
+  activeUntil: string | null;
+  state: 'ok' | 'warning' | 'unknown' | 'error';
+  reasons: string[];
+  hint?: string;
+  /** Set for state `error`. */
+  error?: string;
+  checkedAt: string;
+}
+
+/**
+ * A modem's check with a code (and replies) given on demand (`balance --code`, the control op `balance`): the
+ * modem's patterns and thresholds are kept; a modem without settings gets the built-in patterns, no balance threshold
+ * and the 7-day active-period warning. Without a code: the modem's settings as they are (undefined when none).
+ */
+export function withOverrides(s: BalanceCheckSettings | undefined, code?: string, replies?: readonly string[]): BalanceCheckSettings | undefined {
+  if (code === undefined) return s;
+  return { patterns: DEFAULT_BALANCE_PATTERNS, minBalance: 0, activeWarnDays: 7, ...s, code, replies: replies ?? [] };
+}
+
+/** `YYYY-MM-DD` of `d` in the machine's local time zone (a Pi in Indonesia runs on WIB). */
+export function localDate(d: Date): string {
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+export async function checkBalance(modem: string, ussd: BalanceUssd, s: BalanceCheckSettings, now: Date = new Date(), timeoutMs?: number): Promise<BalanceResult> {
+  const replies: string[] = [];
+  const base = { modem, code: s.code, checkedAt: now.toISOString() };
+  const o = timeoutMs ? { timeoutMs } : {};
+  let r;
+  try {
+    r = await ussd.ussdOpen(s.code, o);
+    replies.push(r.text);
+    for (const answer of s.replies) {
+      if (r.status !== 1) throw new Error(`the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)}`);
+      r = await ussd.ussdReply(answer, o);
+      replies.push(r.text);
+    }
+    if (r.status === 1) await ussd.ussdCancel();
+  } catch (err) {
+    await ussd.ussdCancel().catch(() => undefined); // best effort: the session may already be gone with the error
+    return { ...base, reply: replies[replies.length - 1] ?? '', replies, balance: null, activeUntil: null, state: 'error', reasons: [], error: (err as Error).message, hint: 'check the code with `pulsa-bridge ussd`; `pulsa-bridge status` shows whether the modem is running' };
+  }
+  if (r.status >= 4 || (r.status >= 2 && r.text === '')) {
+    return { ...base, reply: '', replies, balance: null, activeUntil: null, state: 'error', reasons: [], error: `the network answered ${r.statusText}`, hint: `is ${s.code} the balance code of this SIM's operator? set modems[].balance.code` };
+  }
+  const reply = r.text;
+  const parsed = parseBalanceReply(reply, s.patterns);
+  const verdict = judgeBalance(parsed, { minBalance: s.minBalance, activeWarnDays: s.activeWarnDays }, localDate(now));
+  return {
+    modem, code: s.code, reply, balance: parsed.balance, activeUntil: parsed.activeUntil, state: verdict.state, reasons: verdict.reasons,
+    ...(verdict.hint ? { hint: verdict.hint } : {}), replies, checkedAt: base.checkedAt,
+  };
+}
+
+export interface WatchedModem {
+  name: string;
+  settings: BalanceCheckSettings & { intervalHours: number };
+}
+
+export interface WatchTimers {
+  now(): Date;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: WatchTimers = {
+  now: () => new Date(),
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t;
+  },
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+export interface BalanceWatchOptions {
+  modems: readonly WatchedModem[];
+  /** The USSD of a modem (the daemon's UssdSessions for that modem). */
+  ussdFor(name: string): BalanceUssd;
+  logger: Logger;
+  timers?: WatchTimers;
+  firstDelayMs?: number;
+  retryMs?: number;
+  ussdTimeoutMs?: number;
+  /** After every result (the daemon refreshes its status file). */
+  onResult?: (r: BalanceResult) => void;
+}
+
+export class BalanceWatch {
+  private readonly last = new Map<string, BalanceResult>();
+  private readonly handles = new Map<string, unknown>();
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly timers: WatchTimers;
+  private stopped = false;
+
+  constructor(private readonly o: BalanceWatchOptions) {
+    this.timers = o.timers ?? realTimers;
+  }
+
+  start(): void {
+    for (const m of this.o.modems) if (m.settings.intervalHours > 0) this.schedule(m, this.o.firstDelayMs ?? 60_000);
+  }
+
+  /** The last result of a modem (periodic or on demand). */
+  lastResult(name: string): BalanceResult | undefined {
+    return this.last.get(name);
+  }
+
+  /** A check now, with the modem's settings or the given code/replies; the result is kept and logged. */
+  async checkNow(name: string, settings: BalanceCheckSettings): Promise<BalanceResult> {
+    const p = checkBalance(name, this.o.ussdFor(name), settings, this.timers.now(), this.o.ussdTimeoutMs);
+    this.running.add(p);
+    try {
+      const r = await p;
+      this.record(r);
+      return r;
+    } finally {
+      this.running.delete(p);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const h of this.handles.values()) this.timers.clearTimeout(h);
+    this.handles.clear();
+    await Promise.allSettled([...this.running]);
+  }
+
+  private schedule(m: WatchedModem, ms: number): void {
+    if (this.stopped) return;
+    this.handles.set(
+      m.name,
+      this.timers.setTimeout(() => {
+        this.handles.delete(m.name);
+        void this.checkNow(m.name, m.settings).then(
+          (r) => {
+            const interval = m.settings.intervalHours * 3_600_000;
+            this.schedule(m, r.state === 'error' ? Math.min(interval, this.o.retryMs ?? 15 * 60_000) : interval);
+          },
+          (err: unknown) => {
+            this.o.logger.error({ modem: m.name, err }, 'balance check failed unexpectedly');
+            this.schedule(m, m.settings.intervalHours * 3_600_000);
+          },
+        );
+      }, ms),
+    );
+  }
+
+  private record(r: BalanceResult): void {
+    this.last.set(r.modem, r);
+    const fields = { modem: r.modem, code: r.code, balance: r.balance, activeUntil: r.activeUntil, state: r.state };
+    if (r.state === 'ok') this.o.logger.info(fields, `balance: Rp ${r.balance ?? '?'}, active until ${r.activeUntil ?? '?'}`);
+    else if (r.state === 'error') this.o.logger.warn({ ...fields, error: r.error }, `balance check failed: ${r.error}`);
+    else this.o.logger.warn({ ...fields, reply: r.reply, reasons: r.reasons, hint: r.hint }, `balance ${r.state}: ${r.reasons.join('; ')}${r.hint ? ` (hint: ${r.hint})` : ''}`);
+    this.o.onResult?.(r);
+  }
+}

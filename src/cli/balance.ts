@@ -1,0 +1,100 @@
+/**
+ * `pulsa-bridge balance [--modem NAME] [--code CODE] [--reply R ...] [--json]`: a balance and active-period check now,
+ * on one modem or on every modem that has a balance check (config `balance`, or an `operator` with a default code).
+ * Through the running daemon when there is one (the result is then kept in its status), else on the port directly:
+ * the opener decides (ModemOps), the output is the same.
+ *
+ * Output: text, or with --json an object (an array with several modems) with `modem`, `code`, `reply` (the full
+ * text, verbatim), `balance` (integer rupiah or null), `activeUntil` (YYYY-MM-DD or null), `state`, `reasons`, `hint`.
+ * A reply no pattern matches is shown as is (state `unknown`), never guessed. Exit 1 when a check failed (`error`).
+ */
+import { Command } from 'commander';
+import { checkBalance, localDate, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
+import { daysUntil } from '../balance/parse.js';
+import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
+import type { ModemOps } from '../control/ops.js';
+import { configPath, printJson, type Io } from './io.js';
+import { CommandFailed } from './lifecycle.js';
+import { UsageError } from './usage.js';
+
+/** Opens a configured modem by name: through the daemon when it runs, else directly (the CLI's target resolution). */
+export type OpenOps = (config: Config, modem: string) => Promise<ModemOps>;
+
+/** ModemOps that can ask the daemon for a balance check (kept in its status); the direct path has none. */
+interface DaemonBalance {
+  balance?(code: string | undefined, replies: readonly string[] | undefined): Promise<BalanceResult>;
+}
+
+interface BalanceOptions {
+  config?: string;
+  modem?: string[];
+  code?: string;
+  reply?: string[];
+  json?: boolean;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function balanceCommand(io: Io, open: OpenOps): Command {
+  return new Command('balance')
+    .description('check the balance and active period of a SIM now (USSD), on one modem or on every modem with a balance check')
+    .option('-c, --config <file>', 'config file')
+    .option('-m, --modem <name>', 'modem to check (repeatable; default: every modem with a balance check)', collect)
+    .option('--code <code>', 'USSD code to dial instead of the configured one, e.g. *888#')
+    .option('--reply <text>', 'menu answer to send after the code (repeatable, in order)', collect)
+    .option('--json', 'print JSON: an object, or an array with several modems')
+    .action(async (opts: BalanceOptions) => {
+      const config = await loadConfig(configPath(opts.config));
+      const targets = pickModems(config, opts);
+      const results: BalanceResult[] = [];
+      for (const { name, settings } of targets) {
+        const ops = await open(config, name);
+        try {
+          const viaDaemon = (ops as ModemOps & DaemonBalance).balance;
+          results.push(viaDaemon ? await viaDaemon.call(ops, opts.code, opts.reply) : await checkBalance(name, ops, settings));
+        } finally {
+          await ops.close();
+        }
+      }
+      if (opts.json) printJson(io, results.length === 1 ? results[0] : results);
+      else for (const r of results) io.out(formatBalance(r));
+      const failed = results.filter((r) => r.state === 'error');
+      if (failed.length > 0) throw new CommandFailed(failed.map((r) => `${r.modem}: ${r.error}`).join('; '));
+    });
+}
+
+function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string; settings: BalanceCheckSettings }> {
+  const override = (s: BalanceCheckSettings | undefined) => withOverrides(s, opts.code, opts.reply);
+  if (opts.modem && opts.modem.length > 0) {
+    return opts.modem.map((name) => {
+      const m = config.modems.find((x) => x.name === name);
+      if (!m) throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, { hint: `configured: ${config.modems.map((x) => x.name).join(', ')}` });
+      const settings = override(balanceSettingsFor(m));
+      if (!settings) throw new UsageError(`modem ${name} has no balance check`, { hint: 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config' });
+      return { name, settings };
+    });
+  }
+  const out = config.modems.flatMap((m) => {
+    const settings = override(balanceSettingsFor(m));
+    return settings ? [{ name: m.name, settings }] : [];
+  });
+  if (out.length === 0) throw new UsageError('no modem has a balance check', { hint: 'set "operator" or a "balance" section for a modem in the config, or pass --modem NAME --code CODE' });
+  return out;
+}
+
+const rupiah = (n: number) => 'Rp ' + String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+
+export function formatBalance(r: BalanceResult, today: string = localDate(new Date())): string {
+  const lines: string[] = [];
+  if (r.state === 'error') {
+    lines.push(`${r.modem}: balance check ${r.code} failed: ${r.error}`);
+  } else {
+    const bal = r.balance === null ? 'balance unknown' : rupiah(r.balance);
+    const until = r.activeUntil === null ? 'active-until unknown' : `active until ${r.activeUntil} (${daysUntil(r.activeUntil, today)} days)`;
+    lines.push(`${r.modem}: ${bal}, ${until} [${r.state.toUpperCase()}]`);
+  }
+  for (const reason of r.reasons) lines.push(`  warning: ${reason}`);
+  if (r.reply) lines.push(`  reply (${r.code}): ${r.reply.replace(/\s*\n\s*/g, ' / ')}`);
+  if (r.hint && r.state !== 'ok') lines.push(`  hint: ${r.hint}`);
+  return lines.join('\n') + '\n';
+}

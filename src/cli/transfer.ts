@@ -1,0 +1,289 @@
+/**
+ * `pulsa-bridge test-transfer`: sends credit from the SIM in one modem to a centre SIM and watches it arrive.
+ *
+ * - Without --order: `--to` is the centre's number or modem name; the sending modem's operator flow (flows.ts
+ *   defaults, config `reseller.flows` overrides) is rendered and run (transfer/runner.ts). When the centre SIM sits in
+ *   a modem of this bridge, the confirmation SMS is awaited there (through the daemon: with its spool id and the
+ *   webhook's answer).
+ * - With --order: `POST /orders` (sender_phone_number = the sending SIM's number), dial the USSD code the order
+ *   returned (an SMS-style code runs the operator flow to the order's centre number), then poll
+ *   `GET /orders/{trx_id}` until the order leaves `pending` or the timeout. Fields are found by configurable JSON
+ *   paths; when one is missing, the raw response is printed.
+ * Safety: `--dry-run` prints every code and SMS and sends nothing; without `--yes` it asks first (and refuses when it
+ * cannot ask); Ctrl-C (or the daemon going away) stops before the next step and prints what was already sent.
+ * Exit 0 when the transfer was confirmed (or the order approved), 1 otherwise, 2 for usage errors.
+ */
+import { Command } from 'commander';
+import { createInterface } from 'node:readline';
+import { loadConfig, type Config, type ModemConfig } from '../config.js';
+import type { ModemOps } from '../control/ops.js';
+import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
+import { DEFAULT_FLOWS, describeStep, FlowError, nationalNumber, renderFlow, type FlowStep, type TransferFlow } from '../transfer/flows.js';
+import { runTransfer, type StepReport, type TransferReport } from '../transfer/runner.js';
+import { realClock } from '../transfer/sms-watch.js';
+import type { OpenOps } from './balance.js';
+import { configPath, printJson, type Io } from './io.js';
+import { CommandFailed, onStopSignal } from './lifecycle.js';
+import { reportApiError, resellerClient } from './reseller.js';
+import { UsageError, wholeNumber } from './usage.js';
+
+interface TransferOptions {
+  config?: string;
+  from?: string;
+  to?: string;
+  amount: number;
+  operator?: string;
+  fromNumber?: string;
+  order?: boolean;
+  operatorId?: number;
+  payoutMethod?: string;
+  accountNumber?: string;
+  accountName?: string;
+  timeout?: number;
+  pollInterval?: number;
+  dryRun?: boolean;
+  yes?: boolean;
+  json?: boolean;
+}
+
+interface OrderInfo {
+  trx_id: string;
+  ussd_code: string;
+  center_number: string | undefined;
+  statuses: Array<{ status: string; afterMs: number }>;
+  final?: string;
+}
+
+export function transferCommand(io: Io, open: OpenOps): Command {
+  return new Command('test-transfer')
+    .description('send credit from the SIM in one modem to a centre SIM and watch it arrive (with --order: through a reseller order)')
+    .option('-c, --config <file>', 'config file')
+    .option('--from <modem>', 'sending modem (default: the only modem)')
+    .option('--to <number|modem>', "the centre SIM's number, or the name of the modem it sits in (not with --order)")
+    .requiredOption('--amount <rupiah>', 'credit to send, whole rupiah', wholeNumber('an amount in whole rupiah (>= 1)', 1))
+    .option('--operator <key>', "operator flow (default: the sending modem's operator): telkomsel, indosat, xl, axis, smartfren or a configured one")
+    .option('--from-number <number>', "the sending SIM's number (default: modems[].number)")
+    .option('--order', 'create an order through the reseller API and watch it until it leaves pending')
+    .option('--operator-id <n>', 'order: operator id (default reseller.order.operatorId)', wholeNumber('an operator id (>= 1)', 1))
+    .option('--payout-method <name>', 'order: payout method (default reseller.order.payoutMethod)')
+    .option('--account-number <n>', 'order: payout account number (default reseller.order.payoutAccountNumber)')
+    .option('--account-name <name>', 'order: payout account name (default reseller.order.payoutAccountName)')
+    .option('--timeout <sec>', 'wait this long for the confirmation and the order (default reseller.confirmTimeoutSec)', wholeNumber('seconds (>= 1)', 1))
+    .option('--poll-interval <ms>', 'order: poll GET /orders/{trx_id} this often (default 2000)', wholeNumber('milliseconds (>= 100)', 100))
+    .option('--dry-run', 'print every code and SMS it would send, send nothing')
+    .option('-y, --yes', 'do not ask before moving real credit')
+    .option('--json', 'print the report as JSON')
+    .action(async (opts: TransferOptions) => {
+      const config = await loadConfig(configPath(opts.config));
+      await testTransfer(io, open, config, opts);
+    });
+}
+
+function modemByName(config: Config, name: string): ModemConfig | undefined {
+  return config.modems.find((m) => m.name === name);
+}
+
+function sameNumber(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b) return false;
+  try {
+    return nationalNumber(a) === nationalNumber(b);
+  } catch {
+    return false;
+  }
+}
+
+async function testTransfer(io: Io, open: OpenOps, config: Config, opts: TransferOptions): Promise<void> {
+  const out = (s: string) => !opts.json && io.out(s + '\n');
+  const from = opts.from ? modemByName(config, opts.from) : config.modems.length === 1 ? config.modems[0] : undefined;
+  if (!from) throw new UsageError(opts.from ? `no modem named ${JSON.stringify(opts.from)} in the config` : 'which modem sends? several are configured', { hint: `pass --from with one of: ${config.modems.map((m) => m.name).join(', ')}` });
+  const fromNumber = opts.fromNumber ?? from.number;
+  const key = opts.operator ?? from.operator;
+  if (!key) throw new UsageError(`which operator flow? modem ${from.name} has no "operator"`, { hint: 'pass --operator telkomsel|indosat|xl|axis|smartfren, or set modems[].operator' });
+  const configured = config.reseller.flows[key];
+  const flow: TransferFlow | undefined = configured ? { operator: configured.operator ?? key, steps: configured.steps } : DEFAULT_FLOWS[key];
+  if (!flow) throw new UsageError(`no transfer flow for operator ${JSON.stringify(key)}`, { hint: `known: ${[...new Set([...Object.keys(DEFAULT_FLOWS), ...Object.keys(config.reseller.flows)])].join(', ')}; add one under reseller.flows` });
+  const timeoutMs = (opts.timeout ?? config.reseller.confirmTimeoutSec) * 1000;
+  const render = (to: string): FlowStep[] => {
+    try {
+      return renderFlow(flow, { to, amount: opts.amount });
+    } catch (err) {
+      if (err instanceof FlowError) throw new UsageError(err.message);
+      throw err;
+    }
+  };
+
+  let client: ResellerClient | undefined;
+  let orderRequest: Parameters<ResellerClient['createOrder']>[0] | undefined;
+  let steps: FlowStep[] | undefined;
+  let centre: ModemConfig | undefined;
+  let toNumber: string | undefined;
+  if (opts.order) {
+    if (opts.to) throw new UsageError('--to is not used with --order: the order names the centre number');
+    if (!fromNumber) throw new UsageError(`the sending SIM's number is needed for the order (sender_phone_number)`, { hint: `set modems[].number for ${from.name}, or pass --from-number` });
+    const d = config.reseller.order;
+    const need = <T>(v: T | undefined, what: string, flag: string, key2: string): T => {
+      if (v === undefined) throw new UsageError(`the order needs ${what}`, { hint: `pass ${flag}, or set reseller.order.${key2} in the config` });
+      return v;
+    };
+    orderRequest = {
+      operator_id: need(opts.operatorId ?? d.operatorId, 'an operator id', '--operator-id', 'operatorId'),
+      pulsa_amount: opts.amount,
+      payout_method: need(opts.payoutMethod ?? d.payoutMethod, 'a payout method', '--payout-method', 'payoutMethod'),
+      payout_account_number: need(opts.accountNumber ?? d.payoutAccountNumber, 'a payout account number', '--account-number', 'payoutAccountNumber'),
+      payout_account_name: need(opts.accountName ?? d.payoutAccountName, 'a payout account name', '--account-name', 'payoutAccountName'),
+      sender_phone_number: nationalNumber(fromNumber),
+    };
+    client = opts.dryRun ? undefined : resellerClient(config);
+  } else {
+    if (!opts.to) throw new UsageError('where to? pass --to with the centre number or modem name (or --order)');
+    const byName = modemByName(config, opts.to);
+    if (byName && !byName.number) throw new UsageError(`modem ${byName.name} has no "number" in the config`, { hint: 'pass the centre number with --to instead' });
+    toNumber = nationalNumber(byName?.number ?? opts.to);
+    centre = byName ?? config.modems.find((m) => sameNumber(m.number, toNumber));
+    steps = render(toNumber);
+  }
+
+  const head = `test transfer: Rp ${opts.amount} from ${from.name}${fromNumber ? ` (${fromNumber})` : ''} ${opts.order ? 'through a reseller order' : `to ${toNumber}`}, ${flow.operator} flow`;
+  if (opts.dryRun) {
+    const plan: string[] = [];
+    if (orderRequest) {
+      plan.push(`POST ${config.reseller.baseUrl ?? '{reseller.baseUrl}'}/orders ${JSON.stringify(orderRequest)} (with X-API-KEY)`);
+      const ussd = flow.steps.find((s) => s.kind === 'ussd');
+      plan.push(`dial the USSD code the order returns on ${from.name}${ussd?.replies?.length ? `, then answer ${ussd.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (an SMS-style code: the ${flow.operator} flow to the order's centre number)`);
+      plan.push(`wait for the confirmation SMS when the order's centre number is a modem of this bridge, and poll GET /orders/{trx_id} until it leaves pending (up to ${timeoutMs / 1000} s)`);
+    } else {
+      for (const s of steps!) plan.push(describeStep(s, from.name));
+      plan.push(centre ? `wait up to ${timeoutMs / 1000} s for the confirmation SMS on ${centre.name}` : `(the centre ${toNumber} is not a modem of this bridge: its confirmation is not watched)`);
+    }
+    if (opts.json) printJson(io, { dryRun: true, from: from.name, amount: opts.amount, operator: flow.operator, plan });
+    else io.out(`${head}\ndry run: nothing is sent\n${plan.map((p, i) => `  ${i + 1}. ${p}`).join('\n')}\n`);
+    return;
+  }
+  if (!opts.yes) await confirm(io, `${head}. Real credit moves. Continue? [y/N] `);
+
+  const abort = new AbortController();
+  const offSignal = onStopSignal(() => abort.abort());
+  const opened: ModemOps[] = [];
+  let order: OrderInfo | undefined;
+  let report: TransferReport | undefined;
+  try {
+    out(head);
+    if (client && orderRequest) {
+      const t0 = Date.now();
+      let created: unknown;
+      try {
+        created = await client.createOrder(orderRequest);
+      } catch (err) {
+        reportApiError(io, err, opts.json);
+      }
+      const paths = orderPaths(config.reseller.orderPaths);
+      const trx = pick(created, paths.trxId);
+      const code = pick(created, paths.ussdCode);
+      const centerNumber = pick(created, paths.centerNumber);
+      if (!trx || !code) {
+        const missing = [!trx ? `trx_id (looked at ${paths.trxId.join(', ')}; set reseller.orderPaths.trxId)` : '', !code ? `the USSD code (looked at ${paths.ussdCode.join(', ')}; set reseller.orderPaths.ussdCode)` : ''].filter(Boolean);
+        io.err(`error: the order response has no ${missing.join(' and no ')}\nraw response:\n${JSON.stringify(created, null, 2)}\n`);
+        throw new CommandFailed('the order response could not be read; nothing was sent');
+      }
+      order = { trx_id: trx, ussd_code: code, center_number: centerNumber, statuses: [{ status: pick(created, paths.status) ?? '?', afterMs: Date.now() - t0 }] };
+      out(`order ${trx} created (${order.statuses[0]!.status}): dial ${code}${centerNumber ? `, centre ${centerNumber}` : ''}`);
+      if (!centerNumber) out(`  note: no centre number in the order (looked at ${paths.centerNumber.join(', ')}); the confirmation SMS is not watched. Raw response: ${JSON.stringify(created)}`);
+      const ussdTemplate = flow.steps.find((s) => s.kind === 'ussd');
+      if (/^[*#][0-9*#]+#$/.test(code)) steps = [{ kind: 'ussd', code, replies: [...(ussdTemplate?.kind === 'ussd' ? (ussdTemplate.replies ?? []) : [])] }];
+      else if (centerNumber) steps = render(centerNumber);
+      else throw new CommandFailed(`the order's code ${JSON.stringify(code)} is not a USSD code and no centre number was found to run the ${flow.operator} flow; nothing was sent`);
+      toNumber = centerNumber;
+      centre = config.modems.find((m) => sameNumber(m.number, centerNumber));
+    }
+    const fromOps = await open(config, from.name);
+    opened.push(fromOps);
+    const centreOps = centre && centre.name !== from.name ? await open(config, centre.name) : undefined;
+    if (centreOps) opened.push(centreOps);
+    out(`via ${fromOps.path === 'daemon' ? 'the running daemon' : 'the serial port (no daemon running)'}`);
+    report = await runTransfer({
+      from: fromOps,
+      steps: steps!,
+      amount: opts.amount,
+      ...(fromNumber ? { fromNumber } : {}),
+      ...(centreOps ? { centre: centreOps } : {}),
+      confirmTimeoutMs: timeoutMs,
+      signal: abort.signal,
+      onStep: (s) => out(formatStep(s)),
+    });
+    if (report.confirmation) {
+      const c = report.confirmation;
+      out(`confirmation on ${centre!.name} from ${c.sender}${c.spoolId ? `, spool id ${c.spoolId}` : ''}: ${c.text}`);
+      if (c.webhook) out(`  webhook: ${[c.webhook.state, c.webhook.status, c.webhook.outcome].filter((x) => x !== undefined).join(', ')}${c.webhook.body ? `: ${c.webhook.body}` : ''}`);
+      else if (c.spoolId) out('  webhook: no answer reported yet (see `pulsa-bridge queue ls`)');
+    }
+    if (order && client && report.sent.length > 0 && report.outcome !== 'interrupted') {
+      await pollOrder(client, order, config, opts, timeoutMs, abort.signal, out);
+    }
+  } finally {
+    offSignal();
+    for (const o of opened) await o.close().catch(() => undefined); // best effort: the outcome is already decided
+  }
+
+  if (opts.json) printJson(io, { from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...(order ? { order } : {}), ...report });
+  const ok = order ? order.final !== undefined && order.final !== 'pending' && !/fail|reject|cancel|expired/i.test(order.final) : report.outcome === 'confirmed' || (report.outcome === 'sent' && !centre);
+  if (!opts.json) {
+    if (report.outcome === 'sent' && !centre && !order) out(`sent; the centre ${toNumber} is not a modem of this bridge: check its balance there`);
+    out(`result: ${order ? `order ${order.trx_id} ended ${order.final ?? 'pending (timed out)'}` : report.outcome} after ${(report.totalMs / 1000).toFixed(1)} s`);
+  }
+  if (!ok) {
+    const already = report.sent.length ? `already sent: ${report.sent.join('; ')}` : 'nothing was sent';
+    if (!opts.json) io.err(`${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`);
+    throw new CommandFailed(`test transfer ${report.outcome === 'confirmed' || report.outcome === 'sent' ? `order ${order?.trx_id} not approved` : report.outcome}`);
+  }
+}
+
+async function pollOrder(client: ResellerClient, order: OrderInfo, config: Config, opts: TransferOptions, timeoutMs: number, signal: AbortSignal, out: (s: string) => void): Promise<void> {
+  const paths = orderPaths(config.reseller.orderPaths);
+  const t0 = Date.now();
+  let last = order.statuses[order.statuses.length - 1]?.status;
+  while (!signal.aborted) {
+    let body: unknown;
+    try {
+      body = await client.order(order.trx_id);
+    } catch (err) {
+      out(`  GET /orders/${order.trx_id} failed: ${(err as Error).message}`);
+      body = undefined;
+    }
+    const status = body === undefined ? undefined : pick(body, paths.status);
+    if (body !== undefined && status === undefined) out(`  no status in the order (looked at ${paths.status.join(', ')}): ${JSON.stringify(body)}`);
+    if (status !== undefined && status !== last) {
+      order.statuses.push({ status, afterMs: Date.now() - t0 });
+      out(`order ${order.trx_id}: ${last ?? '?'} -> ${status} (after ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      last = status;
+    }
+    if (status !== undefined && status.toLowerCase() !== 'pending') {
+      order.final = status;
+      return;
+    }
+    if (Date.now() - t0 > timeoutMs) {
+      out(`order ${order.trx_id} still ${last ?? '?'} after ${timeoutMs / 1000} s`);
+      return;
+    }
+    await realClock.sleep(opts.pollInterval ?? 2000, signal);
+  }
+}
+
+function formatStep(s: StepReport): string {
+  const head = `  ${s.step}. ${s.description}: ${s.status.toUpperCase()} at +${(s.startMs / 1000).toFixed(2)} s (${(s.ms / 1000).toFixed(2)} s)`;
+  const lines = [head, ...s.replies.map((r) => `     ${r.replace(/\s*\n\s*/g, ' / ')}`)];
+  if (s.error) lines.push(`     ${s.error}`);
+  return lines.join('\n');
+}
+
+async function confirm(io: Io, question: string): Promise<void> {
+  const input = io.input ?? (process.stdin.isTTY ? process.stdin : undefined);
+  if (!input) throw new UsageError('refusing to move real credit without a confirmation', { hint: 'pass --yes (or --dry-run to see what would be sent)' });
+  io.out(question);
+  const rl = createInterface({ input, terminal: false });
+  const answer = await new Promise<string>((resolve) => {
+    rl.once('line', resolve);
+    rl.once('close', () => resolve(''));
+  });
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) throw new CommandFailed('not confirmed: nothing was sent');
+}

@@ -1,0 +1,201 @@
+/**
+ * Executes a rendered transfer flow (flows.ts) on the sending modem, through ModemOps (the daemon or the port
+ * directly), and, when the centre SIM sits in a modem of this bridge, waits there for the operator's confirmation SMS
+ * (and, through the daemon, its spool id and the webhook's answer). Reports every step as it ends, with timings.
+ *
+ * Contract
+ * - Steps run in order; the first that fails ends the run (nothing after it is sent). An await-sms step waits on the
+ *   sending modem for an SMS from its sender and reads the {token}; a USSD step answers each menu only while the
+ *   network asks for more input (status 1), and cancels a session left open.
+ * - Credit safety: every step records whether what it sends left the modem: `sent`, `not-sent`, or `unknown` (an
+ *   error or an interruption while the command was in flight). The report's `sent` list says what was already sent,
+ *   so an interrupted run (AbortSignal: Ctrl-C; the daemon restarting) is never repeated blindly.
+ * - An operator reply that says the transfer failed (`gagal`, `tidak cukup`, ...) fails the step; its text is shown
+ *   verbatim. The confirmation is matched by amount and, when known, the sender's number in the SMS text.
+ */
+import type { ModemOps, UssdOutcome } from '../control/ops.js';
+import { errorMessage } from '../errors.js';
+import { parseOperatorSms } from '../demo/operator-sms.js';
+import { describeStep, extractToken, type FlowStep } from './flows.js';
+import { realClock, SmsWatch, TransferInterrupted, TransferTimeout, type DeliveryAnswer, type SeenSms, type WatchClock } from './sms-watch.js';
+
+export type SentState = 'sent' | 'not-sent' | 'unknown';
+
+export interface StepReport {
+  /** 1-based. */
+  step: number;
+  kind: FlowStep['kind'] | 'confirm';
+  description: string;
+  status: 'ok' | 'failed' | 'timeout' | 'interrupted';
+  /** Milliseconds since the run started, at the step's start, and its duration. */
+  startMs: number;
+  ms: number;
+  /** What the network answered (USSD texts) or the SMS that came. */
+  replies: string[];
+  sent: SentState;
+  error?: string;
+}
+
+export interface Confirmation {
+  sender: string;
+  text: string;
+  spoolId?: string;
+  webhook?: DeliveryAnswer;
+}
+
+export interface TransferReport {
+  outcome: 'confirmed' | 'sent' | 'failed' | 'timeout' | 'interrupted';
+  steps: StepReport[];
+  /** Human lines: what left the modem (with `unknown` ones marked), for the interruption note. */
+  sent: string[];
+  confirmation?: Confirmation;
+  totalMs: number;
+}
+
+export interface RunOptions {
+  from: ModemOps;
+  steps: FlowStep[];
+  amount: number;
+  /** The sending SIM's number (any form), to match the confirmation; optional. */
+  fromNumber?: string;
+  /** The centre SIM's modem in this bridge, if any: the confirmation is awaited there. */
+  centre?: ModemOps;
+  confirmTimeoutMs: number;
+  /** How long to wait for the webhook's answer after the SMS was spooled (daemon path). Default 30 s. */
+  webhookTimeoutMs?: number;
+  ussdTimeoutMs?: number;
+  signal?: AbortSignal;
+  clock?: WatchClock;
+  pollMs?: number;
+  onStep?: (s: StepReport) => void;
+}
+
+const FAILED_REPLY = /\b(gagal|failed|tidak cukup|tidak valid|salah|dibatalkan|maaf)\b/i;
+
+function digits62(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const d = raw.replace(/\D/g, '');
+  return d.startsWith('0') ? `62${d.slice(1)}` : d;
+}
+
+function sameSender(a: string, b: string): boolean {
+  const x = a.replace(/^\+/, '').toUpperCase();
+  const y = b.replace(/^\+/, '').toUpperCase();
+  return x === y || digits62(x) === digits62(y);
+}
+
+function ussdLine(r: UssdOutcome): string {
+  return `[${r.statusText}] ${r.text}`.trim();
+}
+
+export async function runTransfer(o: RunOptions): Promise<TransferReport> {
+  const clock = o.clock ?? realClock;
+  const t0 = clock.now();
+  const steps: StepReport[] = [];
+  const sent: string[] = [];
+  const fromName = o.from.name;
+  const fromWatch = new SmsWatch(o.from, clock, o.pollMs);
+  const centreWatch = o.centre ? new SmsWatch(o.centre, clock, o.pollMs) : undefined;
+  const needsFromWatch = o.steps.some((s) => s.kind === 'await-sms');
+  let token: string | undefined;
+  let outcome: TransferReport['outcome'] = 'sent';
+  let confirmation: Confirmation | undefined;
+
+  const finish = (r: StepReport): StepReport => {
+    steps.push(r);
+    o.onStep?.(r);
+    return r;
+  };
+  const interrupted = () => o.signal?.aborted === true;
+
+  try {
+    if (needsFromWatch) await fromWatch.start();
+    if (centreWatch) await centreWatch.start();
+
+    for (const [i, step] of o.steps.entries()) {
+      const startMs = clock.now() - t0;
+      const description = describeStep(step, fromName).replace('{token}', token ?? '{token}');
+      const base = { step: i + 1, kind: step.kind, description, startMs, replies: [] as string[] };
+      if (interrupted()) {
+        finish({ ...base, status: 'interrupted', ms: 0, sent: 'not-sent', error: 'interrupted before this step' });
+        outcome = 'interrupted';
+        break;
+      }
+      let sentState: SentState = 'not-sent';
+      try {
+        if (step.kind === 'ussd') {
+          sentState = 'unknown';
+          let r = await o.from.ussdOpen(step.code, o.ussdTimeoutMs ? { timeoutMs: o.ussdTimeoutMs } : {});
+          sentState = 'sent';
+          sent.push(`USSD ${step.code} on ${fromName}`);
+          base.replies.push(ussdLine(r));
+          for (const answer of step.replies) {
+            if (r.status !== 1) throw new Error(`the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)} could be sent`);
+            if (interrupted()) throw new TransferInterrupted(`interrupted before answering ${JSON.stringify(answer)}`);
+            sentState = 'unknown';
+            r = await o.from.ussdReply(answer, o.ussdTimeoutMs ? { timeoutMs: o.ussdTimeoutMs } : {});
+            sentState = 'sent';
+            sent.push(`USSD answer ${JSON.stringify(answer)} on ${fromName}`);
+            base.replies.push(ussdLine(r));
+          }
+          if (r.status === 1) await o.from.ussdCancel();
+          if (r.status >= 2) throw new Error(`the network answered ${r.statusText}${r.text ? `: ${r.text}` : ''}`);
+          if (FAILED_REPLY.test(r.text)) throw new Error(`the operator's reply says it failed: ${r.text}`);
+        } else if (step.kind === 'sms') {
+          if (step.usesToken && token === undefined) throw new Error('no token was captured for {token}');
+          const text = step.text.replace('{token}', token ?? '');
+          sentState = 'unknown';
+          await o.from.smsSend(step.to, text);
+          sentState = 'sent';
+          sent.push(`SMS "${text}" to ${step.to} from ${fromName}`);
+        } else {
+          const sms = await fromWatch.next((s) => sameSender(s.sender, step.from), step.timeoutSec * 1000, `SMS from ${step.from} on ${fromName} (step ${i + 1})`, o.signal);
+          base.replies.push(sms.text);
+          if (step.token) {
+            token = extractToken(step.token, sms.text);
+            if (token === undefined) throw new Error(`the SMS from ${step.from} carries no token matching /${step.token}/: ${sms.text}`);
+          }
+          if (FAILED_REPLY.test(sms.text) && !step.token) throw new Error(`the operator's reply says it failed: ${sms.text}`);
+        }
+        finish({ ...base, status: 'ok', ms: clock.now() - t0 - startMs, sent: step.kind === 'await-sms' ? 'not-sent' : sentState });
+      } catch (err) {
+        const status = err instanceof TransferTimeout ? 'timeout' : err instanceof TransferInterrupted || interrupted() ? 'interrupted' : 'failed';
+        if (sentState === 'unknown') sent.push(`${step.kind === 'sms' ? 'SMS' : 'USSD'} step ${i + 1} on ${fromName} (MAY have been sent: the outcome is unknown)`);
+        finish({ ...base, status, ms: clock.now() - t0 - startMs, sent: sentState, error: errorMessage(err) });
+        outcome = status;
+        break;
+      }
+    }
+
+    if (outcome === 'sent' && centreWatch && o.centre) {
+      const startMs = clock.now() - t0;
+      const from62 = digits62(o.fromNumber);
+      const what = `the confirmation SMS (Rp ${o.amount}${from62 ? ` from ${from62}` : ''}) on ${o.centre.name}`;
+      const base = { step: steps.length + 1, kind: 'confirm' as const, description: `wait up to ${Math.round(o.confirmTimeoutMs / 1000)} s for ${what}`, startMs, sent: 'not-sent' as const };
+      try {
+        const sms = await centreWatch.next((s) => isConfirmation(s, o.amount, from62), o.confirmTimeoutMs, what, o.signal);
+        confirmation = { sender: sms.sender, text: sms.text, ...(sms.spoolId ? { spoolId: sms.spoolId } : {}) };
+        if (sms.spoolId) {
+          const answer = await centreWatch.delivery(sms.spoolId, o.webhookTimeoutMs ?? 30_000, o.signal);
+          if (answer) confirmation.webhook = answer;
+        }
+        finish({ ...base, status: 'ok', ms: clock.now() - t0 - startMs, replies: [sms.text] });
+        outcome = 'confirmed';
+      } catch (err) {
+        const status = err instanceof TransferTimeout ? 'timeout' : 'interrupted';
+        finish({ ...base, status, ms: clock.now() - t0 - startMs, replies: [], error: errorMessage(err) });
+        outcome = status;
+      }
+    }
+  } finally {
+    fromWatch.stop();
+    centreWatch?.stop();
+  }
+  return { outcome, steps, sent, ...(confirmation ? { confirmation } : {}), totalMs: clock.now() - t0 };
+}
+
+/** An operator SMS that credits `amount` (from `from62`, when known). */
+export function isConfirmation(s: SeenSms, amount: number, from62: string | undefined): boolean {
+  const f = parseOperatorSms(s.text);
+  return f.amount === amount && (from62 === undefined || f.senderNumber === undefined || f.senderNumber === from62);
+}

@@ -1,0 +1,79 @@
+/**
+ * `balance` and `test-transfer` as an operator runs them: the compiled `bin/pulsa-bridge` in its own process, without
+ * a daemon, on simulated modems of each family (one virtual network per invocation). npm test builds dist/ first.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/pulsa-bridge');
+let dir: string;
+let config: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'pb-transfer-bin-'));
+  config = path.join(dir, 'config.json');
+  const sim = (name: string, operator: string, number: string, extra: Record<string, unknown> = {}) => ({ name, simulate: true, senders: ['*'], operator, number, ...extra });
+  await writeFile(
+    config,
+    JSON.stringify({
+      webhook: { baseUrl: 'http://127.0.0.1:9/api/v1/convert-pulsa' },
+      spool: { dir: path.join(dir, 'spool') },
+      modems: [
+        sim('tsel-a', 'telkomsel', '081211110001', { virtual: { balance: 75000, activeUntil: '2031-03-31' } }),
+        sim('tsel-b', 'telkomsel', '081200000001', { virtual: { balance: 1000, activeUntil: '2031-04-30' } }),
+        sim('isat-a', 'indosat', '085611110001', { virtual: { balance: 30000, activeUntil: '2031-05-31' } }),
+        sim('isat-b', 'indosat', '085600000001'),
+        sim('xl-a', 'xl', '081711110001', { virtual: { balance: 20000, activeUntil: '2031-06-30' } }),
+        sim('sf-a', 'smartfren', '088111110001', { virtual: { balance: 1250000, activeUntil: '2031-07-31' } }),
+      ],
+    }),
+  );
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[]): { out: string; err: string; code: number } {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
+}
+
+describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
+  it('balance --json on virtual modems of each family', () => {
+    const r = cli(['balance', '-c', config, '--json']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const rows = (JSON.parse(r.out) as Array<{ modem: string; code: string; balance: number; activeUntil: string; reply: string }>).map((x) => [x.modem, x.code, x.balance, x.activeUntil]);
+    expect(rows).toEqual([
+      ['tsel-a', '*888#', 75000, '2031-03-31'],
+      ['tsel-b', '*888#', 1000, '2031-04-30'],
+      ['isat-a', '*555#', 30000, '2031-05-31'],
+      ['isat-b', '*555#', 50000, expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/)],
+      ['xl-a', '*123#', 20000, '2031-06-30'],
+      ['sf-a', '*999#', 1250000, '2031-07-31'],
+    ]);
+  });
+
+  it('test-transfer between two virtual modems (Indosat SMS flow with a token), confirmed on the centre', () => {
+    const r = cli(['test-transfer', '-c', config, '--from', 'isat-a', '--to', 'isat-b', '--amount', '10000', '--yes']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/1\. send SMS "TRANSFERPULSA 085600000001 10000" to 151 from isat-a: OK/);
+    expect(r.out).toMatch(/3\. send SMS "OK[A-Z0-9]{6}" to 151 from isat-a: OK/);
+    expect(r.out).toMatch(/confirmation on isat-b from 151: 6285611110001 mentransfer pulsa sebesar Rp 10\.000 tgl .* SN: /);
+    expect(r.out).toMatch(/result: confirmed after/);
+  });
+
+  it('a transfer larger than the balance fails at its step and says what was sent', () => {
+    const r = cli(['test-transfer', '-c', config, '--from', 'tsel-b', '--to', 'tsel-a', '--amount', '5000', '--yes']);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/1\. dial USSD \*858\*081211110001\*5000# on tsel-b, then answer "1": FAILED/);
+    expect(r.out).toContain('pulsa Anda tidak cukup');
+    expect(r.err).toContain('already sent: USSD *858*081211110001*5000# on tsel-b; USSD answer "1" on tsel-b');
+  });
+});
