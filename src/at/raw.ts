@@ -6,13 +6,13 @@
  *   (`AT+CSQ;+CREG?` -> `+CSQ`, `+CREG`) is the response even where the URC table knows it. Other URCs that arrive
  *   while the line runs still reach every channel listener (the daemon's receiver) and are also listed in `urcs`.
  * - A modem error (ERROR, +CME ERROR: n, ...) is an outcome, not an exception: ok false, the modem's words, and the
- *   explanation of its code in `error`. No answer in time, a closed port or an unsendable line throw AtCommandError.
+ *   error message naming the command and explaining its code in `error` (`AT+CIMI failed: +CME ERROR: 10 (SIM not
+ *   inserted)`). No answer in time, a closed port or an unsendable line throw AtCommandError.
  * - `body` answers a `> ` prompt (AT+CMGS): sent followed by Ctrl-Z. Without a body, a prompt is left with Esc
  *   (`cancelPrompt` says the operator chose that; it is also what happens to a prompt nobody asked for).
  * The result has the shape of AtOutcome (src/control/ops.ts); the AT layer does not import the control layer.
  */
 import { AtCommandError } from '../errors.js';
-import { explainFinal } from './results.js';
 import type { AtChannel, AtResponse, Urc } from './types.js';
 
 export interface RawAtOptions {
@@ -55,13 +55,9 @@ export function responsePrefixesOf(line: string): string[] {
   return [...out];
 }
 
-function urcText(urc: Urc): string {
-  return urc.lines.join('\n');
-}
-
 export async function runRawAt(channel: AtChannel, line: string, o: RawAtOptions = {}): Promise<RawAtOutcome> {
   const urcs: string[] = [];
-  const onUrc = (urc: Urc): void => void urcs.push(urcText(urc));
+  const onUrc = (urc: Urc): void => void urcs.push(...urc.lines);
   channel.on('urc', onUrc);
   const options = {
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
@@ -73,7 +69,7 @@ export async function runRawAt(channel: AtChannel, line: string, o: RawAtOptions
       res = o.body !== undefined && o.cancelPrompt !== true ? await channel.runWithPrompt(line, o.body, options) : await channel.run(line, { ...options, cancelPrompt: true });
     } catch (err) {
       if (!(err instanceof AtCommandError) || err.final === undefined) throw err;
-      return { command: line, lines: [...err.lines], final: err.final, ok: false, error: explainFinal(err.final), urcs };
+      return { command: line, lines: [...err.lines], final: err.final, ok: false, error: err.message, urcs };
     }
     return { command: line, lines: res.lines, final: res.final, ok: true, urcs };
   } finally {

@@ -76,7 +76,7 @@ describe('runRawAt', () => {
   it('a modem error is an outcome with the modem words and the explanation of its code', async () => {
     const { channel } = await setup(() => answer('+CME ERROR: 10'));
     const out = await runRawAt(channel, 'AT+CIMI');
-    expect(out).toEqual({ command: 'AT+CIMI', lines: [], final: '+CME ERROR: 10', ok: false, error: '+CME ERROR: 10 (SIM not inserted)', urcs: [] });
+    expect(out).toEqual({ command: 'AT+CIMI', lines: [], final: '+CME ERROR: 10', ok: false, error: 'AT+CIMI failed: +CME ERROR: 10 (SIM not inserted)', urcs: [] });
   });
 
   it('answers a > prompt with the body and Ctrl-Z', async () => {
