@@ -9,12 +9,15 @@ import { VERSION } from './daemon.js';
 import { configCommand } from './cli/config-check.js';
 import { defaultIo, type Io } from './cli/io.js';
 import { allCommands, runCli } from './cli/lifecycle.js';
+import { atCommand } from './cli/at.js';
 import { modemCommands } from './cli/modem.js';
 import { portsCommand } from './cli/ports.js';
 import { queueCommands } from './cli/queue.js';
 import { runCommand } from './cli/run.js';
 import { simulateCommand } from './cli/simulate.js';
+import { sessionTarget } from './cli/session-target.js';
 import { statusCommand } from './cli/status.js';
+import { ussdCommand } from './cli/ussd.js';
 
 export { allCommands } from './cli/lifecycle.js';
 export type { Io } from './cli/io.js';
@@ -24,7 +27,7 @@ export function createProgram(io: Io = defaultIo): Command {
     .name('pulsa-bridge')
     .description('Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.')
     .version(VERSION);
-  for (const c of [runCommand(), configCommand(io), portsCommand(io), ...modemCommands(io), queueCommands(io), statusCommand(io), simulateCommand(io)]) {
+  for (const c of [runCommand(), configCommand(io), portsCommand(io), ...modemCommands(io), atCommand(io, sessionTarget), ussdCommand(io, sessionTarget), queueCommands(io), statusCommand(io), simulateCommand(io)]) {
     program.addCommand(c);
   }
   // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
