@@ -8,6 +8,7 @@
  * error, not silently dropped. Status 4 (not supported) and 5 (timed out) exit 1.
  */
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { Command } from 'commander';
 import type { ModemOps, UssdOutcome } from '../control/ops.js';
 import { ussdStatusLabel } from '../modem/ussd-session.js';
@@ -87,7 +88,13 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
 
 /** One answer from the terminal; undefined on Ctrl-D / Ctrl-C. */
 function ask(io: Io, input: NodeJS.ReadableStream): Promise<string | undefined> {
-  const rl = createInterface({ input, output: process.stdout, terminal: true });
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      io.out(chunk.toString());
+      done();
+    },
+  });
+  const rl = createInterface({ input, output, terminal: true });
   return new Promise((resolve) => {
     let answered = false;
     rl.on('SIGINT', () => rl.close());
