@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import type { ModemAt } from './commands.js';
 import { describeFinal } from './error-codes.js';
 import type { ModemProfile } from './types.js';
+import { encodeUcs2Hex } from '../sms/ucs2.js';
 import { continueCusd, decodeUssdPayload, isUndecodedUssd, parseCusdLine, type CusdLine } from './ussd-codec.js';
 
 /** A request the modem accepted whose +CUSD reply is still to come (UssdSession.send). */
@@ -58,10 +59,16 @@ export function ussdStatusLabel(status: number): string {
   return USSD_STATUSES[status]?.label ?? '?';
 }
 
-/** The generic USSD step: text in the current charset, or ATD<code>; when the profile says so. */
-export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string): string {
-  return profile.ussd.send === 'atd' ? `ATD${text};` : `AT+CUSD=1,"${text}",15`;
+/**
+ * The generic USSD step: the code dialled with ATD<code>; when the profile says so (menu answers still go by
+ * AT+CUSD: `ATD1;` would be a voice call); otherwise the text in the profile's charset: as it is for GSM and IRA,
+ * as UCS2 hex when the charset is UCS2 (27.007 §7.15: the string is in the TE character set).
+ */
+export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string, kind: 'open' | 'reply' = 'open'): string {
+  if (profile.ussd.send === 'atd' && kind === 'open') return `ATD${text};`;
+  return `AT+CUSD=1,"${profile.ussd.charset === 'UCS2' ? encodeUcs2Hex(text) : text}",15`;
 }
+
 
 /** The generic decoding step: by the DCS (GSM 7-bit text, UCS2 hex, ...). */
 export function ussdTextGeneric(payload: string, dcs: number | undefined): string {
@@ -129,7 +136,7 @@ export class UssdSession {
     this.busy = true;
     let handedOver = false;
     try {
-      const command = this.command(text);
+      const command = this.command(text, kind);
       const profile = this.o.profile();
       const charset = profile.ussd.charset;
       if (profile.ussd.send === 'text' && charset !== undefined) {
@@ -211,14 +218,14 @@ export class UssdSession {
     this.partial = undefined;
   }
 
-  private command(text: string): string {
+  private command(text: string, kind: 'open' | 'reply'): string {
     const { name } = this.o;
     if (/["\r\n\x1a]/.test(text)) throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} contains a quote or control character`);
     const profile = this.o.profile();
     const step = profile.steps?.ussdCommand;
-    if (!step) return ussdCommandGeneric(profile, text);
+    if (!step) return ussdCommandGeneric(profile, text, kind);
     try {
-      return step(text);
+      return step(text, kind);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} ${why}`, { cause: err instanceof Error && err.cause !== undefined ? err.cause : err });

@@ -835,6 +835,8 @@ export class VirtualModem implements VirtualDevice {
       { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.cusdN}`] }) },
       { pattern: /^\+CUSD=\?$/i, run: () => ({ lines: ['+CUSD: (0-2)'] }) },
       { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.cusd(Number(m[1]), m[2]) },
+      // ATD<code>; with a USSD code (`*888#`): what some modems need instead of AT+CUSD; the code goes as typed.
+      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.cusd(1, m[1], { dialled: true }) },
     ];
     if (this.profile.extras.includes('huawei-curc')) {
       entries.push(
@@ -1030,7 +1032,7 @@ export class VirtualModem implements VirtualDevice {
     this.respond({ lines: [`+CMGS: ${this.mr}`] });
   }
 
-  private cusd(n: number, str: string | undefined): Outcome {
+  private cusd(n: number, str: string | undefined, o: { dialled?: boolean } = {}): Outcome {
     if (n === 2) {
       this.ussdSession = undefined;
       return OK;
@@ -1039,7 +1041,7 @@ export class VirtualModem implements VirtualDevice {
     if (str === undefined) return OK;
     const blocked = this.checkNeeds({ network: 'cme' });
     if (blocked) return { error: blocked };
-    const input = this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
+    const input = o.dialled ? str : this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
     if (input === undefined) return { error: { cme: 50 } };
     const step = this.ussdSession ? continueUssd(this.ussdSession, input) : startUssd(this.ussdScript, input);
     this.ussdSession = step.session;
