@@ -134,7 +134,18 @@ export class UssdSessions {
     let pending: PendingUssdReply;
     try {
       // Held only while the command is in flight: send() resolves at the command's final result.
-      pending = await this.o.run(`ussd: ${text}`, (m) => m.ussdSend(text, kind, { timeoutMs }), o.signal);
+      pending = await this.o.run(
+        `ussd: ${text}`,
+        async (m) => {
+          if (kind === 'open' && m.ussdWaitingForInput) {
+            // A menu nobody here owns (network-initiated, or left by an earlier run): it would take the code as an answer.
+            this.log.info('USSD: ending a menu no session owns before dialling');
+            await m.ussdCancel();
+          }
+          return m.ussdSend(text, kind, { timeoutMs });
+        },
+        o.signal,
+      );
     } catch (err) {
       s.inflight = undefined;
       if (this.session === s) this.forget(s);

@@ -194,3 +194,15 @@ describe('UssdSessions', () => {
     expect(t.sessions.current()).toBeUndefined();
   });
 });
+
+describe('UssdSessions and a menu the network opened', () => {
+  it('a network-initiated menu is ended before a new code is dialled', async () => {
+    const t = await setup();
+    await t.network('+CUSD: 1,"Promo! 1.Ya 2.Tidak",15');
+    const opened = t.sessions.open(alice, '*888#');
+    await until(() => t.commands.includes('AT+CUSD=1,"*888#",15'), 'sent');
+    await t.network('+CUSD: 0,"ok",15');
+    expect(await opened).toMatchObject({ status: 0, text: 'ok' });
+    expect(t.commands.filter((c) => c.startsWith('AT+CUSD'))).toEqual(['AT+CUSD=2', 'AT+CUSD=1,"*888#",15']);
+  });
+});
