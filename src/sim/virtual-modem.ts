@@ -62,6 +62,12 @@ export interface VirtualModemOptions {
   simState?: SimState;
   identity?: Partial<SimulatedIdentity>;
   ussdMenus?: UssdScript;
+  /**
+   * The form of +CUSD reply strings, overriding the family's (field notes: forms seen from networks and modems):
+   * 'ucs2' hex with dcs 72, 'ucs2-dcs15' the same hex labelled dcs 15, 'ascii-hex' hex of the text with dcs 0 (an
+   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
+   */
+  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
   /** Report every +CMTI twice (a modem that does so, field note). */
   reportTwice?: boolean;
   /** Spacing of boot banners. Default 5 ms; 0 = all at once. */
@@ -1050,8 +1056,20 @@ export class VirtualModem implements VirtualDevice {
     return this.profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
   }
 
-  /** `"<text>",<dcs>` in the form the family uses: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
+  /** `"<text>",<dcs>` in the form asked for (ussdReplyForm), else the family's: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
   private encodeUssd(text: string): string {
+    switch (this.opts.ussdReplyForm) {
+      case 'ucs2':
+        return `"${ucs2Hex(text)}",72`;
+      case 'ucs2-dcs15':
+        return `"${ucs2Hex(text)}",15`;
+      case 'ascii-hex':
+        return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
+      case 'mislabelled':
+        return `"${packUssdHex(text)}",68`;
+      default:
+        break;
+    }
     if (this.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
     if (this.profile.ussdPackedHex || this.cscs === 'UCS2') return `"${ucs2Hex(text)}",72`;
     return `"${text}",15`;

@@ -120,3 +120,24 @@ describe('formatUssd', () => {
     );
   });
 });
+
+describe('ussd: every reply form of the field notes, end to end', () => {
+  const MENU = 'Sisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu';
+  it.each(['ucs2', 'ucs2-dcs15', 'ascii-hex'] as const)('%s: decoded', async (form) => {
+    const c = capture({}, { ussdReplyForm: form });
+    await run(c, ['*888#']);
+    expect(c.result().out).toBe(`[status 1: more input expected]\n${MENU}\n`);
+  });
+
+  it('a reply no rule can read is shown raw with its DCS', async () => {
+    // Packed GSM 7-bit labelled 8-bit: as 8-bit data it holds C1 control characters (0x9B), so nothing reads it.
+    const c = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
+    await run(c, ['*555#', '--json']);
+    expect(JSON.parse(c.result().out)).toEqual([
+      { status: 0, statusText: 'USSD done', text: 'E8329BFD4697D9EC37', undecoded: true, dcs: 68, raw: '+CUSD: 0,"E8329BFD4697D9EC37",68' },
+    ]);
+    const t = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
+    await run(t, ['*555#']);
+    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nE8329BFD4697D9EC37\n');
+  });
+});
