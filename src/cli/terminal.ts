@@ -58,6 +58,7 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
     const shown = formatEvent(e);
     if (shown) io.out(shown);
     if (e.event === 'closing') rl.close();
+    else if (tty) rl.prompt(true); // the prompt and what was typed so far, again below the event
   });
   io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits; after AT+CMGS=..., Ctrl-Z sends the message and Esc cancels\n');
   rl.prompt();
