@@ -5,20 +5,14 @@
  * `sms read` or `sms delete` is an error (exit 1) saying so; input that cannot work (no port, an undialable number)
  * is a usage error, found before the port is opened.
  */
-import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
-import { ussdStatusLabel } from '../modem/ussd-session.js';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { encodeForSend } from '../control/actions.js';
 import type { StoredSmsView } from '../control/ops.js';
-import { AtCommandError, BridgeError } from '../errors.js';
-import { createLogger, silentLogger, type Logger } from '../log.js';
+import { BridgeError } from '../errors.js';
 import type { StorageUsage } from '../modem/modem.js';
 import type { SubmitPdu } from '../sms/submit.js';
 import { printJson, type Io } from './io.js';
-import { CommandFailed } from './lifecycle.js';
-import { openSession, type Session } from './session.js';
 import { targetOptions, withModemOps, type TargetCliOptions } from './target.js';
-import { interactiveAt } from './terminal.js';
 import { UsageError, wholeNumber } from './usage.js';
 
 export function modemCommands(io: Io): Command[] {

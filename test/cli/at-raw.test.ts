@@ -5,7 +5,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { main, type Io } from '../../src/cli.js';
+import type { Io } from '../../src/cli.js';
+import { runSessionCli } from './session-ops.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { encodeSubmit } from '../../src/sms/submit.js';
 
@@ -36,7 +37,7 @@ afterEach(() => {
 describe('at, one line', () => {
   it('sends the line as typed and nothing else (no set-up commands), and shows every answer of a multi-command line', async () => {
     const c = capture();
-    await main(['node', 'pulsa-bridge', 'at', '--simulate', 'AT+CSQ;+CREG?'], c.io);
+    await runSessionCli(['at', '--simulate', 'AT+CSQ;+CREG?'], c.io);
     expect(c.result()).toEqual({ out: '+CSQ: 20,99\n+CREG: 0,1\nOK\n', err: '', code: 0 });
     // The session's probe `AT`, then the operator's line: no AT+CPMS=, AT+CNMI=, ...
     expect(c.vm().commandLog()).toEqual(['AT', 'AT+CSQ;+CREG?']);
@@ -44,7 +45,7 @@ describe('at, one line', () => {
 
   it('a line that is not an AT command is a usage error with a suggestion, and nothing is opened', async () => {
     const c = capture();
-    await main(['node', 'pulsa-bridge', 'at', '--simulate', 'CSQ'], c.io);
+    await runSessionCli(['at', '--simulate', 'CSQ'], c.io);
     expect(c.result().err).toMatch(/^error: not an AT command: "CSQ" does not start with AT; did you mean "AT\+CSQ"\?\n/);
     expect(c.result().code).toBe(2);
   });
@@ -54,7 +55,7 @@ describe('at, the interactive terminal', () => {
   it('sends a line without AT with AT in front and says so; multi-line answers shown whole', async () => {
     const input = new PassThrough();
     const c = capture({ input });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], c.io);
+    const done = runSessionCli(['at', '--simulate'], c.io);
     input.end('CSQ\nAT+CSQ;+CREG?\n');
     await done;
     const out = c.result().out;
@@ -66,7 +67,7 @@ describe('at, the interactive terminal', () => {
   it('AT+CMGS: shows the > prompt, sends the typed PDU on Ctrl-Z and prints +CMGS', async () => {
     const input = new PassThrough();
     const c = capture({ input });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], c.io);
+    const done = runSessionCli(['at', '--simulate'], c.io);
     const [part] = encodeSubmit('+6281234567890', 'halo');
     input.write(`AT+CMGS=${part!.tpduLength}\n`);
     await vi.waitFor(() => expect(c.result().out).toContain('> \n'));
@@ -79,7 +80,7 @@ describe('at, the interactive terminal', () => {
   it('AT+CMGS: Esc cancels, nothing is sent and the terminal goes on', async () => {
     const input = new PassThrough();
     const c = capture({ input });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], c.io);
+    const done = runSessionCli(['at', '--simulate'], c.io);
     input.end('AT+CMGS=20\n0011\x1b\nAT+CSQ\n');
     await done;
     expect(c.result().out).toContain('(cancelled: Esc sent, nothing was sent as a message)');
@@ -90,7 +91,7 @@ describe('at, the interactive terminal', () => {
   it('a message left without Ctrl-Z at end of input is not sent', async () => {
     const input = new PassThrough();
     const c = capture({ input });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], c.io);
+    const done = runSessionCli(['at', '--simulate'], c.io);
     input.end('AT+CMGS=20\n0011\n');
     await done;
     expect(c.result().out).toContain('(message not sent: input ended before Ctrl-Z)');

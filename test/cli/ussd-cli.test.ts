@@ -4,7 +4,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { main, type Io } from '../../src/cli.js';
+import type { Io } from '../../src/cli.js';
+import { runSessionCli } from './session-ops.js';
 import { formatUssd } from '../../src/cli/ussd.js';
 import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
 import type { UssdScript } from '../../src/sim/ussd-script.js';
@@ -40,7 +41,7 @@ function capture(extra: Partial<Io> = {}, vmOptions: Partial<VirtualModemOptions
   return { io, result: () => ({ out, err, code: Number(process.exitCode ?? 0) }), vm: () => vm! };
 }
 
-const run = (c: ReturnType<typeof capture>, args: string[]) => main(['node', 'pulsa-bridge', 'ussd', '--simulate', ...args], c.io);
+const run = (c: ReturnType<typeof capture>, args: string[]) => runSessionCli(['ussd', '--simulate', ...args], c.io);
 
 beforeEach(() => {
   process.exitCode = undefined;
@@ -139,5 +140,19 @@ describe('ussd: every reply form of the field notes, end to end', () => {
     const t = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
     await run(t, ['*555#']);
     expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nE8329BFD4697D9EC37\n');
+  });
+});
+
+describe('ussd through the program main() runs (target.ts: the port here, no daemon)', () => {
+  it('--reply 1 --reply 2 answers in turn, and extra words are refused', async () => {
+    const { main } = await import('../../src/cli.js');
+    const c = capture({}, { ussdMenus: PACKAGES });
+    await main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*123#', '--reply', '1', '--reply', '2'], c.io);
+    expect(c.result().out).toBe('[status 1: more input expected]\n1.Paket\n2.Info\n[status 1: more input expected]\n1.Harian\n2.Mingguan\n[status 0: done]\nPaket mingguan aktif\n');
+    expect(c.result().code).toBe(0);
+    const d = capture();
+    await main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*888#', '1'], d.io);
+    expect(d.result().err).toMatch(/^error: too many arguments for 'ussd'/);
+    expect(d.result().code).toBe(2);
   });
 });

@@ -1,21 +1,23 @@
 /**
- * Stand-in for src/cli/target.ts (the daemon-or-port resolver built in parallel): the `at` and `ussd` commands'
- * OpsTarget over session.ts, opening the port (or --simulate) for the one command. It implements exactly the
- * ModemOps methods those commands use, with the same pieces the daemon uses (runRawAt, UssdSessions), so their
- * output is the one the daemon path gives. When target.ts is merged, cli.ts passes `{ options: targetOptions,
- * withOps: withModemOps }` instead and this file goes.
+ * Test helper: the `at` and `ussd` commands on an OpsTarget over src/cli/session.ts, opening --simulate (or a port)
+ * for the one command, with the pieces the control plane is to use on both paths (runRawAt, UssdSessions), so the
+ * commands are tried on them before DirectOps / the dispatcher are wired to them. `runSessionCli` runs argv like
+ * main() does, with these two commands only.
  */
 import { Command, Option } from 'commander';
-import { runRawAt } from '../at/raw.js';
-import type { ModemOps } from '../control/ops.js';
-import type { EventMessage } from '../control/protocol.js';
-import { UssdSessions } from '../control/ussd-sessions.js';
-import { createLogger, silentLogger, type Logger } from '../log.js';
-import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
-import type { Io } from './io.js';
-import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
-import { openSession, type Session } from './session.js';
-import { wholeNumber } from './usage.js';
+import { atCommand } from '../../src/cli/at.js';
+import { allCommands, runCli } from '../../src/cli/lifecycle.js';
+import { ussdCommand } from '../../src/cli/ussd.js';
+import { runRawAt } from '../../src/at/raw.js';
+import type { ModemOps } from '../../src/control/ops.js';
+import type { EventMessage } from '../../src/control/protocol.js';
+import { UssdSessions } from '../../src/control/ussd-sessions.js';
+import { createLogger, silentLogger, type Logger } from '../../src/log.js';
+import { PROFILE_SETTINGS } from '../../src/modem/profiles/index.js';
+import type { Io } from '../../src/cli/io.js';
+import type { OpsTarget, TargetCliOptionsBase } from '../../src/cli/ops-target.js';
+import { openSession, type Session } from '../../src/cli/session.js';
+import { wholeNumber } from '../../src/cli/usage.js';
 
 export type SessionOps = Pick<ModemOps, 'at' | 'onEvent' | 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
 
@@ -96,3 +98,12 @@ export const sessionTarget: OpsTarget<SessionOps> = {
     }
   },
 };
+
+/** Runs `pulsa-bridge <args>` with the `at` and `ussd` commands on sessionTarget; sets process.exitCode like main(). */
+export async function runSessionCli(args: string[], io: Io): Promise<void> {
+  const program = new Command().name('pulsa-bridge');
+  program.addCommand(atCommand(io, sessionTarget));
+  program.addCommand(ussdCommand(io, sessionTarget));
+  for (const c of allCommands(program)) c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
+  await runCli(program, ['node', 'pulsa-bridge', ...args], io);
+}
