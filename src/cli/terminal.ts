@@ -42,10 +42,19 @@ export function formatOutcome(r: AtOutcome): string {
   return out;
 }
 
-function formatEvent(e: EventMessage): string | undefined {
+/**
+ * One line per event worth showing while the operator types: URCs whole, an SMS the daemon spooled (sender and id),
+ * a delivery that ended (delivered or dead; retries are not shown: they would flood the terminal), USSD replies.
+ */
+export function formatEvent(e: EventMessage): string | undefined {
   if (e.event === 'closing') return '\n[daemon] closing: the terminal ends\n';
-  const data = e.data as { lines?: unknown } | undefined;
-  if (e.event === 'urc' && data && Array.isArray(data.lines)) return `\n[urc] ${data.lines.join(' | ')}\n`;
+  const data = (e.data ?? {}) as { lines?: unknown; id?: unknown; sender?: unknown; status?: unknown; outcome?: unknown };
+  if (e.event === 'urc') return Array.isArray(data.lines) ? `\n[urc] ${data.lines.join(' | ')}\n` : `\n[urc] ${JSON.stringify(e.data)}\n`;
+  if (e.event === 'sms') return `\n[sms] spooled ${String(data.id)} from ${String(data.sender)}\n`;
+  if (e.event === 'delivery') {
+    if (data.status === 'retry') return undefined;
+    return `\n[delivery] ${String(data.id)}: ${String(data.status)}${data.outcome !== undefined ? ` (${String(data.outcome)})` : ''}\n`;
+  }
   return `\n[${e.event}] ${JSON.stringify(e.data)}\n`;
 }
 
@@ -56,7 +65,8 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
   const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
   const off = await ops.onEvent((e) => {
     const shown = formatEvent(e);
-    if (shown) io.out(shown);
+    if (!shown) return;
+    io.out(shown);
     if (e.event === 'closing') rl.close();
     else if (tty) rl.prompt(true); // the prompt and what was typed so far, again below the event
   });

@@ -98,3 +98,13 @@ describe('at, the interactive terminal', () => {
     expect(c.vm().commandLog()).toEqual(['AT']);
   });
 });
+
+describe('the terminal: events through the daemon', () => {
+  it('URCs whole, a spooled SMS in one line, a delivery only when it ended', async () => {
+    const { formatEvent } = await import('../../src/cli/terminal.js');
+    expect(formatEvent({ v: 1, event: 'urc', data: { name: 'cmti', lines: ['+CMTI: "SM",1'], data: {} } })).toBe('\n[urc] +CMTI: "SM",1\n');
+    expect(formatEvent({ v: 1, event: 'sms', data: { id: 'sms-1', sender: '858', text: 'x' } })).toBe('\n[sms] spooled sms-1 from 858\n');
+    expect(formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'retry', outcome: 'ECONNREFUSED' } })).toBeUndefined();
+    expect(formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'delivered', outcome: '200' } })).toBe('\n[delivery] sms-1: delivered (200)\n');
+  });
+});
