@@ -14,6 +14,8 @@
  * - Late answers: after a timeout the channel waits for `quietGapMs` of silence (at most `maxDrainMs`) before it writes
  *   the next command; lines arriving meanwhile are reported as 'unexpected' (never given to the next command). A `> `
  *   prompt nobody waits for is cancelled with ESC so the modem does not swallow the next command as message text.
+ * - Raw mode (src/at/raw.ts): `responsePrefixes` claims lines for the command in flight before the URC table is
+ *   consulted (`AT+CSQ;+CREG?` gets its `+CREG:` line); `cancelPrompt` answers an expected prompt with ESC quietly.
  * - Data handlers never throw: listener exceptions and internal errors are logged.
  * - Secrets: the argument of AT+CPIN/AT+CPIN2/AT+CPWD/AT+CLCK is redacted in logs, error messages and the transcript.
  */
@@ -63,6 +65,9 @@ interface Job {
   shown: string;
   payload: string | undefined;
   timeoutMs: number;
+  /** Raw mode: upper-cased prefixes of lines that are this command's response (AtRunOptions.responsePrefixes). */
+  responsePrefixes: readonly string[];
+  cancelPrompt: boolean;
   lines: string[];
   phase: Phase;
   timer: NodeJS.Timeout | undefined;
@@ -188,6 +193,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         shown,
         payload,
         timeoutMs: positive(options.timeoutMs, this.defaultTimeoutMs),
+        responsePrefixes: (options.responsePrefixes ?? []).map((p) => p.toUpperCase()),
+        cancelPrompt: options.cancelPrompt === true,
         lines: [],
         phase: 'queued',
         timer: undefined,
@@ -317,6 +324,11 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         this.framer.expectEcho(job.payload);
         this.record('out', `${job.payload}<Ctrl-Z>`);
         this.write(job, job.payload + CTRL_Z);
+      } else if (job && job.cancelPrompt) {
+        // Raw mode: the operator asked for the prompt to be left (Esc); the modem's final result ends the command.
+        this.log.debug({ command: job.shown }, 'AT channel: cancelling the expected prompt with ESC');
+        this.record('out', '<ESC>');
+        this.write(job, ESC);
       } else {
         this.cancelPrompt(job ? `unexpected during ${job.shown}` : 'no command waits for it');
       }
@@ -379,6 +391,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private matchUrc(text: string): UrcEntry | undefined {
     const job = this.active;
     const cmd = job ? job.command.toUpperCase() : undefined;
+    if (job && job.responsePrefixes.length > 0) {
+      const upper = text.toUpperCase();
+      if (job.responsePrefixes.some((p) => upper.startsWith(p) && (upper.length === p.length || upper[p.length] === ':'))) return undefined;
+    }
     for (const entry of this.urcTable) {
       entry.pattern.lastIndex = 0; // a /g pattern would otherwise remember its last match
       if (!entry.pattern.test(text)) continue;

@@ -61,6 +61,13 @@ export interface AtResponse {
 export interface AtRunOptions {
   /** Default from the channel (e.g. 5 s); long for AT+CMGS, AT+COPS=?, AT+CUSD. */
   timeoutMs?: number;
+  /**
+   * Raw mode (an operator's line): lines starting with one of these prefixes (`+CSQ`, `+CREG`; case-insensitive,
+   * followed by `:` or the line end) are this command's response, never a URC, whatever the URC table says.
+   */
+  responsePrefixes?: readonly string[];
+  /** Raw mode: a `> ` prompt during run() is expected and answered with ESC at once (the final result still ends it). */
+  cancelPrompt?: boolean;
 }
 
 export interface AtChannelEvents {

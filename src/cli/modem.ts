@@ -1,74 +1,22 @@
 /**
- * The modem diagnostics: `info`, `at`, `ussd`, `sms list|read|delete|send`. `info` and `sms ...` are written on
- * ModemOps (target.ts): through the running daemon when it holds the modem, else on the port opened for the one
- * command; the output (text, or JSON with --json) and exit codes are the same either way. `at` and `ussd` still open
- * the port themselves (session.ts). A modem error the operator should see in the modem's own words (`at`, a USSD
- * code the network refuses) is printed, then the command fails with exit 1 (CommandFailed); an empty slot for
- * `sms read` or `sms delete` is an error (exit 1) saying so; input that cannot work (no port, an empty AT command,
- * an undialable number) is a usage error, found before the port is opened.
+ * The modem diagnostics `info` and `sms list|read|delete|send` (`at` and `ussd` live in at.ts and ussd.ts), written
+ * on ModemOps (target.ts): through the running daemon when it holds the modem, else on the port opened for the one
+ * command; the output (text, or JSON with --json) and exit codes are the same either way. An empty slot for
+ * `sms read` or `sms delete` is an error (exit 1) saying so; input that cannot work (no port, an undialable number)
+ * is a usage error, found before the port is opened.
  */
-import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
-import { ussdStatusLabel } from '../modem/ussd-session.js';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { encodeForSend } from '../control/actions.js';
 import type { StoredSmsView } from '../control/ops.js';
-import { AtCommandError, BridgeError } from '../errors.js';
-import { createLogger, silentLogger, type Logger } from '../log.js';
+import { BridgeError } from '../errors.js';
 import type { StorageUsage } from '../modem/modem.js';
 import type { SubmitPdu } from '../sms/submit.js';
 import { printJson, type Io } from './io.js';
-import { CommandFailed } from './lifecycle.js';
-import { openSession, type Session } from './session.js';
 import { targetOptions, withModemOps, type TargetCliOptions } from './target.js';
-import { interactiveAt } from './terminal.js';
 import { UsageError, wholeNumber } from './usage.js';
 
-interface ModemCliOptions {
-  port?: string;
-  baud: number;
-  simulate?: boolean;
-  profile?: string;
-  pin?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-}
-
-function modemOptions(cmd: Command): Command {
-  return cmd
-    .option('-p, --port <path>', 'serial port, e.g. /dev/serial/by-id/usb-...-if02-port0 (see `pulsa-bridge ports`)')
-    .option('-b, --baud <rate>', 'baud rate', wholeNumber('a baud rate such as 115200 or 9600', 1), 115200)
-    .option('--simulate', 'use the built-in virtual modem instead of hardware')
-    .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(PROFILE_SETTINGS))
-    .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
-    .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
-    .option('-v, --verbose', 'log the AT traffic to stderr');
-}
-
-function loggerFor(opts: { verbose?: boolean }): Logger {
-  return opts.verbose ? createLogger({ level: 'debug', pretty: false, destination: process.stderr }) : silentLogger();
-}
-
-async function withSession<T>(io: Io, opts: ModemCliOptions, fn: (s: Session) => Promise<T>): Promise<T> {
-  const session = await openSession({
-    ...(opts.port ? { port: opts.port } : {}),
-    baud: opts.baud,
-    simulate: opts.simulate === true,
-    ...(opts.profile ? { profile: opts.profile } : {}),
-    ...((opts.pin ?? process.env.PULSA_BRIDGE_PIN) ? { pin: opts.pin ?? process.env.PULSA_BRIDGE_PIN! } : {}),
-    timeoutMs: opts.timeout,
-    logger: loggerFor(opts),
-    ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
-  });
-  try {
-    return await fn(session);
-  } finally {
-    await session.close();
-  }
-}
-
 export function modemCommands(io: Io): Command[] {
-  return [infoCommand(io), atCommand(io), ussdCommand(io), smsCommand(io)];
+  return [infoCommand(io), smsCommand(io)];
 }
 
 function infoCommand(io: Io): Command {
@@ -80,70 +28,6 @@ function infoCommand(io: Io): Command {
         const info = await ops.info();
         if (opts.json) return printJson(io, info);
         io.out(formatInfo(info));
-      });
-    });
-}
-
-function atCommand(io: Io): Command {
-  return modemOptions(new Command('at'))
-    .description('send one AT command and print the answer; with no command, an interactive AT terminal (URCs shown as they arrive; Ctrl-C or Ctrl-D exits)')
-    .argument('[command...]', 'AT command, e.g. AT+CSQ (quote it in the shell)')
-    .option('--json', 'print JSON (one-shot mode)')
-    .action(async (words: string[], opts: ModemCliOptions) => {
-      const command = words.join(' ');
-      if (words.length > 0 && command.trim() === '') {
-        throw new UsageError('empty AT command', { hint: 'give a command such as AT+CSQ (quoted in the shell), or none for the interactive terminal' });
-      }
-      await withSession(io, opts, async (s) => {
-        if (words.length === 0) return interactiveAt(s, io);
-        try {
-          const r = await s.channel.run(command);
-          if (opts.json) return printJson(io, r);
-          io.out([...r.lines, r.final].join('\n') + '\n');
-        } catch (err) {
-          // The modem answered with an error: show its words like a terminal would, explain on stderr, exit 1.
-          if (err instanceof AtCommandError && err.final !== undefined) {
-            if (opts.json) printJson(io, { command, lines: err.lines, final: err.final, error: err.message, code: err.code });
-            else {
-              io.out([...err.lines, err.final].join('\n') + '\n');
-              io.err(`error: ${err.message}\n`);
-            }
-            throw new CommandFailed(err.message);
-          }
-          if (opts.json && err instanceof BridgeError) {
-            printJson(io, { command, error: err.message, code: err.code });
-            throw new CommandFailed(err.message);
-          }
-          throw err;
-        }
-      });
-    });
-}
-
-function ussdCommand(io: Io): Command {
-  return modemOptions(new Command('ussd'))
-    .description('dial a USSD code and print the reply, e.g. `pulsa-bridge ussd --port P "*888#"`; answer menus with --reply')
-    .argument('<code>', 'USSD code, e.g. *888#')
-    .option('-r, --reply <text...>', 'answers to send in turn while the network asks for more input (status 1)')
-    .option('--cancel', 'cancel the session after the last reply')
-    .option('--json', 'print JSON')
-    .action(async (code: string, opts: ModemCliOptions & { reply?: string[]; cancel?: boolean }) => {
-      await withSession(io, opts, async (s) => {
-        await s.modem.init();
-        const replies = [] as unknown[];
-        let r = await s.modem.ussd(code, { timeoutMs: opts.timeout });
-        replies.push(r);
-        for (const answer of opts.reply ?? []) {
-          if (r.status !== 1) break;
-          r = await s.modem.ussdReply(answer);
-          replies.push(r);
-        }
-        if (r.status === 1 && opts.cancel) await s.modem.ussdCancel();
-        if (opts.json) printJson(io, replies);
-        else for (const x of replies as Array<{ status: number; text: string }>) io.out(`[status ${x.status}: ${ussdStatusLabel(x.status)}]\n${x.text}\n`);
-        if (r.status === 4 && !opts.json) io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
-        // The network refusing the code (4 not supported, 5 timed out) is a failed diagnostic: exit 1.
-        if (r.status === 4 || r.status === 5) throw new CommandFailed(`USSD status ${r.status}`);
       });
     });
 }

@@ -1,57 +1,162 @@
 /**
- * The interactive AT terminal (`pulsa-bridge at` with no command): one command per line, answered in order (each
- * waits for the one before: one command in flight on the channel); URCs and stray lines shown as they arrive;
- * a modem error shows the modem's own words plus what its code means. On a TTY there is a prompt, line editing and
- * history; piped input gets the answers alone. Ends on Ctrl-C, Ctrl-D, end of input or the port closing, after the
- * last answer is printed.
+ * The interactive AT terminal (`pulsa-bridge at` with no command), on ModemOps: through the running daemon (URCs
+ * shown as they arrive while the daemon keeps reading SMS) or on the port. One AT line per input line, sent as typed
+ * and answered in order; every response line shown whole, then the final result, and for a modem error what its code
+ * means. A line without `AT` is sent with `AT` put in front, and a note says so. A command that prompts (`AT+CMGS=`,
+ * `AT+CMGW=`, `AT+CMGC=`) shows `> ` and reads the message (text or PDU): Ctrl-Z sends it, Esc cancels (piped input:
+ * a Ctrl-Z or Esc character in the text). On a TTY there is a prompt, line editing and history; piped input gets the
+ * answers alone. Ends on Ctrl-C, Ctrl-D, end of input or the daemon closing, after the last answer is printed.
  */
 import { createInterface } from 'node:readline';
 import { explainFinal } from '../at/results.js';
-import { AtCommandError } from '../errors.js';
+import { checkAtLine } from '../control/at-guard.js';
+import type { AtOutcome, ModemOps } from '../control/ops.js';
+import type { EventMessage } from '../control/protocol.js';
 import type { Io } from './io.js';
 import { formatError } from './lifecycle.js';
-import type { Session } from './session.js';
 
-export async function interactiveAt(s: Session, io: Io): Promise<void> {
+export type TerminalOps = Pick<ModemOps, 'at' | 'onEvent'>;
+
+/** Commands the modem answers with a `> ` prompt for the message text. */
+const PROMPTING = /^AT\+CMG[SWC]=/i;
+const CTRL_Z = '\x1a';
+const ESC = '\x1b';
+
+/** The line to send for what the operator typed, and a note when it was changed (no `AT` in front). */
+export function terminalLine(typed: string): { line: string; note?: string } {
+  const t = typed.trim();
+  const verdict = checkAtLine(t);
+  if (!verdict.notAt) return { line: t };
+  const suggestion = /did you mean "(.*)"\?$/.exec(verdict.notAt)?.[1];
+  if (suggestion === undefined) return { line: t };
+  return { line: suggestion, note: `"${t}" does not start with AT: sent as ${suggestion}` };
+}
+
+/** How an outcome is shown: the modem's lines and final result, and the meaning of an error code. */
+export function formatOutcome(r: AtOutcome): string {
+  let out = [...r.lines, r.final].join('\n') + '\n';
+  if (!r.ok) {
+    const explained = explainFinal(r.final);
+    if (explained !== r.final) out += `note: ${explained}\n`;
+  }
+  return out;
+}
+
+/**
+ * One line per event worth showing while the operator types: URCs whole, an SMS the daemon spooled (sender and id),
+ * a delivery that ended (delivered or dead; retries are not shown: they would flood the terminal), USSD replies.
+ */
+export function formatEvent(e: EventMessage): string | undefined {
+  if (e.event === 'closing') return '\n[daemon] closing: the terminal ends\n';
+  const data = (e.data ?? {}) as { lines?: unknown; id?: unknown; sender?: unknown; status?: unknown; outcome?: unknown };
+  if (e.event === 'urc') return Array.isArray(data.lines) ? `\n[urc] ${data.lines.join(' | ')}\n` : `\n[urc] ${JSON.stringify(e.data)}\n`;
+  if (e.event === 'sms') return `\n[sms] spooled ${String(data.id)} from ${String(data.sender)}\n`;
+  if (e.event === 'delivery') {
+    if (data.status === 'retry') return undefined;
+    return `\n[delivery] ${String(data.id)}: ${String(data.status)}${data.outcome !== undefined ? ` (${String(data.outcome)})` : ''}\n`;
+  }
+  return `\n[${e.event}] ${JSON.stringify(e.data)}\n`;
+}
+
+export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: number } = {}): Promise<void> {
   const input = io.input ?? process.stdin;
   const tty = (input as { isTTY?: boolean }).isTTY === true;
   // The prompt and line editing only on a terminal; piped input gets the answers alone (all through io).
   const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
-  const onUrc = (u: { lines: string[] }) => io.out(`\n[urc] ${u.lines.join(' | ')}\n`);
-  const onUnexpected = (line: string) => io.out(`\n[modem] ${line}\n`);
-  const onClose = (info: { disconnected: boolean }) => {
-    io.err(`\nport closed${info.disconnected ? ' (device vanished)' : ''}\n`);
-    rl.close();
-  };
-  s.channel.on('urc', onUrc);
-  s.channel.on('unexpected', onUnexpected);
-  s.channel.on('close', onClose);
-  io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits\n');
-  rl.prompt();
-  let queue = Promise.resolve();
-  await new Promise<void>((resolve) => {
-    rl.on('line', (line) => {
-      const cmd = line.trim();
-      if (!cmd) return rl.prompt();
-      queue = queue.then(async () => {
-        try {
-          const r = await s.channel.run(cmd);
-          io.out([...r.lines, r.final].join('\n') + '\n');
-        } catch (err) {
-          if (err instanceof AtCommandError && err.final !== undefined) {
-            // The modem's own words, then what its error code means when the table knows it.
-            io.out([...err.lines, err.final].join('\n') + '\n');
-            const explained = explainFinal(err.final);
-            if (explained !== err.final) io.out(`note: ${explained}\n`);
-          } else io.out(formatError(err));
-        }
-        rl.prompt();
-      });
-    });
-    rl.on('SIGINT', () => rl.close());
-    rl.on('close', () => void queue.then(resolve));
+  const off = await ops.onEvent((e) => {
+    const shown = formatEvent(e);
+    if (!shown) return;
+    io.out(shown);
+    if (e.event === 'closing') rl.close();
+    else if (tty) rl.prompt(true); // the prompt and what was typed so far, again below the event
   });
-  s.channel.off('urc', onUrc);
-  s.channel.off('unexpected', onUnexpected);
-  s.channel.off('close', onClose);
+  io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits; after AT+CMGS=..., Ctrl-Z sends the message and Esc cancels\n');
+  rl.prompt();
+
+  let queue = Promise.resolve();
+  /** The prompting command whose message is being typed. */
+  let body: { line: string; text: string[] } | undefined;
+
+  const send = (line: string, extra: { body?: string; cancelPrompt?: boolean } = {}): void => {
+    queue = queue.then(async () => {
+      try {
+        const r = await ops.at(line, { ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}), ...extra });
+        io.out(formatOutcome(r));
+      } catch (err) {
+        io.out(formatError(err));
+      }
+      rl.setPrompt('AT> ');
+      rl.prompt();
+    });
+  };
+
+  const finishBody = (how: 'send' | 'cancel', last: string): void => {
+    const b = body;
+    if (!b) return;
+    body = undefined;
+    if (last !== '') b.text.push(last);
+    if (how === 'cancel') {
+      io.out('(cancelled: Esc sent, nothing was sent as a message)\n');
+      send(b.line, { cancelPrompt: true });
+    } else send(b.line, { body: b.text.join('\r') });
+  };
+
+  const onLine = (typed: string): void => {
+    if (body) {
+      const z = typed.indexOf(CTRL_Z);
+      const esc = typed.indexOf(ESC);
+      if (esc >= 0 && (z < 0 || esc < z)) return finishBody('cancel', '');
+      if (z >= 0) return finishBody('send', typed.slice(0, z));
+      body.text.push(typed);
+      return rl.prompt();
+    }
+    if (typed.trim() === '') return rl.prompt();
+    const { line, note } = terminalLine(typed);
+    if (note) io.out(`note: ${note}\n`);
+    if (PROMPTING.test(line)) {
+      body = { line, text: [] };
+      if (tty) {
+        rl.setPrompt('> ');
+        rl.prompt();
+      } else io.out('> \n');
+      return;
+    }
+    send(line);
+  };
+
+  // On a terminal Ctrl-Z would suspend the process and Esc is a key, not a character: catch both while a message
+  // is typed. Outside a message Ctrl-Z does nothing (suspending would leave the modem's prompt hanging).
+  const onCtrlZ = (): void => {
+    if (!body) return;
+    const typed = rl.line;
+    (rl as unknown as { line: string }).line = '';
+    io.out('\n');
+    finishBody('send', typed);
+  };
+  const onKey = (_s: string | undefined, key: { name?: string } | undefined): void => {
+    if (body && key?.name === 'escape') {
+      (rl as unknown as { line: string }).line = '';
+      io.out('\n');
+      finishBody('cancel', '');
+    }
+  };
+  if (tty) {
+    rl.on('SIGTSTP', onCtrlZ);
+    input.on('keypress', onKey);
+  }
+
+  await new Promise<void>((resolve) => {
+    rl.on('line', onLine);
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (body) {
+        // Input ended in the middle of a message: nothing is sent.
+        body = undefined;
+        io.out('(message not sent: input ended before Ctrl-Z)\n');
+      }
+      void queue.then(resolve);
+    });
+  });
+  if (tty) input.off('keypress', onKey);
+  off();
 }

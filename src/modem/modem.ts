@@ -37,10 +37,10 @@ import { SimUnlock } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
-import { UssdSession, type UssdReply } from './ussd-session.js';
+import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
 import { isHex } from './ussd-codec.js';
 
-export type { ModemIdentity, Registration, SignalQuality, StorageUsage, UssdReply };
+export type { ModemIdentity, PendingUssdReply, Registration, SignalQuality, StorageUsage, UssdReply };
 
 export interface ModemOptions {
   channel: AtChannel;
@@ -383,6 +383,19 @@ export class Modem extends EventEmitter<ModemEvents> {
   /** Answers a USSD session that asked for input (status 1). */
   ussdReply(text: string, options: { timeoutMs?: number } = {}): Promise<UssdReply> {
     return this.ussdSession.reply(text, options);
+  }
+
+  /**
+   * Sends a USSD request and resolves once the modem accepted it, the reply still to come (see UssdSession.send):
+   * for a caller that holds the channel only while the command is in flight (src/control/ussd-sessions.ts).
+   */
+  ussdSend(text: string, kind: 'open' | 'reply', options: { timeoutMs?: number } = {}): Promise<PendingUssdReply> {
+    return this.ussdSession.send(text, kind, options);
+  }
+
+  /** True while a USSD session waits for an answer (status 1), also one the network opened. */
+  get ussdWaitingForInput(): boolean {
+    return this.ussdSession.waitingForInput;
   }
 
   /** Ends the USSD session (AT+CUSD=2). A refusal is logged: many modems answer ERROR when no session is open. */

@@ -33,8 +33,11 @@ export interface StepAt {
 export interface ModemSteps {
   /** AT+CPIN? -> its answer lines. A thrown AtCommandError is classified by the generic SIM step (+CME 10, 11, ...). */
   readSimState(at: StepAt): Promise<readonly string[]>;
-  /** The command that sends `text` (already checked: no quote or control character) as a USSD string. Throws when it cannot. */
-  ussdCommand(text: string): string;
+  /**
+   * The command that sends `text` (already checked: no quote or control character) as a USSD string: the code that
+   * opens a session, or an answer to a menu (`kind`, default 'open'). Throws when it cannot.
+   */
+  ussdCommand(text: string, kind?: 'open' | 'reply'): string;
   /** The text of a +CUSD payload. */
   ussdText(payload: string, dcs: number | undefined): string;
 }
@@ -67,7 +70,7 @@ export interface ModemProfile {
   /** CNMI settings tried in order when AT+CNMI=? cannot be used or the negotiated one fails. */
   cnmiFallbacks: string[];
   /** How the generic USSD step sends: as text in `charset` (AT+CSCS before it when set), or by ATD<code>; */
-  ussd: { send: 'text' | 'atd'; charset?: 'GSM' | 'IRA' };
+  ussd: { send: 'text' | 'atd'; charset?: 'GSM' | 'IRA' | 'UCS2' };
   /** ICCID commands tried in order until one answers with an ICCID (27.007 has none, every vendor has its own). */
   iccidCommands: string[];
   /** Device reports every incoming SMS twice (+CMTI twice): dedupe indications. */

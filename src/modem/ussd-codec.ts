@@ -97,6 +97,17 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
   return { text, form: 'text' };
 }
 
+/**
+ * True when `text` (what a decoding step made of `payload`) is the payload left as it came and that is not readable:
+ * data in an 8-bit or UCS2 DCS that no rule could decode, or hex that reads as nothing (at least 4 octets, digits and
+ * letters A-F mixed: a menu of plain words or a number alone is never that). The CLI shows it raw with its DCS.
+ */
+export function isUndecodedUssd(payload: string, dcs: number | undefined, text: string): boolean {
+  if (text !== payload || payload === '') return false;
+  if (dcs !== undefined && dcsAlphabet(dcs) !== 'gsm7') return true;
+  return /^(?:[0-9A-Fa-f]{2}){4,}$/.test(payload) && /[0-9]/.test(payload) && /[A-Fa-f]/.test(payload);
+}
+
 const ASCII_BLANKS_AT_ENDS = /^[ \t\r\n]+|[ \t\r\n]+$/g;
 
 /** One +CUSD line as it arrived. `complete` is false when the quoted string did not close on this line. */

@@ -4,7 +4,9 @@
  * as network-initiated. Also the status texts of +CUSD <m> (the CLI prints the short labels).
  * Contract and invariants:
  * - One request at a time; a session that asked for input (status 1) must be answered or cancelled before a new one.
- * - The reply waiter is armed before the command is sent (a +CUSD that beats the OK is not lost).
+ * - The reply waiter is armed before the command is sent (a +CUSD that beats the OK is not lost); send() returns
+ *   once the command is accepted, so a scheduler lane is held only while the command is in flight, not while the
+ *   network thinks.
  * - No reply within the timeout: the session is ended with AT+CUSD=2 and the error names the code and the time.
  * - How the string is sent and how the reply is decoded are profile steps (ussdCommand, ussdText); the generic ones
  *   send text (after AT+CSCS when the profile names a charset) or ATD<code>; and decode by the DCS.
@@ -16,13 +18,23 @@ import type { Logger } from '../log.js';
 import type { ModemAt } from './commands.js';
 import { describeFinal } from './error-codes.js';
 import type { ModemProfile } from './types.js';
-import { continueCusd, decodeUssdPayload, parseCusdLine, type CusdLine } from './ussd-codec.js';
+import { encodeUcs2Hex } from '../sms/ucs2.js';
+import { continueCusd, decodeUssdPayload, isUndecodedUssd, parseCusdLine, type CusdLine } from './ussd-codec.js';
+
+/** A request the modem accepted whose +CUSD reply is still to come (UssdSession.send). */
+export interface PendingUssdReply {
+  reply: Promise<UssdReply>;
+  /** Stops waiting (reply rejects with WaitCancelledError). */
+  cancel(): void;
+}
 
 export interface UssdReply {
   /** 0 done, 1 further input needed, 2 ended by network, 3 answered by another client, 4 not supported, 5 timeout. */
   status: number;
   text: string;
   dcs?: number;
+  /** The text is the payload as it came: no encoding was recognised (shown raw with its DCS). */
+  undecoded?: boolean;
   /** The +CUSD line(s) as received ('' when the reply was an error result). */
   raw: string;
 }
@@ -47,10 +59,16 @@ export function ussdStatusLabel(status: number): string {
   return USSD_STATUSES[status]?.label ?? '?';
 }
 
-/** The generic USSD step: text in the current charset, or ATD<code>; when the profile says so. */
-export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string): string {
-  return profile.ussd.send === 'atd' ? `ATD${text};` : `AT+CUSD=1,"${text}",15`;
+/**
+ * The generic USSD step: the code dialled with ATD<code>; when the profile says so (menu answers still go by
+ * AT+CUSD: `ATD1;` would be a voice call); otherwise the text in the profile's charset: as it is for GSM and IRA,
+ * as UCS2 hex when the charset is UCS2 (27.007 §7.15: the string is in the TE character set).
+ */
+export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string, kind: 'open' | 'reply' = 'open'): string {
+  if (profile.ussd.send === 'atd' && kind === 'open') return `ATD${text};`;
+  return `AT+CUSD=1,"${profile.ussd.charset === 'UCS2' ? encodeUcs2Hex(text) : text}",15`;
 }
+
 
 /** The generic decoding step: by the DCS (GSM 7-bit text, UCS2 hex, ...). */
 export function ussdTextGeneric(payload: string, dcs: number | undefined): string {
@@ -93,18 +111,71 @@ export class UssdSession {
 
   /** Starts a USSD session (`*888#`). Status 1 in the reply: answer with reply() or end with cancel(). */
   async start(code: string, options: { timeoutMs?: number } = {}): Promise<UssdReply> {
-    if (this.busy) throw new BridgeError('USSD', `${this.o.name}: a USSD request is already in progress`);
-    if (this.open) {
-      throw new BridgeError('USSD', `${this.o.name}: a USSD session is waiting for input`, { hint: 'answer it with ussdReply() or end it with ussdCancel()' });
-    }
-    return this.exchange(code, options);
+    return this.exchange(code, 'open', options);
   }
 
   /** Answers a USSD session that asked for input (status 1). */
   async reply(text: string, options: { timeoutMs?: number } = {}): Promise<UssdReply> {
-    if (this.busy) throw new BridgeError('USSD', `${this.o.name}: a USSD request is already in progress`);
-    if (!this.open) throw new BridgeError('USSD', `${this.o.name}: no USSD session is waiting for input`);
-    return this.exchange(text, options);
+    return this.exchange(text, 'reply', options);
+  }
+
+  /**
+   * The first half of start()/reply(): sends the request (the reply waiter armed first) and resolves once the modem
+   * accepted it (its final result), with the reply still to come. The caller may give the channel back before it
+   * awaits `reply` (the network may think for seconds). `reply` rejects with WaitTimeoutError when no +CUSD comes
+   * in time; ending the session then (cancel()) is the caller's job. A +CME ERROR 132..134 resolves as status 4.
+   */
+  async send(text: string, kind: 'open' | 'reply', options: { timeoutMs?: number } = {}): Promise<PendingUssdReply> {
+    const { at, name, log } = this.o;
+    if (this.busy) throw new BridgeError('USSD', `${name}: a USSD request is already in progress`);
+    if (kind === 'open' && this.open) {
+      throw new BridgeError('USSD', `${name}: a USSD session is waiting for input`, { hint: 'answer it with ussdReply() or end it with ussdCancel()' });
+    }
+    if (kind === 'reply' && !this.open) throw new BridgeError('USSD', `${name}: no USSD session is waiting for input`);
+    const timeoutMs = options.timeoutMs ?? this.o.timeoutMs ?? 30_000;
+    this.busy = true;
+    let handedOver = false;
+    try {
+      const command = this.command(text, kind);
+      const profile = this.o.profile();
+      const charset = profile.ussd.charset;
+      if (profile.ussd.send === 'text' && charset !== undefined) {
+        if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined) log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
+      }
+      const waiter = waitFor(this.replies, () => true, { timeoutMs, what: `the +CUSD reply to ${text}` });
+      let res: AtResponse;
+      try {
+        res = await at.channel.run(command, { timeoutMs });
+      } catch (err) {
+        waiter.cancel();
+        at.rethrowIfGone(err);
+        if (err instanceof AtCommandError && err.errorCode !== undefined && err.errorCode >= 132 && err.errorCode <= 134) {
+          this.open = false;
+          const reply: UssdReply = { status: 4, text: `USSD not supported by the network or the SIM: ${describeFinal(err.final)}`, raw: err.final ?? '' };
+          return { reply: Promise.resolve(reply), cancel: () => undefined };
+        }
+        this.open = false;
+        const final = err instanceof AtCommandError ? err.final : undefined;
+        throw new BridgeError('USSD', `${name}: USSD ${text} failed: ${describeFinal(final)}`, { cause: err });
+      }
+      // A reply string with CR/LF inside may have spilled into the command's own lines.
+      if (this.partial) for (const line of res.lines) this.feed(line);
+      const reply = waiter.promise.then(
+        (r) => {
+          this.open = r.status === 1;
+          return r;
+        },
+        (err: unknown) => {
+          this.open = false;
+          throw err;
+        },
+      );
+      void reply.finally(() => (this.busy = false)).catch(() => undefined); // the rejection is the awaiter's
+      handedOver = true;
+      return { reply, cancel: () => waiter.cancel() };
+    } finally {
+      if (!handedOver) this.busy = false;
+    }
   }
 
   /** Ends the USSD session (AT+CUSD=2). A refusal is logged: many modems answer ERROR when no session is open. */
@@ -147,63 +218,31 @@ export class UssdSession {
     this.partial = undefined;
   }
 
-  private command(text: string): string {
+  private command(text: string, kind: 'open' | 'reply'): string {
     const { name } = this.o;
     if (/["\r\n\x1a]/.test(text)) throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} contains a quote or control character`);
     const profile = this.o.profile();
     const step = profile.steps?.ussdCommand;
-    if (!step) return ussdCommandGeneric(profile, text);
+    if (!step) return ussdCommandGeneric(profile, text, kind);
     try {
-      return step(text);
+      return step(text, kind);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} ${why}`, { cause: err instanceof Error && err.cause !== undefined ? err.cause : err });
     }
   }
 
-  private async exchange(text: string, options: { timeoutMs?: number }): Promise<UssdReply> {
-    this.busy = true;
-    const { at, name, log } = this.o;
-    const timeoutMs = options.timeoutMs ?? this.o.timeoutMs ?? 30_000;
+  private async exchange(text: string, kind: 'open' | 'reply', options: { timeoutMs?: number }): Promise<UssdReply> {
+    const pending = await this.send(text, kind, options);
     try {
-      const command = this.command(text);
-      const profile = this.o.profile();
-      const charset = profile.ussd.charset;
-      if (profile.ussd.send === 'text' && charset !== undefined) {
-        if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined) log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
-      }
-      const waiter = waitFor(this.replies, () => true, { timeoutMs, what: `the +CUSD reply to ${text}` });
-      let res: AtResponse;
-      try {
-        res = await at.channel.run(command, { timeoutMs });
-      } catch (err) {
-        waiter.cancel();
-        at.rethrowIfGone(err);
-        if (err instanceof AtCommandError && err.errorCode !== undefined && err.errorCode >= 132 && err.errorCode <= 134) {
-          this.open = false;
-          return { status: 4, text: `USSD not supported by the network or the SIM: ${describeFinal(err.final)}`, raw: err.final ?? '' };
-        }
-        const final = err instanceof AtCommandError ? err.final : undefined;
-        throw new BridgeError('USSD', `${name}: USSD ${text} failed: ${describeFinal(final)}`, { cause: err });
-      }
-      // A reply string with CR/LF inside may have spilled into the command's own lines.
-      if (this.partial) for (const line of res.lines) this.feed(line);
-      let reply: UssdReply;
-      try {
-        reply = await waiter.promise;
-      } catch (err) {
-        if (!(err instanceof WaitTimeoutError)) throw err;
-        this.open = false;
-        await at.tryLines('AT+CUSD=2');
-        throw new BridgeError('USSD', `${name}: no USSD reply to ${text} within ${Math.round(timeoutMs / 1000)} s`, {
-          cause: err,
-          hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
-        });
-      }
-      this.open = reply.status === 1;
-      return reply;
-    } finally {
-      this.busy = false;
+      return await pending.reply;
+    } catch (err) {
+      if (!(err instanceof WaitTimeoutError)) throw err;
+      await this.o.at.tryLines('AT+CUSD=2');
+      throw new BridgeError('USSD', `${this.o.name}: no USSD reply to ${text} within ${Math.round(err.timeoutMs / 1000)} s`, {
+        cause: err,
+        hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
+      });
     }
   }
 
@@ -233,6 +272,7 @@ export class UssdSession {
     const text = line.payload === undefined ? ussdStatusText(line.status) : (profile.steps?.ussdText ?? ussdTextGeneric)(line.payload, line.dcs);
     const reply: UssdReply = { status: line.status, text, raw: raw.join('\n') };
     if (line.dcs !== undefined) reply.dcs = line.dcs;
+    if (line.payload !== undefined && isUndecodedUssd(line.payload, line.dcs, text)) reply.undecoded = true;
     if (this.replyListeners.size > 0) {
       for (const listener of [...this.replyListeners]) listener(reply);
       return;

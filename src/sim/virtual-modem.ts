@@ -64,6 +64,12 @@ export interface VirtualModemOptions {
   ussdMenus?: UssdScript;
   /** The network's side of AT+CMGS: called after each SMS the modem sent (operator-network.ts routes it). */
   onSmsSubmitted?: (sent: SentMessage) => void;
+  /**
+   * The form of +CUSD reply strings, overriding the family's (field notes: forms seen from networks and modems):
+   * 'ucs2' hex with dcs 72, 'ucs2-dcs15' the same hex labelled dcs 15, 'ascii-hex' hex of the text with dcs 0 (an
+   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
+   */
+  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
   /** Report every +CMTI twice (a modem that does so, field note). */
   reportTwice?: boolean;
   /** Spacing of boot banners. Default 5 ms; 0 = all at once. */
@@ -837,6 +843,8 @@ export class VirtualModem implements VirtualDevice {
       { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.cusdN}`] }) },
       { pattern: /^\+CUSD=\?$/i, run: () => ({ lines: ['+CUSD: (0-2)'] }) },
       { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.cusd(Number(m[1]), m[2]) },
+      // ATD<code>; with a USSD code (`*888#`): what some modems need instead of AT+CUSD; the code goes as typed.
+      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.cusd(1, m[1], { dialled: true }) },
     ];
     if (this.profile.extras.includes('huawei-curc')) {
       entries.push(
@@ -1034,7 +1042,7 @@ export class VirtualModem implements VirtualDevice {
     this.opts.onSmsSubmitted?.(sent);
   }
 
-  private cusd(n: number, str: string | undefined): Outcome {
+  private cusd(n: number, str: string | undefined, o: { dialled?: boolean } = {}): Outcome {
     if (n === 2) {
       this.ussdSession = undefined;
       return OK;
@@ -1043,7 +1051,7 @@ export class VirtualModem implements VirtualDevice {
     if (str === undefined) return OK;
     const blocked = this.checkNeeds({ network: 'cme' });
     if (blocked) return { error: blocked };
-    const input = this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
+    const input = o.dialled ? str : this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
     if (input === undefined) return { error: { cme: 50 } };
     const step = this.ussdSession ? continueUssd(this.ussdSession, input) : startUssd(this.ussdScript, input);
     this.ussdSession = step.session;
@@ -1052,8 +1060,20 @@ export class VirtualModem implements VirtualDevice {
     return this.profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
   }
 
-  /** `"<text>",<dcs>` in the form the family uses: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
+  /** `"<text>",<dcs>` in the form asked for (ussdReplyForm), else the family's: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
   private encodeUssd(text: string): string {
+    switch (this.opts.ussdReplyForm) {
+      case 'ucs2':
+        return `"${ucs2Hex(text)}",72`;
+      case 'ucs2-dcs15':
+        return `"${ucs2Hex(text)}",15`;
+      case 'ascii-hex':
+        return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
+      case 'mislabelled':
+        return `"${packUssdHex(text)}",68`;
+      default:
+        break;
+    }
     if (this.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
     if (this.profile.ussdPackedHex || this.cscs === 'UCS2') return `"${ucs2Hex(text)}",72`;
     return `"${text}",15`;

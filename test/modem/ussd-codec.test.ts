@@ -3,6 +3,7 @@ import {
   continueCusd,
   dcsAlphabet,
   decodeUssdPayload,
+  isUndecodedUssd,
   parseCusdLine,
   unpackGsm7Hex,
 } from '../../src/modem/ussd-codec.js';
@@ -96,5 +97,19 @@ describe('parseCusdLine', () => {
 
   it('is undefined for other lines', () => {
     expect(parseCusdLine('+CMTI: "SM",1')).toBeUndefined();
+  });
+});
+
+describe('isUndecodedUssd', () => {
+  it.each([
+    ['C8329BFD06', 68, 'C8329BFD06', true], // 8-bit data nothing could read
+    ['D83DDE00D83D', 72, 'D83DDE00D83D', true], // UCS2 dcs, hex that is not printable UCS2
+    ['A1B2C3D4E5', 15, 'A1B2C3D4E5', true], // hex in a GSM dcs no rule could read
+    ['Sisa pulsa Rp.24025', 15, 'Sisa pulsa Rp.24025', false],
+    ['12345678', 15, '12345678', false], // a number alone is a menu, not undecoded hex
+    ['00480061006C006F', 72, 'Halo', false], // decoded
+    ['', 15, '', false],
+  ])('%s (dcs %s) -> %s', (payload, dcs, text, undecoded) => {
+    expect(isUndecodedUssd(payload, dcs, text)).toBe(undecoded);
   });
 });

@@ -1,0 +1,113 @@
+/**
+ * `pulsa-bridge ussd CODE`: a USSD session, through the running daemon or on the port (ModemOps). Each reply is
+ * printed as it arrives: `[status N: what it means]` then the decoded text; a reply in an encoding nothing could read
+ * is printed raw with its DCS. Menus (status 1) are answered in turn with `--reply A --reply B`; with no --reply on a
+ * terminal the command is interactive: it shows each menu and reads the next choice until the network ends the
+ * session (an empty line or Ctrl-D ends it). Whatever happens, a menu still open when the command exits is cancelled
+ * (AT+CUSD=2): left open, the next code dialled would be taken as its answer. Extra words after CODE are a usage
+ * error, not silently dropped. Status 4 (not supported) and 5 (timed out) exit 1.
+ */
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { Command } from 'commander';
+import type { ModemOps, UssdOutcome } from '../control/ops.js';
+import { ussdStatusLabel } from '../modem/ussd-session.js';
+import { printJson, type Io } from './io.js';
+import { CommandFailed } from './lifecycle.js';
+import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
+
+export type UssdOps = Pick<ModemOps, 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
+
+interface UssdCliOptions extends TargetCliOptionsBase {
+  reply: string[];
+  cancel?: boolean;
+  interactive?: boolean;
+}
+
+/** How one reply is shown (text mode). */
+export function formatUssd(r: UssdOutcome): string {
+  const head = `[status ${r.status}: ${ussdStatusLabel(r.status)}]`;
+  if (r.undecoded) {
+    const dcs = r.dcs === undefined ? 'no dcs' : `dcs ${r.dcs} (0x${r.dcs.toString(16).padStart(2, '0')})`;
+    return `${head} undecoded, ${dcs}: shown as it came\n${r.text}\n`;
+  }
+  return `${head}\n${r.text}\n`;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
+  const cmd = target
+    .options(new Command('ussd'))
+    .description('dial a USSD code and print the replies, e.g. `pulsa-bridge ussd --modem telkomsel-1 "*888#"`; on a terminal, menus are answered interactively unless --reply is given')
+    .argument('<code>', 'USSD code, e.g. *888# (quote it in the shell)')
+    .option('-r, --reply <text>', 'an answer to the next menu (status 1); repeat for several: --reply 1 --reply 2', collect, [])
+    .option('--no-interactive', 'never ask for menu answers, even on a terminal')
+    .option('--cancel', 'cancel the session after the last reply (always done when a menu is still open)')
+    .option('--json', 'print JSON (every reply, in order)');
+  return cmd.action(async (code: string, opts: UssdCliOptions) => {
+    const input = io.input ?? process.stdin;
+    const interactive = opts.reply.length === 0 && opts.interactive !== false && !opts.json && (input as { isTTY?: boolean }).isTTY === true;
+    // The session timeout is the daemon's / modem's (30 s) unless --timeout was given.
+    const timing = cmd.getOptionValueSource('timeout') === 'cli' ? { timeoutMs: opts.timeout } : {};
+    await target.withOps(io, opts, async (ops) => {
+      const replies: UssdOutcome[] = [];
+      const show = (r: UssdOutcome): void => {
+        replies.push(r);
+        if (!opts.json) io.out(formatUssd(r));
+      };
+      let r: UssdOutcome | undefined;
+      try {
+        r = await ops.ussdOpen(code, timing);
+        show(r);
+        const answers = [...opts.reply];
+        while (r.status === 1) {
+          const answer = answers.length > 0 ? answers.shift() : interactive ? await ask(io, input) : undefined;
+          if (answer === undefined || answer === '') break;
+          r = await ops.ussdReply(answer, timing);
+          show(r);
+        }
+      } finally {
+        // Never leave a menu open (the next dial would be taken as its answer).
+        if (r?.status === 1) {
+          await ops.ussdCancel();
+          if (!opts.json && !opts.cancel) io.err('note: the menu was still open: session cancelled\n');
+        }
+      }
+      if (opts.json) printJson(io, replies);
+      if (r.status === 4 && !opts.json) {
+        io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
+      }
+      // The network refusing the code (4 not supported, 5 timed out) is a failed diagnostic: exit 1.
+      if (r.status === 4 || r.status === 5) throw new CommandFailed(`USSD status ${r.status}`);
+    });
+  });
+}
+
+/** One answer from the terminal; undefined on Ctrl-D / Ctrl-C. */
+function ask(io: Io, input: NodeJS.ReadableStream): Promise<string | undefined> {
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      io.out(chunk.toString());
+      done();
+    },
+  });
+  const rl = createInterface({ input, output, terminal: true });
+  return new Promise((resolve) => {
+    let answered = false;
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (!answered) {
+        io.out('\n');
+        resolve(undefined);
+      }
+    });
+    rl.question('reply (empty line ends)> ', (answer) => {
+      answered = true;
+      rl.close();
+      resolve(answer.trim());
+    });
+  });
+}
