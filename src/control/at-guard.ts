@@ -43,6 +43,7 @@ const REFUSED: readonly Rule[] = [
   { test: new RegExp(`^\\+CMGF${SET}`), reason: 'AT+CMGF changes the SMS mode; the daemon reads PDU mode' },
   { test: new RegExp(`^\\+CPMS${SET}`), reason: 'AT+CPMS changes the message storage the daemon reads and deletes from' },
   { test: new RegExp(`^\\+CMGD${SET}`), reason: 'AT+CMGD deletes SMS; the daemon deletes only after the record is durable (use `pulsa-bridge sms delete`, which checks)' },
+  { test: new RegExp(`^[+^$%](?:CMGDA|QMGDA|CMGDL)${SET}`), reason: 'deletes SMS in bulk (SIMCom AT+CMGDA, Quectel AT+QMGDA); SMS not yet spooled would be lost' },
   { test: new RegExp(`^\\+CNMA${SET}`), reason: 'AT+CNMA acknowledges a directly delivered SMS; only the daemon may, after spooling it' },
   { test: new RegExp(`^\\+CSMS${SET}`), reason: 'AT+CSMS changes the SMS service (who acknowledges +CMT)' },
   { test: new RegExp(`^\\+CMEE${SET}`), reason: 'AT+CMEE changes how errors are reported' },
@@ -58,7 +59,7 @@ const RECHECK: readonly RegExp[] = [new RegExp(`^\\+CPIN${SET}`), new RegExp(`^\
 export function splitAtLine(line: string): string[] | undefined {
   const s = line.trim();
   if (!/^AT/i.test(s)) return undefined;
-  const body = s.slice(2);
+  const body = stripSpacesOutsideQuotes(s.slice(2));
   const out: string[] = [];
   let i = 0;
   while (i < body.length) {
@@ -93,6 +94,11 @@ export function splitAtLine(line: string): string[] | undefined {
     i += m[0].length;
   }
   return out;
+}
+
+/** V.250: a modem ignores spaces in a command line outside quoted strings (`AT+CMGD =1` is `AT+CMGD=1`). */
+function stripSpacesOutsideQuotes(s: string): string {
+  return s.replace(/("[^"]*")|([^"]+)/g, (_, q: string | undefined, plain: string | undefined) => q ?? plain!.replace(/[ \t]/g, ''));
 }
 
 function uppercaseOutsideQuotes(s: string): string {

@@ -18,6 +18,10 @@ describe('splitAtLine', () => {
     ['ATS0=0', ['S0=0']],
   ])('%s', (line, want) => expect(splitAtLine(line)).toEqual(want));
   it('keeps quoted text as typed', () => expect(splitAtLine('AT+CSCA="+6281100000"')).toEqual(['+CSCA="+6281100000"']));
+  it('drops spaces outside quotes, as a modem does (V.250)', () => {
+    expect(splitAtLine('AT+CMGD =1')).toEqual(['+CMGD=1']);
+    expect(splitAtLine('AT+CPBW=1,"a b"')).toEqual(['+CPBW=1,"a b"']);
+  });
   it('is undefined without AT', () => expect(splitAtLine('+CSQ')).toBeUndefined());
 });
 
@@ -49,6 +53,13 @@ describe('checkAtLine', () => {
     ['ATE0V0', /numeric result codes/],
     ['AT^CURC=1', /unsolicited/],
     ['AT+CRESET', /resets or powers off/],
+    ['AT+CMGDA="DEL ALL"', /in bulk/],
+    ['AT+CMGDA=6', /in bulk/],
+    ['AT+QMGDA="DEL ALL"', /in bulk/],
+    ['AT+CMGD =1', /deletes SMS/],
+    ['AT+CNMI =0,0,0,0,0', /new SMS are announced/],
+    ['ATE 1', /echo on/],
+    ['at + cmgf = 1', /PDU mode/],
   ])('%s is refused', (line, reason) => {
     const v = checkAtLine(line);
     expect(v.refused.join('\n')).toMatch(reason);
