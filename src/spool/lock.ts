@@ -98,7 +98,7 @@ async function putBack(aside: string, file: string, text: string): Promise<void>
     const code = errnoCode(err);
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
   }
-  await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 }); // no hard links on this filesystem
+  await fsp.writeFile(file, text, { flag: 'wx', mode: 0o640 }); // no hard links on this filesystem
 }
 
 function processAlive(pid: number): boolean {
@@ -344,7 +344,7 @@ export class SpoolLock {
     const { file } = this;
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
-      await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o644 });
+      await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o640 });
       try {
         await fsp.link(tmp, file);
         heldLocks.add(file); // at once: an in-process judge of this lock must see it held, not left by an earlier boot
@@ -355,7 +355,7 @@ export class SpoolLock {
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
       }
       try {
-        await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 });
+        await fsp.writeFile(file, text, { flag: 'wx', mode: 0o640 });
         heldLocks.add(file);
         return true;
       } catch (err) {

@@ -142,15 +142,7 @@ export class Spool extends EventEmitter {
       spool.ix = await scan(spool.scanDeps, 'read');
       return spool;
     }
-    try {
-      for (const area of ['tmp', ...AREAS] as const) await fsp.mkdir(spool.files.areaDir(area), { recursive: true });
-      await spool.files.fsyncDir(spool.dir);
-    } catch (err) {
-      throw new SpoolError('io', `cannot create spool directories under ${spool.dir}: ${errorMessage(err)}`, {
-        cause: err,
-        hint: 'check that the spool directory exists and is writable by the service user',
-      });
-    }
+    await spool.files.ensureSpoolDirs(['tmp', ...AREAS]);
     spool.lock = await SpoolLock.acquire(spool.dir, { logger: spool.logger, clock: spool.clock });
     try {
       await clearTmp(spool.scanDeps);
