@@ -5,6 +5,7 @@
  * are rejected; every problem is reported as `path: what was expected`, all at once; loadConfig names the file.
  * Secrets (modem PIN, HMAC secret, header values) may be given as "env:NAME" to read them from the environment,
  * so the file itself can be world-readable.
+ * loadSpoolConfig() is the spool-only mode of the operator commands: the `spool` section alone, no secrets resolved.
  * Derived once, here: `webhook.endpoint` (the URL every POST goes to) and `warnings` (allowed but probably wrong;
  * the daemon logs them at start, `config check` prints them). maskSecrets() hides secrets, URL credentials included.
  */
@@ -167,15 +168,19 @@ function webhookSchema(env: Env) {
   }, onAnyObject);
 }
 
+function spoolSchema() {
+  return object({
+    dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
+    sentRetentionDays: int(0, 3650).default(30),
+    ignoredRetentionDays: int(0, 3650).default(30),
+    fsync: bool().default(true),
+  }).prefault({});
+}
+
 function configSchema(env: Env = process.env) {
   return object({
     webhook: webhookSchema(env).prefault({}),
-    spool: object({
-      dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
-      sentRetentionDays: int(0, 3650).default(30),
-      ignoredRetentionDays: int(0, 3650).default(30),
-      fsync: bool().default(true),
-    }).prefault({}),
+    spool: spoolSchema(),
     modems: z
       .array(modemSchema(env), { error: 'required: a non-empty array of modems' })
       .min(1)
@@ -234,6 +239,34 @@ export function parseConfig(raw: unknown, env: Env = process.env): Config {
 
 /** Reads and validates a config file. Throws ConfigError (naming the file) on any problem. */
 export async function loadConfig(file: string, env: Env = process.env): Promise<Config> {
+  const raw = await readJson(file);
+  try {
+    return parseConfig(raw, env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
+    throw err;
+  }
+}
+
+/** What the operator commands that need only the spool (`status`, `queue ...`) take from the config. */
+export interface SpoolOnlyConfig {
+  spool: Config['spool'];
+}
+
+/**
+ * Spool-only mode: reads the config file and validates its `spool` section alone. Secrets are not resolved and the
+ * rest is not checked, so `status` and `queue ...` work for an operator whose shell lacks the service's environment
+ * (`env:PB_PIN`); `run` and `config check` still validate everything. Throws ConfigError (naming the file).
+ */
+export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
+  const raw = await readJson(file);
+  // Not strict: the other sections are the daemon's business here.
+  const r = z.object({ spool: spoolSchema() }, { error: 'expected an object' }).safeParse(raw);
+  if (!r.success) throw new ConfigError(problemsOf(r.error), { file });
+  return deepFreeze({ spool: r.data.spool });
+}
+
+async function readJson(file: string): Promise<unknown> {
   let body: string;
   try {
     body = await readFile(file, 'utf8');
@@ -241,17 +274,10 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError([`cannot read (${e.code ?? e.message})`], { file });
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(body);
+    return JSON.parse(body) as unknown;
   } catch (err) {
     throw new ConfigError([`not valid JSON (${(err as Error).message})`], { file });
-  }
-  try {
-    return parseConfig(raw, env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
-    throw err;
   }
 }
 

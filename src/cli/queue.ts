@@ -9,7 +9,7 @@
  * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
  */
 import { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { Spool, readLockOwner } from '../spool/store.js';
@@ -29,7 +29,7 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
   if (!dir) {
-    const cfg = await loadConfig(configPath(opts.config));
+    const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
     dir = cfg.spool.dir;
   }
   return Spool.open(dir, { logger: silentLogger(), role: 'client' });

@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { loadConfig } from '../config.js';
+import { loadSpoolConfig } from '../config.js';
 import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 import { configPath, printJson, type Io } from './io.js';
@@ -18,7 +18,7 @@ export function statusCommand(io: Io): Command {
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
-      const dir = opts.spool ?? (await loadConfig(configPath(opts.config))).spool.dir;
+      const dir = opts.spool ?? (await loadSpoolConfig(configPath(opts.config))).spool.dir;
       const daemon = await spoolHolder(dir);
       let running: (DaemonStatus & { pid: number; writtenAt: string }) | undefined;
       let staleNote: string | undefined;
