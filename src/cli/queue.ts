@@ -174,13 +174,13 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
     }));
 
   withSpoolOptions(queue.command('drop'))
-    .description('remove a record for good (pending, dead, ignored or quarantine); sent records are kept for audit')
-    .argument('<id>', 'record id')
+    .description('remove a record for good (pending, dead, ignored, quarantine, or a stray multipart part); sent records are kept for audit')
+    .argument('<id>', 'record id, or an unambiguous start of it')
     .action(withJsonError(io, async (id: string, opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const r = await spool.drop(id);
-      if (opts.json) return json({ dropped: id, area: r.area });
-      io.out(`dropped ${id} from ${r.area}\n`);
+      if (opts.json) return json({ dropped: r.id, area: r.area });
+      io.out(`dropped ${r.id} from ${r.area}\n`);
     }));
 
   withSpoolOptions(queue.command('stats'))

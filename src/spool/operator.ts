@@ -9,8 +9,9 @@
  * - retry: dead -> pending with attempts 0, nextAttemptAt and deadReason cleared, `requeuedAt` stamped (the forwarder's
  *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way. Any other area
  *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
- * - drop: removes a record from pending, dead, ignored or quarantine; sent records are refused ('wrong-area': they are
- *   pruned, not dropped).
+ * - drop: removes a record from pending, dead, ignored, quarantine or parts (a stray multipart part); sent records are
+ *   refused ('wrong-area': they are pruned, not dropped). It takes the id or an unambiguous prefix of it (resolveId:
+ *   an exact id always wins; a prefix matching several ids is 'invalid-id', listing them).
  * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
  *   a no-op for the owner itself).
  * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago; unreadable ones are
@@ -85,16 +86,40 @@ export async function retryAllDead(s: SpoolPort): Promise<number> {
   return n;
 }
 
-/** Remove a record from pending/dead/ignored/quarantine. Sent records are pruned, not dropped. */
-export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea }> {
-  const result = await s.withLock(id, async (): Promise<{ area: SpoolArea }> => {
+/**
+ * The id an operator meant: itself when the spool knows it (in any area, parts included), else the one id that starts
+ * with it. Several matches -> SpoolError 'invalid-id' listing some; none -> the id as given (the caller reports it).
+ */
+export function resolveId(s: SpoolPort, idOrPrefix: string): string {
+  const ix = s.index();
+  if (ix.sms.has(idOrPrefix) || ix.quarantine.has(idOrPrefix) || ix.parts.has(idOrPrefix)) return idOrPrefix;
+  const matches = new Set<string>();
+  for (const id of [...ix.sms.keys(), ...ix.quarantine, ...ix.parts.keys()]) if (id.startsWith(idOrPrefix)) matches.add(id);
+  if (matches.size === 1) return [...matches][0]!;
+  if (matches.size > 1) {
+    const some = [...matches].sort().slice(0, 5);
+    throw new SpoolError('invalid-id', `id prefix ${idOrPrefix} matches ${matches.size} records (${some.join(', ')}${matches.size > 5 ? ', ...' : ''})`, {
+      hint: 'give more characters of the id, or the whole id from `pulsa-bridge queue ls --area all`',
+    });
+  }
+  return idOrPrefix;
+}
+
+/**
+ * Remove a record from pending/dead/ignored/quarantine, or a multipart part (a stray part whose siblings never came:
+ * it would otherwise wait in parts/ until its timeout). Sent records are pruned, not dropped. `idOrPrefix` may be an
+ * unambiguous prefix of the id (resolveId); the result names the id dropped.
+ */
+export async function drop(s: SpoolPort, idOrPrefix: string): Promise<{ area: SpoolArea; id: string }> {
+  const id = resolveId(s, idOrPrefix);
+  const result = await s.withLock(id, async (): Promise<{ area: SpoolArea; id: string }> => {
     const area = await s.locate(id);
     if (area === 'pending' || area === 'dead' || area === 'ignored') {
       await s.files.unlink(area, id);
       s.index().sms.delete(id);
       s.index().pending.delete(id);
       s.logger.warn({ id, area }, `spool: record ${id} dropped from ${area} by operator`);
-      return { area };
+      return { area, id };
     }
     if (area === undefined && s.index().quarantine.has(id)) {
       await s.withLock(
@@ -106,10 +131,22 @@ export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea 
         true,
       );
       s.logger.warn({ id, area: 'quarantine' }, `spool: record ${id} dropped from quarantine by operator`);
-      return { area: 'quarantine' };
+      return { area: 'quarantine', id };
+    }
+    if (area === undefined && s.index().parts.has(id)) {
+      await s.withLock(
+        `p:${id}`,
+        async () => {
+          await s.files.unlink('parts', id, true);
+          s.index().parts.delete(id);
+        },
+        true,
+      );
+      s.logger.warn({ id, area: 'parts' }, `spool: multipart part ${id} dropped by operator`);
+      return { area: 'parts', id };
     }
     if (area === 'sent') throw new SpoolError('wrong-area', `record ${id} was delivered (sent); sent records are pruned, not dropped`);
-    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored or quarantine`, { hint: 'list records to find the id' });
+    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored, quarantine or parts`, { hint: 'list records to find the id' });
   });
   await s.notifyOwner();
   return result;

@@ -575,8 +575,11 @@ export class Spool extends EventEmitter {
     return operator.retryAllDead(this.port);
   }
 
-  /** Remove a record from pending/dead/ignored/quarantine. Sent records are pruned, not dropped. */
-  async drop(id: string): Promise<{ area: SpoolArea }> {
+  /**
+   * Remove a record from pending/dead/ignored/quarantine, or a multipart part. Sent records are pruned, not dropped.
+   * `id` may be an unambiguous prefix of the id; the result names the id dropped.
+   */
+  async drop(id: string): Promise<{ area: SpoolArea; id: string }> {
     assertId(id);
     return operator.drop(this.port, id);
   }
