@@ -4,6 +4,7 @@
  * spool as a 'client' (no lock, no start-up repairs that could touch the daemon's files in progress). Moves are atomic
  * renames; after retry/drop the running daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds
  * the spool (`daemon: running (pid N)` / `daemon: not running`; a `daemon` field with --json).
+ * Times are shown in the local zone (time-format.ts); --json keeps the records' ISO UTC.
  * With --json a failure is also printed on stdout as {"error", "code", "hint"?}: the code tells a mistyped id
  * (SPOOL_INVALID_ID), an unknown one (SPOOL_NOT_FOUND), one in another area (SPOOL_WRONG_AREA), an unreadable record
  * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
@@ -12,6 +13,7 @@ import { Command } from 'commander';
 import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { silentLogger } from '../log.js';
+import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
@@ -86,7 +88,7 @@ function oneLine(s: string, max = 60): string {
 
 function summary(area: SpoolArea, r: AnyRecord): string[] {
   if (r.kind === 'sms') {
-    const state = area === 'pending' ? (r.attempts > 0 ? `retry ${r.attempts} ${r.nextAttemptAt ? `at ${r.nextAttemptAt.slice(11, 19)}` : ''}`.trim() : 'due') : area;
+    const state = area === 'pending' ? (r.attempts > 0 ? `retry ${r.attempts} ${r.nextAttemptAt ? `at ${localClock(r.nextAttemptAt)}` : ''}`.trim() : 'due') : area;
     return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), state, oneLine(r.lastError ?? r.deadReason ?? r.text)];
   }
   if (r.kind === 'part') return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), `part ${r.sequence}/${r.total}`, oneLine(r.text)];
@@ -152,6 +154,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       io.out(`area: ${found.area}\n`);
       for (const [k, v] of Object.entries(found.record)) {
         if (k === 'text') io.out(`text:\n  ${String(v).replace(/\n/g, '\n  ')}\n`);
+        else if (typeof v === 'string' && looksLikeIsoTime(v)) io.out(`${k}: ${localTime(v)}\n`); // one zone: local
         else io.out(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
       }
     }));
