@@ -15,7 +15,8 @@
  * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
  *   a no-op for the owner itself).
  * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago; unreadable ones are
- *   logged and kept.
+ *   logged and kept. A sent record's delivery time comes from the sent index when it has one (no file read); the
+ *   index is rewritten after sent records were removed.
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -42,6 +43,8 @@ export interface SpoolPort {
   /** Emit 'pending' for id. */
   woke(id: string): void;
   notifyOwner(): Promise<void>;
+  /** Owner: rewrite the sent index after sent records were removed (no-op for a client). */
+  saveSentIndex(): Promise<void>;
 }
 
 /** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
@@ -161,6 +164,15 @@ export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDay
     if (a !== area) continue;
     await s.withLock(id, async () => {
       if (s.index().sms.get(id) !== area) return;
+      const known = area === 'sent' ? s.index().sent.get(id)?.at : undefined; // the sent index: no file read
+      if (known !== undefined) {
+        if (known >= cutoff) return;
+        await s.files.unlink(area, id, true);
+        s.index().sms.delete(id);
+        s.index().sent.delete(id);
+        removed += 1;
+        return;
+      }
       let rec: SmsRecord;
       try {
         rec = (await s.readRecord(area, id)) as SmsRecord;
@@ -176,9 +188,11 @@ export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDay
       if (t === undefined || t >= cutoff) return;
       await s.files.unlink(area, id, true);
       s.index().sms.delete(id);
+      s.index().sent.delete(id);
       removed += 1;
     });
   }
+  if (removed > 0 && area === 'sent') await s.saveSentIndex();
   if (removed > 0) s.logger.info({ area, removed, olderThanDays }, `spool: pruned ${removed} ${area} records`);
   return removed;
 }

@@ -52,7 +52,7 @@ function makePart(id: string, sequence: number): PartRecord {
 describe('Spool: durable, idempotent writes', () => {
   it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
     const spool = await open();
-    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'spool.lock', 'tmp']);
+    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'sent.index', 'spool.lock', 'tmp']);
     const rec = makeSms('a1', { text: 'Rp10.000 "ok" ünïcode\nline2' });
     expect(await spool.putPending(rec)).toEqual({ created: true, area: 'pending' });
     expect(await files('pending')).toEqual(['a1.json']);
