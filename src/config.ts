@@ -13,6 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
+import { DEDUPE_MIN_DAYS } from './spool/types.js';
 
 export type { ProfileSetting };
 
@@ -205,7 +206,13 @@ function configSchema(env: Env = process.env) {
     shutdownGraceSec: int(0, 120).default(5),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
-    return { ...c, webhook: { ...c.webhook, endpoint: url }, warnings: warning ? [warning] : [] };
+    const warnings = warning ? [warning] : [];
+    for (const key of ['sentRetentionDays', 'ignoredRetentionDays'] as const) {
+      if (c.spool[key] < DEDUPE_MIN_DAYS) {
+        warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
+      }
+    }
+    return { ...c, webhook: { ...c.webhook, endpoint: url }, warnings };
   });
 }
 

@@ -24,7 +24,7 @@ import { setMaxListeners, type EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
 import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
-import { SPOOL_RECORD_VERSION } from '../spool/types.js';
+import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION } from '../spool/types.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
 import { joinParts, partGroupKey } from '../sms/multipart.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
@@ -142,6 +142,11 @@ export class Receiver {
 
   private get simKey(): string {
     return this.o.sim.imsi ?? this.o.sim.iccid ?? `modem:${this.o.sim.modem}`;
+  }
+
+  /** A joined part's tombstone recognises a retransmitted part this long: twice the timeout, at least the dedupe memory. */
+  private get tombstoneLifeMs(): number {
+    return Math.max(2 * this.o.multipartTimeoutMs, DEDUPE_MIN_DAYS * 86_400_000);
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -496,7 +501,7 @@ export class Receiver {
     const parts = await this.o.spool.listParts();
     const mine = parts.filter((p) => p.sim.modem === this.o.sim.modem && p.consumedBy === undefined);
     const expiredTombstones = parts.filter(
-      (p) => p.sim.modem === this.o.sim.modem && p.consumedBy !== undefined && this.now() - Date.parse(p.consumedAt ?? p.receivedAt) > 2 * this.o.multipartTimeoutMs,
+      (p) => p.sim.modem === this.o.sim.modem && p.consumedBy !== undefined && this.now() - Date.parse(p.consumedAt ?? p.receivedAt) > this.tombstoneLifeMs,
     );
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
     const groups = new Map<string, PartRecord[]>();

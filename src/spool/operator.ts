@@ -14,7 +14,8 @@
  *   an exact id always wins; a prefix matching several ids is 'invalid-id', listing them).
  * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
  *   a no-op for the owner itself).
- * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago; unreadable ones are
+ * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago, but never fewer than
+ *   DEDUPE_MIN_DAYS (the dedupe memory: a younger record still recognises its SMS read again); unreadable ones are
  *   logged and kept. A sent record's delivery time comes from the sent index when it has one (no file read); the
  *   index is rewritten after sent records were removed.
  */
@@ -23,7 +24,7 @@ import type { Logger } from '../log.js';
 import { isoTimeMs, type SmsArea } from './codec.js';
 import type { RecordFiles } from './files.js';
 import type { SpoolIndex } from './scan.js';
-import type { AnyRecord, SmsRecord, SpoolArea } from './types.js';
+import { DEDUPE_MIN_DAYS, type AnyRecord, type SmsRecord, type SpoolArea } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -158,7 +159,8 @@ export async function drop(s: SpoolPort, idOrPrefix: string): Promise<{ area: Sp
 /** Delete sent (by deliveredAt) or ignored (by receivedAt) records older than `olderThanDays`. Returns the count. */
 export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDays: number): Promise<number> {
   if (!(olderThanDays >= 0)) throw new SpoolError('io', `prune: olderThanDays must be >= 0, got ${olderThanDays}`);
-  const cutoff = s.now().getTime() - olderThanDays * DAY_MS;
+  const days = Math.max(olderThanDays, DEDUPE_MIN_DAYS); // never shorter than the dedupe memory
+  const cutoff = s.now().getTime() - days * DAY_MS;
   let removed = 0;
   for (const [id, a] of [...s.index().sms]) {
     if (a !== area) continue;
@@ -193,6 +195,6 @@ export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDay
     });
   }
   if (removed > 0 && area === 'sent') await s.saveSentIndex();
-  if (removed > 0) s.logger.info({ area, removed, olderThanDays }, `spool: pruned ${removed} ${area} records`);
+  if (removed > 0) s.logger.info({ area, removed, olderThanDays: days }, `spool: pruned ${removed} ${area} records`);
   return removed;
 }
