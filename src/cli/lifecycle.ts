@@ -97,7 +97,7 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
   let stopRequested: string | undefined;
   // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
-  // a bound, then exit 1 with the reason.
+  // a bound, then log the reason and end by the signal.
   const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
   let requestStop: (signal: string) => void = (signal) => {
     if (stopRequested) return;
@@ -106,7 +106,10 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
     setTimeout(() => {
       logger.error({ signal }, `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`);
       logger.flush?.();
-      process.exit(EXIT.failed);
+      // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
+      // the signal's default action instead (what systemd expects of a stop).
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
     }, startBoundMs).unref();
   };
   onStopSignal((signal) => requestStop(signal));

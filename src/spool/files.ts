@@ -19,7 +19,7 @@
  *   failure is SpoolError 'io' naming the directory and what the system said.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -193,6 +193,27 @@ export class RecordFiles {
       });
     }
     return parsed.record;
+  }
+
+  /**
+   * The record candidates of an area: names of regular files, sorted. Anything else (a FIFO, a device, a directory) is
+   * logged and left out: reading a FIFO would block the scan, and with it start-up and SIGTERM, for ever.
+   */
+  async listFiles(dir: string): Promise<string[]> {
+    let entries: Dirent[];
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return [];
+      this.logger.error({ dir, err: errorMessage(err) }, 'spool: cannot list directory');
+      return [];
+    }
+    const out: string[] = [];
+    for (const e of entries) {
+      if (e.isFile()) out.push(e.name);
+      else this.logger.warn({ file: path.join(dir, e.name) }, 'spool: ignoring an entry that is not a regular file');
+    }
+    return out.sort();
   }
 
   /** Names in a directory, sorted; a missing or unlistable directory is logged and counts as empty. */

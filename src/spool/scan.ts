@@ -86,7 +86,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
   const found = new Map<string, { area: SmsArea; rev: number; rec?: SmsRecord }[]>();
   const pending: SmsRecord[] = [];
   for (const area of AREAS) {
-    for (const name of await files.list(files.areaDir(area))) {
+    for (const name of await files.listFiles(files.areaDir(area))) {
       if (!name.endsWith('.json')) {
         logger.warn({ file: `${area}/${name}` }, 'spool: ignoring a file that is not a record (*.json)');
         continue;

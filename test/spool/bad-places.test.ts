@@ -4,7 +4,7 @@
  * recursive mkdir for ever, print nothing and ignore SIGTERM; now it ends with the reason and exit code 1.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,8 +21,11 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-/** Runs the daemon on `spoolDir`; SIGKILLs it after `killAfterMs` (then `code` is null: the test fails on it). */
-async function runDaemon(spoolDir: string, killAfterMs: number): Promise<{ code: number | null; signal: string | null; output: string }> {
+/**
+ * Runs the daemon on `spoolDir`; SIGKILLs it after `killAfterMs` (then `signal` is SIGKILL: the test fails on it).
+ * `termWhen`: send SIGTERM once the output contains this text.
+ */
+async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: string): Promise<{ code: number | null; signal: string | null; output: string }> {
   const { dir, cleanup } = await tempDir('bad-place');
   cleanups.push(cleanup);
   const file = path.join(dir, 'config.json');
@@ -33,12 +36,19 @@ async function runDaemon(spoolDir: string, killAfterMs: number): Promise<{ code:
       spool: { dir: spoolDir, fsync: false },
       modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
       log: { level: 'info', pretty: false },
-      shutdownGraceSec: 1,
+      shutdownGraceSec: 0,
     }),
   );
   const child = spawn(process.execPath, [bin, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
+  let termed = false;
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString('utf8');
+    if (termWhen && !termed && output.includes(termWhen)) {
+      termed = true;
+      child.kill('SIGTERM');
+    }
+  });
   child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
   const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) =>
@@ -66,6 +76,32 @@ describe('a spool where the daemon cannot create it', () => {
     expect(r.code).toBe(1);
     expect(r.output).toMatch(/cannot create the spool directory .*plain\/spool: .*not a directory/i);
   }, 30_000);
+});
+
+describe('odd files in the spool', () => {
+  it('a FIFO among the records is skipped with a warning: start-up completes and SIGTERM stops it (exit 0)', async () => {
+    const { dir, cleanup } = await tempDir('bad-place-fifo');
+    cleanups.push(cleanup);
+    const spoolDir = path.join(dir, 'spool');
+    await mkdir(path.join(spoolDir, 'pending'), { recursive: true });
+    expect(spawnSync('mkfifo', [path.join(spoolDir, 'pending', 'x.json')]).status).toBe(0);
+    const r = await runDaemon(spoolDir, 20_000, 'pulsa-bridge 0');
+    expect(r.output).toContain('spool: ignoring an entry that is not a regular file');
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(0);
+  }, 30_000);
+
+  it('a start-up that never finishes (spool.lock is a FIFO): SIGTERM still ends the process, saying why', async () => {
+    const { dir, cleanup } = await tempDir('bad-place-lockfifo');
+    cleanups.push(cleanup);
+    const spoolDir = path.join(dir, 'spool');
+    await mkdir(spoolDir, { recursive: true });
+    expect(spawnSync('mkfifo', [path.join(spoolDir, 'spool.lock')]).status).toBe(0);
+    const r = await runDaemon(spoolDir, 25_000, 'permissions for others removed');
+    expect(r.output).toContain('SIGTERM during start-up');
+    expect(r.output).toContain('SIGTERM: start-up did not finish within 10 s');
+    expect(r.signal).toBe('SIGTERM'); // ended by the signal's default action, not by the test's SIGKILL
+  }, 35_000);
 });
 
 describe('makeDirs', () => {
