@@ -211,7 +211,7 @@ export class RecordFiles {
     const out: string[] = [];
     for (const e of entries) {
       if (e.isFile()) out.push(e.name);
-      else this.logger.warn({ file: path.join(dir, e.name) }, 'spool: ignoring an entry that is not a regular file');
+      else this.logger.error({ file: path.join(dir, e.name) }, 'spool: ignoring an entry that is not a regular file; left in place');
     }
     return out.sort();
   }
