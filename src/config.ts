@@ -5,6 +5,7 @@
  * are rejected; every problem is reported as `path: what was expected`, all at once; loadConfig names the file.
  * Secrets (modem PIN, HMAC secret, header values) may be given as "env:NAME" to read them from the environment,
  * so the file itself can be world-readable.
+ * loadSpoolConfig() is the spool-only mode of the operator commands: the `spool` section alone, no secrets resolved.
  * Derived once, here: `webhook.endpoint` (the URL every POST goes to) and `warnings` (allowed but probably wrong;
  * the daemon logs them at start, `config check` prints them). maskSecrets() hides secrets, URL credentials included.
  * Per modem, `balance` (the periodic balance check) is resolved here: the code and replies from the `operator`'s
@@ -20,6 +21,7 @@ import { DEFAULT_BALANCE_CHECKS, OPERATORS, type OperatorKey } from './balance/o
 import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
+import { DEDUPE_MIN_DAYS } from './spool/types.js';
 
 export type { ProfileSetting };
 
@@ -308,15 +310,19 @@ function webhookSchema(env: Env) {
   }, onAnyObject);
 }
 
+function spoolSchema() {
+  return object({
+    dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
+    sentRetentionDays: int(0, 3650).default(30),
+    ignoredRetentionDays: int(0, 3650).default(30),
+    fsync: bool().default(true),
+  }).prefault({});
+}
+
 function configSchema(env: Env = process.env) {
   return object({
     webhook: webhookSchema(env).prefault({}),
-    spool: object({
-      dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
-      sentRetentionDays: int(0, 3650).default(30),
-      ignoredRetentionDays: int(0, 3650).default(30),
-      fsync: bool().default(true),
-    }).prefault({}),
+    spool: spoolSchema(),
     modems: z
       .array(modemSchema(env), { error: 'required: a non-empty array of modems' })
       .min(1)
@@ -354,6 +360,12 @@ function configSchema(env: Env = process.env) {
     reseller: resellerSchema(env),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
+    const warnings = warning ? [warning] : [];
+    for (const key of ['sentRetentionDays', 'ignoredRetentionDays'] as const) {
+      if (c.spool[key] < DEDUPE_MIN_DAYS) {
+        warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
+      }
+    }
     const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
     const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
     return {
@@ -361,7 +373,7 @@ function configSchema(env: Env = process.env) {
       webhook: { ...c.webhook, endpoint: url },
       control: { ...c.control, socketPath },
       reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
-      warnings: warning ? [warning] : [],
+      warnings,
     };
   });
 }
@@ -418,6 +430,34 @@ export function parseConfig(raw: unknown, env: Env = process.env): Config {
 
 /** Reads and validates a config file. Throws ConfigError (naming the file) on any problem. */
 export async function loadConfig(file: string, env: Env = process.env): Promise<Config> {
+  const raw = await readJson(file);
+  try {
+    return parseConfig(raw, env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
+    throw err;
+  }
+}
+
+/** What the operator commands that need only the spool (`status`, `queue ...`) take from the config. */
+export interface SpoolOnlyConfig {
+  spool: Config['spool'];
+}
+
+/**
+ * Spool-only mode: reads the config file and validates its `spool` section alone. Secrets are not resolved and the
+ * rest is not checked, so `status` and `queue ...` work for an operator whose shell lacks the service's environment
+ * (`env:PB_PIN`); `run` and `config check` still validate everything. Throws ConfigError (naming the file).
+ */
+export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
+  const raw = await readJson(file);
+  // Not strict: the other sections are the daemon's business here.
+  const r = z.object({ spool: spoolSchema() }, { error: 'expected an object' }).safeParse(raw);
+  if (!r.success) throw new ConfigError(problemsOf(r.error), { file });
+  return deepFreeze({ spool: r.data.spool });
+}
+
+async function readJson(file: string): Promise<unknown> {
   let body: string;
   try {
     body = await readFile(file, 'utf8');
@@ -425,17 +465,10 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError([`cannot read (${e.code ?? e.message})`], { file });
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(body);
+    return JSON.parse(body) as unknown;
   } catch (err) {
     throw new ConfigError([`not valid JSON (${(err as Error).message})`], { file });
-  }
-  try {
-    return parseConfig(raw, env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
-    throw err;
   }
 }
 

@@ -437,7 +437,7 @@ export class Daemon {
         const { healthy, problems } = await this.health.health();
         this.lastHealth = { healthy, problems };
         const body = JSON.stringify({ ...this.status(), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
-        await writeFile(`${file}.tmp`, body, { mode: 0o644 });
+        await writeFile(`${file}.tmp`, body, { mode: 0o640 }); // the spool is not for other users (webhook URL, counts)
         await rename(`${file}.tmp`, file);
       } catch (err) {
         this.o.logger.warn({ err }, `could not write ${file}: ${errorMessage(err)} (pulsa-bridge status will be stale)`);

@@ -5,6 +5,7 @@
  */
 import { Command } from 'commander';
 import { loadConfig, maskSecrets } from '../config.js';
+import { configInitCommand } from './config-init.js';
 import { configPath, printJson, type Io } from './io.js';
 
 export function configCommand(io: Io): Command {
@@ -20,5 +21,6 @@ export function configCommand(io: Io): Command {
       printJson(io, maskSecrets(cfg));
       for (const w of cfg.warnings) io.err(`warning: ${w}\n`);
     });
+  config.addCommand(configInitCommand(io)); // `config init` (config-init.ts)
   return config;
 }

@@ -15,6 +15,8 @@ import type { Io } from './io.js';
 import { UsageError } from './usage.js';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
+/** Seconds (beyond shutdownGraceSec) a stop signal waits for an unfinished start-up before the process exits 1. */
+const STARTUP_STOP_BOUND_SEC = 10;
 
 /**
  * `run` with a bad or unreadable config: printed like any config error, but exit 78 (EX_CONFIG), so the unit's
@@ -97,7 +99,22 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
   let stopRequested: string | undefined;
-  let requestStop: (signal: string) => void = (signal) => (stopRequested = signal);
+  // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
+  // a bound, then log the reason and end by the signal.
+  const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
+  let requestStop: (signal: string) => void = (signal) => {
+    if (stopRequested) return;
+    stopRequested = signal;
+    logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`);
+    setTimeout(() => {
+      logger.error({ signal }, `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`);
+      logger.flush?.();
+      // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
+      // the signal's default action instead (what systemd expects of a stop).
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }, startBoundMs).unref();
+  };
   onStopSignal((signal) => requestStop(signal));
   const daemon = await Daemon.start({ config, logger, simulate });
   await new Promise<void>((resolve) => {

@@ -4,14 +4,16 @@
  * spool as a 'client' (no lock, no start-up repairs that could touch the daemon's files in progress). Moves are atomic
  * renames; after retry/drop the running daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds
  * the spool (`daemon: running (pid N)` / `daemon: not running`; a `daemon` field with --json).
+ * Times are shown in the local zone (time-format.ts); --json keeps the records' ISO UTC.
  * With --json a failure is also printed on stdout as {"error", "code", "hint"?}: the code tells a mistyped id
  * (SPOOL_INVALID_ID), an unknown one (SPOOL_NOT_FOUND), one in another area (SPOOL_WRONG_AREA), an unreadable record
  * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
  */
 import { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { silentLogger } from '../log.js';
+import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
@@ -29,7 +31,7 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
   if (!dir) {
-    const cfg = await loadConfig(configPath(opts.config));
+    const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
     dir = cfg.spool.dir;
   }
   return Spool.open(dir, { logger: silentLogger(), role: 'client' });
@@ -86,7 +88,7 @@ function oneLine(s: string, max = 60): string {
 
 function summary(area: SpoolArea, r: AnyRecord): string[] {
   if (r.kind === 'sms') {
-    const state = area === 'pending' ? (r.attempts > 0 ? `retry ${r.attempts} ${r.nextAttemptAt ? `at ${r.nextAttemptAt.slice(11, 19)}` : ''}`.trim() : 'due') : area;
+    const state = area === 'pending' ? (r.attempts > 0 ? `retry ${r.attempts} ${r.nextAttemptAt ? `at ${localClock(r.nextAttemptAt)}` : ''}`.trim() : 'due') : area;
     return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), state, oneLine(r.lastError ?? r.deadReason ?? r.text)];
   }
   if (r.kind === 'part') return [r.id, area, r.sim.modem, r.sender, age(r.receivedAt), `part ${r.sequence}/${r.total}`, oneLine(r.text)];
@@ -152,6 +154,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       io.out(`area: ${found.area}\n`);
       for (const [k, v] of Object.entries(found.record)) {
         if (k === 'text') io.out(`text:\n  ${String(v).replace(/\n/g, '\n  ')}\n`);
+        else if (typeof v === 'string' && looksLikeIsoTime(v)) io.out(`${k}: ${localTime(v)}\n`); // one zone: local
         else io.out(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
       }
     }));
@@ -174,13 +177,13 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
     }));
 
   withSpoolOptions(queue.command('drop'))
-    .description('remove a record for good (pending, dead, ignored or quarantine); sent records are kept for audit')
-    .argument('<id>', 'record id')
+    .description('remove a record for good (pending, dead, ignored, quarantine, or a stray multipart part); sent records are kept for audit')
+    .argument('<id>', 'record id, or an unambiguous start of it')
     .action(withJsonError(io, async (id: string, opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const r = await spool.drop(id);
-      if (opts.json) return json({ dropped: id, area: r.area });
-      io.out(`dropped ${id} from ${r.area}\n`);
+      if (opts.json) return json({ dropped: r.id, area: r.area });
+      io.out(`dropped ${r.id} from ${r.area}\n`);
     }));
 
   withSpoolOptions(queue.command('stats'))

@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { loadConfig } from '../config.js';
+import { loadSpoolConfig } from '../config.js';
 import { STATUS_INTERVAL_MS, statusFilePath, type DaemonStatus } from '../daemon.js';
 import { errorMessage } from '../errors.js';
 import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
@@ -51,7 +51,7 @@ export function statusCommand(io: Io): Command {
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
-      const dir = opts.spool ?? (await loadConfig(configPath(opts.config))).spool.dir;
+      const dir = opts.spool ?? (await loadSpoolConfig(configPath(opts.config))).spool.dir;
       const daemon = await spoolHolder(dir);
       let running: StatusFile | undefined;
       let staleNote: string | undefined;

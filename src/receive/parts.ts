@@ -19,7 +19,7 @@ import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import { clusterParts, joinParts, MAX_PART_SPREAD_MS, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';
-import { SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
+import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
 
 /** The SIM identity record ids derive from: IMSI, else ICCID, else the modem's name. */
 export const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
@@ -140,7 +140,9 @@ export class PartAssembler {
     const present = new Set(parts.map((p) => p.id));
     for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
     const nowMono = this.o.monotonic();
-    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > 2 * this.o.multipartTimeoutMs);
+    // A joined part's tombstone recognises a retransmitted part this long: twice the timeout, at least the dedupe memory.
+    const tombstoneLifeMs = Math.max(2 * this.o.multipartTimeoutMs, DEDUPE_MIN_DAYS * 86_400_000);
+    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > tombstoneLifeMs);
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
     const open = parts.filter((p) => p.consumedBy === undefined);
     const families = new Map<string, PartRecord[]>();

@@ -24,7 +24,8 @@
  * - Multipart parts are split into messages and joined by ./parts.ts (PartAssembler): parts never mix, ages run on
  *   a monotonic clock, parts of modems renamed or removed in config are joined by the receiver given `adoptPartsOf`.
  * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
- * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM.
+ * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM;
+ *   keep is bounded (half the SIM's slots, keepOrArchive): past it they are archived, so the SIM never fills.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
  *   interval, and when storage is (nearly) full.
  * - Every command goes through the modem's one scheduler (src/modem/scheduler.ts), one task at a time: +CMT (direct
@@ -119,6 +120,11 @@ export const MAX_READS = 4;
 
 const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
+/** Policy keep: share of the SIM's slots kept messages may take; the limit when the capacity is unknown; warn at. */
+const KEEP_SHARE = 0.5;
+const KEEP_LIMIT_UNKNOWN = 10;
+const KEEP_WARN_AT = 0.8;
+
 export class Receiver {
   private readonly o: ReceiverOptions;
   private readonly log: Logger;
@@ -139,6 +145,9 @@ export class Receiver {
   private readonly queuedIndexes = new Set<number>();
   /** Indexes kept on the SIM by the 'keep' policy, with their PDU, so sweeps do not log them again. */
   private readonly kept = new Map<number, string>();
+  /** SIM capacity (slots), from storageUsage; bounds the 'keep' policy. */
+  private simTotal: number | undefined;
+  private keepWarned = false;
   private sweepQueued = false;
   private indicationsSinceCheck = 0;
   private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
@@ -336,6 +345,7 @@ export class Receiver {
     if (!this.o.storageUsage || ++this.indicationsSinceCheck < n) return;
     this.indicationsSinceCheck = 0;
     const use = await this.o.storageUsage();
+    if (use && use.total > 0) this.simTotal = use.total;
     if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
       this.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
       this.requestSweep('storage nearly full');
@@ -368,6 +378,7 @@ export class Receiver {
     if (seen > 0 || reason !== 'interval') this.log.info({ reason, found: list.length, handled: seen }, `sweep (${reason}): ${list.length} on SIM`);
     if (this.o.storageUsage) {
       const use = await this.o.storageUsage().catch(() => undefined);
+      if (use && use.total > 0) this.simTotal = use.total;
       if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
         this.log.warn({ used: use.used, total: use.total, kept: this.kept.size }, 'SIM storage nearly full after sweep (messages kept by policy "keep"?)');
       }
@@ -392,6 +403,28 @@ export class Receiver {
       reads.push(again);
     }
     return { kind: 'disagree', reads };
+  }
+
+  /**
+   * Policy keep, bounded: SMS kept on the SIM may take at most KEEP_SHARE of its slots (KEEP_LIMIT_UNKNOWN when the
+   * capacity is unknown); past that, one more is archived instead (spool 'ignored', then deleted), so kept messages
+   * never fill the SIM and block new operator SMS. A warning comes first, once, at KEEP_WARN_AT of the limit.
+   */
+  private async keepOrArchive(index: number): Promise<'keep' | 'archive'> {
+    if (this.simTotal === undefined && this.o.storageUsage) {
+      this.simTotal = (await this.o.storageUsage().catch(() => undefined))?.total || undefined;
+    }
+    const limit = this.simTotal ? Math.max(1, Math.floor(this.simTotal * KEEP_SHARE)) : KEEP_LIMIT_UNKNOWN;
+    const kept = this.kept.size + (this.kept.has(index) ? 0 : 1);
+    if (kept > limit) {
+      this.log.warn({ index, kept: this.kept.size, limit, simTotal: this.simTotal }, `policy keep: ${this.kept.size} SMS already kept on the SIM (limit ${limit}); this one is archived instead, so the SIM cannot fill`);
+      return 'archive';
+    }
+    if (kept >= Math.ceil(limit * KEEP_WARN_AT) && !this.keepWarned) {
+      this.keepWarned = true;
+      this.log.warn({ kept, limit, simTotal: this.simTotal }, `policy keep: ${kept} SMS kept on the SIM (limit ${limit}); past the limit they are archived instead`);
+    }
+    return 'keep';
   }
 
   /** Handles one stored or directly delivered PDU, end to end. */
@@ -435,8 +468,9 @@ export class Receiver {
       );
     }
     const verdict = this.o.accept(sms.originator);
-    if (!verdict.accept && this.o.otherSenders !== 'archive') {
-      if (this.o.otherSenders === 'keep' && stored.index !== undefined) {
+    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? await this.keepOrArchive(stored.index) : this.o.otherSenders;
+    if (!verdict.accept && policy !== 'archive') {
+      if (policy === 'keep' && stored.index !== undefined) {
         this.kept.set(stored.index, stored.pdu.toUpperCase());
         this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: kept on the SIM (policy keep)');
         return;

@@ -13,9 +13,13 @@
  * - With fsync:false (tests, throwaway spools) nothing is fsynced; everything else is the same.
  * - Permissions: run as root (`sudo pulsa-bridge queue retry`), a new file gets the owner of the spool directory, so the
  *   daemon's service user can still read it.
+ * - ensureSpoolDirs() (the owner, at open) creates the spool and its areas one level at a time (never Node's recursive
+ *   mkdir: under /proc it loops forever on ENOENT), mode 0750, and takes every permission for others off the spool
+ *   directory and its areas, whatever umask or spool.dir: records hold SMS text and status.json the webhook URL. Any
+ *   failure is SpoolError 'io' naming the directory and what the system said.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -26,6 +30,34 @@ export function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/** Mode of the spool directory and its areas: nothing for others (SMS text, phone numbers). */
+export const SPOOL_DIR_MODE = 0o750;
+
+/**
+ * mkdir -p one component at a time: a component that exists must be a directory; any other failure is thrown as it is
+ * (ENOENT under /proc or /sys, EACCES, EROFS, ENOTDIR). Returns the directories it created.
+ */
+export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<string[]> {
+  const abs = path.resolve(dir);
+  const chain: string[] = [];
+  for (let d = abs; ; d = path.dirname(d)) {
+    chain.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  const created: string[] = [];
+  for (const d of chain) {
+    try {
+      await fsp.mkdir(d, { mode });
+      created.push(d);
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+      const st = await fsp.stat(d);
+      if (!st.isDirectory()) throw Object.assign(new Error(`${d} exists and is not a directory`), { code: 'ENOTDIR' });
+    }
+  }
+  return created;
+}
+
 export class RecordFiles {
   private tmpCounter = 0;
 
@@ -34,6 +66,32 @@ export class RecordFiles {
     private readonly doFsync: boolean,
     private readonly logger: Logger,
   ) {}
+
+  /** Owner, at open: the spool directory and every area exist, and none is open to others (see the header). */
+  async ensureSpoolDirs(areas: readonly (SpoolArea | 'tmp')[]): Promise<void> {
+    const dirs = [this.dir, ...areas.map((a) => this.areaDir(a))];
+    try {
+      await makeDirs(this.dir);
+      for (const d of dirs.slice(1)) await makeDirs(d);
+      for (const d of dirs) {
+        const st = await fsp.stat(d);
+        if ((st.mode & 0o007) !== 0) {
+          await fsp.chmod(d, st.mode & 0o7770);
+          this.logger.info({ dir: d, was: (st.mode & 0o777).toString(8) }, `spool: ${d} was open to other users; permissions for others removed`);
+        }
+      }
+      await this.fsyncDir(this.dir);
+    } catch (err) {
+      const code = errnoCode(err);
+      throw new SpoolError('io', `cannot create the spool directory ${this.dir}: ${errorMessage(err)}`, {
+        cause: err,
+        hint:
+          code === 'ENOENT' || code === 'EPERM' || code === 'EROFS'
+            ? `spool.dir must be on a normal writable filesystem (not /proc, /sys or a read-only mount), e.g. /var/lib/pulsa-bridge/spool`
+            : 'check that the spool directory exists and is writable by the service user',
+      });
+    }
+  }
 
   fileOf(area: SpoolArea, id: string): string {
     return path.join(this.dir, area, `${id}.json`);
@@ -135,6 +193,27 @@ export class RecordFiles {
       });
     }
     return parsed.record;
+  }
+
+  /**
+   * The record candidates of an area: names of regular files, sorted. Anything else (a FIFO, a device, a directory) is
+   * logged and left out: reading a FIFO would block the scan, and with it start-up and SIGTERM, for ever.
+   */
+  async listFiles(dir: string): Promise<string[]> {
+    let entries: Dirent[];
+    try {
+      entries = await fsp.readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return [];
+      this.logger.error({ dir, err: errorMessage(err) }, 'spool: cannot list directory');
+      return [];
+    }
+    const out: string[] = [];
+    for (const e of entries) {
+      if (e.isFile()) out.push(e.name);
+      else this.logger.error({ file: path.join(dir, e.name) }, 'spool: ignoring an entry that is not a regular file; left in place');
+    }
+    return out.sort();
   }
 
   /** Names in a directory, sorted; a missing or unlistable directory is logged and counts as empty. */

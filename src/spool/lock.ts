@@ -21,7 +21,9 @@
  *   At most 5 rounds of create -> judge -> set aside; then the open fails ('locked': the lock keeps changing).
  * - release() removes the lock only if it still holds exactly our text (another process may have replaced it).
  * - Clients take no lock; after a change they read the lock and send SIGHUP to its live owner (signalLockOwner), which
- *   then rescans. Every failure there is an expected race (no owner, owner gone) and only logged at debug.
+ *   then rescans. Every failure there is an expected race (no owner, owner gone) and only logged at debug. The signal
+ *   goes only to a pulsa-bridge process of the lock file's owner (notOurDaemon, from /proc): a lock naming any other
+ *   live process (copied spool, hand-made lock) is logged at warn and not signalled.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
@@ -98,7 +100,7 @@ async function putBack(aside: string, file: string, text: string): Promise<void>
     const code = errnoCode(err);
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
   }
-  await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 }); // no hard links on this filesystem
+  await fsp.writeFile(file, text, { flag: 'wx', mode: 0o640 }); // no hard links on this filesystem
 }
 
 function processAlive(pid: number): boolean {
@@ -192,6 +194,44 @@ export function defaultSignal(pid: number, signal: NodeJS.Signals): void {
   process.kill(pid, signal);
 }
 
+/**
+ * Why process `pid` must not get the spool's SIGHUP, or undefined when it may: it must be a pulsa-bridge process (its
+ * command line names pulsa-bridge) run by the user that owns the lock file. This very process always may (an owner
+ * Spool in the same process). Without /proc (not Linux) nothing can be checked and the lock's liveness decides alone.
+ */
+export async function notOurDaemon(pid: number, lockFile: string): Promise<string | undefined> {
+  if (pid === process.pid) return undefined;
+  let argv: string[];
+  try {
+    argv = (await fsp.readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter((a) => a !== '');
+  } catch (err) {
+    if (!(await procAvailable())) return undefined; // no /proc here: cannot tell; liveness decided
+    return `its command line cannot be read (${errnoCode(err) ?? errorMessage(err)})`;
+  }
+  if (!argv.some((a) => a.includes('pulsa-bridge'))) return `it runs ${JSON.stringify(argv.slice(0, 3).join(' ').slice(0, 80))}`;
+  try {
+    const [proc, lock] = await Promise.all([fsp.stat(`/proc/${pid}`), fsp.stat(lockFile)]);
+    if (proc.uid !== lock.uid) return `it runs as uid ${proc.uid}, the spool lock belongs to uid ${lock.uid}`;
+  } catch (err) {
+    return `its owner cannot be checked (${errnoCode(err) ?? errorMessage(err)})`;
+  }
+  return undefined;
+}
+
+let procCache: boolean | undefined;
+async function procAvailable(): Promise<boolean> {
+  if (procCache === undefined) {
+    try {
+      await fsp.access('/proc/self/cmdline');
+      procCache = true;
+    } catch {
+      // Feature probe, not a failure: no /proc on this system.
+      procCache = false;
+    }
+  }
+  return procCache;
+}
+
 /** Client side: tell the live owner of `dir` (if any) to rescan (SIGHUP). Never throws; failures are logged at debug. */
 export async function signalLockOwner(dir: string, signal: SignalSender, logger: Logger): Promise<void> {
   let owner: SpoolLockOwner | undefined;
@@ -204,6 +244,11 @@ export async function signalLockOwner(dir: string, signal: SignalSender, logger:
   }
   if (!owner) {
     logger.debug({ dir }, 'spool: no owner running; it sees the change at its next start');
+    return;
+  }
+  const refused = await notOurDaemon(owner.pid, path.join(path.resolve(dir), SPOOL_LOCK_FILE));
+  if (refused) {
+    logger.warn({ pid: owner.pid, reason: refused }, `spool: the lock names process ${owner.pid}, which is not the spool's daemon (${refused}); not signalled`);
     return;
   }
   try {
@@ -344,7 +389,7 @@ export class SpoolLock {
     const { file } = this;
     const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
-      await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o644 });
+      await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o640 });
       try {
         await fsp.link(tmp, file);
         heldLocks.add(file); // at once: an in-process judge of this lock must see it held, not left by an earlier boot
@@ -355,7 +400,7 @@ export class SpoolLock {
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
       }
       try {
-        await fsp.writeFile(file, text, { flag: 'wx', mode: 0o644 });
+        await fsp.writeFile(file, text, { flag: 'wx', mode: 0o640 });
         heldLocks.add(file);
         return true;
       } catch (err) {

@@ -9,19 +9,22 @@
  * - retry: dead -> pending with attempts 0, nextAttemptAt and deadReason cleared, `requeuedAt` stamped (the forwarder's
  *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way. Any other area
  *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
- * - drop: removes a record from pending, dead, ignored or quarantine; sent records are refused ('wrong-area': they are
- *   pruned, not dropped).
+ * - drop: removes a record from pending, dead, ignored, quarantine or parts (a stray multipart part); sent records are
+ *   refused ('wrong-area': they are pruned, not dropped). It takes the id or an unambiguous prefix of it (resolveId:
+ *   an exact id always wins; a prefix matching several ids is 'invalid-id', listing them).
  * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
  *   a no-op for the owner itself).
- * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago; unreadable ones are
- *   logged and kept.
+ * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago, but never fewer than
+ *   DEDUPE_MIN_DAYS (the dedupe memory: a younger record still recognises its SMS read again); unreadable ones are
+ *   logged and kept. A sent record's delivery time comes from the sent index when it has one (no file read); the
+ *   index is rewritten after sent records were removed.
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isoTimeMs, type SmsArea } from './codec.js';
 import type { RecordFiles } from './files.js';
 import type { SpoolIndex } from './scan.js';
-import type { AnyRecord, SmsRecord, SpoolArea } from './types.js';
+import { DEDUPE_MIN_DAYS, type AnyRecord, type SmsRecord, type SpoolArea } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -41,6 +44,8 @@ export interface SpoolPort {
   /** Emit 'pending' for id. */
   woke(id: string): void;
   notifyOwner(): Promise<void>;
+  /** Owner: rewrite the sent index after sent records were removed (no-op for a client). */
+  saveSentIndex(): Promise<void>;
 }
 
 /** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
@@ -85,16 +90,40 @@ export async function retryAllDead(s: SpoolPort): Promise<number> {
   return n;
 }
 
-/** Remove a record from pending/dead/ignored/quarantine. Sent records are pruned, not dropped. */
-export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea }> {
-  const result = await s.withLock(id, async (): Promise<{ area: SpoolArea }> => {
+/**
+ * The id an operator meant: itself when the spool knows it (in any area, parts included), else the one id that starts
+ * with it. Several matches -> SpoolError 'invalid-id' listing some; none -> the id as given (the caller reports it).
+ */
+export function resolveId(s: SpoolPort, idOrPrefix: string): string {
+  const ix = s.index();
+  if (ix.sms.has(idOrPrefix) || ix.quarantine.has(idOrPrefix) || ix.parts.has(idOrPrefix)) return idOrPrefix;
+  const matches = new Set<string>();
+  for (const id of [...ix.sms.keys(), ...ix.quarantine, ...ix.parts.keys()]) if (id.startsWith(idOrPrefix)) matches.add(id);
+  if (matches.size === 1) return [...matches][0]!;
+  if (matches.size > 1) {
+    const some = [...matches].sort().slice(0, 5);
+    throw new SpoolError('invalid-id', `id prefix ${idOrPrefix} matches ${matches.size} records (${some.join(', ')}${matches.size > 5 ? ', ...' : ''})`, {
+      hint: 'give more characters of the id, or the whole id from `pulsa-bridge queue ls --area all`',
+    });
+  }
+  return idOrPrefix;
+}
+
+/**
+ * Remove a record from pending/dead/ignored/quarantine, or a multipart part (a stray part whose siblings never came:
+ * it would otherwise wait in parts/ until its timeout). Sent records are pruned, not dropped. `idOrPrefix` may be an
+ * unambiguous prefix of the id (resolveId); the result names the id dropped.
+ */
+export async function drop(s: SpoolPort, idOrPrefix: string): Promise<{ area: SpoolArea; id: string }> {
+  const id = resolveId(s, idOrPrefix);
+  const result = await s.withLock(id, async (): Promise<{ area: SpoolArea; id: string }> => {
     const area = await s.locate(id);
     if (area === 'pending' || area === 'dead' || area === 'ignored') {
       await s.files.unlink(area, id);
       s.index().sms.delete(id);
       s.index().pending.delete(id);
       s.logger.warn({ id, area }, `spool: record ${id} dropped from ${area} by operator`);
-      return { area };
+      return { area, id };
     }
     if (area === undefined && s.index().quarantine.has(id)) {
       await s.withLock(
@@ -106,10 +135,22 @@ export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea 
         true,
       );
       s.logger.warn({ id, area: 'quarantine' }, `spool: record ${id} dropped from quarantine by operator`);
-      return { area: 'quarantine' };
+      return { area: 'quarantine', id };
+    }
+    if (area === undefined && s.index().parts.has(id)) {
+      await s.withLock(
+        `p:${id}`,
+        async () => {
+          await s.files.unlink('parts', id, true);
+          s.index().parts.delete(id);
+        },
+        true,
+      );
+      s.logger.warn({ id, area: 'parts' }, `spool: multipart part ${id} dropped by operator`);
+      return { area: 'parts', id };
     }
     if (area === 'sent') throw new SpoolError('wrong-area', `record ${id} was delivered (sent); sent records are pruned, not dropped`);
-    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored or quarantine`, { hint: 'list records to find the id' });
+    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored, quarantine or parts`, { hint: 'list records to find the id' });
   });
   await s.notifyOwner();
   return result;
@@ -118,12 +159,22 @@ export async function drop(s: SpoolPort, id: string): Promise<{ area: SpoolArea 
 /** Delete sent (by deliveredAt) or ignored (by receivedAt) records older than `olderThanDays`. Returns the count. */
 export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDays: number): Promise<number> {
   if (!(olderThanDays >= 0)) throw new SpoolError('io', `prune: olderThanDays must be >= 0, got ${olderThanDays}`);
-  const cutoff = s.now().getTime() - olderThanDays * DAY_MS;
+  const days = Math.max(olderThanDays, DEDUPE_MIN_DAYS); // never shorter than the dedupe memory
+  const cutoff = s.now().getTime() - days * DAY_MS;
   let removed = 0;
   for (const [id, a] of [...s.index().sms]) {
     if (a !== area) continue;
     await s.withLock(id, async () => {
       if (s.index().sms.get(id) !== area) return;
+      const known = area === 'sent' ? s.index().sent.get(id)?.at : undefined; // the sent index: no file read
+      if (known !== undefined) {
+        if (known >= cutoff) return;
+        await s.files.unlink(area, id, true);
+        s.index().sms.delete(id);
+        s.index().sent.delete(id);
+        removed += 1;
+        return;
+      }
       let rec: SmsRecord;
       try {
         rec = (await s.readRecord(area, id)) as SmsRecord;
@@ -139,9 +190,11 @@ export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDay
       if (t === undefined || t >= cutoff) return;
       await s.files.unlink(area, id, true);
       s.index().sms.delete(id);
+      s.index().sent.delete(id);
       removed += 1;
     });
   }
-  if (removed > 0) s.logger.info({ area, removed, olderThanDays }, `spool: pruned ${removed} ${area} records`);
+  if (removed > 0 && area === 'sent') await s.saveSentIndex();
+  if (removed > 0) s.logger.info({ area, removed, olderThanDays: days }, `spool: pruned ${removed} ${area} records`);
   return removed;
 }

@@ -5,6 +5,8 @@
  * - scan() reads every area (AREAS order, names sorted) into a fresh SpoolIndex: SMS ids with their area, pending
  *   records in delivery order (PendingIndex, sorted once), parts in memory, quarantine ids. Files not named *.json are
  *   ignored with a warning; a file that vanishes between readdir and read is skipped (another process moved it).
+ * - Sent records the sent index already knows (sentCache) are listed, not read: start-up and rescan cost a readdir of
+ *   sent/ plus the files the index lacks (sent-index.ts). Every other area is read in full, as before.
  * - An id found in two SMS areas (a move interrupted by a crash) is indexed in its later state (codec.isLaterCopy).
  * - mode 'read' (a client, or the owner's rescan) changes nothing on disk: unreadable files are skipped with a warning
  *   and the earlier copy of a duplicate id is left where it is.
@@ -22,9 +24,10 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { AREAS, isLaterCopy, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
+import { AREAS, isLaterCopy, isoTimeMs, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
 import { errnoCode, type RecordFiles } from './files.js';
 import { PendingIndex } from './pending-index.js';
+import type { SentIndex, SentMeta } from './sent-index.js';
 import type { PartRecord, SmsRecord, SpoolArea } from './types.js';
 
 export interface SpoolIndex {
@@ -34,9 +37,16 @@ export interface SpoolIndex {
   pending: PendingIndex;
   parts: Map<string, PartRecord>;
   quarantine: Set<string>;
+  /** Sent records' rev and delivery time (sent-index.ts), so start-up and prune need not read their files. */
+  sent: SentIndex;
 }
 
-export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new Map(), quarantine: new Set() });
+export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new Map(), quarantine: new Set(), sent: new Map() });
+
+/** What the sent index keeps of a sent record. */
+export function sentMetaOf(rec: SmsRecord): SentMeta {
+  return { rev: rec.rev ?? 0, at: isoTimeMs(rec.deliveredAt ?? rec.receivedAt) };
+}
 
 /** Every `<area>/<id>` an index holds (to count what a rescan added and removed). */
 export function indexEntries(ix: SpoolIndex): Set<string> {
@@ -66,16 +76,26 @@ export async function clearTmp({ files, logger }: ScanDeps): Promise<void> {
   }
 }
 
-/** Read every area into a fresh index. 'recover' (owner at open) repairs; 'read' only reads. */
-export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<SpoolIndex> {
+/**
+ * Read every area into a fresh index. 'recover' (owner at open) repairs; 'read' only reads. `sentCache`: the sent
+ * index (sent-index.ts); a sent file it has an entry for is not read, only listed.
+ */
+export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: SentIndex = new Map()): Promise<SpoolIndex> {
   const { files, logger } = deps;
   const ix = emptyIndex();
-  const found = new Map<string, { area: SmsArea; rev: number; rec: SmsRecord }[]>();
+  const found = new Map<string, { area: SmsArea; rev: number; rec?: SmsRecord }[]>();
   const pending: SmsRecord[] = [];
   for (const area of AREAS) {
-    for (const name of await files.list(files.areaDir(area))) {
+    for (const name of await files.listFiles(files.areaDir(area))) {
       if (!name.endsWith('.json')) {
         logger.warn({ file: `${area}/${name}` }, 'spool: ignoring a file that is not a record (*.json)');
+        continue;
+      }
+      const cached = area === 'sent' ? sentCache.get(name.slice(0, -'.json'.length)) : undefined;
+      if (cached) {
+        const id = name.slice(0, -'.json'.length);
+        ix.sent.set(id, cached);
+        found.set(id, [...(found.get(id) ?? []), { area: 'sent', rev: cached.rev }]);
         continue;
       }
       let text: string;
@@ -100,6 +120,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<Sp
       if (rec.kind === 'part') ix.parts.set(rec.id, rec);
       else if (rec.kind === 'quarantine') ix.quarantine.add(rec.id);
       else if (isSmsArea(area)) {
+        if (area === 'sent') ix.sent.set(rec.id, sentMetaOf(rec));
         const list = found.get(rec.id) ?? [];
         list.push({ area, rev: rec.rev ?? 0, rec });
         found.set(rec.id, list);
@@ -111,7 +132,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<Sp
     copies.sort((a, b) => (isLaterCopy(b, a) ? 1 : isLaterCopy(a, b) ? -1 : 0));
     const keep = copies[0]!;
     ix.sms.set(id, keep.area);
-    if (keep.area === 'pending') pending.push(keep.rec);
+    if (keep.area === 'pending') pending.push(keep.rec!); // only sent entries come from the cache without a record
     for (const loser of copies.slice(1)) {
       if (mode === 'read') {
         logger.debug({ id, kept: keep.area, other: loser.area }, `spool: record ${id} is in two areas; using ${keep.area}`);
@@ -119,6 +140,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read'): Promise<Sp
       }
       try {
         await files.unlink(loser.area, id);
+        if (loser.area === 'sent') ix.sent.delete(id);
         logger.warn(
           { id, kept: keep.area, removed: loser.area },
           `spool: record ${id} was in two areas (interrupted move); kept ${keep.area}, removed ${loser.area}`,

@@ -26,6 +26,8 @@
  *   has become unreadable is moved to quarantine by the owner and leaves the index (SpoolError 'corrupt'), unless the
  *   owner still holds a valid copy in memory: then the file is rewritten from it (the corrupt bytes go to quarantine).
  * - retry / retryAllDead stamp `requeuedAt` (the operator's requeue time) on the record.
+ * - Sent records are known from `sent.index` (sent-index.ts) where it has them: open, rescan and prune list sent/ but
+ *   read only the sent files the index lacks; the owner appends each delivery to it and rewrites it after open and prune.
  * - Pending records are held in delivery order (PendingIndex: receivedAt, then id), updated incrementally as records
  *   enter and leave pending and sorted once per scan. pendingInOrder() is that order as a read-only view, for the
  *   forwarder's choice (src/forward/schedule.ts): it copies nothing; list('pending') copies every record (CLI).
@@ -40,6 +42,7 @@ import { errnoCode, RecordFiles } from './files.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { compareReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
+import { appendSentIndex, readSentIndex, writeSentIndex } from './sent-index.js';
 import {
   clearTmp,
   emptyIndex,
@@ -47,6 +50,7 @@ import {
   quarantineCorruptPending,
   restoreCorruptPending,
   scan,
+  sentMetaOf,
   type ScanDeps,
   type SpoolIndex,
 } from './scan.js';
@@ -124,6 +128,7 @@ export class Spool extends EventEmitter {
       forget: (area, id) => this.forget(area, id),
       woke: (id) => void this.emit('pending', id),
       notifyOwner: () => this.notifyOwner(),
+      saveSentIndex: () => (this.role === 'owner' ? writeSentIndex(this.dir, this.ix.sent, this.logger) : Promise.resolve()),
     };
   }
 
@@ -139,22 +144,15 @@ export class Spool extends EventEmitter {
       if (!isDir) {
         throw new SpoolError('not-found', `no spool directory at ${spool.dir}`, { hint: 'check --spool or spool.dir in the config' });
       }
-      spool.ix = await scan(spool.scanDeps, 'read');
+      spool.ix = await scan(spool.scanDeps, 'read', await readSentIndex(spool.dir, spool.logger));
       return spool;
     }
-    try {
-      for (const area of ['tmp', ...AREAS] as const) await fsp.mkdir(spool.files.areaDir(area), { recursive: true });
-      await spool.files.fsyncDir(spool.dir);
-    } catch (err) {
-      throw new SpoolError('io', `cannot create spool directories under ${spool.dir}: ${errorMessage(err)}`, {
-        cause: err,
-        hint: 'check that the spool directory exists and is writable by the service user',
-      });
-    }
+    await spool.files.ensureSpoolDirs(['tmp', ...AREAS]);
     spool.lock = await SpoolLock.acquire(spool.dir, { logger: spool.logger, clock: spool.clock });
     try {
       await clearTmp(spool.scanDeps);
-      spool.ix = await scan(spool.scanDeps, 'recover');
+      spool.ix = await scan(spool.scanDeps, 'recover', await readSentIndex(spool.dir, spool.logger));
+      await writeSentIndex(spool.dir, spool.ix.sent, spool.logger); // compact, and rebuilt when it was missing
     } catch (err) {
       await spool.close();
       throw err;
@@ -202,7 +200,7 @@ export class Spool extends EventEmitter {
     try {
       await Promise.all(inFlight);
       const before = this.ix;
-      const after = await scan(this.scanDeps, 'read');
+      const after = await scan(this.scanDeps, 'read', before.sent);
       const oldEntries = indexEntries(before);
       const newEntries = indexEntries(after);
       counts = {
@@ -239,6 +237,8 @@ export class Spool extends EventEmitter {
     }
     if (best) this.ix.sms.set(id, best.area);
     else this.ix.sms.delete(id);
+    if (best?.area === 'sent') this.ix.sent.set(id, sentMetaOf(best.rec));
+    else this.ix.sent.delete(id);
     if (best?.area === 'pending') this.ix.pending.set(best.rec);
     else this.ix.pending.delete(id);
     if ((await this.files.read('quarantine', id)) !== undefined) this.ix.quarantine.add(id);
@@ -266,6 +266,10 @@ export class Spool extends EventEmitter {
     await this.files.write(to, rec);
     this.ix.sms.set(rec.id, to);
     if (to === 'pending') this.ix.pending.set(rec);
+    if (to === 'sent') {
+      this.ix.sent.set(rec.id, sentMetaOf(rec));
+      if (this.role === 'owner') await appendSentIndex(this.dir, rec.id, sentMetaOf(rec), this.logger);
+    }
     if (from !== to) {
       if (from === 'pending') this.ix.pending.delete(rec.id);
       await this.files.unlink(from, rec.id, true);
@@ -304,6 +308,7 @@ export class Spool extends EventEmitter {
     else if (this.ix.sms.get(id) === area) {
       this.ix.sms.delete(id);
       this.ix.pending.delete(id);
+      if (area === 'sent') this.ix.sent.delete(id);
     }
   }
 
@@ -583,8 +588,11 @@ export class Spool extends EventEmitter {
     return operator.retryAllDead(this.port);
   }
 
-  /** Remove a record from pending/dead/ignored/quarantine. Sent records are pruned, not dropped. */
-  async drop(id: string): Promise<{ area: SpoolArea }> {
+  /**
+   * Remove a record from pending/dead/ignored/quarantine, or a multipart part. Sent records are pruned, not dropped.
+   * `id` may be an unambiguous prefix of the id; the result names the id dropped.
+   */
+  async drop(id: string): Promise<{ area: SpoolArea; id: string }> {
     assertId(id);
     return operator.drop(this.port, id);
   }

@@ -6,6 +6,14 @@
 
 export const SPOOL_RECORD_VERSION = 1;
 
+/**
+ * The spool's dedupe memory, in days: a record that proves an SMS was received (sent, ignored, a joined part's
+ * tombstone) is kept at least this long, whatever the retention settings, so the same SMS read again is recognised
+ * for as long as it can still come back: left on the SIM while its delete keeps failing (sweeps retry it), or
+ * redelivered by the SMS centre until its validity period ends (operators use hours to a few days; 7 is above that).
+ */
+export const DEDUPE_MIN_DAYS = 7;
+
 export type SpoolArea = 'pending' | 'sent' | 'dead' | 'ignored' | 'quarantine' | 'parts';
 
 export interface SimIdentity {

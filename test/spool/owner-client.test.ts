@@ -296,7 +296,7 @@ describe('client role (the queue CLI while the daemon runs)', () => {
     const o = await owner();
     for (const id of ['p1', 'p2', 'p3']) await o.putPending(makeSms(id));
     const { spool, signals } = await client();
-    for (const id of ['p1', 'p2', 'p3']) expect(await spool.drop(id)).toEqual({ area: 'pending' });
+    for (const id of ['p1', 'p2', 'p3']) expect(await spool.drop(id)).toEqual({ area: 'pending', id });
     expect(signals).toHaveLength(3);
 
     await expect(o.markDelivered('p1', { status: 200, at: new Date() })).rejects.toMatchObject({ reason: 'not-found' });

@@ -52,7 +52,7 @@ function makePart(id: string, sequence: number): PartRecord {
 describe('Spool: durable, idempotent writes', () => {
   it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
     const spool = await open();
-    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'spool.lock', 'tmp']);
+    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'sent.index', 'spool.lock', 'tmp']);
     const rec = makeSms('a1', { text: 'Rp10.000 "ok" ünïcode\nline2' });
     expect(await spool.putPending(rec)).toEqual({ created: true, area: 'pending' });
     expect(await files('pending')).toEqual(['a1.json']);
@@ -242,9 +242,9 @@ describe('Spool: delivery transitions and operator commands', () => {
     await spool.putPending(makeSms('p1'));
     await spool.putIgnored(makeSms('i1'));
     await spool.putQuarantine({ v: 1, kind: 'quarantine', id: 'q1', modem: 'm', raw: 'zz', reason: 'bad', receivedAt: '2024-01-01T00:00:00Z' });
-    expect(await spool.drop('p1')).toEqual({ area: 'pending' });
-    expect(await spool.drop('i1')).toEqual({ area: 'ignored' });
-    expect(await spool.drop('q1')).toEqual({ area: 'quarantine' });
+    expect(await spool.drop('p1')).toEqual({ area: 'pending', id: 'p1' });
+    expect(await spool.drop('i1')).toEqual({ area: 'ignored', id: 'i1' });
+    expect(await spool.drop('q1')).toEqual({ area: 'quarantine', id: 'q1' });
     expect(await spool.stats()).toMatchObject({ pending: 0, ignored: 0, quarantine: 0 });
     await expect(spool.drop('p1')).rejects.toMatchObject({ reason: 'not-found', message: expect.stringContaining('no record p1') });
     await spool.putPending(makeSms('s1'));

@@ -1,0 +1,105 @@
+/**
+ * Issue 12 item 5: `otherSenders: keep` never fills the SIM. Kept messages may take at most half the SIM's slots (10
+ * when the capacity is unknown); a warning comes first, and past the limit a message is archived (spool 'ignored',
+ * then deleted from the SIM) instead of kept. Operator SMS keep flowing through.
+ */
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
+import { createSenderFilter } from '../../src/filter/sender.js';
+import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import type { StoredPdu } from '../../src/sms/types.js';
+import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
+import { captureLogger } from '../spool/helpers.js';
+
+const TS = new Date('2026-11-22T03:00:00Z');
+
+class FakeModem extends EventEmitter implements ReceiveModem {
+  slots = new Map<number, StoredPdu>();
+  put(index: number, from: string, text: string): void {
+    const p = buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!;
+    this.slots.set(index, { index, stat: 0, length: p.tpduLength, pdu: p.pdu });
+  }
+  async listSms(): Promise<StoredPdu[]> {
+    return [...this.slots.values()];
+  }
+  async readSms(index: number): Promise<StoredPdu | undefined> {
+    return this.slots.get(index);
+  }
+  async deleteSms(index: number): Promise<void> {
+    this.slots.delete(index);
+  }
+  async acknowledgeDirect(): Promise<void> {}
+}
+
+class MemorySpool implements ReceiveSpool {
+  pending = new Map<string, SmsRecord>();
+  ignored = new Map<string, SmsRecord>();
+  async putPending(rec: SmsRecord) {
+    this.pending.set(rec.id, rec);
+    return { created: true, area: 'pending' as const };
+  }
+  async putIgnored(rec: SmsRecord) {
+    this.ignored.set(rec.id, rec);
+    return { created: true };
+  }
+  async putQuarantine(_rec: QuarantineRecord) {
+    return { created: true };
+  }
+  async putPart(_rec: PartRecord) {
+    return { created: true };
+  }
+  async listParts() {
+    return [];
+  }
+  async deleteParts() {}
+}
+
+function setup(simTotal: number | undefined) {
+  const modem = new FakeModem();
+  const spool = new MemorySpool();
+  const { logger, lines } = captureLogger();
+  const receiver = new Receiver({
+    modem,
+    spool,
+    sim: { modem: 'm1', imsi: '510100000000001' },
+    accept: createSenderFilter(['858']),
+    otherSenders: 'keep',
+    multipartTimeoutMs: 600_000,
+    sweepIntervalMs: 3_600_000,
+    logger,
+    ...(simTotal ? { storageUsage: async () => ({ used: modem.slots.size, total: simTotal }) } : {}),
+  });
+  return { modem, spool, receiver, warnings: () => lines.filter((l) => l.level === 40).map((l) => l.msg) };
+}
+
+describe('policy keep is bounded', () => {
+  it('a 10-slot SIM: 5 promos kept, the rest archived and deleted; operator SMS still spooled', async () => {
+    const { modem, spool, receiver, warnings } = setup(10);
+    for (let i = 1; i <= 8; i++) modem.put(i, 'PROMO', `diskon ${i}`);
+    modem.put(9, '858', 'Anda mendapatkan penambahan pulsa Rp 5000');
+    receiver.start();
+    await receiver.drained();
+    expect([...modem.slots.keys()]).toEqual([1, 2, 3, 4, 5]);
+    expect(spool.ignored.size).toBe(3);
+    expect(spool.pending.size).toBe(1);
+    expect(warnings().some((m) => m.includes('policy keep: 4 SMS kept on the SIM (limit 5)'))).toBe(true);
+    expect(warnings().some((m) => m.includes('this one is archived instead'))).toBe(true);
+    // A later sweep leaves the kept ones alone and archives nothing more.
+    receiver.requestSweep('test');
+    await receiver.drained();
+    expect(modem.slots.size).toBe(5);
+    expect(spool.ignored.size).toBe(3);
+    await receiver.stop();
+  });
+
+  it('capacity unknown: at most 10 kept', async () => {
+    const { modem, spool, receiver } = setup(undefined);
+    for (let i = 1; i <= 13; i++) modem.put(i, 'PROMO', `promo ${i}`);
+    receiver.start();
+    await receiver.drained();
+    expect(modem.slots.size).toBe(10);
+    expect(spool.ignored.size).toBe(3);
+    await receiver.stop();
+  });
+});
