@@ -59,6 +59,9 @@ export interface PartAssemblerOptions {
   adoptPartsOf?: (modem: string) => boolean;
 }
 
+/** A wall clock before this (2024-01-01) is a Pi without RTC that has not synced yet: its ages are not trusted. */
+const SANE_CLOCK_MS = Date.UTC(2024, 0, 1);
+
 export class PartAssembler {
   private readonly o: PartAssemblerOptions;
   private readonly log: Logger;
@@ -142,7 +145,14 @@ export class PartAssembler {
     const nowMono = this.o.monotonic();
     // A joined part's tombstone recognises a retransmitted part this long: twice the timeout, at least the dedupe memory.
     const tombstoneLifeMs = Math.max(2 * this.o.multipartTimeoutMs, DEDUPE_MIN_DAYS * 86_400_000);
-    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && nowMono - this.seen(p.id) > tombstoneLifeMs);
+    // Monotonic age covers clock jumps while running; the wall-clock age (only from a sane clock) lets tombstones of
+    // earlier runs expire too, or a daemon restarted more often than the life would keep them for ever.
+    const wallNow = this.o.now();
+    const wallAge = (p: PartRecord) => {
+      const at = Date.parse(p.consumedAt ?? p.receivedAt);
+      return at > SANE_CLOCK_MS && wallNow > SANE_CLOCK_MS ? wallNow - at : 0;
+    };
+    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && (nowMono - this.seen(p.id) > tombstoneLifeMs || wallAge(p) > tombstoneLifeMs));
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
     const open = parts.filter((p) => p.consumedBy === undefined);
     const families = new Map<string, PartRecord[]>();
