@@ -198,6 +198,8 @@ function configSchema(env: Env = process.env) {
     }).prefault({}),
     /** Seconds SIGTERM waits for the POST in flight before abandoning it (the record stays pending). */
     shutdownGraceSec: int(0, 120).default(5),
+    /** Where the daemon keeps small state between runs (rejected PINs per SIM). Default: spool.dir. */
+    stateDir: optional(text()),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
     return { ...c, webhook: { ...c.webhook, endpoint: url }, warnings: warning ? [warning] : [] };

@@ -24,6 +24,8 @@ import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
+import { PinMemoryFile } from './state/pin-memory.js';
+import type { RejectedPins } from './modem/sim-unlock.js';
 
 export const VERSION: string = (() => {
   try {
@@ -81,6 +83,8 @@ export interface ModemWiring {
   /** 'mock': the virtual modem registered at `path` (the name the receive tests pass); 'native': the serial port. */
   binding: 'native' | 'mock';
   onStateChange?: () => void;
+  /** Rejected SIM PINs, kept in the state directory (shared by every modem). */
+  rejectedPins?: RejectedPins;
   /** Liveness probe interval (default 30 s); tests shorten it. */
   livenessIntervalMs?: number;
 }
@@ -109,6 +113,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         name: m.name,
         logger: w.logger,
         ...(m.pin ? { pin: m.pin } : {}),
+        ...(w.rejectedPins ? { rejectedPins: w.rejectedPins } : {}),
         profile: m.profile,
         storage: m.storage,
         delivery: m.delivery,
@@ -152,12 +157,14 @@ export class Daemon {
   private statusTimer: NodeJS.Timeout | undefined;
   private writeStatus: (() => void) | undefined;
   private onSighup: (() => void) | undefined;
+  private readonly rejectedPins: PinMemoryFile;
 
   private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string) {
     this.o = o;
     this.spool = spool;
     this.forwarder = forwarder;
     this.url = url;
+    this.rejectedPins = new PinMemoryFile(o.config.stateDir ?? o.config.spool.dir, o.logger.child({ stage: 'state' }));
   }
 
   static async start(o: DaemonOptions): Promise<Daemon> {
@@ -239,6 +246,7 @@ export class Daemon {
       logger: this.o.logger,
       path,
       binding: simulate ? 'mock' : 'native',
+      rejectedPins: this.rejectedPins,
       onStateChange: () => this.writeStatus?.(),
     });
     this.supervisors.push(supervisor);

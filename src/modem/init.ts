@@ -27,7 +27,7 @@ import {
   plainAnswer,
 } from './parse.js';
 import { detectProfile } from './profiles/index.js';
-import type { SimUnlock } from './sim-unlock.js';
+import { readIccid, type SimUnlock } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 
 /** AT+CIMI attempts (pollIntervalMs apart) before the SIM counts as not ready. */
@@ -111,7 +111,7 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   await ctx.sim.unlock(profile);
 
   const imsi = await readImsi(ctx);
-  const iccid = await readIccid(ctx, profile);
+  const iccid = await readIccid(at, profile);
   const msisdn = parseCnum((await at.tryLines('AT+CNUM')) ?? []);
 
   await enablePduMode(ctx, profile);
@@ -120,15 +120,6 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   await negotiateCnmi(ctx, profile);
 
   return { manufacturer, model, revision, imei, imsi, iccid, msisdn, profile: profile.id };
-}
-
-async function readIccid(ctx: InitContext, profile: ModemProfile): Promise<string | undefined> {
-  for (const command of profile.iccidCommands) {
-    const lines = await ctx.at.tryLines(command);
-    const iccid = lines && extractId(lines, /\d{18,20}F?/i);
-    if (iccid) return iccid.toUpperCase();
-  }
-  return undefined;
 }
 
 /**

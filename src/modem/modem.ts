@@ -5,8 +5,8 @@
  * Invariants:
  * - Never deletes or acknowledges anything on its own: the owner calls deleteSms / acknowledgeDirect after its
  *   durable write. Indexes are used exactly as the modem reports them (0-based on some modems).
- * - The configured PIN is sent once per Modem and never logged; a rejected PIN is not retried (a third wrong PIN
- *   locks the SIM) (sim-unlock.ts).
+ * - The configured PIN is never logged; a rejected PIN is not sent again while it stays configured, across Modems
+ *   that share `rejectedPins` (a third wrong PIN locks the SIM) (sim-unlock.ts).
  * - A SIM problem is a BridgeError SIM_NOT_READY with an actionable message (a state, not a crash).
  * - One USSD session at a time; the +CUSD listener is armed before the command is sent.
  * - Status queries (info) tolerate single failures; only a closed port makes them throw.
@@ -33,7 +33,7 @@ import {
   type StorageUsage,
 } from './parse.js';
 import { detectionUrcTable, generic, getProfile, PROFILES } from './profiles/index.js';
-import { SimUnlock } from './sim-unlock.js';
+import { SimUnlock, type RejectedPins } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
@@ -48,6 +48,8 @@ export interface ModemOptions {
   name: string;
   logger: Logger;
   pin?: string;
+  /** Rejected PINs by SIM, shared by every Modem of one configured modem (the daemon's persists them). */
+  rejectedPins?: RejectedPins;
   profile?: ProfileId | 'auto';
   storage?: 'SM' | 'ME' | 'MT' | 'auto';
   /** 'store' (+CMTI, read, delete: the default and the safe one) or 'direct' (+CMT, needs acknowledgeDirect). */
@@ -122,7 +124,10 @@ export class Modem extends EventEmitter<ModemEvents> {
     const configured = options.profile;
     this.currentProfile = configured === undefined || configured === 'auto' ? generic : getProfile(configured);
     const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-    this.sim = new SimUnlock({ at: this.at, name: this.name, log: this.log, pin: options.pin, pollIntervalMs: this.pollIntervalMs, delay });
+    this.sim = new SimUnlock({
+      at: this.at, name: this.name, log: this.log, pin: options.pin, pollIntervalMs: this.pollIntervalMs, delay,
+      ...(options.rejectedPins ? { rejectedPins: options.rejectedPins } : {}),
+    });
     this.ussdSession = new UssdSession({
       at: this.at,
       name: this.name,

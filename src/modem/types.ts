@@ -70,6 +70,8 @@ export interface ModemProfile {
   ussd: { send: 'text' | 'atd'; charset?: 'GSM' | 'IRA' };
   /** ICCID commands tried in order until one answers with an ICCID (27.007 has none, every vendor has its own). */
   iccidCommands: string[];
+  /** Commands that tell the PIN tries left, tried in order until one answers (src/modem/pin-tries.ts reads them). */
+  pinTriesCommands: string[];
   /** Device reports every incoming SMS twice (+CMTI twice): dedupe indications. */
   duplicateIndications?: boolean;
   /** Generic steps this family replaces. */

@@ -842,6 +842,27 @@ export class VirtualModem implements VirtualDevice {
         { pattern: /^\^CURC\?$/i, run: () => ({ lines: [`^CURC: ${this.curc ? 1 : 0}`] }) },
       );
     }
+    const pinCounts = () => ({ pin: this.simState === 'puk' ? 0 : this.pinTriesLeft, puk: this.pukTriesLeft });
+    if (this.profile.extras.includes('cpinr')) {
+      entries.push({
+        pattern: /^\+CPINR(?:="?([A-Z0-9 ]*)"?)?$/i,
+        run: () => ({ lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`] }),
+      });
+    }
+    if (this.profile.extras.includes('simcom-spic')) {
+      entries.push({ pattern: /^\+SPIC$/i, run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }) });
+    }
+    if (this.profile.extras.includes('huawei-cpin')) {
+      entries.push({
+        pattern: /^\^CPIN\?$/i,
+        run: () => {
+          const code = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
+          if (this.simState === 'absent') return { error: { cme: 10 } };
+          const current = this.simState === 'puk' ? pinCounts().puk : this.simState === 'pin' ? pinCounts().pin : '';
+          return { lines: [`^CPIN: ${code},${current},${pinCounts().puk},${pinCounts().pin},10,3`] };
+        },
+      });
+    }
     if (this.profile.extras.includes('huawei-iccid')) {
       entries.push({ pattern: /^\^ICCID\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`^ICCID: ${id.iccid}`] }) });
     }

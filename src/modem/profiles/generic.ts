@@ -25,6 +25,8 @@ export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
       'AT^ICCID?', // Huawei
     ],
     storagePreference: ['SM', 'ME', 'MT'],
+    // 27.007 AT+CPINR (not every firmware has it: then only the memory of rejected PINs protects the SIM).
+    pinTriesCommands: ['AT+CPINR="SIM PIN"'],
   };
 }
 

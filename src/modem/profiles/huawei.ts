@@ -73,6 +73,8 @@ export const huawei: ModemProfile = {
   storageFullUrcs: ['smmemfull'],
   // Huawei: no AT+CSCS before USSD (the packed hex below does not depend on the charset).
   ussd: { send: 'text' },
+  // Huawei sticks: no AT+CPINR; AT^CPIN? carries the PIN and PUK tries left.
+  pinTriesCommands: ['AT^CPIN?', 'AT+CPINR="SIM PIN"'],
   steps: {
     // Huawei: USSD must be sent as packed GSM 7-bit hex ...
     ussdCommand: (text) => {
