@@ -135,6 +135,9 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         sweepIntervalMs: m.sweepIntervalSec * 1000,
         logger: w.logger.child({ stage: 'receive' }),
         storageUsage: async () => {
+          // Right after a sweep's listing the count is known without AT+CPMS? (idle budget, issue 11 item 2).
+          const recent = modem.recentUsage(2_000);
+          if (recent) return recent;
           // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
           const rows = await modem.storageUsage();
           return rows[2] ?? rows[0];

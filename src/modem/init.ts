@@ -30,6 +30,13 @@ import { detectProfile } from './profiles/index.js';
 import { readIccid, type SimUnlock } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 
+/**
+ * ATE0 while the modem may still be booting (a replug, a reset): short tries, so init starts as soon as it answers
+ * rather than after one long timeout (issue 11, item 2: a replug took ~17 s, 10 of them on one ATE0 sent during boot).
+ */
+const ATE0_TRY_MS = 1000;
+const ATE0_TRIES = 10;
+
 /** AT+CIMI attempts (pollIntervalMs apart) before the SIM counts as not ready. */
 const IMSI_ATTEMPTS = 5;
 
@@ -55,6 +62,8 @@ export interface InitState {
   cnmi: string | undefined;
   /** 'direct' only when the modem accepted AT+CSMS=1. */
   delivery: 'store' | 'direct';
+  /** The AT+CMEE level set (1), undefined when the modem refused it. The liveness probe may read it back. */
+  cmee?: number | undefined;
 }
 
 export interface InitSettings {
@@ -80,19 +89,24 @@ export interface InitContext {
 
 export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   const { at, log } = ctx;
-  try {
-    await at.channel.run('ATE0');
-  } catch (err) {
-    at.rethrowIfGone(err);
-    if (err instanceof AtCommandError && err.code === 'AT_TIMEOUT') {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await at.channel.run('ATE0', { timeoutMs: ATE0_TRY_MS });
+      break;
+    } catch (err) {
+      at.rethrowIfGone(err);
+      if (!(err instanceof AtCommandError && err.code === 'AT_TIMEOUT')) throw err;
+      if (attempt < ATE0_TRIES) {
+        log.debug({ attempt }, 'no answer to ATE0 yet (the modem may be booting); trying again');
+        continue;
+      }
       throw new BridgeError('MODEM_SILENT', `${ctx.name}: no answer to ATE0`, {
         cause: err,
         hint: 'check the port path and baud rate; the modem may still be booting or be held by ModemManager',
       });
     }
-    throw err;
   }
-  await at.tryLines('AT+CMEE=1');
+  ctx.state.cmee = (await at.tryLines('AT+CMEE=1')) === undefined ? undefined : 1;
 
   const manufacturer = plainAnswer((await at.tryLines('AT+CGMI')) ?? []);
   const model = plainAnswer((await at.tryLines('AT+CGMM')) ?? []);

@@ -10,6 +10,9 @@
  * - A SIM problem is a BridgeError SIM_NOT_READY with an actionable message (a state, not a crash).
  * - One USSD session at a time; the +CUSD listener is armed before the command is sent.
  * - Status queries (info) tolerate single failures; only a closed port makes them throw.
+ * - Signs of a restart become events for the owner (issue 11, item 2): the profile's boot banner -> 'reboot' (init
+ *   must run again); another family's banner, a silenced URC coming back, or +CMS ERROR 310-316 on an SMS command ->
+ *   'reset-suspected' (probeState() tells whether the settings are gone). probeState() is the liveness probe.
  */
 import { EventEmitter } from 'node:events';
 import type { AtChannel, AtResponse, Urc } from '../at/types.js';
@@ -32,15 +35,15 @@ import {
   type SignalQuality,
   type StorageUsage,
 } from './parse.js';
-import { detectionUrcTable, generic, getProfile, PROFILES } from './profiles/index.js';
+import { isSimResetError, judgeCmee, judgeCnmi, type ProbeOutcome } from './liveness.js';
+import { ANY_RESET_HINTS, detectionUrcTable, generic, getProfile, PROFILES, profileUrcTable } from './profiles/index.js';
 import { SimUnlock, type RejectedPins } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
-import { buildUrcTable } from './urcs.js';
 import { UssdSession, type UssdReply } from './ussd-session.js';
 import { isHex } from './ussd-codec.js';
 
-export type { ModemIdentity, Registration, SignalQuality, StorageUsage, UssdReply };
+export type { ModemIdentity, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
 
 export interface ModemOptions {
   channel: AtChannel;
@@ -90,6 +93,7 @@ export type ModemEvents = {
   'sms-direct': [info: EventInfo<'sms-direct'>];
   'status-report': [info: EventInfo<'status-report'>];
   reboot: [info: EventInfo<'reboot'>];
+  'reset-suspected': [info: EventInfo<'reset-suspected'>];
   'storage-full': [info: EventInfo<'storage-full'>];
   ussd: [reply: UssdReply];
   urc: [urc: Urc];
@@ -112,6 +116,12 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly ussdSession: UssdSession;
   private readonly urcEvents: UrcEvents;
   private readonly delay: (ms: number) => Promise<void>;
+  /** Probe commands that answered once in this session (an ERROR from one of them later means a restart). */
+  private readonly probeAnswered = new Set<string>();
+  /** Probe commands this firmware refuses (the probe falls back to the next one). */
+  private readonly probeRefused = new Set<string>();
+  /** SIM use as the last full listing saw it, kept current by deletes and indications (see recentUsage). */
+  private listed: { at: number; used: number } | undefined;
 
   constructor(options: ModemOptions) {
     super();
@@ -181,6 +191,8 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   async init(): Promise<ModemIdentity> {
     this.initDone = false;
+    this.probeAnswered.clear();
+    this.listed = undefined;
     const configured = this.options.profile;
     const fixedProfile = configured !== undefined && configured !== 'auto';
     this.installTables();
@@ -221,7 +233,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   private installTables(): void {
     const detecting = (this.options.profile ?? 'auto') === 'auto' && !this.detected;
     const profiles = detecting ? PROFILES : [this.currentProfile];
-    this.channel.setUrcTable(detecting ? detectionUrcTable() : buildUrcTable(this.currentProfile));
+    this.channel.setUrcTable(detecting ? detectionUrcTable() : profileUrcTable(this.currentProfile));
     for (const profile of profiles) {
       if (profile.finalResults.length === 0 || this.finalResultsInstalled.has(profile.id)) continue;
       this.channel.addFinalResults(profile.finalResults);
@@ -292,11 +304,72 @@ export class Modem extends EventEmitter<ModemEvents> {
     };
   }
 
+  /**
+   * The liveness probe (one command): reads back a setting init applied, AT+CNMI? (the one that matters: without it
+   * no +CMTI comes) or else AT+CMEE?, or plain AT when the firmware refuses both. A timeout rejects (AT_TIMEOUT).
+   */
+  async probeState(options: { timeoutMs?: number } = {}): Promise<ProbeOutcome> {
+    const candidates: Array<[string, (lines: readonly string[]) => ProbeOutcome['settings']]> = [];
+    const cnmi = this.state.cnmi;
+    if (cnmi !== undefined) candidates.push(['AT+CNMI?', (lines) => judgeCnmi(lines, cnmi)]);
+    const cmee = this.state.cmee;
+    if (cmee !== undefined) candidates.push(['AT+CMEE?', (lines) => judgeCmee(lines, cmee)]);
+    const run = options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs };
+    for (const [command, judge] of candidates) {
+      if (this.probeRefused.has(command)) continue;
+      let lines: readonly string[];
+      try {
+        lines = (await this.channel.run(command, run)).lines;
+      } catch (err) {
+        this.at.rethrowIfGone(err);
+        if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
+        if (this.probeAnswered.has(command)) return { settings: 'lost', detail: `${command} answered ${describeFinal(err.final)} (it answered before)` };
+        this.log.info({ command, final: err.final }, 'liveness probe: the modem refuses this query; using the next one');
+        this.probeRefused.add(command);
+        continue;
+      }
+      const settings = judge(lines);
+      if (settings === 'intact') this.probeAnswered.add(command);
+      return { settings, detail: `${command} -> ${lines.join(' | ') || 'OK'}` };
+    }
+    await this.channel.run('AT', run);
+    return { settings: 'unknown', detail: 'AT -> OK (no setting can be read back on this modem)' };
+  }
+
+  /**
+   * SIM use without a command when the last full listing is at most `maxAgeMs` old (kept current by deletes and new
+   * SMS indications); undefined otherwise, or when init kept the modem's default storage (capacity unknown).
+   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep (issue 11, item 2).
+   */
+  recentUsage(maxAgeMs: number, now: number = Date.now()): { used: number; total: number } | undefined {
+    const capacity = this.state.capacities[2] ?? this.state.capacities[0];
+    if (!this.listed || this.state.storage === undefined || !capacity || now - this.listed.at > maxAgeMs) return undefined;
+    return { used: Math.max(0, Math.min(capacity.total, this.listed.used)), total: capacity.total };
+  }
+
+  /** An SMS command failed: +CMS ERROR 310-316 after init means the SIM was re-read (a restart). */
+  private noteFailure(command: string, err: unknown): void {
+    if (!this.initDone || !(err instanceof AtCommandError) || !isSimResetError(err.final, err.errorCode)) return;
+    this.log.warn({ command, final: err.final }, 'SIM error on an SMS command after init: the modem may have restarted');
+    this.emit('reset-suspected', { reason: `${command} answered ${describeFinal(err.final)}` });
+  }
+
+  /** channel.run for the SMS commands: failures are checked for signs of a restart, then rethrown. */
+  private async runSms(command: string, timeoutMs: number): Promise<AtResponse> {
+    try {
+      return await this.channel.run(command, { timeoutMs });
+    } catch (err) {
+      this.noteFailure(command, err);
+      throw err;
+    }
+  }
+
   // ---- stored SMS -----------------------------------------------------------------------------------------------
 
   async listSms(which: 'all' | 'unread' = 'all'): Promise<StoredPdu[]> {
-    const res = await this.channel.run(`AT+CMGL=${which === 'all' ? 4 : 0}`, { timeoutMs: 60_000 });
+    const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, 60_000);
     const { messages, skipped } = parseCmgl(res.lines);
+    if (which === 'all') this.listed = { at: Date.now(), used: messages.length + skipped.length };
     if (skipped.length > 0) this.log.error({ skipped }, 'AT+CMGL lines that could not be read were skipped');
     return messages;
   }
@@ -305,7 +378,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   async readSms(index: number): Promise<StoredPdu | undefined> {
     let res: AtResponse;
     try {
-      res = await this.channel.run(`AT+CMGR=${index}`, { timeoutMs: 15_000 });
+      res = await this.runSms(`AT+CMGR=${index}`, 15_000);
     } catch (err) {
       if (err instanceof AtCommandError && err.errorCode === 321) return undefined;
       throw err;
@@ -316,7 +389,8 @@ export class Modem extends EventEmitter<ModemEvents> {
   /** Deletes slot `index`; an already empty slot (+CMS ERROR: 321) counts as deleted. */
   async deleteSms(index: number): Promise<void> {
     try {
-      await this.channel.run(`AT+CMGD=${index}`, { timeoutMs: 15_000 });
+      await this.runSms(`AT+CMGD=${index}`, 15_000);
+      if (this.listed) this.listed.used--;
     } catch (err) {
       if (!(err instanceof AtCommandError && err.errorCode === 321)) throw err;
       this.log.debug({ index }, 'AT+CMGD: slot already empty (+CMS ERROR: 321), counted as deleted');
@@ -402,11 +476,12 @@ export class Modem extends EventEmitter<ModemEvents> {
   };
 
   private readonly onUrc = (urc: Urc): void => {
-    const ctx = { profile: this.currentProfile, initDone: this.initDone, storage: this.state.storage };
+    const ctx = { profile: this.currentProfile, initDone: this.initDone, storage: this.state.storage, resetHints: ANY_RESET_HINTS };
     this.emit('urc', urc);
     if (urc.name === 'cusd') this.ussdSession.onCusd(urc);
     for (const event of this.urcEvents.map(urc, ctx)) {
       if (event.name === 'reboot') this.initDone = false;
+      if (event.name === 'sms' && this.listed) this.listed.used++;
       this.emitEvent(event);
     }
   };
@@ -424,6 +499,9 @@ export class Modem extends EventEmitter<ModemEvents> {
         break;
       case 'reboot':
         this.emit('reboot', event.info);
+        break;
+      case 'reset-suspected':
+        this.emit('reset-suspected', event.info);
         break;
       case 'storage-full':
         this.emit('storage-full', event.info);

@@ -13,6 +13,8 @@ export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
     initCommands: [],
     // A module that says RDY after init has restarted (settings such as CNMI are lost).
     rebootUrcs: ['rdy'],
+    // Boot banners of 27.007 modems (SIM800, SIM7600, Quectel, Neoway print some of them at power-up).
+    resetHintUrcs: ['rdy', 'sms-ready', 'call-ready', 'sms-done', 'pb-done', 'cfun', 'cpin'],
     storageFullUrcs: [],
     cnmiFallbacks: [],
     ussd: { send: 'text', charset: 'IRA' },
