@@ -8,7 +8,9 @@
  *                          [--backlog 5000] [--backlog-spread-ms 10000]
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
- * production Forwarder (see backlog.ts).
+ * production Forwarder (see backlog.ts). 'healing' (healing.ts) measures the delay of an SMS after a modem reset with
+ * and without a banner and after a replug, and the idle AT commands per minute; --healing-samples N per profile
+ * (default 2; a silent reset sample takes up to one 30 s probe interval).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +20,7 @@ import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
 import { runBacklog, type BacklogResult } from './backlog.js';
+import { runHealing, type HealingRow } from './healing.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -30,14 +33,15 @@ interface Args {
   scenarios: string[];
   backlog: number;
   backlogSpreadMs: number;
+  healingSamples: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'healing'];
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'], backlog: 5000, backlogSpreadMs: 10_000 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, healingSamples: 2 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -55,12 +59,13 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
     else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
     else if (a === '--backlog') args.backlog = count(value(), 100_000);
+    else if (a === '--healing-samples') args.healingSamples = count(value(), 100);
     else if (a === '--backlog-spread-ms') {
       const v = value();
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,healing] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -130,7 +135,7 @@ function filesystemOf(dir: string): string {
   return cols[1] ?? 'unknown';
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined): string {
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, healing: HealingRow[] | undefined): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
   out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
@@ -203,7 +208,19 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
   const dups = results.filter((r) => r.duplicatesAtReceiver > 0);
   if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
   if (backlog) out.push('', ...backlogReport(backlog, args));
+  if (healing) out.push('', ...healingReport(healing));
   return out.join('\n') + '\n';
+}
+
+function healingReport(rows: HealingRow[]): string[] {
+  const cell = (s: HealingRow['banner']) => `${ms(s.median)} / ${ms(s.max)}`;
+  return [
+    `self-healing (mock binding, default intervals: sweep 60 s, probe 30 s; ${rows[0]?.banner.n ?? 0} sample(s) each): ms from the modem answering again to the SMS spooled, median / max`,
+    table(
+      ['profile', 'reset with banner', 'silent reset', 'replug (1 s away)', 'idle AT/min', 'idle commands'],
+      rows.map((r) => [r.profile, cell(r.banner), cell(r.silent), cell(r.replug), r.idlePerMinute.toFixed(1), Object.entries(r.idleCommands).map(([c, n]) => `${c} x${n}`).join(', ')]),
+    ),
+  ];
 }
 
 function backlogReport(b: BacklogResult, args: Args): string[] {
@@ -230,7 +247,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog').filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'healing').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -255,6 +272,12 @@ async function main(): Promise<number> {
     backlog = await runBacklog({ records: args.backlog, waitingSpreadMs: args.backlogSpreadMs, fillConcurrency: 16, logLevel: base.logLevel });
     process.stderr.write(`bench: backlog done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let healing: HealingRow[] | undefined;
+  if (args.scenarios.includes('healing')) {
+    const started = performance.now();
+    healing = await runHealing({ samples: args.healingSamples });
+    process.stderr.write(`bench: healing done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -272,12 +295,13 @@ async function main(): Promise<number> {
           spool,
           scenarios: results,
           ...(backlog ? { backlog } : {}),
+          ...(healing ? { healing } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog));
+  } else process.stdout.write(report(args, results, spool, backlog, healing));
   return 0;
 }
 
