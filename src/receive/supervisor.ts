@@ -69,8 +69,11 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   /** After the device vanished: reopen every this many ms (default 250) for replugWindowMs (default 30 s), then back off. */
   replugPollMs?: number;
   replugWindowMs?: number;
-  /** At most one check of a suspected reset per this many ms (default 10 s): noise must not become traffic. */
-  suspectCheckGapMs?: number;
+  /**
+   * Checks of a suspected reset that may find the settings intact per minute (default 3): the trailing banners of a
+   * boot just handled cost one check, a URC that keeps coming (noise) cannot become steady traffic.
+   */
+  suspectChecksPerMinute?: number;
   /**
    * Liveness probe (Modem.probeState: a setting read back, e.g. AT+CNMI?) every this many ms while running; settings
    * found gone mean a silent reset: re-init and sweep. After `livenessMisses` consecutive timeouts the modem is
@@ -285,15 +288,21 @@ export class ModemSupervisor<M extends SupervisedModem> {
     };
     const probe = this.prober(modem, reinitialise);
     const onReboot = (info: { urc?: string }) => reinitialise(`boot banner ${info.urc ?? ''}`.trim());
-    let lastSuspectCheck = -Infinity;
+    let checking = false;
+    /** When recent checks found the settings intact (false alarms), for suspectChecksPerMinute. */
+    const falseAlarms: number[] = [];
     const onSuspect = (info: { reason?: string }) => {
-      const gap = this.o.suspectCheckGapMs ?? 10_000;
-      if (reinitialising || performance.now() - lastSuspectCheck < gap) return;
-      lastSuspectCheck = performance.now();
-      void probe(`suspected reset: ${info.reason ?? '?'}`).catch((err: unknown) => {
-        // A timeout or a closed port: the liveness probe (timeouts) and the close handler (port) take it from here.
-        this.log.debug({ err }, 'checking a suspected reset failed');
-      });
+      const now = performance.now();
+      while (falseAlarms.length > 0 && now - falseAlarms[0]! > 60_000) falseAlarms.shift();
+      if (reinitialising || checking || falseAlarms.length >= (this.o.suspectChecksPerMinute ?? 3)) return;
+      checking = true;
+      void probe(`suspected reset: ${info.reason ?? '?'}`)
+        .then((outcome) => outcome.settings !== 'lost' && falseAlarms.push(performance.now()))
+        .catch((err: unknown) => {
+          // A timeout or a closed port: the liveness probe (timeouts) and the close handler (port) take it from here.
+          this.log.debug({ err }, 'checking a suspected reset failed');
+        })
+        .finally(() => (checking = false));
     };
     modem.on('reboot', onReboot);
     modem.on('reset-suspected', onSuspect);

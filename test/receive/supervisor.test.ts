@@ -63,6 +63,22 @@ describe('a reset is noticed from what the modem does', () => {
     await arrivesAfterReset(s, vm, () => vm.reboot(banners ? { banners } : {}), `Pulsa Rp 7000 ${profile}`);
   });
 
+  it('a false alarm (a hint while the settings are intact) does not hide a real reset right after it; noise is bounded', async () => {
+    const vm = virtualModem(uniquePath(), { profile: 'huawei', noise: false });
+    const s = await stack(vm, { livenessIntervalMs: 3_600_000 });
+    const probes = () => vm.commandLog().filter((c) => c === 'AT+CNMI?').length;
+    vm.injectUrc('^SIMST:1'); // trailing banner of the boot just handled: one check, settings intact
+    await until(() => probes() === 1, 'the check of the false alarm');
+    await arrivesAfterReset(s, vm, () => vm.reboot(), 'Pulsa Rp 9000 after a false alarm');
+    const before = probes();
+    for (let i = 0; i < 20; i++) {
+      vm.injectUrc('^RSSI:17'); // a stick whose AT^CURC=0 did not hold: periodic noise
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(probes() - before).toBeLessThanOrEqual(3);
+  });
+
   it('+CMS ERROR 311 on an SMS command after init (the reset re-locked the SIM): re-init enters the PIN again', async () => {
     const vm = virtualModem(uniquePath(), { profile: 'generic', pin: '4321' });
     const s = await stack(vm, { livenessIntervalMs: 3_600_000, modem: { pin: '4321' } });
