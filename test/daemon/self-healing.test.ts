@@ -105,12 +105,14 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
     const daemon = await DaemonProcess.start(await config({}));
     await sim.ask('sms 858 sebelum cabut Rp 1000', 'sms from');
     await until(() => posted('sebelum cabut'), 'the first SMS', 30_000);
+    // The POST may come before AT+CMGD: unplug only once the SIM is empty, so the replugged SIM holds no old SMS.
+    await until(async () => (await sim.state()).stored === 0, 'the first SMS deleted from the SIM', 15_000);
     await sim.quit(); // the device vanishes (the SIM saved to the state file)
     await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000);
     sim = await SimProcess.start(link, ['--state', stateFile]);
     await sim.ask('sms 858 sesudah colok Rp 2000', 'sms from');
     await until(() => posted('sesudah colok'), 'the SMS after the replug', 30_000);
-    await until(async () => (await status())?.modems[0]?.receiver?.received === 2, 'both SMS counted in status.json', 10_000);
+    await until(async () => (await status())?.modems[0]?.receiver?.received === 2, 'both SMS counted in status.json (written every 5 s)', 20_000);
     const st = (await status())!.modems[0]!;
     expect(st.state).toBe('running');
     expect(st.lastError).toBeUndefined();
