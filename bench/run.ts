@@ -13,6 +13,9 @@
  * 'outage' (default set; --outage-sec, default 60, --outage-records, default 20): the delay from the end of a webhook
  * outage (500s for that long, then connections refused for half as long) to the delivery of the pending records
  * (see webhook-outage.ts).
+ * 'healing' (healing.ts) measures the delay of an SMS after a modem reset with
+ * and without a banner and after a replug, and the idle AT commands per minute; --healing-samples N per profile
+ * (default 2; a silent reset sample takes up to one 30 s probe interval).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,6 +27,7 @@ import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
 import { runBacklog, type BacklogResult } from './backlog.js';
 import { runControl, type ControlResult } from './control.js';
 import { runOutage, type OutageResult } from './webhook-outage.js';
+import { runHealing, type HealingRow } from './healing.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -38,16 +42,17 @@ interface Args {
   backlogSpreadMs: number;
   outageSec: number;
   outageRecords: number;
+  healingSamples: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control', 'outage'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control', 'outage', 'healing'];
 /** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
 const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control', 'outage'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -67,12 +72,13 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--backlog') args.backlog = count(value(), 100_000);
     else if (a === '--outage-sec') args.outageSec = count(value(), 3600);
     else if (a === '--outage-records') args.outageRecords = count(value(), 10_000);
+    else if (a === '--healing-samples') args.healingSamples = count(value(), 100);
     else if (a === '--backlog-spread-ms') {
       const v = value();
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control,outage] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -153,7 +159,7 @@ function controlReport(c: ControlResult, samples: number): string[] {
   ];
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined, outage: OutageResult[] | undefined): string {
+function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined, outage: OutageResult[] | undefined, healing: HealingRow[] | undefined): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
   out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
@@ -228,6 +234,7 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
   if (backlog) out.push('', ...backlogReport(backlog, args));
   if (control) out.push('', ...controlReport(control, args.samples));
   if (outage) out.push('', ...outageReport(outage));
+  if (healing) out.push('', ...healingReport(healing));
   return out.join('\n') + '\n';
 }
 
@@ -249,6 +256,17 @@ function outageReport(rows: OutageResult[]): string[] {
     ),
   );
   return out;
+}
+
+function healingReport(rows: HealingRow[]): string[] {
+  const cell = (s: HealingRow['banner']) => `${ms(s.median)} / ${ms(s.max)}`;
+  return [
+    `self-healing (mock binding, default intervals: sweep 60 s, probe 30 s; ${rows[0]?.banner.n ?? 0} sample(s) each): ms from the modem answering again to the SMS spooled, median / max`,
+    table(
+      ['profile', 'reset with banner', 'silent reset', 'replug (1 s away)', 'idle AT/min', 'idle commands'],
+      rows.map((r) => [r.profile, cell(r.banner), cell(r.silent), cell(r.replug), r.idlePerMinute.toFixed(1), Object.entries(r.idleCommands).map(([c, n]) => `${c} x${n}`).join(', ')]),
+    ),
+  ];
 }
 
 function backlogReport(b: BacklogResult, args: Args): string[] {
@@ -275,7 +293,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control' && s !== 'outage').filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control' && s !== 'outage' && s !== 'healing').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -312,6 +330,12 @@ async function main(): Promise<number> {
     outage = await runOutage({ records: args.outageRecords, outageMs: args.outageSec * 1000 });
     process.stderr.write(`bench: outage done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let healing: HealingRow[] | undefined;
+  if (args.scenarios.includes('healing')) {
+    const started = performance.now();
+    healing = await runHealing({ samples: args.healingSamples });
+    process.stderr.write(`bench: healing done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -331,12 +355,13 @@ async function main(): Promise<number> {
           ...(backlog ? { backlog } : {}),
           ...(control ? { control } : {}),
           ...(outage ? { outage } : {}),
+          ...(healing ? { healing } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog, control, outage));
+  } else process.stdout.write(report(args, results, spool, backlog, control, outage, healing));
   return 0;
 }
 

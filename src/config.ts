@@ -358,6 +358,8 @@ function configSchema(env: Env = process.env) {
     health: object({ maxPendingAgeSec: int(10, 7 * 86_400).default(300) }).prefault({}),
     /** The reseller API, for `rates`, `calculate` and `test-transfer --order`. */
     reseller: resellerSchema(env),
+    /** Where the daemon keeps small state between runs (rejected PINs per SIM). Default: spool.dir. */
+    stateDir: optional(text()),
   }).transform((c) => {
     const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
     const warnings = warning ? [warning] : [];

@@ -40,6 +40,8 @@ import { VirtualNetwork } from './sim/operator-network.js';
 import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 import type { SmsRecord } from './spool/types.js';
+import { PinMemoryFile } from './state/pin-memory.js';
+import type { RejectedPins } from './modem/sim-unlock.js';
 
 export const VERSION: string = (() => {
   try {
@@ -101,6 +103,8 @@ export interface ModemWiring {
   /** 'mock': the virtual modem registered at `path` (the name the receive tests pass); 'native': the serial port. */
   binding: 'native' | 'mock';
   onStateChange?: () => void;
+  /** Rejected SIM PINs, kept in the state directory (shared by every modem). */
+  rejectedPins?: RejectedPins;
   /** Liveness probe interval (default 30 s); tests shorten it. */
   livenessIntervalMs?: number;
   /** Every URC of the modem of each connection (the control socket's `urc` events). */
@@ -135,6 +139,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         name: m.name,
         logger: w.logger,
         ...(m.pin ? { pin: m.pin } : {}),
+        ...(w.rejectedPins ? { rejectedPins: w.rejectedPins } : {}),
         profile: m.profile,
         storage: m.storage,
         delivery: m.delivery,
@@ -160,6 +165,9 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         logger: w.logger.child({ stage: 'receive' }),
         ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
         storageUsage: async () => {
+          // Right after a sweep's listing the count is known without AT+CPMS? (idle budget, issue 11 item 2).
+          const recent = modem.recentUsage(2_000);
+          if (recent) return recent;
           // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
           const rows = await modem.storageUsage();
           return rows[2] ?? rows[0];
@@ -194,6 +202,7 @@ export class Daemon {
   readonly metrics: BridgeMetrics;
   private metricsServer: MetricsServer | undefined;
   private lastHealth: Verdict | undefined;
+  private readonly rejectedPins: PinMemoryFile;
 
   private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics) {
     this.o = o;
@@ -215,6 +224,7 @@ export class Daemon {
         spool: () => spool.stats(),
       },
     });
+    this.rejectedPins = new PinMemoryFile(o.config.stateDir ?? o.config.spool.dir, o.logger.child({ stage: 'state' }));
   }
 
   static async start(o: DaemonOptions): Promise<Daemon> {
@@ -341,6 +351,7 @@ export class Daemon {
       logger: this.o.logger,
       path,
       binding: simulate ? 'mock' : 'native',
+      rejectedPins: this.rejectedPins,
       onStateChange: () => this.writeStatus?.(),
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
       // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).

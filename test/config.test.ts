@@ -33,7 +33,7 @@ describe('config', () => {
   it('names the path and what was expected, for every problem at once', () => {
     const raw = { webhook: { baseUrl: 'ftp://x' }, modems: [{ name: 'a' }, { name: 'b b', port: '/dev/x', senders: 'all', baudRate: -1 }], extra: 1 };
     const p = problems(raw);
-    expect(p).toContain('extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller)');
+    expect(p).toContain('extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, stateDir)');
     expect(p).toContain('webhook.baseUrl: expected an http:// or https:// URL');
     expect(p).toContain('modems[0].port: required');
     expect(p.some((x) => x.startsWith('modems[0].senders: required'))).toBe(true);
@@ -107,7 +107,7 @@ describe('config', () => {
       expect((err as ConfigError).problems).toEqual(['expected an object']);
       expect((err as ConfigError).message).toBe(`invalid config ${file}: expected an object`);
       await writeFile(file, JSON.stringify({ ...minimal(), extra: 1 }));
-      await expect(loadConfig(file, {})).rejects.toMatchObject({ file, problems: ['extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller)'] });
+      await expect(loadConfig(file, {})).rejects.toMatchObject({ file, problems: ['extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, stateDir)'] });
       await expect(loadConfig(join(dir, 'missing.json'), {})).rejects.toMatchObject({ file: join(dir, 'missing.json'), problems: ['cannot read (ENOENT)'] });
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -23,6 +23,8 @@ const SIMULATE_HELP = `commands (one per line):
   stall <ms>                the modem stops answering for <ms> ms
   reboot                    the modem restarts (banners; CNMI lost)
   reboot silent             the modem restarts without any banner (CNMI lost unannounced)
+  reboot autobaud           silent, and its URCs held until it sees an AT (a SIM800 in auto-baud mode)
+  reboot banner <line>      the modem restarts printing <line> instead of its own banners (another family's)
   full                      fill the SIM storage
   list                      SMS stored on the SIM
   state                     one JSON line: SIM state, stored and held SMS, PIN entries seen
@@ -105,6 +107,14 @@ export function simulateCommand(io: Io): Command {
               if (rest[0] === 'silent') {
                 vm.reboot({ silent: true });
                 io.out('modem rebooting silently\n');
+              } else if (rest[0] === 'autobaud') {
+                vm.reboot({ silent: true, holdUntilAt: true });
+                io.out('modem rebooting silently\n');
+              } else if (rest[0] === 'banner') {
+                const banner = rest.slice(1).join(' ');
+                if (!banner) throw new Error('usage: reboot banner <line>');
+                vm.reboot({ banners: [banner] });
+                io.out('modem rebooting\n');
               } else {
                 vm.reboot();
                 io.out('modem rebooting\n');

@@ -27,8 +27,15 @@ import {
   plainAnswer,
 } from './parse.js';
 import { detectProfile } from './profiles/index.js';
-import type { SimUnlock } from './sim-unlock.js';
+import { readIccid, type SimUnlock } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
+
+/**
+ * ATE0 while the modem may still be booting (a replug, a reset): short tries, so init starts as soon as it answers
+ * rather than after one long timeout (issue 11, item 2: a replug took ~17 s, 10 of them on one ATE0 sent during boot).
+ */
+const ATE0_TRY_MS = 1000;
+const ATE0_TRIES = 10;
 
 /** AT+CIMI attempts (pollIntervalMs apart) before the SIM counts as not ready. */
 const IMSI_ATTEMPTS = 5;
@@ -55,6 +62,8 @@ export interface InitState {
   cnmi: string | undefined;
   /** 'direct' only when the modem accepted AT+CSMS=1. */
   delivery: 'store' | 'direct';
+  /** The AT+CMEE level set (1), undefined when the modem refused it. The liveness probe may read it back. */
+  cmee?: number | undefined;
 }
 
 export interface InitSettings {
@@ -80,19 +89,24 @@ export interface InitContext {
 
 export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   const { at, log } = ctx;
-  try {
-    await at.channel.run('ATE0');
-  } catch (err) {
-    at.rethrowIfGone(err);
-    if (err instanceof AtCommandError && err.code === 'AT_TIMEOUT') {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await at.channel.run('ATE0', { timeoutMs: ATE0_TRY_MS });
+      break;
+    } catch (err) {
+      at.rethrowIfGone(err);
+      if (!(err instanceof AtCommandError && err.code === 'AT_TIMEOUT')) throw err;
+      if (attempt < ATE0_TRIES) {
+        log.debug({ attempt }, 'no answer to ATE0 yet (the modem may be booting); trying again');
+        continue;
+      }
       throw new BridgeError('MODEM_SILENT', `${ctx.name}: no answer to ATE0`, {
         cause: err,
         hint: 'check the port path and baud rate; the modem may still be booting or be held by ModemManager',
       });
     }
-    throw err;
   }
-  await at.tryLines('AT+CMEE=1');
+  ctx.state.cmee = (await at.tryLines('AT+CMEE=1')) === undefined ? undefined : 1;
 
   const manufacturer = plainAnswer((await at.tryLines('AT+CGMI')) ?? []);
   const model = plainAnswer((await at.tryLines('AT+CGMM')) ?? []);
@@ -111,7 +125,7 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   await ctx.sim.unlock(profile);
 
   const imsi = await readImsi(ctx);
-  const iccid = await readIccid(ctx, profile);
+  const iccid = await readIccid(at, profile);
   const msisdn = parseCnum((await at.tryLines('AT+CNUM')) ?? []);
 
   await enablePduMode(ctx, profile);
@@ -120,15 +134,6 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
   await negotiateCnmi(ctx, profile);
 
   return { manufacturer, model, revision, imei, imsi, iccid, msisdn, profile: profile.id };
-}
-
-async function readIccid(ctx: InitContext, profile: ModemProfile): Promise<string | undefined> {
-  for (const command of profile.iccidCommands) {
-    const lines = await ctx.at.tryLines(command);
-    const iccid = lines && extractId(lines, /\d{18,20}F?/i);
-    if (iccid) return iccid.toUpperCase();
-  }
-  return undefined;
 }
 
 /**

@@ -5,11 +5,14 @@
  * Invariants:
  * - Never deletes or acknowledges anything on its own: the owner calls deleteSms / acknowledgeDirect after its
  *   durable write. Indexes are used exactly as the modem reports them (0-based on some modems).
- * - The configured PIN is sent once per Modem and never logged; a rejected PIN is not retried (a third wrong PIN
- *   locks the SIM) (sim-unlock.ts).
+ * - The configured PIN is never logged; a rejected PIN is not sent again while it stays configured, across Modems
+ *   that share `rejectedPins` (a third wrong PIN locks the SIM) (sim-unlock.ts).
  * - A SIM problem is a BridgeError SIM_NOT_READY with an actionable message (a state, not a crash).
  * - One USSD session at a time; the +CUSD listener is armed before the command is sent.
  * - Status queries (info) tolerate single failures; only a closed port makes them throw.
+ * - Signs of a restart become events for the owner (issue 11, item 2): the profile's boot banner -> 'reboot' (init
+ *   must run again); another family's banner, a silenced URC coming back, or +CMS ERROR 310-316 on an SMS command ->
+ *   'reset-suspected' (probeState() tells whether the settings are gone). probeState() is the liveness probe.
  */
 import { EventEmitter } from 'node:events';
 import type { AtChannel, AtResponse, Urc } from '../at/types.js';
@@ -32,15 +35,32 @@ import {
   type SignalQuality,
   type StorageUsage,
 } from './parse.js';
-import { detectionUrcTable, generic, getProfile, PROFILES } from './profiles/index.js';
-import { SimUnlock } from './sim-unlock.js';
+import { isSimResetError, judgeCmee, judgeCnmi, type ProbeOutcome } from './liveness.js';
+import { ANY_RESET_HINTS, detectionUrcTable, generic, getProfile, PROFILES, profileUrcTable } from './profiles/index.js';
+import { SimUnlock, type RejectedPins } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
 import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
 import { isHex } from './ussd-codec.js';
 
-export type { ModemIdentity, PendingUssdReply, Registration, SignalQuality, StorageUsage, UssdReply };
+export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
+
+/** What a liveness probe may sample on the same AT line as its state read (signal or registration, for health). */
+export type ProbeSample = 'signal' | 'registration';
+export interface SampledState {
+  signal?: SignalQuality;
+  registration?: Registration;
+}
+
+function sampled(kind: ProbeSample, lines: readonly string[]): SampledState {
+  if (kind === 'signal') {
+    const q = parseCsq(lines);
+    return q ? { signal: q } : {};
+  }
+  const r = parseRegistrationQuery(lines, 'CREG');
+  return r ? { registration: r } : {};
+}
 
 export interface ModemOptions {
   channel: AtChannel;
@@ -48,6 +68,8 @@ export interface ModemOptions {
   name: string;
   logger: Logger;
   pin?: string;
+  /** Rejected PINs by SIM, shared by every Modem of one configured modem (the daemon's persists them). */
+  rejectedPins?: RejectedPins;
   profile?: ProfileId | 'auto';
   storage?: 'SM' | 'ME' | 'MT' | 'auto';
   /** 'store' (+CMTI, read, delete: the default and the safe one) or 'direct' (+CMT, needs acknowledgeDirect). */
@@ -88,6 +110,7 @@ export type ModemEvents = {
   'sms-direct': [info: EventInfo<'sms-direct'>];
   'status-report': [info: EventInfo<'status-report'>];
   reboot: [info: EventInfo<'reboot'>];
+  'reset-suspected': [info: EventInfo<'reset-suspected'>];
   'storage-full': [info: EventInfo<'storage-full'>];
   ussd: [reply: UssdReply];
   urc: [urc: Urc];
@@ -110,6 +133,12 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly ussdSession: UssdSession;
   private readonly urcEvents: UrcEvents;
   private readonly delay: (ms: number) => Promise<void>;
+  /** Probe commands that answered once in this session (an ERROR from one of them later means a restart). */
+  private readonly probeAnswered = new Set<string>();
+  /** Probe commands this firmware refuses (the probe falls back to the next one). */
+  private readonly probeRefused = new Set<string>();
+  /** SIM use as the last full listing saw it, kept current by deletes and indications (see recentUsage). */
+  private listed: { at: number; used: number } | undefined;
 
   constructor(options: ModemOptions) {
     super();
@@ -122,7 +151,10 @@ export class Modem extends EventEmitter<ModemEvents> {
     const configured = options.profile;
     this.currentProfile = configured === undefined || configured === 'auto' ? generic : getProfile(configured);
     const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-    this.sim = new SimUnlock({ at: this.at, name: this.name, log: this.log, pin: options.pin, pollIntervalMs: this.pollIntervalMs, delay });
+    this.sim = new SimUnlock({
+      at: this.at, name: this.name, log: this.log, pin: options.pin, pollIntervalMs: this.pollIntervalMs, delay,
+      ...(options.rejectedPins ? { rejectedPins: options.rejectedPins } : {}),
+    });
     this.ussdSession = new UssdSession({
       at: this.at,
       name: this.name,
@@ -176,6 +208,8 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   async init(): Promise<ModemIdentity> {
     this.initDone = false;
+    this.probeAnswered.clear();
+    this.listed = undefined;
     const configured = this.options.profile;
     const fixedProfile = configured !== undefined && configured !== 'auto';
     this.installTables();
@@ -216,7 +250,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   private installTables(): void {
     const detecting = (this.options.profile ?? 'auto') === 'auto' && !this.detected;
     const profiles = detecting ? PROFILES : [this.currentProfile];
-    this.channel.setUrcTable(detecting ? detectionUrcTable() : buildUrcTable(this.currentProfile));
+    this.channel.setUrcTable(detecting ? detectionUrcTable() : profileUrcTable(this.currentProfile));
     for (const profile of profiles) {
       if (profile.finalResults.length === 0 || this.finalResultsInstalled.has(profile.id)) continue;
       this.channel.addFinalResults(profile.finalResults);
@@ -287,11 +321,90 @@ export class Modem extends EventEmitter<ModemEvents> {
     };
   }
 
+  /**
+   * The liveness probe (one command): reads back a setting init applied, AT+CNMI? (the one that matters: without it
+   * no +CMTI comes) or else AT+CMEE?, or plain AT when the firmware refuses both. A timeout rejects (AT_TIMEOUT).
+   */
+  async probeState(options: { timeoutMs?: number; sample?: ProbeSample } = {}): Promise<ProbeOutcome & SampledState> {
+    const candidates: Array<[string, (lines: readonly string[]) => ProbeOutcome['settings']]> = [];
+    const cnmi = this.state.cnmi;
+    if (cnmi !== undefined) candidates.push(['AT+CNMI?', (lines) => judgeCnmi(lines, cnmi)]);
+    const cmee = this.state.cmee;
+    if (cmee !== undefined) candidates.push(['AT+CMEE?', (lines) => judgeCmee(lines, cmee)]);
+    const run = options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs };
+    const extra = options.sample === 'signal' ? '+CSQ' : options.sample === 'registration' ? '+CREG?' : undefined;
+    for (const [command, judge] of candidates) {
+      if (this.probeRefused.has(command)) continue;
+      let lines: readonly string[];
+      try {
+        if (extra) {
+          // One line, one command against the idle budget: the setting read back and the sample (`AT+CNMI?;+CSQ`).
+          try {
+            const both = (await this.channel.run(`${command};${extra}`, { ...run, responsePrefixes: [command.slice(2, -1), extra.replace('?', '')] })).lines;
+            const outcome = { settings: judge(both), detail: `${command};${extra} -> ${both.join(' | ') || 'OK'}` };
+            if (outcome.settings === 'intact') this.probeAnswered.add(command);
+            return { ...outcome, ...sampled(options.sample!, both) };
+          } catch (err) {
+            this.at.rethrowIfGone(err);
+            if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
+            // The combined line was refused: probe alone below, and sample on its own next time.
+          }
+        }
+        lines = (await this.channel.run(command, run)).lines;
+      } catch (err) {
+        this.at.rethrowIfGone(err);
+        if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
+        if (this.probeAnswered.has(command)) return { settings: 'lost', detail: `${command} answered ${describeFinal(err.final)} (it answered before)` };
+        this.log.info({ command, final: err.final }, 'liveness probe: the modem refuses this query; using the next one');
+        this.probeRefused.add(command);
+        continue;
+      }
+      const settings = judge(lines);
+      if (settings === 'intact') this.probeAnswered.add(command);
+      return { settings, detail: `${command} -> ${lines.join(' | ') || 'OK'}` };
+    }
+    if (extra) {
+      const lines = (await this.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] })).lines;
+      return { settings: 'unknown', detail: `AT${extra} -> ${lines.join(' | ')} (no setting can be read back on this modem)`, ...sampled(options.sample!, lines) };
+    }
+    await this.channel.run('AT', run);
+    return { settings: 'unknown', detail: 'AT -> OK (no setting can be read back on this modem)' };
+  }
+
+  /**
+   * SIM use without a command when the last full listing is at most `maxAgeMs` old (kept current by deletes and new
+   * SMS indications); undefined otherwise, or when init kept the modem's default storage (capacity unknown).
+   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep (issue 11, item 2).
+   */
+  recentUsage(maxAgeMs: number, now: number = Date.now()): { used: number; total: number } | undefined {
+    const capacity = this.state.capacities[2] ?? this.state.capacities[0];
+    if (!this.listed || this.state.storage === undefined || !capacity || now - this.listed.at > maxAgeMs) return undefined;
+    return { used: Math.max(0, Math.min(capacity.total, this.listed.used)), total: capacity.total };
+  }
+
+  /** An SMS command failed: +CMS ERROR 310-316 after init means the SIM was re-read (a restart). */
+  private noteFailure(command: string, err: unknown): void {
+    if (!this.initDone || !(err instanceof AtCommandError) || !isSimResetError(err.final, err.errorCode)) return;
+    this.log.warn({ command, final: err.final }, 'SIM error on an SMS command after init: the modem may have restarted');
+    this.emit('reset-suspected', { reason: `${command} answered ${describeFinal(err.final)}` });
+  }
+
+  /** channel.run for the SMS commands: failures are checked for signs of a restart, then rethrown. */
+  private async runSms(command: string, timeoutMs: number): Promise<AtResponse> {
+    try {
+      return await this.channel.run(command, { timeoutMs });
+    } catch (err) {
+      this.noteFailure(command, err);
+      throw err;
+    }
+  }
+
   // ---- stored SMS -----------------------------------------------------------------------------------------------
 
   async listSms(which: 'all' | 'unread' = 'all'): Promise<StoredPdu[]> {
-    const res = await this.channel.run(`AT+CMGL=${which === 'all' ? 4 : 0}`, { timeoutMs: 60_000 });
+    const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, 60_000);
     const { messages, skipped } = parseCmgl(res.lines);
+    if (which === 'all') this.listed = { at: Date.now(), used: messages.length + skipped.length };
     if (skipped.length > 0) this.log.error({ skipped }, 'AT+CMGL lines that could not be read were skipped');
     return messages;
   }
@@ -300,7 +413,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   async readSms(index: number): Promise<StoredPdu | undefined> {
     let res: AtResponse;
     try {
-      res = await this.channel.run(`AT+CMGR=${index}`, { timeoutMs: 15_000 });
+      res = await this.runSms(`AT+CMGR=${index}`, 15_000);
     } catch (err) {
       if (err instanceof AtCommandError && err.errorCode === 321) return undefined;
       throw err;
@@ -311,7 +424,8 @@ export class Modem extends EventEmitter<ModemEvents> {
   /** Deletes slot `index`; an already empty slot (+CMS ERROR: 321) counts as deleted. */
   async deleteSms(index: number): Promise<void> {
     try {
-      await this.channel.run(`AT+CMGD=${index}`, { timeoutMs: 15_000 });
+      await this.runSms(`AT+CMGD=${index}`, 15_000);
+      if (this.listed) this.listed.used--;
     } catch (err) {
       if (!(err instanceof AtCommandError && err.errorCode === 321)) throw err;
       this.log.debug({ index }, 'AT+CMGD: slot already empty (+CMS ERROR: 321), counted as deleted');
@@ -410,11 +524,12 @@ export class Modem extends EventEmitter<ModemEvents> {
   };
 
   private readonly onUrc = (urc: Urc): void => {
-    const ctx = { profile: this.currentProfile, initDone: this.initDone, storage: this.state.storage };
+    const ctx = { profile: this.currentProfile, initDone: this.initDone, storage: this.state.storage, resetHints: ANY_RESET_HINTS };
     this.emit('urc', urc);
     if (urc.name === 'cusd') this.ussdSession.onCusd(urc);
     for (const event of this.urcEvents.map(urc, ctx)) {
       if (event.name === 'reboot') this.initDone = false;
+      if (event.name === 'sms' && this.listed) this.listed.used++;
       this.emitEvent(event);
     }
   };
@@ -432,6 +547,9 @@ export class Modem extends EventEmitter<ModemEvents> {
         break;
       case 'reboot':
         this.emit('reboot', event.info);
+        break;
+      case 'reset-suspected':
+        this.emit('reset-suspected', event.info);
         break;
       case 'storage-full':
         this.emit('storage-full', event.info);

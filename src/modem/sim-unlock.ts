@@ -1,17 +1,23 @@
 /**
  * The SIM step of init: read the SIM state (AT+CPIN?), enter the configured PIN when asked, wait out a busy SIM.
  * Contract and invariants:
- * - The PIN is sent at most once per unlock() and never logged or put in an error (the failed command text holds it);
- *   a rejected PIN (+CME ERROR: 16) is never sent again by this SimUnlock (a third wrong PIN locks the SIM).
+ * - A wrong PIN is tried once, ever (issue 11, item 1): a PIN the SIM rejected (+CME ERROR: 16) is remembered per SIM
+ *   in `RejectedPins` (the daemon's is a file in the state directory, so restarts and reconnects share it) and not
+ *   sent again until the configured PIN changes. The SIM key is its ICCID (readable before the PIN on most modems),
+ *   else its IMSI, else `modem:<name>`.
+ * - The tries left are read where the modem tells them (the profile's pinTriesCommands) before a PIN is sent; with
+ *   one try left (or none) no PIN is sent: the last try is the operator's, in a phone.
+ * - The PIN is sent at most once per unlock() and never logged or put in an error (the failed command text holds it).
  * - Every SIM problem is a BridgeError SIM_NOT_READY with an actionable message and hint (a state, not a crash).
  * - Reading the state is a profile step (readSimState); the generic one runs AT+CPIN? and the errors it throws are
  *   classified here, whatever step produced them.
  */
-import { AtCommandError, BridgeError } from '../errors.js';
+import { AtCommandError, BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModemAt } from './commands.js';
 import { describeFinal } from './error-codes.js';
-import { infoValue } from './parse.js';
+import { extractId, infoValue } from './parse.js';
+import { parsePinTries } from './pin-tries.js';
 import type { ModemProfile, StepAt } from './types.js';
 
 /** Checks of AT+CPIN? (pollIntervalMs apart) while the SIM is busy or the PIN is being accepted. */
@@ -22,12 +28,50 @@ export async function readSimStateGeneric(at: StepAt): Promise<readonly string[]
   return (await at.run('AT+CPIN?')).lines;
 }
 
+/** Rejected PINs by SIM key (src/state/pin-memory.ts keeps them in a file; PINs are only ever stored hashed). */
+export interface RejectedPins {
+  /** When `pin` was rejected for the SIM `key`, undefined when it was not (or a different PIN was). */
+  rejectedAt(key: string, pin: string): Promise<string | undefined>;
+  /** `pin` was rejected for the SIM `key` (replaces an earlier entry). Even when this rejects (a write failed), the
+   *  rejection is remembered for the rest of the process. */
+  remember(key: string, pin: string): Promise<void>;
+  /** The SIM `key` accepted a PIN: nothing is remembered for it any more. */
+  forget(key: string): Promise<void>;
+}
+
+/** A memory for one process (the CLI, tests): nothing is written anywhere. */
+export class ProcessRejectedPins implements RejectedPins {
+  private readonly sims = new Map<string, { pin: string; at: string }>();
+  async rejectedAt(key: string, pin: string): Promise<string | undefined> {
+    const e = this.sims.get(key);
+    return e && e.pin === pin ? e.at : undefined;
+  }
+  async remember(key: string, pin: string): Promise<void> {
+    this.sims.set(key, { pin, at: new Date().toISOString() });
+  }
+  async forget(key: string): Promise<void> {
+    this.sims.delete(key);
+  }
+}
+
+/** The SIM's ICCID from the profile's ICCID commands (first answer wins), upper case; undefined when none answers. */
+export async function readIccid(at: ModemAt, profile: ModemProfile): Promise<string | undefined> {
+  for (const command of profile.iccidCommands) {
+    const lines = await at.tryLines(command);
+    const iccid = lines && extractId(lines, /\d{18,20}F?/i);
+    if (iccid) return iccid.toUpperCase();
+  }
+  return undefined;
+}
+
 export interface SimUnlockOptions {
   at: ModemAt;
   /** Modem name, first word of every message. */
   name: string;
   log: Logger;
   pin: string | undefined;
+  /** Where rejected PINs are remembered; default: for this SimUnlock's process only. */
+  rejectedPins?: RejectedPins;
   pollIntervalMs: number;
   delay: (ms: number) => Promise<void>;
 }
@@ -35,11 +79,14 @@ export interface SimUnlockOptions {
 export class SimUnlock {
   /** The last state AT+CPIN? reported ('READY', 'SIM PIN', ...). */
   state: string | undefined;
-  private pinRejected = false;
+  /** PIN1 tries left as the modem last told them (undefined: not asked, or the modem does not say). */
+  pinTriesLeft: number | undefined;
   private readonly o: SimUnlockOptions;
+  private readonly rejected: RejectedPins;
 
   constructor(options: SimUnlockOptions) {
     this.o = options;
+    this.rejected = options.rejectedPins ?? new ProcessRejectedPins();
   }
 
   private simError(message: string, hint?: string): BridgeError {
@@ -80,22 +127,40 @@ export class SimUnlock {
     return state;
   }
 
-  /** Resolves once the SIM is READY; enters the PIN when it asks for one. */
+  /** Resolves once the SIM is READY; enters the PIN when it asks for one (see the header for when it does not). */
   async unlock(profile: ModemProfile): Promise<void> {
-    if (this.pinRejected) {
-      throw this.simError('the SIM rejected the configured PIN earlier; not retried', 'fix modems[].pin and restart the bridge (a third wrong PIN locks the SIM)');
-    }
-    let pinSent = false;
+    let sent: { key: string } | undefined;
     for (let attempt = 1; attempt <= UNLOCK_ATTEMPTS; attempt++) {
       const state = await this.query(profile);
-      if (state === 'READY') return;
+      if (state === 'READY') {
+        if (sent) await this.forgetRejection(sent.key);
+        return;
+      }
       if (state === 'SIM PIN') {
-        if (this.o.pin === undefined || this.o.pin === '') {
+        const pin = this.o.pin;
+        if (pin === undefined || pin === '') {
           throw this.simError('SIM needs a PIN: set modems[].pin', 'or remove the PIN lock with a phone');
         }
-        if (!pinSent) {
-          await this.enterPin(this.o.pin);
-          pinSent = true;
+        if (!sent) {
+          const key = await this.simKey(profile);
+          const rejectedAt = await this.rejected.rejectedAt(key, pin);
+          if (rejectedAt !== undefined) {
+            throw this.simError(
+              `the SIM (${key}) rejected the configured PIN at ${rejectedAt}; it is not sent again until modems[].pin changes`,
+              'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)',
+            );
+          }
+          const tries = await this.readPinTries(profile);
+          if (tries !== undefined && tries <= 1) {
+            throw this.simError(
+              `the SIM (${key}) has ${tries} PIN ${tries === 1 ? 'try' : 'tries'} left: the configured PIN is not sent (the last try is yours)`,
+              tries === 1
+                ? 'check modems[].pin, then enter it once in a phone (or `pulsa-bridge at --port P AT+CPIN=...`); a wrong one locks the SIM'
+                : 'unlock the SIM in a phone with the PUK code from the SIM card holder',
+            );
+          }
+          await this.enterPin(pin, key, profile);
+          sent = { key };
         }
       } else if (state === 'SIM PUK' || state === 'SIM PUK2') {
         throw this.simError('SIM is PUK-locked (too many wrong PINs)', 'unlock it in a phone with the PUK code from the SIM card holder');
@@ -107,7 +172,39 @@ export class SimUnlock {
     throw this.simError(`SIM still not ready after ${UNLOCK_ATTEMPTS} checks (last state: ${this.state ?? 'unknown'})`);
   }
 
-  private async enterPin(pin: string): Promise<void> {
+  /** ICCID (readable before the PIN on most modems), else IMSI, else the modem's config name. */
+  private async simKey(profile: ModemProfile): Promise<string> {
+    const iccid = await readIccid(this.o.at, profile);
+    if (iccid) return `iccid:${iccid}`;
+    const imsi = extractId((await this.o.at.tryLines('AT+CIMI')) ?? [], /\d{6,15}/);
+    if (imsi) return `imsi:${imsi}`;
+    return `modem:${this.o.name}`;
+  }
+
+  /** The PIN tries left, from the first of the profile's commands that tells them; undefined when none does. */
+  private async readPinTries(profile: ModemProfile): Promise<number | undefined> {
+    for (const command of profile.pinTriesCommands) {
+      const tries = parsePinTries((await this.o.at.tryLines(command)) ?? []);
+      if (tries !== undefined) {
+        this.pinTriesLeft = tries;
+        this.o.log.info({ pinTriesLeft: tries, command }, `SIM PIN tries left: ${tries}`);
+        return tries;
+      }
+    }
+    this.o.log.info('the modem does not tell the PIN tries left; relying on the memory of rejected PINs');
+    return undefined;
+  }
+
+  private async forgetRejection(key: string): Promise<void> {
+    try {
+      await this.rejected.forget(key);
+    } catch (err) {
+      // The PIN was accepted: a stale entry only matters if this same PIN is configured again and was the rejected one.
+      this.o.log.warn({ err }, 'could not clear the memory of rejected PINs');
+    }
+  }
+
+  private async enterPin(pin: string, key: string, profile: ModemProfile): Promise<void> {
     this.o.log.info('entering the configured SIM PIN');
     try {
       await this.o.at.channel.run(`AT+CPIN="${pin}"`);
@@ -117,8 +214,17 @@ export class SimUnlock {
       const final = err instanceof AtCommandError ? err.final : undefined;
       const code = err instanceof AtCommandError ? err.errorCode : undefined;
       if (code === 16) {
-        this.pinRejected = true;
-        throw this.simError('the SIM rejected the configured PIN (+CME ERROR: 16 incorrect password)', 'fix modems[].pin; it will not be tried again until restart (a third wrong PIN locks the SIM)');
+        try {
+          await this.rejected.remember(key, pin);
+        } catch (memErr) {
+          // The memory keeps it for this process (see RejectedPins implementations); only the restart is unprotected.
+          this.o.log.error({ err: memErr }, `could not persist the rejected PIN (${errorMessage(memErr)}): it is remembered until the bridge restarts only`);
+        }
+        const tries = await this.readPinTries(profile);
+        throw this.simError(
+          `the SIM (${key}) rejected the configured PIN (+CME ERROR: 16 incorrect password)${tries !== undefined ? `; ${tries} ${tries === 1 ? 'try' : 'tries'} left` : ''}; it is not sent again until modems[].pin changes`,
+          'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)',
+        );
       }
       if (code === 12) throw this.simError('SIM is PUK-locked (too many wrong PINs)', 'unlock it in a phone with the PUK code');
       throw this.simError(`entering the PIN failed: ${describeFinal(final)}`);

@@ -65,6 +65,12 @@ export interface ModemProfile {
   smsReady?: { urc: string; timeoutMs: number };
   /** URC names that, once init is done, mean the modem rebooted (re-run init, sweep). */
   rebootUrcs: string[];
+  /**
+   * URC names that, once init is done, suggest the modem restarted (a boot banner, or periodic URCs that init had
+   * silenced): the state probe checks the settings and init runs again only when they are gone. Every family's list
+   * is watched on every modem, so a modem that prints another family's banner is noticed too.
+   */
+  resetHintUrcs: string[];
   /** URC names that mean SMS storage is full. */
   storageFullUrcs: string[];
   /** CNMI settings tried in order when AT+CNMI=? cannot be used or the negotiated one fails. */
@@ -73,6 +79,8 @@ export interface ModemProfile {
   ussd: { send: 'text' | 'atd'; charset?: 'GSM' | 'IRA' | 'UCS2' };
   /** ICCID commands tried in order until one answers with an ICCID (27.007 has none, every vendor has its own). */
   iccidCommands: string[];
+  /** Commands that tell the PIN tries left, tried in order until one answers (src/modem/pin-tries.ts reads them). */
+  pinTriesCommands: string[];
   /** Device reports every incoming SMS twice (+CMTI twice): dedupe indications. */
   duplicateIndications?: boolean;
   /** Generic steps this family replaces. */

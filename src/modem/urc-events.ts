@@ -1,6 +1,8 @@
 /**
  * URC -> modem events: +CMTI -> 'sms', +CMT -> 'sms-direct', +CDS / +CDSI -> 'status-report', the profile's boot
- * banners after init -> 'reboot', its storage-full URCs -> 'storage-full'. (+CUSD belongs to the USSD session.)
+ * banners after init -> 'reboot', any family's reset hints after init (another family's banner, periodic URCs init
+ * had silenced) -> 'reset-suspected' (the owner checks the settings before re-initialising), its storage-full URCs
+ * -> 'storage-full'. (+CUSD belongs to the USSD session.)
  * Contract and invariants:
  * - No I/O and no timers: the clock is injected (the duplicate window of profiles with duplicateIndications).
  * - Events come out in the order the modem emits them: the SMS / status-report event, then reboot, then storage-full.
@@ -18,6 +20,7 @@ export type UrcEvent =
   | { name: 'sms-direct'; info: { pdu: string; length: number } }
   | { name: 'status-report'; info: { pdu: string; length: number } | { storage: string; index: number } }
   | { name: 'reboot'; info: { urc: string } }
+  | { name: 'reset-suspected'; info: { reason: string } }
   | { name: 'storage-full'; info: { urc: string; storage: string | undefined } };
 
 /** What the mapping needs to know about the modem when the URC arrives. */
@@ -27,6 +30,8 @@ export interface UrcContext {
   initDone: boolean;
   /** The storage init chose: +CMTI without a memory means this one. */
   storage: string | undefined;
+  /** URC names that suggest a restart on any family (profiles' ANY_RESET_HINTS); default: the profile's own. */
+  resetHints?: readonly string[];
 }
 
 export interface UrcEventsOptions {
@@ -90,6 +95,9 @@ export class UrcEvents {
     if (ctx.initDone && profile.rebootUrcs.includes(urc.name)) {
       this.log.warn({ urc: urc.name }, 'modem restarted (boot banner after init); init must run again');
       events.push({ name: 'reboot', info: { urc: urc.name } });
+    } else if (ctx.initDone && (ctx.resetHints ?? profile.resetHintUrcs).includes(urc.name)) {
+      this.log.info({ urc: urc.name }, 'URC that suggests a restart: checking the modem settings');
+      events.push({ name: 'reset-suspected', info: { reason: `unsolicited ${urc.lines[0] ?? urc.name}` } });
     }
     if (profile.storageFullUrcs.includes(urc.name)) {
       const storage = typeof urc.data.storage === 'string' ? urc.data.storage : undefined;

@@ -1,8 +1,16 @@
 /**
  * Keeps one modem alive: open the port -> AT channel -> modem init -> receiver; when the device vanishes (USB reset,
- * unplug) or the channel closes, stop the receiver and reconnect with backoff; when the modem reboots (CNMI lost),
- * re-run init and sweep. A SIM that needs a PIN/PUK or is missing is a state with a clear log line and a slow retry,
- * never a crash loop. Nothing here deletes anything: the receiver owns acknowledgement.
+ * unplug) or the channel closes, stop the receiver and reconnect (every replugPollMs for a while after the device
+ * vanished, so a replug is back within seconds; then with backoff); when the modem reboots (CNMI lost), re-run init
+ * and sweep. A SIM that needs a PIN/PUK or is missing is a state with a clear log line and a slow retry, never a
+ * crash loop. Nothing here deletes anything: the receiver owns acknowledgement.
+ * Resets are noticed from what the modem does (issue 11, item 2): its own boot banner re-initialises at once; a sign
+ * that only suggests a restart (another family's banner, +CMS ERROR 310-316, a silenced URC coming back) runs the
+ * state probe first; the liveness probe reads a setting back (Modem.probeState), so a silent reset is found within one
+ * probe interval. The probe runs only after `livenessIntervalMs` without a probe: idle traffic is the probe plus the
+ * receiver's sweep (at most 3 commands a minute with the defaults).
+ * Counters (receiver counts, reconnects) survive reconnects; the last error clears once the modem runs again; a retry
+ * logs one line (the stack only at debug level).
  * All AT work goes through the configured modem's scheduler (src/modem/scheduler.ts), which outlives the connections:
  * each session attaches its modem + channel to it and detaches them when the port closes (queued work then fails
  * fast). Init and re-init after a reboot run in exclusive mode (nothing interleaves with storage selection or CNMI);
@@ -12,6 +20,8 @@
 import type { AtChannel } from '../at/types.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { ProbeOutcome } from '../modem/liveness.js';
+import type { ProbeSample, Registration, SampledState, SignalQuality } from '../modem/modem.js';
 import type { AtScheduler, SchedulerStatus } from '../modem/scheduler.js';
 import type { Receiver } from './receiver.js';
 
@@ -19,12 +29,18 @@ export type ModemState = 'stopped' | 'connecting' | 'initialising' | 'running' |
 
 export interface SupervisedModem {
   init(): Promise<ModemIdentityLike>;
-  on(event: 'reboot', fn: () => void): unknown;
-  off(event: 'reboot', fn: () => void): unknown;
-  /** AT+CSQ and AT+CREG? (src/modem/modem.ts); sampled on some liveness ticks when present. */
-  signal?(): Promise<{ rssi: number; dbm: number | undefined; bars: number }>;
-  registration?(): Promise<{ stat: number; text: string; registered: boolean; source: string }>;
+  on(event: 'reboot' | 'reset-suspected', fn: (info: { urc?: string; reason?: string }) => void): unknown;
+  off(event: 'reboot' | 'reset-suspected', fn: (info: { urc?: string; reason?: string }) => void): unknown;
+  /** The liveness probe: reads a setting back. Without it the probe is a bare `AT`. */
+  probeState?(options: { timeoutMs?: number; sample?: ProbeSample }): Promise<ProbeOutcome & SampledState>;
+  /** AT+CSQ and AT+CREG? (src/modem/modem.ts): read once at connect, and registration again (with AT+CEREG? for
+   * LTE-only modems) when the probe's CREG says unregistered. */
+  signal?(): Promise<SignalQuality>;
+  registration?(): Promise<Registration>;
 }
+
+/** Receiver counts that add up across sessions (the others are the current session's). */
+const SUMMED = ['received', 'spooled', 'ignored', 'quarantined', 'duplicates', 'sweeps'] as const;
 
 export interface ModemIdentityLike {
   imsi?: string | undefined;
@@ -55,8 +71,17 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   retryMaxMs?: number;
   /** Retry interval while the SIM is not ready (PIN/PUK/absent). */
   simRetryMs?: number;
+  /** After the device vanished: reopen every this many ms (default 250) for replugWindowMs (default 30 s), then back off. */
+  replugPollMs?: number;
+  replugWindowMs?: number;
   /**
-   * Liveness probe: `AT` every this many ms while running; after `livenessMisses` consecutive timeouts the modem is
+   * Checks of a suspected reset that may find the settings intact per minute (default 3): the trailing banners of a
+   * boot just handled cost one check, a URC that keeps coming (noise) cannot become steady traffic.
+   */
+  suspectChecksPerMinute?: number;
+  /**
+   * Liveness probe (Modem.probeState: a setting read back, e.g. AT+CNMI?) every this many ms while running; settings
+   * found gone mean a silent reset: re-init and sweep. After `livenessMisses` consecutive timeouts the modem is
    * taken as hung (port open, firmware not answering) and the connection is recycled: close, reopen, init, sweep.
    * Default 30 s; 0 disables.
    */
@@ -101,6 +126,8 @@ export class ModemSupervisor<M extends SupervisedModem> {
   private channel: AtChannel | undefined;
   private receiver: Receiver | undefined;
   private readonly statusValue: Omit<SupervisorStatus, 'scheduler'>;
+  /** Receiver counts of the sessions that ended. */
+  private earlier: Receiver['stats'] | undefined;
   /** The configured modem's one scheduler of AT work (the daemon hands it to the control plane). */
   readonly scheduler: AtScheduler<ModemHandle<M>>;
 
@@ -117,9 +144,20 @@ export class ModemSupervisor<M extends SupervisedModem> {
   status(): SupervisorStatus {
     return {
       ...this.statusValue,
-      receiver: this.receiver ? { ...this.receiver.stats } : this.statusValue.receiver,
+      receiver: this.receiverTotals(),
       scheduler: this.scheduler.status(),
     };
+  }
+
+  /** The current receiver's counts plus those of earlier sessions (a reconnect does not reset them). */
+  private receiverTotals(): Receiver['stats'] | undefined {
+    const now = this.receiver?.stats;
+    const before = this.earlier;
+    if (!now) return before && { ...before };
+    if (!before) return { ...now };
+    const total = { ...now, lastSweepAt: now.lastSweepAt ?? before.lastSweepAt, lastError: now.lastError ?? before.lastError };
+    for (const k of SUMMED) total[k] = now[k] + before[k];
+    return total;
   }
 
   /** The receiver of the current session (tests, benchmarks). */
@@ -153,7 +191,14 @@ export class ModemSupervisor<M extends SupervisedModem> {
       this.statusValue.lastError = errorMessage(error);
       this.statusValue.hint = error instanceof BridgeError ? error.hint : undefined;
     }
-    if (changed || error !== undefined) this.o.onStateChange?.(this.status());
+    let cleared = false;
+    if (error === undefined && state === 'running' && this.statusValue.lastError !== undefined) {
+      // Healthy again: an old error would only mislead `pulsa-bridge status`.
+      this.statusValue.lastError = undefined;
+      this.statusValue.hint = undefined;
+      cleared = true;
+    }
+    if (changed || error !== undefined || cleared) this.o.onStateChange?.(this.status());
   }
 
   private async sleep(ms: number): Promise<void> {
@@ -165,27 +210,44 @@ export class ModemSupervisor<M extends SupervisedModem> {
   private async run(): Promise<void> {
     const base = this.o.retryBaseMs ?? 1000;
     const max = this.o.retryMaxMs ?? 30_000;
+    const replugPoll = this.o.replugPollMs ?? 250;
+    const replugWindow = this.o.replugWindowMs ?? 30_000;
+    /** When the device last vanished (USB unplug or reset): until replugWindow later, reopening is tried every replugPoll. */
+    let vanishedAt: number | undefined;
+    const replugging = () => vanishedAt !== undefined && performance.now() - vanishedAt < replugWindow;
     let failures = 0;
     while (!this.stopping) {
       let delay = Math.min(max, base * 2 ** Math.min(failures, 16));
       try {
-        await this.session();
+        const ended = await this.session();
         failures = 0;
         delay = base;
+        if (ended?.disconnected) {
+          vanishedAt = performance.now();
+          delay = replugPoll;
+        }
       } catch (err) {
         failures++;
         const code = err instanceof BridgeError ? err.code : undefined;
+        const portGone = code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION';
         if (code === 'SIM_NOT_READY') {
           this.setState('sim-not-ready', err);
           delay = this.o.simRetryMs ?? 60_000;
-        } else if (code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION') {
+        } else if (portGone) {
           this.setState('disconnected', err);
+          if (replugging()) delay = replugPoll;
         } else {
           this.setState('failed', err);
+          // A modem that vanished and came back but does not answer yet (still booting): soon, not after a long backoff.
+          if (replugging()) delay = Math.min(delay, base);
         }
         if (this.stopping) break;
         const hint = err instanceof BridgeError && err.hint ? ` (hint: ${err.hint})` : '';
-        this.log.error({ err, code, retryInMs: delay, attempt: failures }, `modem ${this.o.name}: ${errorMessage(err)}${hint}; retrying in ${Math.round(delay / 1000)} s`);
+        const line = `modem ${this.o.name}: ${errorMessage(err)}${hint}; retrying in ${delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`}`;
+        // One line per retry: a replug polls every replugPoll, and a stack says nothing an operator can act on.
+        if (portGone && replugging() && failures > 1) this.log.debug({ code, retryInMs: delay, attempt: failures }, line);
+        else this.log.error({ code, retryInMs: delay, attempt: failures }, line);
+        this.log.debug({ err }, 'the error behind the retry above');
       } finally {
         await this.teardown();
       }
@@ -195,13 +257,13 @@ export class ModemSupervisor<M extends SupervisedModem> {
     }
   }
 
-  /** One connection: resolves when the port closes; rejects when it cannot be opened or initialised. */
-  private async session(): Promise<void> {
+  /** One connection: resolves when the port closes (how it closed); rejects when it cannot be opened or initialised. */
+  private async session(): Promise<{ disconnected: boolean } | undefined> {
     this.setState('connecting');
     const channel = await this.o.connect();
     this.channel = channel;
     const closed = new Promise<{ disconnected: boolean; error?: Error }>((resolve) => channel.once('close', resolve));
-    if (this.stopping) return;
+    if (this.stopping) return undefined;
     this.setState('initialising');
     const modem = this.o.createModem(channel);
     this.scheduler.attach({ modem, channel });
@@ -211,10 +273,10 @@ export class ModemSupervisor<M extends SupervisedModem> {
     const receiver = this.o.createReceiver(modem, identity, this.scheduler);
     this.receiver = receiver;
     let reinitialising = false;
-    const onReboot = () => {
+    const reinitialise = (why: string) => {
       if (reinitialising) return; // banners of the same reboot (RDY, SMS Ready, ...) each raise the event
       reinitialising = true;
-      this.log.warn(`modem ${this.o.name} rebooted: re-initialising and sweeping`);
+      this.log.warn({ why }, `modem ${this.o.name} rebooted (${why}): re-initialising and sweeping`);
       this.setState('initialising');
       void (async () => {
         try {
@@ -231,29 +293,78 @@ export class ModemSupervisor<M extends SupervisedModem> {
           this.setState('running');
           receiver.requestSweep('modem reboot');
         } catch (err) {
-          this.log.error({ err }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
+          this.log.error({ code: err instanceof BridgeError ? err.code : undefined }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
+          this.log.debug({ err }, 'the error behind the reconnect above');
           void channel.close();
         } finally {
           reinitialising = false;
         }
       })();
     };
+    const probe = this.prober(modem, reinitialise);
+    const onReboot = (info: { urc?: string }) => reinitialise(`boot banner ${info.urc ?? ''}`.trim());
+    let checking = false;
+    /** When recent checks found the settings intact (false alarms), for suspectChecksPerMinute. */
+    const falseAlarms: number[] = [];
+    const onSuspect = (info: { reason?: string }) => {
+      const now = performance.now();
+      while (falseAlarms.length > 0 && now - falseAlarms[0]! > 60_000) falseAlarms.shift();
+      if (reinitialising || checking || falseAlarms.length >= (this.o.suspectChecksPerMinute ?? 3)) return;
+      checking = true;
+      void probe(`suspected reset: ${info.reason ?? '?'}`)
+        .then((outcome) => outcome.settings !== 'lost' && falseAlarms.push(performance.now()))
+        .catch((err: unknown) => {
+          // A timeout or a closed port: the liveness probe (timeouts) and the close handler (port) take it from here.
+          this.log.debug({ err }, 'checking a suspected reset failed');
+        })
+        .finally(() => (checking = false));
+    };
     modem.on('reboot', onReboot);
+    modem.on('reset-suspected', onSuspect);
     receiver.start();
     this.setState('running');
     this.sampleAtConnect(modem);
-    const stopProbe = this.startLivenessProbe(channel, modem);
+    const stopProbe = this.startLivenessProbe(channel, probe);
     const info = await Promise.race([closed, this.stopSignal.then(() => undefined)]);
     stopProbe();
     modem.off('reboot', onReboot);
+    modem.off('reset-suspected', onSuspect);
     if (info && !this.stopping) {
       this.setState('disconnected', info.error ?? new Error(info.disconnected ? 'device vanished (USB reset or unplug)' : 'port closed'));
       this.log.warn({ disconnected: info.disconnected }, `modem ${this.o.name}: port closed${info.disconnected ? ' (device vanished)' : ''}; reconnecting`);
     }
+    return info;
   }
 
-  /** See SupervisorOptions.livenessIntervalMs. Only timeouts count: an ERROR answer proves the modem is alive. */
-  private startLivenessProbe(channel: AtChannel, modem: M): () => void {
+  /**
+   * The state probe as a maintenance task: reads a setting back (or sends `AT` when the modem cannot) and re-initialises
+   * when the settings are gone. Resolves with the outcome; rejects on a timeout (AT_TIMEOUT) or a refusal.
+   */
+  private prober(modem: M, reinitialise: (why: string) => void): (why: string, sample?: ProbeSample) => Promise<ProbeOutcome> {
+    const timeoutMs = this.o.livenessTimeoutMs ?? 5_000;
+    return async (why, sample) => {
+      const outcome = await this.scheduler.schedule({ priority: 'maintenance', label: `state probe (${why}${sample ? `, ${sample}` : ''})` }, async ({ target }) => {
+        if (modem.probeState) return modem.probeState({ timeoutMs, ...(sample ? { sample } : {}) });
+        await target.channel.run('AT', { timeoutMs });
+        return { settings: 'unknown', detail: 'AT -> OK' } satisfies ProbeOutcome;
+      });
+      if (outcome.signal) this.recordSignal(outcome.signal);
+      if (outcome.registration) {
+        // CS not registered: an LTE-only modem may still be registered on EPS (one more read, only in that state).
+        const r = !outcome.registration.registered && modem.registration ? await modem.registration().catch(() => outcome.registration!) : outcome.registration;
+        this.recordRegistration(r);
+      }
+      if (outcome.settings === 'lost') reinitialise(`settings gone: ${outcome.detail}`);
+      else this.log.debug({ why, ...outcome }, 'state probe');
+      return outcome;
+    };
+  }
+
+  /**
+   * See SupervisorOptions.livenessIntervalMs. Only timeouts count as misses: an ERROR answer proves the modem is alive.
+   * Idle traffic is one probe per interval.
+   */
+  private startLivenessProbe(channel: AtChannel, probe: (why: string, sample?: ProbeSample) => Promise<ProbeOutcome>): () => void {
     const every = this.o.livenessIntervalMs ?? 30_000;
     if (every <= 0) return () => undefined;
     const limit = this.o.livenessMisses ?? 2;
@@ -266,16 +377,12 @@ export class ModemSupervisor<M extends SupervisedModem> {
       if (probing || done) return;
       probing = true;
       tick++;
-      // Signal sampling replaces a probe tick (same command count): CSQ on tick `cycle`, CREG? half a cycle later.
-      const sample = cycle > 0 ? (tick % cycle === 0 ? 'signal' : tick % cycle === Math.floor(cycle / 2) ? 'registration' : undefined) : undefined;
-      const probe: () => Promise<unknown> =
-        sample === 'signal' && modem.signal ? () => this.sampleSignal(modem)
-        : sample === 'registration' && modem.registration ? () => this.sampleRegistration(modem)
-        : () => channel.run('AT', { timeoutMs: this.o.livenessTimeoutMs ?? 5_000 });
+      // Signal and registration ride on the probe's own AT line (`AT+CNMI?;+CSQ`: no extra command): CSQ on tick
+      // `cycle`, CREG? half a cycle later.
+      const sample: ProbeSample | undefined = cycle > 0 ? (tick % cycle === 0 ? 'signal' : tick % cycle === Math.floor(cycle / 2) ? 'registration' : undefined) : undefined;
       // A maintenance task: it waits for receive work (a modem busy answering is alive); the timeout counts only from
-      // the moment `AT` is sent. A refusal (port closed, stopped) is not a timeout and is ignored below.
-      this.scheduler
-        .schedule({ priority: 'maintenance', label: sample ? `liveness probe (${sample})` : 'liveness probe (AT)' }, () => probe())
+      // the moment the probe is sent. A refusal (port closed, stopped) is not a timeout and is ignored below.
+      probe('liveness', sample)
         .then(
           () => (misses = 0),
           (err: unknown) => {
@@ -307,15 +414,14 @@ export class ModemSupervisor<M extends SupervisedModem> {
     if ((this.o.signalEveryTicks ?? 6) <= 0 || !modem.signal || !modem.registration) return;
     this.scheduler
       .schedule({ priority: 'maintenance', label: 'signal and registration (connect)' }, async () => {
-        await this.sampleSignal(modem);
-        await this.sampleRegistration(modem);
+        this.recordSignal(await modem.signal!());
+        this.recordRegistration(await modem.registration!());
       })
       .catch((err: unknown) => this.log.debug({ err }, `sampling signal/registration at connect failed (sampled again on the probe cycle): ${errorMessage(err)}`));
   }
 
-  /** AT+CSQ; a change of signal bars is logged. Errors other than a timeout propagate to the probe (ignored there). */
-  private async sampleSignal(modem: M): Promise<void> {
-    const q = await modem.signal!();
+  /** A signal sample (AT+CSQ); a change of signal bars is logged. */
+  private recordSignal(q: SignalQuality): void {
     const prev = this.statusValue.signal;
     this.statusValue.signal = { rssi: q.rssi, dbm: q.dbm, bars: q.bars, sampledAt: new Date().toISOString() };
     if (!prev || prev.bars !== q.bars) {
@@ -323,9 +429,8 @@ export class ModemSupervisor<M extends SupervisedModem> {
     }
   }
 
-  /** AT+CREG? (AT+CEREG? when CS is not registered); a change of registration status is logged (a loss as a warning). */
-  private async sampleRegistration(modem: M): Promise<void> {
-    const r = await modem.registration!();
+  /** A registration sample (AT+CREG?, or AT+CEREG?); a change of registration status is logged (a loss as a warning). */
+  private recordRegistration(r: Registration): void {
     const prev = this.statusValue.registration;
     this.statusValue.registration = { stat: r.stat, text: r.text, registered: r.registered, source: r.source, sampledAt: new Date().toISOString() };
     if (!prev || prev.stat !== r.stat) {
@@ -339,8 +444,9 @@ export class ModemSupervisor<M extends SupervisedModem> {
     this.scheduler.detach(this.stopping ? 'stopped' : 'port closed');
     const receiver = this.receiver;
     if (receiver) {
-      this.statusValue.receiver = { ...receiver.stats };
       await receiver.stop();
+      this.earlier = this.receiverTotals();
+      this.statusValue.receiver = this.earlier;
     }
     this.receiver = undefined;
     const channel = this.channel;

@@ -57,7 +57,7 @@ export interface SimProfile {
   /** AT+CCID answer line. */
   ccidLine(iccid: string): string;
   /** Vendor-specific commands this family understands (table keys in virtual-modem.ts). */
-  extras: readonly ('huawei-curc' | 'huawei-iccid')[];
+  extras: readonly ('huawei-curc' | 'huawei-iccid' | 'huawei-cpin' | 'simcom-spic' | 'cpinr')[];
 }
 
 const BASE_IDENTITY: SimulatedIdentity = {
@@ -91,7 +91,8 @@ export const SIM_PROFILES: Readonly<Record<SimProfileId, SimProfile>> = {
     noiseUrcs: [],
     copsWithAct: true,
     ccidLine: (iccid) => `+CCID: ${iccid}`,
-    extras: [],
+    // 27.007 AT+CPINR: PIN tries left.
+    extras: ['cpinr'],
   },
   simcom: {
     id: 'simcom',
@@ -112,7 +113,8 @@ export const SIM_PROFILES: Readonly<Record<SimProfileId, SimProfile>> = {
     noiseUrcs: [],
     copsWithAct: false,
     ccidLine: (iccid) => iccid,
-    extras: [],
+    // SIM800: AT+SPIC tells the PIN/PUK tries left (no AT+CPINR on this firmware).
+    extras: ['simcom-spic'],
   },
   huawei: {
     id: 'huawei',
@@ -138,7 +140,8 @@ export const SIM_PROFILES: Readonly<Record<SimProfileId, SimProfile>> = {
     ],
     copsWithAct: true,
     ccidLine: (iccid) => `+CCID: ${iccid}`,
-    extras: ['huawei-curc', 'huawei-iccid'],
+    // E173: AT^CPIN? tells the PIN/PUK tries left (no AT+CPINR).
+    extras: ['huawei-curc', 'huawei-iccid', 'huawei-cpin'],
   },
 };
 

@@ -283,6 +283,8 @@ export class VirtualModem implements VirtualDevice {
   private readonly timers = new Set<NodeJS.Timeout>();
   private noiseTimer: NodeJS.Timeout | undefined;
   private stalled = false;
+  /** Auto-baud after a silent reset: output held until a command line arrives (see reboot). */
+  private heldOutput: string[] | undefined;
 
   // SIM (survives reboot)
   private simState: SimState;
@@ -402,6 +404,12 @@ export class VirtualModem implements VirtualDevice {
       echoed += ch;
       if (byte === 0x0d) {
         flushEcho();
+        if (this.heldOutput) {
+          // Auto-baud: the first command line teaches the rate; what was held goes out now.
+          const held = this.heldOutput;
+          this.heldOutput = undefined;
+          for (const text of held) this.send(text);
+        }
         const line = this.input;
         this.input = '';
         this.execute(line);
@@ -482,13 +490,18 @@ export class VirtualModem implements VirtualDevice {
 
   /**
    * Power cycle: banners again, echo on, CMEE/CMGF/CNMI/CSCS back to defaults, SIM locked again if it has a PIN.
-   * `silent`: a firmware reset that prints no banner at all (settings lost all the same; SMS ready at once).
+   * `silent`: a firmware reset that prints no banner at all (settings lost all the same; SMS ready at once); with
+   * `holdUntilAt` it also holds every URC until a command line arrives (a SIM800 in auto-baud mode cannot send before
+   * it has seen an `AT` to learn the rate).
+   * `banners`: print these lines instead of the profile's (a modem of one family printing another family's banner);
+   * its SMS service is then ready at once.
    */
-  reboot(options: { silent?: boolean } = {}): void {
+  reboot(options: { silent?: boolean; holdUntilAt?: boolean; banners?: readonly string[] } = {}): void {
     this.clearTimers();
     this.returnUnacknowledgedToSmsc();
     if (this.pin !== undefined && this.simState === 'ready') this.simState = 'pin';
-    this.boot(options.silent === true);
+    this.boot(options.silent === true, options.banners);
+    if (options.silent === true && options.holdUntilAt === true) this.heldOutput = [];
   }
 
   /** See SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
@@ -592,7 +605,8 @@ export class VirtualModem implements VirtualDevice {
 
   // ---------------------------------------------------------------- boot and output
 
-  private boot(silent = false): void {
+  private boot(silent = false, banners?: readonly string[]): void {
+    this.heldOutput = undefined;
     this.echo = true;
     this.cmee = 0;
     this.cmgf = 0;
@@ -608,8 +622,8 @@ export class VirtualModem implements VirtualDevice {
     this.input = '';
     this.pduEntry = undefined;
     this.smsc = this.identity.smsc;
-    this.smsReady = silent || this.profile.smsReadyBanner === undefined;
-    this.emitBanners(silent ? [] : this.profile.bootBanners(this.simState));
+    this.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
+    this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.simState)));
     this.startNoise();
   }
 
@@ -679,6 +693,10 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private urc(line: string): void {
+    if (this.heldOutput) {
+      this.heldOutput.push(`\r\n${line}\r\n`);
+      return;
+    }
     this.send(`\r\n${line}\r\n`);
   }
 
@@ -851,6 +869,27 @@ export class VirtualModem implements VirtualDevice {
         { pattern: /^\^CURC=([01])$/i, run: (m) => this.set(() => (this.curc = m[1] === '1')) },
         { pattern: /^\^CURC\?$/i, run: () => ({ lines: [`^CURC: ${this.curc ? 1 : 0}`] }) },
       );
+    }
+    const pinCounts = () => ({ pin: this.simState === 'puk' ? 0 : this.pinTriesLeft, puk: this.pukTriesLeft });
+    if (this.profile.extras.includes('cpinr')) {
+      entries.push({
+        pattern: /^\+CPINR(?:="?([A-Z0-9 ]*)"?)?$/i,
+        run: () => ({ lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`] }),
+      });
+    }
+    if (this.profile.extras.includes('simcom-spic')) {
+      entries.push({ pattern: /^\+SPIC$/i, run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }) });
+    }
+    if (this.profile.extras.includes('huawei-cpin')) {
+      entries.push({
+        pattern: /^\^CPIN\?$/i,
+        run: () => {
+          const code = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
+          if (this.simState === 'absent') return { error: { cme: 10 } };
+          const current = this.simState === 'puk' ? pinCounts().puk : this.simState === 'pin' ? pinCounts().pin : '';
+          return { lines: [`^CPIN: ${code},${current},${pinCounts().puk},${pinCounts().pin},10,3`] };
+        },
+      });
     }
     if (this.profile.extras.includes('huawei-iccid')) {
       entries.push({ pattern: /^\^ICCID\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`^ICCID: ${id.iccid}`] }) });

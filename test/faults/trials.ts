@@ -161,7 +161,6 @@ export const TRIALS: TrialDef[] = [
     sms: 0,
     simArgs: ['--pin', '1234'],
     modem: { pin: '0000' },
-    expectedFailure: 'daemon re-sends a rejected PIN: Modem.pinRejected lives in one Modem, the supervisor builds a new one on every SIM retry (60 s); fix due next under issue 13',
     drive: async (env) => {
       await until(async () => (await env.sim.state()).pinEntries >= 1, 'the daemon to try its PIN', 30_000);
       // Longer than the supervisor's SIM retry (60 s): a second attempt would show here.

@@ -13,6 +13,8 @@ export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
     initCommands: [],
     // A module that says RDY after init has restarted (settings such as CNMI are lost).
     rebootUrcs: ['rdy'],
+    // Boot banners of 27.007 modems (SIM800, SIM7600, Quectel, Neoway print some of them at power-up).
+    resetHintUrcs: ['rdy', 'sms-ready', 'call-ready', 'sms-done', 'pb-done', 'cfun', 'cpin'],
     storageFullUrcs: [],
     cnmiFallbacks: [],
     ussd: { send: 'text', charset: 'IRA' },
@@ -25,6 +27,8 @@ export function genericDefaults(): Omit<ModemProfile, 'id' | 'description'> {
       'AT^ICCID?', // Huawei
     ],
     storagePreference: ['SM', 'ME', 'MT'],
+    // 27.007 AT+CPINR (not every firmware has it: then only the memory of rejected PINs protects the SIM).
+    pinTriesCommands: ['AT+CPINR="SIM PIN"'],
   };
 }
 

@@ -43,6 +43,7 @@ const HUAWEI_URCS: UrcEntry[] = [
     parse: (l) => ({ storage: fields(l[0] ?? '')[0] }),
     description: 'Huawei SMS storage full: new SMS are refused until some are deleted',
   },
+  { name: 'sysstart', pattern: /^\^SYSSTART$/, description: 'Huawei module started (boot banner)' },
   { name: 'stin', pattern: /^\^STIN:/, description: 'Huawei SIM toolkit indication' },
   { name: 'cend', pattern: /^\^CEND:/, description: 'Huawei call ended' },
   { name: 'orig', pattern: /^\^ORIG:/, description: 'Huawei call originated' },
@@ -69,10 +70,15 @@ export const huawei: ModemProfile = {
   initCommands: ['AT^CURC=0'],
   // Huawei: no banner at restart (the USB device re-enumerates and the port closes instead).
   rebootUrcs: [],
+  // Huawei: ^SYSSTART / ^SIMST at boot; ^RSSI, ^BOOT, ^MODE, ^DSFLOWRPT come back after init only when the stick
+  // restarted (AT^CURC=0 lost).
+  resetHintUrcs: ['sysstart', 'simst', 'rssi', 'hw-boot', 'mode', 'dsflowrpt', ...genericDefaults().resetHintUrcs],
   // Huawei: ^SMMEMFULL when SMS storage is full.
   storageFullUrcs: ['smmemfull'],
   // Huawei: no AT+CSCS before USSD (the packed hex below does not depend on the charset).
   ussd: { send: 'text' },
+  // Huawei sticks: no AT+CPINR; AT^CPIN? carries the PIN and PUK tries left.
+  pinTriesCommands: ['AT^CPIN?', 'AT+CPINR="SIM PIN"'],
   steps: {
     // Huawei: USSD must be sent as packed GSM 7-bit hex ...
     ussdCommand: (text) => {

@@ -34,6 +34,16 @@ export function detectionFinalResults(): FinalResultEntry[] {
   return PROFILES.flatMap((p) => p.finalResults);
 }
 
+/** Every family's reset hints and boot banners: watched on every modem (a modem may print another family's banner). */
+export const ANY_RESET_HINTS: readonly string[] = Object.freeze([...new Set(PROFILES.flatMap((p) => [...p.rebootUrcs, ...p.resetHintUrcs]))]);
+
+/** The URC table for a known profile: its rows, every other family's reset-hint rows, then the generic ones. */
+export function profileUrcTable(profile: ModemProfile): UrcEntry[] {
+  const own = new Set(profile.urcs.map((u) => u.name));
+  const hints = PROFILES.flatMap((p) => p.urcs).filter((u) => ANY_RESET_HINTS.includes(u.name) && !own.has(u.name) && (own.add(u.name), true));
+  return [...profile.urcs, ...hints, ...GENERIC_URCS];
+}
+
 export function getProfile(id: ProfileId): ModemProfile {
   const found = PROFILES.find((p) => p.id === id);
   if (!found) throw new RangeError(`unknown modem profile '${String(id)}' (known: ${PROFILE_IDS.join(', ')})`);

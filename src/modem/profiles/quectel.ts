@@ -34,5 +34,9 @@ export const quectel: ModemProfile = {
   ],
   // Quectel: RDY after init means the module reset (it may also re-enumerate on USB and close the port).
   rebootUrcs: ['rdy'],
+  // Quectel: +QUSIM at every boot.
+  resetHintUrcs: ['qusim', ...genericDefaults().resetHintUrcs],
   ussd: { send: 'text', charset: 'GSM' },
+  // Quectel: AT+QPINC="SC" gives the SIM PIN and PUK tries left.
+  pinTriesCommands: ['AT+QPINC="SC"', 'AT+CPINR="SIM PIN"'],
 };

@@ -24,4 +24,6 @@ export const simcom: ModemProfile = {
   cnmiFallbacks: ['2,1,0,0,0', '2,1,0,0', '1,1,0,0,0'],
   // SIM800: USSD strings and replies are exchanged in the GSM charset.
   ussd: { send: 'text', charset: 'GSM' },
+  // SIM800: AT+CPINR is missing on older firmware; AT+SPIC gives PIN1/PUK1/PIN2/PUK2 tries left.
+  pinTriesCommands: ['AT+SPIC', 'AT+CPINR="SIM PIN"'],
 };
