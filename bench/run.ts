@@ -4,8 +4,12 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,backlog]
- *                          [--backlog 5000] [--backlog-spread-ms 10000]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,lean,backlog]
+ *                          [--backlog 5000] [--backlog-spread-ms 10000] [--idle-sec 60] [--modems 16]
+ *
+ * 'lean' (in the default set) measures the lean targets of issue 13 on the real daemon process (lean/run.ts: burst of
+ * 30 with where its time goes, VmHWM through 100 SMS, idle AT commands and CPU per minute, node flag variants,
+ * `--modems` modems in one daemon); `node dist/bench/lean/run.js` runs it alone with more options.
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
  * production Forwarder (see backlog.ts).
@@ -19,6 +23,7 @@ import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
 import { runBacklog, type BacklogResult } from './backlog.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
+import { LEAN_DEFAULTS, leanReport, runLean, type LeanResults } from './lean/run.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
 const BAUD = 115_200;
@@ -30,14 +35,16 @@ interface Args {
   scenarios: string[];
   backlog: number;
   backlogSpreadMs: number;
+  idleSec: number;
+  modems: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'lean', 'backlog'];
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced'], backlog: 5000, backlogSpreadMs: 10_000 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'lean'], backlog: 5000, backlogSpreadMs: 10_000, idleSec: 60, modems: 16 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -55,12 +62,14 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
     else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
     else if (a === '--backlog') args.backlog = count(value(), 100_000);
+    else if (a === '--idle-sec') args.idleSec = count(value(), 3600);
+    else if (a === '--modems') args.modems = count(value(), 64);
     else if (a === '--backlog-spread-ms') {
       const v = value();
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,lean,backlog] [--backlog N] [--backlog-spread-ms MS (0: no waiting phase)] [--idle-sec S] [--modems N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -230,7 +239,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog').filter((s) => {
+  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'lean').filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -255,6 +264,16 @@ async function main(): Promise<number> {
     backlog = await runBacklog({ records: args.backlog, waitingSpreadMs: args.backlogSpreadMs, fillConcurrency: 16, logLevel: base.logLevel });
     process.stderr.write(`bench: backlog done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let lean: LeanResults | undefined;
+  const leanArgs = { ...LEAN_DEFAULTS, idleSec: args.idleSec, modems: Math.max(2, args.modems), env: {}, nodeArgs: [] };
+  if (args.scenarios.includes('lean')) {
+    if (!hasSocat) process.stderr.write('bench: socat is not installed: skipping scenario lean (apt-get install socat)\n');
+    else {
+      const started = performance.now();
+      lean = await runLean(leanArgs, (l) => process.stderr.write(l));
+      process.stderr.write(`bench: lean done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    }
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -272,12 +291,16 @@ async function main(): Promise<number> {
           spool,
           scenarios: results,
           ...(backlog ? { backlog } : {}),
+          ...(lean ? { lean } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog));
+  } else {
+    process.stdout.write(report(args, results, spool, backlog));
+    if (lean) process.stdout.write(`\n${leanReport(lean, leanArgs)}\n`);
+  }
   return 0;
 }
 
