@@ -67,7 +67,10 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     cleanups.push(() => receiver.close());
     const modems: VirtualModem[] = [];
     for (let k = 0; k < o.modems; k++) {
-      const vm = new VirtualModem({ path: `/virtual/lean-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000 });
+      // Each modem its own SIM and device identity, as in a modem pool (the spool keys records and multipart groups by SIM).
+      const n = String(k).padStart(3, '0');
+      const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
+      const vm = new VirtualModem({ path: `/virtual/lean-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
       cleanups.push(async () => vm.stop());
       const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200 });
       cleanups.push(() => host.close());

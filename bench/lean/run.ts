@@ -4,6 +4,7 @@
  *
  *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
+ *                               [--fleet-runs single,multi,multi-uv]
  *
  * - daemon:   one modem, production defaults: 30-SMS burst (with the breakdown of where the time goes and, with
  *             strace, the fsync count), idle AT commands and CPU per minute, VmHWM through a 100-SMS burst.
@@ -27,10 +28,12 @@ export interface LeanArgs {
   trace: boolean;
   env: Record<string, string>;
   nodeArgs: string[];
+  /** Which fleet runs: 'single' (one modem), 'multi' (--modems), 'multi-uv' (--modems with UV_THREADPOOL_SIZE=16). */
+  fleetRuns: string[];
 }
 
 export const LEAN_PARTS = ['daemon', 'variants', 'fleet'];
-export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [] };
+export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'] };
 
 export interface LeanResults {
   daemon: DaemonResult[];
@@ -53,9 +56,9 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
   }
   if (a.only.includes('fleet')) {
     const f = { trickle: a.trickle, gapMs: a.gapMs, seed: 1, log };
-    out.fleet.push(await measureFleet({ variant: 'defaults', modems: 1, ...f, ...withFlags([]) }));
-    out.fleet.push(await measureFleet({ variant: 'defaults', modems: a.modems, ...f, ...withFlags([]) }));
-    out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
+    if (a.fleetRuns.includes('single')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: 1, ...f, ...withFlags([]) }));
+    if (a.fleetRuns.includes('multi')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: a.modems, ...f, ...withFlags([]) }));
+    if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
   }
   return out;
 }
@@ -164,8 +167,9 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
       if (!name || rest.length === 0) throw new UsageError('--env expects NAME=VALUE');
       a.env[name] = rest.join('=');
     } else if (k === '--node-arg') a.nodeArgs.push(value());
+    else if (k === '--fleet-runs') a.fleetRuns = value().split(',').map((x) => x.trim());
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
