@@ -2,7 +2,7 @@
  * The lean targets (issue 13 item 4), printed, never asserted: `npm run bench` runs them after its own scenarios, or
  * alone:
  *
- *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet] [--idle-sec 60] [--modems 16]
+ *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
  *                               [--fleet-runs single,multi,multi-uv]
  *
@@ -12,10 +12,12 @@
  *             and with UV_THREADPOOL_SIZE=16, to weigh memory against speed.
  * - fleet:    `--modems` virtual modems in one daemon (a trickle on all at once, then 30 SMS on each at the same moment),
  *             against the same run with one modem; and with UV_THREADPOOL_SIZE=16.
+ * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
  * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
  */
 import { cpus } from 'node:os';
 import { ms, table } from '../stats.js';
+import { commitPatterns, type CommitPatternRow } from './commit-patterns.js';
 import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
 
 export interface LeanArgs {
@@ -32,16 +34,17 @@ export interface LeanArgs {
   fleetRuns: string[];
 }
 
-export const LEAN_PARTS = ['daemon', 'variants', 'fleet'];
+export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit'];
 export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'] };
 
 export interface LeanResults {
   daemon: DaemonResult[];
   fleet: FleetResult[];
+  commit: CommitPatternRow[];
 }
 
 export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
-  const out: LeanResults = { daemon: [], fleet: [] };
+  const out: LeanResults = { daemon: [], fleet: [], commit: [] };
   const base = { env: a.env, nodeArgs: a.nodeArgs };
   const withFlags = (flags: string[], env: Record<string, string> = {}) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
   if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
@@ -59,6 +62,10 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
     if (a.fleetRuns.includes('single')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: 1, ...f, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: a.modems, ...f, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
+  }
+  if (a.only.includes('commit')) {
+    log('lean: spool write patterns (group commit)\n');
+    for (let round = 0; round < 3; round++) out.commit.push(...(await commitPatterns(60, [4, 16])));
   }
   return out;
 }
@@ -128,6 +135,12 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
     const big = r.fleet.find((f) => f.modems > 1 && f.variant === 'defaults');
     if (big?.burst) out.push('', `Where the ${big.modems}-modem burst goes (summed over all modems):`, table(['run', 'step', 'n', 'total ms', 'ms/part'], breakdownRows(`${big.modems} modems`, big.burst.breakdown, big.burst.parts)));
   }
+  if (r.commit.length > 0) {
+    const by = new Map<string, CommitPatternRow[]>();
+    for (const row of r.commit) by.set(row.pattern, [...(by.get(row.pattern) ?? []), row]);
+    out.push('', 'Writing 60 small records durably (raw files, as the spool writes a record), three rounds each, ms per record:');
+    out.push(table(['pattern', 'fsyncs', 'ms/record, each round'], [...by].map(([p, rows]) => [p, String(rows[0]!.fsyncs), rows.map((x) => x.msPerRecord.toFixed(2)).join(' / ')])));
+  }
   const notes = [...r.daemon.flatMap((d) => d.notes.map((n) => `${d.variant}: ${n}`)), ...r.fleet.flatMap((f) => f.notes.map((n) => `${f.modems} modem(s) ${f.variant}: ${n}`))];
   if (notes.length > 0) out.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
   return out.join('\n');
@@ -169,7 +182,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     } else if (k === '--node-arg') a.nodeArgs.push(value());
     else if (k === '--fleet-runs') a.fleetRuns = value().split(',').map((x) => x.trim());
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
