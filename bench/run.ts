@@ -4,8 +4,12 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,backlog,control]
- *                          [--backlog 5000] [--backlog-spread-ms 10000]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,lean,backlog,control,outage,healing]
+ *                          [--backlog 5000] [--backlog-spread-ms 10000] [--idle-sec 60] [--modems 16]
+ *
+ * 'lean' (in the default set) measures the lean targets of issue 13 on the real daemon process (lean/run.ts: burst of
+ * 30 with where its time goes, VmHWM through 100 SMS, idle AT commands and CPU per minute, node flag variants,
+ * `--modems` modems in one daemon); `node dist/bench/lean/run.js` runs it alone with more options.
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
  * production Forwarder (see backlog.ts). 'control' measures how long an SMS waits when it arrives while operators use
@@ -29,6 +33,7 @@ import { runControl, type ControlResult } from './control.js';
 import { runOutage, type OutageResult } from './webhook-outage.js';
 import { runHealing, type HealingRow } from './healing.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
+import { LEAN_DEFAULTS, leanReport, runLean, type LeanResults } from './lean/run.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
 const BAUD = 115_200;
@@ -43,16 +48,18 @@ interface Args {
   outageSec: number;
   outageRecords: number;
   healingSamples: number;
+  idleSec: number;
+  modems: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'backlog', 'control', 'outage', 'healing'];
+const SCENARIOS = ['mock', 'pty', 'pty-paced', 'lean', 'backlog', 'control', 'outage', 'healing'];
 /** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
 const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'lean', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -73,12 +80,14 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--outage-sec') args.outageSec = count(value(), 3600);
     else if (a === '--outage-records') args.outageRecords = count(value(), 10_000);
     else if (a === '--healing-samples') args.healingSamples = count(value(), 100);
+    else if (a === '--idle-sec') args.idleSec = count(value(), 3600);
+    else if (a === '--modems') args.modems = count(value(), 64);
     else if (a === '--backlog-spread-ms') {
       const v = value();
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,lean,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N] [--idle-sec S] [--modems N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -293,7 +302,7 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => s !== 'backlog' && s !== 'control' && s !== 'outage' && s !== 'healing').filter((s) => {
+  const wanted = args.scenarios.filter((s) => !['backlog', 'control', 'outage', 'healing', 'lean'].includes(s)).filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -336,6 +345,16 @@ async function main(): Promise<number> {
     healing = await runHealing({ samples: args.healingSamples });
     process.stderr.write(`bench: healing done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
+  let lean: LeanResults | undefined;
+  const leanArgs = { ...LEAN_DEFAULTS, idleSec: args.idleSec, modems: Math.max(2, args.modems), env: {}, nodeArgs: [] };
+  if (args.scenarios.includes('lean')) {
+    if (!hasSocat) process.stderr.write('bench: socat is not installed: skipping scenario lean (apt-get install socat)\n');
+    else {
+      const started = performance.now();
+      lean = await runLean(leanArgs, (l) => process.stderr.write(l));
+      process.stderr.write(`bench: lean done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    }
+  }
   const spool = await spoolCost(50);
   if (args.json) {
     const pdu = results.find((r) => r.samplePdu)?.samplePdu;
@@ -356,12 +375,16 @@ async function main(): Promise<number> {
           ...(control ? { control } : {}),
           ...(outage ? { outage } : {}),
           ...(healing ? { healing } : {}),
+          ...(lean ? { lean } : {}),
         },
         null,
         2,
       ) + '\n',
     );
-  } else process.stdout.write(report(args, results, spool, backlog, control, outage, healing));
+  } else {
+    process.stdout.write(report(args, results, spool, backlog, control, outage, healing));
+    if (lean) process.stdout.write(`\n${leanReport(lean, leanArgs)}\n`);
+  }
   return 0;
 }
 

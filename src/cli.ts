@@ -3,38 +3,69 @@
  * cli/ (tests call it with exitOverride and captured output); main() runs it for bin/pulsa-bridge. Every command has
  * --help; data commands have --json. What an error prints and which exit code it gives (0 done, 1 failed, 2 usage
  * error) is decided in one place, cli/lifecycle.ts.
+ *
+ * `run` (the daemon, what systemd starts) loads only cli/run.js: the other commands (diagnostics, probe, spool tools,
+ * the simulator's pty host) are imported on first need, so the daemon's process never holds them (bench/README.md).
+ * createProgram() stays synchronous: in any process that is not `pulsa-bridge run` they are imported when this module
+ * loads.
  */
 import { Command } from 'commander';
 import { VERSION } from './daemon.js';
-import { configCommand } from './cli/config-check.js';
 import { defaultIo, type Io } from './cli/io.js';
 import { allCommands, runCli } from './cli/lifecycle.js';
-import { atCommand } from './cli/at.js';
-import { modemCommands } from './cli/modem.js';
-import { portsCommand } from './cli/ports.js';
-import { queueCommands } from './cli/queue.js';
-import { balanceCommand } from './cli/balance.js';
-import { resellerCommands } from './cli/reseller.js';
-import { directOpener } from './cli/transfer-target.js';
-import { transferCommand } from './cli/transfer.js';
 import { runCommand } from './cli/run.js';
-import { simulateCommand } from './cli/simulate.js';
-import { statusCommand } from './cli/status.js';
-import { targetOptions, withModemOps } from './cli/target.js';
-import { ussdCommand } from './cli/ussd.js';
 
 export { allCommands } from './cli/lifecycle.js';
 export type { Io } from './cli/io.js';
 
-/** `at` and `ussd` reach the modem through the running daemon when it holds it, else on the port (target.ts). */
-const daemonOrPort = { options: targetOptions, withOps: withModemOps };
+/** Builds every command but `run`, in the order `--help` lists them. */
+type OtherCommands = (io: Io) => Command[];
 
+async function loadOtherCommands(): Promise<OtherCommands> {
+  const [config, ports, modem, at, ussd, target, queue, status, simulate, balance, transfer, transferTarget, reseller] = await Promise.all([
+    import('./cli/config-check.js'),
+    import('./cli/ports.js'),
+    import('./cli/modem.js'),
+    import('./cli/at.js'),
+    import('./cli/ussd.js'),
+    import('./cli/target.js'),
+    import('./cli/queue.js'),
+    import('./cli/status.js'),
+    import('./cli/simulate.js'),
+    import('./cli/balance.js'),
+    import('./cli/transfer.js'),
+    import('./cli/transfer-target.js'),
+    import('./cli/reseller.js'),
+  ]);
+  // `at` and `ussd` reach the modem through the running daemon when it holds it, else on the port (target.ts).
+  const daemonOrPort = { options: target.targetOptions, withOps: target.withModemOps };
+  return (io) => [
+    config.configCommand(io),
+    ports.portsCommand(io),
+    ...modem.modemCommands(io),
+    at.atCommand(io, daemonOrPort),
+    ussd.ussdCommand(io, daemonOrPort),
+    queue.queueCommands(io),
+    status.statusCommand(io),
+    simulate.simulateCommand(io),
+    balance.balanceCommand(io, transferTarget.directOpener()),
+    transfer.transferCommand(io, transferTarget.directOpener()),
+    ...reseller.resellerCommands(io),
+  ];
+}
+
+/** `pulsa-bridge run ...` (argv as process.argv: node, script, command). */
+const isRun = (argv: readonly string[]) => argv[2] === 'run';
+
+let otherCommands: OtherCommands | undefined = isRun(process.argv) ? undefined : await loadOtherCommands();
+
+/** The full program, or for a `run` process whose other commands were never loaded, `run` alone. */
 export function createProgram(io: Io = defaultIo): Command {
   const program = new Command()
     .name('pulsa-bridge')
     .description('Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.')
     .version(VERSION);
-  for (const c of [runCommand(), configCommand(io), portsCommand(io), ...modemCommands(io), atCommand(io, daemonOrPort), ussdCommand(io, daemonOrPort), queueCommands(io), statusCommand(io), simulateCommand(io), balanceCommand(io, directOpener()), transferCommand(io, directOpener()), ...resellerCommands(io)]) {
+  for (const c of [runCommand(), ...(otherCommands?.(io) ?? [])]) {
     program.addCommand(c);
   }
   // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
@@ -43,5 +74,6 @@ export function createProgram(io: Io = defaultIo): Command {
 }
 
 export async function main(argv: string[], io: Io = defaultIo): Promise<void> {
+  if (!otherCommands && !isRun(argv)) otherCommands = await loadOtherCommands();
   await runCli(createProgram(io), argv, io);
 }

@@ -68,11 +68,12 @@ describe('architecture: imports follow the data flow', () => {
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });
 
-  it('only serial/ imports serialport, only forward/ and reseller/ import got', () => {
+  it('only serial/ imports serialport; HTTP clients only through forward/http.ts', () => {
     const bad = ALL.filter(
       (i) =>
         (i.target === 'serialport' && !under(i.file, 'serial')) ||
-        (i.target === 'got' && !under(i.file, 'forward') && !under(i.file, 'reseller')),
+        i.target === 'got' ||
+        (i.target === 'node:https' && i.file !== 'forward/http.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });

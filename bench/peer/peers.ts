@@ -70,7 +70,7 @@ function guard(pid: number): ChildProcess {
   return g;
 }
 
-function launch(command: string, args: string[], logPath: string, env: NodeJS.ProcessEnv): RunningPeer {
+export function launch(command: string, args: string[], logPath: string, env: NodeJS.ProcessEnv): RunningPeer {
   const fd = openSync(logPath, 'a');
   const child = spawn(command, args, { stdio: ['ignore', fd, fd], env });
   closeSync(fd);
@@ -106,7 +106,7 @@ function launch(command: string, args: string[], logPath: string, env: NodeJS.Pr
 // ------------------------------------------------------------------ pulsa-bridge
 
 /** bin/pulsa-bridge, as systemd runs it (dist/src/cli.js only exports main()). */
-const BIN = fileURLToPath(new URL('../../../bin/pulsa-bridge', import.meta.url));
+export const BIN = fileURLToPath(new URL('../../../bin/pulsa-bridge', import.meta.url));
 
 export const bridgePeer: PeerSpec = {
   id: 'bridge',

@@ -11,7 +11,7 @@
  * - With hmacSecret: `X-Timestamp: <unix seconds>` and
  *   `X-Signature: sha256=<lowercase hex of HMAC-SHA256(key = secret, message = X-Timestamp + "." + body)>`,
  *   i.e. the signed string is e.g. `1700000000.{"sender":"858","message":"..."}` (body bytes as sent, UTF-8).
- * - No retries and no redirects inside got (the forwarder owns retries; a POST is never redirected), HTTP errors do
+ * - No retries and no redirects in http.ts (the forwarder owns retries; a POST is never redirected), HTTP errors do
  *   not throw, TLS certificates are verified, timeouts: connect (default 5 s) and whole request (default 10 s).
  * - post() never throws for HTTP or network problems: it returns an Outcome (policy.ts); bodyStart = first 200 chars.
  * - At most BODY_READ_LIMIT bytes (4 KiB, after decompression) of a response body are read; then the response is
@@ -19,9 +19,8 @@
  *   decides the outcome: a body cut short (reset, timeout while reading it) still gives the HTTP outcome.
  */
 import { createHmac } from 'node:crypto';
-import got, { type Request, type RequestError } from 'got';
-import { errorMessage } from '../errors.js';
 import type { SmsRecord } from '../spool/types.js';
+import { httpRequest } from './http.js';
 import type { Outcome } from './policy.js';
 
 /** The URL is computed and checked once, in config.ts (Config.webhook.endpoint); re-exported for its users here. */
@@ -97,61 +96,21 @@ export class WebhookClient implements WebhookPoster {
 
   async post(rec: SmsRecord): Promise<Outcome> {
     const body = WebhookClient.body(rec);
-    let stream: Request;
-    try {
-      stream = got.stream.post(this.opts.url, {
-        body,
-        headers: this.headersFor(rec, body),
-        retry: { limit: 0 },
-        followRedirect: false,
-        throwHttpErrors: false,
-        timeout: { connect: this.opts.connectTimeoutMs, request: this.opts.timeoutMs },
-        https: { rejectUnauthorized: true },
-      });
-    } catch (err) {
-      return failureOutcome(err);
-    }
-    return new Promise<Outcome>((resolve) => {
-      let head: { status: number; retryAfter?: string } | undefined;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let settled = false;
-      const settle = (outcome: Outcome) => {
-        if (settled) return;
-        settled = true;
-        stream.destroy(); // stop reading: the rest of a long body is never downloaded
-        resolve(outcome);
-      };
-      const finish = () => {
-        if (!head) return settle({ kind: 'network', code: 'EUNKNOWN', message: 'the response ended before its status line' });
-        const text = Buffer.concat(chunks).toString('utf8');
-        const outcome: Outcome = { kind: 'http', status: head.status, bodyStart: text.slice(0, BODY_START_CHARS) };
-        if (head.retryAfter !== undefined) outcome.retryAfter = head.retryAfter;
-        settle(outcome);
-      };
-      stream.on('response', (res: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
-        const ra = res.headers['retry-after'];
-        head = typeof ra === 'string' ? { status: res.statusCode, retryAfter: ra } : { status: res.statusCode };
-      });
-      stream.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        const take = Math.min(chunk.length, BODY_READ_LIMIT - size);
-        chunks.push(take < chunk.length ? chunk.subarray(0, take) : chunk);
-        size += take;
-        if (size >= BODY_READ_LIMIT) finish();
-      });
-      stream.on('end', finish);
-      stream.on('error', (err: unknown) => {
-        // After the status line the server has answered; a body cut short does not change that answer.
-        if (head) finish();
-        else settle(failureOutcome(err));
-      });
+    const res = await httpRequest({
+      method: 'POST',
+      url: this.opts.url,
+      body,
+      headers: this.headersFor(rec, body),
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+      timeoutMs: this.opts.timeoutMs,
+      maxBodyBytes: BODY_READ_LIMIT,
     });
+    if (res.kind === 'timeout') return { kind: 'timeout', phase: res.phase };
+    if (res.kind === 'error') return { kind: 'network', code: res.code, message: res.message };
+    // After the status line the server has answered; a body cut short does not change that answer.
+    const outcome: Outcome = { kind: 'http', status: res.status, bodyStart: res.body.toString('utf8').slice(0, BODY_START_CHARS) };
+    const ra = res.headers['retry-after'];
+    if (typeof ra === 'string') outcome.retryAfter = ra;
+    return outcome;
   }
-}
-
-function failureOutcome(err: unknown): Outcome {
-  const e = err as Partial<RequestError> & { event?: string };
-  if (e.name === 'TimeoutError') return { kind: 'timeout', phase: e.event ?? 'request' };
-  return { kind: 'network', code: typeof e.code === 'string' ? e.code : 'EUNKNOWN', message: errorMessage(err) };
 }

@@ -7,11 +7,12 @@
  * - Every call returns the parsed JSON body of a 2xx answer, or throws ResellerError with the method, path, status
  *   and the start of the body; a timeout or network error throws ResellerError with status undefined. The API key
  *   never appears in an error, a log or a returned value: any occurrence of it in a response body is masked too.
- * - No retries (a POST /orders retried could create two orders), no redirects, timeouts on connect and request.
+ * - No retries (a POST /orders retried could create two orders), no redirects, timeouts on connect and request, at most
+ *   1 MiB of a body read (forward/http.ts, the one HTTP client).
  * - The API document does not show response field names: `pick()` finds a value by a list of dot paths (the
  *   configured ones first, then defaults) and the caller prints the raw response when none is found.
  */
-import got, { type RequestError } from 'got';
+import { httpRequest } from '../forward/http.js';
 
 export interface ResellerClientOptions {
   /** `{base_url}`, ending in /api/v1/convert-pulsa. */
@@ -44,6 +45,8 @@ export interface OrderRequest {
 }
 
 const BODY_START = 300;
+/** A rates list or an order is a few KiB; a body beyond this is not an answer of the API. */
+const BODY_READ_LIMIT = 1024 * 1024;
 
 export function maskSecret(text: string, secret: string): string {
   return secret.length >= 4 ? text.split(secret).join('***') : text;
@@ -71,31 +74,32 @@ export class ResellerClient {
 
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const what = `${method} ${path}`;
-    let res;
-    try {
-      res = await got(this.base + path, {
-        method,
-        headers: { 'x-api-key': this.o.apiKey, 'user-agent': this.o.userAgent, accept: 'application/json' },
-        ...(body !== undefined ? { json: body } : {}),
-        retry: { limit: 0 },
-        followRedirect: false,
-        throwHttpErrors: false,
-        timeout: { connect: this.o.connectTimeoutMs ?? 5000, request: this.o.timeoutMs ?? 15_000 },
-        responseType: 'text',
-      });
-    } catch (err) {
-      const e = err as RequestError;
-      throw new ResellerError(`${what}: ${maskSecret(e.code ? `${e.code}: ${e.message}` : e.message, this.o.apiKey)}`, undefined, undefined);
-    }
-    const text = maskSecret(String(res.body ?? ''), this.o.apiKey);
+    const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'user-agent': this.o.userAgent, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await httpRequest({
+      method,
+      url: this.base + path,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      connectTimeoutMs: this.o.connectTimeoutMs ?? 5000,
+      timeoutMs: this.o.timeoutMs ?? 15_000,
+      maxBodyBytes: BODY_READ_LIMIT,
+    });
+    if (res.kind === 'timeout') throw new ResellerError(`${what}: ${maskSecret(`ETIMEDOUT: ${res.message}`, this.o.apiKey)}`, undefined, undefined);
+    if (res.kind === 'error') throw new ResellerError(`${what}: ${maskSecret(`${res.code}: ${res.message}`, this.o.apiKey)}`, undefined, undefined);
+    const text = maskSecret(res.body.toString('utf8'), this.o.apiKey);
     const start = text.slice(0, BODY_START);
-    if (res.statusCode < 200 || res.statusCode > 299) {
-      throw new ResellerError(`${what} answered ${res.statusCode}${start ? `: ${start}` : ''}`, res.statusCode, start);
+    if (res.status < 200 || res.status > 299) {
+      throw new ResellerError(`${what} answered ${res.status}${start ? `: ${start}` : ''}`, res.status, start);
+    }
+    if (res.truncated || res.cutShort !== undefined) {
+      const why = res.truncated ? `more than ${BODY_READ_LIMIT} bytes` : `cut short (${res.cutShort})`;
+      throw new ResellerError(`${what} answered ${res.status} with a body ${why}: ${start}`, res.status, start);
     }
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new ResellerError(`${what} answered ${res.statusCode} with a body that is not JSON: ${start}`, res.statusCode, start);
+      throw new ResellerError(`${what} answered ${res.status} with a body that is not JSON: ${start}`, res.status, start);
     }
   }
 }

@@ -1,0 +1,167 @@
+/**
+ * The lean benchmarks' test bench: the real daemon as its own process (`node [nodeArgs] bin/pulsa-bridge run`, as
+ * systemd starts it), opening N virtual modems (SIMCom profile, 255 slots, no noise) each served on its own socat
+ * pseudo-terminal by THIS process, and POSTing to a local receiver (src/demo/receiver.ts, real HTTP on 127.0.0.1).
+ *
+ * Contract
+ * - start() resolves once the daemon has delivered one warm-up SMS from every modem (readiness); stop() ends the daemon
+ *   (SIGTERM, then SIGKILL after 10 s), the pty hosts, the receiver, and removes the work directory. Every wait is
+ *   bounded; a failure rejects with the end of the daemon's log.
+ * - Arrivals are keyed by the tag a text starts with (bench/peer/workload.ts), first POST only; duplicates are counted.
+ * - Figures read from /proc/<pid> (CPU, VmHWM, VmRSS) and the virtual modems' command logs. Nothing is asserted.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../../src/sim/pty-host.js';
+import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { BIN, launch, type RunningPeer } from '../peer/peers.js';
+import { readCpuTimes, readPeakRssKiB, type CpuTimes } from '../peer/procstat.js';
+import { SENDER, singleText, tagFor, tagOf } from '../peer/workload.js';
+
+export interface HarnessOptions {
+  modems: number;
+  /** Flags for node before the script (e.g. --lite-mode). */
+  nodeArgs?: string[];
+  /** Extra environment for the daemon (e.g. UV_THREADPOOL_SIZE). */
+  env?: Record<string, string>;
+  /** Daemon log level (production default: info). */
+  logLevel?: string;
+  log?: (line: string) => void;
+}
+
+export interface Harness {
+  pid: number;
+  modems: VirtualModem[];
+  /** Injects one SMS on modem k; returns its PDU count. */
+  inject(k: number, text: string): number;
+  /** Resolves with the arrival time (performance.now()) of the message tagged `tag`. */
+  arrival(tag: string, timeoutMs: number): Promise<number>;
+  /** Resolves once no modem holds a message (the daemon deleted everything it read). */
+  simsEmpty(timeoutMs: number): Promise<number>;
+  duplicates(): number;
+  commandCount(): number;
+  commandsSince(start: number[]): string[];
+  commandMarks(): number[];
+  cpu(): Promise<CpuTimes | undefined>;
+  peakRssMiB(): Promise<number | undefined>;
+  rssMiB(): Promise<number | undefined>;
+  logTail(lines?: number): string;
+  stop(): Promise<void>;
+}
+
+const now = () => performance.now();
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function startHarness(o: HarnessOptions): Promise<Harness> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined); // best effort: figures are taken already
+  };
+  try {
+    const workDir = await mkdtemp(join(tmpdir(), 'pulsa-lean-'));
+    cleanups.push(() => rm(workDir, { recursive: true, force: true }));
+    const receiver: DemoReceiver = await startDemoReceiver();
+    cleanups.push(() => receiver.close());
+    const modems: VirtualModem[] = [];
+    for (let k = 0; k < o.modems; k++) {
+      // Each modem its own SIM and device identity, as in a modem pool (the spool keys records and multipart groups by SIM).
+      const n = String(k).padStart(3, '0');
+      const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
+      const vm = new VirtualModem({ path: `/virtual/lean-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
+      cleanups.push(async () => vm.stop());
+      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200 });
+      cleanups.push(() => host.close());
+      modems.push(vm);
+    }
+    const arrivals = new Map<string, number>();
+    const waiters = new Map<string, () => void>();
+    let duplicates = 0;
+    receiver.onSms((sms) => {
+      const at = now();
+      const tag = tagOf(sms.message) ?? `?${sms.message.slice(0, 12)}`;
+      if (arrivals.has(tag)) return void duplicates++;
+      arrivals.set(tag, at);
+      waiters.get(tag)?.();
+    });
+
+    const config = {
+      webhook: { baseUrl: receiver.baseUrl },
+      spool: { dir: join(workDir, 'spool') },
+      modems: modems.map((_, k) => ({ name: `m${k}`, port: join(workDir, `ttyV${k}`), baudRate: 115200, senders: [SENDER] })),
+      log: { level: o.logLevel ?? 'info', pretty: false },
+    };
+    const configPath = join(workDir, 'config.json');
+    await writeFile(configPath, JSON.stringify(config, null, 2));
+    const logPath = join(workDir, 'daemon.log');
+    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), BIN, 'run', '--config', configPath], logPath, { ...process.env, ...(o.env ?? {}) });
+    cleanups.push(() => peer.stop());
+
+    const arrival = (tag: string, timeoutMs: number) =>
+      new Promise<number>((resolve, reject) => {
+        const got = arrivals.get(tag);
+        if (got !== undefined) return resolve(got);
+        const timer = setTimeout(() => {
+          waiters.delete(tag);
+          reject(new Error(`${tag} did not arrive within ${timeoutMs / 1000} s (${peer.exited() ?? 'daemon running'}); log:\n${peer.logTail()}`));
+        }, timeoutMs);
+        waiters.set(tag, () => {
+          clearTimeout(timer);
+          waiters.delete(tag);
+          resolve(arrivals.get(tag)!);
+        });
+      });
+    const simsEmpty = async (timeoutMs: number) => {
+      const start = now();
+      while (modems.some((vm) => vm.storedMessages().length > 0)) {
+        if (peer.exited()) throw new Error(`the daemon exited (${peer.exited()}); log:\n${peer.logTail()}`);
+        if (now() - start > timeoutMs) throw new Error(`SIMs not empty after ${timeoutMs / 1000} s`);
+        await sleep(5);
+      }
+      return now();
+    };
+    const status = (field: string) => {
+      try {
+        const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${peer.pid}/status`, 'utf8'));
+        return m ? Number(m[1]) / 1024 : undefined;
+      } catch {
+        return undefined; // process gone: reported as not measured
+      }
+    };
+    const h: Harness = {
+      pid: peer.pid,
+      modems,
+      inject: (k, text) => modems[k]!.injectSms({ from: SENDER, text }).pdus.length,
+      arrival,
+      simsEmpty,
+      duplicates: () => duplicates,
+      commandCount: () => modems.reduce((n, vm) => n + vm.commandLog().length, 0),
+      commandMarks: () => modems.map((vm) => vm.commandLog().length),
+      commandsSince: (marks) => modems.flatMap((vm, k) => vm.commandLog().slice(marks[k] ?? 0)),
+      cpu: () => readCpuTimes(peer.pid),
+      peakRssMiB: async () => {
+        const k = await readPeakRssKiB(peer.pid);
+        return k === undefined ? undefined : k / 1024;
+      },
+      rssMiB: async () => status('VmRSS'),
+      logTail: (lines) => peer.logTail(lines),
+      stop,
+    };
+    // Readiness: one SMS from every modem delivered and deleted.
+    const t0 = now();
+    const warm = modems.map((_, k) => {
+      const tag = tagFor('W', k + 1);
+      h.inject(k, singleText(tag, k));
+      return tag;
+    });
+    await Promise.all(warm.map((t) => arrival(t, 120_000)));
+    await simsEmpty(60_000);
+    o.log?.(`  daemon ready with ${o.modems} modem(s) after ${((now() - t0) / 1000).toFixed(1)} s\n`);
+    return h;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The lean targets (issue 13 item 4), printed, never asserted: `npm run bench` runs them after its own scenarios, or
+ * alone:
+ *
+ *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
+ *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
+ *                               [--fleet-runs single,multi,multi-uv]
+ *
+ * - daemon:   one modem, production defaults: 30-SMS burst (with the breakdown of where the time goes and, with
+ *             strace, the fsync count), idle AT commands and CPU per minute, VmHWM through a 100-SMS burst.
+ * - variants: the same without idle, under node flags that cut memory (--lite-mode, --max-semi-space-size=1, both)
+ *             and with UV_THREADPOOL_SIZE=16, to weigh memory against speed.
+ * - fleet:    `--modems` virtual modems in one daemon (a trickle on all at once, then 30 SMS on each at the same moment),
+ *             against the same run with one modem; and with UV_THREADPOOL_SIZE=16.
+ * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
+ * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
+ */
+import { cpus } from 'node:os';
+import { ms, table } from '../stats.js';
+import { commitPatterns, type CommitPatternRow } from './commit-patterns.js';
+import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
+
+export interface LeanArgs {
+  json: boolean;
+  only: string[];
+  idleSec: number;
+  modems: number;
+  trickle: number;
+  gapMs: number;
+  trace: boolean;
+  env: Record<string, string>;
+  nodeArgs: string[];
+  /** Which fleet runs: 'single' (one modem), 'multi' (--modems), 'multi-uv' (--modems with UV_THREADPOOL_SIZE=16). */
+  fleetRuns: string[];
+}
+
+export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit'];
+export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'] };
+
+export interface LeanResults {
+  daemon: DaemonResult[];
+  fleet: FleetResult[];
+  commit: CommitPatternRow[];
+}
+
+export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
+  const out: LeanResults = { daemon: [], fleet: [], commit: [] };
+  const base = { env: a.env, nodeArgs: a.nodeArgs };
+  const withFlags = (flags: string[], env: Record<string, string> = {}) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
+  if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
+  if (a.only.includes('variants')) {
+    const variants: Array<[string, string[], Record<string, string>]> = [
+      ['--lite-mode', ['--lite-mode'], {}],
+      ['--max-semi-space-size=1', ['--max-semi-space-size=1'], {}],
+      ['--lite-mode --max-semi-space-size=1', ['--lite-mode', '--max-semi-space-size=1'], {}],
+      ['UV_THREADPOOL_SIZE=16', [], { UV_THREADPOOL_SIZE: '16' }],
+    ];
+    for (const [name, flags, env] of variants) out.daemon.push(await measureDaemon({ variant: name, ...withFlags(flags, env), idleSec: 0, trace: false, log }));
+  }
+  if (a.only.includes('fleet')) {
+    const f = { trickle: a.trickle, gapMs: a.gapMs, seed: 1, log };
+    if (a.fleetRuns.includes('single')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: 1, ...f, ...withFlags([]) }));
+    if (a.fleetRuns.includes('multi')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: a.modems, ...f, ...withFlags([]) }));
+    if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
+  }
+  if (a.only.includes('commit')) {
+    log('lean: spool write patterns (group commit)\n');
+    for (let round = 0; round < 3; round++) out.commit.push(...(await commitPatterns(60, [4, 16])));
+  }
+  return out;
+}
+
+const mib = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(1));
+
+function breakdownRows(label: string, b: Breakdown, parts: number): string[][] {
+  const rows = Object.entries(b.stepsMs)
+    .sort((x, y) => y[1] - x[1])
+    .map(([step, total]) => [label, step, String(b.stepsN[step]), total.toFixed(0), (total / parts).toFixed(1)]);
+  rows.push([label, `(serial bytes ${b.serialBytes}: wire time at 115200 baud, not in the pty figures)`, '', b.wireMsAt115200.toFixed(0), (b.wireMsAt115200 / parts).toFixed(1)]);
+  return rows;
+}
+
+export function leanReport(r: LeanResults, a: LeanArgs): string {
+  const out: string[] = [];
+  if (r.daemon.length > 0) {
+    out.push('Lean targets, one modem (real daemon process over a pty; times from the first injection to the last POST):');
+    out.push(
+      table(
+        ['variant', 'ready RSS', 'burst 30 ms', 'ms/part', 'burst CPU s', 'burst 100 ms', 'VmHWM MiB', 'RSS after', 'idle AT/min', 'idle CPU s/min'],
+        r.daemon.map((d) => [
+          d.variant,
+          mib(d.readyRssMiB),
+          ms(d.burst30?.allDeliveredMs),
+          d.burst30 ? d.burst30.msPerPart.toFixed(1) : '-',
+          d.burst30?.cpuS !== undefined ? d.burst30.cpuS.toFixed(2) : '-',
+          ms(d.burst100?.allDeliveredMs),
+          mib(d.burst100?.peakRssMiB),
+          mib(d.burst100?.rssAfterMiB),
+          d.idle ? d.idle.atPerMinute.toFixed(1) : '-',
+          d.idle?.cpuSPerMinute !== undefined ? d.idle.cpuSPerMinute.toFixed(3) : '-',
+        ]),
+      ),
+    );
+    const d0 = r.daemon[0];
+    if (d0?.burst30) {
+      out.push('', `Where the burst of 30 (${d0.burst30.parts} parts, ${ms(d0.burst30.allDeliveredMs)} ms; SIM empty after ${ms(d0.burst30.simEmptyMs)} ms) goes, stamped at the modem side of the line:`);
+      out.push(table(['run', 'step', 'n', 'total ms', 'ms/part'], breakdownRows(d0.variant, d0.burst30.breakdown, d0.burst30.parts)));
+    }
+    if (d0?.burst30Traced?.fsyncs) {
+      const f = d0.burst30Traced.fsyncs;
+      out.push(`fsync+fdatasync during a second burst of 30: ${f.calls} calls, ${f.totalMs.toFixed(0)} ms summed (${(f.calls / (d0.burst30?.parts ?? 39)).toFixed(1)} per part); ${f.note}; traced burst ${ms(d0.burst30Traced.allDeliveredMs)} ms`);
+    }
+    if (d0?.idle) out.push(`Idle command mix per minute: ${d0.idle.commands.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  }
+  if (r.fleet.length > 0) {
+    out.push('', `Modems in one daemon (trickle: ${a.trickle} SMS per modem, pauses U(0, ${2 * a.gapMs} ms), all modems at once; burst: 30 per modem at the same moment):`);
+    out.push(
+      table(
+        ['variant', 'modems', 'trickle p50', 'trickle p95', 'burst SMS', 'parts', 'all spooled ms', 'all POSTed ms', 'SMS/s', 'burst CPU s', 'VmHWM MiB'],
+        r.fleet.map((f) => [
+          f.variant,
+          String(f.modems),
+          ms(f.trickle?.latency.median),
+          ms(f.trickle?.latency.p95),
+          String(f.burst?.messages ?? '-'),
+          String(f.burst?.parts ?? '-'),
+          ms(f.burst?.allSpooledMs),
+          ms(f.burst?.allDeliveredMs),
+          f.burst ? f.burst.smsPerSecond.toFixed(1) : '-',
+          f.burst?.cpuS !== undefined ? f.burst.cpuS.toFixed(2) : '-',
+          mib(f.peakRssMiB),
+        ]),
+      ),
+    );
+    const big = r.fleet.find((f) => f.modems > 1 && f.variant === 'defaults');
+    if (big?.burst) out.push('', `Where the ${big.modems}-modem burst goes (summed over all modems):`, table(['run', 'step', 'n', 'total ms', 'ms/part'], breakdownRows(`${big.modems} modems`, big.burst.breakdown, big.burst.parts)));
+  }
+  if (r.commit.length > 0) {
+    const by = new Map<string, CommitPatternRow[]>();
+    for (const row of r.commit) by.set(row.pattern, [...(by.get(row.pattern) ?? []), row]);
+    out.push('', 'Writing 60 small records durably (raw files, as the spool writes a record), three rounds each, ms per record:');
+    out.push(table(['pattern', 'fsyncs', 'ms/record, each round'], [...by].map(([p, rows]) => [p, String(rows[0]!.fsyncs), rows.map((x) => x.msPerRecord.toFixed(2)).join(' / ')])));
+  }
+  const notes = [...r.daemon.flatMap((d) => d.notes.map((n) => `${d.variant}: ${n}`)), ...r.fleet.flatMap((f) => f.notes.map((n) => `${f.modems} modem(s) ${f.variant}: ${n}`))];
+  if (notes.length > 0) out.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
+  return out.join('\n');
+}
+
+export function machine(): string {
+  return `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}, ${new Date().toISOString()}`;
+}
+
+class UsageError extends Error {}
+
+export function parseLeanArgs(argv: string[]): LeanArgs {
+  const a: LeanArgs = { ...LEAN_DEFAULTS, env: {}, nodeArgs: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`${k} needs a value`);
+      return v;
+    };
+    const int = (min: number, max: number) => {
+      const n = Number(value());
+      if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${k} expects an integer from ${min} to ${max}`);
+      return n;
+    };
+    if (k === '--json') a.json = true;
+    else if (k === '--only') {
+      a.only = value().split(',').map((s) => s.trim());
+      for (const p of a.only) if (!LEAN_PARTS.includes(p)) throw new UsageError(`unknown part ${p} (${LEAN_PARTS.join(', ')})`);
+    } else if (k === '--idle-sec') a.idleSec = int(0, 3600);
+    else if (k === '--modems') a.modems = int(2, 64);
+    else if (k === '--trickle') a.trickle = int(0, 100);
+    else if (k === '--gap-ms') a.gapMs = int(10, 60_000);
+    else if (k === '--no-trace') a.trace = false;
+    else if (k === '--env') {
+      const [name, ...rest] = value().split('=');
+      if (!name || rest.length === 0) throw new UsageError('--env expects NAME=VALUE');
+      a.env[name] = rest.join('=');
+    } else if (k === '--node-arg') a.nodeArgs.push(value());
+    else if (k === '--fleet-runs') a.fleetRuns = value().split(',').map((x) => x.trim());
+    else if (k === '--help' || k === '-h') {
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv]\n');
+      process.exit(0);
+    } else throw new UsageError(`unknown argument ${k} (try --help)`);
+  }
+  return a;
+}
+
+async function main(): Promise<void> {
+  const a = parseLeanArgs(process.argv.slice(2));
+  const r = await runLean(a, (l) => process.stderr.write(l));
+  if (a.json) process.stdout.write(JSON.stringify({ machine: machine(), args: a, ...r }, null, 2) + '\n');
+  else process.stdout.write(`${machine()}\n\n${leanReport(r, a)}\n`);
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`bench lean: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(err instanceof UsageError ? 2 : 1);
+    },
+  );
+}

@@ -1,0 +1,157 @@
+/**
+ * One HTTP(S) request over node:http / node:https, small enough for the daemon: the webhook POST (webhook.ts) and the
+ * reseller client (reseller/client.ts) use it. It replaced `got`, whose import alone cost the daemon about 20 MB of
+ * RSS (bench/README.md).
+ *
+ * Contract
+ * - httpRequest() never throws and never rejects: it resolves to a response, a timeout or a network error.
+ * - No retries, no redirects (a 3xx is returned as it is), TLS certificates verified (rejectUnauthorized: true always).
+ * - Timeouts: `connectTimeoutMs` from the start until the TCP connection is up (DNS lookup included; a reused
+ *   keep-alive socket is connected already), `timeoutMs` for the whole exchange, until the body is read. Phases are
+ *   named as got named them: 'connect', 'request'.
+ * - At most `maxBodyBytes` of the body are kept (after decoding a gzip/deflate/br body, which is only sent when the
+ *   server ignores that none was asked for); then the response is destroyed, so a huge or endless body costs neither
+ *   memory nor time (`truncated: true`). Once the status line has arrived the result is a response: a body cut short
+ *   by a reset or the request timeout gives what was read, with `cutShort` saying why.
+ * - Nothing here logs; the caller decides what an outcome means.
+ */
+import { request as httpRequestRaw, type IncomingHttpHeaders, type IncomingMessage, type ClientRequest } from 'node:http';
+import { request as httpsRequestRaw } from 'node:https';
+import type { Socket } from 'node:net';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
+
+export interface HttpRequestOptions {
+  method: 'GET' | 'POST';
+  url: string;
+  /** Lowercase or not; content-length is set here for a body. */
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  /** Bytes of the (decoded) body kept at most. */
+  maxBodyBytes: number;
+}
+
+export type HttpResult =
+  | {
+      kind: 'response';
+      status: number;
+      headers: IncomingHttpHeaders;
+      body: Buffer;
+      /** The body was longer than maxBodyBytes: the rest was not read. */
+      truncated: boolean;
+      /** Why the body ended early (after the status line), if it did. */
+      cutShort?: string;
+    }
+  | { kind: 'timeout'; phase: 'connect' | 'request'; message: string }
+  | { kind: 'error'; code: string; message: string };
+
+function errorResult(err: unknown): HttpResult {
+  const e = err as { code?: unknown; message?: unknown };
+  return {
+    kind: 'error',
+    code: typeof e?.code === 'string' ? e.code : 'EUNKNOWN',
+    message: typeof e?.message === 'string' ? e.message : String(err),
+  };
+}
+
+function decoded(res: IncomingMessage): Readable {
+  const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(createGunzip());
+  if (enc === 'deflate') return res.pipe(createInflate());
+  if (enc === 'br') return res.pipe(createBrotliDecompress());
+  return res;
+}
+
+export function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
+  return new Promise<HttpResult>((resolve) => {
+    let url: URL;
+    try {
+      url = new URL(o.url);
+    } catch (err) {
+      return resolve(errorResult(err));
+    }
+    const send = url.protocol === 'https:' ? httpsRequestRaw : url.protocol === 'http:' ? httpRequestRaw : undefined;
+    if (!send) return resolve({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL', message: `unsupported protocol ${url.protocol}` });
+
+    const headers: Record<string, string> = { ...(o.headers ?? {}) };
+    const body = o.body === undefined ? undefined : typeof o.body === 'string' ? Buffer.from(o.body, 'utf8') : o.body;
+    if (body) headers['content-length'] = String(body.length);
+
+    let req: ClientRequest;
+    let res: IncomingMessage | undefined;
+    let stream: Readable | undefined;
+    let settled = false;
+    let status: { status: number; headers: IncomingHttpHeaders } | undefined;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+
+    const timers: NodeJS.Timeout[] = [];
+    const settle = (result: HttpResult) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      // Stop reading: the rest of a long body is never downloaded. destroy() on a finished exchange is a no-op.
+      stream?.destroy();
+      res?.destroy();
+      req.destroy();
+      resolve(result);
+    };
+    const finish = (cutShort?: string) => {
+      if (!status) return;
+      const out: HttpResult = { kind: 'response', status: status.status, headers: status.headers, body: Buffer.concat(chunks), truncated };
+      if (cutShort !== undefined) out.cutShort = cutShort;
+      settle(out);
+    };
+    const timeout = (phase: 'connect' | 'request', ms: number) => {
+      const message = `Timeout awaiting '${phase}' for ${ms}ms`;
+      if (status) finish(message);
+      else settle({ kind: 'timeout', phase, message });
+    };
+
+    try {
+      req = send(url, { method: o.method, headers, rejectUnauthorized: true });
+    } catch (err) {
+      return resolve(errorResult(err)); // e.g. a header value node:http refuses
+    }
+    timers.push(setTimeout(() => timeout('request', o.timeoutMs), o.timeoutMs));
+    const connectTimer = setTimeout(() => timeout('connect', o.connectTimeoutMs), o.connectTimeoutMs);
+    timers.push(connectTimer);
+    req.once('socket', (socket: Socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer); // a reused keep-alive socket
+      else socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    req.on('error', (err) => {
+      if (status) finish((err as Error).message);
+      else settle(errorResult(err));
+    });
+    req.on('response', (r) => {
+      res = r;
+      status = { status: r.statusCode ?? 0, headers: r.headers };
+      let s: Readable;
+      try {
+        s = decoded(r);
+      } catch (err) {
+        return finish((err as Error).message);
+      }
+      stream = s;
+      s.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        const take = Math.min(chunk.length, o.maxBodyBytes - size);
+        if (take > 0) chunks.push(take < chunk.length ? chunk.subarray(0, take) : chunk);
+        size += take;
+        if (take < chunk.length || size >= o.maxBodyBytes) {
+          truncated = take < chunk.length || !r.complete;
+          finish();
+        }
+      });
+      s.on('end', () => finish());
+      s.on('error', (err) => finish(err.message));
+      r.on('aborted', () => finish('the response was aborted'));
+      r.on('error', (err) => finish(err.message));
+    });
+    req.end(body);
+  });
+}

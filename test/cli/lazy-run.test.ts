@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Runs bin/pulsa-bridge with a loader hook that prints every module of dist/src it loads; returns them and the exit code. */
+function loadedModules(args: string[]): { modules: string[]; code: number | null; stderr: string } {
+  const hook = `data:text/javascript,${encodeURIComponent(
+    "export async function load(url, ctx, next) { if (url.includes('/dist/src/')) process.stderr.write('LOADED ' + url.split('/dist/src/')[1] + '\\n'); return next(url, ctx); }",
+  )}`;
+  const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hook)});`)}`;
+  const r = spawnSync(process.execPath, ['--import', register, path.join(root, 'bin/pulsa-bridge'), ...args], { encoding: 'utf8', timeout: 30_000 });
+  const modules = [...r.stderr.matchAll(/^LOADED (.+)$/gm)].map((m) => m[1]!);
+  return { modules, code: r.status, stderr: r.stderr };
+}
+
+let dir: string;
+beforeEach(async () => {
+  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  dir = await mkdtemp(path.join(tmpdir(), 'lazy-run-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('`run` loads only what the daemon needs', () => {
+  it('a run process never loads the other commands (diagnostics, probe, spool tools, the pty host)', async () => {
+    const config = path.join(dir, 'config.json');
+    await writeFile(config, JSON.stringify({ webhook: { baseUrl: 'not a url' }, modems: [] })); // invalid: run exits 78 at once
+    const r = loadedModules(['run', '--config', config]);
+    expect(r.code, r.stderr).toBe(78);
+    expect(r.modules).toContain('cli/run.js');
+    expect(r.modules).toContain('daemon.js');
+    const others = ['cli/modem.js', 'cli/ports.js', 'cli/queue.js', 'cli/simulate.js', 'cli/status.js', 'cli/config-check.js', 'cli/session.js', 'cli/terminal.js', 'sim/pty-host.js', 'modem/probe.js'];
+    expect(r.modules.filter((m) => others.includes(m))).toEqual([]);
+  });
+
+  it('any other command loads them all (the probe is there for `ports`)', () => {
+    const r = loadedModules(['--version']);
+    expect(r.code).toBe(0);
+    for (const m of ['cli/modem.js', 'cli/ports.js', 'cli/queue.js', 'cli/simulate.js', 'cli/status.js', 'cli/config-check.js', 'modem/probe.js']) expect(r.modules).toContain(m);
+  });
+});
