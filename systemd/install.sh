@@ -209,7 +209,7 @@ fi
 
 # --- unit: the node found above, the prefix chosen -----------------------------------------------------------------
 install -d -m 0755 "$(dirname "$UNIT")"
-sed -e "s#^ExecStart=/usr/bin/node /opt/pulsa-bridge/#ExecStart=$NODE $PREFIX/#" \
+sed -e "s#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/#ExecStart=$NODE \1 $PREFIX/#" \
     -e "s#file:///opt/pulsa-bridge/#file://$PREFIX/#" systemd/pulsa-bridge.service > "$UNIT.tmp"
 chmod 0644 "$UNIT.tmp"; mv "$UNIT.tmp" "$UNIT"
 sys systemctl daemon-reload
