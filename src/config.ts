@@ -285,8 +285,11 @@ function webhookSchema(env: Env) {
   const retry = object({
     baseDelayMs: int(10, 3_600_000).default(1000),
     maxDelayMs: int(100, 86_400_000).default(300_000),
-    /** A record older than this goes to dead instead of being retried (every non-final answer is retried until then). */
-    maxAgeHours: int(1, 24 * 365).default(72),
+    /**
+     * A record rejected by the server (404, 401, 422, or a 5xx of its own) and older than this goes to dead instead of
+     * being retried; endpoint failures (network errors, timeouts, outages) never expire a record. null = never.
+     */
+    maxAgeHours: int(1, 24 * 365).nullable().default(72),
     /** Cap of the interval between probes while the webhook endpoint fails (one request per interval). */
     probeIntervalMs: int(50, 600_000).default(2000),
   }).superRefine((r, ctx) => {
@@ -303,6 +306,8 @@ function webhookSchema(env: Env) {
     hmacSecret: optional(secret(env)),
     retry: retry.prefault({}),
     strictOrder: bool().default(false),
+    /** With strictOrder: how long one rejected record may hold back its modem's later records (from its first rejection). */
+    strictOrderHoldSec: int(0, 30 * 86_400).default(300),
   }).superRefine((w, ctx) => {
     if (isMissing(w.baseUrl) && isMissing(w.url)) {
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)` });

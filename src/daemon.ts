@@ -277,7 +277,7 @@ export class Daemon {
     const policy = {
       baseDelayMs: config.webhook.retry.baseDelayMs,
       maxDelayMs: config.webhook.retry.maxDelayMs,
-      maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000,
+      ...(config.webhook.retry.maxAgeHours === null ? {} : { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 }),
       probeIntervalMs: config.webhook.retry.probeIntervalMs,
     };
     // The metrics read the daemon's status; `daemonRef` is set as soon as the daemon exists (before any scrape).
@@ -295,6 +295,7 @@ export class Daemon {
       policy,
       logger: logger.child({ stage: 'forward' }),
       strictOrder: config.webhook.strictOrder,
+      strictOrderHoldMs: config.webhook.strictOrderHoldSec * 1000,
     });
     const daemon = new Daemon(o, spool, forwarder, url, metrics);
     daemonRef = daemon;

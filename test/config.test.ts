@@ -30,6 +30,15 @@ describe('config', () => {
     expect(Object.isFrozen(c.modems[0])).toBe(true);
   });
 
+  it('webhook.retry.maxAgeHours: null means never; strictOrderHoldSec defaults to 300', () => {
+    const raw = minimal() as { webhook: Record<string, unknown> };
+    expect(parseConfig(raw, {}).webhook.strictOrderHoldSec).toBe(300);
+    raw.webhook = { ...raw.webhook, retry: { maxAgeHours: null }, strictOrderHoldSec: 30 };
+    const c = parseConfig(raw, {});
+    expect(c.webhook.retry.maxAgeHours).toBeNull();
+    expect(c.webhook.strictOrderHoldSec).toBe(30);
+  });
+
   it('names the path and what was expected, for every problem at once', () => {
     const raw = { webhook: { baseUrl: 'ftp://x' }, modems: [{ name: 'a' }, { name: 'b b', port: '/dev/x', senders: 'all', baudRate: -1 }], extra: 1 };
     const p = problems(raw);

@@ -8,7 +8,10 @@
  *   among the items it looked at (wakeAtMs; neither when there is nothing to wait for).
  * - skip: ids passed over as if absent (they hold nothing back).
  * - strictOrder: an item not yet due holds back every later item of the same modem (they are neither picked nor counted
- *   for the wake-up time).
+ *   for the wake-up time), except once its time in `releaseAtMs` (the end of the hold a rejected record may impose on
+ *   its modem) has come: then it holds nothing back (it is still picked when due); before that, that time also counts
+ *   for the wake-up time.
+ * - dueNow: ids treated as due whatever their dueMs (records whose backoff an endpoint outage made moot).
  * - hold: ids never picked. Without strictOrder they are passed over like skip. With strictOrder each counts as a
  *   waiting item that is never due: it holds back the later items of its modem, and the later of its own due time and
  *   the time `hold` gives counts for the wake-up time. (The forwarder holds records whose not-delivered result it could
@@ -29,6 +32,8 @@ export interface PickOptions {
   strictOrder?: boolean;
   skip?: ReadonlySet<string>;
   hold?: ReadonlyMap<string, number>;
+  dueNow?: ReadonlySet<string>;
+  releaseAtMs?: ReadonlyMap<string, number>;
 }
 
 export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions = {}): { next?: T; wakeAtMs?: number } {
@@ -49,10 +54,14 @@ export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: num
       held.add(item.modem);
       continue;
     }
-    const due = item.dueMs;
+    const due = opts.dueNow !== undefined && opts.dueNow.has(item.id) ? undefined : item.dueMs;
     if (due === undefined || due <= nowMs) return { next: item };
     wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
-    held?.add(item.modem);
+    if (held === undefined) continue;
+    const releaseMs = opts.releaseAtMs?.get(item.id);
+    if (releaseMs !== undefined && releaseMs <= nowMs) continue; // its hold on the modem has ended
+    if (releaseMs !== undefined) wakeAtMs = Math.min(wakeAtMs, releaseMs);
+    held.add(item.modem);
   }
   return wakeAtMs === undefined ? {} : { wakeAtMs };
 }

@@ -5,7 +5,9 @@
  * Invariants
  * - A family is one modem + exact sender + group key (SIM, reference, total); clusterParts (sms/multipart.ts) splits
  *   it into messages by service-centre time stamp, sequence and alphabet, so messages that share a reference (parts
- *   interleaved A1 B1 A2 B2) never mix; an ambiguous part waits alone and is forwarded with gap markers.
+ *   interleaved A1 B1 A2 B2) never mix; an ambiguous part waits alone and is forwarded with gap markers. Once the
+ *   family (open parts and tombstones) shows reuse, only an exact time stamp joins. An incomplete message is held
+ *   until its own timeout, even when a newer message reusing its reference completes: its late parts still join.
  * - Parts read on another modem are never joined with this modem's and never count as their retransmission, whatever
  *   SIM identity the modems report. A retransmission = same family, sequence, text and time stamp as a tombstone.
  * - Ages (group timeout, tombstones kept 2 x timeout) run on `monotonic`: the time this process first saw a part or
@@ -17,7 +19,7 @@
  */
 import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
-import { clusterParts, joinParts, MAX_PART_SPREAD_MS, partGroupKey } from '../sms/multipart.js';
+import { clusterParts, joinParts, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';
 import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
 
@@ -155,14 +157,18 @@ export class PartAssembler {
     const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && (nowMono - this.seen(p.id) > tombstoneLifeMs || wallAge(p) > tombstoneLifeMs));
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
     const open = parts.filter((p) => p.consumedBy === undefined);
+    const expired = new Set(expiredTombstones.map((p) => p.id));
+    const keyOf = (p: PartRecord) => JSON.stringify([p.sim.modem, p.sender, p.groupKey]);
     const families = new Map<string, PartRecord[]>();
     for (const p of open) {
       this.seen(p.id);
-      const key = JSON.stringify([p.sim.modem, p.sender, p.groupKey]);
+      const key = keyOf(p);
       families.set(key, [...(families.get(key) ?? []), p]);
     }
+    const joinedOf = new Map<string, PartRecord[]>();
+    for (const p of parts) if (p.consumedBy !== undefined && !expired.has(p.id)) joinedOf.set(keyOf(p), [...(joinedOf.get(keyOf(p)) ?? []), p]);
     this.o.stats.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
-    for (const list of families.values()) await this.assembleFamily(list, expiredToo ? 'expired' : 'complete');
+    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete');
   }
 
   /** After a new part: joins what its family holds that is complete. */
@@ -170,43 +176,40 @@ export class PartAssembler {
     const groupKey = partGroupKey(simKeyOf(this.o.sim), sms.originator, sms.concat!);
     const sender = sms.originator;
     const modem = this.o.sim.modem;
-    const list = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender && p.consumedBy === undefined);
-    await this.assembleFamily(list, 'complete');
+    const family = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender);
+    await this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete');
   }
 
   /**
-   * Splits a family into messages (clusterParts) and joins each that is complete, or also past the timeout
-   * ('expired'). An incomplete message whose parts are all stamped more than MAX_PART_SPREAD_MS before a message of
-   * the same family completed now is forwarded now with its gaps: the sender reused the reference for a newer message.
+   * Splits a family into messages (clusterParts; `joined`, the family's tombstones, tell it whether the reference was
+   * reused) and joins each that is complete, or also past the timeout ('expired'). An incomplete message stays open
+   * until its own timeout even when a newer message reusing its reference completes first: its late parts still join.
    */
-  private async assembleFamily(list: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
+  private async assembleFamily(list: PartRecord[], joined: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
     if (list.length === 0) return;
     const byId = new Map(list.map((p) => [p.id, p]));
     const stamp = (p: PartRecord) => {
       const t = Date.parse(p.scTimestamp);
       return Number.isNaN(t) ? 0 : t;
     };
-    const clusters = clusterParts(list.map((p) => ({ id: p.id, sequence: p.sequence, scTimestampMs: stamp(p), encoding: p.encoding }))).map((c) => c.map((x) => byId.get(x.id)!));
+    const clusters = clusterParts(
+      list.map((p) => ({ id: p.id, sequence: p.sequence, scTimestampMs: stamp(p), encoding: p.encoding })),
+      { seenStampsMs: joined.map(stamp) },
+    ).map((c) => c.map((x) => byId.get(x.id)!));
     const total = list[0]!.total;
     const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
     const complete = clusters.filter(isComplete);
-    for (const c of complete) await this.joinMessage(c, 'complete');
-    const newestStart = complete.length === 0 ? undefined : Math.max(...complete.map((c) => Math.min(...c.map(stamp))));
+    for (const c of complete) await this.joinMessage(c);
     const nowMono = this.o.monotonic();
     for (const c of clusters) {
       if (complete.includes(c)) continue;
-      if (newestStart !== undefined && Math.max(...c.map(stamp)) < newestStart - MAX_PART_SPREAD_MS) {
-        this.log.warn({ ref: c[0]!.reference, total, sender: c[0]!.sender }, 'concatenation reference reused by a newer message while an earlier one is incomplete: forwarding the earlier one now with gap markers');
-        await this.joinMessage(c, 'now');
-        continue;
-      }
       const firstSeen = Math.min(...c.map((p) => this.seen(p.id)));
-      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c, 'expired');
+      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c);
     }
   }
 
   /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
-  private async joinMessage(list: PartRecord[], why: 'complete' | 'expired' | 'now'): Promise<void> {
+  private async joinMessage(list: PartRecord[]): Promise<void> {
     const total = list[0]!.total;
     const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
     const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
@@ -221,7 +224,7 @@ export class PartAssembler {
     if (!joined.complete) {
       this.log.warn(
         { id: rec.id, groupKey: first.groupKey, modem: first.sim.modem, received: joined.received, missing: joined.missing },
-        why === 'now' ? 'multipart SMS incomplete: forwarding the parts received with gap markers' : `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
+        `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
       );
     }
     await this.o.storeMessage(rec, accepted);

@@ -12,11 +12,13 @@
  *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete.
  * - +CMT (direct delivery) has no index to read again and must be acknowledged within the SMSC's limit: its PDU is
  *   spooled when the decoder's strict structural checks pass (<length> equals the octets, every field complete, UDL
- *   not beyond the data) and the record says readsAgreed 1 (stored SMS: 2). What cannot be done here: a corruption
+ *   neither beyond the data nor short of it) and the record says readsAgreed 1 (stored SMS: 2). A +CMT with octets
+ *   after its UDL is not deliverable: one changed UDL digit truncates the text ("Rp 50000" -> "Rp 50") and looks the
+ *   same, so it is quarantined raw and acknowledged like any undecodable PDU. What cannot be done here: a corruption
  *   that leaves a +CMT structurally valid (a changed digit inside the text) is not detected; the SMSC's redelivery of
  *   the same SMS is one record (same id), a redelivered copy that differs is a second record.
- * - User data running past its UDL (real SMSCs send it) is decoded by the UDL; the extra octets are logged and kept in
- *   the record (extraOctets). Only a PDU shorter than its UDL is undecodable.
+ * - User data running past its UDL (real SMSCs send it) in a stored SMS is decoded by the UDL once two reads agree; the
+ *   extra octets are logged and kept in the record (extraOctets). A stored PDU shorter than its UDL is undecodable.
  * - Record ids derive from the SMS itself, so a message read twice (crash between spool write and delete, a modem that
  *   reports each SMS twice, a sweep racing a +CMTI) is one record.
  * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash

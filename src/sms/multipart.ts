@@ -13,9 +13,12 @@
  *   sender, reference, total): two messages can share it (a sender reusing its reference, parts interleaved).
  * - `clusterParts` splits one family (the caller also keeps modems and exact senders apart) into messages, so parts of
  *   two messages never mix: a message holds each sequence once and one encoding; a part joins the one message that
- *   has a part with its exact service-centre time stamp, or else the one message it fits within MAX_PART_SPREAD_MS of;
- *   when two messages fit equally it joins neither (it waits alone and is forwarded with gap markers after the
- *   timeout: incomplete, never mixed). Deterministic: the same set of parts gives the same messages in any order.
+ *   has a part with its exact service-centre time stamp, or else the one message it fits within MAX_PART_SPREAD_MS
+ *   (a few seconds: the SMSC stamps the parts of one SMS back to back) of; when two messages fit equally it joins
+ *   neither (it waits alone and is forwarded with gap markers after the timeout: incomplete, never mixed). Once the
+ *   family shows reuse (its parts, or the stamps of parts already joined the caller passes as `seenStampsMs`, lie
+ *   further apart than MAX_PART_SPREAD_MS: two messages have used the reference) time alone never fits: only the
+ *   exact time stamp joins. Deterministic: the same set of parts gives the same messages in any order.
  */
 import type { ConcatInfo } from './types.js';
 import { replaceLoneSurrogates } from './ucs2.js';
@@ -76,8 +79,11 @@ export function joinParts(parts: ReadonlyArray<{ sequence: number; text: string 
   };
 }
 
-/** Parts of one message are stamped by the SMSC within this of each other (they are submitted back to back). */
-export const MAX_PART_SPREAD_MS = 120_000;
+/**
+ * Parts of one message are stamped by the SMSC within this of each other (they are submitted back to back: the same
+ * second, or one or two apart). Two SMS of one sender a minute apart that share a reference are two messages.
+ */
+export const MAX_PART_SPREAD_MS = 5_000;
 
 /** What clustering needs to know of a part. */
 export interface ClusterablePart {
@@ -93,11 +99,20 @@ function fitsIn<T extends ClusterablePart>(cluster: readonly T[], p: T): boolean
   return cluster.every((q) => q.sequence !== p.sequence && (q.encoding === undefined || p.encoding === undefined || q.encoding === p.encoding));
 }
 
-/** How well `p` fits a message: 2 = a part with its exact time stamp, 1 = within MAX_PART_SPREAD_MS, 0 = not at all. */
-function score<T extends ClusterablePart>(cluster: readonly T[], p: T): number {
+/**
+ * How well `p` fits a message: 2 = a part with its exact time stamp, 1 = within MAX_PART_SPREAD_MS (only while the
+ * family shows no reuse: `byTime`), 0 = not at all.
+ */
+function scoreIn<T extends ClusterablePart>(cluster: readonly T[], p: T, byTime: boolean): number {
   if (cluster.length === 0 || !fitsIn(cluster, p)) return 0;
   if (cluster.some((q) => q.scTimestampMs === p.scTimestampMs)) return 2;
+  if (!byTime) return 0;
   return cluster.some((q) => Math.abs(q.scTimestampMs - p.scTimestampMs) <= MAX_PART_SPREAD_MS) ? 1 : 0;
+}
+
+export interface ClusterOptions {
+  /** Service-centre time stamps (epoch ms) of parts of this family already joined (tombstones): evidence of reuse. */
+  seenStampsMs?: readonly number[];
 }
 
 /**
@@ -105,7 +120,15 @@ function score<T extends ClusterablePart>(cluster: readonly T[], p: T): number {
  * A greedy pass in time-stamp order builds the messages; then a part that fits another message at least as well as
  * its own (an ambiguity the greedy pass could not see yet) is taken out to wait alone, until nothing changes.
  */
-export function clusterParts<T extends ClusterablePart>(parts: readonly T[]): T[][] {
+export function clusterParts<T extends ClusterablePart>(parts: readonly T[], opts: ClusterOptions = {}): T[][] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const t of [...parts.map((p) => p.scTimestampMs), ...(opts.seenStampsMs ?? [])]) {
+    lo = Math.min(lo, t);
+    hi = Math.max(hi, t);
+  }
+  const byTime = !(hi - lo > MAX_PART_SPREAD_MS); // a family spread wider than one message can be was reused
+  const score = (c: readonly T[], p: T) => scoreIn(c, p, byTime);
   const sorted = [...parts].sort((a, b) => a.scTimestampMs - b.scTimestampMs || a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   let clusters: T[][] = [];
   for (const p of sorted) {

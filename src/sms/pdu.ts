@@ -8,7 +8,10 @@
  * UDH overruns, compressed text, national-language shift tables, a non-DELIVER MTI) is `{ ok: false, reason }`, one
  * line naming the field and the octet offset. Octets after the user data the UDL declares (real SMSCs send them: an
  * operator notice with UDL 53 septets and 77 octets following) are not text: the message is decoded by its UDL as
- * §9.2.3.16 says, the extra octets come back as `extraOctets` (hex) with a warning. Oddities that do not change the text (a concat IE with total 0,
+ * §9.2.3.16 says, the extra octets come back as `extraOctets` (hex) with a warning. That holds for a stored SMS only
+ * (`index` set: the receiver reads it twice and decodes the PDU two reads agree on). A direct delivery (+CMT, no
+ * `index`) with octets after its UDL is `{ ok: false }`: one changed UDL digit on a noisy line looks exactly like that
+ * ("...Rp 50000..." would decode as "...Rp 50"), and a +CMT cannot be read again to tell the two apart. Oddities that do not change the text (a concat IE with total 0,
  * sequence 0 or sequence > total, which is then ignored so the part is treated as a single SMS; a reserved DCS read
  * as GSM 7-bit; an unreadable SMSC address) come back as `warnings`.
  *
@@ -269,6 +272,12 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
   let extraOctets: string | undefined;
   if (udOctets < r.remaining) {
     extraOctets = bytesToHex(bytes.subarray(r.pos + udOctets));
+    if (stored.index === undefined) {
+      fail(
+        `UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow, in a direct delivery (+CMT): a UDL changed on the line ` +
+          `would decode to a shortened text and a +CMT cannot be read again to rule that out: ${extraOctets}`,
+      );
+    }
     warnings.push(`UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow: decoded by the UDL, ${r.remaining - udOctets} extra octet(s) after the user data left out: ${extraOctets}`);
   }
   const ud = r.take(udOctets, 'TP-UD');

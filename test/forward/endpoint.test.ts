@@ -223,3 +223,77 @@ describe('a 4xx is not always final (issue 11 item 4)', () => {
     expect(spool.dead.get('old')?.deadReason).toMatch(/^too old/);
   });
 });
+
+describe('review fixes: strictOrder across modems, the hold of a rejected record, a record failing on its own, no expiry for outages', () => {
+  const policy: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 300_000, probeIntervalMs: 2000, maxAgeMs: 72 * 3_600_000 };
+  const on = (id: string, modem: string, dt: number) => makeSms(id, { sim: { modem, imsi: modem }, receivedAt: new Date(T0 + dt).toISOString() });
+
+  it('strictOrder: a record of modem A the server answers 500 does not block modem B (the probe rotates across modems\' heads)', async () => {
+    const { spool, forwarder } = setup((rec) => (rec.id === 'a1' ? http(500) : http(200)), policy, true);
+    forwarder.start();
+    spool.put(on('a1', 'A', -2000));
+    spool.put(on('a2', 'A', -1500));
+    spool.put(on('b1', 'B', -1000));
+    await advance(10_000, 100);
+    expect(spool.sent.has('b1')).toBe(true);
+    expect(spool.pending.has('a2')).toBe(true); // a1 still holds back its own modem (within the hold)
+  });
+
+  it('strictOrder: a record answered 422 holds back its modem for strictOrderHoldMs from its first rejection, then the later ones go; it keeps retrying on its own', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: T0 });
+    const spool = new MemSpool();
+    const client = new ScriptedClient((rec) => (rec.id === 'a1' ? http(422) : http(200)));
+    const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder: true, strictOrderHoldMs: 60_000 });
+    forwarders.push(forwarder);
+    forwarder.start();
+    spool.put(on('a1', 'A', -2000));
+    spool.put(on('a2', 'A', -1000));
+    await advance(59_000, 500);
+    expect(spool.pending.has('a2')).toBe(true);
+    await advance(2_000, 100);
+    expect(spool.sent.has('a2')).toBe(true);
+    const before = client.posts.filter((p) => p.id === 'a1').length;
+    await advance(600_000, 1000);
+    expect(client.posts.filter((p) => p.id === 'a1').length).toBeGreaterThan(before);
+    expect(spool.pending.has('a1')).toBe(true);
+  });
+
+  it('a record the server always answers 500 while others are delivered backs off on its own and does not mark the endpoint down', async () => {
+    const { spool, client, forwarder } = setup((rec) => (rec.id === 'p' ? http(500) : http(200)), policy);
+    forwarder.start();
+    spool.put(makeSms('p', { receivedAt: new Date(T0).toISOString() }));
+    await advance(3_000, 100);
+    // new SMS keep arriving and go out at once, however p fails
+    for (let i = 0; i < 20; i++) {
+      spool.put(makeSms(`n${i}`, { receivedAt: new Date(T0 + 10 + i).toISOString() }));
+      await advance(180_000, 1000);
+      expect(spool.sent.has(`n${i}`)).toBe(true);
+    }
+    const pPosts = client.posts.filter((x) => x.id === 'p').map((x) => x.atMs);
+    expect(pPosts.length).toBeLessThan(40); // one hour: not one POST per 2 s probe interval (1800)
+    const gaps = pPosts.slice(1).map((t, i) => t - pPosts[i]!);
+    expect(Math.max(...gaps)).toBeGreaterThan(60_000); // its own exponential backoff
+    expect(forwarder.stats().endpointDown).toBeUndefined();
+  });
+
+  it('a lone record answered 500 for an hour is not POSTed every probe interval', async () => {
+    const { spool, client, forwarder } = setup((rec) => (rec.id === 'p' ? http(500) : http(200)), policy);
+    forwarder.start();
+    spool.put(makeSms('p', { receivedAt: new Date(T0).toISOString() }));
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(client.posts.length).toBeLessThan(100);
+    expect(spool.pending.has('p')).toBe(true);
+  });
+
+  it('network down for 73 h (maxAge 72 h): no record goes to dead, all are delivered when it comes back', async () => {
+    let up = false;
+    const { spool, forwarder } = setup(() => (up ? http(200) : refused), { ...policy, probeIntervalMs: 60_000 });
+    forwarder.start();
+    for (let i = 0; i < 3; i++) spool.put(makeSms('r' + i, { receivedAt: new Date(T0 + i).toISOString() }));
+    await vi.advanceTimersByTimeAsync(73 * 3_600_000);
+    expect(spool.dead.size).toBe(0);
+    up = true;
+    await advance(65_000, 500);
+    expect(spool.sent.size).toBe(3);
+  });
+});

@@ -135,22 +135,30 @@ describe('Forwarder against a real local webhook', () => {
     expect(forwarder.stats().running).toBe(false);
   });
 
-  it('a record already attempted and older than maxAgeMs goes to dead without a POST', async () => {
+  it('a record already rejected (last status 422) and older than maxAgeMs goes to dead without a POST', async () => {
     const { spool, server, forwarder } = await setup({ script: [reply(200)], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
-    await spool.putPending(makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z', attempts: 1 }));
+    await spool.putPending(makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z', attempts: 1, lastStatus: 422, lastError: 'HTTP 422: ' }));
     forwarder.start();
     await until(async () => (await areaOf(spool, 'ancient')) === 'dead', 'ancient in dead');
     expect(((await spool.get('ancient'))!.record as SmsRecord).deadReason).toContain('too old');
     expect(server!.requests).toHaveLength(0);
   });
 
+  it('maxAgeMs: a record older than maxAgeMs whose last failure was an endpoint failure (no answer, 503) is never given up', async () => {
+    const { spool, server, forwarder } = await setup({ script: [reply(503, 'busy'), reply(200)], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    await spool.putPending(makeSms('net1', { receivedAt: '2020-01-01T00:00:00Z', attempts: 7, lastError: 'network ECONNREFUSED' }));
+    forwarder.start();
+    await until(async () => (await areaOf(spool, 'net1')) === 'sent', 'net1 delivered');
+    expect(server!.requests.map((r) => r.headers['idempotency-key'])).toEqual(['net1', 'net1']);
+  });
+
   it('maxAgeMs: a record too old on arrival still gets its one POST before it is given up', async () => {
-    const { spool, server, forwarder } = await setup({ script: [reply(503, 'busy')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    const { spool, server, forwarder } = await setup({ script: [reply(404, 'no such order')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
     await spool.putPending(makeSms('late1', { receivedAt: '2020-01-01T00:00:00Z' })); // e.g. read from the SIM after a long outage
     forwarder.start();
     await until(async () => (await areaOf(spool, 'late1')) === 'dead', 'late1 in dead');
     expect(server!.requests.map((r) => r.headers['idempotency-key'])).toEqual(['late1']);
-    expect((await spool.get('late1'))!.record).toMatchObject({ attempts: 1, lastStatus: 503, deadReason: expect.stringContaining('too old: received 2020-01-01') });
+    expect((await spool.get('late1'))!.record).toMatchObject({ attempts: 1, lastStatus: 404, deadReason: expect.stringContaining('too old: received 2020-01-01') });
   });
 
   it('maxAgeMs: `queue retry` of a record given up for age is POSTed again, and its age counts from the requeue', async () => {

@@ -412,6 +412,26 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     await receiver.stop();
   });
 
+  it('+CMT with octets after its UDL (one UDL digit flipped: "Rp 50000" would read "Rp 50"): quarantined raw, acknowledged, not forwarded', async () => {
+    const { modem, spool, receiver } = setup();
+    receiver.start();
+    await receiver.drained();
+    const [p] = buildDeliverPdus({ originator: '858', text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', timestamp: new Date('2024-05-01T00:00:00Z') });
+    const udlAt = p!.pdu.length - 2 * Math.ceil((44 * 7) / 8) - 2;
+    expect(p!.pdu.slice(udlAt, udlAt + 2)).toBe('2C');
+    const noisy = p!.pdu.slice(0, udlAt) + '1C' + p!.pdu.slice(udlAt + 2);
+    modem.emit('sms-direct', { pdu: noisy, length: p!.tpduLength });
+    await receiver.drained();
+    expect(spool.pending.size).toBe(0);
+    expect([...spool.quarantine.values()]).toMatchObject([{ raw: noisy, reason: expect.stringContaining('direct delivery (+CMT)') }]);
+    expect(modem.calls.at(-1)).toBe('cnma');
+    // the clean +CMT is forwarded with its full amount
+    modem.emit('sms-direct', { pdu: p!.pdu, length: p!.tpduLength });
+    await receiver.drained();
+    expect([...spool.pending.values()]).toMatchObject([{ text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', readsAgreed: 1 }]);
+    await receiver.stop();
+  });
+
   it('user data past its UDL (operator notice, UDL 53 septets, 77 octets follow): forwarded, extra octets kept in the record', async () => {
     const { readFileSync } = await import('node:fs');
     const fx = JSON.parse(readFileSync(new URL('../fixtures/pdus/operator-udl-overflow.json', import.meta.url), 'utf8')) as { pdu: string; length: number; expect: { text: string; extraOctets: string } };

@@ -132,6 +132,22 @@ describe('clusterParts: messages sharing a family never mix', () => {
     expect(ids(clusterParts([part('a1', 1, 0), part('b1', 1, 2000), part('a2', 2, 0)]))).toEqual([['a1', 'a2'], ['b1']]);
   });
 
+  it('two SMS of one sender a minute apart sharing reference and total: A1 and B2 are two messages, not one "complete" one', () => {
+    expect(MAX_PART_SPREAD_MS).toBeLessThanOrEqual(10_000);
+    expect(ids(clusterParts([part('a1', 1, 0), part('b2', 2, 61_000)]))).toEqual([['a1'], ['b2']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('b2', 2, 20_000)]))).toEqual([['a1'], ['b2']]);
+  });
+
+  it('a family that shows reuse (stamps further apart than one message can be) never fits by time alone', () => {
+    // a1 and a2 two seconds apart would join; a third stamp a minute later proves the reference was used twice
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000)]))).toEqual([['a1', 'a2']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000), part('b1', 1, 60_000)]))).toEqual([['a1'], ['a2'], ['b1']]);
+    // the evidence may be a message already joined (its tombstones' stamps)
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000)], { seenStampsMs: [T - 180_000] }))).toEqual([['a1'], ['a2']]);
+    // the exact stamp still joins
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 0), part('b1', 1, 60_000)]))).toEqual([['a1', 'a2'], ['b1']]);
+  });
+
   it('parts further apart than MAX_PART_SPREAD_MS, or in another alphabet, are not one message', () => {
     expect(ids(clusterParts([part('a1', 1, 0), part('z2', 2, MAX_PART_SPREAD_MS + 1)]))).toEqual([['a1'], ['z2']]);
     expect(ids(clusterParts([part('a1', 1, 0, 'gsm7'), part('u2', 2, 0, 'ucs2')]))).toEqual([['a1'], ['u2']]);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../../src/sms/pdu.js';
 import type { StoredPdu } from '../../src/sms/types.js';
+import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 
 /** TPDU length as AT+CMGL reports it: all octets minus the SMSC length octet and the SMSC octets. */
 function tpduLength(pdu: string): number {
@@ -211,6 +212,24 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     expect(r.sms.extraOctets).toBe('00FF');
     expect(r.warnings).toEqual([expect.stringContaining('UDL 2 covers 2 octets but 4 follow: decoded by the UDL, 2 extra octet(s) after the user data left out: 00FF')]);
     expect(decodeOk(GOOD).sms.extraOctets).toBeUndefined();
+  });
+
+  it('a direct delivery (+CMT, no index) with octets after its UDL is not decoded: a changed UDL digit would truncate the amount', () => {
+    const [p] = buildDeliverPdus({ originator: '858', text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', timestamp: new Date('2024-05-01T00:00:00Z') });
+    const cmt = (pdu: string) => decodeDeliver({ index: undefined, stat: 0, length: tpduLength(pdu), pdu });
+    const good = cmt(p!.pdu);
+    expect(good.ok && good.sms.text).toBe('Anda mendapatkan pulsa Rp 50000 dari 6281234');
+    // UDL 0x2C (44 septets) is the octet before the 39 octets of packed text; one hex digit flipped: 0x1C (28 septets)
+    const udlAt = p!.pdu.length - 2 * Math.ceil((44 * 7) / 8) - 2;
+    expect(p!.pdu.slice(udlAt, udlAt + 2)).toBe('2C');
+    const noisy = p!.pdu.slice(0, udlAt) + '1C' + p!.pdu.slice(udlAt + 2);
+    const r = cmt(noisy);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.reason).toMatch(/^UDL 28 covers 25 octets but 39 follow, in a direct delivery \(\+CMT\)/);
+    // the same PDU read from storage (index set) is decoded by its UDL: the receiver only decodes what two reads agree on
+    const fromSim = decodeDeliver({ index: 4, stat: 0, length: tpduLength(noisy), pdu: noisy });
+    expect(fromSim.ok && fromSim.sms.extraOctets).toBeTruthy();
   });
 
   const cases: Array<[string, string, number | undefined, RegExp]> = [
