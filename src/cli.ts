@@ -15,12 +15,11 @@ import { portsCommand } from './cli/ports.js';
 import { queueCommands } from './cli/queue.js';
 import { balanceCommand } from './cli/balance.js';
 import { resellerCommands } from './cli/reseller.js';
-import { directOpener } from './cli/transfer-target.js';
 import { transferCommand } from './cli/transfer.js';
 import { runCommand } from './cli/run.js';
 import { simulateCommand } from './cli/simulate.js';
 import { statusCommand } from './cli/status.js';
-import { targetOptions, withModemOps } from './cli/target.js';
+import { configOpener, targetOptions, withModemOps } from './cli/target.js';
 import { ussdCommand } from './cli/ussd.js';
 
 export { allCommands } from './cli/lifecycle.js';
@@ -34,7 +33,7 @@ export function createProgram(io: Io = defaultIo): Command {
     .name('pulsa-bridge')
     .description('Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.')
     .version(VERSION);
-  for (const c of [runCommand(), configCommand(io), portsCommand(io), ...modemCommands(io), atCommand(io, daemonOrPort), ussdCommand(io, daemonOrPort), queueCommands(io), statusCommand(io), simulateCommand(io), balanceCommand(io, directOpener()), transferCommand(io, directOpener()), ...resellerCommands(io)]) {
+  for (const c of [runCommand(), configCommand(io), portsCommand(io), ...modemCommands(io), atCommand(io, daemonOrPort), ussdCommand(io, daemonOrPort), queueCommands(io), statusCommand(io), simulateCommand(io), balanceCommand(io, configOpener(io)), transferCommand(io, configOpener(io)), ...resellerCommands(io)]) {
     program.addCommand(c);
   }
   // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
