@@ -1,7 +1,7 @@
 /**
  * The demo's second act (`npm run demo`): with the daemon running two virtual Telkomsel modems on its virtual network,
- * the operator's commands, run as an operator types them (the CLI's main(), in this process), reach the modems
- * through the running daemon's control socket:
+ * the operator's commands, run as an operator types them (`bin/pulsa-bridge`, each its own process), reach the
+ * modems through the running daemon's control socket:
  *   `pulsa-bridge balance --modem <centre> --json`: the centre's balance over USSD, checked by the daemon;
  *   `pulsa-bridge test-transfer --order --from <sender> --yes`: `POST /orders` at the stand-in (sender_phone_number =
  *   the sending SIM), the order's code dialled on the sending modem through the daemon, the centre modem receiving
@@ -10,8 +10,12 @@
  * Returns true when both went through the daemon, the balance was read, the order ended `approved` and the
  * confirmation reached the webhook exactly once. Demo only.
  */
-import { main } from '../cli.js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { DemoReceiver } from './receiver.js';
+
+/** The CLI as installed: dist/src/demo/ -> the package root's bin/. */
+const BIN = fileURLToPath(new URL('../../../bin/pulsa-bridge', import.meta.url));
 
 export interface TransferDemoOptions {
   /** The config file the daemon runs with (the commands read its control socket and modems from it). */
@@ -22,17 +26,14 @@ export interface TransferDemoOptions {
   out: (line: string) => void;
 }
 
-/** One CLI command in this process: its stdout, stderr and exit code (process.exitCode is left as it was). */
-async function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
-  let out = '';
-  let err = '';
-  const before = process.exitCode;
-  try {
-    await main(['node', 'pulsa-bridge', ...argv], { out: (t) => void (out += t), err: (t) => void (err += t) });
-    return { out, err, code: Number(process.exitCode ?? 0) };
-  } finally {
-    process.exitCode = before;
-  }
+/** One CLI command in its own process: its stdout, stderr and exit code. */
+function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...argv], { timeout: 120_000, env: { ...process.env, LOG_LEVEL: 'warn' } }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+      resolve({ out: stdout, err: stderr || (err && typeof err.code !== 'number' ? err.message : ''), code });
+    });
+  });
 }
 
 export async function runTransferDemo(o: TransferDemoOptions): Promise<boolean> {
