@@ -10,7 +10,8 @@
  *   during at     an `at` request (AT+CSQ) is running on the modem when the SMS arrives;
  *   behind 5 at   five `at` requests from two clients are queued or running when the SMS arrives: the SMS still
  *                 waits for one operator command, not five;
- *   during ussd   a USSD session is open (waiting for the network): reported once the daemon wires `ussd.*`.
+ *   during ussd   a USSD session is open: its menu shown, waiting for the operator's answer (the session holds no
+ *                 lane); and with the operator's answer in flight (AT+CUSD on the lane, then the network's reply).
  * Only prints figures: nothing here asserts times.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
-import { ControlClient, RemoteError } from '../src/control/client.js';
+import { ControlClient } from '../src/control/client.js';
 import type { EventMessage } from '../src/control/protocol.js';
 import { Daemon } from '../src/daemon.js';
 import { createLogger } from '../src/log.js';
@@ -125,12 +126,25 @@ export async function runControl(o: ControlOptions): Promise<ControlResult> {
         return ps;
       }),
     );
-    const ussd = await a.request({ op: 'ussd.open', code: '*888#' }).then(
-      () => undefined,
-      (err: unknown) => (err instanceof RemoteError ? err.message : String(err)),
+    const openMenu = async () => {
+      await a.request({ op: 'ussd.cancel' }); // the previous round's menu, if one is open
+      await a.request({ op: 'ussd.open', code: '*888#' });
+    };
+    rows.push(
+      await phase('during ussd (menu open)', async () => {
+        await openMenu();
+        return [];
+      }),
     );
-    rows.push(ussd === undefined ? { phase: 'during ussd', wait: undefined, note: 'ussd.open answered: measured once wired' } : { phase: 'during ussd', wait: undefined, note: `not measured: ${ussd}` });
-    await a.request({ op: 'ussd.cancel' }).catch(() => undefined);
+    rows.push(
+      await phase('during ussd (answer in flight)', async () => {
+        await openMenu();
+        const p = a.request({ op: 'ussd.reply', text: '2' });
+        await waitFor(() => scheduler().running?.startsWith('operator') === true, 'the USSD answer to run');
+        return [p];
+      }),
+    );
+    await a.request({ op: 'ussd.cancel' });
     return { modemLatencyMs: o.modemLatencyMs, rows };
   } finally {
     for (const c of clients) await c.close();

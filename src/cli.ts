@@ -22,7 +22,7 @@ export type { Io } from './cli/io.js';
 type OtherCommands = (io: Io) => Command[];
 
 async function loadOtherCommands(): Promise<OtherCommands> {
-  const [config, ports, modem, at, ussd, target, queue, status, simulate, balance, transfer, transferTarget, reseller] = await Promise.all([
+  const [config, ports, modem, at, ussd, target, queue, status, simulate, balance, transfer, reseller] = await Promise.all([
     import('./cli/config-check.js'),
     import('./cli/ports.js'),
     import('./cli/modem.js'),
@@ -34,7 +34,6 @@ async function loadOtherCommands(): Promise<OtherCommands> {
     import('./cli/simulate.js'),
     import('./cli/balance.js'),
     import('./cli/transfer.js'),
-    import('./cli/transfer-target.js'),
     import('./cli/reseller.js'),
   ]);
   // `at` and `ussd` reach the modem through the running daemon when it holds it, else on the port (target.ts).
@@ -48,8 +47,8 @@ async function loadOtherCommands(): Promise<OtherCommands> {
     queue.queueCommands(io),
     status.statusCommand(io),
     simulate.simulateCommand(io),
-    balance.balanceCommand(io, transferTarget.directOpener()),
-    transfer.transferCommand(io, transferTarget.directOpener()),
+    balance.balanceCommand(io, target.configOpener(io)),
+    transfer.transferCommand(io, target.configOpener(io)),
     ...reseller.resellerCommands(io),
   ];
 }

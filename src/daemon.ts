@@ -10,16 +10,20 @@
  * on the modems' schedulers; events go out to subscribed clients: `sms` (a record spooled: id, modem, sender, text),
  * `delivery` (a POST's result: id, status, outcome) and `urc` (the modems' unsolicited lines). A socket that cannot be
  * opened is logged and the daemon runs on without it: diagnostics never stop SMS.
+ * USSD: each modem has one UssdSessions (one session per modem), shared by the operators' `ussd.*` requests and the
+ * balance checks (periodic and on demand); a session holds the modem's scheduler only while a command is in flight.
+ * A periodic balance check finding another session open skips and retries later (logged).
  */
 import { readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AtChannel, Urc } from './at/types.js';
-import { Dispatcher } from './control/dispatch.js';
+import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
+import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
-import { ControlServer } from './control/server.js';
-import { BalanceWatch, type BalanceResult, type BalanceUssd } from './balance/watch.js';
-import type { Config, ModemConfig } from './config.js';
+import { ControlError, ControlServer } from './control/server.js';
+import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
+import { balanceSettingsFor, type Config, type ModemConfig } from './config.js';
 import { createSenderFilter } from './filter/sender.js';
 import { Forwarder, type ForwardSpool } from './forward/forwarder.js';
 import { WebhookClient } from './forward/webhook.js';
@@ -30,7 +34,6 @@ import type { Modem } from './modem/modem.js';
 import { Receiver, type ReceiveSpool } from './receive/receiver.js';
 import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
 import { AtScheduler } from './modem/scheduler.js';
-import { ussdStatusText } from './modem/ussd-session.js';
 import { createNotifier } from './sd-notify.js';
 import { HealthMonitor } from './health/monitor.js';
 import type { Verdict } from './health/model.js';
@@ -189,6 +192,9 @@ export class Daemon {
   readonly virtualNetwork = new VirtualNetwork();
   /** Balance checks per modem (periodic per config, and on demand for the control plane's `balance` op). */
   balanceWatch: BalanceWatch | undefined;
+  /** One USSD session per modem, by modem name: operators (control socket) and balance checks share it. */
+  readonly ussdSessions = new Map<string, UssdSessions>();
+  private balanceSeq = 0;
   private readonly o: DaemonOptions;
   private readonly startedAt = new Date().toISOString();
   private readonly url: string;
@@ -360,6 +366,7 @@ export class Daemon {
       onReceiver: (r) => this.metrics.trackReceiver(m.name, r.stats),
     });
     this.supervisors.push(supervisor);
+    this.ussdSessions.set(m.name, ussdSessionsOn(m.name, supervisor.scheduler, this.o.logger.child({ modem: m.name, stage: 'ussd' })));
     supervisor.start();
   }
 
@@ -372,11 +379,13 @@ export class Daemon {
       const dispatcher = new Dispatcher({
         modems: config.modems.map((m, i) => {
           const s = this.supervisors[i]!;
-          return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state };
+          return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: this.ussdSessions.get(m.name)! };
         }),
         version: VERSION,
         logger,
         status: () => this.status(),
+        publish: (e) => this.publish(e),
+        balance: (name, code, replies) => this.checkBalanceNow(name, code, replies),
       });
       const server = new ControlServer({ path, handler: dispatcher.handle, logger: logger.child({ stage: 'control' }), ...(gid !== undefined ? { gid } : {}) });
       await server.listen();
@@ -396,6 +405,10 @@ export class Daemon {
     this.balanceWatch = new BalanceWatch({
       modems: config.modems.flatMap((m) => (m.balance ? [{ name: m.name, settings: m.balance }] : [])),
       ussdFor: (name) => this.ussdFor(name),
+      busy: (name) => {
+        const open = this.ussdSessions.get(name)?.current();
+        return open && `a USSD session opened by ${open.owner.label} at ${open.openedAt} is open`;
+      },
       logger: logger.child({ stage: 'balance' }),
       onResult: () => this.writeStatus?.(),
     });
@@ -403,18 +416,30 @@ export class Daemon {
   }
 
   /**
-   * USSD of a modem as operator tasks on its scheduler, one per step. Interim: the modem's UssdSessions (control
-   * plane) replace this, so that a session holds the scheduler only while a command is in flight.
+   * A balance check now (the control socket's `balance` op): the modem's settings, or the code and replies given;
+   * kept as the modem's last result. A modem without settings and without a code is a ControlError `bad_request`.
+   */
+  private async checkBalanceNow(name: string, code: string | undefined, replies: readonly string[] | undefined): Promise<BalanceResult> {
+    const m = this.o.config.modems.find((x) => x.name === name);
+    const settings = m && withOverrides(balanceSettingsFor(m), code, replies);
+    if (!settings || !this.balanceWatch) {
+      throw new ControlError('bad_request', `modem ${name} has no balance check`, 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config');
+    }
+    return this.balanceWatch.checkNow(name, settings);
+  }
+
+  /**
+   * The USSD of a modem for one balance check: its UssdSessions under an owner of its own, so the check holds the
+   * scheduler only while a command is in flight, and an operator's session and a check never interleave (`busy`).
    */
   ussdFor(name: string): BalanceUssd {
-    const supervisor = this.supervisors.find((s) => s.status().name === name);
-    if (!supervisor) throw new Error(`no modem named ${name}`);
-    const step = <R>(label: string, fn: (modem: Modem) => Promise<R>) => supervisor.scheduler.schedule({ priority: 'operator', label: `balance: ${label}` }, (ctx) => fn(ctx.target.modem));
-    const outcome = (r: { status: number; text: string }) => ({ ...r, statusText: ussdStatusText(r.status) });
+    const sessions = this.ussdSessions.get(name);
+    if (!sessions) throw new Error(`no modem named ${name}`);
+    const owner = { id: `balance-${++this.balanceSeq}`, label: `the daemon's balance check of ${name}` };
     return {
-      ussdOpen: (code, o) => step(code, async (modem) => outcome(await modem.ussd(code, o))),
-      ussdReply: (text, o) => step(`reply ${text}`, async (modem) => outcome(await modem.ussdReply(text, o))),
-      ussdCancel: () => step('cancel', (modem) => modem.ussdCancel()),
+      ussdOpen: (code, o) => sessions.open(owner, code, o ?? {}),
+      ussdReply: (text, o) => sessions.reply(owner, text, o ?? {}),
+      ussdCancel: () => sessions.cancel(owner),
     };
   }
 

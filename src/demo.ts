@@ -3,11 +3,12 @@
  * convert-pulsa webhook, runs the daemon on the virtual modem with a throwaway spool, injects realistic operator SMS
  * (Telkomsel's 858 wording, the API document's `Rp10.000 ... SN:` wording, a 3-part message, one from an unknown
  * sender that is archived, not forwarded), makes the receiver fail once to show a retry, prints each SMS as it
- * arrives with what the server would parse from it. Then (demo/transfer-demo.ts) it checks the centre's balance over
- * USSD and runs a test transfer for an order between two virtual modems of the daemon's virtual network, and prints
- * that the order ended `approved`. Stops and exits 0 (1 if anything did not arrive in time or the order failed).
+ * arrives with what the server would parse from it. Then (demo/transfer-demo.ts) the CLI's `balance` and
+ * `test-transfer --order` run through the running daemon's control socket: the centre's balance over USSD, and a
+ * transfer for an order between two virtual modems of the daemon's virtual network; it prints that the order ended
+ * `approved`. Stops and exits 0 (1 if anything did not arrive in time or the order failed).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from './config.js';
@@ -24,25 +25,29 @@ const MULTIPART_TEXT =
 export async function runDemo(): Promise<number> {
   const out = (s: string) => process.stdout.write(s + '\n');
   const receiver = await startDemoReceiver();
-  const spoolDir = await mkdtemp(join(tmpdir(), 'pulsa-bridge-demo-'));
+  const workDir = await mkdtemp(join(tmpdir(), 'pulsa-bridge-demo-'));
+  const spoolDir = join(workDir, 'spool');
+  const configFile = join(workDir, 'config.json');
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
-  const config = parseConfig(
-    {
-      webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
-      spool: { dir: spoolDir },
-      modems: [
-        // The centre SIM: the stand-in's Telkomsel centre number; its balance is watched.
-        {
-          name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60,
-          operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 }, virtual: { balance: 24025 },
-        },
-        // A second virtual Telkomsel SIM that sends credit to the centre in the test transfer.
-        { name: 'demo-sender', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081211110001', virtual: { balance: 75000 } },
-      ],
-      shutdownGraceSec: 2,
-    },
-    {},
-  );
+  const raw = {
+    webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
+    spool: { dir: spoolDir },
+    // test-transfer --order: the stand-in's reseller API (base URL = the webhook's) and the order's defaults.
+    reseller: { apiKey: receiver.apiKey, order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Demo' } },
+    modems: [
+      // The centre SIM: the stand-in's Telkomsel centre number; its balance is watched.
+      {
+        name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60,
+        operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 }, virtual: { balance: 24025 },
+      },
+      // A second virtual Telkomsel SIM that sends credit to the centre in the test transfer.
+      { name: 'demo-sender', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081211110001', virtual: { balance: 75000 } },
+    ],
+    shutdownGraceSec: 2,
+  };
+  const config = parseConfig(raw, {});
+  // The operator commands of the second act read the same config (its control socket and modems).
+  await writeFile(configFile, JSON.stringify(raw, null, 2));
   out(`demo: receiver on ${receiver.baseUrl}/webhook/sms-gateway, spool in ${spoolDir}`);
   receiver.onSms((sms: ReceivedSms) => {
     const f = sms.facts;
@@ -74,7 +79,7 @@ export async function runDemo(): Promise<number> {
     if (receiver.received.length !== 3 || stats.ignored !== 1 || left !== 0) {
       out('demo: FAILED: unexpected counts');
       code = 1;
-    } else if (!(await runTransferDemo({ daemon, receiver, centre: 'demo-telkomsel', centreBalance: config.modems[0]!.balance!, sender: 'demo-sender', senderNumber: '081211110001', out }))) {
+    } else if (!(await runTransferDemo({ configFile, receiver, centre: 'demo-telkomsel', sender: 'demo-sender', out }))) {
       out('demo: FAILED: the balance check or the test transfer did not end as expected');
       code = 1;
     } else {
@@ -86,7 +91,7 @@ export async function runDemo(): Promise<number> {
   } finally {
     await daemon.stop();
     await receiver.close();
-    await rm(spoolDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
   }
   return code;
 }

@@ -12,7 +12,9 @@
  *   scheduler only while a command is in flight, between receive tasks.
  * - BalanceWatch checks each modem whose settings have intervalHours > 0: first `firstDelayMs` after start (the modem
  *   must be up), then every intervalHours; a check that ended in `error` is retried after `retryMs` (at most the
- *   interval). Timers are injected; stop() cancels them and waits for a check in progress.
+ *   interval). A tick that finds the modem's one USSD session held by someone else (`busy`: an operator's menu) skips
+ *   and retries after `retryMs`, logged, without touching the last result. Timers are injected; stop() cancels them
+ *   and waits for a check in progress.
  */
 import type { Logger } from '../log.js';
 import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
@@ -120,6 +122,8 @@ export interface BalanceWatchOptions {
   modems: readonly WatchedModem[];
   /** The USSD of a modem (the daemon's UssdSessions for that modem). */
   ussdFor(name: string): BalanceUssd;
+  /** Why the modem's USSD is not free now (a session open), or undefined: a periodic check then waits its turn. */
+  busy?(name: string): string | undefined;
   logger: Logger;
   timers?: WatchTimers;
   firstDelayMs?: number;
@@ -175,6 +179,13 @@ export class BalanceWatch {
       m.name,
       this.timers.setTimeout(() => {
         this.handles.delete(m.name);
+        const busy = this.o.busy?.(m.name);
+        if (busy !== undefined) {
+          const retry = Math.min(m.settings.intervalHours * 3_600_000, this.o.retryMs ?? 15 * 60_000);
+          this.o.logger.info({ modem: m.name, retryInMs: retry }, `balance check of ${m.name} skipped: ${busy}; retrying in ${Math.round(retry / 1000)} s`);
+          this.schedule(m, retry);
+          return;
+        }
         void this.checkNow(m.name, m.settings).then(
           (r) => {
             const interval = m.settings.intervalHours * 3_600_000;

@@ -9,6 +9,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.js';
 import { Daemon } from '../daemon.js';
+import { RemoteError } from '../control/client.js';
+import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage } from '../errors.js';
 import { createLogger } from '../log.js';
 import type { Io } from './io.js';
@@ -43,7 +45,7 @@ export class CommandFailed extends Error {
 /** Formats an error for the terminal: one line, plus the hint when there is one. */
 export function formatError(err: unknown): string {
   if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
-  if (err instanceof BridgeError || err instanceof UsageError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  if (err instanceof BridgeError || err instanceof UsageError || err instanceof ControlError || err instanceof RemoteError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   return `error: ${errorMessage(err)}\n`;
 }
 

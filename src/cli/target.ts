@@ -15,6 +15,9 @@
  * - No port, no usable config and no --simulate is a usage error (exit 2), found before anything is opened; so is
  *   an unknown `--modem` name.
  * - The ModemOps is always closed (the port released, the control connection ended), whatever the command did.
+ * - `configOpener` is the same resolution for commands that name configured modems themselves (`balance`,
+ *   `test-transfer`): daemon first, else the port; the simulated modems it opens directly share one virtual network
+ *   per opener (with their config's number, operator and balance), so two of them can transfer to each other.
  */
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';
@@ -26,6 +29,9 @@ import { RemoteOps } from '../control/remote-ops.js';
 import { BridgeError, ConfigError, type ErrorCode } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../log.js';
 import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
+import { VirtualNetwork } from '../sim/operator-network.js';
+import { VirtualModem } from '../sim/virtual-modem.js';
+import type { OpenOps } from './balance.js';
 import { configPath, type Io } from './io.js';
 import { openSession } from './session.js';
 import { UsageError, wholeNumber } from './usage.js';
@@ -102,6 +108,34 @@ export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemO
   return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`);
 }
 
+/** An opener (see the header) for commands that hold the loaded config and name the modem. */
+export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
+  let network: VirtualNetwork | undefined;
+  const onNetwork = (m: ModemConfig) => (path: string): VirtualModem => {
+    network ??= new VirtualNetwork();
+    const line = m.number && m.operator ? network.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
+    const vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ownNumber: line.ownNumber } } : {}) });
+    line?.connect(vm);
+    vm.start();
+    return vm;
+  };
+  return async (config: Config, name: string): Promise<ModemOps> => {
+    const m = pickModem(config, name);
+    const opts: TargetCliOptions = { modem: name, baud: 115200, timeout: m.commandTimeoutMs, ...(o.verbose ? { verbose: true } : {}) };
+    const found = await findDaemon(config);
+    if (found.client) {
+      const held = await daemonHolds(found.client, name, undefined);
+      if (held) {
+        if (o.verbose) io.err(`path: the running daemon (control socket ${found.socket}), modem ${held}\n`);
+        return translated(new RemoteOps(found.client, held));
+      }
+      await found.client.close();
+    }
+    const why = found.client ? 'the daemon does not run this modem' : 'no daemon answered';
+    return m.simulate ? direct({ ...io, virtualModem: onNetwork(m) }, opts, m, why, m.port) : direct(io, opts, m, why);
+  };
+}
+
 /** The config given, else the default one when it exists; undefined when the default is absent (--port still works). */
 async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
   try {
@@ -152,9 +186,10 @@ async function canonical(path: string): Promise<string> {
   return realpath(path).catch(() => path);
 }
 
-async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string): Promise<ModemOps> {
+/** `virtualPath`: where a simulated modem is opened (default /virtual/cli; the opener's modems each need their own). */
+async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, virtualPath?: string): Promise<ModemOps> {
   const simulate = opts.simulate === true || (m?.simulate === true && !opts.port);
-  const port = opts.port ?? (simulate ? undefined : m?.port);
+  const port = opts.port ?? (simulate ? virtualPath : m?.port);
   const name = m?.name ?? port ?? '/virtual/cli';
   if (opts.verbose) io.err(`path: direct, opening ${simulate ? 'the virtual modem' : port}${why ? ` (${why})` : ''}\n`);
   const pin = opts.pin ?? process.env.PULSA_BRIDGE_PIN ?? m?.pin;
@@ -170,7 +205,7 @@ async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined
     name,
     ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
   });
-  return new DirectOps(session, name);
+  return new DirectOps(session, name, loggerFor(opts));
 }
 
 const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
@@ -190,8 +225,8 @@ function asBridgeError(err: unknown): unknown {
   return err;
 }
 
-/** RemoteOps whose errors read like the direct path's. */
-function translated(ops: RemoteOps): ModemOps {
+/** RemoteOps whose errors read like the direct path's (and its daemon-side balance check). */
+function translated(ops: RemoteOps): ModemOps & Pick<RemoteOps, 'balance'> {
   const wrap =
     <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
     async (...a: A): Promise<R> => {
@@ -214,6 +249,7 @@ function translated(ops: RemoteOps): ModemOps {
     smsDelete: wrap((index: number) => ops.smsDelete(index)),
     smsSend: wrap((to: string, text: string) => ops.smsSend(to, text)),
     onEvent: wrap((listener: Parameters<ModemOps['onEvent']>[0]) => ops.onEvent(listener)),
+    balance: wrap((code?: string, replies?: readonly string[]) => ops.balance(code, replies)),
     close: () => ops.close(),
   };
 }

@@ -5,18 +5,22 @@
  *
  * Contract
  * - The modem is initialised (PDU mode, storage, SIM) once, before the first call that needs it; `at` sends the line
- *   as typed, without init, as a terminal would.
- * - Errors are the modem layer's own (BridgeError / AtCommandError): the CLI prints them the same way on both paths.
+ *   as typed, without init, as a terminal would (runRawAt, as the daemon does).
+ * - USSD goes through a UssdSessions of its own with a trivial `run` (this process holds the modem), so replies,
+ *   statuses, the undecoded flag and the timeouts are the daemon path's.
+ * - Errors are the modem layer's own (BridgeError / AtCommandError) or the sessions' ControlErrors: the CLI prints them
+ *   the same way on both paths.
  * - `close()` cancels an open USSD session (best effort) and then runs the opener's close (the port is released).
  * - Events: URCs only (there is no spool or forwarder on this path).
  */
+import { runRawAt } from '../at/raw.js';
 import type { AtChannel } from '../at/types.js';
-import { AtCommandError, BridgeError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
-import { ussdStatusLabel } from '../modem/ussd-session.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
 import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './ops.js';
 import type { EventMessage } from './protocol.js';
+import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
 
 export interface DirectTarget {
   modem: Modem;
@@ -28,13 +32,17 @@ export interface DirectTarget {
 export class DirectOps implements ModemOps {
   readonly path = 'direct' as const;
   private initialised: Promise<unknown> | undefined;
-  private ussdOpenNow = false;
+  private readonly sessions: UssdSessions;
+  private readonly owner: UssdOwner = { id: 'cli', label: `pulsa-bridge CLI (pid ${process.pid})` };
 
   constructor(
     private readonly target: DirectTarget,
     /** The modem's config name, or the port path when none. */
     readonly name: string,
-  ) {}
+    logger: Logger = silentLogger(),
+  ) {
+    this.sessions = new UssdSessions({ modem: name, logger, run: (_label, fn) => fn(this.target.modem) });
+  }
 
   private ready(): Promise<unknown> {
     this.initialised ??= this.target.modem.init();
@@ -46,42 +54,25 @@ export class DirectOps implements ModemOps {
     return modemInfo(this.target.modem);
   }
 
-  async at(command: string, o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {}): Promise<AtOutcome> {
-    const urcs: string[] = [];
-    const onUrc = (u: { lines: string[] }) => urcs.push(...u.lines);
-    this.target.channel.on('urc', onUrc);
-    const runOptions = o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {};
-    try {
-      const r = o.body !== undefined ? await this.target.channel.runWithPrompt(command, o.body, runOptions) : await this.target.channel.run(command, runOptions);
-      return { command, lines: [...r.lines], final: r.final, ok: true, urcs };
-    } catch (err) {
-      if (err instanceof AtCommandError && err.final !== undefined) {
-        return { command, lines: [...err.lines], final: err.final, ok: false, error: err.message, urcs };
-      }
-      throw err;
-    } finally {
-      this.target.channel.off('urc', onUrc);
-    }
+  at(command: string, o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {}): Promise<AtOutcome> {
+    return runRawAt(this.target.channel, command, {
+      ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.body !== undefined ? { body: o.body } : {}),
+      ...(o.cancelPrompt ? { cancelPrompt: true } : {}),
+    });
   }
 
   async ussdOpen(code: string, o: { timeoutMs?: number } = {}): Promise<UssdOutcome> {
     await this.ready();
-    const r = await this.target.modem.ussd(code, o);
-    this.ussdOpenNow = r.status === 1;
-    return { status: r.status, statusText: ussdStatusLabel(r.status), text: r.text, ...(r.dcs !== undefined ? { dcs: r.dcs } : {}), raw: r.raw };
+    return this.sessions.open(this.owner, code, o);
   }
 
-  async ussdReply(text: string, o: { timeoutMs?: number } = {}): Promise<UssdOutcome> {
-    if (!this.ussdOpenNow) throw new BridgeError('AT_ERROR', 'no USSD session is open', { hint: 'open one first: pulsa-bridge ussd CODE' });
-    const r = await this.target.modem.ussdReply(text, o);
-    this.ussdOpenNow = r.status === 1;
-    return { status: r.status, statusText: ussdStatusLabel(r.status), text: r.text, ...(r.dcs !== undefined ? { dcs: r.dcs } : {}), raw: r.raw };
+  ussdReply(text: string, o: { timeoutMs?: number } = {}): Promise<UssdOutcome> {
+    return this.sessions.reply(this.owner, text, o);
   }
 
-  async ussdCancel(): Promise<void> {
-    if (!this.ussdOpenNow) return;
-    this.ussdOpenNow = false;
-    await this.target.modem.ussdCancel();
+  ussdCancel(): Promise<void> {
+    return this.sessions.cancel(this.owner);
   }
 
   async smsList(which: 'all' | 'unread' = 'all'): Promise<StoredSmsView[]> {

@@ -13,11 +13,19 @@
  * - Raw AT lines go through at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
  *   unless `force`; after a forced line (or one that changes the SIM or network state) the daemon re-initialises
  *   the modem (exclusive, so nothing interleaves with storage selection or CNMI).
+ * - Raw lines run through runRawAt (src/at/raw.ts): every response line, none taken for a URC (`AT+CSQ;+CREG?` shows
+ *   both answers); a modem error is an outcome (ok false), not an error reply.
+ * - USSD: one UssdSessions per modem (ussd-sessions.ts) whose `run` is the modem's operator lane, so a session holds
+ *   the scheduler only while a command is in flight. The owner is the connection (its `hello` client label and id);
+ *   another connection gets `busy, session opened by ...`; the connection closing releases (cancels) its session.
+ *   Each reply is the request's result and also a `ussd` event for subscribers.
+ * - `balance` runs the daemon's balance check (the watch's checkNow: the result is kept in the daemon's status) with
+ *   the modem's settings or the code and replies given; a USSD session open on the modem answers `busy` at once.
  * - Errors of the modem layer are answered with their BridgeError code in `data.code` (and the hint), so the CLI
  *   prints exactly what it prints when it opened the port itself. Nothing thrown here can take the daemon down:
  *   the server answers anything unexpected with `internal`.
- * - Not wired yet: `ussd.*` and `balance` (their pieces are built elsewhere); they are answered `bad_request`.
  */
+import { runRawAt } from '../at/raw.js';
 import type { AtChannel } from '../at/types.js';
 import { AtCommandError, BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -25,9 +33,10 @@ import type { Modem } from '../modem/modem.js';
 import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../modem/scheduler.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
 import { checkAtLine } from './at-guard.js';
-import type { AtOutcome } from './ops.js';
-import { PROTOCOL_VERSION, type Request } from './protocol.js';
+import type { AtOutcome, UssdOutcome } from './ops.js';
+import { PROTOCOL_VERSION, type EventMessage, type Request } from './protocol.js';
 import { ControlError, type ControlConnection, type ControlHandler } from './server.js';
+import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
 
 /** One of the daemon's configured modems, as the dispatcher sees it. */
 export interface DispatchModem {
@@ -37,6 +46,17 @@ export interface DispatchModem {
   readonly scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>;
   /** The supervisor's state ('running', 'initialising', 'disconnected', ...). */
   state(): string;
+  /** The modem's USSD sessions (shared with the daemon's balance checks); built on the operator lane when absent. */
+  readonly ussd?: UssdSessions;
+}
+
+/** A modem's UssdSessions whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
+export function ussdSessionsOn(name: string, scheduler: DispatchModem['scheduler'], logger: Logger): UssdSessions {
+  return new UssdSessions({
+    modem: name,
+    logger,
+    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
+  });
 }
 
 export interface DispatcherOptions {
@@ -45,6 +65,10 @@ export interface DispatcherOptions {
   logger: Logger;
   /** The daemon's status (`status` requests): what status.json holds. */
   status: () => unknown;
+  /** Events for the subscribed clients (`ussd`: each reply of a session). */
+  publish?: (event: EventMessage) => void;
+  /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
+  balance?: (modem: string, code: string | undefined, replies: readonly string[] | undefined) => Promise<unknown>;
 }
 
 type Target = { readonly modem: Modem; readonly channel: AtChannel };
@@ -67,11 +91,17 @@ export function toControlError(err: unknown): ControlError {
 
 export class Dispatcher {
   private readonly byName = new Map<string, DispatchModem>();
+  private readonly sessions = new Map<string, UssdSessions>();
+  /** Connections whose close already releases their USSD sessions. */
+  private readonly releasing = new WeakSet<ControlConnection>();
   private readonly log: Logger;
 
   constructor(private readonly o: DispatcherOptions) {
-    for (const m of o.modems) this.byName.set(m.name, m);
     this.log = o.logger.child({ stage: 'control' });
+    for (const m of o.modems) {
+      this.byName.set(m.name, m);
+      this.sessions.set(m.name, m.ussd ?? ussdSessionsOn(m.name, m.scheduler, this.log));
+    }
   }
 
   /** The ControlServer's handler. */
@@ -151,10 +181,39 @@ export class Dispatcher {
       case 'ussd.open':
       case 'ussd.reply':
       case 'ussd.cancel':
-      case 'balance':
-        this.modemOf(req);
-        throw new ControlError('bad_request', `${req.op} is not available through this daemon yet`, 'stop the daemon to use the command on the port directly');
+        return this.ussd(req, conn, signal);
+      case 'balance': {
+        const m = this.modemOf(req);
+        if (!this.o.balance) throw new ControlError('bad_request', 'balance checks are not offered by this daemon');
+        const open = this.sessions.get(m.name)!.current();
+        if (open) {
+          throw new ControlError('busy', `busy, session opened by ${open.owner.label} at ${open.openedAt}`, 'one USSD session per modem: check the balance when it has ended', { owner: open.owner.label, openedAt: open.openedAt });
+        }
+        this.log.info({ modem: m.name, client: conn.client }, `operator: balance check on ${m.name}`);
+        return this.o.balance(m.name, req.code, req.replies);
+      }
     }
+  }
+
+  private async ussd(req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>, conn: ControlConnection, signal: AbortSignal): Promise<UssdOutcome | { cancelled: true }> {
+    const m = this.modemOf(req);
+    const sessions = this.sessions.get(m.name)!;
+    const owner: UssdOwner = { id: `conn-${conn.id}`, label: `${conn.client ?? 'a control client'} (connection ${conn.id})` };
+    if (!this.releasing.has(conn)) {
+      this.releasing.add(conn);
+      // A client that goes away mid-menu must not leave it open: the next dial would be taken as its answer.
+      conn.onClose(() => {
+        for (const s of this.sessions.values()) s.release(owner.id);
+      });
+    }
+    if (req.op === 'ussd.cancel') {
+      await sessions.cancel(owner);
+      return { cancelled: true };
+    }
+    const o = { signal, ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}) };
+    const outcome = req.op === 'ussd.open' ? await sessions.open(owner, req.code, o) : await sessions.reply(owner, req.text, o);
+    this.o.publish?.({ v: PROTOCOL_VERSION, event: 'ussd', modem: m.name, id: req.id, data: { owner: owner.label, request: req.op === 'ussd.open' ? req.code : req.text, ...outcome } });
+    return outcome;
   }
 
   private async at(req: Extract<Request, { op: 'at' }>, conn: ControlConnection, signal: AbortSignal): Promise<AtOutcome> {
@@ -166,7 +225,12 @@ export class Dispatcher {
         reasons: verdict.refused,
       });
     }
-    const outcome = await this.operator(m, `AT ${req.command}`, signal, ({ target }) => runLine(target.channel, req));
+    const options = {
+      ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}),
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      ...(req.cancelPrompt ? { cancelPrompt: true } : {}),
+    };
+    const outcome = await this.operator(m, `AT ${req.command}`, signal, ({ target }) => runRawAt(target.channel, req.command, options));
     if (verdict.recheck) {
       this.log.warn({ modem: m.name, command: req.command, client: conn.client }, `operator: ${req.command} may have changed what the daemon relies on: re-initialising ${m.name}`);
       // Not tied to the client's signal: once the line ran, the modem must be put back whatever the client does.
@@ -175,24 +239,5 @@ export class Dispatcher {
         .catch((err: unknown) => this.log.error({ err, modem: m.name }, `re-initialising ${m.name} after an operator command failed: ${errorMessage(err)}`));
     }
     return outcome;
-  }
-}
-
-/** One raw line on the channel, its answer as an AtOutcome (a modem error is an outcome, not a throw). */
-async function runLine(channel: AtChannel, req: Extract<Request, { op: 'at' }>): Promise<AtOutcome> {
-  const urcs: string[] = [];
-  const onUrc = (u: { lines: string[] }) => urcs.push(...u.lines);
-  channel.on('urc', onUrc);
-  const options = req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {};
-  try {
-    const r = req.body !== undefined ? await channel.runWithPrompt(req.command, req.body, options) : await channel.run(req.command, options);
-    return { command: req.command, lines: [...r.lines], final: r.final, ok: true, urcs };
-  } catch (err) {
-    if (err instanceof AtCommandError && err.final !== undefined) {
-      return { command: req.command, lines: [...err.lines], final: err.final, ok: false, error: err.message, urcs };
-    }
-    throw err;
-  } finally {
-    channel.off('urc', onUrc);
   }
 }

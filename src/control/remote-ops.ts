@@ -5,6 +5,7 @@
  * The client is shared by the commands of one CLI invocation and closed by `close()`: closing it releases what this
  * client held in the daemon (its USSD session is cancelled there).
  */
+import type { BalanceResult } from '../balance/watch.js';
 import type { ControlClient } from './client.js';
 import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './ops.js';
 import type { EventMessage } from './protocol.js';
@@ -54,6 +55,12 @@ export class RemoteOps implements ModemOps {
     if (!this.ussdOpenNow) return;
     this.ussdOpenNow = false;
     await this.client.request({ op: 'ussd.cancel', modem: this.name });
+  }
+
+  /** A balance check by the daemon (kept in its status): the modem's configured check, or this code and replies. */
+  balance(code?: string, replies?: readonly string[]): Promise<BalanceResult> {
+    const wait = (1 + (replies?.length ?? 0)) * 30_000 + 60_000; // each USSD step may wait its turn and the network
+    return this.client.request({ op: 'balance', modem: this.name, ...(code !== undefined ? { code } : {}), ...(replies !== undefined ? { replies: [...replies] } : {}) }, wait);
   }
 
   smsList(which: 'all' | 'unread' = 'all'): Promise<StoredSmsView[]> {

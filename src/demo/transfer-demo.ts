@@ -1,78 +1,68 @@
 /**
  * The demo's second act (`npm run demo`): with the daemon running two virtual Telkomsel modems on its virtual network,
- * check the centre's balance over USSD on its scheduler, then a test transfer for an order: `POST /orders` at the
- * stand-in (sender_phone_number = the sending SIM), dial the code the order returned on the sending modem through the
- * daemon, let the centre modem receive the operator's confirmation (spooled and posted to the webhook by the daemon),
- * and poll `GET /orders/{trx_id}` until it leaves pending. Returns true when the order ended `approved` and the
+ * the operator's commands, run as an operator types them (`bin/pulsa-bridge`, each its own process), reach the
+ * modems through the running daemon's control socket:
+ *   `pulsa-bridge balance --modem <centre> --json`: the centre's balance over USSD, checked by the daemon;
+ *   `pulsa-bridge test-transfer --order --from <sender> --yes`: `POST /orders` at the stand-in (sender_phone_number =
+ *   the sending SIM), the order's code dialled on the sending modem through the daemon, the centre modem receiving
+ *   the operator's confirmation (spooled and posted to the webhook by the daemon), `GET /orders/{trx_id}` polled
+ *   until it leaves pending.
+ * Returns true when both went through the daemon, the balance was read, the order ended `approved` and the
  * confirmation reached the webhook exactly once. Demo only.
  */
-import type { BalanceSettings } from '../config.js';
-import type { Daemon } from '../daemon.js';
-import type { ModemOps } from '../control/ops.js';
-import { orderPaths, pick, ResellerClient } from '../reseller/client.js';
-import { describeStep } from '../transfer/flows.js';
-import { runTransfer } from '../transfer/runner.js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { DemoReceiver } from './receiver.js';
 
+/** The CLI as installed: dist/src/demo/ -> the package root's bin/. */
+const BIN = fileURLToPath(new URL('../../../bin/pulsa-bridge', import.meta.url));
+
 export interface TransferDemoOptions {
-  daemon: Daemon;
+  /** The config file the daemon runs with (the commands read its control socket and modems from it). */
+  configFile: string;
   receiver: DemoReceiver;
   centre: string;
-  /** The centre's balance check (its config section). */
-  centreBalance: BalanceSettings;
   sender: string;
-  senderNumber: string;
   out: (line: string) => void;
 }
 
-/** The sending modem through the daemon: its USSD on the modem's scheduler (all the flow here needs). */
-function ussdOnlyOps(daemon: Daemon, name: string): ModemOps {
-  const ussd = daemon.ussdFor(name);
-  const no = (what: string) => () => Promise.reject(new Error(`${what}: not used by the demo`));
-  return {
-    name,
-    path: 'daemon',
-    ussdOpen: (c, o) => ussd.ussdOpen(c, o).then((r) => ({ ...r, raw: '' })),
-    ussdReply: (t, o) => ussd.ussdReply(t, o).then((r) => ({ ...r, raw: '' })),
-    ussdCancel: () => ussd.ussdCancel(),
-    info: no('info'), at: no('at'), smsList: no('sms list'), smsRead: no('sms read'), smsDelete: no('sms delete'), smsSend: no('sms send'),
-    onEvent: async () => () => undefined,
-    close: async () => undefined,
-  };
+/** One CLI command in its own process: its stdout, stderr and exit code. */
+function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...argv], { timeout: 120_000, env: { ...process.env, LOG_LEVEL: 'warn' } }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+      resolve({ out: stdout, err: stderr || (err && typeof err.code !== 'number' ? err.message : ''), code });
+    });
+  });
 }
 
 export async function runTransferDemo(o: TransferDemoOptions): Promise<boolean> {
-  const { daemon, receiver, out } = o;
-  const balance = await daemon.balanceWatch!.checkNow(o.centre, o.centreBalance);
-  out(`demo: balance of ${o.centre} over USSD ${balance.code}: ${JSON.stringify({ modem: balance.modem, code: balance.code, reply: balance.reply, balance: balance.balance, activeUntil: balance.activeUntil, state: balance.state })}`);
-  if (balance.balance === null) return false;
-
-  const client = new ResellerClient({ baseUrl: receiver.baseUrl, apiKey: receiver.apiKey, userAgent: 'pulsa-bridge-demo' });
-  const created = await client.createOrder({ operator_id: 1, pulsa_amount: 10_000, payout_method: 'DANA', payout_account_number: '089900001111', payout_account_name: 'Demo', sender_phone_number: o.senderNumber });
-  const paths = orderPaths();
-  const trx = pick(created, paths.trxId);
-  const code = pick(created, paths.ussdCode);
-  if (!trx || !code) {
-    out(`demo: the order response has no trx_id or code: ${JSON.stringify(created)}`);
+  const { receiver, out } = o;
+  const balanceArgs = ['balance', '-c', o.configFile, '--modem', o.centre, '--json'];
+  out(`demo: $ pulsa-bridge ${balanceArgs.slice(0, 1).concat(balanceArgs.slice(3)).join(' ')}`);
+  const b = await command(balanceArgs);
+  if (b.code !== 0) {
+    out(`demo: balance failed (exit ${b.code}): ${b.err.trim()}`);
     return false;
   }
-  out(`demo: test-transfer --order: order ${trx} created (${pick(created, paths.status)}), dial ${code} on ${o.sender}, centre ${pick(created, paths.centerNumber)}`);
+  const balance = JSON.parse(b.out) as { modem: string; code: string; reply: string; balance: number | null; activeUntil: string | null; state: string };
+  out(`demo: balance of ${o.centre} over USSD ${balance.code}, through the running daemon: ${JSON.stringify({ modem: balance.modem, reply: balance.reply, balance: balance.balance, activeUntil: balance.activeUntil, state: balance.state })}`);
+  if (balance.balance === null) return false;
+
   const before = receiver.received.length;
-  const report = await runTransfer({
-    from: ussdOnlyOps(daemon, o.sender),
-    steps: [{ kind: 'ussd', code, replies: ['1'] }],
-    amount: 10_000,
-    confirmTimeoutMs: 20_000,
-    onStep: (s) => out(`demo:   ${s.step}. ${describeStep({ kind: 'ussd', code, replies: ['1'] }, o.sender)}: ${s.status} (${s.ms} ms): ${s.replies.join(' | ')}${s.error ? ` ${s.error}` : ''}`),
-  });
-  if (report.outcome !== 'sent') return false;
-  const t0 = Date.now();
-  let status = pick(created, paths.status);
-  while (status === 'pending' && Date.now() - t0 < 20_000) {
-    await new Promise((r) => setTimeout(r, 200));
-    status = pick(await client.order(trx), paths.status);
-  }
-  const confirmations = receiver.received.slice(before).filter((s) => s.approved === trx);
-  out(`demo: order ${trx} ended ${status} after ${Date.now() - t0} ms; the confirmation reached the webhook ${confirmations.length} time(s)${confirmations[0] ? `: ${confirmations[0].sender}: ${confirmations[0].message}` : ''}`);
-  return status === 'approved' && confirmations.length === 1;
+  const transferArgs = ['test-transfer', '-c', o.configFile, '--order', '--from', o.sender, '--amount', '10000', '--yes', '--timeout', '30', '--poll-interval', '200'];
+  out(`demo: $ pulsa-bridge ${transferArgs.slice(0, 1).concat(transferArgs.slice(3)).join(' ')}`);
+  const t = await command(transferArgs);
+  for (const line of t.out.trimEnd().split('\n')) out(`demo:   ${line}`);
+  if (t.err.trim()) out(`demo:   (stderr) ${t.err.trim()}`);
+  const ended = /^result: order (\S+) ended (\S+)/m.exec(t.out);
+  const viaDaemon = t.out.includes('via the running daemon');
+  const trx = ended?.[1];
+  const status = ended?.[2];
+  const confirmations = receiver.received.slice(before).filter((s) => trx !== undefined && s.approved === trx);
+  out(
+    `demo: order ${trx ?? '?'} ended ${status ?? '?'} (${viaDaemon ? 'through the running daemon' : 'NOT through the daemon'}); ` +
+      `the confirmation reached the webhook ${confirmations.length} time(s)${confirmations[0] ? `: ${confirmations[0].sender}: ${confirmations[0].message}` : ''}`,
+  );
+  return t.code === 0 && viaDaemon && status === 'approved' && confirmations.length === 1;
 }

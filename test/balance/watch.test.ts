@@ -8,6 +8,7 @@ import { DEFAULT_BALANCE_CHECKS, type OperatorKey } from '../../src/balance/oper
 import { BalanceWatch, checkBalance, type BalanceResult, type BalanceUssd, type WatchTimers } from '../../src/balance/watch.js';
 import { silentLogger } from '../../src/log.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
+import { captureLogger } from '../spool/helpers.js';
 
 let net: TestNetwork | undefined;
 afterEach(async () => {
@@ -143,5 +144,36 @@ describe('BalanceWatch', () => {
     expect(watch.lastResult('off')).toBeUndefined();
     await watch.stop();
     expect(t.pending()).toEqual([]);
+  });
+  it('a tick that finds the USSD session held skips (logged, last result untouched) and retries after retryMs', async () => {
+    const calls: string[] = [];
+    const ussd: BalanceUssd = {
+      ussdOpen: async (code) => (calls.push(code), { status: 0, statusText: 'USSD done', text: 'Sisa pulsa Rp.9000.Aktif sd 28/09/2026.' }),
+      ussdReply: () => Promise.reject(new Error('no menu')),
+      ussdCancel: async () => undefined,
+    };
+    const t = fakeTimers();
+    const { logger, lines } = captureLogger();
+    let held: string | undefined = 'a USSD session opened by an operator is open';
+    const watch = new BalanceWatch({
+      modems: [{ name: 'tsel', settings: { ...settings('telkomsel'), intervalHours: 6 } }],
+      ussdFor: () => ussd,
+      busy: () => held,
+      logger,
+      timers: t.timers,
+      firstDelayMs: 30_000,
+      retryMs: 600_000,
+    });
+    watch.start();
+    await t.advanceTo(30_000);
+    expect(calls).toEqual([]);
+    expect(watch.lastResult('tsel')).toBeUndefined();
+    expect(lines.some((l) => String(l.msg).includes('balance check of tsel skipped: a USSD session opened by an operator is open; retrying in 600 s'))).toBe(true);
+    expect(t.pending()).toEqual([600_000]);
+    held = undefined;
+    await t.advanceTo(630_000);
+    expect(calls).toEqual(['*888#']);
+    expect(watch.lastResult('tsel')).toMatchObject({ balance: 9000 });
+    await watch.stop();
   });
 });

@@ -131,6 +131,32 @@ describe('the daemon answers on its control socket', () => {
     expect(events.some((e) => e.event === 'urc' && JSON.stringify(e.data).includes('+CMTI'))).toBe(true);
   });
 
+  it('USSD: the reply is the result and a `ussd` event; another connection is busy; closing releases; balance shares the rule', async () => {
+    const { client, socket, daemon } = await startDaemon({});
+    const events: EventMessage[] = [];
+    client.onEvent((e) => events.push(e));
+    await client.request({ op: 'subscribe', events: ['ussd'] });
+    const holder = await ControlClient.connect(socket);
+    await holder.request({ op: 'hello', client: 'holder' });
+    const menu = await holder.request<{ status: number; statusText: string; text: string }>({ op: 'ussd.open', code: '*888#' });
+    expect(menu).toMatchObject({ status: 1, statusText: 'USSD needs further input', text: expect.stringContaining('Sisa pulsa Rp.24025') });
+    await until(() => events.length === 1, 'the ussd event');
+    expect(events[0]).toMatchObject({ event: 'ussd', modem: 'tsel-1', data: { owner: expect.stringMatching(/^holder \(connection \d+\)$/), request: '*888#', status: 1 } });
+    const busy = await errorOf(client.request({ op: 'ussd.open', code: '*888#' }));
+    expect([busy.code, busy.message]).toEqual(['busy', expect.stringMatching(/^busy, session opened by holder \(connection \d+\) at /)]);
+    expect((await errorOf(client.request({ op: 'ussd.reply', text: '2' }))).code).toBe('busy');
+    expect((await errorOf(client.request({ op: 'balance', code: '*888#' }))).code).toBe('busy');
+    await holder.close();
+    await until(() => daemon.ussdSessions.get('tsel-1')!.current() === undefined, 'the session to be released');
+    const open = await client.request<{ status: number }>({ op: 'ussd.open', code: '*888#' });
+    expect(open.status).toBe(1);
+    expect(await client.request({ op: 'ussd.reply', text: '2' })).toMatchObject({ status: 0, text: expect.stringMatching(/^Nomor Anda \d+$/) });
+    expect((await errorOf(client.request({ op: 'ussd.reply', text: '1' }))).code).toBe('not_found');
+    const balance = await client.request({ op: 'balance', code: '*888#' });
+    expect(balance).toMatchObject({ modem: 'tsel-1', code: '*888#', balance: 24025 });
+    expect(daemon.status().modems[0]!.balance).toMatchObject({ balance: 24025 });
+  });
+
   it('a client that vanishes with a request queued: the request is dropped, nothing else changes', async () => {
     const { vm, daemon, socket, posts } = await startDaemon();
     vm.stall(400); // the modem answers nothing for a while: requests queue up behind the first

@@ -1,11 +1,11 @@
 /**
  * Test helper: virtual modems on one VirtualNetwork, each reached through a ModemOps built here over the production
- * Modem (factory: virtual link -> AT channel -> Modem, init run), like the CLI's direct path. SMS are read from the
+ * Modem (factory: virtual link -> AT channel -> Modem, init run): the CLI's direct path, DirectOps. SMS are read from the
  * SIM (smsList) and never deleted, so a runner on this path polls, as it would without a daemon.
  */
 import { silentLogger } from '../../src/log.js';
 import type { ModemOps } from '../../src/control/ops.js';
-import { modemOpsOver } from '../../src/cli/transfer-target.js';
+import { DirectOps } from '../../src/control/direct-ops.js';
 import { createModem, openChannel } from '../../src/modem/factory.js';
 import type { Modem } from '../../src/modem/modem.js';
 import type { OperatorKey } from '../../src/balance/operators.js';
@@ -43,7 +43,7 @@ export class TestNetwork {
     const channel = await openChannel({ path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), name });
     const modem = createModem(channel, { name, logger: silentLogger(), profile: 'auto' });
     await modem.init();
-    const ops = modemOpsOver(name, modem, async () => undefined);
+    const ops = new DirectOps({ modem, channel, close: async () => undefined }, name);
     this.closers.push(async () => {
       modem.detach();
       await channel.close();
