@@ -23,13 +23,17 @@ export interface RawAtOptions {
   cancelPrompt?: boolean;
 }
 
-/** Same shape as AtOutcome in src/control/ops.ts. */
+/** The outcome of an operator's raw AT line (ModemOps' AtOutcome, src/control/ops.ts, is this type). */
 export interface RawAtOutcome {
   command: string;
+  /** Every response line, in order (for `AT+CSQ;+CREG?` both answers), none taken for a URC. */
   lines: string[];
+  /** The final result line: OK, ERROR, +CME ERROR: n, +CMS ERROR: n, NO CARRIER, ... */
   final: string;
   ok: boolean;
+  /** Set when the modem answered with an error: the explanation (e.g. "SIM PIN required"). */
   error?: string;
+  /** URCs that arrived while the command ran (shown to the operator, still handled by the daemon). */
   urcs: string[];
 }
 

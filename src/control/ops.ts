@@ -5,22 +5,13 @@
  * interface only, so their output, `--json` and exit codes are the same on both paths (`--verbose` says which).
  * Types only: no behaviour here.
  */
+import type { RawAtOutcome } from '../at/raw.js';
 import type { EventMessage } from './protocol.js';
 
 export type OpsPath = 'daemon' | 'direct';
 
-export interface AtOutcome {
-  command: string;
-  /** Every response line, in order (for `AT+CSQ;+CREG?` both answers), none taken for a URC. */
-  lines: string[];
-  /** The final result line: OK, ERROR, +CME ERROR: n, +CMS ERROR: n, NO CARRIER, ... */
-  final: string;
-  ok: boolean;
-  /** Set when the modem answered with an error: the explanation (e.g. "SIM PIN required"). */
-  error?: string;
-  /** URCs that arrived while the command ran (shown to the operator, still handled by the daemon). */
-  urcs: string[];
-}
+/** A raw AT line's outcome: defined beside the code that produces it (src/at/raw.ts), the same on both paths. */
+export type AtOutcome = RawAtOutcome;
 
 export interface UssdOutcome {
   /** 0 done, 1 more input expected, 2 ended by the network, 3 answered by another client, 4 not supported, 5 timed out. */

@@ -26,6 +26,16 @@ export interface TransferFlow {
   steps: readonly FlowStepTemplate[];
 }
 
+/** XL and Axis (one operator group) share the flow: SMS to 168, then `Y` once the operator asks. */
+const XL_AXIS: TransferFlow = {
+  operator: 'XL/Axis',
+  steps: [
+    { kind: 'sms', to: '168', text: 'BAGI {to} {amount}' },
+    { kind: 'await-sms', from: '168', timeoutSec: 120 },
+    { kind: 'sms', to: '168', text: 'Y' },
+  ],
+};
+
 export const DEFAULT_FLOWS: Readonly<Record<string, TransferFlow>> = Object.freeze({
   telkomsel: { operator: 'Telkomsel', steps: [{ kind: 'ussd', code: '*858*{to}*{amount}#', replies: ['1'] }] },
   indosat: {
@@ -37,22 +47,8 @@ export const DEFAULT_FLOWS: Readonly<Record<string, TransferFlow>> = Object.free
       { kind: 'sms', to: '151', text: 'OK{token}' },
     ],
   },
-  xl: {
-    operator: 'XL/Axis',
-    steps: [
-      { kind: 'sms', to: '168', text: 'BAGI {to} {amount}' },
-      { kind: 'await-sms', from: '168', timeoutSec: 120 },
-      { kind: 'sms', to: '168', text: 'Y' },
-    ],
-  },
-  axis: {
-    operator: 'XL/Axis',
-    steps: [
-      { kind: 'sms', to: '168', text: 'BAGI {to} {amount}' },
-      { kind: 'await-sms', from: '168', timeoutSec: 120 },
-      { kind: 'sms', to: '168', text: 'Y' },
-    ],
-  },
+  xl: XL_AXIS,
+  axis: XL_AXIS,
   smartfren: { operator: 'Smartfren', steps: [{ kind: 'sms', to: '879', text: 'KIRIM.{to}.{amount}' }] },
 });
 
