@@ -13,24 +13,19 @@
  *   failures never expire a record (the server never looked at it); every record gets at least one POST. 2xx -> markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
  *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent (400, 413, 415) -> markDead(`HTTP <status>:
  *   <bodyStart>`). A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
- * - Endpoint health: an endpoint failure (policy.isEndpointFailure: network error, timeout, 408, 429, 5xx) marks the
- *   endpoint down, except a 5xx/408/429 of a record that already failed while other records were answered in between
- *   (or was judged so before): that failure is its own, it takes the record's own backoff (full jitter up to
- *   maxDelayMs) and leaves the endpoint alone. The outage is confirmed by a network error or timeout, or by endpoint
- *   failures of 2 different records in a row; until then the one failing record keeps its own backoff (a lone record
- *   the server chokes on is not POSTed every probe interval), while the probe time still gates every other record;
- *   once confirmed, the records that failed in it are due with the probes and at once on recovery. While it is down no record is POSTed except one probe per probe time (policy.probeDelayMs, growing
- *   to policy.probeIntervalMs; Retry-After is a lower bound): the probe is the first due record, rotating through the
- *   due records so one record the server chokes on cannot block the rest (with strictOrder the records already used as
- *   probes are held, so each modem's head takes its turn). A record that failed in a confirmed outage is marked retry
- *   with nextAttemptAt = the next probe time, so it does not wait out a
- *   backoff of its own. Any answer that is not an endpoint failure (2xx or a 4xx about the record) marks the endpoint
- *   up: every pending record that is due goes out at once, one after another (the backlog is released).
+ * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer): when the endpoint counts as
+ *   down, which failures are a record's own, which records are due at the next probe, the strictOrder hold of a
+ *   rejected record. While it is down no record is POSTed except one probe per probe time: the probe is the first due
+ *   record, rotating through the due records so one record the server chokes on cannot block the rest (with strictOrder
+ *   the records already used as probes are held, so each modem's head takes its turn). A record that failed in a
+ *   confirmed outage is marked retry with nextAttemptAt = the next probe time, so it does not wait out a backoff of its
+ *   own. When the endpoint answers again every pending record that is due goes out at once, one after another (the
+ *   backlog is released).
  * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off. A record
- *   rejected by the server (404, 422, a 5xx of its own) holds them back for strictOrderHoldMs (default 300 s) from its
- *   first rejection in this process; then the later records go and it keeps retrying on its own backoff. A record whose
- *   not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held delivery
- *   holds nothing back.
+ *   rejected by the server holds them back for strictOrderHoldMs (default 300 s) from its first rejection in this
+ *   process (see ./endpoint-health.ts); then the later records go and it keeps retrying on its own backoff. A record
+ *   whose not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held
+ *   delivery holds nothing back.
  * - A result the spool cannot record (disk full, read-only, unreadable file, ...) is kept in memory: that record is not
  *   POSTed again by this process (above all not after a 2xx), only the spool write is retried, with its own backoff
  *   (errorPause, doubling per failure, capped at max(errorPause, maxDelayMs)), one error line per failed write; the loop
@@ -50,9 +45,12 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
-import { classify, isEndpointFailure, isTooOld, nextDelayMs, probeDelayMs, type Outcome, type RetryPolicy } from './policy.js';
+import { describeOutcome, EndpointHealth, type FailureKind } from './endpoint-health.js';
+import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
 import { pickNext } from './schedule.js';
 import type { WebhookPoster } from './webhook.js';
+
+export { describeOutcome } from './endpoint-health.js';
 
 /** The part of the spool the forwarder uses. */
 export type ForwardSpool = Pick<Spool, 'pendingInOrder' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
@@ -88,28 +86,8 @@ export interface ForwarderStats {
   endpointDown?: { since: string; failures: number; lastError: string; nextProbeAt: string };
 }
 
-/** The endpoint's health while it fails (undefined while it is up). */
-interface EndpointDown {
-  sinceMs: number;
-  /** Failed requests in a row (>= 1). */
-  failures: number;
-  lastError: string;
-  /** No POST before this (epoch ms). */
-  probeAtMs: number;
-  /** Records that failed in this outage. */
-  ids: Set<string>;
-  /**
-   * An outage for sure: a network error or timeout, or endpoint failures of 2 different records in a row. Until then
-   * the one failing record may be failing on its own: it keeps its own backoff (the probe time still gates the rest).
-   */
-  confirmed: boolean;
-}
-
 /** Default of ForwarderOptions.strictOrderHoldMs (webhook.strictOrderHoldSec 300). */
 export const DEFAULT_STRICT_ORDER_HOLD_MS = 300_000;
-
-/** How the forwarder reads one failed answer (see the header). */
-type FailureKind = 'up' | 'own' | 'endpoint';
 
 /** setTimeout's upper bound (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -141,17 +119,6 @@ function describeMark(m: Mark): string {
   }
 }
 
-export function describeOutcome(o: Outcome): string {
-  switch (o.kind) {
-    case 'http':
-      return `HTTP ${o.status}: ${o.bodyStart ?? ''}`;
-    case 'network':
-      return `${o.code}: ${o.message}`;
-    case 'timeout':
-      return `timeout (${o.phase})`;
-  }
-}
-
 function earliest(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined) return b;
   return b === undefined ? a : Math.min(a, b);
@@ -163,7 +130,6 @@ export class Forwarder {
   private readonly policy: RetryPolicy;
   private readonly logger: Logger;
   private readonly strictOrder: boolean;
-  private readonly strictOrderHoldMs: number;
   private readonly random: () => number;
   private readonly clock: () => Date;
 
@@ -181,20 +147,8 @@ export class Forwarder {
   private readonly vanished = new Set<string>();
   /** Results the spool could not record yet, by id (see the header). */
   private readonly unrecorded = new Map<string, Unrecorded>();
-  /** Set while the endpoint fails (see the header). */
-  private endpoint: EndpointDown | undefined;
-  /** Ids used as probes during the current outage: the next probe takes another due record first. */
-  private readonly probed = new Set<string>();
-  /** Answers that proved the endpoint up (2xx or a rejection of one record), counted. */
-  private upAnswers = 0;
-  /** Id -> upAnswers at its last endpoint-like HTTP failure (5xx, 408, 429): later answers in between make it its own. */
-  private readonly lastHttpFailure = new Map<string, number>();
-  /** Records whose last failure was their own (a rejection, or a 5xx while other records were delivered). */
-  private readonly ownFailures = new Set<string>();
-  /** Id -> epoch ms of its first rejection in this process (strictOrder: its hold on the modem ends strictOrderHoldMs later). */
-  private readonly rejectedSince = new Map<string, number>();
-  /** Records whose own backoff an outage made moot: due with the probes and at once when the endpoint answers again. */
-  private readonly dueNow = new Set<string>();
+  /** Endpoint down state, probes, own failures, the strictOrder hold (see ./endpoint-health.ts). */
+  private readonly health: EndpointHealth;
   private readonly onPending = (id?: unknown): void => {
     if (typeof id === 'string') {
       this.vanished.delete(id);
@@ -209,9 +163,15 @@ export class Forwarder {
     this.policy = opts.policy;
     this.logger = opts.logger;
     this.strictOrder = opts.strictOrder ?? false;
-    this.strictOrderHoldMs = Math.max(0, opts.strictOrderHoldMs ?? DEFAULT_STRICT_ORDER_HOLD_MS);
     this.random = opts.random ?? Math.random;
     this.clock = opts.clock ?? (() => new Date());
+    this.health = new EndpointHealth({
+      policy: this.policy,
+      logger: this.logger,
+      clock: this.clock,
+      strictOrder: this.strictOrder,
+      strictOrderHoldMs: Math.max(0, opts.strictOrderHoldMs ?? DEFAULT_STRICT_ORDER_HOLD_MS),
+    });
   }
 
   start(): void {
@@ -264,7 +224,7 @@ export class Forwarder {
     if (this.lastRetry) s.lastRetry = { ...this.lastRetry };
     if (this.inFlight) s.inFlightId = this.inFlight.id;
     if (this.wakeAtMs !== undefined) s.nextWakeAt = new Date(this.wakeAtMs).toISOString();
-    const down = this.endpoint;
+    const down = this.health.down;
     if (down) {
       s.endpointDown = {
         since: new Date(down.sinceMs).toISOString(),
@@ -303,14 +263,14 @@ export class Forwarder {
       this.again = false;
       // A vanished id the spool no longer holds as pending needs no skipping; one it still holds is passed over.
       for (const id of this.vanished) if (!this.spool.isPending(id)) this.vanished.delete(id);
-      this.pruneFailureState();
+      this.health.prune((id) => this.spool.isPending(id));
       const nowMs = this.clock().getTime();
       const held = this.dueUnrecorded(nowMs);
       if (held) {
         await this.record(held.rec, held.mark, held);
         continue;
       }
-      const down = this.endpoint;
+      const down = this.health.down;
       if (down && nowMs < down.probeAtMs) {
         // The endpoint fails: nothing is POSTed before the next probe time.
         this.arm(earliest(down.probeAtMs, this.earliestUnrecordedMs())! - nowMs);
@@ -319,20 +279,21 @@ export class Forwarder {
       let next: SmsRecord | undefined;
       let wakeAtMs: number | undefined;
       try {
-        const releaseAtMs = this.releaseMap();
+        const releaseAtMs = this.health.releaseMap();
+        const dueNow = this.health.dueNow();
         const pick = (skip: ReadonlySet<string>, probing: boolean) =>
           pickNext(this.spool.pendingInOrder(), nowMs, {
             strictOrder: this.strictOrder,
             skip,
             hold: this.holdMap(probing && this.strictOrder ? nowMs : undefined),
-            ...(this.dueNow.size > 0 ? { dueNow: this.dueNow } : {}),
+            ...(dueNow ? { dueNow } : {}),
             ...(releaseAtMs ? { releaseAtMs } : {}),
           });
         // While the endpoint is down the probes rotate: without strictOrder a record already used as a probe is
         // skipped; with strictOrder it is held (it still holds back its own modem), so each modem's head takes turns.
         let choice = pick(this.skipSet(down !== undefined && !this.strictOrder), down !== undefined);
-        if (!choice.next && down !== undefined && this.probed.size > 0) {
-          this.probed.clear(); // every due record was a probe once: start the rotation again
+        if (!choice.next && down !== undefined && this.health.probes.size > 0) {
+          this.health.restartProbeRotation(); // every due record was a probe once: start the rotation again
           choice = pick(this.skipSet(false), false);
         }
         wakeAtMs = choice.wakeAtMs;
@@ -363,8 +324,8 @@ export class Forwarder {
   /** One record: at most one POST, then its result goes to the spool (or is kept until it can). Never throws. */
   private async deliver(rec: SmsRecord, generation: number): Promise<void> {
     const now = this.clock();
-    this.dueNow.delete(rec.id);
-    if (rec.attempts > 0 && this.failedOnItsOwn(rec) && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
+    this.health.sending(rec.id);
+    if (rec.attempts > 0 && this.health.failedOnItsOwn(rec) && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
       const since = rec.requeuedAt !== undefined ? `requeued ${rec.requeuedAt}` : `received ${rec.receivedAt}`;
       const reason = `too old: ${since}, not delivered within ${this.policy.maxAgeMs} ms`;
       await this.record(rec, { kind: 'dead', reason, tooOld: true });
@@ -381,85 +342,8 @@ export class Forwarder {
       this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
       return;
     }
-    const kind = this.noteEndpoint(rec, outcome);
+    const kind = this.health.note(rec, outcome);
     await this.record(rec, this.markFor(rec, outcome, kind));
-  }
-
-  /**
-   * maxAge gives up only on a record whose last failure was its own: a rejection (its lastStatus is not an endpoint
-   * failure: 404, 401, 422, ...) or a 5xx judged its own in this process. Endpoint failures never expire a record: the
-   * server never accepted to look at it (a Pi offline for days keeps its backlog).
-   */
-  private failedOnItsOwn(rec: SmsRecord): boolean {
-    if (this.ownFailures.has(rec.id)) return true;
-    return rec.lastStatus !== undefined && !isEndpointFailure({ kind: 'http', status: rec.lastStatus });
-  }
-
-  /** Forget the failure bookkeeping of records no longer pending (delivered, dead, dropped by the operator). */
-  private pruneFailureState(): void {
-    for (const m of [this.ownFailures, this.dueNow]) for (const id of m) if (!this.spool.isPending(id)) m.delete(id);
-    for (const m of [this.lastHttpFailure, this.rejectedSince]) for (const id of m.keys()) if (!this.spool.isPending(id)) m.delete(id);
-  }
-
-  /** With strictOrder: when each rejected record's hold on its modem ends. */
-  private releaseMap(): ReadonlyMap<string, number> | undefined {
-    if (!this.strictOrder || this.rejectedSince.size === 0) return undefined;
-    const m = new Map<string, number>();
-    for (const [id, since] of this.rejectedSince) m.set(id, since + this.strictOrderHoldMs);
-    return m;
-  }
-
-  private noteRejected(id: string, nowMs: number): void {
-    this.ownFailures.add(id);
-    if (!this.rejectedSince.has(id)) this.rejectedSince.set(id, nowMs);
-  }
-
-  /** Endpoint health from one answer (see the header); says how the answer counts for the record. */
-  private noteEndpoint(rec: SmsRecord, outcome: Outcome): FailureKind {
-    const now = this.clock();
-    const nowMs = now.getTime();
-    const was = this.endpoint;
-    if (!isEndpointFailure(outcome)) {
-      this.upAnswers += 1;
-      this.lastHttpFailure.delete(rec.id);
-      if (classify(outcome) === 'retry') this.noteRejected(rec.id, nowMs);
-      if (!was) return 'up';
-      this.endpoint = undefined;
-      this.probed.clear();
-      this.logger.info(
-        { probe: rec.id, failures: was.failures, downMs: nowMs - was.sinceMs },
-        `forwarder: webhook endpoint answers again (${describeOutcome(outcome)}) after ${was.failures} failed request(s) in ${nowMs - was.sinceMs} ms; releasing the pending records`,
-      );
-      return 'up';
-    }
-    const network = outcome.kind !== 'http';
-    if (network) {
-      this.ownFailures.delete(rec.id);
-      this.lastHttpFailure.delete(rec.id);
-    } else {
-      // A 5xx (408, 429) of a record that failed before while other records were answered: its failures are its own.
-      const before = this.lastHttpFailure.get(rec.id);
-      this.lastHttpFailure.set(rec.id, this.upAnswers);
-      if (this.ownFailures.has(rec.id) || (before !== undefined && before < this.upAnswers)) {
-        this.noteRejected(rec.id, nowMs);
-        this.logger.debug({ id: rec.id }, `forwarder: ${rec.id} failed again (${describeOutcome(outcome)}) while other records were answered: its own failure, the endpoint is not marked down`);
-        return 'own';
-      }
-    }
-    const failures = (was?.failures ?? 0) + 1;
-    const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
-    const probeAtMs = nowMs + probeDelayMs(this.policy, failures, retryAfter, now);
-    const lastError = describeOutcome(outcome);
-    const ids = was?.ids ?? new Set<string>();
-    ids.add(rec.id);
-    const confirmed = (was?.confirmed ?? false) || network || ids.size >= 2;
-    if (confirmed) for (const id of ids) if (!this.ownFailures.has(id)) this.dueNow.add(id);
-    this.endpoint = { sinceMs: was?.sinceMs ?? nowMs, failures, lastError, probeAtMs, ids, confirmed };
-    this.probed.add(rec.id);
-    const msg = `forwarder: webhook endpoint failing (${lastError}); one probe at ${new Date(probeAtMs).toISOString()}, no other POST until it answers`;
-    if (was && (was.confirmed || !confirmed)) this.logger.debug({ probe: rec.id, failures, confirmed }, msg);
-    else this.logger.warn({ probe: rec.id, failures, confirmed }, msg);
-    return 'endpoint';
   }
 
   private markFor(rec: SmsRecord, outcome: Outcome, kind: FailureKind): Mark {
@@ -471,7 +355,7 @@ export class Forwarder {
       const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
       // An outage for sure: the record is due with the next probe, not after a backoff of its own. A failure of its
       // own, or one not yet told from an outage (one record failing alone), takes the record's own backoff.
-      const down = kind === 'endpoint' && this.endpoint?.confirmed ? this.endpoint : undefined;
+      const down = kind === 'endpoint' ? this.health.confirmedDown : undefined;
       const delayMs = down ? Math.max(0, down.probeAtMs - at.getTime()) : nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
       const error = describeOutcome(outcome);
       return { kind: 'retry', error, nextAttemptAt: new Date(at.getTime() + delayMs), delayMs, ...(status === undefined ? {} : { status }) };
@@ -604,11 +488,11 @@ export class Forwarder {
    * `probing`, also the records already used as probes in this outage.
    */
   private skipSet(probing: boolean): ReadonlySet<string> {
-    const probes = probing && this.probed.size > 0;
+    const probes = probing && this.health.probes.size > 0;
     if (this.unrecorded.size === 0 && !probes) return this.vanished;
     const delivered = [...this.unrecorded.values()].filter((u) => u.mark.kind === 'delivered').map((u) => u.rec.id);
     if (delivered.length === 0 && !probes) return this.vanished;
-    return new Set([...this.vanished, ...delivered, ...(probes ? this.probed : [])]);
+    return new Set([...this.vanished, ...delivered, ...(probes ? this.health.probes : [])]);
   }
 
   /**
@@ -619,7 +503,7 @@ export class Forwarder {
    */
   private holdMap(probesAtMs?: number): ReadonlyMap<string, number> | undefined {
     let hold: Map<string, number> | undefined;
-    if (probesAtMs !== undefined) for (const id of this.probed) (hold ??= new Map()).set(id, probesAtMs);
+    if (probesAtMs !== undefined) for (const id of this.health.probes) (hold ??= new Map()).set(id, probesAtMs);
     for (const u of this.unrecorded.values()) {
       if (u.mark.kind === 'delivered') continue;
       const at = u.mark.kind === 'retry' ? Math.max(u.mark.nextAttemptAt.getTime(), u.retryAtMs) : u.retryAtMs;

@@ -1,0 +1,210 @@
+/**
+ * The forwarder's view of the webhook endpoint's health, and of which failures are a record's own. The forwarder owns
+ * one EndpointHealth, tells it every answer (note) and asks it what to hold back; it does no I/O and arms no timer
+ * (time comes from the injected clock).
+ *
+ * Contract and invariants
+ * - When the endpoint counts as down: an endpoint failure (policy.isEndpointFailure: network error, timeout, 408, 429,
+ *   5xx) marks it down, except a 5xx/408/429 of a record that already failed while other records were answered in
+ *   between (or was judged so before): that failure is the record's own (note returns 'own'), it takes the record's
+ *   own backoff (full jitter up to maxDelayMs) and leaves the endpoint alone. Any answer that is not an endpoint
+ *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog).
+ * - Confirmed outage: a network error or timeout, or endpoint failures of 2 different records in a row. Until then the
+ *   one failing record keeps its own backoff (a lone record the server chokes on is not POSTed every probe interval),
+ *   while the probe time (down.probeAtMs: policy.probeDelayMs, growing to policy.probeIntervalMs; Retry-After is a
+ *   lower bound) still gates every other record. While down, no record is POSTed before the probe time.
+ * - Which failures are a record's own (failedOnItsOwn, for maxAge): a rejection (its lastStatus is not an endpoint
+ *   failure: 404, 401, 422, ...) or a 5xx judged its own in this process. Endpoint failures never are.
+ * - Which records are due at the next probe (dueNow): once an outage is confirmed, the records that failed in it
+ *   (except those whose failures are their own) are due with the probes and at once on recovery, whatever their own
+ *   backoff said. A record leaves dueNow when it is sent (sending).
+ * - Probe rotation (probes): the records used as probes in the current outage; the forwarder skips them (or, with
+ *   strictOrder, holds them) so the next probe is another due record; cleared when the endpoint answers again or when
+ *   every due record was a probe once (restartProbeRotation).
+ * - strictOrder hold (releaseMap): a record rejected by the server (404, 422, a 5xx of its own) may hold back its
+ *   modem's later records for strictOrderHoldMs from its first rejection in this process; undefined without strictOrder.
+ * - prune(isPending) forgets the bookkeeping of records no longer pending; the forwarder calls it before each pick.
+ * - Logs (at the forwarder's logger, prefixed 'forwarder:'): warn when an outage starts or is confirmed, debug for
+ *   further failures and for a record's own failure, info when the endpoint answers again.
+ */
+import type { Logger } from '../log.js';
+import type { SmsRecord } from '../spool/types.js';
+import { classify, isEndpointFailure, probeDelayMs, type Outcome, type RetryPolicy } from './policy.js';
+
+/** The endpoint's health while it fails (undefined while it is up). */
+export interface EndpointDown {
+  sinceMs: number;
+  /** Failed requests in a row (>= 1). */
+  failures: number;
+  lastError: string;
+  /** No POST before this (epoch ms). */
+  probeAtMs: number;
+  /** Records that failed in this outage. */
+  ids: Set<string>;
+  /**
+   * An outage for sure: a network error or timeout, or endpoint failures of 2 different records in a row. Until then
+   * the one failing record may be failing on its own: it keeps its own backoff (the probe time still gates the rest).
+   */
+  confirmed: boolean;
+}
+
+/** How one failed answer counts (see the header). */
+export type FailureKind = 'up' | 'own' | 'endpoint';
+
+export interface EndpointHealthOptions {
+  policy: RetryPolicy;
+  logger: Logger;
+  clock: () => Date;
+  strictOrder: boolean;
+  /** With strictOrder: how long (ms, >= 0) a rejected record may hold back its modem's later records. */
+  strictOrderHoldMs: number;
+}
+
+export function describeOutcome(o: Outcome): string {
+  switch (o.kind) {
+    case 'http':
+      return `HTTP ${o.status}: ${o.bodyStart ?? ''}`;
+    case 'network':
+      return `${o.code}: ${o.message}`;
+    case 'timeout':
+      return `timeout (${o.phase})`;
+  }
+}
+
+export class EndpointHealth {
+  private readonly policy: RetryPolicy;
+  private readonly logger: Logger;
+  private readonly clock: () => Date;
+  private readonly strictOrder: boolean;
+  private readonly strictOrderHoldMs: number;
+
+  /** Set while the endpoint fails (see the header). */
+  private endpoint: EndpointDown | undefined;
+  /** Ids used as probes during the current outage: the next probe takes another due record first. */
+  private readonly probed = new Set<string>();
+  /** Answers that proved the endpoint up (2xx or a rejection of one record), counted. */
+  private upAnswers = 0;
+  /** Id -> upAnswers at its last endpoint-like HTTP failure (5xx, 408, 429): later answers in between make it its own. */
+  private readonly lastHttpFailure = new Map<string, number>();
+  /** Records whose last failure was their own (a rejection, or a 5xx while other records were delivered). */
+  private readonly ownFailures = new Set<string>();
+  /** Id -> epoch ms of its first rejection in this process (strictOrder: its hold on the modem ends strictOrderHoldMs later). */
+  private readonly rejectedSince = new Map<string, number>();
+  /** Records whose own backoff an outage made moot: due with the probes and at once when the endpoint answers again. */
+  private readonly dueNowIds = new Set<string>();
+
+  constructor(opts: EndpointHealthOptions) {
+    this.policy = opts.policy;
+    this.logger = opts.logger;
+    this.clock = opts.clock;
+    this.strictOrder = opts.strictOrder;
+    this.strictOrderHoldMs = opts.strictOrderHoldMs;
+  }
+
+  /** The outage in progress; undefined while the endpoint is up. Read-only for the caller. */
+  get down(): Readonly<EndpointDown> | undefined {
+    return this.endpoint;
+  }
+
+  /** The outage in progress if it is confirmed (records failing in it are due with the next probe). */
+  get confirmedDown(): Readonly<EndpointDown> | undefined {
+    return this.endpoint?.confirmed ? this.endpoint : undefined;
+  }
+
+  /** Ids used as probes in the current outage. */
+  get probes(): ReadonlySet<string> {
+    return this.probed;
+  }
+
+  /** Every due record was a probe once: start the rotation again. */
+  restartProbeRotation(): void {
+    this.probed.clear();
+  }
+
+  /** Records due whatever their own backoff (see the header); undefined when there are none. */
+  dueNow(): ReadonlySet<string> | undefined {
+    return this.dueNowIds.size > 0 ? this.dueNowIds : undefined;
+  }
+
+  /** `id` is about to be POSTed: it is no longer due early. */
+  sending(id: string): void {
+    this.dueNowIds.delete(id);
+  }
+
+  /**
+   * maxAge gives up only on a record whose last failure was its own: a rejection (its lastStatus is not an endpoint
+   * failure: 404, 401, 422, ...) or a 5xx judged its own in this process. Endpoint failures never expire a record: the
+   * server never accepted to look at it (a Pi offline for days keeps its backlog).
+   */
+  failedOnItsOwn(rec: SmsRecord): boolean {
+    if (this.ownFailures.has(rec.id)) return true;
+    return rec.lastStatus !== undefined && !isEndpointFailure({ kind: 'http', status: rec.lastStatus });
+  }
+
+  /** Forget the failure bookkeeping of records no longer pending (delivered, dead, dropped by the operator). */
+  prune(isPending: (id: string) => boolean): void {
+    for (const m of [this.ownFailures, this.dueNowIds]) for (const id of m) if (!isPending(id)) m.delete(id);
+    for (const m of [this.lastHttpFailure, this.rejectedSince]) for (const id of m.keys()) if (!isPending(id)) m.delete(id);
+  }
+
+  /** With strictOrder: when each rejected record's hold on its modem ends. */
+  releaseMap(): ReadonlyMap<string, number> | undefined {
+    if (!this.strictOrder || this.rejectedSince.size === 0) return undefined;
+    const m = new Map<string, number>();
+    for (const [id, since] of this.rejectedSince) m.set(id, since + this.strictOrderHoldMs);
+    return m;
+  }
+
+  private noteRejected(id: string, nowMs: number): void {
+    this.ownFailures.add(id);
+    if (!this.rejectedSince.has(id)) this.rejectedSince.set(id, nowMs);
+  }
+
+  /** Endpoint health from one answer (see the header); says how the answer counts for the record. */
+  note(rec: SmsRecord, outcome: Outcome): FailureKind {
+    const now = this.clock();
+    const nowMs = now.getTime();
+    const was = this.endpoint;
+    if (!isEndpointFailure(outcome)) {
+      this.upAnswers += 1;
+      this.lastHttpFailure.delete(rec.id);
+      if (classify(outcome) === 'retry') this.noteRejected(rec.id, nowMs);
+      if (!was) return 'up';
+      this.endpoint = undefined;
+      this.probed.clear();
+      this.logger.info(
+        { probe: rec.id, failures: was.failures, downMs: nowMs - was.sinceMs },
+        `forwarder: webhook endpoint answers again (${describeOutcome(outcome)}) after ${was.failures} failed request(s) in ${nowMs - was.sinceMs} ms; releasing the pending records`,
+      );
+      return 'up';
+    }
+    const network = outcome.kind !== 'http';
+    if (network) {
+      this.ownFailures.delete(rec.id);
+      this.lastHttpFailure.delete(rec.id);
+    } else {
+      // A 5xx (408, 429) of a record that failed before while other records were answered: its failures are its own.
+      const before = this.lastHttpFailure.get(rec.id);
+      this.lastHttpFailure.set(rec.id, this.upAnswers);
+      if (this.ownFailures.has(rec.id) || (before !== undefined && before < this.upAnswers)) {
+        this.noteRejected(rec.id, nowMs);
+        this.logger.debug({ id: rec.id }, `forwarder: ${rec.id} failed again (${describeOutcome(outcome)}) while other records were answered: its own failure, the endpoint is not marked down`);
+        return 'own';
+      }
+    }
+    const failures = (was?.failures ?? 0) + 1;
+    const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
+    const probeAtMs = nowMs + probeDelayMs(this.policy, failures, retryAfter, now);
+    const lastError = describeOutcome(outcome);
+    const ids = was?.ids ?? new Set<string>();
+    ids.add(rec.id);
+    const confirmed = (was?.confirmed ?? false) || network || ids.size >= 2;
+    if (confirmed) for (const id of ids) if (!this.ownFailures.has(id)) this.dueNowIds.add(id);
+    this.endpoint = { sinceMs: was?.sinceMs ?? nowMs, failures, lastError, probeAtMs, ids, confirmed };
+    this.probed.add(rec.id);
+    const msg = `forwarder: webhook endpoint failing (${lastError}); one probe at ${new Date(probeAtMs).toISOString()}, no other POST until it answers`;
+    if (was && (was.confirmed || !confirmed)) this.logger.debug({ probe: rec.id, failures, confirmed }, msg);
+    else this.logger.warn({ probe: rec.id, failures, confirmed }, msg);
+    return 'endpoint';
+  }
+}
