@@ -13,7 +13,8 @@
  *     maintenance  sweeps, liveness probes, storage checks.
  *   FIFO within one priority.
  * - A receive task queued while an operator task runs waits for at most that operator task (and urgent tasks): when
- *   an operator task ends and receive work is queued, receive work runs next.
+ *   an operator task ends and receive work is queued, receive work runs next. Two operator tasks never run back to
+ *   back while receive work waits; during an SMS burst an operator task gets one turn per `fairness` receive tasks.
  * - Neither operator nor maintenance work is starved: the oldest operator task starts after at most `fairness`
  *   receive tasks have started while it waited; the oldest maintenance task after at most `fairness` + 1 receive or
  *   operator tasks (the + 1: an SMS that arrived during an operator task still goes first). Urgent tasks do not
