@@ -97,9 +97,9 @@ export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemO
       return translated(new RemoteOps(found.client, held));
     }
     await found.client.close();
-    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`);
+    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`, config);
   }
-  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`);
+  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`, config);
 }
 
 /** The config given, else the default one when it exists; undefined when the default is absent (--port still works). */
@@ -152,7 +152,7 @@ async function canonical(path: string): Promise<string> {
   return realpath(path).catch(() => path);
 }
 
-async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string): Promise<ModemOps> {
+async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, config?: Config): Promise<ModemOps> {
   const simulate = opts.simulate === true || (m?.simulate === true && !opts.port);
   const port = opts.port ?? (simulate ? undefined : m?.port);
   const name = m?.name ?? port ?? '/virtual/cli';
@@ -165,6 +165,7 @@ async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined
     simulate,
     ...(profile ? { profile } : {}),
     ...(pin ? { pin } : {}),
+    ...(config ? { stateDir: config.stateDir ?? config.spool.dir } : {}), // the daemon's memory of rejected PINs
     timeoutMs: opts.timeout,
     logger: loggerFor(opts),
     name,

@@ -73,6 +73,7 @@ export function directOpener(): OpenOps {
       simulate: m.simulate,
       ...(m.profile !== 'auto' ? { profile: m.profile } : {}),
       ...(m.pin ? { pin: m.pin } : {}),
+      ...(m.simulate ? {} : { stateDir: config.stateDir ?? config.spool.dir }), // the daemon's memory of rejected PINs
       timeoutMs: m.commandTimeoutMs,
       logger: silentLogger(),
       ...(m.simulate ? { virtualModem } : {}),
