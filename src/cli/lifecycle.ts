@@ -95,30 +95,66 @@ export function onStopSignal(stop: (signal: 'SIGTERM' | 'SIGINT') => void): () =
   };
 }
 
+/**
+ * The bound on a stop requested during start-up: the first `request` logs (onRequest) and arms a timer that calls
+ * onExpired after `boundMs` unless `started()` disarms it first; `requested()` names the first signal.
+ */
+export function startupStopBound(
+  boundMs: number,
+  onRequest: (signal: string) => void,
+  onExpired: (signal: string) => void,
+): { request(signal: string): void; started(): void; requested(): string | undefined } {
+  let signal: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let over = false;
+  return {
+    request(s) {
+      if (signal !== undefined) return;
+      signal = s;
+      onRequest(s);
+      if (over) return;
+      timer = setTimeout(() => onExpired(s), boundMs);
+      timer.unref();
+    },
+    started() {
+      over = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+    requested: () => signal,
+  };
+}
+
 /** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
 export async function runDaemon(config: Config, simulate: boolean): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
-  let stopRequested: string | undefined;
   // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
   // a bound, then log the reason and end by the signal.
   const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
-  let requestStop: (signal: string) => void = (signal) => {
-    if (stopRequested) return;
-    stopRequested = signal;
-    logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`);
-    setTimeout(() => {
+  const guard = startupStopBound(
+    startBoundMs,
+    (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
+    (signal) => {
       logger.error({ signal }, `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`);
       logger.flush?.();
       // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
       // the signal's default action instead (what systemd expects of a stop).
       process.removeAllListeners(signal);
       process.kill(process.pid, signal);
-    }, startBoundMs).unref();
-  };
+    },
+  );
+  let requestStop: (signal: string) => void = (signal) => guard.request(signal);
   onStopSignal((signal) => requestStop(signal));
-  const daemon = await Daemon.start({ config, logger, simulate });
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start({ config, logger, simulate });
+  } finally {
+    // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
+    guard.started();
+  }
+  const stopRequested = guard.requested();
   await new Promise<void>((resolve) => {
     let stopping = false;
     requestStop = (signal: string) => {

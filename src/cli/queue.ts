@@ -14,6 +14,7 @@ import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
+import { MIN_ID_PREFIX } from '../spool/operator.js';
 import { Spool, readLockOwner } from '../spool/store.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
@@ -178,7 +179,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
 
   withSpoolOptions(queue.command('drop'))
     .description('remove a record for good (pending, dead, ignored, quarantine, or a stray multipart part); sent records are kept for audit')
-    .argument('<id>', 'record id, or an unambiguous start of it')
+    .argument('<id>', `record id, or an unambiguous start of it (at least ${MIN_ID_PREFIX} characters)`)
     .action(withJsonError(io, async (id: string, opts: SpoolCliOptions) => {
       const spool = await open(opts);
       const r = await spool.drop(id);

@@ -3,6 +3,11 @@
  * neither is a usage error (UsageError, exit 2), raised before anything is opened.
  * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
  * timeout on some later command. Always closes the port, whatever happens.
+ * A PIN goes through the daemon's memory of rejected PINs (issue 11, item 1: a wrong PIN is tried once, ever, also
+ * by CLI runs while the daemon is stopped): the PinMemoryFile in `stateDir` (the config's stateDir ?? spool.dir), or
+ * without a config in the default spool.dir, where a daemon with default settings keeps it. When that memory cannot
+ * be read or the attempt cannot be recorded there (e.g. a user who may not write it), no PIN is sent. The virtual
+ * modem (--simulate) has a fresh SIM each run: its memory is this process's unless a stateDir is given.
  */
 import type { SerialAtChannel } from '../at/channel.js';
 import { BridgeError } from '../errors.js';
@@ -10,6 +15,7 @@ import type { Logger } from '../log.js';
 import { createModem, openChannel } from '../modem/factory.js';
 import type { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
+import { PinMemoryFile } from '../state/pin-memory.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
 import { UsageError } from './usage.js';
 
@@ -19,6 +25,9 @@ interface SessionOptions {
   simulate: boolean;
   profile?: string;
   pin?: string;
+  /** Where the memory of rejected PINs is kept (config stateDir ?? spool.dir); default DEFAULT_STATE_DIR for a real
+   *  port, this process only for the virtual modem. */
+  stateDir?: string;
   timeoutMs: number;
   logger: Logger;
   /** The modem's name in logs and `info` (its config name; default the port path). */
@@ -29,6 +38,9 @@ interface SessionOptions {
    */
   virtualModem?: (path: string) => VirtualModem;
 }
+
+/** config.ts's default spool.dir: the state directory of a daemon with default settings. */
+export const DEFAULT_STATE_DIR = '/var/lib/pulsa-bridge/spool';
 
 export interface Session {
   channel: SerialAtChannel;
@@ -78,6 +90,7 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     name: o.name ?? path,
     logger: o.logger,
     ...(o.pin ? { pin: o.pin } : {}),
+    ...(o.pin && (o.stateDir !== undefined || !o.simulate) ? { rejectedPins: new PinMemoryFile(o.stateDir ?? DEFAULT_STATE_DIR, o.logger) } : {}),
     profile: (o.profile ?? 'auto') as ProfileId | 'auto',
   });
   return { channel, modem, close };

@@ -103,9 +103,9 @@ export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemO
       return translated(new RemoteOps(found.client, held));
     }
     await found.client.close();
-    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`);
+    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`, { config });
   }
-  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`);
+  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`, { config });
 }
 
 /** An opener (see the header) for commands that hold the loaded config and name the modem. */
@@ -132,7 +132,7 @@ export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
       await found.client.close();
     }
     const why = found.client ? 'the daemon does not run this modem' : 'no daemon answered';
-    return m.simulate ? direct({ ...io, virtualModem: onNetwork(m) }, opts, m, why, m.port) : direct(io, opts, m, why);
+    return m.simulate ? direct({ ...io, virtualModem: onNetwork(m) }, opts, m, why, { virtualPath: m.port, config }) : direct(io, opts, m, why, { config });
   };
 }
 
@@ -186,8 +186,13 @@ async function canonical(path: string): Promise<string> {
   return realpath(path).catch(() => path);
 }
 
-/** `virtualPath`: where a simulated modem is opened (default /virtual/cli; the opener's modems each need their own). */
-async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, virtualPath?: string): Promise<ModemOps> {
+/**
+ * The port opened by this process. `virtualPath`: where a simulated modem is opened (default /virtual/cli; the
+ * opener's modems each need their own). `config`: its stateDir (or spool dir) holds the daemon's memory of rejected
+ * PINs, which the direct path honours too.
+ */
+async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, o: { virtualPath?: string; config?: Config } = {}): Promise<ModemOps> {
+  const { virtualPath, config } = o;
   const simulate = opts.simulate === true || (m?.simulate === true && !opts.port);
   const port = opts.port ?? (simulate ? virtualPath : m?.port);
   const name = m?.name ?? port ?? '/virtual/cli';
@@ -200,6 +205,7 @@ async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined
     simulate,
     ...(profile ? { profile } : {}),
     ...(pin ? { pin } : {}),
+    ...(config ? { stateDir: config.stateDir ?? config.spool.dir } : {}), // the daemon's memory of rejected PINs
     timeoutMs: opts.timeout,
     logger: loggerFor(opts),
     name,

@@ -137,6 +137,8 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly probeAnswered = new Set<string>();
   /** Probe commands this firmware refuses (the probe falls back to the next one). */
   private readonly probeRefused = new Set<string>();
+  /** Probe commands this firmware refuses with a sample on the same line (`AT+CNMI?;+CSQ`): sampled on their own. */
+  private readonly combinedRefused = new Set<string>();
   /** SIM use as the last full listing saw it, kept current by deletes and indications (see recentUsage). */
   private listed: { at: number; used: number } | undefined;
 
@@ -337,7 +339,7 @@ export class Modem extends EventEmitter<ModemEvents> {
       if (this.probeRefused.has(command)) continue;
       let lines: readonly string[];
       try {
-        if (extra) {
+        if (extra && !this.combinedRefused.has(command)) {
           // One line, one command against the idle budget: the setting read back and the sample (`AT+CNMI?;+CSQ`).
           try {
             const both = (await this.channel.run(`${command};${extra}`, { ...run, responsePrefixes: [command.slice(2, -1), extra.replace('?', '')] })).lines;
@@ -347,7 +349,9 @@ export class Modem extends EventEmitter<ModemEvents> {
           } catch (err) {
             this.at.rethrowIfGone(err);
             if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
-            // The combined line was refused: probe alone below, and sample on its own next time.
+            // The combined line was refused: probe alone below, and from now on sample on its own line.
+            this.log.info({ command: `${command};${extra}`, final: err.final }, 'liveness probe: the modem refuses a sample on the probe line; sampling on its own line');
+            this.combinedRefused.add(command);
           }
         }
         lines = (await this.channel.run(command, run)).lines;
@@ -361,14 +365,30 @@ export class Modem extends EventEmitter<ModemEvents> {
       }
       const settings = judge(lines);
       if (settings === 'intact') this.probeAnswered.add(command);
-      return { settings, detail: `${command} -> ${lines.join(' | ') || 'OK'}` };
+      const outcome = { settings, detail: `${command} -> ${lines.join(' | ') || 'OK'}` };
+      if (!extra) return outcome;
+      // The sample on its own line: one more command, on sample ticks only; its refusal does not fail the probe.
+      try {
+        const alone = await this.sampleAlone(extra, run);
+        return { ...outcome, detail: `${outcome.detail}; ${alone.detail}`, ...alone.state };
+      } catch (err) {
+        this.at.rethrowIfGone(err);
+        if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
+        return { ...outcome, detail: `${outcome.detail}; AT${extra} answered ${describeFinal(err.final)}` };
+      }
     }
     if (extra) {
-      const lines = (await this.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] })).lines;
-      return { settings: 'unknown', detail: `AT${extra} -> ${lines.join(' | ')} (no setting can be read back on this modem)`, ...sampled(options.sample!, lines) };
+      const alone = await this.sampleAlone(extra, run);
+      return { settings: 'unknown', detail: `${alone.detail} (no setting can be read back on this modem)`, ...alone.state };
     }
     await this.channel.run('AT', run);
     return { settings: 'unknown', detail: 'AT -> OK (no setting can be read back on this modem)' };
+  }
+
+  /** The probe's sample (`AT+CSQ` or `AT+CREG?`) on its own line. */
+  private async sampleAlone(extra: string, run: { timeoutMs: number } | undefined): Promise<{ detail: string; state: SampledState }> {
+    const lines = (await this.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] })).lines;
+    return { detail: `AT${extra} -> ${lines.join(' | ')}`, state: sampled(extra === '+CSQ' ? 'signal' : 'registration', lines) };
   }
 
   /**

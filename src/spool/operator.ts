@@ -11,7 +11,8 @@
  *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
  * - drop: removes a record from pending, dead, ignored, quarantine or parts (a stray multipart part); sent records are
  *   refused ('wrong-area': they are pruned, not dropped). It takes the id or an unambiguous prefix of it (resolveId:
- *   an exact id always wins; a prefix matching several ids is 'invalid-id', listing them).
+ *   an exact id always wins; a prefix shorter than MIN_ID_PREFIX characters, or matching several ids, is
+ *   'invalid-id', the latter listing them).
  * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
  *   a no-op for the owner itself).
  * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago, but never fewer than
@@ -27,6 +28,9 @@ import type { SpoolIndex } from './scan.js';
 import { DEDUPE_MIN_DAYS, type AnyRecord, type SmsRecord, type SpoolArea } from './types.js';
 
 const DAY_MS = 86_400_000;
+
+/** The shortest id prefix resolveId takes (a whole id of any length always works): `s` must not drop a record. */
+export const MIN_ID_PREFIX = 8;
 
 /** What these commands use of the spool (built by Spool; see store.ts for each primitive). */
 export interface SpoolPort {
@@ -92,13 +96,20 @@ export async function retryAllDead(s: SpoolPort): Promise<number> {
 
 /**
  * The id an operator meant: itself when the spool knows it (in any area, parts included), else the one id that starts
- * with it. Several matches -> SpoolError 'invalid-id' listing some; none -> the id as given (the caller reports it).
+ * with it. A prefix shorter than MIN_ID_PREFIX that starts some id, or several matches -> SpoolError 'invalid-id'
+ * (the latter listing some); none -> the id as given (the caller reports it as not found).
  */
 export function resolveId(s: SpoolPort, idOrPrefix: string): string {
   const ix = s.index();
   if (ix.sms.has(idOrPrefix) || ix.quarantine.has(idOrPrefix) || ix.parts.has(idOrPrefix)) return idOrPrefix;
+  const all = [...ix.sms.keys(), ...ix.quarantine, ...ix.parts.keys()];
+  if (idOrPrefix.length < MIN_ID_PREFIX && all.some((id) => id.startsWith(idOrPrefix))) {
+    throw new SpoolError('invalid-id', `id prefix ${JSON.stringify(idOrPrefix)} is too short: give at least ${MIN_ID_PREFIX} characters of the id, or the whole id`, {
+      hint: 'the whole id is in `pulsa-bridge queue ls --area all`',
+    });
+  }
   const matches = new Set<string>();
-  for (const id of [...ix.sms.keys(), ...ix.quarantine, ...ix.parts.keys()]) if (id.startsWith(idOrPrefix)) matches.add(id);
+  for (const id of all) if (id.startsWith(idOrPrefix)) matches.add(id);
   if (matches.size === 1) return [...matches][0]!;
   if (matches.size > 1) {
     const some = [...matches].sort().slice(0, 5);

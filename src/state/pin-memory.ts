@@ -2,37 +2,38 @@
  * Rejected SIM PINs, remembered across restarts and reconnects (issue 11, item 1): a SIM allows three wrong PINs, then
  * needs its PUK; a daemon that re-sent a rejected PIN at every start or SIM retry locked production SIMs.
  * Contract and invariants:
- * - One JSON file, `pin-memory.json`, in the state directory: per SIM key (ICCID, IMSI, or `modem:<name>` when
- *   neither is readable before unlock) a salted SHA-256 of the rejected PIN and when it was rejected. The PIN itself is
- *   never written (nor logged): a configured PIN that hashes differently is a new PIN and is tried once.
+ * - One JSON file, `pin-memory.json` (mode 0600), in the state directory: per SIM key (ICCID, IMSI, `modem:<name>`) a
+ *   SHA-256 of the key and the PIN and when that PIN was sent (not yet confirmed) or rejected (src/modem/pin-records.ts).
+ *   The PIN is never written in clear (nor logged), but a 4-8 digit PIN is found from its hash in moments: the hash
+ *   does not protect it; the file mode does. A configured PIN that hashes differently is a new PIN and is tried once.
  * - Written tmp -> fsync -> rename -> fsync dir, so a crash leaves the old file or the new one, never half of one.
- * - A missing file is an empty memory; an unreadable or foreign one is logged and treated as empty only for reading:
- *   it is replaced at the next write (a rejected PIN is then remembered again).
+ * - A missing file is an empty memory. A file that cannot be read or is not a memory of version 1 makes every lookup
+ *   reject (the caller sends no PIN) and is never overwritten: the operator checks or removes it.
+ * - What this process recorded is kept in memory too, so a failed write never lets a PIN be sent again by it.
  * - Calls are serialised (one read-modify-write at a time); every modem of the daemon may share one instance.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { attemptEntries, findAttempt, type PinAttempt, type PinEntries } from '../modem/pin-records.js';
 import type { RejectedPins } from '../modem/sim-unlock.js';
+
+export { pinHash } from '../modem/pin-records.js';
 
 export const PIN_MEMORY_FILE = 'pin-memory.json';
 
-interface Entry {
-  /** sha256(key + NUL + pin), hex. */
-  pinHash: string;
-  rejectedAt: string;
-}
-
 interface FileBody {
   v: 1;
-  sims: Record<string, Entry>;
+  sims: PinEntries;
 }
 
-/** The salted hash kept for a rejected PIN (the key is the salt: the same PIN on two SIMs hashes differently). */
-export function pinHash(key: string, pin: string): string {
-  return createHash('sha256').update(`${key}\u0000${pin}`).digest('hex');
+/** The memory file exists and cannot be used: no PIN may be sent on its word. */
+export class PinMemoryUnreadableError extends Error {
+  constructor(file: string, why: string) {
+    super(`${file}: ${why}`);
+    this.name = 'PinMemoryUnreadableError';
+  }
 }
 
 export class PinMemoryFile implements RejectedPins {
@@ -40,8 +41,8 @@ export class PinMemoryFile implements RejectedPins {
   private readonly dir: string;
   private readonly log: Logger;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Rejections of this process, also when writing them failed (a full disk must not let a PIN be retried). */
-  private readonly recent = new Map<string, Entry>();
+  /** What this process recorded, also when writing it failed (a full disk must not let a PIN be retried). */
+  private readonly recent: PinEntries = {};
 
   constructor(stateDir: string, log: Logger) {
     this.dir = stateDir;
@@ -49,29 +50,33 @@ export class PinMemoryFile implements RejectedPins {
     this.log = log;
   }
 
-  rejectedAt(key: string, pin: string): Promise<string | undefined> {
-    return this.serial(async () => {
-      const e = this.recent.get(key) ?? (await this.read()).sims[key];
-      return e && e.pinHash === pinHash(key, pin) ? e.rejectedAt : undefined;
-    });
+  attempt(keys: readonly string[], pin: string): Promise<PinAttempt | undefined> {
+    return this.serial(async () => findAttempt(this.recent, keys, pin) ?? findAttempt((await this.read()).sims, keys, pin));
   }
 
-  remember(key: string, pin: string): Promise<void> {
+  sending(keys: readonly string[], pin: string): Promise<void> {
+    return this.record(attemptEntries(keys, pin, 'sent', new Date().toISOString()));
+  }
+
+  remember(keys: readonly string[], pin: string): Promise<void> {
+    return this.record(attemptEntries(keys, pin, 'rejected', new Date().toISOString()));
+  }
+
+  forget(keys: readonly string[]): Promise<void> {
     return this.serial(async () => {
-      const entry = { pinHash: pinHash(key, pin), rejectedAt: new Date().toISOString() };
-      this.recent.set(key, entry);
+      for (const key of keys) delete this.recent[key];
       const body = await this.read();
-      body.sims[key] = entry;
+      if (!keys.some((key) => key in body.sims)) return;
+      for (const key of keys) delete body.sims[key];
       await this.write(body);
     });
   }
 
-  forget(key: string): Promise<void> {
+  private record(entries: PinEntries): Promise<void> {
     return this.serial(async () => {
-      this.recent.delete(key);
+      Object.assign(this.recent, entries);
       const body = await this.read();
-      if (!(key in body.sims)) return;
-      delete body.sims[key];
+      Object.assign(body.sims, entries);
       await this.write(body);
     });
   }
@@ -82,22 +87,31 @@ export class PinMemoryFile implements RejectedPins {
     return next;
   }
 
+  /** The file's memory; an empty one when there is no file. Throws PinMemoryUnreadableError for any other problem. */
   private async read(): Promise<FileBody> {
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { v: 1, sims: {} };
-      throw err;
+      throw this.unreadable(`cannot be read (${errorMessage(err)})`);
     }
+    let body: Partial<FileBody>;
     try {
-      const body = JSON.parse(text) as Partial<FileBody>;
-      if (body.v === 1 && body.sims && typeof body.sims === 'object') return { v: 1, sims: { ...body.sims } };
-      this.log.error({ file: this.file }, `${this.file} is not a PIN memory of version 1: ignored, replaced at the next write`);
+      body = JSON.parse(text) as Partial<FileBody>;
     } catch (err) {
-      this.log.error({ file: this.file }, `${this.file} is not valid JSON (${errorMessage(err)}): ignored, replaced at the next write`);
+      throw this.unreadable(`is not valid JSON (${errorMessage(err)})`);
     }
-    return { v: 1, sims: {} };
+    if (body?.v !== 1 || !body.sims || typeof body.sims !== 'object' || Array.isArray(body.sims)) {
+      throw this.unreadable('is not a PIN memory of version 1');
+    }
+    return { v: 1, sims: { ...body.sims } };
+  }
+
+  private unreadable(why: string): PinMemoryUnreadableError {
+    const err = new PinMemoryUnreadableError(this.file, why);
+    this.log.error({ file: this.file }, `${err.message}: every PIN counts as rejected until it is fixed or removed`);
+    return err;
   }
 
   private async write(body: FileBody): Promise<void> {

@@ -38,7 +38,7 @@ beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('queue-drop'));
   const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
   await spool.putPart(part);
-  for (const id of ['sms-a1b2c3', 'sms-a1ffff', 'sms-b9d8e7']) await spool.putPending(makeSms(id));
+  for (const id of ['sms-a1b2c3', 'sms-a1b2ff', 'sms-b9d8e7']) await spool.putPending(makeSms(id));
   await spool.close();
 });
 afterEach(() => cleanup());
@@ -57,17 +57,29 @@ describe('queue drop: parts and id prefixes', () => {
   }, 30_000);
 
   it('an unambiguous prefix drops the one record it names (a part too)', () => {
-    expect(JSON.parse(cli(['drop', 'sms-b9', '--json']).out)).toEqual({ dropped: 'sms-b9d8e7', area: 'pending' });
+    expect(JSON.parse(cli(['drop', 'sms-b9d8', '--json']).out)).toEqual({ dropped: 'sms-b9d8e7', area: 'pending' });
     expect(existsSync(path.join(dir, 'pending', 'sms-b9d8e7.json'))).toBe(false);
-    expect(cli(['drop', 'part-7f']).out).toBe('dropped part-7f3a9c.2 from parts\n');
+    expect(cli(['drop', 'part-7f3']).out).toBe('dropped part-7f3a9c.2 from parts\n');
   }, 30_000);
 
   it('a prefix of several ids is refused, naming them; nothing is dropped', () => {
-    const r = cli(['drop', 'sms-a1', '--json']);
+    const r = cli(['drop', 'sms-a1b2', '--json']);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: 'id prefix sms-a1 matches 2 records (sms-a1b2c3, sms-a1ffff)' });
+    expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: 'id prefix sms-a1b2 matches 2 records (sms-a1b2c3, sms-a1b2ff)' });
     expect(existsSync(path.join(dir, 'pending', 'sms-a1b2c3.json'))).toBe(true);
-    expect(existsSync(path.join(dir, 'pending', 'sms-a1ffff.json'))).toBe(true);
+    expect(existsSync(path.join(dir, 'pending', 'sms-a1b2ff.json'))).toBe(true);
     expect(cli(['drop', 'zzz']).code).toBe(1);
+  }, 30_000);
+
+  it('a prefix shorter than 8 characters is refused, even when it fits one record (an empty one too); --help says so', () => {
+    expect(JSON.parse(cli(['drop', '', '--json']).out)).toMatchObject({ code: 'SPOOL_INVALID_ID' });
+    for (const prefix of ['s', 'sms-b9d']) {
+      const r = cli(['drop', prefix, '--json']);
+      expect(r.code, prefix).toBe(1);
+      expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: expect.stringContaining('too short: give at least 8 characters') });
+    }
+    expect(existsSync(path.join(dir, 'pending', 'sms-b9d8e7.json'))).toBe(true);
+    const help = spawnSync(process.execPath, [bin, 'queue', 'drop', '--help'], { encoding: 'utf8', timeout: 30_000 });
+    expect(help.stdout.replace(/\s+/g, ' ')).toMatch(/at least 8 characters/);
   }, 30_000);
 });

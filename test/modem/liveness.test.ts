@@ -96,6 +96,20 @@ describe('Modem.probeState', () => {
     expect(await b.modem.probeState()).toMatchObject({ settings: 'unknown', detail: expect.stringContaining('AT -> OK') });
   });
 
+  it('a firmware that refuses the sample on the probe line (AT+CNMI?;+CSQ) is asked that once, then samples on its own line', async () => {
+    const { modem, fake } = await ready([...initRows(['+CNMI: 2,1,0,0,0', 'OK']), ['AT+CNMI?;+CSQ', ['ERROR']], ['AT+CSQ', ['+CSQ: 20,99', 'OK']]]);
+    for (let i = 0; i < 3; i++) {
+      expect(await modem.probeState({ sample: 'signal' })).toMatchObject({ settings: 'intact', signal: { rssi: 20 } });
+    }
+    expect(fake.sent.filter((c) => c === 'AT+CNMI?;+CSQ')).toHaveLength(1);
+    expect(fake.sent.filter((c) => c === 'AT+CNMI?')).toHaveLength(3);
+    expect(fake.sent.filter((c) => c === 'AT+CSQ')).toHaveLength(3);
+    // A probe without a sample stays one command.
+    const before = fake.sent.length;
+    await modem.probeState();
+    expect(fake.sent.slice(before)).toEqual(['AT+CNMI?']);
+  });
+
   it('+CMS ERROR 311 on an SMS command after init raises reset-suspected', async () => {
     const { modem } = await ready(initRows(['+CNMI: 2,1,0,0,0', 'OK']));
     const seen: string[] = [];

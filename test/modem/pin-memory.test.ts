@@ -104,14 +104,16 @@ describe('a rejected PIN is sent once, ever', () => {
     expect(pinEntries(b)).toBe(1);
   });
 
-  it('a memory file it cannot read is ignored for reading and replaced at the next write', async () => {
+  it('a memory file it cannot read counts as "every PIN rejected": nothing is sent and the file is left alone', async () => {
     const { writeFile } = await import('node:fs/promises');
     await writeFile(path.join(dir, PIN_MEMORY_FILE), '{ not json');
     const vm = sim('generic');
-    const memory = new PinMemoryFile(dir, silentLogger());
-    expect((await initOnce(vm, '0000', memory))?.message).toMatch(/rejected the configured PIN \(/);
-    expect((await initOnce(vm, '0000', new PinMemoryFile(dir, silentLogger())))?.message).toMatch(/not sent again/);
-    expect(pinEntries(vm)).toBe(1);
+    const err = await initOnce(vm, '1234', new PinMemoryFile(dir, silentLogger()));
+    expect(err?.code).toBe('SIM_NOT_READY');
+    expect(err?.message).toMatch(/memory of rejected PINs cannot be read .*not valid JSON.*not sent/);
+    expect(err?.hint).toMatch(/check that file/);
+    expect(pinEntries(vm)).toBe(0);
+    expect(await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8')).toBe('{ not json');
   });
 });
 
