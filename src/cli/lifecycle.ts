@@ -6,13 +6,15 @@
  * already printed why and threw CommandFailed); 2 usage error (commander's own, or UsageError).
  * Signals: SIGTERM and SIGINT stop the daemon (or `simulate`) cleanly; the handlers go in before anything starts.
  */
+import { writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import type { Config } from '../config.js';
 import { Daemon } from '../daemon.js';
 import { RemoteError } from '../control/client.js';
 import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage } from '../errors.js';
-import { createLogger } from '../log.js';
+import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage.js';
 
@@ -137,8 +139,15 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
     startBoundMs,
     (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
     (signal) => {
-      logger.error({ signal }, `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`);
-      logger.flush?.();
+      // The log's destination is asynchronous and its writes may queue behind the very thread that is stuck: this
+      // last line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd).
+      const msg = `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`;
+      const line = JSON.stringify({ level: 50, time: Date.now(), pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', signal, msg });
+      try {
+        writeSync(1, `${runsUnderSystemd() ? `<${syslogPriority(50)}>` : ''}${line}\n`);
+      } catch {
+        // stdout gone: nothing left to tell; the exit by the signal still says it
+      }
       // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
       // the signal's default action instead (what systemd expects of a stop).
       process.removeAllListeners(signal);
