@@ -6,6 +6,7 @@
  * (the reasons are printed: a modem down or needing PIN/PUK, pending records older than health.maxPendingAgeSec, the
  * spool unwritable, status.json stale); 3 not running; 4 unknown (the spool lock could not be read).
  */
+import { localTime } from '../time-format.js';
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -82,31 +83,31 @@ export function statusCommand(io: Io): Command {
         printJson(io, { daemon, status: running, note: staleNote, spool: stats, health: verdict ?? null, exitCode });
         return done();
       }
-      io.out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${daemon.startedAt})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
+      io.out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${localTime(daemon.startedAt)})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
       if (staleNote) io.out(`note: ${staleNote}\n`);
       if (running) {
         io.out(`webhook: ${running.webhookUrl}\n`);
         const f = running.forwarder;
-        io.out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${f.nextWakeAt}` : ''}\n`);
-        if (f.endpointDown) io.out(`  webhook failing since ${f.endpointDown.since} (${f.endpointDown.lastError}); ${f.endpointDown.failures} failed request(s), next probe ${f.endpointDown.nextProbeAt}\n`);
-        if (f.lastRetry) io.out(`  last not delivered: ${f.lastRetry.id} (${f.lastRetry.error}) at ${f.lastRetry.at}, retry ${f.lastRetry.nextAttemptAt}\n`);
+        io.out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${localTime(f.nextWakeAt)}` : ''}\n`);
+        if (f.endpointDown) io.out(`  webhook failing since ${localTime(f.endpointDown.since)} (${f.endpointDown.lastError}); ${f.endpointDown.failures} failed request(s), next probe ${localTime(f.endpointDown.nextProbeAt)}\n`);
+        if (f.lastRetry) io.out(`  last not delivered: ${f.lastRetry.id} (${f.lastRetry.error}) at ${localTime(f.lastRetry.at)}, retry ${localTime(f.lastRetry.nextAttemptAt)}\n`);
         if (f.unrecorded > 0) {
           io.out(`  WARNING: ${f.unrecorded} delivery result(s) not yet written to the spool (disk full or read-only?): they are retried and not POSTed again\n  hint: check \`df -h\` and \`journalctl -u pulsa-bridge\` for the spool error\n`);
         }
         for (const m of running.modems) {
           const id = m.identity;
-          io.out(`modem ${m.name}: ${m.state} since ${m.since}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
+          io.out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
           if (m.lastError) io.out(`  last error: ${m.lastError}\n`);
           if (m.hint) io.out(`  hint: ${m.hint}\n`);
           if (m.signal || m.registration) {
             const sig = m.signal ? `signal ${m.signal.dbm ?? 'unknown'} dBm (${m.signal.bars}/5)` : 'signal not sampled yet';
             const reg = m.registration ? `registration ${m.registration.text}` : 'registration not sampled yet';
-            io.out(`  ${sig}, ${reg} (sampled ${m.signal?.sampledAt ?? m.registration?.sampledAt})\n`);
+            io.out(`  ${sig}, ${reg} (sampled ${localTime(m.signal?.sampledAt ?? m.registration?.sampledAt)})\n`);
           }
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
-          if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${r.lastSweepAt}` : ''}\n`);
-          if (m.balance) io.out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${m.balance.checkedAt}): `).replace(/\n {2}/g, '\n    '));
+          if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
+          if (m.balance) io.out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));
         }
       }
       io.out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);

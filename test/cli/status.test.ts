@@ -4,6 +4,7 @@
  * status.json carries it as `spooled` plus the old `forwarded` (same number, kept one release). A status.json written
  * before `spooled` existed still shows the count.
  */
+import { localTime } from '../../src/time-format.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -83,5 +84,30 @@ describe('status: the spooled count', () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain('modem tsel-1: running since ');
     expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0\n/);
+  });
+
+  it('prints its times in the local zone with the offset, like queue (issue 12: one zone everywhere)', async () => {
+    const { dir, cleanup } = await tempDir('cli-status-zone');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => owner.close());
+    const since = '2026-11-24T01:02:03.000Z';
+    const modem = { name: 'tsel-1', state: 'running', since, reconnects: 0, receiver: { received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 1, lastSweepAt: since } };
+    const forwarder = { delivered: 0, retried: 0, dead: 0, unrecorded: 0 };
+    const st = { version: '0.1.0', startedAt: since, webhookUrl: 'http://127.0.0.1:1/x', modems: [modem], forwarder, pid: process.pid, writtenAt: new Date().toISOString() };
+    await writeFile(statusFilePath(dir), JSON.stringify(st));
+    const tz = process.env.TZ;
+    process.env.TZ = 'Asia/Jakarta'; // a Pi in WIB: +07:00
+    try {
+      const r = await status(['--spool', dir]);
+      expect(localTime(since)).toBe('2026-11-24 08:02:03 +07:00');
+      expect(r.out).toMatch(/daemon: running \(pid \d+, since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+07:00\)/);
+      expect(r.out).toContain('modem tsel-1: running since 2026-11-24 08:02:03 +07:00');
+      expect(r.out).toContain('last sweep 2026-11-24 08:02:03 +07:00');
+      expect(r.out).not.toContain(since);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
   });
 });
