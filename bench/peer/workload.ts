@@ -7,6 +7,7 @@
  * part boundary) and 5 UCS2 ones (curly quotes, a check mark, an emoji: single, 2 and 3 parts) - 39 parts in all
  * with the virtual modem's splitting (the count actually delivered is reported by the caller).
  */
+import { prng } from '../../src/sim/prng.js';
 
 export type SmsKind = 'gsm7' | 'gsm7-long' | 'ucs2' | 'ucs2-long';
 
@@ -77,17 +78,8 @@ export function burstPlan(count: number): PlannedSms[] {
   return out;
 }
 
-/** Small deterministic PRNG (mulberry32): every peer gets the same sequence of pauses. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small deterministic PRNG (src/sim/prng.ts): the same sequence from the same seed. */
+export { prng };
 
 /** The AT command's name without its arguments: `AT+CMGR=3` -> `AT+CMGR`, `AT+CPMS?` -> `AT+CPMS?`, `ATE1` -> `ATE1`. */
 export function commandName(line: string): string {

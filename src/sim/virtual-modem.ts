@@ -36,6 +36,7 @@ import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
 import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
 import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
+import { prng } from './prng.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
 
@@ -222,17 +223,6 @@ const CMS_TEXT: Readonly<Record<number, string>> = {
 const PIN_TRIES = 3;
 const PUK_TRIES = 10;
 
-/** Small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Splits `+A;+B="x;y"` on semicolons outside quotes. */
 function splitCommands(body: string): string[] {

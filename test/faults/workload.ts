@@ -4,6 +4,7 @@
  * double spaces) plus a few from a private number the filter must not forward. PURE: same seed, same messages.
  * Every text carries a unique tag, so two SMS never share (sender, text, timestamp) and the record ids differ.
  */
+import { prng } from '../../src/sim/prng.js';
 
 export interface TrialSms {
   from: string;
@@ -17,17 +18,8 @@ export interface TrialSms {
 export const ACCEPTED_SENDERS = ['858', '168', 'TELKOMSEL', 'Indosat', 'AXIS3'] as const;
 export const PRIVATE_SENDER = '+6281299990000';
 
-/** mulberry32: small, seedable, good enough to pick cases and moments. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small deterministic PRNG (src/sim/prng.ts): the same sequence from the same seed. */
+export { prng };
 
 export const pick = <T>(rng: () => number, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
 export const between = (rng: () => number, lo: number, hi: number): number => Math.floor(lo + rng() * (hi - lo + 1));
