@@ -20,6 +20,13 @@ const bin = path.join(root, 'bin/pulsa-bridge');
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 /** Root can run a command as `nobody` here: the other-uid checks run. */
 const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
+/** The checkout itself may be private (a clone under a 0700 temp dir): then `nobody` runs a bare socket client instead of the CLI. */
+const nobodyRunsCli = asNobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, bin, '--version']).status === 0;
+/** Connects to the socket as `nobody`: 'ok' or the error code (EACCES when the socket's mode and group refuse it). */
+function connectAsNobody(socket: string): string {
+  const script = `require('node:net').connect(${JSON.stringify(socket)}).on('connect',()=>{process.stdout.write('ok');process.exit(0)}).on('error',(e)=>{process.stdout.write(e.code);process.exit(0)})`;
+  return spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], { encoding: 'utf8' }).stdout;
+}
 
 interface Proc {
   child: ChildProcess;
@@ -196,7 +203,8 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     const st = await stat(socket);
     expect(st.mode & 0o777).toBe(0o660);
     expect(st.gid).toBe(process.getgid!());
-    if (asNobody) {
+    if (asNobody) expect(connectAsNobody(socket)).toBe('EACCES');
+    if (nobodyRunsCli) {
       const refused = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
       expect(refused.code).toBe(1);
       expect(refused.err).toBe(`error: permission denied on the control socket ${socket}\nhint: operators must be in the service's group: sudo usermod -aG pulsa-bridge $USER, then log in again\n`);
@@ -205,7 +213,8 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     await daemon.exit;
     daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
     expect((await stat(socket)).gid).toBe(65534);
-    if (asNobody) {
+    if (asNobody) expect(connectAsNobody(socket)).toBe('ok');
+    if (nobodyRunsCli) {
       const member = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
       expect(member.code, member.err).toBe(0);
       expect(member.out).toMatch(/^name: tsel-1\n/);
