@@ -13,6 +13,10 @@
  * USSD: each modem has one UssdSessions (one session per modem), shared by the operators' `ussd.*` requests and the
  * balance checks (periodic and on demand); a session holds the modem's scheduler only while a command is in flight.
  * A periodic balance check finding another session open skips and retries later (logged).
+ * Memory (issue 13, lean targets): what a production daemon does not use is not loaded. The virtual modem and its
+ * network (src/sim/) are imported only when a modem is simulated (--simulate or `simulate: true`), prom-client and
+ * the metrics listener only when `metrics.listen` is set: every module loaded stays in the heap (its source text,
+ * bytecode and objects) for the life of the process.
  */
 import { readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -37,10 +41,10 @@ import { AtScheduler } from './modem/scheduler.js';
 import { createNotifier } from './sd-notify.js';
 import { HealthMonitor } from './health/monitor.js';
 import type { Verdict } from './health/model.js';
-import { BridgeMetrics } from './metrics/registry.js';
-import { startMetricsServer, type MetricsServer } from './metrics/server.js';
-import { VirtualNetwork } from './sim/operator-network.js';
-import { VirtualModem, type VirtualModemOptions } from './sim/virtual-modem.js';
+import type { BridgeMetrics } from './metrics/registry.js';
+import type { MetricsServer } from './metrics/server.js';
+import type { VirtualNetwork } from './sim/operator-network.js';
+import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 import type { SmsRecord } from './spool/types.js';
 import { PinMemoryFile } from './state/pin-memory.js';
@@ -96,6 +100,17 @@ export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
  */
 function withSpooledCount(s: SupervisorStatus): ModemStatus {
   return { ...s, receiver: s.receiver && { ...s.receiver, forwarded: s.receiver.spooled } };
+}
+
+/** The simulator's classes, loaded only when a modem is simulated. */
+interface SimulatorModules {
+  VirtualModem: typeof VirtualModem;
+  network: VirtualNetwork;
+}
+
+async function loadSimulator(): Promise<SimulatorModules> {
+  const [{ VirtualModem }, { VirtualNetwork }] = await Promise.all([import('./sim/virtual-modem.js'), import('./sim/operator-network.js')]);
+  return { VirtualModem, network: new VirtualNetwork() };
 }
 
 export interface ModemWiring {
@@ -188,8 +203,8 @@ export class Daemon {
   readonly supervisors: ModemSupervisor<Modem>[] = [];
   /** Virtual modems by modem name (only for simulated modems). */
   readonly virtualModems = new Map<string, VirtualModem>();
-  /** The virtual operators' network joining the simulated modems that have a `number` and an `operator`. */
-  readonly virtualNetwork = new VirtualNetwork();
+  /** The simulator, when a modem is simulated (see the header). */
+  private sim: SimulatorModules | undefined;
   /** Balance checks per modem (periodic per config, and on demand for the control plane's `balance` op). */
   balanceWatch: BalanceWatch | undefined;
   /** One USSD session per modem, by modem name: operators (control socket) and balance checks share it. */
@@ -205,13 +220,15 @@ export class Daemon {
   private onSighup: (() => void) | undefined;
   private control: ControlServer | undefined;
   readonly health: HealthMonitor;
-  readonly metrics: BridgeMetrics;
+  /** The Prometheus metrics, only when `metrics.listen` is set (see the header). */
+  readonly metrics: BridgeMetrics | undefined;
   private metricsServer: MetricsServer | undefined;
   private lastHealth: Verdict | undefined;
   private readonly rejectedPins: PinMemoryFile;
 
-  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics) {
+  private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics | undefined, sim: SimulatorModules | undefined) {
     this.o = o;
+    this.sim = sim;
     this.spool = spool;
     this.forwarder = forwarder;
     this.url = url;
@@ -231,6 +248,15 @@ export class Daemon {
       },
     });
     this.rejectedPins = new PinMemoryFile(o.config.stateDir ?? o.config.spool.dir, o.logger.child({ stage: 'state' }));
+  }
+
+  /**
+   * The virtual operators' network joining the simulated modems that have a `number` and an `operator`. Only a daemon
+   * with a simulated modem has one.
+   */
+  get virtualNetwork(): VirtualNetwork {
+    if (!this.sim) throw new Error('no simulated modem: this daemon has no virtual network');
+    return this.sim.network;
   }
 
   static async start(o: DaemonOptions): Promise<Daemon> {
@@ -288,28 +314,42 @@ export class Daemon {
     };
     // The metrics read the daemon's status; `daemonRef` is set as soon as the daemon exists (before any scrape).
     let daemonRef: Daemon | undefined;
-    const metrics = new BridgeMetrics({
-      version: VERSION,
-      modems: () => daemonRef?.status().modems ?? [],
-      forwarder: () => daemonRef?.forwarder.stats() ?? { delivered: 0, retried: 0, dead: 0 },
-      spool: () => spool.stats(),
-      healthy: async () => (daemonRef ? (await daemonRef.health.health()).healthy : false),
-    });
+    let metrics: BridgeMetrics | undefined;
+    let metricsServerModule: typeof import('./metrics/server.js') | undefined;
+    let sim: SimulatorModules | undefined;
+    try {
+      if (config.metrics.listen) {
+        const [registry, server] = await Promise.all([import('./metrics/registry.js'), import('./metrics/server.js')]);
+        metricsServerModule = server;
+        metrics = new registry.BridgeMetrics({
+          version: VERSION,
+          modems: () => daemonRef?.status().modems ?? [],
+          forwarder: () => daemonRef?.forwarder.stats() ?? { delivered: 0, retried: 0, dead: 0 },
+          spool: () => spool.stats(),
+          healthy: async () => (daemonRef ? (await daemonRef.health.health()).healthy : false),
+        });
+      }
+      if (o.simulate === true || config.modems.some((m) => m.simulate)) sim = await loadSimulator();
+    } catch (err) {
+      await spool.close();
+      process.off('SIGHUP', onSighup);
+      throw err;
+    }
     const forwarder = new Forwarder({
       spool: deliveryEvents(spool, (e) => daemonRef?.publish(e)),
-      client: metrics.instrumentPoster(client),
+      client: metrics ? metrics.instrumentPoster(client) : client,
       policy,
       logger: logger.child({ stage: 'forward' }),
       strictOrder: config.webhook.strictOrder,
       strictOrderHoldMs: config.webhook.strictOrderHoldSec * 1000,
     });
-    const daemon = new Daemon(o, spool, forwarder, url, metrics);
+    const daemon = new Daemon(o, spool, forwarder, url, metrics, sim);
     daemonRef = daemon;
     daemon.onSighup = onSighup;
     daemon.health.start();
-    if (config.metrics.listen) {
+    if (config.metrics.listen && metrics && metricsServerModule) {
       try {
-        daemon.metricsServer = await startMetricsServer({
+        daemon.metricsServer = await metricsServerModule.startMetricsServer({
           listen: config.metrics.listen,
           registry: metrics.registry,
           health: () => daemon.health.health(),
@@ -340,9 +380,11 @@ export class Daemon {
     const simulate = this.o.simulate === true || m.simulate;
     const path = simulate ? `/virtual/${m.name}` : m.port;
     if (simulate && !this.virtualModems.has(m.name)) {
+      const sim = this.sim;
+      if (!sim) throw new Error(`modem ${m.name} is simulated but the simulator was not loaded`); // start() loads it for every simulated modem
       // A simulated SIM with a number and an operator is a line of the virtual network (balance codes, transfers).
-      const line = m.number && m.operator ? this.virtualNetwork.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
-      const vm = new VirtualModem({
+      const line = m.number && m.operator ? sim.network.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
+      const vm = new sim.VirtualModem({
         path,
         profile: 'simcom',
         ...this.o.virtualModem,
@@ -363,7 +405,7 @@ export class Daemon {
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
       // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).
       ...(this.o.config.modems[0]?.name === m.name ? { adoptPartsOf: (name: string) => !this.o.config.modems.some((c) => c.name === name) } : {}),
-      onReceiver: (r) => this.metrics.trackReceiver(m.name, r.stats),
+      ...(this.metrics ? { onReceiver: (r: Receiver) => this.metrics?.trackReceiver(m.name, r.stats) } : {}),
     });
     this.supervisors.push(supervisor);
     this.ussdSessions.set(m.name, ussdSessionsOn(m.name, supervisor.scheduler, this.o.logger.child({ modem: m.name, stage: 'ussd' })));
@@ -528,7 +570,7 @@ export class Daemon {
     await this.spool.close();
     await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
     if (this.onSighup) process.off('SIGHUP', this.onSighup);
-    this.virtualNetwork.close();
+    this.sim?.network.close();
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }

@@ -4,12 +4,16 @@
  *
  *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
- *                               [--fleet-runs single,multi,multi-uv]
+ *                               [--fleet-runs single,multi,multi-uv] [--no-unit-flags]
+ *
+ * Every daemon starts with the node flags of the systemd unit's ExecStart (unit-flags.ts; printed with the figures)
+ * unless --no-unit-flags; `--node-arg` adds more after them. The variants set their own flags instead (plain node,
+ * then each memory flag), to weigh each against the unit's choice.
  *
  * - daemon:   one modem, production defaults: 30-SMS burst (with the breakdown of where the time goes and, with
  *             strace, the fsync count), idle AT commands and CPU per minute, VmHWM through a 100-SMS burst.
- * - variants: the same without idle, under node flags that cut memory (--lite-mode, --max-semi-space-size=1, both)
- *             and with UV_THREADPOOL_SIZE=16, to weigh memory against speed.
+ * - variants: the same without idle, from plain node (no flags) through the flags that cut memory, one by one and
+ *             together, and with UV_THREADPOOL_SIZE=16, to weigh memory against speed.
  * - fleet:    `--modems` virtual modems in one daemon (a trickle on all at once, then 30 SMS on each at the same moment),
  *             against the same run with one modem; and with UV_THREADPOOL_SIZE=16.
  * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
@@ -19,6 +23,7 @@ import { cpus } from 'node:os';
 import { ms, table } from '../stats.js';
 import { commitPatterns, type CommitPatternRow } from './commit-patterns.js';
 import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
+import { unitNodeFlags } from './unit-flags.js';
 
 export interface LeanArgs {
   json: boolean;
@@ -32,30 +37,40 @@ export interface LeanArgs {
   nodeArgs: string[];
   /** Which fleet runs: 'single' (one modem), 'multi' (--modems), 'multi-uv' (--modems with UV_THREADPOOL_SIZE=16). */
   fleetRuns: string[];
+  /** Start the daemon with the systemd unit's node flags (before nodeArgs); off: plain node plus nodeArgs. */
+  unitFlags: boolean;
 }
 
 export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit'];
-export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'] };
+export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'], unitFlags: true };
 
 export interface LeanResults {
+  /** The node flags every daemon but the variants started with (the unit's, then --node-arg). */
+  nodeFlags: string[];
   daemon: DaemonResult[];
   fleet: FleetResult[];
   commit: CommitPatternRow[];
 }
 
 export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
-  const out: LeanResults = { daemon: [], fleet: [], commit: [] };
+  const unit = a.unitFlags ? unitNodeFlags() : [];
+  const out: LeanResults = { nodeFlags: [...unit, ...a.nodeArgs], daemon: [], fleet: [], commit: [] };
+  log(`lean: daemon node flags: ${out.nodeFlags.join(' ') || '(none)'}${a.unitFlags ? ' (the unit\'s ExecStart' + (a.nodeArgs.length ? ', then --node-arg)' : ')') : ''}\n`);
   const base = { env: a.env, nodeArgs: a.nodeArgs };
-  const withFlags = (flags: string[], env: Record<string, string> = {}) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
-  if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
+  const withFlags = (flags: string[], env: Record<string, string> = {}) => ({ nodeArgs: [...unit, ...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
+  /** A variant: its own flags instead of the unit's. */
+  const variantFlags = (flags: string[], env: Record<string, string>) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
+  if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: a.unitFlags ? 'unit flags' : 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
   if (a.only.includes('variants')) {
+    const lite = ['--lite-mode', '--no-expose-wasm']; // --no-expose-wasm: else V8 warns that lite mode disables it
     const variants: Array<[string, string[], Record<string, string>]> = [
-      ['--lite-mode', ['--lite-mode'], {}],
+      ['plain node', [], {}],
+      ['--lite-mode', lite, {}],
       ['--max-semi-space-size=1', ['--max-semi-space-size=1'], {}],
-      ['--lite-mode --max-semi-space-size=1', ['--lite-mode', '--max-semi-space-size=1'], {}],
-      ['UV_THREADPOOL_SIZE=16', [], { UV_THREADPOOL_SIZE: '16' }],
+      ['--lite-mode --max-semi-space-size=1', [...lite, '--max-semi-space-size=1'], {}],
+      ['unit flags, UV_THREADPOOL_SIZE=16', unit, { UV_THREADPOOL_SIZE: '16' }],
     ];
-    for (const [name, flags, env] of variants) out.daemon.push(await measureDaemon({ variant: name, ...withFlags(flags, env), idleSec: 0, trace: false, log }));
+    for (const [name, flags, env] of variants) out.daemon.push(await measureDaemon({ variant: name, ...variantFlags(flags, env), idleSec: 0, trace: false, log }));
   }
   if (a.only.includes('fleet')) {
     const f = { trickle: a.trickle, gapMs: a.gapMs, seed: 1, log };
@@ -83,6 +98,7 @@ function breakdownRows(label: string, b: Breakdown, parts: number): string[][] {
 export function leanReport(r: LeanResults, a: LeanArgs): string {
   const out: string[] = [];
   if (r.daemon.length > 0) {
+    out.push(`Daemon node flags: ${r.nodeFlags.join(' ') || '(none)'}${a.unitFlags ? " (the systemd unit's ExecStart" + (a.nodeArgs.length ? ', then --node-arg)' : ')') : ''}; variants set their own.`);
     out.push('Lean targets, one modem (real daemon process over a pty; times from the first injection to the last POST):');
     out.push(
       table(
@@ -181,8 +197,9 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
       a.env[name] = rest.join('=');
     } else if (k === '--node-arg') a.nodeArgs.push(value());
     else if (k === '--fleet-runs') a.fleetRuns = value().split(',').map((x) => x.trim());
+    else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
