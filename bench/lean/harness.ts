@@ -27,6 +27,8 @@ export interface HarnessOptions {
   nodeArgs?: string[];
   /** Extra environment for the daemon (e.g. UV_THREADPOOL_SIZE). */
   env?: Record<string, string>;
+  /** Pace every pseudo-terminal like a UART at this rate (a real modem's wire); unpaced when absent. */
+  paceBaud?: number;
   /** Daemon log level (production default: info). */
   logLevel?: string;
   log?: (line: string) => void;
@@ -72,7 +74,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
       const vm = new VirtualModem({ path: `/virtual/lean-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
       cleanups.push(async () => vm.stop());
-      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200 });
+      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
       cleanups.push(() => host.close());
       modems.push(vm);
     }

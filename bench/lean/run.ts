@@ -4,7 +4,7 @@
  *
  *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
- *                               [--fleet-runs single,multi,multi-uv] [--no-unit-flags]
+ *                               [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]
  *
  * Every daemon starts with the node flags of the systemd unit's ExecStart (unit-flags.ts; printed with the figures)
  * unless --no-unit-flags; `--node-arg` adds more after them. The variants set their own flags instead (plain node,
@@ -35,14 +35,16 @@ export interface LeanArgs {
   trace: boolean;
   env: Record<string, string>;
   nodeArgs: string[];
-  /** Which fleet runs: 'single' (one modem), 'multi' (--modems), 'multi-uv' (--modems with UV_THREADPOOL_SIZE=16). */
+  /** Which fleet runs: 'single' (one modem), 'multi' (--modems), 'single-paced' / 'multi-paced' (the same with every pty
+   *  paced like a 115200-baud UART), 'multi-uv' (--modems with UV_THREADPOOL_SIZE=16). */
   fleetRuns: string[];
   /** Start the daemon with the systemd unit's node flags (before nodeArgs); off: plain node plus nodeArgs. */
   unitFlags: boolean;
 }
 
 export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit'];
-export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'multi-uv'], unitFlags: true };
+export const FLEET_RUNS = ['single', 'multi', 'single-paced', 'multi-paced', 'multi-uv'];
+export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
 
 export interface LeanResults {
   /** The node flags every daemon but the variants started with (the unit's, then --node-arg). */
@@ -76,6 +78,11 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
     const f = { trickle: a.trickle, gapMs: a.gapMs, seed: 1, log };
     if (a.fleetRuns.includes('single')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: 1, ...f, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi')) out.fleet.push(await measureFleet({ variant: 'defaults', modems: a.modems, ...f, ...withFlags([]) }));
+    // Paced: every pty moves bytes like a 115200-baud UART, as a real modem's line does (the wire, not the bridge,
+    // then bounds one modem; what the aggregate shows is whether the modems serialise each other in the daemon).
+    const paced = { paceBaud: 115200 };
+    if (a.fleetRuns.includes('single-paced')) out.fleet.push(await measureFleet({ variant: 'paced 115200', modems: 1, ...f, ...paced, ...withFlags([]) }));
+    if (a.fleetRuns.includes('multi-paced')) out.fleet.push(await measureFleet({ variant: 'paced 115200', modems: a.modems, ...f, ...paced, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
   }
   if (a.only.includes('commit')) {
@@ -148,6 +155,14 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
         ]),
       ),
     );
+    for (const v of new Set(r.fleet.map((f) => f.variant))) {
+      const one = r.fleet.find((f) => f.variant === v && f.modems === 1);
+      const many = r.fleet.find((f) => f.variant === v && f.modems > 1);
+      if (one?.burst && many?.burst) {
+        const p95 = one.trickle && many.trickle ? `, trickle p95 ${(many.trickle.latency.p95 / one.trickle.latency.p95).toFixed(2)}x one modem's (target <= 1.5x)` : '';
+        out.push(`${v}: ${many.modems} modems' aggregate ${(many.burst.smsPerSecond / one.burst.smsPerSecond).toFixed(2)}x one modem's SMS/s (target >= 3x)${p95}`);
+      }
+    }
     const big = r.fleet.find((f) => f.modems > 1 && f.variant === 'defaults');
     if (big?.burst) out.push('', `Where the ${big.modems}-modem burst goes (summed over all modems):`, table(['run', 'step', 'n', 'total ms', 'ms/part'], breakdownRows(`${big.modems} modems`, big.burst.breakdown, big.burst.parts)));
   }
@@ -196,10 +211,13 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
       if (!name || rest.length === 0) throw new UsageError('--env expects NAME=VALUE');
       a.env[name] = rest.join('=');
     } else if (k === '--node-arg') a.nodeArgs.push(value());
-    else if (k === '--fleet-runs') a.fleetRuns = value().split(',').map((x) => x.trim());
+    else if (k === '--fleet-runs') {
+      a.fleetRuns = value().split(',').map((x) => x.trim());
+      for (const r of a.fleetRuns) if (!FLEET_RUNS.includes(r)) throw new UsageError(`unknown fleet run ${r} (${FLEET_RUNS.join(', ')})`);
+    }
     else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,multi-uv] [--no-unit-flags]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }

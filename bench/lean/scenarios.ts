@@ -247,10 +247,10 @@ export interface FleetResult {
   notes: string[];
 }
 
-export async function measureFleet(o: { variant: string; modems: number; trickle: number; gapMs: number; nodeArgs?: string[]; env?: Record<string, string>; seed: number; log: (l: string) => void }): Promise<FleetResult> {
+export async function measureFleet(o: { variant: string; modems: number; trickle: number; gapMs: number; nodeArgs?: string[]; env?: Record<string, string>; paceBaud?: number; seed: number; log: (l: string) => void }): Promise<FleetResult> {
   const r: FleetResult = { variant: o.variant, modems: o.modems, notes: [] };
   o.log(`lean: fleet of ${o.modems} modem(s) (${o.variant})\n`);
-  const h = await startHarness({ modems: o.modems, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), log: o.log });
+  const h = await startHarness({ modems: o.modems, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}), log: o.log });
   try {
     r.readyRssMiB = await h.rssMiB();
     // Trickle: every modem at once, each its own seeded pauses.
