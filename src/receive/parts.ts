@@ -188,8 +188,9 @@ export class PartAssembler {
   }
 
   /**
-   * After new parts (a batch): joins what their families hold that is complete, each family once, one after the
-   * other, from one parts listing (families never share a record, so one family's join does not change another's).
+   * After new parts (a batch): joins what their families hold that is complete, each family once, from one parts
+   * listing. Families never share a record (one family's join does not change another's), so they are joined
+   * concurrently (their writes can share fsyncs); all have settled when this resolves, the first error is thrown.
    */
   async assembleFamiliesOf(list: DecodedSms[]): Promise<void> {
     const simKey = simKeyOf(this.o.sim);
@@ -201,9 +202,9 @@ export class PartAssembler {
       if (p.sim.modem !== modem) continue;
       wanted.get(keyOf(p.groupKey, p.sender))?.push(p);
     }
-    for (const family of wanted.values()) {
-      await this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete');
-    }
+    const joins = [...wanted.values()].map((family) => this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete'));
+    const failed = (await Promise.allSettled(joins)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
