@@ -75,12 +75,22 @@ export class PartAssembler {
     this.log = options.logger;
   }
 
-  /** Spools one part; returns false when it is a retransmission of a part already joined into a message. */
-  async store(sms: DecodedSms, readsAgreed: number): Promise<boolean> {
+  /**
+   * Spools one part; returns false when it is a retransmission of a part already joined into a message, or already
+   * spooled. `shared`: a parts listing shared by several concurrent calls (a batch): fetched once, and each new part is
+   * added to it before its write starts, so concurrent calls never spool the same part twice.
+   */
+  async store(sms: DecodedSms, readsAgreed: number, shared?: { snapshot?: Promise<PartRecord[]> }): Promise<boolean> {
     const c = sms.concat!;
     const groupKey = partGroupKey(simKeyOf(this.o.sim), sms.originator, c);
     const modem = this.o.sim.modem;
-    const parts = await this.o.spool.listParts();
+    let parts: PartRecord[];
+    if (shared) {
+      shared.snapshot ??= this.o.spool.listParts();
+      parts = await shared.snapshot; // from here to putPart() nothing awaits: the check and the push are one step
+    } else {
+      parts = await this.o.spool.listParts();
+    }
     // A family: this modem, this exact sender, this group key. Parts read on another modem are never this modem's,
     // not even as a retransmission, whatever SIM identity that modem reports.
     const family = (p: PartRecord) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sms.originator;
@@ -118,6 +128,7 @@ export class PartAssembler {
       readsAgreed,
       ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
     };
+    if (shared) parts.push(part);
     const r = await this.o.spool.putPart(part);
     this.seen(part.id);
     this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
@@ -173,11 +184,27 @@ export class PartAssembler {
 
   /** After a new part: joins what its family holds that is complete. */
   async assembleFamilyOf(sms: DecodedSms): Promise<void> {
-    const groupKey = partGroupKey(simKeyOf(this.o.sim), sms.originator, sms.concat!);
-    const sender = sms.originator;
+    return this.assembleFamiliesOf([sms]);
+  }
+
+  /**
+   * After new parts (a batch): joins what their families hold that is complete, each family once, from one parts
+   * listing. Families never share a record (one family's join does not change another's), so they are joined
+   * concurrently (their writes can share fsyncs); all have settled when this resolves, the first error is thrown.
+   */
+  async assembleFamiliesOf(list: DecodedSms[]): Promise<void> {
+    const simKey = simKeyOf(this.o.sim);
     const modem = this.o.sim.modem;
-    const family = (await this.o.spool.listParts()).filter((p) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sender);
-    await this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete');
+    const wanted = new Map<string, PartRecord[]>();
+    const keyOf = (groupKey: string, sender: string) => `${groupKey}\n${sender}`;
+    for (const sms of list) wanted.set(keyOf(partGroupKey(simKey, sms.originator, sms.concat!), sms.originator), []);
+    for (const p of await this.o.spool.listParts()) {
+      if (p.sim.modem !== modem) continue;
+      wanted.get(keyOf(p.groupKey, p.sender))?.push(p);
+    }
+    const joins = [...wanted.values()].map((family) => this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete'));
+    const failed = (await Promise.allSettled(joins)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
@@ -232,11 +259,15 @@ export class PartAssembler {
     // again (already spooled: not duplicated) before finishing this step.
     const consumedAt = new Date(this.o.now()).toISOString();
     // Tombstone ids name the message too: the same group and sequence can be consumed again by a later message.
-    for (const p of list) {
-      const tombstone = { ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt };
-      await this.o.spool.putPart(tombstone);
-      this.seen(tombstone.id);
-    }
+    // The tombstones are written concurrently (a spool that groups its commits shares their fsyncs); all of them are
+    // durable before any part is deleted.
+    await Promise.all(
+      list.map(async (p) => {
+        const tombstone = { ...p, id: `${p.id}.${rec.id}`, consumedBy: rec.id, consumedAt };
+        await this.o.spool.putPart(tombstone);
+        this.seen(tombstone.id);
+      }),
+    );
     await this.o.spool.deleteParts(list.map((p) => p.id));
   }
 }

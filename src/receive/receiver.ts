@@ -28,6 +28,8 @@
  * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
  * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM;
  *   keep is bounded (half the SIM's slots, keepOrArchive): past it they are archived, so the SIM never fills.
+ * - Several +CMTI waiting when a read task starts are read as one batch (./batch.ts: AT+CMGL twice, every spool write
+ *   at once, AT+CMGD per slot once all are durable); a lone one keeps AT+CMGR, AT+CMGR, AT+CMGD. +CMT is not batched.
  * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
  *   interval, and when storage is (nearly) full.
  * - Every command goes through the modem's one scheduler (src/modem/scheduler.ts), one task at a time: +CMT (direct
@@ -39,7 +41,7 @@
 import { createHash } from 'node:crypto';
 import { setMaxListeners, type EventEmitter } from 'node:events';
 import type { Logger } from '../log.js';
-import type { StoredPdu } from '../sms/types.js';
+import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
 import { SPOOL_RECORD_VERSION } from '../spool/types.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
@@ -47,6 +49,7 @@ import { newSmsRecord, PartAssembler } from './parts.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
+import { BatchReader, MAX_BATCH_SLOTS, samePdu, type PartsHolder, type SlotAction } from './batch.js';
 
 /** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
 export interface ReceiveModem extends EventEmitter {
@@ -120,7 +123,6 @@ const NEARLY_FULL = 0.8;
 /** Reads of one SIM index at most while waiting for two that agree (see the header). */
 export const MAX_READS = 4;
 
-const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 /** Policy keep: share of the SIM's slots kept messages may take; the limit when the capacity is unknown; warn at. */
 const KEEP_SHARE = 0.5;
@@ -144,7 +146,14 @@ export class Receiver {
   private stopped = true;
   private sweepTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
-  private readonly queuedIndexes = new Set<number>();
+  /**
+   * +CMTI indexes waiting (queued, not yet read), each with the token of its task: a batch that takes an index removes
+   * it here, and the task finding another token (or none) knows its index was read already.
+   */
+  private readonly waiting = new Map<number, object>();
+  /** Several waiting indexes are read with one AT+CMGL pair (./batch.ts). */
+  private readonly batch: BatchReader;
+  private readonly monotonic: () => number;
   /** Indexes kept on the SIM by the 'keep' policy, with their PDU, so sweeps do not log them again. */
   private readonly kept = new Map<number, string>();
   /** SIM capacity (slots), from storageUsage; bounds the 'keep' policy. */
@@ -162,6 +171,7 @@ export class Receiver {
     this.o = options;
     this.log = options.logger.child({ modem: options.sim.modem });
     this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonic ?? (() => performance.now());
 
     if (options.scheduler) {
       this.scheduler = options.scheduler;
@@ -176,11 +186,28 @@ export class Receiver {
       multipartTimeoutMs: options.multipartTimeoutMs,
       logger: this.log,
       now: this.now,
-      monotonic: options.monotonic ?? (() => performance.now()),
+      monotonic: this.monotonic,
       accept: options.accept,
       stats: this.stats,
       storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
+    });
+    this.batch = new BatchReader({
+      modem: options.modem, log: this.log, kept: this.kept, monotonic: this.monotonic,
+      decide: (stored, readsAgreed, parts) => this.decide(stored, readsAgreed, parts, false),
+      release: (stored) => this.release(stored),
+      handleIndex: (index) => this.readAndHandle(index),
+      handleRead: (first) => this.handle(first),
+      assemble: (parts) => this.parts.assembleFamiliesOf(parts),
+      checkStorage: () => ((this.indicationsSinceCheck = 0), this.checkStorage()),
+      requeue: (indexes) => indexes.forEach((index) => this.onIndication(index)),
+      slotFailed: (err, index, what) => {
+        const at = index === undefined ? '' : ` at index ${index}`;
+        this.stats.lastError = `${what}${at}: ${errorMessage(err)}`;
+        this.log.error({ err, index }, `could not handle SMS${at}: ${what}: ${errorMessage(err)}`);
+        this.sweepIfStorageFull(err);
+      },
+      counted: () => this.stats.received++,
     });
   }
 
@@ -215,7 +242,7 @@ export class Receiver {
     if (this.expiryTimer) clearInterval(this.expiryTimer);
     this.withdraw.abort(new Error('receiver stopped'));
     this.resume();
-    this.queuedIndexes.clear();
+    this.waiting.clear();
     this.sweepQueued = false;
     await this.drained();
   }
@@ -249,25 +276,45 @@ export class Receiver {
 
   private onIndication(index: number): void {
     if (this.stopped) return;
-    if (this.queuedIndexes.has(index)) {
+    if (this.waiting.has(index)) {
       this.log.debug({ index }, 'indication for an index already queued (duplicate +CMTI)');
       return;
     }
-    this.queuedIndexes.add(index);
+    const token = {};
+    this.waiting.set(index, token);
     this.enqueue({
       label: `read index ${index}`,
-      dropped: () => this.queuedIndexes.delete(index),
-      run: async () => {
-        this.queuedIndexes.delete(index);
-        const stored = await this.o.modem.readSms(index);
-        if (!stored) {
-          this.log.debug({ index }, 'index empty when read (already handled)');
+      dropped: () => {
+        if (this.waiting.get(index) === token) this.waiting.delete(index);
+      },
+      run: async (ctx) => {
+        if (this.waiting.get(index) !== token) return; // read by a batch already
+        this.waiting.delete(index);
+        // Two or more waiting: one AT+CMGL pair for all of them (./batch.ts); a lone SMS keeps AT+CMGR, AT+CMGR, AT+CMGD.
+        if (!ctx.interrupted && this.batch.worth(this.waiting.size + 1)) {
+          const taken = [index];
+          for (const other of this.waiting.keys()) {
+            if (taken.length >= MAX_BATCH_SLOTS) break;
+            taken.push(other);
+          }
+          for (const other of taken) this.waiting.delete(other);
+          await this.batch.run(taken, ctx);
           return;
         }
-        await this.handle(stored);
+        await this.readAndHandle(index);
         await this.checkStorageEvery(10);
       },
     });
+  }
+
+  /** The per-slot path of one announced index: AT+CMGR, the confirming AT+CMGR, spool, AT+CMGD. */
+  private async readAndHandle(index: number): Promise<void> {
+    const stored = await this.o.modem.readSms(index);
+    if (!stored) {
+      this.log.debug({ index }, 'index empty when read (already handled)');
+      return;
+    }
+    await this.handle(stored);
   }
 
   private onDirect(ev: { pdu: string; length: number }): void {
@@ -346,6 +393,11 @@ export class Receiver {
   private async checkStorageEvery(n: number): Promise<void> {
     if (!this.o.storageUsage || ++this.indicationsSinceCheck < n) return;
     this.indicationsSinceCheck = 0;
+    await this.checkStorage();
+  }
+
+  private async checkStorage(): Promise<void> {
+    if (!this.o.storageUsage) return;
     const use = await this.o.storageUsage();
     if (use && use.total > 0) this.simTotal = use.total;
     if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
@@ -412,8 +464,8 @@ export class Receiver {
    * capacity is unknown); past that, one more is archived instead (spool 'ignored', then deleted), so kept messages
    * never fill the SIM and block new operator SMS. A warning comes first, once, at KEEP_WARN_AT of the limit.
    */
-  private async keepOrArchive(index: number): Promise<'keep' | 'archive'> {
-    if (this.simTotal === undefined && this.o.storageUsage) {
+  private async keepOrArchive(index: number, mayQuery: boolean): Promise<'keep' | 'archive'> {
+    if (this.simTotal === undefined && this.o.storageUsage && mayQuery) {
       this.simTotal = (await this.o.storageUsage().catch(() => undefined))?.total || undefined;
     }
     const limit = this.simTotal ? Math.max(1, Math.floor(this.simTotal * KEEP_SHARE)) : KEEP_LIMIT_UNKNOWN;
@@ -450,18 +502,27 @@ export class Receiver {
       stored = confirmed.stored;
       readsAgreed = 2;
     }
+    const action = await this.decide(stored, readsAgreed, undefined, true);
+    if (action.kind === 'keep') return;
+    const part = action.write ? await action.write() : undefined;
+    await this.release(stored);
+    if (part) await this.parts.assembleFamilyOf(part);
+  }
+
+  /**
+   * What one confirmed (or +CMT) PDU needs, without sending a command: kept on the SIM, or an optional spool write
+   * (started by the caller) and then its release. A multipart part's write resolves to the part when it is new (its
+   * family is joined after the release). `parts`: the batch's shared parts listing; `mayQuery`: false inside a batch
+   * (no command may come between its confirming listing and its deletes).
+   */
+  private async decide(stored: StoredPdu, readsAgreed: number, parts: PartsHolder | undefined, mayQuery: boolean): Promise<SlotAction> {
     const decoded = decodeDeliver(stored);
     if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
       // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
       this.log.info({ index: stored.index }, 'SMS-STATUS-REPORT on the modem (not an incoming SMS): deleted');
-      await this.release(stored);
-      return;
+      return { kind: 'release', stored };
     }
-    if (!decoded.ok) {
-      await this.quarantine(stored, decoded.reason);
-      await this.release(stored);
-      return;
-    }
+    if (!decoded.ok) return { kind: 'release', stored, write: () => this.quarantine(stored, decoded.reason) };
     const sms = decoded.sms;
     if (sms.extraOctets !== undefined) {
       this.log.warn(
@@ -470,30 +531,25 @@ export class Receiver {
       );
     }
     const verdict = this.o.accept(sms.originator);
-    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? await this.keepOrArchive(stored.index) : this.o.otherSenders;
+    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? await this.keepOrArchive(stored.index, mayQuery) : this.o.otherSenders;
     if (!verdict.accept && policy !== 'archive') {
       if (policy === 'keep' && stored.index !== undefined) {
         this.kept.set(stored.index, stored.pdu.toUpperCase());
         this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: kept on the SIM (policy keep)');
-        return;
+        return { kind: 'keep' };
       }
       // 'delete', or 'keep' for a +CMT that was never stored (it cannot be kept: acknowledge it).
       this.stats.ignored++;
       this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: deleted (policy delete)');
-      await this.release(stored);
-      return;
+      return { kind: 'release', stored };
     }
     if (sms.concat && sms.concat.total > 1) {
-      const isNewPart = await this.parts.store(sms, readsAgreed);
-      await this.release(stored);
-      if (isNewPart) await this.parts.assembleFamilyOf(sms);
-      return;
+      return { kind: 'release', stored, write: async (): Promise<DecodedSms | void> => ((await this.parts.store(sms, readsAgreed, parts)) ? sms : undefined) };
     }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    await this.storeMessage(rec, verdict.accept);
-    await this.release(stored);
+    return { kind: 'release', stored, write: () => this.storeMessage(rec, verdict.accept) };
   }
 
   private async storeMessage(rec: SmsRecord, accepted: boolean): Promise<void> {
