@@ -26,22 +26,24 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, isLaterCopy, isoTimeMs, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
 import { errnoCode, type RecordFiles } from './files.js';
+import { PartsIndex } from './parts-index.js';
 import { PendingIndex } from './pending-index.js';
 import type { SentIndex, SentMeta } from './sent-index.js';
-import type { PartRecord, SmsRecord, SpoolArea } from './types.js';
+import type { SmsRecord, SpoolArea } from './types.js';
 
 export interface SpoolIndex {
   /** id -> area, for SMS records (pending/sent/dead/ignored). */
   sms: Map<string, SmsArea>;
   /** Pending records are kept in memory, in delivery order: the forwarder picks from them on every wake. */
   pending: PendingIndex;
-  parts: Map<string, PartRecord>;
+  /** Parts in memory, in listParts() order (parts-index.ts): the owner serves listParts() from it. */
+  parts: PartsIndex;
   quarantine: Set<string>;
   /** Sent records' rev and delivery time (sent-index.ts), so start-up and prune need not read their files. */
   sent: SentIndex;
 }
 
-export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new Map(), quarantine: new Set(), sent: new Map() });
+export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map() });
 
 /** What the sent index keeps of a sent record. */
 export function sentMetaOf(rec: SmsRecord): SentMeta {

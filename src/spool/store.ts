@@ -3,8 +3,10 @@
  * parts/, each record one file that proves its own completeness (codec.ts), written durably (files.ts).
  *
  * Contract
- * - A put* / mark* / retry promise resolves only after the record is on disk: tmp -> fsync -> rename -> fsync dir
- *   (unless opened with fsync:false, for tests and dev).
+ * - A put* / mark* / retry promise resolves only after the record is on disk: tmp -> fdatasync -> rename -> fsync dir
+ *   (unless opened with fsync:false, for tests and dev). Group commit (files.ts, commit.ts): calls on different ids run
+ *   concurrently and overlapping ones share each directory's fsync; a promise still resolves only after the fsync that
+ *   covers its own rename/unlink, and a failed fsync fails every call it was to cover (none is reported durable).
  * - A move writes the new file durably first, then unlinks the old one, then fsyncs the old directory. A crash in between
  *   leaves the id in two areas; the later state (higher `rev`; on a tie sent > dead > pending > ignored) is the truth.
  * - Ids are checked by the codec (SpoolError 'invalid-id'). SMS ids live in one namespace over pending/sent/dead/ignored
@@ -40,7 +42,7 @@ import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, RecordFiles } from './files.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
-import { compareReceived, type PendingEntry } from './pending-index.js';
+import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
 import { appendSentIndex, readSentIndex, writeSentIndex } from './sent-index.js';
 import {
@@ -57,8 +59,6 @@ import {
 import { SPOOL_RECORD_VERSION, type AnyRecord, type PartRecord, type QuarantineRecord, type SmsRecord, type SpoolArea } from './types.js';
 
 export { readLockOwner, type SpoolLockOwner } from './lock.js';
-
-const byReceivedAt = compareReceived;
 
 export interface SpoolOptions {
   logger: Logger;
@@ -248,14 +248,8 @@ export class Spool extends EventEmitter {
 
   /** From the in-memory copy (pending, parts) or the disk; a missing file is SpoolError 'not-found'. */
   private async readRecord(area: SpoolArea, id: string): Promise<AnyRecord> {
-    if (area === 'pending') {
-      const cached = this.ix.pending.get(id);
-      if (cached) return structuredClone(cached);
-    }
-    if (area === 'parts') {
-      const cached = this.ix.parts.get(id);
-      if (cached) return structuredClone(cached);
-    }
+    const cached = area === 'pending' ? this.ix.pending.get(id) : area === 'parts' ? this.ix.parts.get(id) : undefined;
+    if (cached) return structuredClone(cached) as AnyRecord;
     const rec = await this.files.read(area, id);
     if (!rec) throw new SpoolError('not-found', `record ${area}/${id}.json is gone (removed by another process?)`);
     return rec;
@@ -372,23 +366,28 @@ export class Spool extends EventEmitter {
     });
   }
 
+  /** Copies, oldest receivedAt first, from memory (the index kept by putPart/deleteParts/scan): no disk access. */
   async listParts(): Promise<PartRecord[]> {
-    return [...this.ix.parts.values()].map((p) => structuredClone(p)).sort(byReceivedAt);
+    return this.ix.parts.copies();
   }
 
-  /** Unknown ids are skipped (already deleted). */
+  /** Unknown ids are skipped (already deleted). The unlinks run together and share the fsync of parts/ (commit.ts). */
   async deleteParts(ids: string[]): Promise<void> {
-    for (const id of ids) {
-      assertId(id);
-      await this.withLock(`p:${id}`, async () => {
-        if (!this.ix.parts.has(id)) {
-          this.logger.debug({ id }, 'spool: deleteParts: part already gone');
-          return;
-        }
-        await this.files.unlink('parts', id, true);
-        this.ix.parts.delete(id);
-      });
-    }
+    for (const id of ids) assertId(id);
+    const done = await Promise.allSettled(
+      ids.map((id) =>
+        this.withLock(`p:${id}`, async () => {
+          if (!this.ix.parts.has(id)) {
+            this.logger.debug({ id }, 'spool: deleteParts: part already gone');
+            return;
+          }
+          await this.files.unlink('parts', id, true);
+          this.ix.parts.delete(id);
+        }),
+      ),
+    );
+    const failed = done.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   // ---------------------------------------------------------------- reads
@@ -423,7 +422,7 @@ export class Spool extends EventEmitter {
       }
       return out; // already in delivery order
     }
-    if (area === 'parts') out = [...this.ix.parts.values()].map((r) => structuredClone(r));
+    if (area === 'parts') out = this.ix.parts.copies(); // already in order
     else {
       const ids = area === 'quarantine' ? [...this.ix.quarantine] : [...this.ix.sms].filter(([, a]) => a === area).map(([id]) => id);
       out = [];
@@ -440,7 +439,7 @@ export class Spool extends EventEmitter {
         }
       }
     }
-    out.sort(byReceivedAt);
+    if (area !== 'parts') sortByReceived(out);
     return opts.limit !== undefined ? out.slice(0, Math.max(0, opts.limit)) : out;
   }
 
