@@ -13,6 +13,9 @@
  *   forwarder passes `sentIn`, the value of `outages` when it sent the request): it is recorded for its record as
  *   usual but does not end the outage, only a probe sent during it does (an unconfirmed one, a lone record failing,
  *   ends with any answer: other records being answered is what shows the failure was that record's own).
+ * - answered: whether the endpoint has answered (not an endpoint failure) at least once in this process. Until then its
+ *   health is unknown and the forwarder sends one request at a time (a daemon started during an outage, or with a
+ *   backlog, does not fire a crowd of requests at a failing server); from then on only an outage limits it.
  * - Confirmed outage: a network error or timeout, or endpoint failures of 2 different records in a row. Until then the
  *   one failing record keeps its own backoff (a lone record the server chokes on is not POSTed every probe interval),
  *   while the probe time (down.probeAtMs: policy.probeDelayMs, growing to policy.probeIntervalMs; Retry-After is a
@@ -98,6 +101,8 @@ export class EndpointHealth {
   private readonly dueNowIds = new Set<string>();
   /** Outages begun so far in this process (see `outages`). */
   private outagesBegun = 0;
+  /** The endpoint has answered at least once in this process (see the header). */
+  private everAnswered = false;
 
   constructor(opts: EndpointHealthOptions) {
     this.policy = opts.policy;
@@ -115,6 +120,11 @@ export class EndpointHealth {
   /** The outage in progress if it is confirmed (records failing in it are due with the next probe). */
   get confirmedDown(): Readonly<EndpointDown> | undefined {
     return this.endpoint?.confirmed ? this.endpoint : undefined;
+  }
+
+  /** Whether the endpoint has answered (2xx or a rejection of one record) at least once in this process. */
+  get answered(): boolean {
+    return this.everAnswered;
   }
 
   /** Outages begun so far: the forwarder notes it when it sends a request and passes it back to note() as `sentIn`. */
@@ -181,6 +191,7 @@ export class EndpointHealth {
     const was = this.endpoint;
     if (!isEndpointFailure(outcome)) {
       this.upAnswers += 1;
+      this.everAnswered = true;
       this.lastHttpFailure.delete(rec.id);
       if (classify(outcome) === 'retry') this.noteRejected(rec.id, nowMs);
       if (!was) return 'up';

@@ -26,7 +26,9 @@
  *   the server chokes on cannot block the rest (with strictOrder the records already used as probes are held, so each
  *   modem's head takes its turn). POSTs already in flight when the outage is detected finish normally (their
  *   failures count as before; the probe waits until they have ended); an answer to one of them does not end a
- *   confirmed outage (only a probe does). A record that failed in a confirmed outage is marked retry with
+ *   confirmed outage (only a probe does). Until the endpoint has answered once in this process (2xx or a rejection of
+ *   one record) one POST at a time goes too: a daemon started during an outage or with a backlog does not send a crowd
+ *   of requests to a server it knows nothing about. A record that failed in a confirmed outage is marked retry with
  *   nextAttemptAt = the next probe time, so it does not wait out a backoff of its own. When the endpoint answers again
  *   every pending record that is due goes out with the full concurrency (the backlog is released).
  * - strictOrder: at most one record of a modem in flight; it, and a waiting (not yet due) record, hold back later
@@ -286,7 +288,8 @@ export class Forwarder {
       }
     }
     const down = this.health.down;
-    const free = (down ? 1 : this.concurrency) - this.flights.posts;
+    // One at a time until the endpoint has answered once in this process, and while it counts as down (the probe).
+    const free = (down || !this.health.answered ? 1 : this.concurrency) - this.flights.posts;
     if (free <= 0) {
       // Every slot is taken (or the one probe is out): an answer looks again; only held writes need the timer.
       this.armAt(this.earliestUnrecordedMs(), nowMs);

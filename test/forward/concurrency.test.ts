@@ -8,7 +8,7 @@ import { EndpointHealth } from '../../src/forward/endpoint-health.js';
 import { Forwarder } from '../../src/forward/forwarder.js';
 import type { Outcome, RetryPolicy } from '../../src/forward/policy.js';
 import { pickDue } from '../../src/forward/schedule.js';
-import { WebhookClient } from '../../src/forward/webhook.js';
+import { WebhookClient, type WebhookPoster } from '../../src/forward/webhook.js';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
@@ -52,7 +52,33 @@ class Watch {
   }
 }
 
-async function setup(o: { concurrency: number; policy?: RetryPolicy; strictOrder?: boolean; respond: (w: Watch, req: SeenRequest, res: ServerResponse) => void }) {
+/** The real client, counting the POSTs it has open at each send and whether the forwarder counted the endpoint down. */
+class CountingClient implements WebhookPoster {
+  open = 0;
+  readonly sends: Array<{ open: number; down: boolean }> = [];
+  constructor(
+    private readonly inner: WebhookPoster,
+    private readonly isDown: () => boolean,
+  ) {}
+  async post(rec: SmsRecord): Promise<Outcome> {
+    this.sends.push({ open: this.open, down: this.isDown() });
+    this.open += 1;
+    try {
+      return await this.inner.post(rec);
+    } finally {
+      this.open -= 1;
+    }
+  }
+}
+const forwarderClient = new WeakMap<Forwarder, CountingClient>();
+
+async function setup(o: {
+  concurrency: number;
+  policy?: RetryPolicy;
+  strictOrder?: boolean;
+  respond: (w: Watch, req: SeenRequest, res: ServerResponse) => void;
+  wrap?: (client: WebhookPoster, forwarder: () => Forwarder) => CountingClient;
+}) {
   const { dir, cleanup } = await tempDir('fwd-conc');
   cleanups.push(cleanup);
   const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
@@ -61,15 +87,20 @@ async function setup(o: { concurrency: number; policy?: RetryPolicy; strictOrder
   const server: TestServer = await startServer([(req, res) => o.respond(watch, req, res)]);
   cleanups.push(() => server.close());
   const { logger, lines } = captureLogger();
+  const real = new WebhookClient({ url: server.url, userAgent: 'pulsa-bridge-test', timeoutMs: 5000 });
+  let self: Forwarder | undefined;
+  const wrapped = o.wrap?.(real, () => self!);
   const forwarder = new Forwarder({
     spool,
-    client: new WebhookClient({ url: server.url, userAgent: 'pulsa-bridge-test', timeoutMs: 5000 }),
+    client: wrapped ?? real,
     policy: o.policy ?? { baseDelayMs: 20, maxDelayMs: 20 },
     logger,
     random: () => 0.5,
     strictOrder: o.strictOrder ?? false,
     concurrency: o.concurrency,
   });
+  self = forwarder;
+  if (wrapped) forwarderClient.set(forwarder, wrapped);
   cleanups.push(() => forwarder.stop(0));
   return { spool, server, watch, forwarder, lines };
 }
@@ -97,33 +128,36 @@ describe('Forwarder: several POSTs in flight against a slow webhook', () => {
     await until(() => forwarder.stats().inFlightId === undefined, 'nothing in flight');
   });
 
-  it('endpoint outage: the requests in flight finish, then exactly one at a time while down; full concurrency after', async () => {
-    let up = false;
+  it('endpoint outage: the first request alone, full concurrency once answered; the requests in flight finish, then one at a time while down; full concurrency after', async () => {
+    let up = true;
+    let served = 0;
     const { spool, watch, forwarder } = await setup({
       concurrency: 4,
       policy: { baseDelayMs: 30, maxDelayMs: 200, probeIntervalMs: 60 },
-      respond: (w, req, res) => w.answer(res, w.arrive(req).modem, up ? 200 : 503, 10),
+      // 200 for the first 9 requests, then 503 until `up` again
+      respond: (w, req, res) => w.answer(res, w.arrive(req).modem, (served += 1) > 9 && !up ? 503 : 200, 10),
+      wrap: (client, fwd) => new CountingClient(client, () => fwd().stats().endpointDown !== undefined),
     });
-    const all = ids(24);
+    const counting = forwarderClient.get(forwarder)!;
+    const all = ids(40);
     for (const [i, id] of all.entries()) await spool.putPending(makeSms(id, { receivedAt: at(i) }));
+    up = false;
     forwarder.start();
-    await until(() => watch.arrivals.length >= 4 + 4, 'four probes after the first four requests', 20_000);
+    await until(() => counting.sends.filter((x) => x.down).length >= 4, 'four probes while down', 20_000);
+    const downSends = counting.sends.length;
     up = true;
-    const downArrivals = watch.arrivals.length;
-    await until(async () => (await spool.stats()).sent === all.length, 'backlog released', 20_000);
+    await until(() => forwarder.stats().delivered === all.length, 'backlog released', 20_000);
 
-    // the first four went together (before any answer); every later request while down was alone on the wire
-    expect(watch.arrivals.slice(0, 4).map((a) => a.openOnArrival)).toEqual([1, 2, 3, 4]);
-    expect(watch.arrivals.slice(4, downArrivals).map((a) => a.openOnArrival)).toEqual(Array(downArrivals - 4).fill(1));
+    // nothing known of the endpoint: the first request went alone; once it answered, four at once
+    expect(counting.sends[0]).toEqual({ open: 0, down: false });
+    expect(Math.max(...counting.sends.slice(0, 9).map((x) => x.open))).toBe(3);
+    // the outage began with requests in flight: they finished; every request sent while down was alone
+    expect(counting.sends.filter((x) => x.down).every((x) => x.open === 0)).toBe(true);
     // after the recovery the backlog goes out with the full concurrency again
-    const after = watch.arrivals.slice(downArrivals);
-    expect(Math.max(...after.map((a) => a.openOnArrival))).toBe(4);
+    expect(Math.max(...counting.sends.slice(downSends).map((x) => x.open))).toBe(3);
     expect(forwarder.stats().endpointDown).toBeUndefined();
     // every record delivered; one POST per attempt (the spool's attempts count them)
-    for (const id of all) {
-      const rec = (await spool.get(id))!.record as SmsRecord;
-      expect(rec.attempts).toBe(watch.postsByKey.get(id));
-    }
+    for (const id of all) expect(((await spool.get(id))!.record as SmsRecord).attempts).toBe(watch.postsByKey.get(id));
   });
 
   it('strictOrder: never two records of one modem in flight, each modem in its order (a rejected head retried first), modems in parallel', async () => {
@@ -160,34 +194,35 @@ describe('Forwarder: several POSTs in flight against a slow webhook', () => {
     const { spool, watch, forwarder, lines } = await setup({
       concurrency: 4,
       respond: (w, req, res) => {
-        w.arrive(req);
-        held.push(res);
+        const { modem } = w.arrive(req);
+        if (w.arrivals.length === 1) w.answer(res, modem, 200, 0); // the endpoint answers once: full concurrency
+        else held.push(res);
       },
     });
     const all = ids(10);
     for (const [i, id] of all.entries()) await spool.putPending(makeSms(id, { receivedAt: at(i) }));
     forwarder.start();
     await until(() => held.length === 4, 'four POSTs held by the server');
-    expect(forwarder.stats().inFlightId).toBe('c000');
+    expect(forwarder.stats().inFlightId).toBe('c001');
 
     const stopping = forwarder.stop(400);
     held[1]!.writeHead(200).end('ok'); // answered within the grace: recorded
     held[2]!.writeHead(200).end('ok');
     await stopping;
-    expect(await areaOf(spool, 'c001')).toBe('sent');
     expect(await areaOf(spool, 'c002')).toBe('sent');
+    expect(await areaOf(spool, 'c003')).toBe('sent');
     const abandoned = lines.filter((l) => l.level === 40 && String(l.msg).includes('still in flight')).map((l) => l.id);
-    expect(abandoned.sort()).toEqual(['c000', 'c003']);
+    expect(abandoned.sort()).toEqual(['c001', 'c004']);
 
     // the late answers of the abandoned POSTs are not recorded; nothing else was POSTed after stop
     held[0]!.writeHead(200).end('late');
     held[3]!.writeHead(200).end('late');
     await until(() => forwarder.stats().inFlightId === undefined, 'abandoned POSTs settled');
-    expect(await areaOf(spool, 'c000')).toBe('pending');
-    expect(await areaOf(spool, 'c003')).toBe('pending');
-    expect(watch.arrivals).toHaveLength(4);
-    expect(forwarder.stats()).toMatchObject({ delivered: 2, running: false });
-    expect((await spool.stats()).pending).toBe(8);
+    expect(await areaOf(spool, 'c001')).toBe('pending');
+    expect(await areaOf(spool, 'c004')).toBe('pending');
+    expect(watch.arrivals).toHaveLength(5);
+    expect(forwarder.stats()).toMatchObject({ delivered: 3, running: false });
+    expect((await spool.stats()).pending).toBe(7);
   });
 
   it('a record is POSTed once per attempt: pending events for records in flight start no second POST', async () => {

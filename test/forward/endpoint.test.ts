@@ -74,12 +74,11 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-/** `concurrency`: POSTs in flight at once (the forwarder's default when undefined); 1 where a test counts the first requests of an outage one by one. */
-function setup(answer: (rec: SmsRecord) => Outcome, policy: RetryPolicy, strictOrder = false, concurrency?: number) {
+function setup(answer: (rec: SmsRecord) => Outcome, policy: RetryPolicy, strictOrder = false) {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: T0 });
   const spool = new MemSpool();
   const client = new ScriptedClient(answer);
-  const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder, ...(concurrency === undefined ? {} : { concurrency }) });
+  const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder });
   forwarders.push(forwarder);
   return { spool, client, forwarder };
 }
@@ -107,7 +106,7 @@ describe('endpoint outage: one probe per interval, the backlog goes out when it 
     ['502 with Retry-After: 1', http(502, '1')],
   ])('%s for 10 minutes: at most one request per probe interval, every record delivered within one interval after recovery', async (_name, failure) => {
     let up = false;
-    const { spool, client, forwarder } = setup(() => (up ? http(200) : failure), policy, false, 1); // one in flight: the gaps from the first failure
+    const { spool, client, forwarder } = setup(() => (up ? http(200) : failure), policy);
     forwarder.start();
     for (const r of records(30)) spool.put(r);
     const outageMs = 10 * 60_000;
@@ -136,7 +135,7 @@ describe('endpoint outage: one probe per interval, the backlog goes out when it 
 
   it('Retry-After is honoured: no probe before the time the server asked for', async () => {
     let up = false;
-    const { spool, client, forwarder } = setup(() => (up ? http(200) : http(503, '120')), policy, false, 1); // one in flight: one request before the outage
+    const { spool, client, forwarder } = setup(() => (up ? http(200) : http(503, '120')), policy);
     forwarder.start();
     for (const r of records(5)) spool.put(r);
     await advance(119_000, 1000);
@@ -148,7 +147,7 @@ describe('endpoint outage: one probe per interval, the backlog goes out when it 
   });
 
   it('one record the server chokes on (always 500) does not hold back the others: probes rotate', async () => {
-    const { spool, client, forwarder } = setup((rec) => (rec.id === 'r000' ? http(500) : http(200)), policy, false, 1); // one in flight: r001 is the probe
+    const { spool, client, forwarder } = setup((rec) => (rec.id === 'r000' ? http(500) : http(200)), policy);
     forwarder.start();
     for (const r of records(4)) spool.put(r);
     await advance(3_000, 50);

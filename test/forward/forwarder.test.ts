@@ -314,8 +314,7 @@ describe('Forwarder: records changed by the operator while the daemon runs', () 
       },
     };
     const { logger, lines } = captureLogger();
-    // One in flight: next1 goes after gone1's POST and its drop (with several in flight next1 may finish first).
-    const f = new Forwarder({ spool: owner, client, policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 }, logger, concurrency: 1 });
+    const f = new Forwarder({ spool: owner, client, policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 }, logger });
     cleanups.push(() => f.stop(0));
     f.start();
     await until(async () => (await areaOf(owner, 'next1')) === 'sent', 'next1 sent');
