@@ -8,7 +8,14 @@
  *   5xx) marks it down, except a 5xx/408/429 of a record that already failed while other records were answered in
  *   between (or was judged so before): that failure is the record's own (note returns 'own'), it takes the record's
  *   own backoff (full jitter up to maxDelayMs) and leaves the endpoint alone. Any answer that is not an endpoint
- *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog).
+ *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog),
+ *   except the answer to a request sent before a confirmed outage began (several POSTs are in flight at once: the
+ *   forwarder passes `sentIn`, the value of `outages` when it sent the request): it is recorded for its record as
+ *   usual but does not end the outage, only a probe sent during it does (an unconfirmed one, a lone record failing,
+ *   ends with any answer: other records being answered is what shows the failure was that record's own).
+ * - answered: whether the endpoint has answered (not an endpoint failure) at least once in this process. Until then its
+ *   health is unknown and the forwarder sends one request at a time (a daemon started during an outage, or with a
+ *   backlog, does not fire a crowd of requests at a failing server); from then on only an outage limits it.
  * - Confirmed outage: a network error or timeout, or endpoint failures of 2 different records in a row. Until then the
  *   one failing record keeps its own backoff (a lone record the server chokes on is not POSTed every probe interval),
  *   while the probe time (down.probeAtMs: policy.probeDelayMs, growing to policy.probeIntervalMs; Retry-After is a
@@ -92,6 +99,10 @@ export class EndpointHealth {
   private readonly rejectedSince = new Map<string, number>();
   /** Records whose own backoff an outage made moot: due with the probes and at once when the endpoint answers again. */
   private readonly dueNowIds = new Set<string>();
+  /** Outages begun so far in this process (see `outages`). */
+  private outagesBegun = 0;
+  /** The endpoint has answered at least once in this process (see the header). */
+  private everAnswered = false;
 
   constructor(opts: EndpointHealthOptions) {
     this.policy = opts.policy;
@@ -109,6 +120,16 @@ export class EndpointHealth {
   /** The outage in progress if it is confirmed (records failing in it are due with the next probe). */
   get confirmedDown(): Readonly<EndpointDown> | undefined {
     return this.endpoint?.confirmed ? this.endpoint : undefined;
+  }
+
+  /** Whether the endpoint has answered (2xx or a rejection of one record) at least once in this process. */
+  get answered(): boolean {
+    return this.everAnswered;
+  }
+
+  /** Outages begun so far: the forwarder notes it when it sends a request and passes it back to note() as `sentIn`. */
+  get outages(): number {
+    return this.outagesBegun;
   }
 
   /** Ids used as probes in the current outage. */
@@ -160,16 +181,27 @@ export class EndpointHealth {
     if (!this.rejectedSince.has(id)) this.rejectedSince.set(id, nowMs);
   }
 
-  /** Endpoint health from one answer (see the header); says how the answer counts for the record. */
-  note(rec: SmsRecord, outcome: Outcome): FailureKind {
+  /**
+   * Endpoint health from one answer (see the header); says how the answer counts for the record. `sentIn`: the value of
+   * `outages` when the request was sent (default: now, i.e. sent during the current state).
+   */
+  note(rec: SmsRecord, outcome: Outcome, sentIn: number = this.outagesBegun): FailureKind {
     const now = this.clock();
     const nowMs = now.getTime();
     const was = this.endpoint;
     if (!isEndpointFailure(outcome)) {
       this.upAnswers += 1;
+      this.everAnswered = true;
       this.lastHttpFailure.delete(rec.id);
       if (classify(outcome) === 'retry') this.noteRejected(rec.id, nowMs);
       if (!was) return 'up';
+      if (was.confirmed && sentIn < this.outagesBegun) {
+        this.logger.debug(
+          { id: rec.id, outcome: describeOutcome(outcome) },
+          `forwarder: ${rec.id} answered (${describeOutcome(outcome)}) to a request sent before the outage; the endpoint stays down until a probe answers`,
+        );
+        return 'up';
+      }
       this.endpoint = undefined;
       this.probed.clear();
       this.logger.info(
@@ -196,6 +228,7 @@ export class EndpointHealth {
     const retryAfter = outcome.kind === 'http' ? outcome.retryAfter : undefined;
     const probeAtMs = nowMs + probeDelayMs(this.policy, failures, retryAfter, now);
     const lastError = describeOutcome(outcome);
+    if (!was) this.outagesBegun += 1;
     const ids = was?.ids ?? new Set<string>();
     ids.add(rec.id);
     const confirmed = (was?.confirmed ?? false) || network || ids.size >= 2;

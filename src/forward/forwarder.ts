@@ -1,31 +1,42 @@
 /**
- * The delivery loop: pending spool records -> webhook, one POST in flight, oldest receivedAt first.
+ * The delivery loop: pending spool records -> webhook, several POSTs in flight (ForwarderOptions.concurrency, default
+ * DEFAULT_CONCURRENCY), dispatched oldest receivedAt first; their answers are recorded as they come (out of order).
  *
  * Contract and invariants
- * - Event-driven: wakes on the spool's 'pending' event and on ONE timer armed for the earliest nextAttemptAt of the
- *   records it had to skip; no fixed-interval polling.
- * - Each pick walks the spool's ordered view of pending records (Spool.pendingInOrder, no copy) with the pure choice
- *   of ./schedule.ts (pickNext: first due record, strictOrder, skip, hold) and copies only the record it sends: with a
- *   backlog of n records a pick costs the records it walks past, not a copy and sort of all n.
+ * - Event-driven: wakes on the spool's 'pending' event, on the end of each POST (./flights.ts) and on ONE timer armed
+ *   for the earliest nextAttemptAt of the records it had to skip; no fixed-interval polling. Wake-ups in one tick
+ *   share one look (a microtask).
+ * - Dispatch order: each look walks the spool's ordered view of pending records once (Spool.pendingInOrder, no copy)
+ *   with the pure choice of ./schedule.ts (pickDue: the first due records, strictOrder, skip, hold, busy) and starts
+ *   a POST for each record picked, up to the free slots, in that order. Answers, and so the spool writes and the
+ *   'delivered' log lines, may come in another order. Nothing is copied: the spool's entries are frozen.
+ * - In flight (./flights.ts): a record is never in flight twice, and a 'pending' event for a record in flight starts
+ *   nothing. The results of several records are recorded concurrently (the spool shares fsyncs between them).
  * - Per record: a record already attempted (attempts > 0) whose last failure was its own (a rejection: lastStatus not
  *   an endpoint failure, or a 5xx judged its own in this process) and older than policy.maxAgeMs, counted from
  *   requeuedAt (the operator's `queue retry`) when set, else from receivedAt -> markDead without a POST; endpoint
- *   failures never expire a record (the server never looked at it); every record gets at least one POST. 2xx -> markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
+ *   failures never expire a record (the server never looked at it); every record gets at least one POST. 2xx ->
+ *   markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
  *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent (400, 413, 415) -> markDead(`HTTP <status>:
  *   <bodyStart>`). A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
- * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer): when the endpoint counts as
- *   down, which failures are a record's own, which records are due at the next probe, the strictOrder hold of a
- *   rejected record. While it is down no record is POSTed except one probe per probe time: the probe is the first due
- *   record, rotating through the due records so one record the server chokes on cannot block the rest (with strictOrder
- *   the records already used as probes are held, so each modem's head takes its turn). A record that failed in a
- *   confirmed outage is marked retry with nextAttemptAt = the next probe time, so it does not wait out a backoff of its
- *   own. When the endpoint answers again every pending record that is due goes out at once, one after another (the
- *   backlog is released).
- * - strictOrder: a waiting (not yet due) record holds back later records of the same modem. Default off. A record
- *   rejected by the server holds them back for strictOrderHoldMs (default 300 s) from its first rejection in this
- *   process (see ./endpoint-health.ts); then the later records go and it keeps retrying on its own backoff. A record
- *   whose not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held
- *   delivery holds nothing back.
+ * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer, with the outage count at the
+ *   time the request was sent): when the endpoint counts as down, which failures are a record's own, which records
+ *   are due at the next probe, the strictOrder hold of a rejected record. While it is down at most ONE POST is in
+ *   flight, the probe, sent at the probe time: the first due record, rotating through the due records so one record
+ *   the server chokes on cannot block the rest (with strictOrder the records already used as probes are held, so each
+ *   modem's head takes its turn). POSTs already in flight when the outage is detected finish normally (their
+ *   failures count as before; the probe waits until they have ended); an answer to one of them does not end a
+ *   confirmed outage (only a probe does). Until the endpoint has answered once in this process (2xx or a rejection of
+ *   one record) one POST at a time goes too: a daemon started during an outage or with a backlog does not send a crowd
+ *   of requests to a server it knows nothing about. A record that failed in a confirmed outage is marked retry with
+ *   nextAttemptAt = the next probe time, so it does not wait out a backoff of its own. When the endpoint answers again
+ *   every pending record that is due goes out with the full concurrency (the backlog is released).
+ * - strictOrder: at most one record of a modem in flight; it, and a waiting (not yet due) record, hold back later
+ *   records of the same modem. Default off (then records of one modem may be in flight together). A record rejected
+ *   by the server holds them back for strictOrderHoldMs (default 300 s) from its first rejection in this process (see
+ *   ./endpoint-health.ts); then the later records go and it keeps retrying on its own backoff. A record whose
+ *   not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held delivery
+ *   holds nothing back.
  * - A result the spool cannot record (disk full, read-only, unreadable file, ...) is kept in memory: that record is not
  *   POSTed again by this process (above all not after a 2xx), only the spool write is retried, with its own backoff
  *   (errorPause, doubling per failure, capped at max(errorPause, maxDelayMs)), one error line per failed write; the loop
@@ -38,8 +49,12 @@
  * - A record removed or moved by another process while it was being sent (SpoolError 'not-found' / 'wrong-area' from
  *   mark*, e.g. `queue drop` during the POST) is logged as a warning and skipped; the loop goes on with the next record.
  *   Its id is not picked again until the spool emits 'pending' for it, so a spool that still lists it cannot cause a loop.
- * - stop(graceMs): no new POST; waits up to graceMs for the record in flight, then abandons it: whatever the server
- *   answers later is not recorded, the record stays pending and is POSTed again (same Idempotency-Key) next run.
+ * - stop(graceMs): no new POST; waits up to graceMs for every POST (and held-result write) in flight, then abandons
+ *   the rest: whatever the server answers later is not recorded, those records stay pending and are POSTed again (same
+ *   Idempotency-Key) next run.
+ * - HTTP: the client (./webhook.ts over ./http.ts) uses Node's global agent: keep-alive, maxSockets unlimited, so the
+ *   sockets in use are the POSTs in flight; a webhook that never answers holds at most `concurrency` of them, each
+ *   until the request timeout.
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -47,7 +62,8 @@ import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 import { describeOutcome, EndpointHealth, type FailureKind } from './endpoint-health.js';
 import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
-import { pickNext } from './schedule.js';
+import { Flights } from './flights.js';
+import { pickDue } from './schedule.js';
 import type { WebhookPoster } from './webhook.js';
 
 export { describeOutcome } from './endpoint-health.js';
@@ -68,10 +84,13 @@ export interface ForwarderOptions {
   strictOrderHoldMs?: number;
   random?: () => number;
   clock?: () => Date;
+  /** POSTs in flight at most while the endpoint answers (one while it counts as down); default DEFAULT_CONCURRENCY. */
+  concurrency?: number;
 }
 
 export interface ForwarderStats {
   running: boolean;
+  /** The POST in flight longest, when one is. */
   inFlightId?: string;
   /** ISO time the timer is armed for, when armed. */
   nextWakeAt?: string;
@@ -89,6 +108,13 @@ export interface ForwarderStats {
 /** Default of ForwarderOptions.strictOrderHoldMs (webhook.strictOrderHoldSec 300). */
 export const DEFAULT_STRICT_ORDER_HOLD_MS = 300_000;
 
+/**
+ * Default of ForwarderOptions.concurrency: POSTs in flight at once. bench/lean fleet (16 modems x 30 SMS, loopback
+ * webhook): with 8 the last POST follows the last SIM read by 50-200 ms, with 4 by 450-800 ms, with 1 by 1.8-5.4 s.
+ * A webhook 100 ms away caps the forwarder at concurrency x 10 SMS/s.
+ */
+export const DEFAULT_CONCURRENCY = 8;
+
 /** setTimeout's upper bound (ms). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -100,7 +126,7 @@ type Mark =
 
 /** A result the spool could not record yet; the record is not POSTed again while it is here. */
 interface Unrecorded {
-  rec: SmsRecord;
+  rec: Readonly<SmsRecord>;
   mark: Mark;
   /** Failed spool writes so far (>= 1). */
   failures: number;
@@ -132,13 +158,16 @@ export class Forwarder {
   private readonly strictOrder: boolean;
   private readonly random: () => number;
   private readonly clock: () => Date;
+  private readonly concurrency: number;
 
   private running = false;
-  private pumping = false;
-  private again = false;
+  /** A look for work is queued (kick). */
+  private kicked = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private wakeAtMs: number | undefined;
-  private inFlight: { id: string; done: Promise<void> } | undefined;
+  /** POSTs and held-result writes in flight, by record id (./flights.ts). */
+  private readonly flights: Flights;
+  private readonly isPending = (id: string): boolean => this.spool.isPending(id);
   /** Bumped when an in-flight POST is abandoned: its late answer must not touch the spool. */
   private generation = 0;
   private counts = { delivered: 0, retried: 0, dead: 0 };
@@ -165,6 +194,11 @@ export class Forwarder {
     this.strictOrder = opts.strictOrder ?? false;
     this.random = opts.random ?? Math.random;
     this.clock = opts.clock ?? (() => new Date());
+    this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_CONCURRENCY));
+    this.flights = new Flights(
+      () => this.kick(),
+      (id, err) => this.logger.error({ id, err: errorMessage(err) }, `forwarder: unexpected error while delivering ${id}`),
+    );
     this.health = new EndpointHealth({
       policy: this.policy,
       logger: this.logger,
@@ -185,25 +219,12 @@ export class Forwarder {
     this.running = false;
     this.spool.off('pending', this.onPending);
     this.clearTimer();
-    const flight = this.inFlight;
-    if (!flight) {
-      this.reportUnrecordedAtStop();
-      return;
-    }
-    let graceTimer: ReturnType<typeof setTimeout> | undefined;
-    const finished = await Promise.race([
-      flight.done.then(() => true),
-      new Promise<boolean>((resolve) => {
-        graceTimer = setTimeout(() => resolve(false), Math.max(0, graceMs));
-      }),
-    ]);
-    clearTimeout(graceTimer);
-    if (!finished) {
+    const left = await this.flights.settled(graceMs);
+    if (left.length > 0) {
       this.generation += 1;
-      this.logger.warn(
-        { id: flight.id, graceMs },
-        `forwarder: stopped with the POST of ${flight.id} still in flight; it stays pending and is sent again on restart`,
-      );
+      for (const id of left) {
+        this.logger.warn({ id, graceMs }, `forwarder: stopped with the POST of ${id} still in flight; it stays pending and is sent again on restart`);
+      }
     }
     this.reportUnrecordedAtStop();
   }
@@ -222,7 +243,8 @@ export class Forwarder {
   stats(): ForwarderStats {
     const s: ForwarderStats = { running: this.running, ...this.counts, unrecorded: this.unrecorded.size };
     if (this.lastRetry) s.lastRetry = { ...this.lastRetry };
-    if (this.inFlight) s.inFlightId = this.inFlight.id;
+    const oldest = this.flights.oldestPost();
+    if (oldest !== undefined) s.inFlightId = oldest;
     if (this.wakeAtMs !== undefined) s.nextWakeAt = new Date(this.wakeAtMs).toISOString();
     const down = this.health.down;
     if (down) {
@@ -238,91 +260,91 @@ export class Forwarder {
 
   // ---------------------------------------------------------------- loop
 
+  /** Look for work soon: kicks in one tick (spool events, answers, timers) share one look. */
   private kick(): void {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    this.again = false;
-    this.pump()
-      .catch((err: unknown) => {
-        // pump handles its own errors; this is a last line so a bug cannot become an unhandled rejection.
+    if (!this.running || this.kicked) return;
+    this.kicked = true;
+    queueMicrotask(() => {
+      this.kicked = false;
+      try {
+        this.fill();
+      } catch (err) {
+        // fill handles its own errors; this is a last line so a bug cannot become an unhandled exception.
         this.logger.error({ err: errorMessage(err) }, 'forwarder: unexpected error in delivery loop');
         this.arm(this.errorPauseMs());
-      })
-      .finally(() => {
-        this.pumping = false;
-        if (this.again) this.kick();
-      });
+      }
+    });
   }
 
-  private async pump(): Promise<void> {
-    while (this.running) {
-      this.again = false;
-      // A vanished id the spool no longer holds as pending needs no skipping; one it still holds is passed over.
-      for (const id of this.vanished) if (!this.spool.isPending(id)) this.vanished.delete(id);
-      this.health.prune((id) => this.spool.isPending(id));
-      const nowMs = this.clock().getTime();
-      const held = this.dueUnrecorded(nowMs);
-      if (held) {
-        await this.record(held.rec, held.mark, held);
-        continue;
-      }
-      const down = this.health.down;
-      if (down && nowMs < down.probeAtMs) {
-        // The endpoint fails: nothing is POSTed before the next probe time.
-        this.arm(earliest(down.probeAtMs, this.earliestUnrecordedMs())! - nowMs);
-        return;
-      }
-      let next: SmsRecord | undefined;
-      let wakeAtMs: number | undefined;
-      try {
-        const releaseAtMs = this.health.releaseMap();
-        const dueNow = this.health.dueNow();
-        const pick = (skip: ReadonlySet<string>, probing: boolean) =>
-          pickNext(this.spool.pendingInOrder(), nowMs, {
-            strictOrder: this.strictOrder,
-            skip,
-            hold: this.holdMap(probing && this.strictOrder ? nowMs : undefined),
-            ...(dueNow ? { dueNow } : {}),
-            ...(releaseAtMs ? { releaseAtMs } : {}),
-          });
-        // While the endpoint is down the probes rotate: without strictOrder a record already used as a probe is
-        // skipped; with strictOrder it is held (it still holds back its own modem), so each modem's head takes turns.
-        let choice = pick(this.skipSet(down !== undefined && !this.strictOrder), down !== undefined);
-        if (!choice.next && down !== undefined && this.health.probes.size > 0) {
-          this.health.restartProbeRotation(); // every due record was a probe once: start the rotation again
-          choice = pick(this.skipSet(false), false);
-        }
-        wakeAtMs = choice.wakeAtMs;
-        // The one copy of a pick: the spool's view is read-only and changes with every write.
-        if (choice.next) next = structuredClone(choice.next.record) as SmsRecord;
-      } catch (err) {
-        this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
-        this.arm(this.errorPauseMs());
-        return;
-      }
-      if (!next) {
-        const wake = earliest(wakeAtMs, this.earliestUnrecordedMs());
-        if (wake !== undefined) this.arm(wake - nowMs);
-        else this.clearTimer();
-        return;
-      }
-      this.clearTimer();
-      const done = this.deliver(next, this.generation);
-      this.inFlight = { id: next.id, done };
-      try {
-        await done;
-      } finally {
-        this.inFlight = undefined;
+  /**
+   * Start what can start now: the held results' spool writes that are due, then POSTs up to the limit (the concurrency,
+   * or one probe while the endpoint counts as down); arm the one timer for the earliest time something else is due.
+   */
+  private fill(): void {
+    if (!this.running) return;
+    // A vanished id the spool no longer holds as pending needs no skipping; one it still holds is passed over.
+    if (this.vanished.size > 0) for (const id of this.vanished) if (!this.spool.isPending(id)) this.vanished.delete(id);
+    this.health.prune(this.isPending);
+    const nowMs = this.clock().getTime();
+    if (this.unrecorded.size > 0) {
+      for (const u of [...this.unrecorded.values()]) {
+        if (u.retryAtMs <= nowMs) this.flights.start(u.rec.id, 'write', () => this.record(u.rec, u.mark, u));
       }
     }
+    const down = this.health.down;
+    // One at a time until the endpoint has answered once in this process, and while it counts as down (the probe).
+    const free = (down || !this.health.answered ? 1 : this.concurrency) - this.flights.posts;
+    if (free <= 0) {
+      // Every slot is taken (or the one probe is out): an answer looks again; only held writes need the timer.
+      this.armAt(this.earliestUnrecordedMs(), nowMs);
+      return;
+    }
+    if (down && nowMs < down.probeAtMs) {
+      // The endpoint fails: nothing is POSTed before the next probe time.
+      this.armAt(earliest(down.probeAtMs, this.earliestUnrecordedMs()), nowMs);
+      return;
+    }
+    let picked: readonly Readonly<SmsRecord>[];
+    let wakeAtMs: number | undefined;
+    try {
+      ({ picked, wakeAtMs } = this.pick(nowMs, down !== undefined, free));
+    } catch (err) {
+      this.logger.error({ err: errorMessage(err) }, 'forwarder: cannot choose the next pending record; pausing');
+      this.arm(this.errorPauseMs());
+      return;
+    }
+    for (const rec of picked) this.flights.start(rec.id, 'post', () => this.deliver(rec, this.generation, this.health.outages));
+    this.armAt(earliest(wakeAtMs, this.earliestUnrecordedMs()), nowMs);
+  }
+
+  /** Up to `max` due records in delivery order (one walk of the spool's view), or the earliest time one is due. */
+  private pick(nowMs: number, probing: boolean, max: number): { picked: readonly Readonly<SmsRecord>[]; wakeAtMs?: number } {
+    const releaseAtMs = this.health.releaseMap();
+    const dueNow = this.health.dueNow();
+    const walk = (skip: ReadonlySet<string>, probes: boolean) => {
+      const hold = this.holdMap(probes && this.strictOrder ? nowMs : undefined);
+      return pickDue(this.spool.pendingInOrder(), nowMs, {
+        strictOrder: this.strictOrder,
+        skip,
+        busy: this.flights,
+        ...(hold ? { hold } : {}),
+        ...(dueNow ? { dueNow } : {}),
+        ...(releaseAtMs ? { releaseAtMs } : {}),
+      }, max);
+    };
+    // While the endpoint is down the probes rotate: without strictOrder a record already used as a probe is skipped;
+    // with strictOrder it is held (it still holds back its own modem), so each modem's head takes turns.
+    let choice = walk(this.skipSet(probing && !this.strictOrder), probing);
+    if (choice.picked.length === 0 && probing && this.health.probes.size > 0) {
+      this.health.restartProbeRotation(); // every due record was a probe once: start the rotation again
+      choice = walk(this.skipSet(false), false);
+    }
+    // No copy: the spool's entries are frozen and a write replaces an entry, it never changes one.
+    return { picked: choice.picked.map((e) => e.record), ...(choice.wakeAtMs === undefined ? {} : { wakeAtMs: choice.wakeAtMs }) };
   }
 
   /** One record: at most one POST, then its result goes to the spool (or is kept until it can). Never throws. */
-  private async deliver(rec: SmsRecord, generation: number): Promise<void> {
+  private async deliver(rec: Readonly<SmsRecord>, generation: number, sentIn: number): Promise<void> {
     const now = this.clock();
     this.health.sending(rec.id);
     if (rec.attempts > 0 && this.health.failedOnItsOwn(rec) && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
@@ -342,11 +364,11 @@ export class Forwarder {
       this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
       return;
     }
-    const kind = this.health.note(rec, outcome);
+    const kind = this.health.note(rec, outcome, sentIn);
     await this.record(rec, this.markFor(rec, outcome, kind));
   }
 
-  private markFor(rec: SmsRecord, outcome: Outcome, kind: FailureKind): Mark {
+  private markFor(rec: Readonly<SmsRecord>, outcome: Outcome, kind: FailureKind): Mark {
     const at = this.clock();
     const verdict = classify(outcome);
     const status = outcome.kind === 'http' ? outcome.status : undefined;
@@ -367,7 +389,7 @@ export class Forwarder {
    * Write a result to the spool. On failure the result is kept (or kept longer) in `unrecorded` with its own backoff;
    * `held` is the entry being retried. Never throws.
    */
-  private async record(rec: SmsRecord, mark: Mark, held?: Unrecorded): Promise<void> {
+  private async record(rec: Readonly<SmsRecord>, mark: Mark, held?: Unrecorded): Promise<void> {
     const ctx = { id: rec.id, modem: rec.sim.modem, sender: rec.sender };
     try {
       await this.write(rec, mark);
@@ -406,7 +428,7 @@ export class Forwarder {
     this.counted(rec, mark);
   }
 
-  private async write(rec: SmsRecord, mark: Mark): Promise<void> {
+  private async write(rec: Readonly<SmsRecord>, mark: Mark): Promise<void> {
     const id = rec.id;
     switch (mark.kind) {
       case 'delivered':
@@ -425,7 +447,7 @@ export class Forwarder {
   }
 
   /** Count and log a result the spool has recorded. */
-  private counted(rec: SmsRecord, mark: Mark): void {
+  private counted(rec: Readonly<SmsRecord>, mark: Mark): void {
     const ctx = { id: rec.id, modem: rec.sim.modem, sender: rec.sender };
     if (mark.kind === 'delivered') {
       this.counts.delivered += 1;
@@ -470,16 +492,9 @@ export class Forwarder {
     );
   }
 
-  /** The unrecorded result whose spool write is due first, if any is due at nowMs. */
-  private dueUnrecorded(nowMs: number): Unrecorded | undefined {
-    let best: Unrecorded | undefined;
-    for (const u of this.unrecorded.values()) if (u.retryAtMs <= nowMs && (!best || u.retryAtMs < best.retryAtMs)) best = u;
-    return best;
-  }
-
   private earliestUnrecordedMs(): number | undefined {
     let t: number | undefined;
-    for (const u of this.unrecorded.values()) t = earliest(t, u.retryAtMs);
+    for (const u of this.unrecorded.values()) if (!this.flights.has(u.rec.id)) t = earliest(t, u.retryAtMs); // a write in flight wakes us when it ends
     return t;
   }
 
@@ -530,6 +545,12 @@ export class Forwarder {
       this.wakeAtMs = undefined;
       this.kick();
     }, ms);
+  }
+
+  /** Arm the timer for `atMs` (epoch ms), or clear it when there is nothing to wait for. */
+  private armAt(atMs: number | undefined, nowMs: number): void {
+    if (atMs === undefined) this.clearTimer();
+    else this.arm(atMs - nowMs);
   }
 
   private clearTimer(): void {

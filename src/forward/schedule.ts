@@ -16,8 +16,14 @@
  *   waiting item that is never due: it holds back the later items of its modem, and the later of its own due time and
  *   the time `hold` gives counts for the wake-up time. (The forwarder holds records whose not-delivered result it could
  *   not record yet: they are sent again later, so nothing may overtake them.)
- * - Cost: it walks from the oldest and stops at the first due item: O(k), k = items before it; number comparisons only.
- *   It returns the item itself (no copy); the caller copies what it keeps.
+ * - busy: ids in flight (being sent, or their held result being written). Never picked and they count nothing for the
+ *   wake-up time (their end wakes the forwarder). With strictOrder each holds back the later items of its modem (one
+ *   record of a modem in flight at a time, and nothing overtakes it); without, they are passed over like skip.
+ * - pickDue returns up to `max` due items in one walk, in order (pickNext is pickDue with max 1). With strictOrder a
+ *   picked item holds back the later items of its modem like a busy one (never two of one modem in one pick). When it
+ *   picks `max` items it stops there and gives no wake-up time (the end of those sends wakes the forwarder).
+ * - Cost: it walks from the oldest and stops at the max-th due item: O(k), k = items before it; number comparisons and
+ *   set lookups only. It returns the items themselves (no copy): the spool's entries are frozen, read-only views.
  */
 
 /** What the choice needs to know of a pending record. */
@@ -34,17 +40,31 @@ export interface PickOptions {
   hold?: ReadonlyMap<string, number>;
   dueNow?: ReadonlySet<string>;
   releaseAtMs?: ReadonlyMap<string, number>;
+  busy?: { has(id: string): boolean; readonly size: number };
 }
 
 export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions = {}): { next?: T; wakeAtMs?: number } {
-  const { skip, hold } = opts;
+  const { picked, wakeAtMs } = pickDue(ordered, nowMs, opts, 1);
+  if (picked.length > 0) return { next: picked[0]! };
+  return wakeAtMs === undefined ? {} : { wakeAtMs };
+}
+
+export function pickDue<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions, max: number): { picked: T[]; wakeAtMs?: number } {
+  const { skip, hold, busy } = opts;
+  const picked: T[] = [];
+  if (max <= 0) return { picked };
   const held = opts.strictOrder ? new Set<string>() : undefined;
   const skipping = skip !== undefined && skip.size > 0;
   const holding = hold !== undefined && hold.size > 0;
+  const busying = busy !== undefined && busy.size > 0;
   let wakeAtMs: number | undefined;
   for (const item of ordered) {
     if (skipping && skip.has(item.id)) continue;
     if (held !== undefined && held.size > 0 && held.has(item.modem)) continue;
+    if (busying && busy.has(item.id)) {
+      held?.add(item.modem);
+      continue;
+    }
     const holdMs = holding ? hold.get(item.id) : undefined;
     if (holdMs !== undefined) {
       if (held === undefined) continue;
@@ -55,7 +75,12 @@ export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: num
       continue;
     }
     const due = opts.dueNow !== undefined && opts.dueNow.has(item.id) ? undefined : item.dueMs;
-    if (due === undefined || due <= nowMs) return { next: item };
+    if (due === undefined || due <= nowMs) {
+      picked.push(item);
+      if (picked.length >= max) return { picked };
+      held?.add(item.modem);
+      continue;
+    }
     wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
     if (held === undefined) continue;
     const releaseMs = opts.releaseAtMs?.get(item.id);
@@ -63,5 +88,5 @@ export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: num
     if (releaseMs !== undefined) wakeAtMs = Math.min(wakeAtMs, releaseMs);
     held.add(item.modem);
   }
-  return wakeAtMs === undefined ? {} : { wakeAtMs };
+  return wakeAtMs === undefined ? { picked } : { picked, wakeAtMs };
 }
