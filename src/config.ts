@@ -1,8 +1,9 @@
 /**
  * Configuration: loaded and validated once, at the boundary, into a frozen, fully-defaulted Config.
  *
- * One declaration (configSchema, zod) gives the type, the allowed keys, the defaults and the messages. Unknown keys
- * are rejected; every problem is reported as `path: what was expected`, all at once; loadConfig names the file.
+ * One declaration (configSchema, valibot; its building blocks in config-fields.ts) gives the type, the allowed keys,
+ * the defaults and the messages. Unknown keys are rejected; every problem is reported as `path: what was expected`,
+ * all at once; loadConfig names the file.
  * Secrets (modem PIN, HMAC secret, header values) may be given as "env:NAME" to read them from the environment,
  * so the file itself can be world-readable.
  * loadSpoolConfig() is the spool-only mode of the operator commands: the `spool` section alone, no secrets resolved.
@@ -15,13 +16,35 @@
  * values, so a template error fails at load, not when credit moves.
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as v from 'valibot';
 import { compilePatterns, DEFAULT_BALANCE_PATTERNS, type BalancePatterns } from './balance/parse.js';
 import { DEFAULT_BALANCE_CHECKS, OPERATORS, type OperatorKey } from './balance/operators.js';
 import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
+import {
+  adder,
+  anyObject,
+  asRecord,
+  bool,
+  httpUrl,
+  int,
+  isMissing,
+  matching,
+  object,
+  oneOf,
+  optional,
+  orDefault,
+  refine,
+  refineShape,
+  secret,
+  text,
+  withDefault,
+  wrongType,
+  type AddIssue,
+  type Env,
+} from './config-fields.js';
 
 export type { ProfileSetting };
 
@@ -30,143 +53,77 @@ const API_PREFIX = '/api/v1/convert-pulsa';
 /** Appended to webhook.baseUrl to give the URL the bridge posts to. */
 const WEBHOOK_PATH = '/webhook/sms-gateway';
 
-type Env = Record<string, string | undefined>;
-
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 /** Headers pulsa-bridge sets itself (compared lower-case). */
 const OWN_HEADERS = ['content-type', 'content-length', 'idempotency-key', 'x-api-key', 'host'];
-
-// Building blocks: each carries its message, so a schema below reads as key, type, range, default.
-
-const isMissing = (input: unknown): boolean => input === undefined || input === null;
-
-/** An object with exactly these keys (others are `unknown key`). */
-function object<S extends z.ZodRawShape>(shape: S) {
-  const allowed = Object.keys(shape).join(', ');
-  return z.strictObject(shape, { error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key (allowed: ${allowed})` : 'expected an object') });
-}
-
-function int(min: number, max: number) {
-  return z.int({ error: `expected an integer from ${min} to ${max}` }).min(min).max(max);
-}
-
-function bool() {
-  return z.boolean({ error: 'expected true or false' });
-}
-
-function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.enum(values, { error: `expected one of ${values.map((v) => JSON.stringify(v)).join(', ')}` });
-}
-
-/** A non-empty string; missing (or null) is `required`, or the given message. */
-function text(required = 'required') {
-  return z.string({ error: (iss) => (isMissing(iss.input) ? required : 'expected a non-empty string') }).min(1);
-}
-
-/** A string that may be "env:NAME": the value is read from that environment variable. */
-function secret(env: Env) {
-  return text().transform((s, ctx) => {
-    if (!s.startsWith('env:')) return s;
-    const name = s.slice(4);
-    const value = env[name];
-    if (value === undefined || value === '') {
-      ctx.addIssue({ code: 'custom', message: `environment variable ${name} is not set` });
-      return z.NEVER;
-    }
-    return value;
-  });
-}
-
-/** Matches `re`; the message shows the value unless it is a secret. */
-function matching(re: RegExp, what: string, shown: boolean) {
-  return z.string().regex(re, { error: (iss) => `expected ${what}${shown ? `, got ${JSON.stringify(iss.input)}` : ''}` });
-}
-
-function httpUrl() {
-  return text().superRefine((v, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(v);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `expected a URL, got ${JSON.stringify(v)}` });
-      return;
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'expected an http:// or https:// URL' });
-  });
-}
-
-/** Absent or null: undefined. */
-function optional<T extends z.ZodType>(s: T) {
-  return s.nullish().transform((v) => v ?? undefined);
-}
-
-/** Absent or null: `fallback`. */
-function orDefault<T extends z.ZodType>(s: T, fallback: z.output<T>) {
-  return s.nullable().default(null).transform((v) => v ?? fallback);
-}
-
-const asRecord = (v: unknown): Record<string, unknown> | undefined =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-
-/** Cross-field checks also run when a field failed (every problem at once), as long as the shape is right. */
-const onAnyObject = { when: (p: { value: unknown }) => asRecord(p.value) !== undefined };
-const onAnyArray = { when: (p: { value: unknown }) => Array.isArray(p.value) };
 
 // The declaration.
 
 function modemSchema(env: Env) {
   const modem = object({
-    name: text().pipe(matching(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - or _ (at most 40)', true)),
+    name: v.pipe(text(), matching(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - or _ (at most 40)', true)),
     /** Serial port, preferably /dev/serial/by-id/...; a simulated modem gets `/virtual/<name>`. */
     port: text(),
-    baudRate: int(300, 4_000_000).default(115200),
-    profile: oneOf(PROFILE_SETTINGS).default('auto'),
-    pin: optional(secret(env).pipe(matching(/^\d{4,8}$/, '4 to 8 digits', false))),
-    storage: oneOf(['auto', 'SM', 'ME', 'MT']).default('auto'),
-    delivery: oneOf(['store', 'direct']).default('store'),
-    senders: z
-      .array(z.string({ error: 'expected a non-empty string' }).trim().min(1), {
-        error: (iss) =>
-          isMissing(iss.input) ? 'required: the operator sender ids to forward, e.g. ["858"] (or ["*"] for all)' : 'expected an array of non-empty strings',
-      })
-      .min(1, 'expected at least one sender id, e.g. ["858"] (or ["*"] for all): an empty list would forward nothing'),
-    otherSenders: oneOf(['archive', 'delete', 'keep']).default('archive'),
-    sweepIntervalSec: int(5, 86_400).default(60),
-    multipartTimeoutSec: int(10, 7 * 86_400).default(600),
-    commandTimeoutMs: int(500, 180_000).default(10_000),
+    baudRate: withDefault(int(300, 4_000_000), 115200),
+    profile: withDefault(oneOf(PROFILE_SETTINGS), 'auto'),
+    pin: optional(v.pipe(secret(env), matching(/^\d{4,8}$/, '4 to 8 digits', false))),
+    storage: withDefault(oneOf(['auto', 'SM', 'ME', 'MT']), 'auto'),
+    delivery: withDefault(oneOf(['store', 'direct']), 'store'),
+    senders: v.pipe(
+      v.array(v.pipe(v.string('expected a non-empty string'), v.trim(), v.minLength(1, 'expected a non-empty string')), (iss) =>
+        isMissing(iss.input) ? 'required: the operator sender ids to forward, e.g. ["858"] (or ["*"] for all)' : 'expected an array of non-empty strings',
+      ),
+      v.minLength(1, 'expected at least one sender id, e.g. ["858"] (or ["*"] for all): an empty list would forward nothing'),
+    ),
+    otherSenders: withDefault(oneOf(['archive', 'delete', 'keep']), 'archive'),
+    sweepIntervalSec: withDefault(int(5, 86_400), 60),
+    multipartTimeoutSec: withDefault(int(10, 7 * 86_400), 600),
+    commandTimeoutMs: withDefault(int(500, 180_000), 10_000),
     /** Use the built-in virtual modem instead of hardware (demo, tests, training). */
-    simulate: bool().default(false),
+    simulate: withDefault(bool(), false),
     /** The SIM's operator: picks the balance check and transfer flow defaults. */
     operator: optional(oneOf(OPERATORS)),
     /** The SIM's own number (08..., 628... or +628...): the sender of test transfers, a centre SIM's address. */
-    number: optional(text().pipe(matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true))),
+    number: optional(v.pipe(text(), matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true))),
     /** Periodic balance and active-period check (absent: checked only on demand). */
     balance: optional(balanceSchema()),
     /** The virtual SIM behind a simulated modem: its starting balance and active-until date. */
     virtual: optional(
       object({
-        balance: int(0, 100_000_000).default(50_000),
+        balance: withDefault(int(0, 100_000_000), 50_000),
         activeUntil: optional(matching(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD', true)),
       }),
     ),
-  }).transform((m, ctx) => ({ ...m, balance: resolveBalance(m.balance, m.operator, ctx) }));
-  // A simulated modem needs no port: it gets a virtual one named after it.
-  return z.preprocess((v) => {
-    const o = asRecord(v);
-    return o && o.simulate === true && isMissing(o.port) ? { ...o, port: `/virtual/${String(o.name)}` } : v;
-  }, modem);
+  });
+  return v.pipe(
+    v.unknown(),
+    // A simulated modem needs no port: it gets a virtual one named after it.
+    v.transform((x: unknown) => {
+      const o = asRecord(x);
+      return o && o.simulate === true && isMissing(o.port) ? { ...o, port: `/virtual/${String(o.name)}` } : x;
+    }),
+    modem,
+    v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<v.InferOutput<typeof modem>>) => {
+      const m = dataset.value;
+      const balance = resolveBalance(m.balance, m.operator, adder(addIssue));
+      return balance === null ? NEVER : { ...m, balance };
+    }),
+  );
 }
 
 function patternList() {
-  return z.array(z.string({ error: 'expected a regular expression source' }).min(1), { error: 'expected an array of regular expression sources' }).superRefine((list, ctx) => {
-    list.forEach((src, i) => {
-      try {
-        compilePatterns([src]);
-      } catch (err) {
-        ctx.addIssue({ code: 'custom', path: [i], message: (err as Error).message });
-      }
-    });
-  });
+  return v.pipe(
+    v.array(v.pipe(v.string('expected a regular expression source'), v.minLength(1, 'expected a regular expression source')), 'expected an array of regular expression sources'),
+    refine<string[]>((list, addIssue) => {
+      list.forEach((src, i) => {
+        try {
+          compilePatterns([src]);
+        } catch (err) {
+          addIssue({ path: [i], message: (err as Error).message });
+        }
+      });
+    }),
+  );
 }
 
 function balanceSchema() {
@@ -174,18 +131,31 @@ function balanceSchema() {
     /** USSD code; default from the modem's `operator`. */
     code: optional(text()),
     /** Menu answers sent after the code, in order. */
-    replies: optional(z.array(z.string().min(1).max(182), { error: 'expected an array of strings' }).max(10)),
+    replies: optional(
+      v.pipe(
+        // The item messages are zod's defaults, kept word for word.
+        v.array(
+          v.pipe(
+            v.string(wrongType('string')),
+            v.minLength(1, 'Too small: expected string to have >=1 characters'),
+            v.maxLength(182, 'Too big: expected string to have <=182 characters'),
+          ),
+          'expected an array of strings',
+        ),
+        v.maxLength(10, 'expected an array of strings'),
+      ),
+    ),
     /** Hours between checks (0: only on demand). */
-    intervalHours: z.number({ error: 'expected a number of hours from 0 to 720' }).min(0).max(720).default(24),
+    intervalHours: withDefault(v.pipe(v.number('expected a number of hours from 0 to 720'), v.minValue(0, 'expected a number of hours from 0 to 720'), v.maxValue(720, 'expected a number of hours from 0 to 720')), 24),
     /** A balance below this many rupiah is a warning (0: never). */
-    minBalance: int(0, 100_000_000).default(0),
+    minBalance: withDefault(int(0, 100_000_000), 0),
     /** An active period ending within this many days is a warning. */
-    activeWarnDays: int(0, 365).default(7),
-    patterns: object({ balance: patternList().default(() => []), activeUntil: patternList().default(() => []) }).prefault({}),
+    activeWarnDays: withDefault(int(0, 365), 7),
+    patterns: withDefault(object({ balance: withDefault(patternList(), () => []), activeUntil: withDefault(patternList(), () => []) }), () => ({})),
   });
 }
 
-type BalanceInput = z.output<ReturnType<typeof balanceSchema>>;
+type BalanceInput = v.InferOutput<ReturnType<typeof balanceSchema>>;
 
 /** A modem's balance check, every default applied. */
 export interface BalanceSettings {
@@ -198,13 +168,14 @@ export interface BalanceSettings {
   patterns: BalancePatterns;
 }
 
-function resolveBalance(b: BalanceInput | undefined, operator: OperatorKey | undefined, ctx: z.RefinementCtx): BalanceSettings | undefined {
+/** The balance settings, or null after reporting why there are none (no code, no operator to default it from). */
+function resolveBalance(b: BalanceInput | undefined, operator: OperatorKey | undefined, addIssue: AddIssue): BalanceSettings | undefined | null {
   if (!b) return undefined;
   const defaults = operator ? DEFAULT_BALANCE_CHECKS[operator] : undefined;
   const code = b.code ?? defaults?.code;
   if (code === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['balance', 'code'], message: `required: the USSD code that shows the balance (or set "operator" to one of ${OPERATORS.join(', ')} for its default)` });
-    return z.NEVER;
+    addIssue({ path: ['balance', 'code'], message: `required: the USSD code that shows the balance (or set "operator" to one of ${OPERATORS.join(', ')} for its default)` });
+    return null;
   }
   return {
     code,
@@ -228,161 +199,215 @@ export function balanceSettingsFor(m: Pick<ModemConfig, 'balance' | 'operator'>)
 }
 
 function flowSchema() {
-  const step = z.discriminatedUnion(
-    'kind',
-    [
-      object({ kind: z.literal('ussd'), code: text(), replies: optional(z.array(text())) }),
-      object({ kind: z.literal('sms'), to: text(), text: text() }),
-      object({ kind: z.literal('await-sms'), from: text(), token: optional(text()), timeoutSec: optional(int(5, 3600)) }),
-    ],
-    { error: 'expected a step {"kind": "ussd" | "sms" | "await-sms", ...}' },
+  const steps = {
+    ussd: object({ kind: v.literal('ussd'), code: text(), replies: optional(v.array(text(), 'expected an array of non-empty strings')) }),
+    sms: object({ kind: v.literal('sms'), to: text(), text: text() }),
+    'await-sms': object({ kind: v.literal('await-sms'), from: text(), token: optional(text()), timeoutSec: optional(int(5, 3600)) }),
+  };
+  const step = v.pipe(
+    v.unknown(),
+    v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<unknown>) => {
+      const kind = asRecord(dataset.value)?.kind;
+      if (!Object.hasOwn(steps, String(kind))) {
+        const message = 'expected a step {"kind": "ussd" | "sms" | "await-sms", ...}';
+        adder(addIssue)(asRecord(dataset.value) ? { message, path: ['kind'] } : { message });
+        return NEVER;
+      }
+      const r = v.safeParse(steps[kind as keyof typeof steps], dataset.value);
+      for (const iss of r.issues ?? []) addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
+      return r.success ? (r.output as v.InferOutput<(typeof steps)[keyof typeof steps]>) : NEVER;
+    }),
   );
-  return object({ operator: optional(text()), steps: z.array(step).min(1, 'expected at least one step') });
+  return object({ operator: optional(text()), steps: v.pipe(v.array(step, 'expected an array of steps'), v.minLength(1, 'expected at least one step')) });
 }
 
 function resellerSchema(env: Env) {
-  const paths = z.array(text()).optional();
-  return object({
-    /** The reseller API root (`{base_url}`, ending in /api/v1/convert-pulsa); default webhook.baseUrl. */
-    baseUrl: optional(httpUrl()),
-    /** X-API-KEY; "env:NAME" reads it from the environment. Never logged, masked by `config check`. */
-    apiKey: optional(secret(env)),
-    timeoutMs: int(100, 600_000).default(15_000),
-    /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
-    orderPaths: object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths }).prefault({}),
-    /** Defaults for `test-transfer --order` (each can be given on the command line). */
-    order: object({
-      operatorId: optional(int(1, 1_000_000)),
-      payoutMethod: optional(text()),
-      payoutAccountNumber: optional(text()),
-      payoutAccountName: optional(text()),
-    }).prefault({}),
-    /** Transfer flow overrides by operator key (telkomsel, indosat, xl, axis, smartfren, tri or a new one). */
-    flows: z.record(z.string().regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key'), flowSchema(), { error: 'expected an object' }).default(() => ({})),
-    /** Seconds a test transfer waits for the confirmation SMS, and polls an order. */
-    confirmTimeoutSec: int(5, 3600).default(180),
-  })
-    .prefault({})
-    .superRefine((r, ctx) => {
-      for (const [key, flow] of Object.entries(r.flows ?? {})) {
-        try {
-          renderFlow({ operator: flow.operator ?? key, steps: flow.steps as FlowStepTemplate[] }, { to: '081200000000', amount: 10_000 });
-        } catch (err) {
-          if (err instanceof FlowError) ctx.addIssue({ code: 'custom', path: ['flows', key], message: err.message });
-          else throw err;
+  const paths = v.optional(v.array(text(), wrongType('array')));
+  const flow = flowSchema();
+  return withDefault(
+    refineShape(
+      object({
+        /** The reseller API root (`{base_url}`, ending in /api/v1/convert-pulsa); default webhook.baseUrl. */
+        baseUrl: optional(httpUrl()),
+        /** X-API-KEY; "env:NAME" reads it from the environment. Never logged, masked by `config check`. */
+        apiKey: optional(secret(env)),
+        timeoutMs: withDefault(int(100, 600_000), 15_000),
+        /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
+        orderPaths: withDefault(object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths }), () => ({})),
+        /** Defaults for `test-transfer --order` (each can be given on the command line). */
+        order: withDefault(
+          object({
+            operatorId: optional(int(1, 1_000_000)),
+            payoutMethod: optional(text()),
+            payoutAccountNumber: optional(text()),
+            payoutAccountName: optional(text()),
+          }),
+          () => ({}),
+        ),
+        /** Transfer flow overrides by operator key (telkomsel, indosat, xl, axis, smartfren, tri or a new one). */
+        flows: withDefault(
+          v.pipe(
+            v.custom<Record<string, unknown>>(anyObject, 'expected an object'),
+            v.record(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key')), flow, 'expected an object'),
+          ),
+          () => ({}),
+        ),
+        /** Seconds a test transfer waits for the confirmation SMS, and polls an order. */
+        confirmTimeoutSec: withDefault(int(5, 3600), 180),
+      }),
+      // Each valid flow must render (a template error fails at load, not when credit moves), also when a field failed.
+      anyObject,
+      (r: { flows?: unknown }, addIssue) => {
+        for (const [key, raw] of Object.entries(asRecord(r.flows) ?? {})) {
+          const parsed = v.safeParse(flow, raw);
+          if (!parsed.success) continue; // reported by the flow's own schema
+          try {
+            renderFlow({ operator: parsed.output.operator ?? key, steps: parsed.output.steps as FlowStepTemplate[] }, { to: '081200000000', amount: 10_000 });
+          } catch (err) {
+            if (err instanceof FlowError) addIssue({ path: ['flows', key], message: err.message });
+            else throw err;
+          }
         }
-      }
-    }, onAnyObject);
+      },
+    ),
+    () => ({}),
+  );
 }
 
 function webhookSchema(env: Env) {
-  const headers = z.record(z.string(), secret(env), { error: 'expected an object' }).superRefine((h, ctx) => {
-    for (const k of Object.keys(h)) {
-      if (!/^[A-Za-z0-9-]+$/.test(k)) ctx.addIssue({ code: 'custom', path: [k], message: 'invalid header name' });
-      else if (OWN_HEADERS.includes(k.toLowerCase())) ctx.addIssue({ code: 'custom', path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
-    }
-  }, onAnyObject);
-  const retry = object({
-    baseDelayMs: int(10, 3_600_000).default(1000),
-    maxDelayMs: int(100, 86_400_000).default(300_000),
-    /**
-     * A record rejected by the server (404, 401, 422, or a 5xx of its own) and older than this goes to dead instead of
-     * being retried; endpoint failures (network errors, timeouts, outages) never expire a record. null = never.
-     */
-    maxAgeHours: int(1, 24 * 365).nullable().default(72),
-    /** Cap of the interval between probes while the webhook endpoint fails (one request per interval). */
-    probeIntervalMs: int(50, 600_000).default(2000),
-  }).superRefine((r, ctx) => {
-    if (typeof r.maxDelayMs === 'number' && typeof r.baseDelayMs === 'number' && r.maxDelayMs < r.baseDelayMs) {
-      ctx.addIssue({ code: 'custom', path: ['maxDelayMs'], message: 'must be at least webhook.retry.baseDelayMs' });
-    }
-  }, onAnyObject);
-  return object({
-    baseUrl: optional(httpUrl()),
-    url: optional(httpUrl()),
-    timeoutMs: int(100, 600_000).default(10_000),
-    connectTimeoutMs: int(100, 600_000).default(5_000),
-    headers: headers.default(() => ({})),
-    hmacSecret: optional(secret(env)),
-    retry: retry.prefault({}),
-    strictOrder: bool().default(false),
-    /** With strictOrder: how long one rejected record may hold back its modem's later records (from its first rejection). */
-    strictOrderHoldSec: int(0, 30 * 86_400).default(300),
-  }).superRefine((w, ctx) => {
-    if (isMissing(w.baseUrl) && isMissing(w.url)) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)` });
-    }
-  }, onAnyObject);
+  const headers = refineShape(
+    v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.record(v.string(), secret(env), 'expected an object')),
+    anyObject,
+    (h: Record<string, unknown>, addIssue) => {
+      for (const k of Object.keys(h)) {
+        if (!/^[A-Za-z0-9-]+$/.test(k)) addIssue({ path: [k], message: 'invalid header name' });
+        else if (OWN_HEADERS.includes(k.toLowerCase())) addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
+      }
+    },
+  );
+  const retry = refineShape(
+    object({
+      baseDelayMs: withDefault(int(10, 3_600_000), 1000),
+      maxDelayMs: withDefault(int(100, 86_400_000), 300_000),
+      /**
+       * A record rejected by the server (404, 401, 422, or a 5xx of its own) and older than this goes to dead instead of
+       * being retried; endpoint failures (network errors, timeouts, outages) never expire a record. null = never.
+       */
+      maxAgeHours: withDefault(v.nullable(int(1, 24 * 365)), 72),
+      /** Cap of the interval between probes while the webhook endpoint fails (one request per interval). */
+      probeIntervalMs: withDefault(int(50, 600_000), 2000),
+    }),
+    anyObject,
+    (r: { baseDelayMs?: unknown; maxDelayMs?: unknown }, addIssue) => {
+      if (typeof r.maxDelayMs === 'number' && typeof r.baseDelayMs === 'number' && r.maxDelayMs < r.baseDelayMs) {
+        addIssue({ path: ['maxDelayMs'], message: 'must be at least webhook.retry.baseDelayMs' });
+      }
+    },
+  );
+  return refineShape(
+    object({
+      baseUrl: optional(httpUrl()),
+      url: optional(httpUrl()),
+      timeoutMs: withDefault(int(100, 600_000), 10_000),
+      connectTimeoutMs: withDefault(int(100, 600_000), 5_000),
+      headers: withDefault(headers, () => ({})),
+      hmacSecret: optional(secret(env)),
+      retry: withDefault(retry, () => ({})),
+      strictOrder: withDefault(bool(), false),
+      /** With strictOrder: how long one rejected record may hold back its modem's later records (from its first rejection). */
+      strictOrderHoldSec: withDefault(int(0, 30 * 86_400), 300),
+    }),
+    anyObject,
+    (w: { baseUrl?: unknown; url?: unknown }, addIssue) => {
+      if (isMissing(w.baseUrl) && isMissing(w.url)) {
+        addIssue({ path: ['baseUrl'], message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)` });
+      }
+    },
+  );
 }
 
 function spoolSchema() {
-  return object({
-    dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
-    sentRetentionDays: int(0, 3650).default(30),
-    ignoredRetentionDays: int(0, 3650).default(30),
-    fsync: bool().default(true),
-  }).prefault({});
+  return withDefault(
+    object({
+      dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
+      sentRetentionDays: withDefault(int(0, 3650), 30),
+      ignoredRetentionDays: withDefault(int(0, 3650), 30),
+      fsync: withDefault(bool(), true),
+    }),
+    () => ({}),
+  );
 }
 
 function configSchema(env: Env = process.env) {
-  return object({
-    webhook: webhookSchema(env).prefault({}),
+  const fields = object({
+    webhook: withDefault(webhookSchema(env), () => ({})),
     spool: spoolSchema(),
-    modems: z
-      .array(modemSchema(env), { error: 'required: a non-empty array of modems' })
-      .min(1)
-      .superRefine((modems, ctx) => {
+    modems: refineShape(
+      v.pipe(v.array(modemSchema(env), 'required: a non-empty array of modems'), v.minLength(1, 'required: a non-empty array of modems')),
+      Array.isArray,
+      (modems: unknown[], addIssue) => {
         const names = new Set<unknown>();
         const ports = new Set<unknown>();
         modems.forEach((raw, i) => {
           const m = asRecord(raw);
           if (!m) return;
-          if (typeof m.name === 'string' && names.has(m.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
-          if (typeof m.port === 'string' && ports.has(m.port)) ctx.addIssue({ code: 'custom', path: [i, 'port'], message: `port ${m.port} is used by another modem` });
+          if (typeof m.name === 'string' && names.has(m.name)) addIssue({ path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
+          if (typeof m.port === 'string' && ports.has(m.port)) addIssue({ path: [i, 'port'], message: `port ${m.port} is used by another modem` });
           names.add(m.name);
           ports.add(m.port);
         });
-      }, onAnyArray),
-    log: object({
-      level: oneOf(LOG_LEVELS).default('info'),
-      /** Pretty output on a terminal, JSON otherwise (journald). */
-      pretty: z.union([z.literal('auto'), z.boolean()], { error: 'expected true, false or "auto"' }).default('auto'),
-    }).prefault({}),
+      },
+    ),
+    log: withDefault(
+      object({
+        level: withDefault(oneOf(LOG_LEVELS), 'info'),
+        /** Pretty output on a terminal, JSON otherwise (journald). */
+        pretty: withDefault(v.union([v.literal('auto'), v.boolean()], 'expected true, false or "auto"'), 'auto'),
+      }),
+      () => ({}),
+    ),
     /** Seconds SIGTERM waits for the POST in flight before abandoning it (the record stays pending). */
-    shutdownGraceSec: int(0, 120).default(5),
+    shutdownGraceSec: withDefault(int(0, 120), 5),
     /** The control socket operators' commands reach the running daemon through (src/control/server.ts). */
-    control: object({
-      /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
-      socket: optional(text()),
-      /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
-      group: optional(z.union([int(0, 2_147_483_647), text().pipe(matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))])),
-    }).prefault({}),
+    control: withDefault(
+      object({
+        /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
+        socket: optional(text()),
+        /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
+        group: optional(v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid')),
+      }),
+      () => ({}),
+    ),
     /** Optional Prometheus listener (/metrics, /healthz): "host:port", off when absent. See src/metrics/. */
-    metrics: object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }).prefault({}),
+    metrics: withDefault(object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }), () => ({})),
     /** Pending records older than this make `status` exit 1 and /healthz answer 503. */
-    health: object({ maxPendingAgeSec: int(10, 7 * 86_400).default(300) }).prefault({}),
+    health: withDefault(object({ maxPendingAgeSec: withDefault(int(10, 7 * 86_400), 300) }), () => ({})),
     /** The reseller API, for `rates`, `calculate` and `test-transfer --order`. */
     reseller: resellerSchema(env),
     /** Where the daemon keeps small state between runs (rejected PINs per SIM). Default: spool.dir. */
     stateDir: optional(text()),
-  }).transform((c) => {
-    const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
-    const warnings = warning ? [warning] : [];
-    for (const key of ['sentRetentionDays', 'ignoredRetentionDays'] as const) {
-      if (c.spool[key] < DEDUPE_MIN_DAYS) {
-        warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
-      }
-    }
-    const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
-    const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
-    return {
-      ...c,
-      webhook: { ...c.webhook, endpoint: url },
-      control: { ...c.control, socketPath },
-      reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
-      warnings,
-    };
   });
+  return v.pipe(
+    fields,
+    v.transform((c: v.InferOutput<typeof fields>) => {
+      const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
+      const warnings = warning ? [warning] : [];
+      for (const key of ['sentRetentionDays', 'ignoredRetentionDays'] as const) {
+        if (c.spool[key] < DEDUPE_MIN_DAYS) {
+          warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
+        }
+      }
+      const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
+      const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
+      return {
+        ...c,
+        webhook: { ...c.webhook, endpoint: url },
+        control: { ...c.control, socketPath },
+        reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
+        warnings,
+      };
+    }),
+  );
 }
 
 /** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
@@ -406,33 +431,30 @@ export function controlSocketCandidates(cfg: Pick<Config, 'control' | 'spool'>):
   return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
 }
 
-export type Config = z.output<ReturnType<typeof configSchema>>;
+export type Config = v.InferOutput<ReturnType<typeof configSchema>>;
 export type ModemConfig = Config['modems'][number];
 export type OtherSendersPolicy = ModemConfig['otherSenders'];
 export type ResellerConfig = Config['reseller'];
 
-/** `modems[1].name` from zod's ['modems', 1, 'name']. */
-function pathText(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i > 0 ? '.' : ''}${String(p)}`)).join('');
+/** `modems[1].name` from the issue path's keys ['modems', 1, 'name']. */
+function pathText(path: readonly v.IssuePathItem[]): string {
+  return path.map((p, i) => (typeof p.key === 'number' ? `[${p.key}]` : `${i > 0 ? '.' : ''}${String(p.key)}`)).join('');
 }
 
-function problemsOf(error: z.ZodError): string[] {
+function problemsOf(issues: readonly v.BaseIssue<unknown>[]): string[] {
   const out: string[] = [];
-  for (const iss of error.issues) {
-    const keys = iss.code === 'unrecognized_keys' ? iss.keys : [undefined];
-    for (const k of keys) {
-      const path = pathText(k === undefined ? iss.path : [...iss.path, k]);
-      out.push(path ? `${path}: ${iss.message}` : iss.message);
-    }
+  for (const iss of issues) {
+    const path = pathText(iss.path ?? []);
+    out.push(path ? `${path}: ${iss.message}` : iss.message);
   }
   return [...new Set(out)];
 }
 
 /** Validates a parsed JSON value. Throws ConfigError listing every problem. */
 export function parseConfig(raw: unknown, env: Env = process.env): Config {
-  const r = configSchema(env).safeParse(raw);
-  if (!r.success) throw new ConfigError(problemsOf(r.error));
-  return deepFreeze(r.data);
+  const r = v.safeParse(configSchema(env), raw);
+  if (!r.success) throw new ConfigError(problemsOf(r.issues));
+  return deepFreeze(r.output);
 }
 
 /** Reads and validates a config file. Throws ConfigError (naming the file) on any problem. */
@@ -459,9 +481,9 @@ export interface SpoolOnlyConfig {
 export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
   const raw = await readJson(file);
   // Not strict: the other sections are the daemon's business here.
-  const r = z.object({ spool: spoolSchema() }, { error: 'expected an object' }).safeParse(raw);
-  if (!r.success) throw new ConfigError(problemsOf(r.error), { file });
-  return deepFreeze({ spool: r.data.spool });
+  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema() })), raw);
+  if (!r.success) throw new ConfigError(problemsOf(r.issues), { file });
+  return deepFreeze({ spool: r.output.spool });
 }
 
 async function readJson(file: string): Promise<unknown> {

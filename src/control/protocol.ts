@@ -16,7 +16,7 @@
  * order (ids match them); a request names a modem by its config name (`modem` may be omitted when the daemon has
  * exactly one). Unknown fields are refused, so a typo cannot silently drop an option.
  */
-import { z } from 'zod';
+import * as v from 'valibot';
 
 export const PROTOCOL_VERSION = 1;
 /** One request line at most (an SMS body is at most a few KiB; a PDU for AT+CMGS well under this). */
@@ -44,54 +44,128 @@ export interface WireError {
   data?: unknown;
 }
 
-const modem = z.string().min(1).max(64).optional();
-const index = z.number().int().min(0).max(65_535);
-const base = { v: z.literal(PROTOCOL_VERSION), id: z.union([z.number().int(), z.string().max(64)]), modem };
+// Field types. The messages are the ones operators' tools have seen since version 1 (worded as zod worded them).
 
-const requestSchema = z.discriminatedUnion('op', [
+const typeName = (x: unknown): string =>
+  x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x === 'number' && !Number.isFinite(x) ? String(x) : typeof x;
+const wrongType = (expected: string) => (iss: v.BaseIssue<unknown>) => `Invalid input: expected ${expected}, received ${typeName(iss.input)}`;
+
+function str(min: number, max: number) {
+  return v.pipe(
+    v.string(wrongType('string')),
+    v.minLength(min, `Too small: expected string to have >=${min} characters`),
+    v.maxLength(max, `Too big: expected string to have <=${max} characters`),
+  );
+}
+
+/** An integer from min to max: one message per value (not an integer, else too small, else too big). */
+function int(min: number, max: number) {
+  return v.pipe(
+    v.custom<number>((x) => typeof x === 'number' && Number.isFinite(x), wrongType('number')),
+    v.rawCheck<number>(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const n = dataset.value;
+      if (!Number.isInteger(n)) addIssue({ message: 'Invalid input: expected int, received number' });
+      else if (n < min) addIssue({ message: `Too small: expected number to be >=${min}` });
+      else if (n > max) addIssue({ message: `Too big: expected number to be <=${max}` });
+    }),
+  );
+}
+
+const bool = () => v.boolean(wrongType('boolean'));
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return v.picklist(values, `Invalid option: expected one of ${values.map((x) => JSON.stringify(x)).join('|')}`);
+}
+
+function list<T extends v.GenericSchema>(item: T, min: number, max: number) {
+  return v.pipe(
+    v.array(item, wrongType('array')),
+    v.minLength(min, `Too small: expected array to have >=${min} items`),
+    v.maxLength(max, `Too big: expected array to have <=${max} items`),
+  );
+}
+
+const modem = v.optional(str(1, 64));
+const index = int(0, 65_535);
+const id = v.union(
+  [
+    v.pipe(
+      v.number(),
+      v.integer('Invalid input'),
+      v.minValue(Number.MIN_SAFE_INTEGER, `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`),
+      v.maxValue(Number.MAX_SAFE_INTEGER, `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}`),
+    ),
+    v.pipe(v.string(), v.maxLength(64, 'Too big: expected string to have <=64 characters'))],
+  'Invalid input',
+);
+
+/**
+ * A request of one op: exactly these fields besides v, id, modem and op (any other is refused, all named in one
+ * message); a missing field reads as the field's own message about `undefined`.
+ */
+function request<const Op extends string, S extends v.ObjectEntries>(op: Op, fields: S) {
+  const entries = { v: v.literal(PROTOCOL_VERSION), id, modem, op: v.literal(op), ...fields };
+  const allowed = new Set(Object.keys(entries));
+  const schema = v.looseObject(entries, (iss) => {
+    const field = entries[String(iss.path?.[0]?.key) as keyof typeof entries] as v.GenericSchema | undefined;
+    return (field && v.safeParse(field, undefined).issues?.[0]?.message) || 'Invalid input';
+  });
+  return v.pipe(
+    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'a request is a JSON object'),
+    v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<Record<string, unknown>>) => {
+      const raw = dataset.value;
+      const r = v.safeParse(schema, raw);
+      for (const iss of r.issues ?? []) addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
+      // From the raw keys: the object schema leaves keys such as __proto__ out of its output.
+      const unknown = Object.keys(raw).filter((k) => !allowed.has(k));
+      if (unknown.length > 0) addIssue({ message: `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((k) => JSON.stringify(k)).join(', ')}` });
+      if (!r.success || unknown.length > 0) return NEVER;
+      const out: Record<string, unknown> = {};
+      for (const k of allowed) if (k in r.output) out[k] = (r.output as Record<string, unknown>)[k];
+      return out as v.InferOutput<v.ObjectSchema<typeof entries, undefined>>;
+    }),
+  );
+}
+
+/** Every op's request, by op name. */
+const requestSchemas = {
   /** The daemon's version, protocol version and modems (names, states): the CLI's first call. */
-  z.strictObject({ ...base, op: z.literal('hello'), client: z.string().max(200).optional() }),
-  z.strictObject({ ...base, op: z.literal('status') }),
+  hello: request('hello', { client: v.optional(str(0, 200)) }),
+  status: request('status', {}),
   /** Identity, SIM, signal, registration, operator, SMSC, storage of one modem. */
-  z.strictObject({ ...base, op: z.literal('info') }),
+  info: request('info', {}),
   /**
    * A raw AT command, sent as typed (nothing else is sent before it). `force` allows commands that change the state
    * the daemon relies on (then the daemon re-checks its settings). `body` answers a `> ` prompt (AT+CMGS): the text
    * or PDU, sent followed by Ctrl-Z; `cancelPrompt` sends Esc instead.
    */
-  z.strictObject({
-    ...base,
-    op: z.literal('at'),
-    command: z.string().min(1).max(4096),
-    force: z.boolean().optional(),
-    timeoutMs: z.number().int().min(100).max(600_000).optional(),
-    body: z.string().max(8192).optional(),
-    cancelPrompt: z.boolean().optional(),
+  at: request('at', {
+    command: str(1, 4096),
+    force: v.optional(bool()),
+    timeoutMs: v.optional(int(100, 600_000)),
+    body: v.optional(str(0, 8192)),
+    cancelPrompt: v.optional(bool()),
   }),
   /** Opens a USSD session (one per modem). The reply carries the first menu; status 1 means the network asks more. */
-  z.strictObject({ ...base, op: z.literal('ussd.open'), code: z.string().min(1).max(182), timeoutMs: z.number().int().min(1000).max(300_000).optional() }),
+  'ussd.open': request('ussd.open', { code: str(1, 182), timeoutMs: v.optional(int(1000, 300_000)) }),
   /** Answers the open session (only its owner may). */
-  z.strictObject({ ...base, op: z.literal('ussd.reply'), text: z.string().min(1).max(182), timeoutMs: z.number().int().min(1000).max(300_000).optional() }),
+  'ussd.reply': request('ussd.reply', { text: str(1, 182), timeoutMs: v.optional(int(1000, 300_000)) }),
   /** Ends the open session (AT+CUSD=2). */
-  z.strictObject({ ...base, op: z.literal('ussd.cancel') }),
-  z.strictObject({ ...base, op: z.literal('sms.list'), which: z.enum(['all', 'unread']).optional() }),
-  z.strictObject({ ...base, op: z.literal('sms.read'), index }),
-  z.strictObject({ ...base, op: z.literal('sms.delete'), index }),
-  z.strictObject({ ...base, op: z.literal('sms.send'), to: z.string().min(1).max(32), text: z.string().min(1).max(8192) }),
+  'ussd.cancel': request('ussd.cancel', {}),
+  'sms.list': request('sms.list', { which: v.optional(oneOf(['all', 'unread'])) }),
+  'sms.read': request('sms.read', { index }),
+  'sms.delete': request('sms.delete', { index }),
+  'sms.send': request('sms.send', { to: str(1, 32), text: str(1, 8192) }),
   /** Streams events to this connection: URCs of the modem(s), SMS spooled and their delivery results. */
-  z.strictObject({ ...base, op: z.literal('subscribe'), events: z.array(z.enum(['urc', 'sms', 'delivery', 'ussd'])).min(1).max(4) }),
+  subscribe: request('subscribe', { events: list(oneOf(['urc', 'sms', 'delivery', 'ussd']), 1, 4) }),
   /** A balance check now (the configured code and replies unless given). */
-  z.strictObject({
-    ...base,
-    op: z.literal('balance'),
-    code: z.string().min(1).max(182).optional(),
-    replies: z.array(z.string().min(1).max(182)).max(10).optional(),
-  }),
-]);
+  balance: request('balance', { code: v.optional(str(1, 182)), replies: v.optional(list(str(1, 182), 0, 10)) }),
+};
 
-export type Request = z.infer<typeof requestSchema>;
-export type Op = Request['op'];
-export const OPS: readonly Op[] = requestSchema.options.map((o) => o.shape.op.value);
+export type Op = keyof typeof requestSchemas;
+export type Request = { [K in Op]: v.InferOutput<(typeof requestSchemas)[K]> }[Op];
+export const OPS: readonly Op[] = Object.keys(requestSchemas) as Op[];
 
 export type Reply =
   | { v: typeof PROTOCOL_VERSION; id: Request['id'] | null; ok: true; result: unknown }
@@ -139,27 +213,27 @@ export function parseRequest(line: string): ParsedRequest {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, reply: errorReply(null, { code: 'bad_request', message: 'a request is a JSON object' }) };
   }
-  const v = (value as Record<string, unknown>).v;
-  if (v !== PROTOCOL_VERSION) {
+  const version = (value as Record<string, unknown>).v;
+  if (version !== PROTOCOL_VERSION) {
     return {
       ok: false,
       reply: errorReply(id, {
         code: 'version',
-        message: `protocol version ${JSON.stringify(v)} is not spoken here (this daemon speaks ${PROTOCOL_VERSION})`,
+        message: `protocol version ${JSON.stringify(version)} is not spoken here (this daemon speaks ${PROTOCOL_VERSION})`,
         hint: 'use the pulsa-bridge CLI of the same release as the daemon',
       }),
     };
   }
   const op = (value as Record<string, unknown>).op;
-  if (typeof op !== 'string' || !(OPS as readonly string[]).includes(op)) {
+  if (typeof op !== 'string' || !Object.hasOwn(requestSchemas, op)) {
     return { ok: false, reply: errorReply(id, { code: 'bad_request', message: `unknown op ${JSON.stringify(op)} (known: ${OPS.join(', ')})` }) };
   }
-  const parsed = requestSchema.safeParse(value);
+  const parsed = v.safeParse(requestSchemas[op as Op], value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : op}: ${i.message}`);
+    const issues = parsed.issues.map((i) => `${i.path?.length ? i.path.map((p) => String(p.key)).join('.') : op}: ${i.message}`);
     return { ok: false, reply: errorReply(id, { code: 'bad_request', message: issues.join('; ') }) };
   }
-  return { ok: true, request: parsed.data };
+  return { ok: true, request: parsed.output as Request };
 }
 
 /** Serialises one message as a line (the trailing newline included). */

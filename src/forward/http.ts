@@ -16,10 +16,20 @@
  * - Nothing here logs; the caller decides what an outcome means.
  */
 import { request as httpRequestRaw, type IncomingHttpHeaders, type IncomingMessage, type ClientRequest } from 'node:http';
-import { request as httpsRequestRaw } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+
+const requireBuiltin = createRequire(import.meta.url);
+/** node:https (with tls) and node:zlib load on first use (~1.3 MiB of RSS): an http webhook with plain bodies needs neither. */
+const lazy = {
+  get https(): typeof import('node:https') {
+    return requireBuiltin('node:https') as typeof import('node:https');
+  },
+  get zlib(): typeof import('node:zlib') {
+    return requireBuiltin('node:zlib') as typeof import('node:zlib');
+  },
+};
 
 export interface HttpRequestOptions {
   method: 'GET' | 'POST';
@@ -58,9 +68,9 @@ function errorResult(err: unknown): HttpResult {
 
 function decoded(res: IncomingMessage): Readable {
   const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(createGunzip());
-  if (enc === 'deflate') return res.pipe(createInflate());
-  if (enc === 'br') return res.pipe(createBrotliDecompress());
+  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(lazy.zlib.createGunzip());
+  if (enc === 'deflate') return res.pipe(lazy.zlib.createInflate());
+  if (enc === 'br') return res.pipe(lazy.zlib.createBrotliDecompress());
   return res;
 }
 
@@ -72,7 +82,7 @@ export function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
     } catch (err) {
       return resolve(errorResult(err));
     }
-    const send = url.protocol === 'https:' ? httpsRequestRaw : url.protocol === 'http:' ? httpRequestRaw : undefined;
+    const send = url.protocol === 'https:' ? lazy.https.request : url.protocol === 'http:' ? httpRequestRaw : undefined;
     if (!send) return resolve({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL', message: `unsupported protocol ${url.protocol}` });
 
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

@@ -6,12 +6,13 @@
  * - A channel made for detection (`detection: true`) knows every profile's URC rows and final results, so a modem's
  *   noise is recognised before anyone knows which modem it is; otherwise the modem installs its profile's tables.
  * - Nothing here sends a byte: probing, init and every command are the caller's.
+ * - The virtual link's module is loaded only when a virtual link is opened (a daemon of real modems never loads it);
+ *   the simulator that registers devices there imports it first, so both see the same registry.
  */
 import { SerialAtChannel } from '../at/channel.js';
 import type { Logger } from '../log.js';
 import type { SerialLink } from '../serial/link.js';
 import { openSerialLink } from '../serial/serial-link.js';
-import { openVirtualLink } from '../sim/virtual-link.js';
 import { Modem, type ModemOptions } from './modem.js';
 import { detectionFinalResults, detectionUrcTable } from './profiles/index.js';
 
@@ -40,7 +41,7 @@ export interface ChannelSettings {
 
 /** Opens the link a target names. */
 export function openLink(target: LinkTarget): Promise<SerialLink> {
-  if (target.link === 'virtual') return openVirtualLink(target.path);
+  if (target.link === 'virtual') return import('../sim/virtual-link.js').then((m) => m.openVirtualLink(target.path));
   return openSerialLink({ path: target.path, baudRate: target.baudRate, ...(target.rtscts ? { rtscts: true } : {}) });
 }
 

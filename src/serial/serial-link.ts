@@ -1,24 +1,31 @@
 /**
- * The only module that opens serial ports ('serialport'). Wraps a SerialPort (the native binding) behind SerialLink,
+ * The only module that opens serial ports. Wraps a serialport stream on the native binding behind SerialLink,
  * and turns the errors an operator meets into PortError with a hint. (The virtual modem is another SerialLink,
  * src/sim/virtual-link.ts; the factory in src/modem/factory.ts chooses.)
+ * It builds the port from @serialport/stream and @serialport/bindings-cpp, as the `serialport` package's SerialPort
+ * does (the same class, the binding autoDetect() picks), without loading that package's ten parsers and its mock.
  * Invariants: write() on a closed port rejects at once (serialport would queue it forever); every write has its own
  * timeout; 'close' is emitted once per open with disconnected=true when the device vanished.
  */
 import { EventEmitter } from 'node:events';
-import { SerialPort, type SerialPortMock } from 'serialport';
+import { autoDetect } from '@serialport/bindings-cpp';
+import { SerialPortStream } from '@serialport/stream';
+import type { SerialPortMock } from 'serialport';
 import { PortError } from '../errors.js';
 import type { SerialCloseInfo, SerialLink, SerialLinkEvents, SerialOpenOptions } from './link.js';
 
 const WRITE_TIMEOUT_MS = 5_000;
 
-/** A serialport stream: SerialPort, or (tests) a SerialPortMock standing in for it. */
-export type PortStream = SerialPort | SerialPortMock;
+/** A serialport stream on the native binding, or (tests) a SerialPortMock standing in for it. */
+export type PortStream = SerialPortStream | SerialPortMock;
 
 /** Builds the (not yet open) port for a link; tests swap the binding here, as serialport's own mock does. */
 export type CreatePort = (options: { path: string; baudRate: number; rtscts: boolean }) => PortStream;
 
-const nativePort: CreatePort = ({ path, baudRate, rtscts }) => new SerialPort({ path, baudRate, autoOpen: false, rtscts, lock: true });
+/** The platform's binding, as serialport's SerialPort picks it. */
+const nativeBinding = autoDetect();
+
+const nativePort: CreatePort = ({ path, baudRate, rtscts }) => new SerialPortStream({ binding: nativeBinding, path, baudRate, autoOpen: false, rtscts, lock: true });
 
 /** Maps an open() failure to one clear line with a hint. */
 export function explainOpenError(path: string, err: unknown): PortError {

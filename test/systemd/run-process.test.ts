@@ -1,9 +1,12 @@
 /**
  * The process the unit starts, as the unit starts it: `node <ExecStart's flags> bin/pulsa-bridge run` on this Node
  * (CI runs 20, 22 and 24). The flags are accepted without a warning on stderr, the daemon starts and stops cleanly
- * (exit 0), and it loads only what its config uses (issue 13, memory): no simulator for a real modem, no prom-client
- * without `metrics.listen`. Which modules loaded is recorded by a module resolve hook (module.register) that appends
- * every resolved URL to a file. The flags are read from the unit by the same function the lean benchmark uses.
+ * (exit 0), and it loads only what its config uses (issue 13, memory): no simulator (nor its virtual link) for a real
+ * modem, no prom-client without `metrics.listen`, not the `serialport` package's parsers and mock (the link stands on
+ * @serialport/stream), no node:https nor node:zlib before an https webhook or a compressed body needs them. Which
+ * modules loaded is recorded by a module resolve hook (module.register) that appends every resolved URL to a file, and
+ * which built-ins by the process's own module list, written at exit. The flags are read from the unit by the same
+ * function the lean benchmark uses.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -33,6 +36,8 @@ interface RunResult {
   stderr: string;
   /** Every module URL the process resolved (node: built-ins left out). */
   modules: string[];
+  /** The built-in modules the process loaded (process.moduleLoadList), e.g. 'https'. */
+  builtins: string[];
 }
 
 /** Starts the daemon with the unit's node flags, waits for its "started" line, stops it with SIGTERM. */
@@ -45,7 +50,12 @@ async function runDaemon(extraConfig: Record<string, unknown>): Promise<RunResul
       `export async function resolve(spec, ctx, next) { const r = await next(spec, ctx); if (!r.url.startsWith('node:')) appendFileSync(${JSON.stringify(loaded)}, r.url + '\\n'); return r; }\n`,
   );
   const register = path.join(dir, 'register.mjs');
-  await writeFile(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  const builtins = path.join(dir, 'builtins.txt');
+  await writeFile(
+    register,
+    `import { register } from 'node:module';\nimport { writeFileSync } from 'node:fs';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n` +
+      `process.on('exit', () => writeFileSync(${JSON.stringify(builtins)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n')));\n`,
+  );
   await writeFile(loaded, '');
   const config = path.join(dir, 'config.json');
   await writeFile(
@@ -72,7 +82,7 @@ async function runDaemon(extraConfig: Record<string, unknown>): Promise<RunResul
     child.kill('SIGTERM');
   }
   const code = await exit;
-  return { code, stdout, stderr, modules: readFileSync(loaded, 'utf8').split('\n').filter(Boolean) };
+  return { code, stdout, stderr, modules: readFileSync(loaded, 'utf8').split('\n').filter(Boolean), builtins: readFileSync(builtins, 'utf8').split('\n') };
 }
 
 const loads = (modules: string[], suffix: string) => modules.some((u) => u.endsWith(suffix));
@@ -87,6 +97,11 @@ describe("the daemon under the unit's node flags", () => {
     for (const m of ['/dist/src/sim/virtual-modem.js', '/dist/src/sim/operator-network.js', '/dist/src/metrics/registry.js', '/dist/src/metrics/server.js', '/prom-client/index.js']) {
       expect(loads(r.modules, m), m).toBe(false);
     }
+    // Nor what a real modem and an http webhook never use: the virtual link, serialport's parsers and mock, https, zlib.
+    expect(loads(r.modules, '/dist/src/serial/serial-link.js')).toBe(true);
+    for (const m of ['/dist/src/sim/virtual-link.js', '/serialport/dist/index.js', '/zod/index.js']) expect(loads(r.modules, m), m).toBe(false);
+    expect(r.builtins).toContain('http');
+    for (const b of ['https', 'tls', 'zlib']) expect(r.builtins, b).not.toContain(b);
   }, 60_000);
 
   it('loads prom-client and serves metrics when metrics.listen is set', async () => {
