@@ -1,6 +1,6 @@
 import { describe, it, expect, afterEach, vi } from 'vitest';
 import { EventEmitter } from 'node:events';
-import { promises as fsp } from 'node:fs';
+import { diskOps } from '../../src/spool/files.js';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Forwarder, type ForwardSpool } from '../../src/forward/forwarder.js';
@@ -370,8 +370,8 @@ describe('Forwarder: the spool cannot record a result', () => {
     await spool.putPending(makeSms('ro2', { receivedAt: '2024-01-01T00:00:02Z' }));
     // Every spool write of ro1 fails as on a filesystem remounted read-only; ro2's writes work.
     let broken = true;
-    const realOpen = fsp.open.bind(fsp);
-    const openSpy = vi.spyOn(fsp, 'open').mockImplementation(async (file, ...rest) => {
+    const realOpen = diskOps.open;
+    const openSpy = vi.spyOn(diskOps, 'open').mockImplementation(async (file, ...rest) => {
       if (broken && String(file).includes(`${path.sep}tmp${path.sep}ro1.`)) {
         throw Object.assign(new Error(`EROFS: read-only file system, open '${String(file)}'`), { code: 'EROFS' });
       }
@@ -504,9 +504,9 @@ describe('Forwarder: the spool cannot record a result', () => {
     cleanups.push(() => spool.close());
     await spool.putPending(makeSms('fs1'));
     const pendingDir = path.join(dir, 'pending');
-    const realOpen = fsp.open.bind(fsp);
+    const realOpen = diskOps.open;
     let armed = false;
-    const openSpy = vi.spyOn(fsp, 'open').mockImplementation(async (file, ...rest) => {
+    const openSpy = vi.spyOn(diskOps, 'open').mockImplementation(async (file, ...rest) => {
       if (armed && String(file) === pendingDir) {
         armed = false; // the fsync of pending/ after the retry mark's rename fails once
         throw Object.assign(new Error(`EIO: i/o error, open '${String(file)}'`), { code: 'EIO' });

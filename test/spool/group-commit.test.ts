@@ -163,9 +163,9 @@ describe('group commit: failures', () => {
     const realOpen = diskOps.openNew;
     const realWrite = diskOps.write;
     vi.spyOn(diskOps, 'openNew').mockImplementation(async (file) => {
-      const fh = await realOpen(file);
-      fdOf.set(fh.fd, path.basename(file));
-      return fh;
+      const fd = await realOpen(file);
+      fdOf.set(fd, path.basename(file));
+      return fd;
     });
     vi.spyOn(diskOps, 'write').mockImplementation(async (fd, buf) => {
       if (fdOf.get(fd)?.startsWith('bad.')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });

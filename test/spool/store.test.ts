@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { promises as fsp } from 'node:fs';
+import { diskOps } from '../../src/spool/files.js';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Spool } from '../../src/spool/store.js';
@@ -152,9 +152,9 @@ describe('Spool: delivery transitions and operator commands', () => {
     await spool.putPending(makeSms('r2', { receivedAt: '2024-01-01T00:00:00Z' }));
     const baseRev = (await nextDue(spool, Date.parse('2024-01-01T00:10:00Z'))).next!.rev ?? 0;
     const pendingDir = path.join(dir, 'pending');
-    const realOpen = fsp.open.bind(fsp);
+    const realOpen = diskOps.open;
     let failFsync = true;
-    const spy = vi.spyOn(fsp, 'open').mockImplementation(async (file, ...rest) => {
+    const spy = vi.spyOn(diskOps, 'open').mockImplementation(async (file, ...rest) => {
       if (failFsync && String(file) === pendingDir) {
         failFsync = false;
         throw Object.assign(new Error(`EIO: i/o error, open '${String(file)}'`), { code: 'EIO' });
