@@ -6,6 +6,12 @@
  * Contract
  * - httpRequest() never throws and never rejects: it resolves to a response, a timeout or a network error.
  * - No retries, no redirects (a 3xx is returned as it is), TLS certificates verified (rejectUnauthorized: true always).
+ *   One exception, only for a caller that sets `retryStaleSocket` (the webhook POST, idempotent by its key): a request
+ *   on a REUSED keep-alive socket that fails with ECONNRESET/EPIPE before any answer byte is sent once more at once on
+ *   a new connection (agent: false). That is the race of a server closing an idle connection just as the client
+ *   reuses it (Node's agent and Node's server both time idle sockets out at 5 s); with several POSTs in flight it
+ *   would otherwise count as a network failure and confirm an outage. A reset on a new connection is returned as is.
+ *   The reseller client (money moves) never sets it.
  * - Timeouts: `connectTimeoutMs` from the start until the TCP connection is up (DNS lookup included; a reused
  *   keep-alive socket is connected already), `timeoutMs` for the whole exchange, until the body is read. Phases are
  *   named as got named them: 'connect', 'request'.
@@ -41,6 +47,8 @@ export interface HttpRequestOptions {
   timeoutMs: number;
   /** Bytes of the (decoded) body kept at most. */
   maxBodyBytes: number;
+  /** Send once more on a new connection when a reused keep-alive socket was reset before any answer (header). */
+  retryStaleSocket?: boolean;
 }
 
 export type HttpResult =
@@ -74,8 +82,19 @@ function decoded(res: IncomingMessage): Readable {
   return res;
 }
 
-export function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
-  return new Promise<HttpResult>((resolve) => {
+export async function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
+  const first = await attempt(o, false);
+  if (first.staleSocket && o.retryStaleSocket) return (await attempt(o, true)).result;
+  return first.result;
+}
+
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/** One exchange; `staleSocket`: it failed on a reused keep-alive socket before any answer byte arrived. */
+function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ result: HttpResult; staleSocket: boolean }> {
+  return new Promise((done) => {
+    let staleSocket = false;
+    const resolve = (result: HttpResult) => done({ result, staleSocket });
     let url: URL;
     try {
       url = new URL(o.url);
@@ -122,7 +141,7 @@ export function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
     };
 
     try {
-      req = send(url, { method: o.method, headers, rejectUnauthorized: true });
+      req = send(url, { method: o.method, headers, rejectUnauthorized: true, ...(freshConnection ? { agent: false } : {}) });
     } catch (err) {
       return resolve(errorResult(err)); // e.g. a header value node:http refuses
     }
@@ -134,8 +153,10 @@ export function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
       else socket.once('connect', () => clearTimeout(connectTimer));
     });
     req.on('error', (err) => {
-      if (status) finish((err as Error).message);
-      else settle(errorResult(err));
+      if (status) return finish((err as Error).message);
+      const code = (err as NodeJS.ErrnoException).code;
+      staleSocket = req.reusedSocket && code !== undefined && STALE_SOCKET_CODES.has(code);
+      settle(errorResult(err));
     });
     req.on('response', (r) => {
       res = r;

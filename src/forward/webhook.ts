@@ -104,6 +104,7 @@ export class WebhookClient implements WebhookPoster {
       connectTimeoutMs: this.opts.connectTimeoutMs,
       timeoutMs: this.opts.timeoutMs,
       maxBodyBytes: BODY_READ_LIMIT,
+      retryStaleSocket: true, // the Idempotency-Key makes a second send of the same POST safe
     });
     if (res.kind === 'timeout') return { kind: 'timeout', phase: res.phase };
     if (res.kind === 'error') return { kind: 'network', code: res.code, message: res.message };

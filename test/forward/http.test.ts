@@ -88,3 +88,79 @@ describe('httpRequest against a real local server', () => {
     expect(out).toMatchObject({ kind: 'error', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
   });
 });
+
+/**
+ * A raw HTTP/1.1 server over node:net that answers each connection's first request (keep-alive) and, on a
+ * connection's second request, resets the connection without a byte: the race of a server closing an idle keep-alive
+ * connection just as the client reuses it. `resetFirst`: reset even a connection's first request.
+ */
+async function resettingServer(o: { resetFirst?: boolean } = {}): Promise<{ url: string; connections: () => number; answered: () => number; close: () => Promise<void> }> {
+  const { createServer } = await import('node:net');
+  let connections = 0;
+  let answered = 0;
+  const sockets = new Set<import('node:net').Socket>();
+  const srv = createServer((sock) => {
+    connections++;
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => undefined);
+    let requests = 0;
+    let buf = '';
+    sock.on('data', (d) => {
+      buf += d.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const len = Number(/content-length: *(\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+      if (buf.length < end + 4 + len) return;
+      buf = buf.slice(end + 4 + len);
+      requests++;
+      if (o.resetFirst || requests > 1) return void sock.resetAndDestroy();
+      answered++;
+      sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=60\r\n\r\nok');
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    connections: () => connections,
+    answered: () => answered,
+    close: () => new Promise((r) => { for (const s of sockets) s.destroy(); srv.close(() => r()); }),
+  };
+}
+
+describe('httpRequest: a reused keep-alive socket reset before any answer', () => {
+  it('with retryStaleSocket, is sent once more on a new connection and answered', async () => {
+    const s = await resettingServer();
+    try {
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'response', status: 200 });
+      // The second request goes out on the kept-alive connection, which the server resets: sent again on a new one.
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'response', status: 200 });
+      expect(s.connections()).toBe(2);
+      expect(s.answered()).toBe(2);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('without retryStaleSocket (the reseller client), the reset is returned as a network error', async () => {
+    const s = await resettingServer();
+    try {
+      expect(await httpRequest(opts(s.url))).toMatchObject({ kind: 'response', status: 200 });
+      expect(await httpRequest(opts(s.url))).toMatchObject({ kind: 'error', code: 'ECONNRESET' });
+      expect(s.connections()).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a reset on a new connection is not retried, even with retryStaleSocket', async () => {
+    const s = await resettingServer({ resetFirst: true });
+    try {
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'error', code: 'ECONNRESET' });
+      expect(s.connections()).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+});
