@@ -19,6 +19,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unitNodeFlags } from '../lean/unit-flags.js';
 import { SENDER } from './workload.js';
 
 export interface PeerContext {
@@ -112,7 +113,7 @@ export const bridgePeer: PeerSpec = {
   id: 'bridge',
   label: 'pulsa-bridge',
   pollPeriodMs: 0,
-  settings: 'production defaults: +CMTI -> read at once, fsynced spool, 60 s safety sweep (AT+CMGL), log level info to a file',
+  settings: `production defaults: +CMTI -> read at once, fsynced spool, 60 s safety sweep (AT+CMGL), log level info to a file; node ${unitNodeFlags().join(' ')} (the systemd unit's ExecStart)`,
   start: async (ctx) => {
     const configPath = join(ctx.workDir, 'config.json');
     const config = {
@@ -122,7 +123,8 @@ export const bridgePeer: PeerSpec = {
       log: { level: 'info', pretty: false },
     };
     await writeFile(configPath, JSON.stringify(config, null, 2));
-    return launch(process.execPath, [BIN, 'run', '--config', configPath], join(ctx.workDir, 'bridge.log'), process.env);
+    // Node's flags as the systemd unit runs it (bench/lean/unit-flags.ts reads them from the unit file).
+    return launch(process.execPath, [...unitNodeFlags(), BIN, 'run', '--config', configPath], join(ctx.workDir, 'bridge.log'), process.env);
   },
 };
 
