@@ -6,7 +6,8 @@
  * Contract and invariants
  * - When the endpoint counts as down: an endpoint failure (policy.isEndpointFailure: network error, timeout, 408, 429,
  *   5xx) marks it down, except a 5xx/408/429 of a record that already failed while other records were answered in
- *   between (or was judged so before): that failure is the record's own (note returns 'own'), it takes the record's
+ *   between (answers to requests SENT after its failure, by the forwarder's send stamps: a late answer to a request
+ *   already in flight when it failed is no evidence), or was judged so before: that failure is the record's own (note returns 'own'), it takes the record's
  *   own backoff (full jitter up to maxDelayMs) and leaves the endpoint alone. Any answer that is not an endpoint
  *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog),
  *   except the answer to a request sent before a confirmed outage began (several POSTs are in flight at once: the
@@ -55,6 +56,12 @@ export interface EndpointDown {
   confirmed: boolean;
 }
 
+/** When a request was sent: the outages begun by then, and its place in the send order. */
+export interface SendStamp {
+  outages: number;
+  send: number;
+}
+
 /** How one failed answer counts (see the header). */
 export type FailureKind = 'up' | 'own' | 'endpoint';
 
@@ -89,9 +96,14 @@ export class EndpointHealth {
   private endpoint: EndpointDown | undefined;
   /** Ids used as probes during the current outage: the next probe takes another due record first. */
   private readonly probed = new Set<string>();
-  /** Answers that proved the endpoint up (2xx or a rejection of one record), counted. */
-  private upAnswers = 0;
-  /** Id -> upAnswers at its last endpoint-like HTTP failure (5xx, 408, 429): later answers in between make it its own. */
+  /** Requests stamped so far (send order; see stamp()). */
+  private sends = 0;
+  /** The latest send (by stamp) among the answers that proved the endpoint up (2xx or a rejection of one record). */
+  private latestUpSend = 0;
+  /**
+   * Id -> `sends` when its last endpoint-like HTTP failure (5xx, 408, 429) was noted: an up answer to a request SENT
+   * after that (several POSTs are in flight: an answer to an older request is no evidence) makes its next one its own.
+   */
   private readonly lastHttpFailure = new Map<string, number>();
   /** Records whose last failure was their own (a rejection, or a 5xx while other records were delivered). */
   private readonly ownFailures = new Set<string>();
@@ -130,6 +142,11 @@ export class EndpointHealth {
   /** Outages begun so far: the forwarder notes it when it sends a request and passes it back to note() as `sentIn`. */
   get outages(): number {
     return this.outagesBegun;
+  }
+
+  /** The forwarder stamps each request as it sends it and gives the stamp back to note() with the answer. */
+  stamp(): SendStamp {
+    return { outages: this.outagesBegun, send: ++this.sends };
   }
 
   /** Ids used as probes in the current outage. */
@@ -182,15 +199,17 @@ export class EndpointHealth {
   }
 
   /**
-   * Endpoint health from one answer (see the header); says how the answer counts for the record. `sentIn`: the value of
-   * `outages` when the request was sent (default: now, i.e. sent during the current state).
+   * Endpoint health from one answer (see the header); says how the answer counts for the record. `sent`: the request's
+   * stamp (stamp() when it was sent); a number is the value of `outages` when it was sent; default: sent just now.
    */
-  note(rec: SmsRecord, outcome: Outcome, sentIn: number = this.outagesBegun): FailureKind {
+  note(rec: SmsRecord, outcome: Outcome, sent: SendStamp | number = this.stamp()): FailureKind {
+    const stamp = typeof sent === 'number' ? { outages: sent, send: ++this.sends } : sent;
+    const sentIn = stamp.outages;
     const now = this.clock();
     const nowMs = now.getTime();
     const was = this.endpoint;
     if (!isEndpointFailure(outcome)) {
-      this.upAnswers += 1;
+      this.latestUpSend = Math.max(this.latestUpSend, stamp.send);
       this.everAnswered = true;
       this.lastHttpFailure.delete(rec.id);
       if (classify(outcome) === 'retry') this.noteRejected(rec.id, nowMs);
@@ -215,10 +234,11 @@ export class EndpointHealth {
       this.ownFailures.delete(rec.id);
       this.lastHttpFailure.delete(rec.id);
     } else {
-      // A 5xx (408, 429) of a record that failed before while other records were answered: its failures are its own.
+      // A 5xx (408, 429) of a record that failed before while other records were answered (requests sent after its
+      // last failure): its failures are its own.
       const before = this.lastHttpFailure.get(rec.id);
-      this.lastHttpFailure.set(rec.id, this.upAnswers);
-      if (this.ownFailures.has(rec.id) || (before !== undefined && before < this.upAnswers)) {
+      this.lastHttpFailure.set(rec.id, this.sends);
+      if (this.ownFailures.has(rec.id) || (before !== undefined && before < this.latestUpSend)) {
         this.noteRejected(rec.id, nowMs);
         this.logger.debug({ id: rec.id }, `forwarder: ${rec.id} failed again (${describeOutcome(outcome)}) while other records were answered: its own failure, the endpoint is not marked down`);
         return 'own';

@@ -60,7 +60,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
-import { describeOutcome, EndpointHealth, type FailureKind } from './endpoint-health.js';
+import { describeOutcome, EndpointHealth, type FailureKind, type SendStamp } from './endpoint-health.js';
 import { classify, isTooOld, nextDelayMs, type Outcome, type RetryPolicy } from './policy.js';
 import { Flights } from './flights.js';
 import { pickDue } from './schedule.js';
@@ -313,7 +313,10 @@ export class Forwarder {
       this.arm(this.errorPauseMs());
       return;
     }
-    for (const rec of picked) this.flights.start(rec.id, 'post', () => this.deliver(rec, this.generation, this.health.outages));
+    for (const rec of picked) {
+      const stamp = this.health.stamp();
+      this.flights.start(rec.id, 'post', () => this.deliver(rec, this.generation, stamp));
+    }
     this.armAt(earliest(wakeAtMs, this.earliestUnrecordedMs()), nowMs);
   }
 
@@ -344,7 +347,7 @@ export class Forwarder {
   }
 
   /** One record: at most one POST, then its result goes to the spool (or is kept until it can). Never throws. */
-  private async deliver(rec: Readonly<SmsRecord>, generation: number, sentIn: number): Promise<void> {
+  private async deliver(rec: Readonly<SmsRecord>, generation: number, sent: SendStamp): Promise<void> {
     const now = this.clock();
     this.health.sending(rec.id);
     if (rec.attempts > 0 && this.health.failedOnItsOwn(rec) && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
@@ -364,7 +367,7 @@ export class Forwarder {
       this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
       return;
     }
-    const kind = this.health.note(rec, outcome, sentIn);
+    const kind = this.health.note(rec, outcome, sent);
     await this.record(rec, this.markFor(rec, outcome, kind));
   }
 
