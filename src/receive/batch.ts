@@ -26,7 +26,10 @@
  * - Every index the batch took from the receiver's queue is handled within this task (batch or per-slot path): none is
  *   left waiting for a task that no longer exists.
  * - Multipart parts found in one batch share one parts listing for the retransmission checks (a part twice in the
- *   batch is spooled once) and their families are joined after the deletes, each family once, one after the other.
+ *   batch is spooled once) and their families are joined after the deletes, each family once; families share no
+ *   record, so they are joined concurrently (their writes can share fsyncs).
+ * - The storage check right after the first listing needs no command; if it fails anyway it is logged and the batch
+ *   goes on.
  * planBatch() and worthBatching() are pure; BatchReader does the I/O through the host (the receiver).
  */
 import type { Logger } from '../log.js';
@@ -168,7 +171,9 @@ export class BatchReader {
     } catch (err) {
       return this.fallback(taken, err, 'first');
     }
-    await h.checkStorage(); // right after a listing: no AT+CPMS? needed; keep policy decisions need no command later
+    // Right after a listing: no AT+CPMS? needed; keep policy decisions need no command later. A failure (an AT+CPMS?
+    // that timed out) is logged and the batch goes on: the indexes it took are read here or nowhere.
+    await h.checkStorage().catch((err: unknown) => h.log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'));
     const incoming = first.filter((s) => !isOutgoing(s));
     const leftAlone = first.length - incoming.length + incoming.filter((s) => s.index !== undefined && h.kept.get(s.index) === s.pdu.toUpperCase()).length;
     this.leftAloneLastSeen = leftAlone;

@@ -9,7 +9,10 @@
  *   again until two reads give the same PDU (MAX_READS reads at most); only the PDU two reads agree on is decoded and
  *   spooled. Reads that never agree are quarantined together (every version read) and the index is deleted. That
  *   confirming read is also the re-check before AT+CMGD (it ran in the same scheduler task, with no command between
- *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete.
+ *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete. When several
+ *   +CMTI wait, ./batch.ts reads them together: AT+CMGL twice is the pair of reads of every slot, and the confirming
+ *   listing is the re-check before the batch's deletes (only other slots' AT+CMGD come between it and a slot's own:
+ *   deleting slot j cannot put a new SMS into slot k, which is still occupied).
  * - +CMT (direct delivery) has no index to read again and must be acknowledged within the SMSC's limit: its PDU is
  *   spooled when the decoder's strict structural checks pass (<length> equals the octets, every field complete, UDL
  *   neither beyond the data nor short of it) and the record says readsAgreed 1 (stored SMS: 2). A +CMT with octets
@@ -589,7 +592,8 @@ export class Receiver {
 
   /**
    * Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD otherwise. The index was read last by
-   * confirmRead() in this same task (no command in between), which is the re-check that it still holds this PDU.
+   * confirmRead() in this same task (no command in between), or by the batch's confirming AT+CMGL (only other slots'
+   * deletes in between), which is the re-check that it still holds this PDU.
    */
   private async release(stored: StoredPdu): Promise<void> {
     if (stored.index === undefined) {

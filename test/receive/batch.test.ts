@@ -388,3 +388,39 @@ describe('planBatch', () => {
     expect(worthBatching({ ...base, leftAloneLastSeen: 2 })).toBe(true);
   });
 });
+
+describe('batched reads: the storage check', () => {
+  it('an AT+CPMS? that fails right after the first listing is logged; every announced index is still read, spooled and deleted in the batch', async () => {
+    const calls: string[] = [];
+    const modem = new FakeModem(calls);
+    const spool = new GatedSpool(calls);
+    let cpmsFails = false;
+    const receiver = new Receiver({
+      modem,
+      spool,
+      sim: { modem: 'm1', imsi: '510100000000001' },
+      accept: createSenderFilter(['858']),
+      otherSenders: 'archive',
+      multipartTimeoutMs: 600_000,
+      sweepIntervalMs: 3_600_000,
+      logger: silentLogger(),
+      storageUsage: async () => {
+        calls.push('cpms');
+        if (cpmsFails) throw new AtCommandError('AT_TIMEOUT', 'AT+CPMS?: no final result within 10000 ms', { command: 'AT+CPMS?' });
+        return { used: 0, total: 30 };
+      },
+    });
+    receiver.start();
+    await receiver.drained();
+    for (let i = 1; i <= 3; i++) modem.put(i, pdus('858', `Rp ${i}.000`)[0]!);
+    cpmsFails = true;
+    await receiver.pause();
+    for (let i = 1; i <= 3; i++) modem.emit('sms', { storage: 'SM', index: i });
+    receiver.resume();
+    await receiver.drained();
+    // batch.ts header: "Every index the batch took from the receiver's queue is handled within this task".
+    expect(spool.pending.size, `commands: ${calls.join(', ')}`).toBe(3);
+    expect(modem.slots.size).toBe(0);
+    await receiver.stop();
+  });
+});
