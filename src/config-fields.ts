@@ -92,6 +92,31 @@ export function object<S extends v.ObjectEntries>(shape: S) {
   );
 }
 
+/**
+ * A record (any keys): every own key of the input is checked with `key` and its value with `value`, each problem
+ * reported at its key. Unlike valibot's record(), which skips `__proto__`, `constructor` and `prototype` without a
+ * word, no key is dropped: the output is built with Object.fromEntries (own data properties, never a prototype).
+ * On a failure later checks (refineShape) see the raw object.
+ */
+export function recordOf<T>(key: Schema<string>, value: Schema<T>, message = 'expected an object') {
+  return v.pipe(
+    v.custom<Record<string, unknown>>(anyObject, message),
+    v.rawTransform<Record<string, unknown>, Record<string, T>>(({ dataset, addIssue, NEVER }) => {
+      const entries: Array<[string, T]> = [];
+      for (const k of Object.keys(dataset.value)) {
+        const at = pathItems([k])!;
+        const kr = v.safeParse(key, k);
+        for (const iss of kr.issues ?? []) addIssue({ message: iss.message, path: at });
+        const vr = v.safeParse(value, dataset.value[k]);
+        for (const iss of vr.issues ?? []) addIssue({ message: iss.message, path: [...at, ...(iss.path ?? [])] });
+        if (kr.success && vr.success) entries.push([k, vr.output]);
+      }
+      if (dataset.issues) return NEVER;
+      return Object.fromEntries(entries) as Record<string, T>;
+    }),
+  );
+}
+
 export function int(min: number, max: number) {
   const error = `expected an integer from ${min} to ${max}`;
   return v.pipe(v.number(error), v.safeInteger(error), v.minValue(min, error), v.maxValue(max, error));

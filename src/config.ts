@@ -36,6 +36,7 @@ import {
   oneOf,
   optional,
   orDefault,
+  recordOf,
   refine,
   refineShape,
   secret,
@@ -246,10 +247,7 @@ function resellerSchema(env: Env) {
         ),
         /** Transfer flow overrides by operator key (telkomsel, indosat, xl, axis, smartfren, tri or a new one). */
         flows: withDefault(
-          v.pipe(
-            v.custom<Record<string, unknown>>(anyObject, 'expected an object'),
-            v.record(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key')), flow, 'expected an object'),
-          ),
+          recordOf(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key')), flow),
           () => ({}),
         ),
         /** Seconds a test transfer waits for the confirmation SMS, and polls an order. */
@@ -276,7 +274,7 @@ function resellerSchema(env: Env) {
 
 function webhookSchema(env: Env) {
   const headers = refineShape(
-    v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.record(v.string(), secret(env), 'expected an object')),
+    recordOf(v.string(), secret(env)),
     anyObject,
     (h: Record<string, unknown>, addIssue) => {
       for (const k of Object.keys(h)) {
@@ -366,7 +364,7 @@ function configSchema(env: Env = process.env) {
       }),
       () => ({}),
     ),
-    /** Seconds SIGTERM waits for the POST in flight before abandoning it (the record stays pending). */
+    /** Seconds SIGTERM waits for the POSTs in flight before abandoning them (the records stay pending). */
     shutdownGraceSec: withDefault(int(0, 120), 5),
     /** The control socket operators' commands reach the running daemon through (src/control/server.ts). */
     control: withDefault(
