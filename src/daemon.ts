@@ -554,7 +554,7 @@ export class Daemon {
     };
   }
 
-  /** Stop reading, finish or abandon the POST in flight within the grace bound, close the ports. */
+  /** Stop reading, finish or abandon the POSTs in flight within the grace bound, close the ports. */
   async stop(): Promise<void> {
     const { logger, config } = this.o;
     this.stopWatchdog();
