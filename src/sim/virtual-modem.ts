@@ -37,40 +37,11 @@ import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, t
 import { readSubmitPdu } from './submit-reader.js';
 import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
 import { prng } from './prng.js';
+import { dispatch, finalText, OK, renderResponse, splitCommands, type CommandEntry, type ErrorSpec, type Needs, type Outcome } from './at-command.js';
 import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
 export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
-
-type ErrorSpec = { cme: number } | { cms: number } | 'ERROR' | 'UNSUPPORTED';
-
-interface Outcome {
-  lines?: string[];
-  error?: ErrorSpec;
-  /** AT+CMGS: show the prompt and read a PDU of this many TPDU octets. */
-  prompt?: number;
-  /** URCs the family sends between the information lines and the final result. */
-  beforeFinal?: string[];
-  /** URCs sent right after the final result. */
-  afterFinal?: string[];
-  /** Runs after the final result went out (e.g. reboot after AT+CFUN=1,1). */
-  then?: () => void;
-}
-
-interface Needs {
-  /** SIM must be unlocked; the error family to answer with. */
-  sim?: 'cme' | 'cms';
-  /** Registered on a network (and radio on). */
-  network?: 'cme' | 'cms';
-  /** SMS subsystem ready (SIM800 answers ERROR before `SMS Ready`). */
-  sms?: boolean;
-}
-
-interface CommandEntry {
-  pattern: RegExp;
-  needs?: Needs;
-  run: (m: RegExpMatchArray) => Outcome;
-}
 
 interface Slot {
   stat: 0 | 1;
@@ -78,55 +49,12 @@ interface Slot {
   tpduLength: number;
 }
 
-const OK: Outcome = {};
 const CTRL_Z = 0x1a;
 const ESC = 0x1b;
-
-const CME_TEXT: Readonly<Record<number, string>> = {
-  3: 'operation not allowed',
-  4: 'operation not supported',
-  10: 'SIM not inserted',
-  11: 'SIM PIN required',
-  12: 'SIM PUK required',
-  13: 'SIM failure',
-  16: 'incorrect password',
-  30: 'no network service',
-  50: 'incorrect parameters',
-  100: 'unknown',
-};
-const CMS_TEXT: Readonly<Record<number, string>> = {
-  302: 'operation not allowed',
-  303: 'operation not supported',
-  304: 'invalid PDU mode parameter',
-  310: 'SIM not inserted',
-  311: 'SIM PIN required',
-  316: 'SIM PUK required',
-  321: 'invalid memory index',
-  322: 'memory full',
-  331: 'no network service',
-  340: 'no +CNMA acknowledgement expected',
-  500: 'unknown error',
-};
 
 const PIN_TRIES = 3;
 const PUK_TRIES = 10;
 
-
-/** Splits `+A;+B="x;y"` on semicolons outside quotes. */
-function splitCommands(body: string): string[] {
-  const out: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (const ch of body) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === ';' && !quoted) {
-      out.push(current.trim());
-      current = '';
-    } else current += ch;
-  }
-  out.push(current.trim());
-  return out.filter((c, i) => c !== '' || i === 0);
-}
 
 function ucs2Hex(text: string): string {
   let out = '';
@@ -578,29 +506,10 @@ export class VirtualModem implements VirtualDevice {
     this.send(`\r\n${line}\r\n`);
   }
 
-  private finalText(error: ErrorSpec | undefined): string {
-    if (error === undefined) return 'OK';
-    if (error === 'ERROR') return 'ERROR';
-    if (error === 'UNSUPPORTED') return this.profile.unknownCommand;
-    if ('cme' in error) {
-      if (this.cmee === 0) return 'ERROR';
-      return `+CME ERROR: ${this.cmee === 2 ? (CME_TEXT[error.cme] ?? String(error.cme)) : error.cme}`;
-    }
-    return `+CMS ERROR: ${this.cmee === 2 ? (CMS_TEXT[error.cms] ?? String(error.cms)) : error.cms}`;
-  }
-
   private respond(outcome: Outcome): void {
-    const lines = outcome.lines ?? [];
-    let out = lines.length > 0 ? `\r\n${lines.join('\r\n')}\r\n` : '';
-    for (const u of outcome.beforeFinal ?? []) out += `\r\n${u}\r\n`;
+    const final = finalText(outcome.error, this.cmee, this.profile.unknownCommand);
     const p = this.opts.noise === false ? 0 : (this.opts.noise?.midResponseProbability ?? 0.25);
-    if (lines.length > 0 && this.profile.noiseUrcs.length > 0 && this.random() < p) {
-      const noise = this.pickNoise();
-      if (noise) out += `\r\n${noise}\r\n`;
-    }
-    out += `\r\n${this.finalText(outcome.error)}\r\n`;
-    for (const u of outcome.afterFinal ?? []) out += `\r\n${u}\r\n`;
-    this.send(out);
+    this.send(renderResponse(outcome, final, () => (this.profile.noiseUrcs.length > 0 && this.random() < p ? this.pickNoise() : undefined)));
     outcome.then?.();
   }
 
@@ -636,21 +545,10 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private dispatch(command: string): Outcome {
-    for (const entry of this.table) {
-      const m = command.match(entry.pattern);
-      if (!m) continue;
-      const blocked = this.checkNeeds(entry.needs);
-      if (blocked) return { error: blocked };
-      try {
-        return entry.run(m);
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        this.internal.push(error);
-        this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
-        return { error: 'ERROR' };
-      }
-    }
-    return { error: 'UNSUPPORTED' };
+    return dispatch(this.table, command, (needs) => this.checkNeeds(needs), (error) => {
+      this.internal.push(error);
+      this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
+    });
   }
 
   private checkNeeds(needs: Needs | undefined): ErrorSpec | undefined {
