@@ -37,17 +37,12 @@ import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, t
 import { readSubmitPdu } from './submit-reader.js';
 import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
 import { prng } from './prng.js';
+import { SmsStorage } from './sms-storage.js';
 import { dispatch, finalText, OK, renderResponse, splitCommands, type CommandEntry, type ErrorSpec, type Needs, type Outcome } from './at-command.js';
 import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
 export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
-
-interface Slot {
-  stat: 0 | 1;
-  pdu: string;
-  tpduLength: number;
-}
 
 const CTRL_Z = 0x1a;
 const ESC = 0x1b;
@@ -74,8 +69,6 @@ export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
   private readonly identity: SimulatedIdentity;
-  private readonly capacity: number;
-  private readonly indexBase: 0 | 1;
   private readonly ussdScript: UssdScript;
   private readonly log: Logger;
   private readonly opts: VirtualModemOptions;
@@ -97,7 +90,7 @@ export class VirtualModem implements VirtualDevice {
   private pin: string | undefined;
   private pinTriesLeft = PIN_TRIES;
   private pukTriesLeft = PUK_TRIES;
-  private readonly slots: (Slot | undefined)[];
+  private readonly storage: SmsStorage;
   private dropped = 0;
   private readonly heldBySmsc: Array<{ built: BuiltPdu; delivery: 'store' | 'direct' }> = [];
 
@@ -133,16 +126,16 @@ export class VirtualModem implements VirtualDevice {
     this.path = options.path;
     this.profile = SIM_PROFILES[options.profile ?? 'generic'];
     this.identity = { ...this.profile.identity, ...options.identity };
-    this.capacity = options.storageCapacity ?? 30;
-    if (!Number.isInteger(this.capacity) || this.capacity < 1 || this.capacity > 255) {
-      throw new RangeError(`storageCapacity ${this.capacity} is not 1-255`);
+    const capacity = options.storageCapacity ?? 30;
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 255) {
+      throw new RangeError(`storageCapacity ${capacity} is not 1-255`);
     }
-    this.indexBase = options.indexBase ?? 1;
+    const indexBase = options.indexBase ?? 1;
     this.ussdScript = options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') });
     this.log = options.logger ?? silentLogger();
     this.pin = options.pin;
     this.simState = options.simState ?? (options.pin !== undefined ? 'pin' : 'ready');
-    this.slots = new Array<Slot | undefined>(this.capacity).fill(undefined);
+    this.storage = new SmsStorage(capacity, indexBase);
     this.smsc = this.identity.smsc;
     const noise = options.noise === false ? undefined : options.noise;
     this.random = prng(noise?.seed ?? 1);
@@ -321,12 +314,7 @@ export class VirtualModem implements VirtualDevice {
   /** Loads a snapshot taken by snapshot(); call before start(). Slots keep their indexes; held SMS wait at the SMSC. */
   restore(s: SimSnapshot): void {
     if (s.v !== 1) throw new RangeError(`unknown simulator state version ${String(s.v)}`);
-    this.slots.fill(undefined);
-    for (const m of s.slots) {
-      const i = m.index - this.indexBase;
-      if (i < 0 || i >= this.capacity) throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
-      this.slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
-    }
+    this.storage.restore(s.slots);
     this.heldBySmsc.length = 0;
     for (const h of s.held) this.heldBySmsc.push({ built: { pdu: h.pdu, tpduLength: h.tpduLength }, delivery: h.delivery });
     this.simState = s.simState;
@@ -341,16 +329,7 @@ export class VirtualModem implements VirtualDevice {
 
   /** Fills every free slot with a read message from a number (storage full scenarios). */
   fillStorage(): void {
-    this.slots.forEach((slot, i) => {
-      if (slot) return;
-      const [built] = buildDeliverPdus({
-        originator: '+6281300000000',
-        text: `filler ${i + this.indexBase}`,
-        timestamp: new Date(Date.UTC(2026, 0, 1)),
-        tzQuarterHours: 28,
-      });
-      if (built) this.slots[i] = { stat: 1, ...built };
-    });
+    this.storage.fill();
   }
 
   /** Changes what AT+CSQ / AT+CREG? report (e.g. lose the network). */
@@ -366,11 +345,7 @@ export class VirtualModem implements VirtualDevice {
   // ---------------------------------------------------------------- observability
 
   storedMessages(): StoredMessage[] {
-    const out: StoredMessage[] = [];
-    this.slots.forEach((slot, i) => {
-      if (slot) out.push({ index: i + this.indexBase, stat: slot.stat, pdu: slot.pdu, tpduLength: slot.tpduLength });
-    });
-    return out;
+    return this.storage.stored();
   }
 
   /** Every command line received (AT lines only, as typed, without CR). */
@@ -609,8 +584,8 @@ export class VirtualModem implements VirtualDevice {
       { pattern: /^\+CSCA\?$/i, needs: sms, run: () => ({ lines: [`+CSCA: "${this.smsc}",${this.smsc.startsWith('+') ? 145 : 129}`] }) },
       { pattern: /^\+CSCA="([+0-9]*)"(?:,\d+)?$/i, needs: sms, run: (m) => this.set(() => (this.smsc = m[1] ?? '')) },
       { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => ({ lines: ['+CPMS: ("SM"),("SM"),("SM")'] }) },
-      { pattern: /^\+CPMS\?$/i, needs: sms, run: () => ({ lines: [`+CPMS: ${Array(3).fill(`"SM",${this.used()},${this.capacity}`).join(',')}`] }) },
-      { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.cpmsSet(m[1] ?? '') },
+      { pattern: /^\+CPMS\?$/i, needs: sms, run: () => this.storage.cpmsQuery() },
+      { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.storage.cpmsSet(m[1] ?? '') },
       { pattern: /^\+CNMI=\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${this.profile.cnmiAllowed.map((v) => formatAllowed(v, this.profile.cnmiStyle)).join(',')}`] }) },
       { pattern: /^\+CNMI\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${Object.values(this.cnmiSettings).join(',')}`] }) },
       { pattern: /^\+CNMI=([0-9,]*)$/i, needs: { sms: true }, run: (m) => this.cnmiSet(m[1] ?? '') },
@@ -746,16 +721,6 @@ export class VirtualModem implements VirtualDevice {
     return { then: () => this.flushHeld() };
   }
 
-  private used(): number {
-    return this.slots.filter(Boolean).length;
-  }
-
-  private cpmsSet(args: string): Outcome {
-    const mems = args.split(',').map((s) => s.trim().replace(/^"|"$/g, '').toUpperCase());
-    if (mems.length > 3 || mems.some((m) => m !== 'SM')) return { error: { cms: 302 } };
-    return { lines: [`+CPMS: ${Array(3).fill(`${this.used()},${this.capacity}`).join(',')}`] };
-  }
-
   private cnmiSet(args: string): Outcome {
     const keys = ['mode', 'mt', 'bm', 'ds', 'bfr'] as const;
     const values = args.split(',');
@@ -773,55 +738,20 @@ export class VirtualModem implements VirtualDevice {
     return OK;
   }
 
-  /** Shows storage indexes; undefined when `text` is not a valid index. */
-  private slotOf(text: string): number | undefined {
-    if (!/^\d+$/.test(text.trim())) return undefined;
-    const slot = Number(text) - this.indexBase;
-    return slot >= 0 && slot < this.capacity ? slot : undefined;
-  }
-
   private cmgl(arg: string | undefined): Outcome {
     if (this.cmgf === 1) return { error: { cms: 302 } };
-    const [statText = '0', modeText = '0'] = (arg ?? '').split(',').map((s) => s.trim());
-    if (!/^[0-4]$/.test(statText || '0') || !/^[01]$/.test(modeText || '0')) return { error: { cms: 304 } };
-    const stat = Number(statText || '0');
-    const keepStatus = modeText === '1';
-    const lines: string[] = [];
-    this.slots.forEach((slot, i) => {
-      if (!slot || (stat !== 4 && slot.stat !== stat)) return;
-      lines.push(`+CMGL: ${i + this.indexBase},${slot.stat},,${slot.tpduLength}`, slot.pdu);
-      if (!keepStatus) slot.stat = 1;
-    });
-    return { lines };
+    return this.storage.cmgl(arg);
   }
 
   private cmgr(arg: string): Outcome {
     if (this.cmgf === 1) return { error: { cms: 302 } };
-    const [indexText = '', modeText] = arg.split(',');
-    const i = this.slotOf(indexText);
-    if (i === undefined) return { error: { cms: 321 } };
-    const slot = this.slots[i];
-    if (!slot) return OK; // empty slot: OK without a +CMGR line, as SIM800 answers
-    const lines = [`+CMGR: ${slot.stat},,${slot.tpduLength}`, slot.pdu];
-    if (modeText?.trim() !== '1') slot.stat = 1;
-    return { lines };
+    return this.storage.cmgr(arg);
   }
 
   private cmgd(index: number, flag: number): Outcome {
-    if (flag < 0 || flag > 4) return { error: { cms: 304 } };
-    if (flag === 0) {
-      const i = this.slotOf(String(index));
-      if (i === undefined) return { error: { cms: 321 } };
-      this.slots[i] = undefined;
-      this.redeliverSoon();
-      return OK;
-    }
-    // flag 1: read; 2: read + sent; 3: read + sent + unsent; 4: all. Only received messages are stored here.
-    this.slots.forEach((slot, i) => {
-      if (slot && (flag === 4 || slot.stat === 1)) this.slots[i] = undefined;
-    });
-    this.redeliverSoon();
-    return OK;
+    const outcome = this.storage.cmgd(index, flag);
+    if (outcome.error === undefined) this.redeliverSoon();
+    return outcome;
   }
 
   private cnma(): Outcome {
@@ -925,7 +855,7 @@ export class VirtualModem implements VirtualDevice {
     while (this.heldBySmsc.length > 0 && this.canReceive()) {
       const next = this.heldBySmsc[0]!;
       const needsSlot = !(next.delivery === 'direct' && this.cnmiSettings.mt === 2);
-      if (needsSlot && !this.slots.includes(undefined)) break; // still full: the SMSC keeps it
+      if (needsSlot && !this.storage.hasFree()) break; // still full: the SMSC keeps it
       this.heldBySmsc.shift();
       this.deliverOne(next.built, next.delivery);
     }
@@ -947,16 +877,14 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private store(built: BuiltPdu): number | undefined {
-    const free = this.slots.findIndex((s) => s === undefined);
-    if (free < 0) {
+    const index = this.storage.put(built);
+    if (index === undefined) {
       this.dropped++;
       this.heldBySmsc.push({ built, delivery: 'store' });
       this.log.debug({ dropped: this.dropped }, 'virtual modem: storage full, incoming SMS not stored (the SMSC keeps it)');
       if (this.profile.storageFullUrc) this.urc(this.profile.storageFullUrc);
       return undefined;
     }
-    this.slots[free] = { stat: 0, pdu: built.pdu, tpduLength: built.tpduLength };
-    const index = free + this.indexBase;
     const { mode, mt } = this.cnmiSettings;
     if (mode !== 0 && mt >= 1) {
       this.urc(`+CMTI: "SM",${index}`);
