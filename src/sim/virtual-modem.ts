@@ -33,11 +33,12 @@ import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
 import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
 import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
-import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
+import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
 import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
 import { prng } from './prng.js';
 import { SmsStorage } from './sms-storage.js';
+import { SmsDelivery } from './sms-delivery.js';
 import { dispatch, finalText, OK, renderResponse, splitCommands, type CommandEntry, type ErrorSpec, type Needs, type Outcome } from './at-command.js';
 import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
@@ -91,8 +92,7 @@ export class VirtualModem implements VirtualDevice {
   private pinTriesLeft = PIN_TRIES;
   private pukTriesLeft = PUK_TRIES;
   private readonly storage: SmsStorage;
-  private dropped = 0;
-  private readonly heldBySmsc: Array<{ built: BuiltPdu; delivery: 'store' | 'direct' }> = [];
+  private readonly delivery: SmsDelivery;
 
   // Volatile settings (reset by reboot)
   private echo = true;
@@ -111,15 +111,12 @@ export class VirtualModem implements VirtualDevice {
   private ussdSession: UssdMenu | undefined;
   private input = '';
   private pduEntry: { length: number; hex: string } | undefined;
-  private outstandingCmt: { built: BuiltPdu; timer: NodeJS.Timeout } | undefined;
-  private readonly directQueue: BuiltPdu[] = [];
 
   // Observability
   private readonly received: string[] = [];
   private readonly sent: SentMessage[] = [];
   private readonly internal: Error[] = [];
   private mr = 0;
-  private concatRef = 0x40;
 
   constructor(options: VirtualModemOptions) {
     this.opts = options;
@@ -139,6 +136,18 @@ export class VirtualModem implements VirtualDevice {
     this.smsc = this.identity.smsc;
     const noise = options.noise === false ? undefined : options.noise;
     this.random = prng(noise?.seed ?? 1);
+    this.delivery = new SmsDelivery({
+      storage: this.storage,
+      log: this.log,
+      opts: options,
+      storageFullUrc: this.profile.storageFullUrc,
+      canReceive: () => this.present && this.fun === 1 && this.simState === 'ready' && this.smsReady,
+      cnmi: () => this.cnmiSettings,
+      messageService: () => this.messageService,
+      later: (ms, fn) => this.later(ms, fn),
+      urc: (line) => this.urc(line),
+      send: (text) => this.send(text),
+    });
     this.table = this.buildTable();
   }
 
@@ -156,7 +165,7 @@ export class VirtualModem implements VirtualDevice {
   /** Powers off: the link (if open) sees a disconnect, the path disappears, every timer stops. */
   stop(): void {
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
+    this.delivery.returnUnacknowledgedToSmsc();
     if (this.side) this.side.unplug();
     this.side = undefined;
     this.unregister?.();
@@ -230,7 +239,7 @@ export class VirtualModem implements VirtualDevice {
       timestamp: opts.timestamp ?? (this.opts.now ?? (() => new Date()))(),
       tzQuarterHours: opts.tzQuarterHours ?? 28,
       smsc: opts.smsc ?? this.identity.smsc,
-      concatRef: opts.concatRef ?? this.nextConcatRef(concatRefBits),
+      concatRef: opts.concatRef ?? this.delivery.nextConcatRef(concatRefBits),
       concatRefBits,
       ...(opts.partsOverride ? { partsOverride: opts.partsOverride } : {}),
     });
@@ -242,12 +251,12 @@ export class VirtualModem implements VirtualDevice {
       delivered.push(part);
       if (opts.duplicateParts) delivered.push(part);
     }
-    return this.deliverAll(delivered, opts.delivery ?? 'direct');
+    return this.delivery.deliverAll(delivered, opts.delivery ?? 'direct');
   }
 
   /** Delivers a PDU as given (malformed PDUs, hand-built fixtures). */
   injectRawPdu(pdu: string, tpduLength: number, delivery: 'store' | 'direct' = 'direct'): InjectResult {
-    return this.deliverAll([{ pdu: pdu.toUpperCase(), tpduLength }], delivery);
+    return this.delivery.deliverAll([{ pdu: pdu.toUpperCase(), tpduLength }], delivery);
   }
 
   /** Sends bytes the bridge cannot make sense of (line noise, a half-baked URC). */
@@ -274,7 +283,7 @@ export class VirtualModem implements VirtualDevice {
   unplug(): void {
     this.plugged = false;
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
+    this.delivery.returnUnacknowledgedToSmsc();
     const side = this.side;
     this.side = undefined;
     side?.unplug();
@@ -297,7 +306,7 @@ export class VirtualModem implements VirtualDevice {
    */
   reboot(options: { silent?: boolean; holdUntilAt?: boolean; banners?: readonly string[] } = {}): void {
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
+    this.delivery.returnUnacknowledgedToSmsc();
     if (this.pin !== undefined && this.simState === 'ready') this.simState = 'pin';
     this.boot(options.silent === true, options.banners);
     if (options.silent === true && options.holdUntilAt === true) this.heldOutput = [];
@@ -305,26 +314,22 @@ export class VirtualModem implements VirtualDevice {
 
   /** See SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
   snapshot(): SimSnapshot {
-    const held = this.heldBySmsc.map((h) => ({ pdu: h.built.pdu, tpduLength: h.built.tpduLength, delivery: h.delivery }));
-    if (this.outstandingCmt) held.push({ pdu: this.outstandingCmt.built.pdu, tpduLength: this.outstandingCmt.built.tpduLength, delivery: 'direct' });
-    for (const b of this.directQueue) held.push({ pdu: b.pdu, tpduLength: b.tpduLength, delivery: 'direct' });
-    return { v: 1, slots: this.storedMessages(), held, simState: this.simState, pinTriesLeft: this.pinTriesLeft, concatRef: this.concatRef };
+    const { held, concatRef } = this.delivery.snapshot();
+    return { v: 1, slots: this.storedMessages(), held, simState: this.simState, pinTriesLeft: this.pinTriesLeft, concatRef };
   }
 
   /** Loads a snapshot taken by snapshot(); call before start(). Slots keep their indexes; held SMS wait at the SMSC. */
   restore(s: SimSnapshot): void {
     if (s.v !== 1) throw new RangeError(`unknown simulator state version ${String(s.v)}`);
     this.storage.restore(s.slots);
-    this.heldBySmsc.length = 0;
-    for (const h of s.held) this.heldBySmsc.push({ built: { pdu: h.pdu, tpduLength: h.tpduLength }, delivery: h.delivery });
+    this.delivery.restore(s);
     this.simState = s.simState;
     this.pinTriesLeft = s.pinTriesLeft;
-    this.concatRef = s.concatRef;
   }
 
   /** SMS the SMSC holds because the modem could not take them (full storage, SIM locked, not ready). */
   get heldBySmscCount(): number {
-    return this.heldBySmsc.length;
+    return this.delivery.heldCount;
   }
 
   /** Fills every free slot with a read message from a number (storage full scenarios). */
@@ -339,7 +344,7 @@ export class VirtualModem implements VirtualDevice {
       if (this.cregN > 0) this.urc(`+CREG: ${state.creg}`);
     }
     if (state.rssi !== undefined) this.identity.csq = { ...this.identity.csq, rssi: state.rssi };
-    this.flushHeld();
+    this.delivery.flushHeld();
   }
 
   // ---------------------------------------------------------------- observability
@@ -362,7 +367,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   get droppedForFullStorage(): number {
-    return this.dropped;
+    return this.delivery.droppedForFullStorage;
   }
 
   get echoEnabled(): boolean {
@@ -415,15 +420,15 @@ export class VirtualModem implements VirtualDevice {
       this.urc(line);
       if (line === this.profile.smsReadyBanner) {
         this.smsReady = true;
-        this.flushHeld();
+        this.delivery.flushHeld();
       }
     };
     banners.forEach((line, i) => {
       if (step === 0) emitOne(line);
       else this.later(step * (i + 1), () => emitOne(line));
     });
-    if (banners.length === 0 || step === 0) this.flushHeld();
-    else this.later(step * (banners.length + 1), () => this.flushHeld());
+    if (banners.length === 0 || step === 0) this.delivery.flushHeld();
+    else this.later(step * (banners.length + 1), () => this.delivery.flushHeld());
   }
 
   private startNoise(): void {
@@ -459,7 +464,7 @@ export class VirtualModem implements VirtualDevice {
     this.timers.clear();
     if (this.noiseTimer) clearInterval(this.noiseTimer);
     this.noiseTimer = undefined;
-    if (this.outstandingCmt) clearTimeout(this.outstandingCmt.timer);
+    this.delivery.clearCmtTimer();
   }
 
   private emitRaw(data: Buffer): void {
@@ -594,7 +599,7 @@ export class VirtualModem implements VirtualDevice {
       { pattern: /^\+CMGR=(.*)$/i, needs: sms, run: (m) => this.cmgr(m[1] ?? '') },
       { pattern: /^\+CMGD=\?$/i, needs: sms, run: () => ({ lines: [`+CMGD: (${this.storedMessages().map((s) => s.index).join(',')}),(0-4)`] }) },
       { pattern: /^\+CMGD=(\d+)(?:,(\d+))?$/i, needs: sms, run: (m) => this.cmgd(Number(m[1]), Number(m[2] ?? 0)) },
-      { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.cnma() },
+      { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.delivery.cnma() },
       { pattern: /^\+CSMS=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CSMS: (0,1)'] }) },
       { pattern: /^\+CSMS\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CSMS: ${this.messageService},1,1,1`] }) },
       {
@@ -718,7 +723,7 @@ export class VirtualModem implements VirtualDevice {
   private cfun(fun: number, reset: boolean): Outcome {
     if (reset) return { then: () => this.reboot() };
     this.fun = fun;
-    return { then: () => this.flushHeld() };
+    return { then: () => this.delivery.flushHeld() };
   }
 
   private cnmiSet(args: string): Outcome {
@@ -750,16 +755,8 @@ export class VirtualModem implements VirtualDevice {
 
   private cmgd(index: number, flag: number): Outcome {
     const outcome = this.storage.cmgd(index, flag);
-    if (outcome.error === undefined) this.redeliverSoon();
+    if (outcome.error === undefined) this.delivery.redeliverSoon();
     return outcome;
-  }
-
-  private cnma(): Outcome {
-    const pending = this.outstandingCmt;
-    if (!pending) return { error: { cms: 340 } };
-    clearTimeout(pending.timer);
-    this.outstandingCmt = undefined;
-    return { then: () => this.sendNextDirect() };
   }
 
   private cmgsStart(arg: string): Outcome {
@@ -822,106 +819,4 @@ export class VirtualModem implements VirtualDevice {
     if (this.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
     if (this.profile.ussdPackedHex || this.cscs === 'UCS2') return `"${ucs2Hex(text)}",72`;
     return `"${text}",15`;
-  }
-
-  // ---------------------------------------------------------------- SMS arrival
-
-  private nextConcatRef(bits: 8 | 16): number {
-    this.concatRef = (this.concatRef % (bits === 8 ? 255 : 65535)) + 1;
-    return this.concatRef;
-  }
-
-  /** The modem can take SMS from the network: powered, attached to USB, SIM unlocked, radio on, SMS ready. */
-  private canReceive(): boolean {
-    return this.present && this.fun === 1 && this.simState === 'ready' && this.smsReady;
-  }
-
-  private deliverAll(parts: BuiltPdu[], delivery: 'store' | 'direct'): InjectResult {
-    const indexes: number[] = [];
-    let held = 0;
-    for (const built of parts) {
-      if (!this.canReceive()) {
-        this.heldBySmsc.push({ built, delivery });
-        held++;
-        continue;
-      }
-      const index = this.deliverOne(built, delivery);
-      if (index !== undefined) indexes.push(index);
-    }
-    return { indexes, pdus: parts, held };
-  }
-
-  private flushHeld(): void {
-    while (this.heldBySmsc.length > 0 && this.canReceive()) {
-      const next = this.heldBySmsc[0]!;
-      const needsSlot = !(next.delivery === 'direct' && this.cnmiSettings.mt === 2);
-      if (needsSlot && !this.storage.hasFree()) break; // still full: the SMSC keeps it
-      this.heldBySmsc.shift();
-      this.deliverOne(next.built, next.delivery);
-    }
-  }
-
-  /** A slot was freed: the SMSC retries the messages it kept (after the OK of the command that freed it). */
-  private redeliverSoon(): void {
-    if (this.heldBySmsc.length > 0) this.later(0, () => this.flushHeld());
-  }
-
-  /** Routes one part per CNMI; returns its storage index when stored. */
-  private deliverOne(built: BuiltPdu, delivery: 'store' | 'direct'): number | undefined {
-    if (delivery === 'direct' && this.cnmiSettings.mt === 2) {
-      if (this.outstandingCmt) this.directQueue.push(built);
-      else this.sendDirect(built);
-      return undefined;
-    }
-    return this.store(built);
-  }
-
-  private store(built: BuiltPdu): number | undefined {
-    const index = this.storage.put(built);
-    if (index === undefined) {
-      this.dropped++;
-      this.heldBySmsc.push({ built, delivery: 'store' });
-      this.log.debug({ dropped: this.dropped }, 'virtual modem: storage full, incoming SMS not stored (the SMSC keeps it)');
-      if (this.profile.storageFullUrc) this.urc(this.profile.storageFullUrc);
-      return undefined;
-    }
-    const { mode, mt } = this.cnmiSettings;
-    if (mode !== 0 && mt >= 1) {
-      this.urc(`+CMTI: "SM",${index}`);
-      if (this.opts.reportTwice) this.urc(`+CMTI: "SM",${index}`);
-    }
-    return index;
-  }
-
-  private sendDirect(built: BuiltPdu): void {
-    if (this.cnmiSettings.mode !== 0) this.send(`\r\n+CMT: ,${built.tpduLength}\r\n${built.pdu}\r\n`);
-    if (this.messageService === 0) {
-      // TS 27.005 service 0: the modem acknowledges +CMT to the network itself; AT+CNMA is not expected (340).
-      this.sendNextDirect();
-      return;
-    }
-    const timer = this.later(this.opts.cnmaTimeoutMs ?? 15_000, () => {
-      // No AT+CNMA in time: the SMSC retries, and this time the message lands in storage (+CMTI).
-      this.outstandingCmt = undefined;
-      this.log.debug('virtual modem: +CMT not acknowledged in time; SMSC redelivers into storage');
-      this.store(built);
-      this.sendNextDirect();
-    });
-    this.outstandingCmt = { built, timer };
-  }
-
-  /** The modem lost power or state: an unacknowledged +CMT (and those queued behind it) are retried by the SMSC. */
-  private returnUnacknowledgedToSmsc(): void {
-    if (this.outstandingCmt) {
-      clearTimeout(this.outstandingCmt.timer);
-      this.heldBySmsc.push({ built: this.outstandingCmt.built, delivery: 'direct' });
-    }
-    this.outstandingCmt = undefined;
-    for (const built of this.directQueue.splice(0)) this.heldBySmsc.push({ built, delivery: 'direct' });
-  }
-
-  private sendNextDirect(): void {
-    const next = this.directQueue.shift();
-    if (next) this.deliverOne(next, 'direct');
-  }
-}
+  }}
