@@ -32,10 +32,10 @@
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
 import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
-import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
 import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
-import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
+import { defaultUssdScript } from './ussd-script.js';
+import { UssdService } from './ussd-service.js';
 import { prng } from './prng.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
@@ -52,25 +52,11 @@ const PIN_TRIES = 3;
 const PUK_TRIES = 10;
 
 
-function ucs2Hex(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i++) out += text.charCodeAt(i).toString(16).padStart(4, '0');
-  return out.toUpperCase();
-}
-
-function fromUcs2Hex(hex: string): string | undefined {
-  const bytes = fromHex(hex);
-  if (!bytes || bytes.length % 2 !== 0) return undefined;
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 2) out += String.fromCharCode(((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0));
-  return out;
-}
-
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
   private readonly identity: SimulatedIdentity;
-  private readonly ussdScript: UssdScript;
+  private readonly ussd: UssdService;
   private readonly log: Logger;
   private readonly opts: VirtualModemOptions;
   private readonly table: CommandEntry[];
@@ -103,12 +89,10 @@ export class VirtualModem implements VirtualDevice {
   /** AT+CSMS: 0 = the modem acknowledges +CMT itself; 1 = it waits for AT+CNMA. */
   private messageService: 0 | 1 = 0;
   private cregN = 0;
-  private cusdN = 0;
   private fun = 1;
   private curc = true;
   private smsReady = false;
   private smsc: string;
-  private ussdSession: UssdMenu | undefined;
   private input = '';
   private pduEntry: { length: number; hex: string } | undefined;
 
@@ -128,7 +112,13 @@ export class VirtualModem implements VirtualDevice {
       throw new RangeError(`storageCapacity ${capacity} is not 1-255`);
     }
     const indexBase = options.indexBase ?? 1;
-    this.ussdScript = options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') });
+    this.ussd = new UssdService({
+      profile: this.profile,
+      script: options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') }),
+      opts: options,
+      cscs: () => this.cscs,
+      networkBlocked: () => this.checkNeeds({ network: 'cme' }),
+    });
     this.log = options.logger ?? silentLogger();
     this.pin = options.pin;
     this.simState = options.simState ?? (options.pin !== undefined ? 'pin' : 'ready');
@@ -400,11 +390,10 @@ export class VirtualModem implements VirtualDevice {
     this.cnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
     this.messageService = 0;
     this.cregN = 0;
-    this.cusdN = 0;
+    this.ussd.reset();
     this.fun = 1;
     this.curc = true;
     this.stalled = false;
-    this.ussdSession = undefined;
     this.input = '';
     this.pduEntry = undefined;
     this.smsc = this.identity.smsc;
@@ -614,11 +603,11 @@ export class VirtualModem implements VirtualDevice {
       },
       { pattern: /^\+CMGS=(.*)$/i, needs: { sms: true, network: 'cms' }, run: (m) => this.cmgsStart(m[1] ?? '') },
       // USSD (27.007 §7.15)
-      { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.cusdN}`] }) },
+      { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.ussd.cusdN}`] }) },
       { pattern: /^\+CUSD=\?$/i, run: () => ({ lines: ['+CUSD: (0-2)'] }) },
-      { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.cusd(Number(m[1]), m[2]) },
+      { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.ussd.cusd(Number(m[1]), m[2]) },
       // ATD<code>; with a USSD code (`*888#`): what some modems need instead of AT+CUSD; the code goes as typed.
-      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.cusd(1, m[1], { dialled: true }) },
+      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.ussd.cusd(1, m[1], { dialled: true }) },
     ];
     if (this.profile.extras.includes('huawei-curc')) {
       entries.push(
@@ -783,40 +772,4 @@ export class VirtualModem implements VirtualDevice {
     this.respond({ lines: [`+CMGS: ${this.mr}`] });
     this.opts.onSmsSubmitted?.(sent);
   }
-
-  private cusd(n: number, str: string | undefined, o: { dialled?: boolean } = {}): Outcome {
-    if (n === 2) {
-      this.ussdSession = undefined;
-      return OK;
-    }
-    this.cusdN = n;
-    if (str === undefined) return OK;
-    const blocked = this.checkNeeds({ network: 'cme' });
-    if (blocked) return { error: blocked };
-    const input = o.dialled ? str : this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
-    if (input === undefined) return { error: { cme: 50 } };
-    const step = this.ussdSession ? continueUssd(this.ussdSession, input) : startUssd(this.ussdScript, input);
-    this.ussdSession = step.session;
-    if (n === 0) return OK; // result code presentation disabled
-    const urc = step.reply.status === 4 || step.reply.text === undefined ? `+CUSD: ${step.reply.status}` : `+CUSD: ${step.reply.status},${this.encodeUssd(step.reply.text)}`;
-    return this.profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
-  }
-
-  /** `"<text>",<dcs>` in the form asked for (ussdReplyForm), else the family's: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
-  private encodeUssd(text: string): string {
-    switch (this.opts.ussdReplyForm) {
-      case 'ucs2':
-        return `"${ucs2Hex(text)}",72`;
-      case 'ucs2-dcs15':
-        return `"${ucs2Hex(text)}",15`;
-      case 'ascii-hex':
-        return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
-      case 'mislabelled':
-        return `"${packUssdHex(text)}",68`;
-      default:
-        break;
-    }
-    if (this.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
-    if (this.profile.ussdPackedHex || this.cscs === 'UCS2') return `"${ucs2Hex(text)}",72`;
-    return `"${text}",15`;
-  }}
+}
