@@ -36,6 +36,7 @@ import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, t
 import { readSubmitPdu } from './submit-reader.js';
 import { defaultUssdScript } from './ussd-script.js';
 import { UssdService } from './ussd-service.js';
+import { SimCard } from './sim-card.js';
 import { prng } from './prng.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
@@ -47,9 +48,6 @@ export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMe
 
 const CTRL_Z = 0x1a;
 const ESC = 0x1b;
-
-const PIN_TRIES = 3;
-const PUK_TRIES = 10;
 
 
 export class VirtualModem implements VirtualDevice {
@@ -73,10 +71,7 @@ export class VirtualModem implements VirtualDevice {
   private heldOutput: string[] | undefined;
 
   // SIM (survives reboot)
-  private simState: SimState;
-  private pin: string | undefined;
-  private pinTriesLeft = PIN_TRIES;
-  private pukTriesLeft = PUK_TRIES;
+  private readonly card: SimCard;
   private readonly storage: SmsStorage;
   private readonly delivery: SmsDelivery;
 
@@ -120,8 +115,7 @@ export class VirtualModem implements VirtualDevice {
       networkBlocked: () => this.checkNeeds({ network: 'cme' }),
     });
     this.log = options.logger ?? silentLogger();
-    this.pin = options.pin;
-    this.simState = options.simState ?? (options.pin !== undefined ? 'pin' : 'ready');
+    this.card = new SimCard(options, () => this.emitBanners(this.profile.afterPinBanners));
     this.storage = new SmsStorage(capacity, indexBase);
     this.smsc = this.identity.smsc;
     const noise = options.noise === false ? undefined : options.noise;
@@ -131,7 +125,7 @@ export class VirtualModem implements VirtualDevice {
       log: this.log,
       opts: options,
       storageFullUrc: this.profile.storageFullUrc,
-      canReceive: () => this.present && this.fun === 1 && this.simState === 'ready' && this.smsReady,
+      canReceive: () => this.present && this.fun === 1 && this.card.ready && this.smsReady,
       cnmi: () => this.cnmiSettings,
       messageService: () => this.messageService,
       later: (ms, fn) => this.later(ms, fn),
@@ -297,7 +291,7 @@ export class VirtualModem implements VirtualDevice {
   reboot(options: { silent?: boolean; holdUntilAt?: boolean; banners?: readonly string[] } = {}): void {
     this.clearTimers();
     this.delivery.returnUnacknowledgedToSmsc();
-    if (this.pin !== undefined && this.simState === 'ready') this.simState = 'pin';
+    this.card.powerCycle();
     this.boot(options.silent === true, options.banners);
     if (options.silent === true && options.holdUntilAt === true) this.heldOutput = [];
   }
@@ -305,7 +299,8 @@ export class VirtualModem implements VirtualDevice {
   /** See SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
   snapshot(): SimSnapshot {
     const { held, concatRef } = this.delivery.snapshot();
-    return { v: 1, slots: this.storedMessages(), held, simState: this.simState, pinTriesLeft: this.pinTriesLeft, concatRef };
+    const { simState, pinTriesLeft } = this.card.snapshot();
+    return { v: 1, slots: this.storedMessages(), held, simState, pinTriesLeft, concatRef };
   }
 
   /** Loads a snapshot taken by snapshot(); call before start(). Slots keep their indexes; held SMS wait at the SMSC. */
@@ -313,8 +308,7 @@ export class VirtualModem implements VirtualDevice {
     if (s.v !== 1) throw new RangeError(`unknown simulator state version ${String(s.v)}`);
     this.storage.restore(s.slots);
     this.delivery.restore(s);
-    this.simState = s.simState;
-    this.pinTriesLeft = s.pinTriesLeft;
+    this.card.restore(s);
   }
 
   /** SMS the SMSC holds because the modem could not take them (full storage, SIM locked, not ready). */
@@ -365,7 +359,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   get sim(): SimState {
-    return this.simState;
+    return this.card.state;
   }
 
   /** Handler failures (simulator bugs); tests assert this stays empty. */
@@ -398,7 +392,7 @@ export class VirtualModem implements VirtualDevice {
     this.pduEntry = undefined;
     this.smsc = this.identity.smsc;
     this.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
-    this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.simState)));
+    this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.card.state)));
     this.startNoise();
   }
 
@@ -524,17 +518,16 @@ export class VirtualModem implements VirtualDevice {
     if (!needs) return undefined;
     if (needs.sms && !this.smsReady) return 'ERROR';
     const simFamily = needs.sim ?? needs.network;
-    if (simFamily && this.simState !== 'ready') {
-      const cme = ({ absent: 10, pin: 11, puk: 12, ready: 0 } as const)[this.simState];
-      const cms = ({ absent: 310, pin: 311, puk: 316, ready: 0 } as const)[this.simState];
-      return simFamily === 'cme' ? { cme } : { cms };
+    if (simFamily) {
+      const blocked = this.card.blockedError(simFamily);
+      if (blocked) return blocked;
     }
     if (needs.network && !this.registered()) return needs.network === 'cme' ? { cme: 30 } : { cms: 331 };
     return undefined;
   }
 
   private registered(): boolean {
-    return this.fun === 1 && this.simState === 'ready' && (this.identity.creg === 1 || this.identity.creg === 5);
+    return this.fun === 1 && this.card.ready && (this.identity.creg === 1 || this.identity.creg === 5);
   }
 
   private buildTable(): CommandEntry[] {
@@ -552,11 +545,11 @@ export class VirtualModem implements VirtualDevice {
       { pattern: /^\+C?GMR$/i, run: () => ({ lines: [id.revision] }) },
       { pattern: /^\+C?GSN$/i, run: () => ({ lines: [id.imei] }) },
       { pattern: /^\+CIMI$/i, needs: { sim: 'cme' }, run: () => ({ lines: [id.imsi] }) },
-      { pattern: /^\+CCID$/i, run: () => (this.simState === 'absent' ? { error: { cme: 10 } } : { lines: [this.profile.ccidLine(id.iccid)] }) },
+      { pattern: /^\+CCID$/i, run: () => (this.card.state === 'absent' ? { error: { cme: 10 } } : { lines: [this.profile.ccidLine(id.iccid)] }) },
       { pattern: /^\+CNUM$/i, needs: { sim: 'cme' }, run: () => ({ lines: id.ownNumber ? [`+CNUM: "","${id.ownNumber}",${id.ownNumber.startsWith('+') ? 145 : 129}`] : [] }) },
-      { pattern: /^\+CPIN\?$/i, run: () => this.cpinQuery() },
+      { pattern: /^\+CPIN\?$/i, run: () => this.card.cpinQuery() },
       { pattern: /^\+CPIN=\?$/i, run: () => OK },
-      { pattern: /^\+CPIN="?([0-9]*)"?(?:,"?([0-9]*)"?)?$/i, run: (m) => this.cpinEnter(m[1] ?? '', m[2]) },
+      { pattern: /^\+CPIN="?([0-9]*)"?(?:,"?([0-9]*)"?)?$/i, run: (m) => this.card.cpinEnter(m[1] ?? '', m[2]) },
       { pattern: /^\+CSQ$/i, run: () => ({ lines: [`+CSQ: ${this.fun === 1 ? id.csq.rssi : 99},${id.csq.ber}`] }) },
       { pattern: /^\+CSQ=\?$/i, run: () => ({ lines: ['+CSQ: (0-31,99),(0-7,99)'] }) },
       { pattern: /^\+C(E|G)?REG\?$/i, run: (m) => this.regQuery(m[1]) },
@@ -615,27 +608,7 @@ export class VirtualModem implements VirtualDevice {
         { pattern: /^\^CURC\?$/i, run: () => ({ lines: [`^CURC: ${this.curc ? 1 : 0}`] }) },
       );
     }
-    const pinCounts = () => ({ pin: this.simState === 'puk' ? 0 : this.pinTriesLeft, puk: this.pukTriesLeft });
-    if (this.profile.extras.includes('cpinr')) {
-      entries.push({
-        pattern: /^\+CPINR(?:="?([A-Z0-9 ]*)"?)?$/i,
-        run: () => ({ lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`] }),
-      });
-    }
-    if (this.profile.extras.includes('simcom-spic')) {
-      entries.push({ pattern: /^\+SPIC$/i, run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }) });
-    }
-    if (this.profile.extras.includes('huawei-cpin')) {
-      entries.push({
-        pattern: /^\^CPIN\?$/i,
-        run: () => {
-          const code = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
-          if (this.simState === 'absent') return { error: { cme: 10 } };
-          const current = this.simState === 'puk' ? pinCounts().puk : this.simState === 'pin' ? pinCounts().pin : '';
-          return { lines: [`^CPIN: ${code},${current},${pinCounts().puk},${pinCounts().pin},10,3`] };
-        },
-      });
-    }
+    entries.push(...this.card.vendorCommands(this.profile.extras));
     if (this.profile.extras.includes('huawei-iccid')) {
       entries.push({ pattern: /^\^ICCID\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`^ICCID: ${id.iccid}`] }) });
     }
@@ -662,44 +635,9 @@ export class VirtualModem implements VirtualDevice {
     return OK;
   }
 
-  private cpinQuery(): Outcome {
-    const text = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
-    if (this.simState === 'absent') return { error: { cme: 10 } };
-    return { lines: [`+CPIN: ${text}`] };
-  }
-
-  private cpinEnter(code: string, newPin: string | undefined): Outcome {
-    if (this.simState === 'absent') return { error: { cme: 10 } };
-    if (this.simState === 'ready') return { error: { cme: 3 } };
-    if (this.simState === 'pin') {
-      if (code !== this.pin) {
-        this.pinTriesLeft--;
-        if (this.pinTriesLeft <= 0) this.simState = 'puk';
-        return { error: { cme: 16 } };
-      }
-      this.pinTriesLeft = PIN_TRIES;
-      return { then: () => this.simUnlocked() };
-    }
-    // PUK state: AT+CPIN="<puk>","<new pin>"
-    if (newPin === undefined || newPin === '') return { error: { cme: 12 } };
-    if (code !== (this.opts.puk ?? '12345678')) {
-      this.pukTriesLeft--;
-      return { error: { cme: 16 } };
-    }
-    this.pin = newPin;
-    this.pinTriesLeft = PIN_TRIES;
-    this.pukTriesLeft = PUK_TRIES;
-    return { then: () => this.simUnlocked() };
-  }
-
-  private simUnlocked(): void {
-    this.simState = 'ready';
-    this.emitBanners(this.profile.afterPinBanners);
-  }
-
   private regQuery(kind: string | undefined): Outcome {
     const name = `+C${kind ? kind.toUpperCase() : ''}REG`;
-    const stat = this.fun === 1 && this.simState === 'ready' ? this.identity.creg : 0;
+    const stat = this.fun === 1 && this.card.ready ? this.identity.creg : 0;
     const extra = this.cregN === 2 ? ',"1A2B","00C3D4E5"' : '';
     return { lines: [`${name}: ${this.cregN},${stat}${extra}`] };
   }
