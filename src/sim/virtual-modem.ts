@@ -32,15 +32,16 @@
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
 import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
-import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
+import { SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
 import { defaultUssdScript } from './ussd-script.js';
 import { UssdService } from './ussd-service.js';
 import { SimCard } from './sim-card.js';
+import { CommandTable, type ModemSettings } from './command-table.js';
 import { prng } from './prng.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
-import { dispatch, finalText, OK, renderResponse, splitCommands, type CommandEntry, type ErrorSpec, type Needs, type Outcome } from './at-command.js';
+import { dispatch, finalText, OK, renderResponse, splitCommands, type Outcome } from './at-command.js';
 import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
@@ -49,7 +50,6 @@ export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMe
 const CTRL_Z = 0x1a;
 const ESC = 0x1b;
 
-
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
@@ -57,7 +57,7 @@ export class VirtualModem implements VirtualDevice {
   private readonly ussd: UssdService;
   private readonly log: Logger;
   private readonly opts: VirtualModemOptions;
-  private readonly table: CommandEntry[];
+  private readonly commands: CommandTable;
   private readonly random: () => number;
 
   // Device / link
@@ -76,18 +76,7 @@ export class VirtualModem implements VirtualDevice {
   private readonly delivery: SmsDelivery;
 
   // Volatile settings (reset by reboot)
-  private echo = true;
-  private cmee = 0;
-  private cmgf = 0;
-  private cscs = 'IRA';
-  private cnmiSettings: CnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
-  /** AT+CSMS: 0 = the modem acknowledges +CMT itself; 1 = it waits for AT+CNMA. */
-  private messageService: 0 | 1 = 0;
-  private cregN = 0;
-  private fun = 1;
-  private curc = true;
-  private smsReady = false;
-  private smsc: string;
+  private readonly settings: ModemSettings;
   private input = '';
   private pduEntry: { length: number; hex: string } | undefined;
 
@@ -111,13 +100,25 @@ export class VirtualModem implements VirtualDevice {
       profile: this.profile,
       script: options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') }),
       opts: options,
-      cscs: () => this.cscs,
-      networkBlocked: () => this.checkNeeds({ network: 'cme' }),
+      cscs: () => this.settings.cscs,
+      networkBlocked: () => this.commands.checkNeeds({ network: 'cme' }),
     });
     this.log = options.logger ?? silentLogger();
     this.card = new SimCard(options, () => this.emitBanners(this.profile.afterPinBanners));
     this.storage = new SmsStorage(capacity, indexBase);
-    this.smsc = this.identity.smsc;
+    this.settings = {
+      echo: true,
+      cmee: 0,
+      cmgf: 0,
+      cscs: 'IRA',
+      cnmi: { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 },
+      messageService: 0,
+      cregN: 0,
+      fun: 1,
+      curc: true,
+      smsReady: false,
+      smsc: this.identity.smsc,
+    };
     const noise = options.noise === false ? undefined : options.noise;
     this.random = prng(noise?.seed ?? 1);
     this.delivery = new SmsDelivery({
@@ -125,14 +126,23 @@ export class VirtualModem implements VirtualDevice {
       log: this.log,
       opts: options,
       storageFullUrc: this.profile.storageFullUrc,
-      canReceive: () => this.present && this.fun === 1 && this.card.ready && this.smsReady,
-      cnmi: () => this.cnmiSettings,
-      messageService: () => this.messageService,
+      canReceive: () => this.present && this.settings.fun === 1 && this.card.ready && this.settings.smsReady,
+      cnmi: () => this.settings.cnmi,
+      messageService: () => this.settings.messageService,
       later: (ms, fn) => this.later(ms, fn),
       urc: (line) => this.urc(line),
       send: (text) => this.send(text),
     });
-    this.table = this.buildTable();
+    this.commands = new CommandTable({
+      settings: this.settings,
+      identity: this.identity,
+      profile: this.profile,
+      card: this.card,
+      storage: this.storage,
+      delivery: this.delivery,
+      ussd: this.ussd,
+      reboot: () => this.reboot(),
+    });
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -180,7 +190,7 @@ export class VirtualModem implements VirtualDevice {
     }
     let echoed = '';
     const flushEcho = (): void => {
-      if (echoed && this.echo) this.send(echoed);
+      if (echoed && this.settings.echo) this.send(echoed);
       echoed = '';
     };
     for (const byte of chunk) {
@@ -325,7 +335,7 @@ export class VirtualModem implements VirtualDevice {
   setNetwork(state: { creg?: number; rssi?: number }): void {
     if (state.creg !== undefined) {
       this.identity.creg = state.creg;
-      if (this.cregN > 0) this.urc(`+CREG: ${state.creg}`);
+      if (this.settings.cregN > 0) this.urc(`+CREG: ${state.creg}`);
     }
     if (state.rssi !== undefined) this.identity.csq = { ...this.identity.csq, rssi: state.rssi };
     this.delivery.flushHeld();
@@ -347,7 +357,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   cnmi(): CnmiSettings {
-    return { ...this.cnmiSettings };
+    return { ...this.settings.cnmi };
   }
 
   get droppedForFullStorage(): number {
@@ -355,7 +365,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   get echoEnabled(): boolean {
-    return this.echo;
+    return this.settings.echo;
   }
 
   get sim(): SimState {
@@ -377,21 +387,21 @@ export class VirtualModem implements VirtualDevice {
 
   private boot(silent = false, banners?: readonly string[]): void {
     this.heldOutput = undefined;
-    this.echo = true;
-    this.cmee = 0;
-    this.cmgf = 0;
-    this.cscs = 'IRA';
-    this.cnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
-    this.messageService = 0;
-    this.cregN = 0;
+    this.settings.echo = true;
+    this.settings.cmee = 0;
+    this.settings.cmgf = 0;
+    this.settings.cscs = 'IRA';
+    this.settings.cnmi = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
+    this.settings.messageService = 0;
+    this.settings.cregN = 0;
     this.ussd.reset();
-    this.fun = 1;
-    this.curc = true;
+    this.settings.fun = 1;
+    this.settings.curc = true;
     this.stalled = false;
     this.input = '';
     this.pduEntry = undefined;
-    this.smsc = this.identity.smsc;
-    this.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
+    this.settings.smsc = this.identity.smsc;
+    this.settings.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
     this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.card.state)));
     this.startNoise();
   }
@@ -402,7 +412,7 @@ export class VirtualModem implements VirtualDevice {
     const emitOne = (line: string): void => {
       this.urc(line);
       if (line === this.profile.smsReadyBanner) {
-        this.smsReady = true;
+        this.settings.smsReady = true;
         this.delivery.flushHeld();
       }
     };
@@ -428,7 +438,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private pickNoise(): string | undefined {
-    if (!this.curc || this.opts.noise === false) return undefined;
+    if (!this.settings.curc || this.opts.noise === false) return undefined;
     const urcs = this.profile.noiseUrcs;
     return urcs[Math.floor(this.random() * urcs.length)];
   }
@@ -470,7 +480,7 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private respond(outcome: Outcome): void {
-    const final = finalText(outcome.error, this.cmee, this.profile.unknownCommand);
+    const final = finalText(outcome.error, this.settings.cmee, this.profile.unknownCommand);
     const p = this.opts.noise === false ? 0 : (this.opts.noise?.midResponseProbability ?? 0.25);
     this.send(renderResponse(outcome, final, () => (this.profile.noiseUrcs.length > 0 && this.random() < p ? this.pickNoise() : undefined)));
     outcome.then?.();
@@ -508,190 +518,10 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private dispatch(command: string): Outcome {
-    return dispatch(this.table, command, (needs) => this.checkNeeds(needs), (error) => {
+    return dispatch(this.commands.entries, command, (needs) => this.commands.checkNeeds(needs), (error) => {
       this.internal.push(error);
       this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
     });
-  }
-
-  private checkNeeds(needs: Needs | undefined): ErrorSpec | undefined {
-    if (!needs) return undefined;
-    if (needs.sms && !this.smsReady) return 'ERROR';
-    const simFamily = needs.sim ?? needs.network;
-    if (simFamily) {
-      const blocked = this.card.blockedError(simFamily);
-      if (blocked) return blocked;
-    }
-    if (needs.network && !this.registered()) return needs.network === 'cme' ? { cme: 30 } : { cms: 331 };
-    return undefined;
-  }
-
-  private registered(): boolean {
-    return this.fun === 1 && this.card.ready && (this.identity.creg === 1 || this.identity.creg === 5);
-  }
-
-  private buildTable(): CommandEntry[] {
-    const id = this.identity;
-    const sms: Needs = { sms: true, sim: 'cms' };
-    const entries: CommandEntry[] = [
-      { pattern: /^$/, run: () => OK },
-      { pattern: /^(?:[EVQZH]\d?|&[FW]\d?)+$/i, run: (m) => this.basic(m[0]) },
-      { pattern: /^I\d?$/i, run: () => ({ lines: [`Manufacturer: ${id.manufacturer}`, `Model: ${id.model}`, `Revision: ${id.revision}`, `IMEI: ${id.imei}`] }) },
-      { pattern: /^\+CMEE=([0-2])$/i, run: (m) => this.set(() => (this.cmee = Number(m[1]))) },
-      { pattern: /^\+CMEE\?$/i, run: () => ({ lines: [`+CMEE: ${this.cmee}`] }) },
-      { pattern: /^\+CMEE=\?$/i, run: () => ({ lines: ['+CMEE: (0-2)'] }) },
-      { pattern: /^\+C?GMI$/i, run: () => ({ lines: [id.manufacturer] }) },
-      { pattern: /^\+C?GMM$/i, run: () => ({ lines: [id.model] }) },
-      { pattern: /^\+C?GMR$/i, run: () => ({ lines: [id.revision] }) },
-      { pattern: /^\+C?GSN$/i, run: () => ({ lines: [id.imei] }) },
-      { pattern: /^\+CIMI$/i, needs: { sim: 'cme' }, run: () => ({ lines: [id.imsi] }) },
-      { pattern: /^\+CCID$/i, run: () => (this.card.state === 'absent' ? { error: { cme: 10 } } : { lines: [this.profile.ccidLine(id.iccid)] }) },
-      { pattern: /^\+CNUM$/i, needs: { sim: 'cme' }, run: () => ({ lines: id.ownNumber ? [`+CNUM: "","${id.ownNumber}",${id.ownNumber.startsWith('+') ? 145 : 129}`] : [] }) },
-      { pattern: /^\+CPIN\?$/i, run: () => this.card.cpinQuery() },
-      { pattern: /^\+CPIN=\?$/i, run: () => OK },
-      { pattern: /^\+CPIN="?([0-9]*)"?(?:,"?([0-9]*)"?)?$/i, run: (m) => this.card.cpinEnter(m[1] ?? '', m[2]) },
-      { pattern: /^\+CSQ$/i, run: () => ({ lines: [`+CSQ: ${this.fun === 1 ? id.csq.rssi : 99},${id.csq.ber}`] }) },
-      { pattern: /^\+CSQ=\?$/i, run: () => ({ lines: ['+CSQ: (0-31,99),(0-7,99)'] }) },
-      { pattern: /^\+C(E|G)?REG\?$/i, run: (m) => this.regQuery(m[1]) },
-      { pattern: /^\+C(?:E|G)?REG=([0-2])$/i, run: (m) => this.set(() => (this.cregN = Number(m[1]))) },
-      { pattern: /^\+C(?:E|G)?REG=\?$/i, run: (m) => ({ lines: [`${m[0].split('=')[0]}: (0-2)`] }) },
-      { pattern: /^\+COPS\?$/i, run: () => this.copsQuery() },
-      { pattern: /^\+COPS=\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`+COPS: (2,"${id.operatorName}","${id.operatorName.slice(0, 4)}","${id.operatorNumeric}"${this.profile.copsWithAct ? ',2' : ''}),,(0-4),(0-2)`] }) },
-      { pattern: /^\+COPS=[0-4](?:,.*)?$/i, needs: { sim: 'cme' }, run: () => OK },
-      { pattern: /^\+CFUN\?$/i, run: () => ({ lines: [`+CFUN: ${this.fun}`] }) },
-      { pattern: /^\+CFUN=\?$/i, run: () => ({ lines: ['+CFUN: (0,1,4),(0,1)'] }) },
-      { pattern: /^\+CFUN=([014])(?:,([01]))?$/i, run: (m) => this.cfun(Number(m[1]), m[2] === '1') },
-      { pattern: /^\+CSCS\?$/i, run: () => ({ lines: [`+CSCS: "${this.cscs}"`] }) },
-      { pattern: /^\+CSCS=\?$/i, run: () => ({ lines: ['+CSCS: ("IRA","GSM","UCS2")'] }) },
-      { pattern: /^\+CSCS="(IRA|GSM|UCS2)"$/i, run: (m) => this.set(() => (this.cscs = (m[1] ?? 'IRA').toUpperCase())) },
-      // SMS (27.005)
-      { pattern: /^\+CMGF\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CMGF: ${this.cmgf}`] }) },
-      { pattern: /^\+CMGF=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CMGF: (0,1)'] }) },
-      { pattern: /^\+CMGF=([01])$/i, needs: { sms: true }, run: (m) => this.set(() => (this.cmgf = Number(m[1]))) },
-      { pattern: /^\+CSCA\?$/i, needs: sms, run: () => ({ lines: [`+CSCA: "${this.smsc}",${this.smsc.startsWith('+') ? 145 : 129}`] }) },
-      { pattern: /^\+CSCA="([+0-9]*)"(?:,\d+)?$/i, needs: sms, run: (m) => this.set(() => (this.smsc = m[1] ?? '')) },
-      { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => ({ lines: ['+CPMS: ("SM"),("SM"),("SM")'] }) },
-      { pattern: /^\+CPMS\?$/i, needs: sms, run: () => this.storage.cpmsQuery() },
-      { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.storage.cpmsSet(m[1] ?? '') },
-      { pattern: /^\+CNMI=\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${this.profile.cnmiAllowed.map((v) => formatAllowed(v, this.profile.cnmiStyle)).join(',')}`] }) },
-      { pattern: /^\+CNMI\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${Object.values(this.cnmiSettings).join(',')}`] }) },
-      { pattern: /^\+CNMI=([0-9,]*)$/i, needs: { sms: true }, run: (m) => this.cnmiSet(m[1] ?? '') },
-      { pattern: /^\+CMGL=\?$/i, needs: sms, run: () => ({ lines: ['+CMGL: (0-4)'] }) },
-      { pattern: /^\+CMGL(?:=(.*))?$/i, needs: sms, run: (m) => this.cmgl(m[1]) },
-      { pattern: /^\+CMGR=(.*)$/i, needs: sms, run: (m) => this.cmgr(m[1] ?? '') },
-      { pattern: /^\+CMGD=\?$/i, needs: sms, run: () => ({ lines: [`+CMGD: (${this.storedMessages().map((s) => s.index).join(',')}),(0-4)`] }) },
-      { pattern: /^\+CMGD=(\d+)(?:,(\d+))?$/i, needs: sms, run: (m) => this.cmgd(Number(m[1]), Number(m[2] ?? 0)) },
-      { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.delivery.cnma() },
-      { pattern: /^\+CSMS=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CSMS: (0,1)'] }) },
-      { pattern: /^\+CSMS\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CSMS: ${this.messageService},1,1,1`] }) },
-      {
-        pattern: /^\+CSMS=(\d+)$/i,
-        needs: { sms: true },
-        run: (m) => {
-          const service = Number(m[1]);
-          if (service > 1) return { error: { cms: 303 } };
-          this.messageService = service as 0 | 1;
-          return { lines: ['+CSMS: 1,1,1'] };
-        },
-      },
-      { pattern: /^\+CMGS=(.*)$/i, needs: { sms: true, network: 'cms' }, run: (m) => this.cmgsStart(m[1] ?? '') },
-      // USSD (27.007 §7.15)
-      { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.ussd.cusdN}`] }) },
-      { pattern: /^\+CUSD=\?$/i, run: () => ({ lines: ['+CUSD: (0-2)'] }) },
-      { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.ussd.cusd(Number(m[1]), m[2]) },
-      // ATD<code>; with a USSD code (`*888#`): what some modems need instead of AT+CUSD; the code goes as typed.
-      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.ussd.cusd(1, m[1], { dialled: true }) },
-    ];
-    if (this.profile.extras.includes('huawei-curc')) {
-      entries.push(
-        { pattern: /^\^CURC=([01])$/i, run: (m) => this.set(() => (this.curc = m[1] === '1')) },
-        { pattern: /^\^CURC\?$/i, run: () => ({ lines: [`^CURC: ${this.curc ? 1 : 0}`] }) },
-      );
-    }
-    entries.push(...this.card.vendorCommands(this.profile.extras));
-    if (this.profile.extras.includes('huawei-iccid')) {
-      entries.push({ pattern: /^\^ICCID\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`^ICCID: ${id.iccid}`] }) });
-    }
-    return entries;
-  }
-
-  // ---------------------------------------------------------------- handlers
-
-  /** A plain setting: apply it, answer OK. */
-  private set(apply: () => unknown): Outcome {
-    apply();
-    return OK;
-  }
-
-  private basic(commands: string): Outcome {
-    for (const [, name = '', arg] of commands.toUpperCase().matchAll(/([EVQZH]|&[FW])(\d)?/g)) {
-      if (name === 'E') this.echo = arg !== '0';
-      else if (name === 'V' && arg === '0') return { error: 'ERROR' }; // numeric result codes are not simulated
-      else if (name === 'Z' || name === '&F') {
-        this.echo = true;
-        this.cmee = 0;
-      }
-    }
-    return OK;
-  }
-
-  private regQuery(kind: string | undefined): Outcome {
-    const name = `+C${kind ? kind.toUpperCase() : ''}REG`;
-    const stat = this.fun === 1 && this.card.ready ? this.identity.creg : 0;
-    const extra = this.cregN === 2 ? ',"1A2B","00C3D4E5"' : '';
-    return { lines: [`${name}: ${this.cregN},${stat}${extra}`] };
-  }
-
-  private copsQuery(): Outcome {
-    if (!this.registered()) return { lines: ['+COPS: 0'] };
-    return { lines: [`+COPS: 0,0,"${this.identity.operatorName}"${this.profile.copsWithAct ? ',2' : ''}`] };
-  }
-
-  private cfun(fun: number, reset: boolean): Outcome {
-    if (reset) return { then: () => this.reboot() };
-    this.fun = fun;
-    return { then: () => this.delivery.flushHeld() };
-  }
-
-  private cnmiSet(args: string): Outcome {
-    const keys = ['mode', 'mt', 'bm', 'ds', 'bfr'] as const;
-    const values = args.split(',');
-    if (values.length > keys.length) return { error: { cms: 303 } };
-    const next = { ...this.cnmiSettings };
-    for (let i = 0; i < values.length; i++) {
-      const raw = values[i] ?? '';
-      const key = keys[i];
-      if (raw === '' || key === undefined) continue;
-      const v = Number(raw);
-      if (!this.profile.cnmiAllowed[i]?.includes(v)) return { error: { cms: 303 } };
-      next[key] = v;
-    }
-    this.cnmiSettings = next;
-    return OK;
-  }
-
-  private cmgl(arg: string | undefined): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    return this.storage.cmgl(arg);
-  }
-
-  private cmgr(arg: string): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    return this.storage.cmgr(arg);
-  }
-
-  private cmgd(index: number, flag: number): Outcome {
-    const outcome = this.storage.cmgd(index, flag);
-    if (outcome.error === undefined) this.delivery.redeliverSoon();
-    return outcome;
-  }
-
-  private cmgsStart(arg: string): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    if (!/^\d+$/.test(arg.trim())) return { error: { cms: 304 } };
-    const length = Number(arg);
-    if (length < 7 || length > 164) return { error: { cms: 304 } };
-    return { prompt: length };
   }
 
   private finishPduEntry(send: boolean): void {
