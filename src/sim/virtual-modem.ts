@@ -38,7 +38,7 @@ import { defaultUssdScript } from './ussd-script.js';
 import { UssdService } from './ussd-service.js';
 import { SimCard } from './sim-card.js';
 import { CommandTable, type ModemSettings } from './command-table.js';
-import { prng } from './prng.js';
+import { NoiseSource } from './noise.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
 import { dispatch, finalText, OK, renderResponse, splitCommands, type Outcome } from './at-command.js';
@@ -58,14 +58,13 @@ export class VirtualModem implements VirtualDevice {
   private readonly log: Logger;
   private readonly opts: VirtualModemOptions;
   private readonly commands: CommandTable;
-  private readonly random: () => number;
+  private readonly noise: NoiseSource;
 
   // Device / link
   private side: DeviceSide | undefined;
   private plugged = true;
   private unregister: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private noiseTimer: NodeJS.Timeout | undefined;
   private stalled = false;
   /** Auto-baud after a silent reset: output held until a command line arrives (see reboot). */
   private heldOutput: string[] | undefined;
@@ -119,8 +118,7 @@ export class VirtualModem implements VirtualDevice {
       smsReady: false,
       smsc: this.identity.smsc,
     };
-    const noise = options.noise === false ? undefined : options.noise;
-    this.random = prng(noise?.seed ?? 1);
+    this.noise = new NoiseSource({ profile: this.profile, opts: options, curc: () => this.settings.curc, urc: (line) => this.urc(line) });
     this.delivery = new SmsDelivery({
       storage: this.storage,
       log: this.log,
@@ -287,7 +285,7 @@ export class VirtualModem implements VirtualDevice {
   replug(options: { reboot?: boolean } = {}): void {
     this.plugged = true;
     if (options.reboot ?? true) this.reboot();
-    else this.startNoise();
+    else this.noise.start();
   }
 
   /**
@@ -403,7 +401,7 @@ export class VirtualModem implements VirtualDevice {
     this.settings.smsc = this.identity.smsc;
     this.settings.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
     this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.card.state)));
-    this.startNoise();
+    this.noise.start();
   }
 
   /** Emits banners `bootStepMs` apart; the SMS-ready banner (if the profile has one) opens the SMS commands. */
@@ -424,25 +422,6 @@ export class VirtualModem implements VirtualDevice {
     else this.later(step * (banners.length + 1), () => this.delivery.flushHeld());
   }
 
-  private startNoise(): void {
-    if (this.noiseTimer) clearInterval(this.noiseTimer);
-    this.noiseTimer = undefined;
-    const noise = this.opts.noise === false ? undefined : (this.opts.noise ?? {});
-    const interval = noise?.intervalMs ?? 1000;
-    if (!noise || this.profile.noiseUrcs.length === 0 || interval <= 0) return;
-    this.noiseTimer = setInterval(() => {
-      const line = this.pickNoise();
-      if (line) this.urc(line);
-    }, interval);
-    this.noiseTimer.unref();
-  }
-
-  private pickNoise(): string | undefined {
-    if (!this.settings.curc || this.opts.noise === false) return undefined;
-    const urcs = this.profile.noiseUrcs;
-    return urcs[Math.floor(this.random() * urcs.length)];
-  }
-
   private later(ms: number, fn: () => void): NodeJS.Timeout {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
@@ -455,8 +434,7 @@ export class VirtualModem implements VirtualDevice {
   private clearTimers(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    if (this.noiseTimer) clearInterval(this.noiseTimer);
-    this.noiseTimer = undefined;
+    this.noise.stop();
     this.delivery.clearCmtTimer();
   }
 
@@ -481,8 +459,7 @@ export class VirtualModem implements VirtualDevice {
 
   private respond(outcome: Outcome): void {
     const final = finalText(outcome.error, this.settings.cmee, this.profile.unknownCommand);
-    const p = this.opts.noise === false ? 0 : (this.opts.noise?.midResponseProbability ?? 0.25);
-    this.send(renderResponse(outcome, final, () => (this.profile.noiseUrcs.length > 0 && this.random() < p ? this.pickNoise() : undefined)));
+    this.send(renderResponse(outcome, final, () => this.noise.midResponse()));
     outcome.then?.();
   }
 
