@@ -39,6 +39,7 @@ import { UssdService } from './ussd-service.js';
 import { SimCard } from './sim-card.js';
 import { CommandTable, type ModemSettings } from './command-table.js';
 import { NoiseSource } from './noise.js';
+import { LineReader, type PduEntry } from './line-reader.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
 import { dispatch, finalText, OK, renderResponse, splitCommands, type Outcome } from './at-command.js';
@@ -46,9 +47,6 @@ import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnap
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
 export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
-
-const CTRL_Z = 0x1a;
-const ESC = 0x1b;
 
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
@@ -76,8 +74,7 @@ export class VirtualModem implements VirtualDevice {
 
   // Volatile settings (reset by reboot)
   private readonly settings: ModemSettings;
-  private input = '';
-  private pduEntry: { length: number; hex: string } | undefined;
+  private readonly reader: LineReader;
 
   // Observability
   private readonly received: string[] = [];
@@ -131,6 +128,20 @@ export class VirtualModem implements VirtualDevice {
       urc: (line) => this.urc(line),
       send: (text) => this.send(text),
     });
+    this.reader = new LineReader({
+      echo: () => this.settings.echo,
+      send: (text) => this.send(text),
+      line: (line) => {
+        if (this.heldOutput) {
+          // Auto-baud: the first command line teaches the rate; what was held goes out now.
+          const held = this.heldOutput;
+          this.heldOutput = undefined;
+          for (const text of held) this.send(text);
+        }
+        this.execute(line);
+      },
+      pdu: (entry, send) => this.finishPduEntry(entry, send),
+    });
     this.commands = new CommandTable({
       settings: this.settings,
       identity: this.identity,
@@ -170,14 +181,13 @@ export class VirtualModem implements VirtualDevice {
 
   onAttach(side: DeviceSide): void {
     this.side = side;
-    this.input = '';
+    this.reader.clearLine();
     this.log.debug({ path: this.path }, 'virtual modem: link attached');
   }
 
   onDetach(): void {
     this.side = undefined;
-    this.input = '';
-    this.pduEntry = undefined;
+    this.reader.reset();
     this.log.debug({ path: this.path }, 'virtual modem: link detached');
   }
 
@@ -186,37 +196,7 @@ export class VirtualModem implements VirtualDevice {
       this.log.debug({ bytes: chunk.length }, 'virtual modem: input dropped (stalled or unplugged)');
       return;
     }
-    let echoed = '';
-    const flushEcho = (): void => {
-      if (echoed && this.settings.echo) this.send(echoed);
-      echoed = '';
-    };
-    for (const byte of chunk) {
-      const ch = String.fromCharCode(byte);
-      if (this.pduEntry) {
-        echoed += ch;
-        if (byte === CTRL_Z || byte === ESC) {
-          flushEcho();
-          this.finishPduEntry(byte === CTRL_Z);
-        } else if (/[0-9A-Fa-f]/.test(ch)) this.pduEntry.hex += ch;
-        continue;
-      }
-      echoed += ch;
-      if (byte === 0x0d) {
-        flushEcho();
-        if (this.heldOutput) {
-          // Auto-baud: the first command line teaches the rate; what was held goes out now.
-          const held = this.heldOutput;
-          this.heldOutput = undefined;
-          for (const text of held) this.send(text);
-        }
-        const line = this.input;
-        this.input = '';
-        this.execute(line);
-      } else if (byte === 0x08) this.input = this.input.slice(0, -1);
-      else if (byte !== 0x0a) this.input += ch;
-    }
-    flushEcho();
+    this.reader.feed(chunk);
   }
 
   // ---------------------------------------------------------------- injection
@@ -396,8 +376,7 @@ export class VirtualModem implements VirtualDevice {
     this.settings.fun = 1;
     this.settings.curc = true;
     this.stalled = false;
-    this.input = '';
-    this.pduEntry = undefined;
+    this.reader.reset();
     this.settings.smsc = this.identity.smsc;
     this.settings.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
     this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.card.state)));
@@ -480,7 +459,7 @@ export class VirtualModem implements VirtualDevice {
       if (outcome.prompt !== undefined) {
         // Only a last command may prompt; the prompt replaces the final result until the PDU arrives.
         if (i !== commands.length - 1) return this.respond({ error: 'ERROR' });
-        this.pduEntry = { length: outcome.prompt, hex: '' };
+        this.reader.expectPdu(outcome.prompt);
         this.send('\r\n> ');
         return;
       }
@@ -501,10 +480,7 @@ export class VirtualModem implements VirtualDevice {
     });
   }
 
-  private finishPduEntry(send: boolean): void {
-    const entry = this.pduEntry;
-    this.pduEntry = undefined;
-    if (!entry) return;
+  private finishPduEntry(entry: PduEntry, send: boolean): void {
     if (!send) return this.respond(OK); // ESC: quit without sending
     const read = readSubmitPdu(entry.hex, entry.length);
     if (!read.ok) {
