@@ -17,9 +17,9 @@
  */
 import type { Logger } from '../log.js';
 import type { Outcome } from './at-command.js';
-import type { BuiltPdu } from './pdu-builder.js';
+import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
 import type { SmsStorage } from './sms-storage.js';
-import type { CnmiSettings, InjectResult, SimSnapshot, VirtualModemOptions } from './virtual-modem-types.js';
+import type { CnmiSettings, InjectResult, InjectSmsOptions, SimSnapshot, VirtualModemOptions } from './virtual-modem-types.js';
 
 export interface DeliveryHost {
   readonly storage: SmsStorage;
@@ -83,7 +83,32 @@ export class SmsDelivery {
     return { then: () => this.sendNextDirect() };
   }
 
-  nextConcatRef(bits: 8 | 16): number {
+  /** An SMS arrives from the network: built as DELIVER PDU(s) (in the order asked, duplicated if asked), then delivered. */
+  injectSms(opts: InjectSmsOptions, defaults: { now: () => Date; smsc: string }): InjectResult {
+    const concatRefBits = opts.concatRefBits ?? 8;
+    const parts = buildDeliverPdus({
+      originator: opts.from,
+      text: opts.text,
+      encoding: opts.encoding ?? 'auto',
+      timestamp: opts.timestamp ?? defaults.now(),
+      tzQuarterHours: opts.tzQuarterHours ?? 28,
+      smsc: opts.smsc ?? defaults.smsc,
+      concatRef: opts.concatRef ?? this.nextConcatRef(concatRefBits),
+      concatRefBits,
+      ...(opts.partsOverride ? { partsOverride: opts.partsOverride } : {}),
+    });
+    const order = opts.order ?? parts.map((_, i) => i);
+    const delivered: BuiltPdu[] = [];
+    for (const i of order) {
+      const part = parts[i];
+      if (!part) throw new RangeError(`order names part ${i}, the message has ${parts.length} part(s)`);
+      delivered.push(part);
+      if (opts.duplicateParts) delivered.push(part);
+    }
+    return this.deliverAll(delivered, opts.delivery ?? 'direct');
+  }
+
+  private nextConcatRef(bits: 8 | 16): number {
     this.concatRef = (this.concatRef % (bits === 8 ? 255 : 65535)) + 1;
     return this.concatRef;
   }

@@ -31,7 +31,6 @@
  */
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
-import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
 import { SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
 import { defaultUssdScript } from './ussd-script.js';
@@ -203,27 +202,7 @@ export class VirtualModem implements VirtualDevice {
 
   /** An SMS arrives from the network: built as DELIVER PDU(s), stored or routed per CNMI. */
   injectSms(opts: InjectSmsOptions): InjectResult {
-    const concatRefBits = opts.concatRefBits ?? 8;
-    const parts = buildDeliverPdus({
-      originator: opts.from,
-      text: opts.text,
-      encoding: opts.encoding ?? 'auto',
-      timestamp: opts.timestamp ?? (this.opts.now ?? (() => new Date()))(),
-      tzQuarterHours: opts.tzQuarterHours ?? 28,
-      smsc: opts.smsc ?? this.identity.smsc,
-      concatRef: opts.concatRef ?? this.delivery.nextConcatRef(concatRefBits),
-      concatRefBits,
-      ...(opts.partsOverride ? { partsOverride: opts.partsOverride } : {}),
-    });
-    const order = opts.order ?? parts.map((_, i) => i);
-    const delivered: BuiltPdu[] = [];
-    for (const i of order) {
-      const part = parts[i];
-      if (!part) throw new RangeError(`order names part ${i}, the message has ${parts.length} part(s)`);
-      delivered.push(part);
-      if (opts.duplicateParts) delivered.push(part);
-    }
-    return this.delivery.deliverAll(delivered, opts.delivery ?? 'direct');
+    return this.delivery.injectSms(opts, { now: () => (this.opts.now ?? (() => new Date()))(), smsc: this.identity.smsc });
   }
 
   /** Delivers a PDU as given (malformed PDUs, hand-built fixtures). */
