@@ -15,19 +15,19 @@
  *   (the bridge must use PDU mode). Only "SM" storage exists; other memories answer +CMS ERROR: 302.
  * - Storage lives on the SIM: it survives reboot, unplug and stop. An SMS that arrives while the modem cannot take
  *   it (SIM locked, radio off, unplugged, SMS not ready) waits at the "SMSC" and is delivered once the modem can.
- * - CNMI <mode>=0 buffers nothing: indications are dropped (the message is still stored). <mt>=1 -> +CMTI;
- *   <mt>=2 -> +CMT (one outstanding at a time). With AT+CSMS=0 (the default) the modem acknowledges it itself and
- *   AT+CNMA answers 340; with AT+CSMS=1 it must be acknowledged with AT+CNMA within `cnmaTimeoutMs`, else
- *   the SMSC "retries": the message is stored and announced with +CMTI. Injections with delivery 'store' behave like
- *   class-2 messages (always stored, +CMTI when <mt> is 1-3).
- * - Incoming SMS into a full storage is not stored (TS 27.005 +CMS ERROR 322 semantics): counted in
- *   `droppedForFullStorage`, and profiles that have one emit their memory-full URC (^SMMEMFULL). Like a real network
- *   (TP-FCS 'memory capacity exceeded'), the SMSC keeps the message and delivers it again once AT+CMGD frees a slot.
+ * - Incoming SMS follow AT+CNMI / AT+CSMS (+CMTI, or +CMT acknowledged by the modem or with AT+CNMA within
+ *   `cnmaTimeoutMs`); into a full storage nothing is stored (counted in `droppedForFullStorage`, the family's
+ *   memory-full URC) and the SMSC keeps it until AT+CMGD frees a slot: the details are in sms-delivery.ts.
  * - A stalled modem reads and answers nothing (input dropped, URCs dropped); storage keeps working.
  * - Deliberate delays (boot banners, CNMA timeout, stall, noise, latency) use timers; everything else answers
  *   synchronously, so tests can use fake timers.
  * A handler that throws is a simulator bug: it is logged at error level, recorded in `internalErrors()`, and the
  * command answers ERROR.
+ *
+ * This class is the wiring and the wire: lifecycle, output (echo, responses, URCs, latency, auto-baud hold), boot
+ * banners, timers, the test-facing API. Its parts: line-reader.ts (input bytes -> lines / PDU), at-command.ts
+ * (responses, dispatch), command-table.ts (every command, settings), sms-storage.ts, sms-delivery.ts, sim-card.ts,
+ * ussd-service.ts, noise.ts; the public types are in virtual-modem-types.ts (re-exported here).
  */
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
