@@ -56,7 +56,7 @@ export interface SimProfile {
   copsWithAct: boolean;
   /** AT+CCID answer line. */
   ccidLine(iccid: string): string;
-  /** Vendor-specific commands this family understands (table keys in virtual-modem.ts). */
+  /** Vendor-specific commands this family understands (table keys in command-table.ts and sim-card.ts). */
   extras: readonly ('huawei-curc' | 'huawei-iccid' | 'huawei-cpin' | 'simcom-spic' | 'cpinr')[];
 }
 

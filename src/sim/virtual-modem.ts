@@ -15,322 +15,142 @@
  *   (the bridge must use PDU mode). Only "SM" storage exists; other memories answer +CMS ERROR: 302.
  * - Storage lives on the SIM: it survives reboot, unplug and stop. An SMS that arrives while the modem cannot take
  *   it (SIM locked, radio off, unplugged, SMS not ready) waits at the "SMSC" and is delivered once the modem can.
- * - CNMI <mode>=0 buffers nothing: indications are dropped (the message is still stored). <mt>=1 -> +CMTI;
- *   <mt>=2 -> +CMT (one outstanding at a time). With AT+CSMS=0 (the default) the modem acknowledges it itself and
- *   AT+CNMA answers 340; with AT+CSMS=1 it must be acknowledged with AT+CNMA within `cnmaTimeoutMs`, else
- *   the SMSC "retries": the message is stored and announced with +CMTI. Injections with delivery 'store' behave like
- *   class-2 messages (always stored, +CMTI when <mt> is 1-3).
- * - Incoming SMS into a full storage is not stored (TS 27.005 +CMS ERROR 322 semantics): counted in
- *   `droppedForFullStorage`, and profiles that have one emit their memory-full URC (^SMMEMFULL). Like a real network
- *   (TP-FCS 'memory capacity exceeded'), the SMSC keeps the message and delivers it again once AT+CMGD frees a slot.
+ * - Incoming SMS follow AT+CNMI / AT+CSMS (+CMTI, or +CMT acknowledged by the modem or with AT+CNMA within
+ *   `cnmaTimeoutMs`); into a full storage nothing is stored (counted in `droppedForFullStorage`, the family's
+ *   memory-full URC) and the SMSC keeps it until AT+CMGD frees a slot: the details are in sms-delivery.ts.
  * - A stalled modem reads and answers nothing (input dropped, URCs dropped); storage keeps working.
  * - Deliberate delays (boot banners, CNMA timeout, stall, noise, latency) use timers; everything else answers
  *   synchronously, so tests can use fake timers.
  * A handler that throws is a simulator bug: it is logged at error level, recorded in `internalErrors()`, and the
  * command answers ERROR.
+ *
+ * This class is the wiring and the wire: lifecycle, output (echo, responses, URCs, latency, auto-baud hold), boot
+ * banners, timers, the test-facing API. Its parts: line-reader.ts (input bytes -> lines / PDU), at-command.ts
+ * (responses, dispatch), command-table.ts (every command, settings), sms-storage.ts, sms-delivery.ts, sim-card.ts,
+ * ussd-service.ts, noise.ts; the public types are in virtual-modem-types.ts (re-exported here).
  */
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';
-import { buildDeliverPdus, type BuiltPdu, type SmsEncoding } from './pdu-builder.js';
-import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
-import { formatAllowed, SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimProfileId, type SimState } from './sim-profiles.js';
+import { SIM_PROFILES, type SimulatedIdentity, type SimProfile, type SimState } from './sim-profiles.js';
 import { readSubmitPdu } from './submit-reader.js';
-import { continueUssd, defaultUssdScript, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
-import { prng } from './prng.js';
+import { defaultUssdScript } from './ussd-script.js';
+import { UssdService } from './ussd-service.js';
+import { SimCard } from './sim-card.js';
+import { CommandTable, type ModemSettings } from './command-table.js';
+import { NoiseSource } from './noise.js';
+import { LineReader, type PduEntry } from './line-reader.js';
+import { SmsStorage } from './sms-storage.js';
+import { SmsDelivery } from './sms-delivery.js';
+import { dispatch, finalText, OK, renderResponse, splitCommands, type Outcome } from './at-command.js';
+import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
-
-export interface NoiseOptions {
-  /** PRNG seed: the same seed gives the same noise. Default 1. */
-  seed?: number;
-  /** A noise URC every this many ms while a link is attached. Default 1000; 0 = none periodic. */
-  intervalMs?: number;
-  /** Chance (0-1) that a noise URC is slipped between a response's lines and its final result. Default 0.25. */
-  midResponseProbability?: number;
-}
-
-export interface VirtualModemOptions {
-  path: string;
-  profile?: SimProfileId;
-  /** SM storage slots. Default 30. */
-  storageCapacity?: number;
-  /** First storage index: 1 (27.005 usual) or 0 (some Huawei firmwares). Default 1. */
-  indexBase?: 0 | 1;
-  /** SIM PIN; when set the SIM starts locked (unless simState says otherwise). */
-  pin?: string;
-  /** PUK that unlocks a blocked SIM. Default '12345678'. */
-  puk?: string;
-  simState?: SimState;
-  identity?: Partial<SimulatedIdentity>;
-  ussdMenus?: UssdScript;
-  /** The network's side of AT+CMGS: called after each SMS the modem sent (operator-network.ts routes it). */
-  onSmsSubmitted?: (sent: SentMessage) => void;
-  /**
-   * The form of +CUSD reply strings, overriding the family's (field notes: forms seen from networks and modems):
-   * 'ucs2' hex with dcs 72, 'ucs2-dcs15' the same hex labelled dcs 15, 'ascii-hex' hex of the text with dcs 0 (an
-   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
-   */
-  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
-  /** Report every +CMTI twice (a modem that does so, field note). */
-  reportTwice?: boolean;
-  /** Spacing of boot banners. Default 5 ms; 0 = all at once. */
-  bootStepMs?: number;
-  /** Noise URCs: default on for profiles that have noise URCs; false turns them off. */
-  noise?: false | NoiseOptions;
-  /** Time to wait for AT+CNMA after +CMT. Default 15000 ms. */
-  cnmaTimeoutMs?: number;
-  /** Delay before every answer, to imitate a slow modem. Default 0. */
-  latencyMs?: number;
-  /** commandLog() and sentMessages() keep at most this many recent entries (long --simulate runs). Default 10000. */
-  historyLimit?: number;
-  /** Clock for default SMS time stamps. */
-  now?: () => Date;
-  logger?: Logger;
-}
-
-export interface InjectSmsOptions {
-  from: string;
-  text: string;
-  encoding?: SmsEncoding;
-  timestamp?: Date;
-  /** Default 28 (+07:00, WIB). */
-  tzQuarterHours?: number;
-  smsc?: string;
-  concatRef?: number;
-  concatRefBits?: 8 | 16;
-  partsOverride?: string[];
-  /** Delivery order of the parts, 0-based part numbers (e.g. [2, 0, 1]); parts not listed are not delivered. */
-  order?: number[];
-  /** Deliver every part twice (SMSC retransmission). */
-  duplicateParts?: boolean;
-  /** 'store' = class-2-like (always stored); 'direct' (default) follows CNMI <mt>. */
-  delivery?: 'store' | 'direct';
-}
-
-export interface InjectResult {
-  /** Storage indexes of the parts stored now, in delivery order. */
-  indexes: number[];
-  /** The PDUs delivered, in delivery order. */
-  pdus: BuiltPdu[];
-  /** Parts that wait at the SMSC because the modem cannot take them now. */
-  held: number;
-}
-
-export interface StoredMessage {
-  index: number;
-  /** 0 REC UNREAD, 1 REC READ. */
-  stat: 0 | 1;
-  pdu: string;
-  tpduLength: number;
-}
-
-export interface SentMessage {
-  mr: number;
-  pdu: string;
-  tpduLength: number;
-  destination: string;
-  text: string | undefined;
-}
-
-export interface CnmiSettings {
-  mode: number;
-  mt: number;
-  bm: number;
-  ds: number;
-  bfr: number;
-}
-
-/**
- * What outlives the simulator process (`simulate --state FILE`): the SIM (its stored SMS, PIN state and tries) and
- * the network (SMS the SMSC still holds, the next concatenation reference). Volatile modem settings are not in it: a
- * restored modem powers up as after a reboot.
- */
-export interface SimSnapshot {
-  v: 1;
-  slots: Array<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number }>;
-  held: Array<{ pdu: string; tpduLength: number; delivery: 'store' | 'direct' }>;
-  simState: SimState;
-  pinTriesLeft: number;
-  concatRef: number;
-}
-
-type ErrorSpec = { cme: number } | { cms: number } | 'ERROR' | 'UNSUPPORTED';
-
-interface Outcome {
-  lines?: string[];
-  error?: ErrorSpec;
-  /** AT+CMGS: show the prompt and read a PDU of this many TPDU octets. */
-  prompt?: number;
-  /** URCs the family sends between the information lines and the final result. */
-  beforeFinal?: string[];
-  /** URCs sent right after the final result. */
-  afterFinal?: string[];
-  /** Runs after the final result went out (e.g. reboot after AT+CFUN=1,1). */
-  then?: () => void;
-}
-
-interface Needs {
-  /** SIM must be unlocked; the error family to answer with. */
-  sim?: 'cme' | 'cms';
-  /** Registered on a network (and radio on). */
-  network?: 'cme' | 'cms';
-  /** SMS subsystem ready (SIM800 answers ERROR before `SMS Ready`). */
-  sms?: boolean;
-}
-
-interface CommandEntry {
-  pattern: RegExp;
-  needs?: Needs;
-  run: (m: RegExpMatchArray) => Outcome;
-}
-
-interface Slot {
-  stat: 0 | 1;
-  pdu: string;
-  tpduLength: number;
-}
-
-const OK: Outcome = {};
-const CTRL_Z = 0x1a;
-const ESC = 0x1b;
-
-const CME_TEXT: Readonly<Record<number, string>> = {
-  3: 'operation not allowed',
-  4: 'operation not supported',
-  10: 'SIM not inserted',
-  11: 'SIM PIN required',
-  12: 'SIM PUK required',
-  13: 'SIM failure',
-  16: 'incorrect password',
-  30: 'no network service',
-  50: 'incorrect parameters',
-  100: 'unknown',
-};
-const CMS_TEXT: Readonly<Record<number, string>> = {
-  302: 'operation not allowed',
-  303: 'operation not supported',
-  304: 'invalid PDU mode parameter',
-  310: 'SIM not inserted',
-  311: 'SIM PIN required',
-  316: 'SIM PUK required',
-  321: 'invalid memory index',
-  322: 'memory full',
-  331: 'no network service',
-  340: 'no +CNMA acknowledgement expected',
-  500: 'unknown error',
-};
-
-const PIN_TRIES = 3;
-const PUK_TRIES = 10;
-
-
-/** Splits `+A;+B="x;y"` on semicolons outside quotes. */
-function splitCommands(body: string): string[] {
-  const out: string[] = [];
-  let current = '';
-  let quoted = false;
-  for (const ch of body) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === ';' && !quoted) {
-      out.push(current.trim());
-      current = '';
-    } else current += ch;
-  }
-  out.push(current.trim());
-  return out.filter((c, i) => c !== '' || i === 0);
-}
-
-function ucs2Hex(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; i++) out += text.charCodeAt(i).toString(16).padStart(4, '0');
-  return out.toUpperCase();
-}
-
-function fromUcs2Hex(hex: string): string | undefined {
-  const bytes = fromHex(hex);
-  if (!bytes || bytes.length % 2 !== 0) return undefined;
-  let out = '';
-  for (let i = 0; i < bytes.length; i += 2) out += String.fromCharCode(((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0));
-  return out;
-}
+export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
 
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
   private readonly profile: SimProfile;
   private readonly identity: SimulatedIdentity;
-  private readonly capacity: number;
-  private readonly indexBase: 0 | 1;
-  private readonly ussdScript: UssdScript;
+  private readonly ussd: UssdService;
   private readonly log: Logger;
   private readonly opts: VirtualModemOptions;
-  private readonly table: CommandEntry[];
-  private readonly random: () => number;
+  private readonly commands: CommandTable;
+  private readonly noise: NoiseSource;
 
   // Device / link
   private side: DeviceSide | undefined;
   private plugged = true;
   private unregister: (() => void) | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
-  private noiseTimer: NodeJS.Timeout | undefined;
   private stalled = false;
   /** Auto-baud after a silent reset: output held until a command line arrives (see reboot). */
   private heldOutput: string[] | undefined;
 
   // SIM (survives reboot)
-  private simState: SimState;
-  private pin: string | undefined;
-  private pinTriesLeft = PIN_TRIES;
-  private pukTriesLeft = PUK_TRIES;
-  private readonly slots: (Slot | undefined)[];
-  private dropped = 0;
-  private readonly heldBySmsc: Array<{ built: BuiltPdu; delivery: 'store' | 'direct' }> = [];
+  private readonly card: SimCard;
+  private readonly storage: SmsStorage;
+  private readonly delivery: SmsDelivery;
 
   // Volatile settings (reset by reboot)
-  private echo = true;
-  private cmee = 0;
-  private cmgf = 0;
-  private cscs = 'IRA';
-  private cnmiSettings: CnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
-  /** AT+CSMS: 0 = the modem acknowledges +CMT itself; 1 = it waits for AT+CNMA. */
-  private messageService: 0 | 1 = 0;
-  private cregN = 0;
-  private cusdN = 0;
-  private fun = 1;
-  private curc = true;
-  private smsReady = false;
-  private smsc: string;
-  private ussdSession: UssdMenu | undefined;
-  private input = '';
-  private pduEntry: { length: number; hex: string } | undefined;
-  private outstandingCmt: { built: BuiltPdu; timer: NodeJS.Timeout } | undefined;
-  private readonly directQueue: BuiltPdu[] = [];
+  private readonly settings: ModemSettings;
+  private readonly reader: LineReader;
 
   // Observability
   private readonly received: string[] = [];
   private readonly sent: SentMessage[] = [];
   private readonly internal: Error[] = [];
   private mr = 0;
-  private concatRef = 0x40;
 
   constructor(options: VirtualModemOptions) {
     this.opts = options;
     this.path = options.path;
     this.profile = SIM_PROFILES[options.profile ?? 'generic'];
     this.identity = { ...this.profile.identity, ...options.identity };
-    this.capacity = options.storageCapacity ?? 30;
-    if (!Number.isInteger(this.capacity) || this.capacity < 1 || this.capacity > 255) {
-      throw new RangeError(`storageCapacity ${this.capacity} is not 1-255`);
+    const capacity = options.storageCapacity ?? 30;
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 255) {
+      throw new RangeError(`storageCapacity ${capacity} is not 1-255`);
     }
-    this.indexBase = options.indexBase ?? 1;
-    this.ussdScript = options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') });
+    const indexBase = options.indexBase ?? 1;
+    this.ussd = new UssdService({
+      profile: this.profile,
+      script: options.ussdMenus ?? defaultUssdScript({ ownNumber: this.identity.ownNumber.replace(/^\+/, '') }),
+      opts: options,
+      cscs: () => this.settings.cscs,
+      networkBlocked: () => this.commands.checkNeeds({ network: 'cme' }),
+    });
     this.log = options.logger ?? silentLogger();
-    this.pin = options.pin;
-    this.simState = options.simState ?? (options.pin !== undefined ? 'pin' : 'ready');
-    this.slots = new Array<Slot | undefined>(this.capacity).fill(undefined);
-    this.smsc = this.identity.smsc;
-    const noise = options.noise === false ? undefined : options.noise;
-    this.random = prng(noise?.seed ?? 1);
-    this.table = this.buildTable();
+    this.card = new SimCard(options, () => this.emitBanners(this.profile.afterPinBanners));
+    this.storage = new SmsStorage(capacity, indexBase);
+    this.settings = {
+      echo: true,
+      cmee: 0,
+      cmgf: 0,
+      cscs: 'IRA',
+      cnmi: { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 },
+      messageService: 0,
+      cregN: 0,
+      fun: 1,
+      curc: true,
+      smsReady: false,
+      smsc: this.identity.smsc,
+    };
+    this.noise = new NoiseSource({ profile: this.profile, opts: options, curc: () => this.settings.curc, urc: (line) => this.urc(line) });
+    this.delivery = new SmsDelivery({
+      storage: this.storage,
+      log: this.log,
+      opts: options,
+      storageFullUrc: this.profile.storageFullUrc,
+      canReceive: () => this.present && this.settings.fun === 1 && this.card.ready && this.settings.smsReady,
+      cnmi: () => this.settings.cnmi,
+      messageService: () => this.settings.messageService,
+      later: (ms, fn) => this.later(ms, fn),
+      urc: (line) => this.urc(line),
+      send: (text) => this.send(text),
+    });
+    this.reader = new LineReader({
+      echo: () => this.settings.echo,
+      send: (text) => this.send(text),
+      line: (line) => {
+        if (this.heldOutput) {
+          // Auto-baud: the first command line teaches the rate; what was held goes out now.
+          const held = this.heldOutput;
+          this.heldOutput = undefined;
+          for (const text of held) this.send(text);
+        }
+        this.execute(line);
+      },
+      pdu: (entry, send) => this.finishPduEntry(entry, send),
+    });
+    this.commands = new CommandTable({
+      settings: this.settings,
+      identity: this.identity,
+      profile: this.profile,
+      card: this.card,
+      storage: this.storage,
+      delivery: this.delivery,
+      ussd: this.ussd,
+      reboot: () => this.reboot(),
+    });
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -347,7 +167,7 @@ export class VirtualModem implements VirtualDevice {
   /** Powers off: the link (if open) sees a disconnect, the path disappears, every timer stops. */
   stop(): void {
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
+    this.delivery.returnUnacknowledgedToSmsc();
     if (this.side) this.side.unplug();
     this.side = undefined;
     this.unregister?.();
@@ -360,14 +180,13 @@ export class VirtualModem implements VirtualDevice {
 
   onAttach(side: DeviceSide): void {
     this.side = side;
-    this.input = '';
+    this.reader.clearLine();
     this.log.debug({ path: this.path }, 'virtual modem: link attached');
   }
 
   onDetach(): void {
     this.side = undefined;
-    this.input = '';
-    this.pduEntry = undefined;
+    this.reader.reset();
     this.log.debug({ path: this.path }, 'virtual modem: link detached');
   }
 
@@ -376,69 +195,19 @@ export class VirtualModem implements VirtualDevice {
       this.log.debug({ bytes: chunk.length }, 'virtual modem: input dropped (stalled or unplugged)');
       return;
     }
-    let echoed = '';
-    const flushEcho = (): void => {
-      if (echoed && this.echo) this.send(echoed);
-      echoed = '';
-    };
-    for (const byte of chunk) {
-      const ch = String.fromCharCode(byte);
-      if (this.pduEntry) {
-        echoed += ch;
-        if (byte === CTRL_Z || byte === ESC) {
-          flushEcho();
-          this.finishPduEntry(byte === CTRL_Z);
-        } else if (/[0-9A-Fa-f]/.test(ch)) this.pduEntry.hex += ch;
-        continue;
-      }
-      echoed += ch;
-      if (byte === 0x0d) {
-        flushEcho();
-        if (this.heldOutput) {
-          // Auto-baud: the first command line teaches the rate; what was held goes out now.
-          const held = this.heldOutput;
-          this.heldOutput = undefined;
-          for (const text of held) this.send(text);
-        }
-        const line = this.input;
-        this.input = '';
-        this.execute(line);
-      } else if (byte === 0x08) this.input = this.input.slice(0, -1);
-      else if (byte !== 0x0a) this.input += ch;
-    }
-    flushEcho();
+    this.reader.feed(chunk);
   }
 
   // ---------------------------------------------------------------- injection
 
   /** An SMS arrives from the network: built as DELIVER PDU(s), stored or routed per CNMI. */
   injectSms(opts: InjectSmsOptions): InjectResult {
-    const concatRefBits = opts.concatRefBits ?? 8;
-    const parts = buildDeliverPdus({
-      originator: opts.from,
-      text: opts.text,
-      encoding: opts.encoding ?? 'auto',
-      timestamp: opts.timestamp ?? (this.opts.now ?? (() => new Date()))(),
-      tzQuarterHours: opts.tzQuarterHours ?? 28,
-      smsc: opts.smsc ?? this.identity.smsc,
-      concatRef: opts.concatRef ?? this.nextConcatRef(concatRefBits),
-      concatRefBits,
-      ...(opts.partsOverride ? { partsOverride: opts.partsOverride } : {}),
-    });
-    const order = opts.order ?? parts.map((_, i) => i);
-    const delivered: BuiltPdu[] = [];
-    for (const i of order) {
-      const part = parts[i];
-      if (!part) throw new RangeError(`order names part ${i}, the message has ${parts.length} part(s)`);
-      delivered.push(part);
-      if (opts.duplicateParts) delivered.push(part);
-    }
-    return this.deliverAll(delivered, opts.delivery ?? 'direct');
+    return this.delivery.injectSms(opts, { now: () => (this.opts.now ?? (() => new Date()))(), smsc: this.identity.smsc });
   }
 
   /** Delivers a PDU as given (malformed PDUs, hand-built fixtures). */
   injectRawPdu(pdu: string, tpduLength: number, delivery: 'store' | 'direct' = 'direct'): InjectResult {
-    return this.deliverAll([{ pdu: pdu.toUpperCase(), tpduLength }], delivery);
+    return this.delivery.deliverAll([{ pdu: pdu.toUpperCase(), tpduLength }], delivery);
   }
 
   /** Sends bytes the bridge cannot make sense of (line noise, a half-baked URC). */
@@ -465,7 +234,7 @@ export class VirtualModem implements VirtualDevice {
   unplug(): void {
     this.plugged = false;
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
+    this.delivery.returnUnacknowledgedToSmsc();
     const side = this.side;
     this.side = undefined;
     side?.unplug();
@@ -475,7 +244,7 @@ export class VirtualModem implements VirtualDevice {
   replug(options: { reboot?: boolean } = {}): void {
     this.plugged = true;
     if (options.reboot ?? true) this.reboot();
-    else this.startNoise();
+    else this.noise.start();
   }
 
   /**
@@ -488,73 +257,51 @@ export class VirtualModem implements VirtualDevice {
    */
   reboot(options: { silent?: boolean; holdUntilAt?: boolean; banners?: readonly string[] } = {}): void {
     this.clearTimers();
-    this.returnUnacknowledgedToSmsc();
-    if (this.pin !== undefined && this.simState === 'ready') this.simState = 'pin';
+    this.delivery.returnUnacknowledgedToSmsc();
+    this.card.powerCycle();
     this.boot(options.silent === true, options.banners);
     if (options.silent === true && options.holdUntilAt === true) this.heldOutput = [];
   }
 
   /** See SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
   snapshot(): SimSnapshot {
-    const held = this.heldBySmsc.map((h) => ({ pdu: h.built.pdu, tpduLength: h.built.tpduLength, delivery: h.delivery }));
-    if (this.outstandingCmt) held.push({ pdu: this.outstandingCmt.built.pdu, tpduLength: this.outstandingCmt.built.tpduLength, delivery: 'direct' });
-    for (const b of this.directQueue) held.push({ pdu: b.pdu, tpduLength: b.tpduLength, delivery: 'direct' });
-    return { v: 1, slots: this.storedMessages(), held, simState: this.simState, pinTriesLeft: this.pinTriesLeft, concatRef: this.concatRef };
+    const { held, concatRef } = this.delivery.snapshot();
+    const { simState, pinTriesLeft } = this.card.snapshot();
+    return { v: 1, slots: this.storedMessages(), held, simState, pinTriesLeft, concatRef };
   }
 
   /** Loads a snapshot taken by snapshot(); call before start(). Slots keep their indexes; held SMS wait at the SMSC. */
   restore(s: SimSnapshot): void {
     if (s.v !== 1) throw new RangeError(`unknown simulator state version ${String(s.v)}`);
-    this.slots.fill(undefined);
-    for (const m of s.slots) {
-      const i = m.index - this.indexBase;
-      if (i < 0 || i >= this.capacity) throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
-      this.slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
-    }
-    this.heldBySmsc.length = 0;
-    for (const h of s.held) this.heldBySmsc.push({ built: { pdu: h.pdu, tpduLength: h.tpduLength }, delivery: h.delivery });
-    this.simState = s.simState;
-    this.pinTriesLeft = s.pinTriesLeft;
-    this.concatRef = s.concatRef;
+    this.storage.restore(s.slots);
+    this.delivery.restore(s);
+    this.card.restore(s);
   }
 
   /** SMS the SMSC holds because the modem could not take them (full storage, SIM locked, not ready). */
   get heldBySmscCount(): number {
-    return this.heldBySmsc.length;
+    return this.delivery.heldCount;
   }
 
   /** Fills every free slot with a read message from a number (storage full scenarios). */
   fillStorage(): void {
-    this.slots.forEach((slot, i) => {
-      if (slot) return;
-      const [built] = buildDeliverPdus({
-        originator: '+6281300000000',
-        text: `filler ${i + this.indexBase}`,
-        timestamp: new Date(Date.UTC(2026, 0, 1)),
-        tzQuarterHours: 28,
-      });
-      if (built) this.slots[i] = { stat: 1, ...built };
-    });
+    this.storage.fill();
   }
 
   /** Changes what AT+CSQ / AT+CREG? report (e.g. lose the network). */
   setNetwork(state: { creg?: number; rssi?: number }): void {
     if (state.creg !== undefined) {
       this.identity.creg = state.creg;
-      if (this.cregN > 0) this.urc(`+CREG: ${state.creg}`);
+      if (this.settings.cregN > 0) this.urc(`+CREG: ${state.creg}`);
     }
     if (state.rssi !== undefined) this.identity.csq = { ...this.identity.csq, rssi: state.rssi };
-    this.flushHeld();
+    this.delivery.flushHeld();
   }
 
   // ---------------------------------------------------------------- observability
 
   storedMessages(): StoredMessage[] {
-    const out: StoredMessage[] = [];
-    this.slots.forEach((slot, i) => {
-      if (slot) out.push({ index: i + this.indexBase, stat: slot.stat, pdu: slot.pdu, tpduLength: slot.tpduLength });
-    });
-    return out;
+    return this.storage.stored();
   }
 
   /** Every command line received (AT lines only, as typed, without CR). */
@@ -567,19 +314,19 @@ export class VirtualModem implements VirtualDevice {
   }
 
   cnmi(): CnmiSettings {
-    return { ...this.cnmiSettings };
+    return { ...this.settings.cnmi };
   }
 
   get droppedForFullStorage(): number {
-    return this.dropped;
+    return this.delivery.droppedForFullStorage;
   }
 
   get echoEnabled(): boolean {
-    return this.echo;
+    return this.settings.echo;
   }
 
   get sim(): SimState {
-    return this.simState;
+    return this.card.state;
   }
 
   /** Handler failures (simulator bugs); tests assert this stays empty. */
@@ -597,24 +344,22 @@ export class VirtualModem implements VirtualDevice {
 
   private boot(silent = false, banners?: readonly string[]): void {
     this.heldOutput = undefined;
-    this.echo = true;
-    this.cmee = 0;
-    this.cmgf = 0;
-    this.cscs = 'IRA';
-    this.cnmiSettings = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
-    this.messageService = 0;
-    this.cregN = 0;
-    this.cusdN = 0;
-    this.fun = 1;
-    this.curc = true;
+    this.settings.echo = true;
+    this.settings.cmee = 0;
+    this.settings.cmgf = 0;
+    this.settings.cscs = 'IRA';
+    this.settings.cnmi = { mode: 0, mt: 0, bm: 0, ds: 0, bfr: 0 };
+    this.settings.messageService = 0;
+    this.settings.cregN = 0;
+    this.ussd.reset();
+    this.settings.fun = 1;
+    this.settings.curc = true;
     this.stalled = false;
-    this.ussdSession = undefined;
-    this.input = '';
-    this.pduEntry = undefined;
-    this.smsc = this.identity.smsc;
-    this.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
-    this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.simState)));
-    this.startNoise();
+    this.reader.reset();
+    this.settings.smsc = this.identity.smsc;
+    this.settings.smsReady = silent || banners !== undefined || this.profile.smsReadyBanner === undefined;
+    this.emitBanners(silent ? [] : (banners ?? this.profile.bootBanners(this.card.state)));
+    this.noise.start();
   }
 
   /** Emits banners `bootStepMs` apart; the SMS-ready banner (if the profile has one) opens the SMS commands. */
@@ -623,35 +368,16 @@ export class VirtualModem implements VirtualDevice {
     const emitOne = (line: string): void => {
       this.urc(line);
       if (line === this.profile.smsReadyBanner) {
-        this.smsReady = true;
-        this.flushHeld();
+        this.settings.smsReady = true;
+        this.delivery.flushHeld();
       }
     };
     banners.forEach((line, i) => {
       if (step === 0) emitOne(line);
       else this.later(step * (i + 1), () => emitOne(line));
     });
-    if (banners.length === 0 || step === 0) this.flushHeld();
-    else this.later(step * (banners.length + 1), () => this.flushHeld());
-  }
-
-  private startNoise(): void {
-    if (this.noiseTimer) clearInterval(this.noiseTimer);
-    this.noiseTimer = undefined;
-    const noise = this.opts.noise === false ? undefined : (this.opts.noise ?? {});
-    const interval = noise?.intervalMs ?? 1000;
-    if (!noise || this.profile.noiseUrcs.length === 0 || interval <= 0) return;
-    this.noiseTimer = setInterval(() => {
-      const line = this.pickNoise();
-      if (line) this.urc(line);
-    }, interval);
-    this.noiseTimer.unref();
-  }
-
-  private pickNoise(): string | undefined {
-    if (!this.curc || this.opts.noise === false) return undefined;
-    const urcs = this.profile.noiseUrcs;
-    return urcs[Math.floor(this.random() * urcs.length)];
+    if (banners.length === 0 || step === 0) this.delivery.flushHeld();
+    else this.later(step * (banners.length + 1), () => this.delivery.flushHeld());
   }
 
   private later(ms: number, fn: () => void): NodeJS.Timeout {
@@ -666,9 +392,8 @@ export class VirtualModem implements VirtualDevice {
   private clearTimers(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    if (this.noiseTimer) clearInterval(this.noiseTimer);
-    this.noiseTimer = undefined;
-    if (this.outstandingCmt) clearTimeout(this.outstandingCmt.timer);
+    this.noise.stop();
+    this.delivery.clearCmtTimer();
   }
 
   private emitRaw(data: Buffer): void {
@@ -690,29 +415,9 @@ export class VirtualModem implements VirtualDevice {
     this.send(`\r\n${line}\r\n`);
   }
 
-  private finalText(error: ErrorSpec | undefined): string {
-    if (error === undefined) return 'OK';
-    if (error === 'ERROR') return 'ERROR';
-    if (error === 'UNSUPPORTED') return this.profile.unknownCommand;
-    if ('cme' in error) {
-      if (this.cmee === 0) return 'ERROR';
-      return `+CME ERROR: ${this.cmee === 2 ? (CME_TEXT[error.cme] ?? String(error.cme)) : error.cme}`;
-    }
-    return `+CMS ERROR: ${this.cmee === 2 ? (CMS_TEXT[error.cms] ?? String(error.cms)) : error.cms}`;
-  }
-
   private respond(outcome: Outcome): void {
-    const lines = outcome.lines ?? [];
-    let out = lines.length > 0 ? `\r\n${lines.join('\r\n')}\r\n` : '';
-    for (const u of outcome.beforeFinal ?? []) out += `\r\n${u}\r\n`;
-    const p = this.opts.noise === false ? 0 : (this.opts.noise?.midResponseProbability ?? 0.25);
-    if (lines.length > 0 && this.profile.noiseUrcs.length > 0 && this.random() < p) {
-      const noise = this.pickNoise();
-      if (noise) out += `\r\n${noise}\r\n`;
-    }
-    out += `\r\n${this.finalText(outcome.error)}\r\n`;
-    for (const u of outcome.afterFinal ?? []) out += `\r\n${u}\r\n`;
-    this.send(out);
+    const final = finalText(outcome.error, this.settings.cmee, this.profile.unknownCommand);
+    this.send(renderResponse(outcome, final, () => this.noise.midResponse()));
     outcome.then?.();
   }
 
@@ -733,7 +438,7 @@ export class VirtualModem implements VirtualDevice {
       if (outcome.prompt !== undefined) {
         // Only a last command may prompt; the prompt replaces the final result until the PDU arrives.
         if (i !== commands.length - 1) return this.respond({ error: 'ERROR' });
-        this.pduEntry = { length: outcome.prompt, hex: '' };
+        this.reader.expectPdu(outcome.prompt);
         this.send('\r\n> ');
         return;
       }
@@ -748,316 +453,13 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private dispatch(command: string): Outcome {
-    for (const entry of this.table) {
-      const m = command.match(entry.pattern);
-      if (!m) continue;
-      const blocked = this.checkNeeds(entry.needs);
-      if (blocked) return { error: blocked };
-      try {
-        return entry.run(m);
-      } catch (err) {
-        const error = err instanceof Error ? err : new Error(String(err));
-        this.internal.push(error);
-        this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
-        return { error: 'ERROR' };
-      }
-    }
-    return { error: 'UNSUPPORTED' };
-  }
-
-  private checkNeeds(needs: Needs | undefined): ErrorSpec | undefined {
-    if (!needs) return undefined;
-    if (needs.sms && !this.smsReady) return 'ERROR';
-    const simFamily = needs.sim ?? needs.network;
-    if (simFamily && this.simState !== 'ready') {
-      const cme = ({ absent: 10, pin: 11, puk: 12, ready: 0 } as const)[this.simState];
-      const cms = ({ absent: 310, pin: 311, puk: 316, ready: 0 } as const)[this.simState];
-      return simFamily === 'cme' ? { cme } : { cms };
-    }
-    if (needs.network && !this.registered()) return needs.network === 'cme' ? { cme: 30 } : { cms: 331 };
-    return undefined;
-  }
-
-  private registered(): boolean {
-    return this.fun === 1 && this.simState === 'ready' && (this.identity.creg === 1 || this.identity.creg === 5);
-  }
-
-  private buildTable(): CommandEntry[] {
-    const id = this.identity;
-    const sms: Needs = { sms: true, sim: 'cms' };
-    const entries: CommandEntry[] = [
-      { pattern: /^$/, run: () => OK },
-      { pattern: /^(?:[EVQZH]\d?|&[FW]\d?)+$/i, run: (m) => this.basic(m[0]) },
-      { pattern: /^I\d?$/i, run: () => ({ lines: [`Manufacturer: ${id.manufacturer}`, `Model: ${id.model}`, `Revision: ${id.revision}`, `IMEI: ${id.imei}`] }) },
-      { pattern: /^\+CMEE=([0-2])$/i, run: (m) => this.set(() => (this.cmee = Number(m[1]))) },
-      { pattern: /^\+CMEE\?$/i, run: () => ({ lines: [`+CMEE: ${this.cmee}`] }) },
-      { pattern: /^\+CMEE=\?$/i, run: () => ({ lines: ['+CMEE: (0-2)'] }) },
-      { pattern: /^\+C?GMI$/i, run: () => ({ lines: [id.manufacturer] }) },
-      { pattern: /^\+C?GMM$/i, run: () => ({ lines: [id.model] }) },
-      { pattern: /^\+C?GMR$/i, run: () => ({ lines: [id.revision] }) },
-      { pattern: /^\+C?GSN$/i, run: () => ({ lines: [id.imei] }) },
-      { pattern: /^\+CIMI$/i, needs: { sim: 'cme' }, run: () => ({ lines: [id.imsi] }) },
-      { pattern: /^\+CCID$/i, run: () => (this.simState === 'absent' ? { error: { cme: 10 } } : { lines: [this.profile.ccidLine(id.iccid)] }) },
-      { pattern: /^\+CNUM$/i, needs: { sim: 'cme' }, run: () => ({ lines: id.ownNumber ? [`+CNUM: "","${id.ownNumber}",${id.ownNumber.startsWith('+') ? 145 : 129}`] : [] }) },
-      { pattern: /^\+CPIN\?$/i, run: () => this.cpinQuery() },
-      { pattern: /^\+CPIN=\?$/i, run: () => OK },
-      { pattern: /^\+CPIN="?([0-9]*)"?(?:,"?([0-9]*)"?)?$/i, run: (m) => this.cpinEnter(m[1] ?? '', m[2]) },
-      { pattern: /^\+CSQ$/i, run: () => ({ lines: [`+CSQ: ${this.fun === 1 ? id.csq.rssi : 99},${id.csq.ber}`] }) },
-      { pattern: /^\+CSQ=\?$/i, run: () => ({ lines: ['+CSQ: (0-31,99),(0-7,99)'] }) },
-      { pattern: /^\+C(E|G)?REG\?$/i, run: (m) => this.regQuery(m[1]) },
-      { pattern: /^\+C(?:E|G)?REG=([0-2])$/i, run: (m) => this.set(() => (this.cregN = Number(m[1]))) },
-      { pattern: /^\+C(?:E|G)?REG=\?$/i, run: (m) => ({ lines: [`${m[0].split('=')[0]}: (0-2)`] }) },
-      { pattern: /^\+COPS\?$/i, run: () => this.copsQuery() },
-      { pattern: /^\+COPS=\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`+COPS: (2,"${id.operatorName}","${id.operatorName.slice(0, 4)}","${id.operatorNumeric}"${this.profile.copsWithAct ? ',2' : ''}),,(0-4),(0-2)`] }) },
-      { pattern: /^\+COPS=[0-4](?:,.*)?$/i, needs: { sim: 'cme' }, run: () => OK },
-      { pattern: /^\+CFUN\?$/i, run: () => ({ lines: [`+CFUN: ${this.fun}`] }) },
-      { pattern: /^\+CFUN=\?$/i, run: () => ({ lines: ['+CFUN: (0,1,4),(0,1)'] }) },
-      { pattern: /^\+CFUN=([014])(?:,([01]))?$/i, run: (m) => this.cfun(Number(m[1]), m[2] === '1') },
-      { pattern: /^\+CSCS\?$/i, run: () => ({ lines: [`+CSCS: "${this.cscs}"`] }) },
-      { pattern: /^\+CSCS=\?$/i, run: () => ({ lines: ['+CSCS: ("IRA","GSM","UCS2")'] }) },
-      { pattern: /^\+CSCS="(IRA|GSM|UCS2)"$/i, run: (m) => this.set(() => (this.cscs = (m[1] ?? 'IRA').toUpperCase())) },
-      // SMS (27.005)
-      { pattern: /^\+CMGF\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CMGF: ${this.cmgf}`] }) },
-      { pattern: /^\+CMGF=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CMGF: (0,1)'] }) },
-      { pattern: /^\+CMGF=([01])$/i, needs: { sms: true }, run: (m) => this.set(() => (this.cmgf = Number(m[1]))) },
-      { pattern: /^\+CSCA\?$/i, needs: sms, run: () => ({ lines: [`+CSCA: "${this.smsc}",${this.smsc.startsWith('+') ? 145 : 129}`] }) },
-      { pattern: /^\+CSCA="([+0-9]*)"(?:,\d+)?$/i, needs: sms, run: (m) => this.set(() => (this.smsc = m[1] ?? '')) },
-      { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => ({ lines: ['+CPMS: ("SM"),("SM"),("SM")'] }) },
-      { pattern: /^\+CPMS\?$/i, needs: sms, run: () => ({ lines: [`+CPMS: ${Array(3).fill(`"SM",${this.used()},${this.capacity}`).join(',')}`] }) },
-      { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.cpmsSet(m[1] ?? '') },
-      { pattern: /^\+CNMI=\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${this.profile.cnmiAllowed.map((v) => formatAllowed(v, this.profile.cnmiStyle)).join(',')}`] }) },
-      { pattern: /^\+CNMI\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${Object.values(this.cnmiSettings).join(',')}`] }) },
-      { pattern: /^\+CNMI=([0-9,]*)$/i, needs: { sms: true }, run: (m) => this.cnmiSet(m[1] ?? '') },
-      { pattern: /^\+CMGL=\?$/i, needs: sms, run: () => ({ lines: ['+CMGL: (0-4)'] }) },
-      { pattern: /^\+CMGL(?:=(.*))?$/i, needs: sms, run: (m) => this.cmgl(m[1]) },
-      { pattern: /^\+CMGR=(.*)$/i, needs: sms, run: (m) => this.cmgr(m[1] ?? '') },
-      { pattern: /^\+CMGD=\?$/i, needs: sms, run: () => ({ lines: [`+CMGD: (${this.storedMessages().map((s) => s.index).join(',')}),(0-4)`] }) },
-      { pattern: /^\+CMGD=(\d+)(?:,(\d+))?$/i, needs: sms, run: (m) => this.cmgd(Number(m[1]), Number(m[2] ?? 0)) },
-      { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.cnma() },
-      { pattern: /^\+CSMS=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CSMS: (0,1)'] }) },
-      { pattern: /^\+CSMS\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CSMS: ${this.messageService},1,1,1`] }) },
-      {
-        pattern: /^\+CSMS=(\d+)$/i,
-        needs: { sms: true },
-        run: (m) => {
-          const service = Number(m[1]);
-          if (service > 1) return { error: { cms: 303 } };
-          this.messageService = service as 0 | 1;
-          return { lines: ['+CSMS: 1,1,1'] };
-        },
-      },
-      { pattern: /^\+CMGS=(.*)$/i, needs: { sms: true, network: 'cms' }, run: (m) => this.cmgsStart(m[1] ?? '') },
-      // USSD (27.007 §7.15)
-      { pattern: /^\+CUSD\?$/i, run: () => ({ lines: [`+CUSD: ${this.cusdN}`] }) },
-      { pattern: /^\+CUSD=\?$/i, run: () => ({ lines: ['+CUSD: (0-2)'] }) },
-      { pattern: /^\+CUSD=([0-2])(?:,"([^"]*)"(?:,(\d+))?)?$/i, run: (m) => this.cusd(Number(m[1]), m[2]) },
-      // ATD<code>; with a USSD code (`*888#`): what some modems need instead of AT+CUSD; the code goes as typed.
-      { pattern: /^D([*#][0-9*#]*#)$/i, run: (m) => this.cusd(1, m[1], { dialled: true }) },
-    ];
-    if (this.profile.extras.includes('huawei-curc')) {
-      entries.push(
-        { pattern: /^\^CURC=([01])$/i, run: (m) => this.set(() => (this.curc = m[1] === '1')) },
-        { pattern: /^\^CURC\?$/i, run: () => ({ lines: [`^CURC: ${this.curc ? 1 : 0}`] }) },
-      );
-    }
-    const pinCounts = () => ({ pin: this.simState === 'puk' ? 0 : this.pinTriesLeft, puk: this.pukTriesLeft });
-    if (this.profile.extras.includes('cpinr')) {
-      entries.push({
-        pattern: /^\+CPINR(?:="?([A-Z0-9 ]*)"?)?$/i,
-        run: () => ({ lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`] }),
-      });
-    }
-    if (this.profile.extras.includes('simcom-spic')) {
-      entries.push({ pattern: /^\+SPIC$/i, run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }) });
-    }
-    if (this.profile.extras.includes('huawei-cpin')) {
-      entries.push({
-        pattern: /^\^CPIN\?$/i,
-        run: () => {
-          const code = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
-          if (this.simState === 'absent') return { error: { cme: 10 } };
-          const current = this.simState === 'puk' ? pinCounts().puk : this.simState === 'pin' ? pinCounts().pin : '';
-          return { lines: [`^CPIN: ${code},${current},${pinCounts().puk},${pinCounts().pin},10,3`] };
-        },
-      });
-    }
-    if (this.profile.extras.includes('huawei-iccid')) {
-      entries.push({ pattern: /^\^ICCID\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`^ICCID: ${id.iccid}`] }) });
-    }
-    return entries;
-  }
-
-  // ---------------------------------------------------------------- handlers
-
-  /** A plain setting: apply it, answer OK. */
-  private set(apply: () => unknown): Outcome {
-    apply();
-    return OK;
-  }
-
-  private basic(commands: string): Outcome {
-    for (const [, name = '', arg] of commands.toUpperCase().matchAll(/([EVQZH]|&[FW])(\d)?/g)) {
-      if (name === 'E') this.echo = arg !== '0';
-      else if (name === 'V' && arg === '0') return { error: 'ERROR' }; // numeric result codes are not simulated
-      else if (name === 'Z' || name === '&F') {
-        this.echo = true;
-        this.cmee = 0;
-      }
-    }
-    return OK;
-  }
-
-  private cpinQuery(): Outcome {
-    const text = { ready: 'READY', pin: 'SIM PIN', puk: 'SIM PUK', absent: '' }[this.simState];
-    if (this.simState === 'absent') return { error: { cme: 10 } };
-    return { lines: [`+CPIN: ${text}`] };
-  }
-
-  private cpinEnter(code: string, newPin: string | undefined): Outcome {
-    if (this.simState === 'absent') return { error: { cme: 10 } };
-    if (this.simState === 'ready') return { error: { cme: 3 } };
-    if (this.simState === 'pin') {
-      if (code !== this.pin) {
-        this.pinTriesLeft--;
-        if (this.pinTriesLeft <= 0) this.simState = 'puk';
-        return { error: { cme: 16 } };
-      }
-      this.pinTriesLeft = PIN_TRIES;
-      return { then: () => this.simUnlocked() };
-    }
-    // PUK state: AT+CPIN="<puk>","<new pin>"
-    if (newPin === undefined || newPin === '') return { error: { cme: 12 } };
-    if (code !== (this.opts.puk ?? '12345678')) {
-      this.pukTriesLeft--;
-      return { error: { cme: 16 } };
-    }
-    this.pin = newPin;
-    this.pinTriesLeft = PIN_TRIES;
-    this.pukTriesLeft = PUK_TRIES;
-    return { then: () => this.simUnlocked() };
-  }
-
-  private simUnlocked(): void {
-    this.simState = 'ready';
-    this.emitBanners(this.profile.afterPinBanners);
-  }
-
-  private regQuery(kind: string | undefined): Outcome {
-    const name = `+C${kind ? kind.toUpperCase() : ''}REG`;
-    const stat = this.fun === 1 && this.simState === 'ready' ? this.identity.creg : 0;
-    const extra = this.cregN === 2 ? ',"1A2B","00C3D4E5"' : '';
-    return { lines: [`${name}: ${this.cregN},${stat}${extra}`] };
-  }
-
-  private copsQuery(): Outcome {
-    if (!this.registered()) return { lines: ['+COPS: 0'] };
-    return { lines: [`+COPS: 0,0,"${this.identity.operatorName}"${this.profile.copsWithAct ? ',2' : ''}`] };
-  }
-
-  private cfun(fun: number, reset: boolean): Outcome {
-    if (reset) return { then: () => this.reboot() };
-    this.fun = fun;
-    return { then: () => this.flushHeld() };
-  }
-
-  private used(): number {
-    return this.slots.filter(Boolean).length;
-  }
-
-  private cpmsSet(args: string): Outcome {
-    const mems = args.split(',').map((s) => s.trim().replace(/^"|"$/g, '').toUpperCase());
-    if (mems.length > 3 || mems.some((m) => m !== 'SM')) return { error: { cms: 302 } };
-    return { lines: [`+CPMS: ${Array(3).fill(`${this.used()},${this.capacity}`).join(',')}`] };
-  }
-
-  private cnmiSet(args: string): Outcome {
-    const keys = ['mode', 'mt', 'bm', 'ds', 'bfr'] as const;
-    const values = args.split(',');
-    if (values.length > keys.length) return { error: { cms: 303 } };
-    const next = { ...this.cnmiSettings };
-    for (let i = 0; i < values.length; i++) {
-      const raw = values[i] ?? '';
-      const key = keys[i];
-      if (raw === '' || key === undefined) continue;
-      const v = Number(raw);
-      if (!this.profile.cnmiAllowed[i]?.includes(v)) return { error: { cms: 303 } };
-      next[key] = v;
-    }
-    this.cnmiSettings = next;
-    return OK;
-  }
-
-  /** Shows storage indexes; undefined when `text` is not a valid index. */
-  private slotOf(text: string): number | undefined {
-    if (!/^\d+$/.test(text.trim())) return undefined;
-    const slot = Number(text) - this.indexBase;
-    return slot >= 0 && slot < this.capacity ? slot : undefined;
-  }
-
-  private cmgl(arg: string | undefined): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    const [statText = '0', modeText = '0'] = (arg ?? '').split(',').map((s) => s.trim());
-    if (!/^[0-4]$/.test(statText || '0') || !/^[01]$/.test(modeText || '0')) return { error: { cms: 304 } };
-    const stat = Number(statText || '0');
-    const keepStatus = modeText === '1';
-    const lines: string[] = [];
-    this.slots.forEach((slot, i) => {
-      if (!slot || (stat !== 4 && slot.stat !== stat)) return;
-      lines.push(`+CMGL: ${i + this.indexBase},${slot.stat},,${slot.tpduLength}`, slot.pdu);
-      if (!keepStatus) slot.stat = 1;
+    return dispatch(this.commands.entries, command, (needs) => this.commands.checkNeeds(needs), (error) => {
+      this.internal.push(error);
+      this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
     });
-    return { lines };
   }
 
-  private cmgr(arg: string): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    const [indexText = '', modeText] = arg.split(',');
-    const i = this.slotOf(indexText);
-    if (i === undefined) return { error: { cms: 321 } };
-    const slot = this.slots[i];
-    if (!slot) return OK; // empty slot: OK without a +CMGR line, as SIM800 answers
-    const lines = [`+CMGR: ${slot.stat},,${slot.tpduLength}`, slot.pdu];
-    if (modeText?.trim() !== '1') slot.stat = 1;
-    return { lines };
-  }
-
-  private cmgd(index: number, flag: number): Outcome {
-    if (flag < 0 || flag > 4) return { error: { cms: 304 } };
-    if (flag === 0) {
-      const i = this.slotOf(String(index));
-      if (i === undefined) return { error: { cms: 321 } };
-      this.slots[i] = undefined;
-      this.redeliverSoon();
-      return OK;
-    }
-    // flag 1: read; 2: read + sent; 3: read + sent + unsent; 4: all. Only received messages are stored here.
-    this.slots.forEach((slot, i) => {
-      if (slot && (flag === 4 || slot.stat === 1)) this.slots[i] = undefined;
-    });
-    this.redeliverSoon();
-    return OK;
-  }
-
-  private cnma(): Outcome {
-    const pending = this.outstandingCmt;
-    if (!pending) return { error: { cms: 340 } };
-    clearTimeout(pending.timer);
-    this.outstandingCmt = undefined;
-    return { then: () => this.sendNextDirect() };
-  }
-
-  private cmgsStart(arg: string): Outcome {
-    if (this.cmgf === 1) return { error: { cms: 302 } };
-    if (!/^\d+$/.test(arg.trim())) return { error: { cms: 304 } };
-    const length = Number(arg);
-    if (length < 7 || length > 164) return { error: { cms: 304 } };
-    return { prompt: length };
-  }
-
-  private finishPduEntry(send: boolean): void {
-    const entry = this.pduEntry;
-    this.pduEntry = undefined;
-    if (!entry) return;
+  private finishPduEntry(entry: PduEntry, send: boolean): void {
     if (!send) return this.respond(OK); // ESC: quit without sending
     const read = readSubmitPdu(entry.hex, entry.length);
     if (!read.ok) {
@@ -1069,145 +471,5 @@ export class VirtualModem implements VirtualDevice {
     this.remember(this.sent, sent);
     this.respond({ lines: [`+CMGS: ${this.mr}`] });
     this.opts.onSmsSubmitted?.(sent);
-  }
-
-  private cusd(n: number, str: string | undefined, o: { dialled?: boolean } = {}): Outcome {
-    if (n === 2) {
-      this.ussdSession = undefined;
-      return OK;
-    }
-    this.cusdN = n;
-    if (str === undefined) return OK;
-    const blocked = this.checkNeeds({ network: 'cme' });
-    if (blocked) return { error: blocked };
-    const input = o.dialled ? str : this.profile.ussdPackedHex ? unpackUssdHex(str) : this.cscs === 'UCS2' ? fromUcs2Hex(str) : str;
-    if (input === undefined) return { error: { cme: 50 } };
-    const step = this.ussdSession ? continueUssd(this.ussdSession, input) : startUssd(this.ussdScript, input);
-    this.ussdSession = step.session;
-    if (n === 0) return OK; // result code presentation disabled
-    const urc = step.reply.status === 4 || step.reply.text === undefined ? `+CUSD: ${step.reply.status}` : `+CUSD: ${step.reply.status},${this.encodeUssd(step.reply.text)}`;
-    return this.profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
-  }
-
-  /** `"<text>",<dcs>` in the form asked for (ussdReplyForm), else the family's: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
-  private encodeUssd(text: string): string {
-    switch (this.opts.ussdReplyForm) {
-      case 'ucs2':
-        return `"${ucs2Hex(text)}",72`;
-      case 'ucs2-dcs15':
-        return `"${ucs2Hex(text)}",15`;
-      case 'ascii-hex':
-        return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
-      case 'mislabelled':
-        return `"${packUssdHex(text)}",68`;
-      default:
-        break;
-    }
-    if (this.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
-    if (this.profile.ussdPackedHex || this.cscs === 'UCS2') return `"${ucs2Hex(text)}",72`;
-    return `"${text}",15`;
-  }
-
-  // ---------------------------------------------------------------- SMS arrival
-
-  private nextConcatRef(bits: 8 | 16): number {
-    this.concatRef = (this.concatRef % (bits === 8 ? 255 : 65535)) + 1;
-    return this.concatRef;
-  }
-
-  /** The modem can take SMS from the network: powered, attached to USB, SIM unlocked, radio on, SMS ready. */
-  private canReceive(): boolean {
-    return this.present && this.fun === 1 && this.simState === 'ready' && this.smsReady;
-  }
-
-  private deliverAll(parts: BuiltPdu[], delivery: 'store' | 'direct'): InjectResult {
-    const indexes: number[] = [];
-    let held = 0;
-    for (const built of parts) {
-      if (!this.canReceive()) {
-        this.heldBySmsc.push({ built, delivery });
-        held++;
-        continue;
-      }
-      const index = this.deliverOne(built, delivery);
-      if (index !== undefined) indexes.push(index);
-    }
-    return { indexes, pdus: parts, held };
-  }
-
-  private flushHeld(): void {
-    while (this.heldBySmsc.length > 0 && this.canReceive()) {
-      const next = this.heldBySmsc[0]!;
-      const needsSlot = !(next.delivery === 'direct' && this.cnmiSettings.mt === 2);
-      if (needsSlot && !this.slots.includes(undefined)) break; // still full: the SMSC keeps it
-      this.heldBySmsc.shift();
-      this.deliverOne(next.built, next.delivery);
-    }
-  }
-
-  /** A slot was freed: the SMSC retries the messages it kept (after the OK of the command that freed it). */
-  private redeliverSoon(): void {
-    if (this.heldBySmsc.length > 0) this.later(0, () => this.flushHeld());
-  }
-
-  /** Routes one part per CNMI; returns its storage index when stored. */
-  private deliverOne(built: BuiltPdu, delivery: 'store' | 'direct'): number | undefined {
-    if (delivery === 'direct' && this.cnmiSettings.mt === 2) {
-      if (this.outstandingCmt) this.directQueue.push(built);
-      else this.sendDirect(built);
-      return undefined;
-    }
-    return this.store(built);
-  }
-
-  private store(built: BuiltPdu): number | undefined {
-    const free = this.slots.findIndex((s) => s === undefined);
-    if (free < 0) {
-      this.dropped++;
-      this.heldBySmsc.push({ built, delivery: 'store' });
-      this.log.debug({ dropped: this.dropped }, 'virtual modem: storage full, incoming SMS not stored (the SMSC keeps it)');
-      if (this.profile.storageFullUrc) this.urc(this.profile.storageFullUrc);
-      return undefined;
-    }
-    this.slots[free] = { stat: 0, pdu: built.pdu, tpduLength: built.tpduLength };
-    const index = free + this.indexBase;
-    const { mode, mt } = this.cnmiSettings;
-    if (mode !== 0 && mt >= 1) {
-      this.urc(`+CMTI: "SM",${index}`);
-      if (this.opts.reportTwice) this.urc(`+CMTI: "SM",${index}`);
-    }
-    return index;
-  }
-
-  private sendDirect(built: BuiltPdu): void {
-    if (this.cnmiSettings.mode !== 0) this.send(`\r\n+CMT: ,${built.tpduLength}\r\n${built.pdu}\r\n`);
-    if (this.messageService === 0) {
-      // TS 27.005 service 0: the modem acknowledges +CMT to the network itself; AT+CNMA is not expected (340).
-      this.sendNextDirect();
-      return;
-    }
-    const timer = this.later(this.opts.cnmaTimeoutMs ?? 15_000, () => {
-      // No AT+CNMA in time: the SMSC retries, and this time the message lands in storage (+CMTI).
-      this.outstandingCmt = undefined;
-      this.log.debug('virtual modem: +CMT not acknowledged in time; SMSC redelivers into storage');
-      this.store(built);
-      this.sendNextDirect();
-    });
-    this.outstandingCmt = { built, timer };
-  }
-
-  /** The modem lost power or state: an unacknowledged +CMT (and those queued behind it) are retried by the SMSC. */
-  private returnUnacknowledgedToSmsc(): void {
-    if (this.outstandingCmt) {
-      clearTimeout(this.outstandingCmt.timer);
-      this.heldBySmsc.push({ built: this.outstandingCmt.built, delivery: 'direct' });
-    }
-    this.outstandingCmt = undefined;
-    for (const built of this.directQueue.splice(0)) this.heldBySmsc.push({ built, delivery: 'direct' });
-  }
-
-  private sendNextDirect(): void {
-    const next = this.directQueue.shift();
-    if (next) this.deliverOne(next, 'direct');
   }
 }

@@ -1,0 +1,99 @@
+/**
+ * The virtual modem's USSD (3GPP TS 27.007 §7.15): AT+CUSD and ATD<code>; driving a scripted menu (ussd-script.ts),
+ * with the reply string in the family's form (or the one asked for with `ussdReplyForm`).
+ *
+ * Contract:
+ * - AT+CUSD=2 ends the session; AT+CUSD=<n> sets the result code presentation (0 off, 1 on); with a string it starts a
+ *   session or answers the open one's menu. Sending needs the network (SIM ready, registered), else +CME ERROR.
+ * - The request string is read as the family reads it: packed GSM 7-bit hex (ussdPackedHex families), UCS2 hex with
+ *   AT+CSCS="UCS2", else as typed; ATD<code>; always as typed. Unreadable hex answers +CME ERROR: 50.
+ * - The +CUSD reply goes between the lines and OK (cusdBeforeOk families) or after OK; none with <n>=0.
+ * - A reboot ends the session and sets <n> back to 0 (reset()).
+ * No I/O and no timers here.
+ */
+import { OK, type ErrorSpec, type Outcome } from './at-command.js';
+import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
+import type { SimProfile } from './sim-profiles.js';
+import { continueUssd, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
+import type { VirtualModemOptions } from './virtual-modem-types.js';
+
+export interface UssdHost {
+  readonly profile: SimProfile;
+  readonly script: UssdScript;
+  /** The options the modem was built with (ussdReplyForm is read at each use). */
+  readonly opts: Pick<VirtualModemOptions, 'ussdReplyForm'>;
+  /** The AT+CSCS character set now. */
+  cscs(): string;
+  /** The error to answer when the modem cannot reach the network now (SIM, registration), else undefined. */
+  networkBlocked(): ErrorSpec | undefined;
+}
+
+function ucs2Hex(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) out += text.charCodeAt(i).toString(16).padStart(4, '0');
+  return out.toUpperCase();
+}
+
+function fromUcs2Hex(hex: string): string | undefined {
+  const bytes = fromHex(hex);
+  if (!bytes || bytes.length % 2 !== 0) return undefined;
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 2) out += String.fromCharCode(((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0));
+  return out;
+}
+
+export class UssdService {
+  private session: UssdMenu | undefined;
+  private n = 0;
+
+  constructor(private readonly host: UssdHost) {}
+
+  /** The AT+CUSD <n> setting (result code presentation). */
+  get cusdN(): number {
+    return this.n;
+  }
+
+  /** Power-up state: no session, presentation off. */
+  reset(): void {
+    this.n = 0;
+    this.session = undefined;
+  }
+
+  cusd(n: number, str: string | undefined, o: { dialled?: boolean } = {}): Outcome {
+    if (n === 2) {
+      this.session = undefined;
+      return OK;
+    }
+    this.n = n;
+    if (str === undefined) return OK;
+    const blocked = this.host.networkBlocked();
+    if (blocked) return { error: blocked };
+    const profile = this.host.profile;
+    const input = o.dialled ? str : profile.ussdPackedHex ? unpackUssdHex(str) : this.host.cscs() === 'UCS2' ? fromUcs2Hex(str) : str;
+    if (input === undefined) return { error: { cme: 50 } };
+    const step = this.session ? continueUssd(this.session, input) : startUssd(this.host.script, input);
+    this.session = step.session;
+    if (n === 0) return OK; // result code presentation disabled
+    const urc = step.reply.status === 4 || step.reply.text === undefined ? `+CUSD: ${step.reply.status}` : `+CUSD: ${step.reply.status},${this.encode(step.reply.text)}`;
+    return profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
+  }
+
+  /** `"<text>",<dcs>` in the form asked for (ussdReplyForm), else the family's: packed GSM7 hex (15), UCS2 hex (72), or plain text (15). */
+  private encode(text: string): string {
+    switch (this.host.opts.ussdReplyForm) {
+      case 'ucs2':
+        return `"${ucs2Hex(text)}",72`;
+      case 'ucs2-dcs15':
+        return `"${ucs2Hex(text)}",15`;
+      case 'ascii-hex':
+        return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
+      case 'mislabelled':
+        return `"${packUssdHex(text)}",68`;
+      default:
+        break;
+    }
+    if (this.host.profile.ussdPackedHex && toSeptets(text)) return `"${packUssdHex(text)}",15`;
+    if (this.host.profile.ussdPackedHex || this.host.cscs() === 'UCS2') return `"${ucs2Hex(text)}",72`;
+    return `"${text}",15`;
+  }
+}
