@@ -11,6 +11,9 @@
  *   a new connection (agent: false). That is the race of a server closing an idle connection just as the client
  *   reuses it (Node's agent and Node's server both time idle sockets out at 5 s); with several POSTs in flight it
  *   would otherwise count as a network failure and confirm an outage. A reset on a new connection is returned as is.
+ *   A reset that came later (a backend dying behind a proxy after it read the request) is retried too: the second
+ *   send may then repeat a POST the server had, which its Idempotency-Key makes harmless. Both sends share ONE
+ *   deadline: timeoutMs still bounds the whole call.
  *   The reseller client (money moves) never sets it.
  * - Timeouts: `connectTimeoutMs` from the start until the TCP connection is up (DNS lookup included; a reused
  *   keep-alive socket is connected already), `timeoutMs` for the whole exchange, until the body is read. Phases are
@@ -83,9 +86,13 @@ function decoded(res: IncomingMessage): Readable {
 }
 
 export async function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
+  const started = Date.now();
   const first = await attempt(o, false);
-  if (first.staleSocket && o.retryStaleSocket) return (await attempt(o, true)).result;
-  return first.result;
+  if (!first.staleSocket || !o.retryStaleSocket) return first.result;
+  // One deadline for both sends: the second gets what is left of timeoutMs (and of connectTimeoutMs, at most).
+  const left = o.timeoutMs - (Date.now() - started);
+  if (left <= 0) return first.result;
+  return (await attempt({ ...o, timeoutMs: left, connectTimeoutMs: Math.min(o.connectTimeoutMs, left) }, true)).result;
 }
 
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);

@@ -11,8 +11,10 @@
  * - With hmacSecret: `X-Timestamp: <unix seconds>` and
  *   `X-Signature: sha256=<lowercase hex of HMAC-SHA256(key = secret, message = X-Timestamp + "." + body)>`,
  *   i.e. the signed string is e.g. `1700000000.{"sender":"858","message":"..."}` (body bytes as sent, UTF-8).
- * - No retries and no redirects in http.ts (the forwarder owns retries; a POST is never redirected), HTTP errors do
- *   not throw, TLS certificates are verified, timeouts: connect (default 5 s) and whole request (default 10 s).
+ * - No retries and no redirects (the forwarder owns retries; a POST is never redirected), except one: a reused
+ *   keep-alive connection reset before any answer is sent once more on a new connection within the same deadline
+ *   (http.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
+ *   are verified, timeouts: connect (default 5 s) and whole request (default 10 s), both sends included.
  * - post() never throws for HTTP or network problems: it returns an Outcome (policy.ts); bodyStart = first 200 chars.
  * - At most BODY_READ_LIMIT bytes (4 KiB, after decompression) of a response body are read; then the response is
  *   destroyed, so a huge or endless error body costs neither memory nor time. Once the status line has arrived it

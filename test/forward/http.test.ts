@@ -94,7 +94,7 @@ describe('httpRequest against a real local server', () => {
  * connection's second request, resets the connection without a byte: the race of a server closing an idle keep-alive
  * connection just as the client reuses it. `resetFirst`: reset even a connection's first request.
  */
-async function resettingServer(o: { resetFirst?: boolean } = {}): Promise<{ url: string; connections: () => number; answered: () => number; close: () => Promise<void> }> {
+async function resettingServer(o: { resetFirst?: boolean; resetAfterMs?: number; answerAfterMs?: number } = {}): Promise<{ url: string; connections: () => number; answered: () => number; close: () => Promise<void> }> {
   const { createServer } = await import('node:net');
   let connections = 0;
   let answered = 0;
@@ -114,9 +114,17 @@ async function resettingServer(o: { resetFirst?: boolean } = {}): Promise<{ url:
       if (buf.length < end + 4 + len) return;
       buf = buf.slice(end + 4 + len);
       requests++;
-      if (o.resetFirst || requests > 1) return void sock.resetAndDestroy();
-      answered++;
-      sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=60\r\n\r\nok');
+      if (o.resetFirst || requests > 1) {
+        if (o.resetAfterMs) return void setTimeout(() => sock.resetAndDestroy(), o.resetAfterMs);
+        return void sock.resetAndDestroy();
+      }
+      const answer = () => {
+        answered++;
+        sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=60\r\n\r\nok');
+      };
+      // The first request of every connection after the first one waits answerAfterMs (the retry's new connection).
+      if (o.answerAfterMs && connections > 1) setTimeout(answer, o.answerAfterMs);
+      else answer();
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
@@ -149,6 +157,18 @@ describe('httpRequest: a reused keep-alive socket reset before any answer', () =
       expect(await httpRequest(opts(s.url))).toMatchObject({ kind: 'response', status: 200 });
       expect(await httpRequest(opts(s.url))).toMatchObject({ kind: 'error', code: 'ECONNRESET' });
       expect(s.connections()).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('both sends share one deadline: a late reset and a slow second answer end as a timeout, not an answer', async () => {
+    const s = await resettingServer({ resetAfterMs: 250, answerAfterMs: 250 });
+    try {
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({ kind: 'response', status: 200 });
+      // Reused socket reset after 250 ms, the new connection answers after 250 ms more: past the 400 ms deadline.
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({ kind: 'timeout', phase: 'request' });
+      expect(s.connections()).toBe(2);
     } finally {
       await s.close();
     }
