@@ -11,7 +11,7 @@
  *   own backoff (full jitter up to maxDelayMs) and leaves the endpoint alone. Any answer that is not an endpoint
  *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog),
  *   except the answer to a request sent before a confirmed outage began (several POSTs are in flight at once: the
- *   forwarder passes `sentIn`, the value of `outages` when it sent the request): it is recorded for its record as
+ *   forwarder passes the request's send stamp, stamp() taken when it sent it): it is recorded for its record as
  *   usual but does not end the outage, only a probe sent during it does (an unconfirmed one, a lone record failing,
  *   ends with any answer: other records being answered is what shows the failure was that record's own).
  * - answered: whether the endpoint has answered (not an endpoint failure) at least once in this process. Until then its
@@ -139,7 +139,7 @@ export class EndpointHealth {
     return this.everAnswered;
   }
 
-  /** Outages begun so far: the forwarder notes it when it sends a request and passes it back to note() as `sentIn`. */
+  /** Outages begun so far (part of every send stamp). */
   get outages(): number {
     return this.outagesBegun;
   }
@@ -199,11 +199,10 @@ export class EndpointHealth {
   }
 
   /**
-   * Endpoint health from one answer (see the header); says how the answer counts for the record. `sent`: the request's
-   * stamp (stamp() when it was sent); a number is the value of `outages` when it was sent; default: sent just now.
+   * Endpoint health from one answer (see the header); says how the answer counts for the record. `stamp`: the
+   * request's send stamp (stamp() when it was sent); default: sent just now.
    */
-  note(rec: SmsRecord, outcome: Outcome, sent: SendStamp | number = this.stamp()): FailureKind {
-    const stamp = typeof sent === 'number' ? { outages: sent, send: ++this.sends } : sent;
+  note(rec: SmsRecord, outcome: Outcome, stamp: SendStamp = this.stamp()): FailureKind {
     const sentIn = stamp.outages;
     const now = this.clock();
     const nowMs = now.getTime();

@@ -19,8 +19,8 @@
  *   markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
  *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent (400, 413, 415) -> markDead(`HTTP <status>:
  *   <bodyStart>`). A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
- * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer, with the outage count at the
- *   time the request was sent): when the endpoint counts as down, which failures are a record's own, which records
+ * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer, with the request's send stamp:
+ *   the outage count and its place in the send order when it was sent): when the endpoint counts as down, which failures are a record's own, which records
  *   are due at the next probe, the strictOrder hold of a rejected record. While it is down at most ONE POST is in
  *   flight, the probe, sent at the probe time: the first due record, rotating through the due records so one record
  *   the server chokes on cannot block the rest (with strictOrder the records already used as probes are held, so each

@@ -274,22 +274,22 @@ describe('EndpointHealth with several requests in flight', () => {
 
   it('a 2xx to a request sent before a confirmed outage does not end it; a probe sent during it does', () => {
     const h = make();
-    const before = h.outages;
-    expect(h.note(makeSms('r1'), h503, before)).toBe('endpoint');
-    expect(h.note(makeSms('r2'), h503, before)).toBe('endpoint');
+    const [s1, s2, s3] = [h.stamp(), h.stamp(), h.stamp()]; // sent together, before the outage
+    expect(h.note(makeSms('r1'), h503, s1)).toBe('endpoint');
+    expect(h.note(makeSms('r2'), h503, s2)).toBe('endpoint');
     expect(h.confirmedDown).toBeDefined();
-    expect(h.note(makeSms('r3'), ok, before)).toBe('up'); // r3's own answer counts for r3 (delivered)
+    expect(h.note(makeSms('r3'), ok, s3)).toBe('up'); // r3's own answer counts for r3 (delivered)
     expect(h.down).toBeDefined(); // ... but the endpoint stays down
-    expect(h.note(makeSms('r1'), ok, h.outages)).toBe('up'); // the probe
+    expect(h.note(makeSms('r1'), ok, h.stamp())).toBe('up'); // the probe
     expect(h.down).toBeUndefined();
   });
 
   it('an unconfirmed outage (one record failing) ends with any answer of another record', () => {
     const h = make();
-    const before = h.outages;
-    h.note(makeSms('r1'), h503, before);
+    const [s1, s2] = [h.stamp(), h.stamp()];
+    h.note(makeSms('r1'), h503, s1);
     expect(h.down).toMatchObject({ confirmed: false });
-    h.note(makeSms('r2'), ok, before);
+    h.note(makeSms('r2'), ok, s2);
     expect(h.down).toBeUndefined();
   });
 });
