@@ -95,7 +95,8 @@ export function object<S extends v.ObjectEntries>(shape: S) {
 /**
  * A record (any keys): every own key of the input is checked with `key` and its value with `value`, each problem
  * reported at its key. Unlike valibot's record(), which skips `__proto__`, `constructor` and `prototype` without a
- * word, no key is dropped: the output is built with Object.fromEntries (own data properties, never a prototype).
+ * word, no key is dropped: `__proto__` is reported (a trap for any later copy), `constructor` and `prototype` are
+ * checked and kept; the output is built with Object.fromEntries (own data properties, never a prototype).
  * On a failure later checks (refineShape) see the raw object.
  */
 export function recordOf<T>(key: Schema<string>, value: Schema<T>, message = 'expected an object') {
@@ -105,6 +106,10 @@ export function recordOf<T>(key: Schema<string>, value: Schema<T>, message = 'ex
       const entries: Array<[string, T]> = [];
       for (const k of Object.keys(dataset.value)) {
         const at = pathItems([k])!;
+        if (k === '__proto__') {
+          addIssue({ message: 'a key named __proto__ is not allowed', path: at });
+          continue;
+        }
         const kr = v.safeParse(key, k);
         for (const iss of kr.issues ?? []) addIssue({ message: iss.message, path: at });
         const vr = v.safeParse(value, dataset.value[k]);

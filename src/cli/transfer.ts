@@ -99,8 +99,9 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
   const fromNumber = opts.fromNumber ?? from.number;
   const key = opts.operator ?? from.operator;
   if (!key) throw new UsageError(`which operator flow? modem ${from.name} has no "operator"`, { hint: 'pass --operator telkomsel|indosat|xl|axis|smartfren, or set modems[].operator' });
-  const configured = config.reseller.flows[key];
-  const flow: TransferFlow | undefined = configured ? { operator: configured.operator ?? key, steps: configured.steps } : DEFAULT_FLOWS[key];
+  // Own keys only: `--operator toString` (or constructor) must not find an inherited value and take it for a flow.
+  const configured = Object.hasOwn(config.reseller.flows, key) ? config.reseller.flows[key] : undefined;
+  const flow: TransferFlow | undefined = configured ? { operator: configured.operator ?? key, steps: configured.steps } : Object.hasOwn(DEFAULT_FLOWS, key) ? DEFAULT_FLOWS[key] : undefined;
   if (!flow) throw new UsageError(`no transfer flow for operator ${JSON.stringify(key)}`, { hint: `known: ${[...new Set([...Object.keys(DEFAULT_FLOWS), ...Object.keys(config.reseller.flows)])].join(', ')}; add one under reseller.flows` });
   const timeoutMs = (opts.timeout ?? config.reseller.confirmTimeoutSec) * 1000;
   const render = (to: string): FlowStep[] => {

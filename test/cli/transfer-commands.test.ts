@@ -126,6 +126,15 @@ describe('test-transfer command', () => {
     expect(net.network.line('085611110001')).toBeUndefined(); // no line was even joined: nothing could be sent
   });
 
+  it.each(['toString', 'constructor', '__proto__'])('--operator %s (an inherited name, no flow) is a usage error, nothing opened', async (op) => {
+    const { file } = await setup([{ name: 'sender', operator: 'indosat', number: '085611110001' }, { name: 'centre', operator: 'indosat', number: '085600000001' }]);
+    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--operator', op, '--dry-run'], async () => {
+      throw new Error('must not open a modem');
+    });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`no transfer flow for operator "${op}"`);
+  });
+
   it('without --yes it asks, and refuses when it cannot', async () => {
     const { file, net } = await setup(modems);
     const lines = new Map([['sender', await net.add('sender', { number: '081211110001', operator: 'telkomsel' })]]);
