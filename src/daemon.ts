@@ -421,7 +421,7 @@ export class Daemon {
       const dispatcher = new Dispatcher({
         modems: config.modems.map((m, i) => {
           const s = this.supervisors[i]!;
-          return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: this.ussdSessions.get(m.name)! };
+          return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: this.ussdSessions.get(m.name)!, receiver: () => s.currentReceiver() };
         }),
         version: VERSION,
         logger,

@@ -10,6 +10,12 @@
  *   for (`info` and `sms delete` are one task each; `sms send` one task per part), so an SMS arriving meanwhile
  *   waits for at most one of them (the scheduler runs receive work next). A request whose client disconnects
  *   while it is queued is dropped from the queue (its AbortSignal); one already running finishes its command.
+ * - `sms delete N` on a modem with a receiver is "handle it, then remove it from the SIM": inside the one operator task
+ *   the receiver confirms, decides and spools slot N with its own code and deletes it only once the record is durable
+ *   (src/receive/operator-delete.ts); the reply is `{ deleted, index, sender?, handled?, summary }` (`summary` says what
+ *   was done, as the log line does). No receiver running (reconnecting) is `modem_unavailable`: nothing deleted. A
+ *   failed spool write is an error naming why (SPOOL_IO), nothing deleted. A modem given without `receiver` (the
+ *   direct path's semantics) deletes the slot as deleteSlot does.
  * - Raw AT lines go through at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
  *   unless `force`; after a forced line (or one that changes the SIM or network state) the daemon re-initialises
  *   the modem (exclusive, so nothing interleaves with storage selection or CNMI).
@@ -37,6 +43,7 @@ import type { AtOutcome, UssdOutcome } from './ops.js';
 import { PROTOCOL_VERSION, type EventMessage, type Request } from './protocol.js';
 import { ControlError, type ControlConnection, type ControlHandler } from './server.js';
 import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
+import type { OperatorDeleteResult } from '../receive/operator-delete.js';
 
 /** One of the daemon's configured modems, as the dispatcher sees it. */
 export interface DispatchModem {
@@ -48,6 +55,13 @@ export interface DispatchModem {
   state(): string;
   /** The modem's USSD sessions (shared with the daemon's balance checks); built on the operator lane when absent. */
   readonly ussd?: UssdSessions;
+  /** The modem's current receiver (undefined while none runs): `sms delete` is handled by it before the delete. */
+  readonly receiver?: () => OperatorDeleter | undefined;
+}
+
+/** What `sms delete` needs of the receiver (src/receive/receiver.ts satisfies it). */
+export interface OperatorDeleter {
+  operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult>;
 }
 
 /** A modem's UssdSessions whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
@@ -160,8 +174,19 @@ export class Dispatcher {
       }
       case 'sms.delete': {
         const m = this.modemOf(req);
-        const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => deleteSlot(target.modem, req.index));
-        this.log.info({ modem: m.name, index: req.index, deleted: r.deleted, client: conn.client }, `operator: sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`);
+        if (!m.receiver) {
+          const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => deleteSlot(target.modem, req.index));
+          this.log.info({ modem: m.name, index: req.index, deleted: r.deleted, client: conn.client }, `operator: sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`);
+          return r;
+        }
+        const receiver = m.receiver;
+        const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => {
+          const running = receiver();
+          if (!running) throw new ControlError('modem_unavailable', `${m.name} is not receiving now (state ${m.state()}): SMS at index ${req.index} not deleted`, 'try again once the modem runs (`pulsa-bridge status`)');
+          return running.operatorDelete(req.index, target.modem);
+        });
+        const { summary, ...fields } = r;
+        this.log.info({ modem: m.name, ...fields, client: conn.client }, `operator: sms delete ${req.index} on ${m.name}: ${summary}`);
         return r;
       }
       case 'sms.send': {

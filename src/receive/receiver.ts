@@ -39,6 +39,8 @@
  *   delivery) tasks are 'urgent' so AT+CNMA is sent within the SMSC's limit (a sweep runs them between its items);
  *   reads, deletes and multipart work are 'receive'; sweeps are 'maintenance'. Without a scheduler in the options the
  *   receiver makes a private one (unit tests).
+ * - The operator's `sms delete N` through the daemon is handled here too (operatorDelete, ./operator-delete.ts): inside
+ *   the operator's one task, slot N is confirmed, decided and spooled by this code, and deleted only once durable.
  * - stop() withdraws the receiver's queued tasks (the SIM still holds those SMS) and waits for the one in progress.
  */
 import { createHash } from 'node:crypto';
@@ -51,8 +53,12 @@ import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
 import { newSmsRecord, PartAssembler } from './parts.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
-import { AtScheduler, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
-import { BatchReader, MAX_BATCH_SLOTS, samePdu, type PartsHolder, type SlotAction } from './batch.js';
+import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
+import { BatchReader, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
+import { confirmRead } from './confirm-read.js';
+import { deleteHandled, type HandledAs, type OperatorDeleteResult } from './operator-delete.js';
+/** Hears what a spool write (or no write) did for one SMS: the operator's `sms delete` says it. */
+type Report = (handled: HandledAs) => void;
 
 /** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
 export interface ReceiveModem extends EventEmitter {
@@ -123,9 +129,7 @@ type Task = {
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
-/** Reads of one SIM index at most while waiting for two that agree (see the header). */
-export const MAX_READS = 4;
-
+export { MAX_READS } from './confirm-read.js';
 
 /** Policy keep: share of the SIM's slots kept messages may take; the limit when the capacity is unknown; warn at. */
 const KEEP_SHARE = 0.5;
@@ -385,6 +389,20 @@ export class Receiver {
     release?.();
   }
 
+  /** The operator's `sms delete N` (./operator-delete.ts); call it inside a task on this scheduler, with its modem. */
+  async operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult> {
+    if (this.stopped || modem !== this.o.modem) throw new ModemUnavailableError(this.o.sim.modem, `sms delete ${index}`, 'is not receiving (reconnecting?)');
+    return deleteHandled(index, {
+      readSms: (i) => this.o.modem.readSms(i),
+      confirmRead: (first) => confirmRead(this.o.modem, first, this.log),
+      decide: (stored, report) => this.decide(stored, 2, undefined, false, report),
+      quarantineDisagreeing: (first, reads, report) => this.quarantineReads(first, reads, report),
+      release: (stored) => this.release(stored),
+      assemble: (part) => this.parts.assembleFamilyOf(part),
+      counted: () => this.stats.received++,
+    });
+  }
+
   /** `+CMS ERROR: 322` (memory full) from any command: the SIM needs emptying now, not at the next interval. */
   private sweepIfStorageFull(err: unknown): void {
     if (err instanceof AtCommandError && err.errorCode === 322 && /CMS/i.test(err.final ?? '')) {
@@ -444,25 +462,6 @@ export class Receiver {
   }
 
   /**
-   * Reads a stored SMS's index again until two reads agree (MAX_READS at most). 'agreed' carries the PDU two reads gave
-   * (the last read, just now: nothing ran on the modem since); 'gone' when the index is empty on a re-read.
-   */
-  private async confirmRead(first: StoredPdu): Promise<{ kind: 'agreed'; stored: StoredPdu; reads: number } | { kind: 'gone' } | { kind: 'disagree'; reads: StoredPdu[] }> {
-    const index = first.index!;
-    const reads = [first];
-    while (reads.length < MAX_READS) {
-      const again = await this.o.modem.readSms(index);
-      if (!again) return { kind: 'gone' };
-      if (reads.some((r) => samePdu(r, again))) {
-        if (reads.length > 1) this.log.warn({ index, reads: reads.length + 1 }, `SMS at index ${index}: reads disagreed (noisy line?); ${reads.length + 1} reads, two agree`);
-        return { kind: 'agreed', stored: { ...again, index, stat: again.stat ?? first.stat }, reads: reads.length + 1 };
-      }
-      reads.push(again);
-    }
-    return { kind: 'disagree', reads };
-  }
-
-  /**
    * Policy keep, bounded: SMS kept on the SIM may take at most KEEP_SHARE of its slots (KEEP_LIMIT_UNKNOWN when the
    * capacity is unknown); past that, one more is archived instead (spool 'ignored', then deleted), so kept messages
    * never fill the SIM and block new operator SMS. A warning comes first, once, at KEEP_WARN_AT of the limit.
@@ -490,14 +489,13 @@ export class Receiver {
     let stored = read;
     let readsAgreed = 1;
     if (read.index !== undefined) {
-      const confirmed = await this.confirmRead(read);
+      const confirmed = await confirmRead(this.o.modem, read, this.log);
       if (confirmed.kind === 'gone') {
         this.log.debug({ index: read.index }, 'index empty when read again (already handled)');
         return;
       }
       if (confirmed.kind === 'disagree') {
-        const versions = [...new Set(confirmed.reads.map((r) => r.pdu.trim().toUpperCase()))];
-        await this.quarantine(read, `${confirmed.reads.length} reads of index ${read.index} gave ${versions.length} different PDUs; none confirmed`, versions.join('\n'), 'reads disagree');
+        await this.quarantineReads(read, confirmed.reads);
         await this.o.modem.deleteSms(read.index);
         this.kept.delete(read.index);
         return;
@@ -516,16 +514,18 @@ export class Receiver {
    * What one confirmed (or +CMT) PDU needs, without sending a command: kept on the SIM, or an optional spool write
    * (started by the caller) and then its release. A multipart part's write resolves to the part when it is new (its
    * family is joined after the release). `parts`: the batch's shared parts listing; `mayQuery`: false inside a batch
-   * (no command may come between its confirming listing and its deletes).
+   * (no command may come between its confirming listing and its deletes). `report`: the operator's delete (keep is
+   * archive then), told what was written.
    */
-  private async decide(stored: StoredPdu, readsAgreed: number, parts: PartsHolder | undefined, mayQuery: boolean): Promise<SlotAction> {
+  private async decide(stored: StoredPdu, readsAgreed: number, parts: PartsHolder | undefined, mayQuery: boolean, report?: Report): Promise<SlotAction> {
     const decoded = decodeDeliver(stored);
     if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
       // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
       this.log.info({ index: stored.index }, 'SMS-STATUS-REPORT on the modem (not an incoming SMS): deleted');
+      report?.({ spooled: 'none', reason: 'an SMS-STATUS-REPORT, not an incoming SMS' });
       return { kind: 'release', stored };
     }
-    if (!decoded.ok) return { kind: 'release', stored, write: () => this.quarantine(stored, decoded.reason) };
+    if (!decoded.ok) return { kind: 'release', stored, write: () => this.quarantine(stored, decoded.reason, stored.pdu, undefined, report) };
     const sms = decoded.sms;
     if (sms.extraOctets !== undefined) {
       this.log.warn(
@@ -534,7 +534,7 @@ export class Receiver {
       );
     }
     const verdict = this.o.accept(sms.originator);
-    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? await this.keepOrArchive(stored.index, mayQuery) : this.o.otherSenders;
+    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
     if (!verdict.accept && policy !== 'archive') {
       if (policy === 'keep' && stored.index !== undefined) {
         this.kept.set(stored.index, stored.pdu.toUpperCase());
@@ -544,20 +544,28 @@ export class Receiver {
       // 'delete', or 'keep' for a +CMT that was never stored (it cannot be kept: acknowledge it).
       this.stats.ignored++;
       this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: deleted (policy delete)');
+      report?.({ spooled: 'none', reason: 'sender not accepted (policy delete)' });
       return { kind: 'release', stored };
     }
     if (sms.concat && sms.concat.total > 1) {
-      return { kind: 'release', stored, write: async (): Promise<DecodedSms | void> => ((await this.parts.store(sms, readsAgreed, parts)) ? sms : undefined) };
+      const c = sms.concat;
+      const write = async (): Promise<DecodedSms | void> => {
+        const created = await this.parts.store(sms, readsAgreed, parts);
+        report?.({ spooled: 'part', part: `${c.sequence}/${c.total} (ref ${c.reference})`, created });
+        return created ? sms : undefined;
+      };
+      return { kind: 'release', stored, write };
     }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    return { kind: 'release', stored, write: () => this.storeMessage(rec, verdict.accept) };
+    return { kind: 'release', stored, write: () => this.storeMessage(rec, verdict.accept, report) };
   }
 
-  private async storeMessage(rec: SmsRecord, accepted: boolean): Promise<void> {
+  private async storeMessage(rec: SmsRecord, accepted: boolean, report?: Report): Promise<void> {
     if (accepted) {
       const r = await this.o.spool.putPending(rec);
+      report?.({ spooled: 'pending', id: rec.id, created: r.created });
       if (r.created) {
         this.stats.spooled++;
         this.log.info({ id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total }, 'SMS received and spooled');
@@ -568,12 +576,19 @@ export class Receiver {
     } else {
       rec.ignoredReason = 'sender not accepted';
       const r = await this.o.spool.putIgnored(rec);
+      report?.({ spooled: 'ignored', id: rec.id, created: r.created });
       if (r.created) this.stats.ignored++;
       this.log.info({ id: rec.id, sender: rec.sender }, 'SMS from a sender not accepted: archived (policy archive)');
     }
   }
 
-  private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU'): Promise<void> {
+  /** Reads of one index that never agreed: quarantined together (every version read). */
+  private quarantineReads(first: StoredPdu, reads: StoredPdu[], report?: Report): Promise<void> {
+    const versions = [...new Set(reads.map((r) => r.pdu.trim().toUpperCase()))];
+    return this.quarantine(first, `${reads.length} reads of index ${first.index} gave ${versions.length} different PDUs; none confirmed`, versions.join('\n'), 'reads disagree', report);
+  }
+
+  private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU', report?: Report): Promise<void> {
     const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${raw}`).digest('hex').slice(0, 32);
     const rec: QuarantineRecord = {
       v: SPOOL_RECORD_VERSION,
@@ -585,7 +600,8 @@ export class Receiver {
       receivedAt: new Date(this.now()).toISOString(),
     };
     if (stored.index !== undefined) rec.index = stored.index;
-    await this.o.spool.putQuarantine(rec);
+    const r = await this.o.spool.putQuarantine(rec);
+    report?.({ spooled: 'quarantine', id, created: r.created });
     this.stats.quarantined++;
     this.log.error({ id, index: stored.index, reason, pdu: raw.slice(0, 400) }, `${what} quarantined: ${reason}`);
   }

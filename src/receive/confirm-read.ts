@@ -1,0 +1,34 @@
+/**
+ * The confirming read of a stored SMS (the receiver's "two reads agree" rule, see receiver.ts's header): a PDU has no
+ * checksum, so the index is read again with AT+CMGR until two reads give the same PDU, MAX_READS reads at most.
+ *
+ * Contract
+ * - 'agreed' carries the PDU two reads gave: the last read, just now (nothing ran on the modem since), so it is also
+ *   the re-check before the caller's AT+CMGD in the same scheduler task.
+ * - 'gone' when the index is empty on a re-read; 'disagree' with every read when none agreed.
+ * - Sends AT+CMGR only; the caller owns its turn on the modem (a scheduler task).
+ */
+import type { Logger } from '../log.js';
+import type { StoredPdu } from '../sms/types.js';
+import { samePdu } from './batch.js';
+
+/** Reads of one SIM index at most while waiting for two that agree. */
+export const MAX_READS = 4;
+
+export type ConfirmedRead = { kind: 'agreed'; stored: StoredPdu; reads: number } | { kind: 'gone' } | { kind: 'disagree'; reads: StoredPdu[] };
+
+/** `first`: the read already made (its index is set). */
+export async function confirmRead(modem: { readSms(index: number): Promise<StoredPdu | undefined> }, first: StoredPdu, log: Logger): Promise<ConfirmedRead> {
+  const index = first.index!;
+  const reads = [first];
+  while (reads.length < MAX_READS) {
+    const again = await modem.readSms(index);
+    if (!again) return { kind: 'gone' };
+    if (reads.some((r) => samePdu(r, again))) {
+      if (reads.length > 1) log.warn({ index, reads: reads.length + 1 }, `SMS at index ${index}: reads disagreed (noisy line?); ${reads.length + 1} reads, two agree`);
+      return { kind: 'agreed', stored: { ...again, index, stat: again.stat ?? first.stat }, reads: reads.length + 1 };
+    }
+    reads.push(again);
+  }
+  return { kind: 'disagree', reads };
+}
