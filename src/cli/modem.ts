@@ -61,15 +61,15 @@ function smsCommand(io: Io): Command {
       });
     });
   targetOptions(sms.command('delete'))
-    .description('delete one SMS by index (the daemon deletes only after spooling; use this for clean-up); an empty slot is an error')
+    .description('delete one SMS by index; through the running daemon it is spooled (or archived/quarantined) first, so nothing is lost; with the port opened directly it is deleted as it is; an empty slot is an error')
     .argument('<index>', 'storage index', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
     .action(async (i: number, opts: TargetCliOptions) => {
       await withModemOps(io, opts, async (ops) => {
         const r = await ops.smsDelete(i);
         if (!r.deleted) throw noSms(i, ' (the slot was already empty: nothing deleted)');
-        if (opts.json) return printJson(io, { deleted: i });
-        io.out(`deleted index ${i}\n`);
+        if (opts.json) return printJson(io, { deleted: i, ...(r.summary !== undefined ? { summary: r.summary } : {}) });
+        io.out(`${r.summary ?? `deleted index ${i}`}\n`);
       });
     });
 

@@ -50,8 +50,11 @@ export interface ModemOps {
   smsList(which?: 'all' | 'unread'): Promise<StoredSmsView[]>;
   /** undefined for an empty slot. */
   smsRead(index: number): Promise<StoredSmsView | undefined>;
-  /** `deleted: false` for a slot that was already empty. */
-  smsDelete(index: number): Promise<{ deleted: boolean }>;
+  /**
+   * `deleted: false` for a slot that was already empty. Through the daemon the SMS is handled (spooled, archived or
+   * quarantined) before it is deleted, and `summary` says what was done.
+   */
+  smsDelete(index: number): Promise<{ deleted: boolean; summary?: string }>;
   smsSend(to: string, text: string): Promise<{ parts: number; references: number[] }>;
   /**
    * Events (URCs, SMS spooled, delivery results, USSD replies) of this modem; the direct path emits URCs only.

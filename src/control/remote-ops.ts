@@ -72,7 +72,7 @@ export class RemoteOps implements ModemOps {
     return r ?? undefined;
   }
 
-  smsDelete(index: number): Promise<{ deleted: boolean }> {
+  smsDelete(index: number): Promise<{ deleted: boolean; summary?: string }> {
     return this.client.request({ op: 'sms.delete', modem: this.name, index });
   }
 
