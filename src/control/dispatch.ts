@@ -186,7 +186,9 @@ export class Dispatcher {
           return running.operatorDelete(req.index, target.modem);
         });
         const { summary, ...fields } = r;
-        this.log.info({ modem: m.name, ...fields, client: conn.client }, `operator: sms delete ${req.index} on ${m.name}: ${summary}`);
+        const line = `operator: sms delete ${req.index} on ${m.name}: ${summary}`;
+        if ('warning' in r && r.warning) this.log.warn({ modem: m.name, ...fields, client: conn.client }, line);
+        else this.log.info({ modem: m.name, ...fields, client: conn.client }, line);
         return r;
       }
       case 'sms.send': {

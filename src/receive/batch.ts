@@ -46,7 +46,8 @@ export const BATCH_BACKOFF_MS = 5 * 60_000;
 
 export const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
-const isOutgoing = (s: StoredPdu): boolean => s.stat === 2 || s.stat === 3;
+/** A stored outgoing message (<stat> 2 STO UNSENT, 3 STO SENT): not an SMS anybody sent us. */
+export const isOutgoing = (s: StoredPdu): boolean => s.stat === 2 || s.stat === 3;
 
 export interface BatchPlan {
   /** Both listings show the same PDU: decoded, spooled and deleted in the batch (the second listing's copy). */

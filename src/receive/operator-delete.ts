@@ -16,12 +16,17 @@
  *   why. A record already there (same id) is not written twice (created false) and the slot is deleted.
  * - A +CMTI for N still waiting in the receiver's queue is left there: its task later finds the slot empty (or a new
  *   SMS in it, handled as usual).
+ * - A stored outgoing message (<stat> 2/3: a draft or a sent copy, which the receiver's sweeps leave alone) is deleted
+ *   without a record once two reads agree: nobody sent it to us, so there is nothing to forward.
+ * - A part that completes its message is joined after its slot is deleted (as the receiver does). If that join's write
+ *   fails, the part records are durable and the receiver joins them at its multipart timeout: the delete is reported
+ *   done with a `warning` saying so (the slot is gone; an error would be untrue).
  * - The result says what was done, in one line (`summary`) for the reply and the log.
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import { decodeDeliver } from '../sms/pdu.js';
 import type { DecodedSms, StoredPdu } from '../sms/types.js';
-import type { SlotAction } from './batch.js';
+import { isOutgoing, type SlotAction } from './batch.js';
 import type { ConfirmedRead } from './confirm-read.js';
 
 /** What handling one SMS wrote to the spool, or why it wrote nothing. */
@@ -38,6 +43,8 @@ export interface OperatorDeleteResult {
   handled?: HandledAs;
   /** What was done, in words (the reply and the daemon's log line). */
   summary: string;
+  /** Something that went wrong after the delete (the join of a completed multipart message); the caller logs it. */
+  warning?: string;
 }
 
 /** What the operator delete needs of its receiver. */
@@ -67,6 +74,11 @@ export async function deleteHandled(index: number, h: OperatorDeleteHost): Promi
   const confirmed = await h.confirmRead(slot);
   if (confirmed.kind === 'gone') return empty;
   const stored = confirmed.kind === 'agreed' ? confirmed.stored : slot;
+  if (confirmed.kind === 'agreed' && isOutgoing(stored)) {
+    await h.release(stored);
+    const handledOut: HandledAs = { spooled: 'none', reason: `a stored outgoing message (stat ${stored.stat}), nothing to forward` };
+    return { deleted: true, index, handled: handledOut, summary: summarize(index, undefined, handledOut) };
+  }
   const action = confirmed.kind === 'agreed' ? await h.decide(stored, report) : undefined;
   if (action?.kind === 'keep') throw new Error(`SMS at index ${index}: kept by policy although the operator deletes it`); // decide() never keeps here
   let part: DecodedSms | void = undefined;
@@ -76,13 +88,19 @@ export async function deleteHandled(index: number, h: OperatorDeleteHost): Promi
   } catch (err) {
     throw new SpoolError('io', `SMS at index ${index} not deleted: its spool write failed: ${errorMessage(err)}`, {
       cause: err,
-      hint: 'the SMS stays on the SIM (the receiver retries it); fix the spool (disk full? permissions?) and try again',
+      hint: 'the SMS stays on the SIM (the next sweep retries it); fix the spool (disk full? permissions?) and try again',
     });
   }
   await h.release(stored);
-  if (part) await h.assemble(part);
+  let warning: string | undefined;
+  if (part) {
+    await h.assemble(part).catch((err: unknown) => {
+      warning = `joining its multipart message failed (${errorMessage(err)}); the parts are on disk and the receiver joins them at its multipart timeout`;
+    });
+  }
   const sender = confirmed.kind === 'agreed' ? senderOf(stored) : undefined;
-  return { deleted: true, index, ...(sender === undefined ? {} : { sender }), ...(handled ? { handled } : {}), summary: summarize(index, sender, handled) };
+  const summary = summarize(index, sender, handled) + (warning ? `; ${warning}` : '');
+  return { deleted: true, index, ...(sender === undefined ? {} : { sender }), ...(handled ? { handled } : {}), summary, ...(warning ? { warning } : {}) };
 }
 
 /** The originator (undefined for an undecodable PDU). */
