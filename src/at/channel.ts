@@ -65,6 +65,9 @@ interface Job {
   shown: string;
   payload: string | undefined;
   timeoutMs: number;
+  /** No line of the answer for this long times the command out too (AtRunOptions.idleTimeoutMs). */
+  idleTimeoutMs: number | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
   /** Raw mode: upper-cased prefixes of lines that are this command's response (AtRunOptions.responsePrefixes). */
   responsePrefixes: readonly string[];
   cancelPrompt: boolean;
@@ -193,6 +196,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         shown,
         payload,
         timeoutMs: positive(options.timeoutMs, this.defaultTimeoutMs),
+        idleTimeoutMs: options.idleTimeoutMs !== undefined && options.idleTimeoutMs > 0 ? Math.max(options.idleTimeoutMs, this.defaultTimeoutMs) : undefined,
+        idleTimer: undefined,
         responsePrefixes: (options.responsePrefixes ?? []).map((p) => p.toUpperCase()),
         cancelPrompt: options.cancelPrompt === true,
         lines: [],
@@ -233,12 +238,24 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private armTimer(job: Job): void {
     if (job.timer) clearTimeout(job.timer);
     job.timer = setTimeout(() => this.timeout(job), job.timeoutMs);
+    this.armIdleTimer(job);
   }
 
-  private timeout(job: Job): void {
+  /** (Re)starts the idle timer of a job that has one: at the send and at every line of its answer. */
+  private armIdleTimer(job: Job): void {
+    if (job.idleTimeoutMs === undefined || job.idleTimeoutMs >= job.timeoutMs) return;
+    if (job.idleTimer) clearTimeout(job.idleTimer);
+    job.idleTimer = setTimeout(() => this.timeout(job, true), job.idleTimeoutMs);
+  }
+
+  private timeout(job: Job, idle = false): void {
     if (this.active !== job) return;
     const waitingPrompt = job.phase === 'prompt';
-    const what = waitingPrompt ? `no '> ' prompt within ${job.timeoutMs} ms` : `no answer within ${job.timeoutMs} ms`;
+    const what = idle
+      ? `no line of the answer for ${job.idleTimeoutMs} ms (${job.lines.length} line(s) read)`
+      : waitingPrompt
+        ? `no '> ' prompt within ${job.timeoutMs} ms`
+        : `no answer within ${job.timeoutMs} ms`;
     this.log.warn({ command: job.shown, lines: job.lines }, `${job.shown}: ${what}`);
     if (waitingPrompt) this.cancelPrompt('prompt wait timed out');
     this.settle(
@@ -256,6 +273,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private settle(job: Job, outcome: AtResponse | Error, timedOut = false): void {
     if (job.timer) clearTimeout(job.timer);
     job.timer = undefined;
+    if (job.idleTimer) clearTimeout(job.idleTimer);
+    job.idleTimer = undefined;
     if (this.active === job) {
       this.active = undefined;
       this.framer.clearEcho();
@@ -367,6 +386,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
       const fin = matchFinalResult(text, this.finalTable());
       if (!fin) {
         job.lines.push(text);
+        this.armIdleTimer(job);
         return;
       }
       if (fin.ok) {

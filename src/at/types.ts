@@ -62,6 +62,12 @@ export interface AtRunOptions {
   /** Default from the channel (e.g. 5 s); long for AT+CMGS, AT+COPS=?, AT+CUSD. */
   timeoutMs?: number;
   /**
+   * For answers that stream many lines (AT+CMGL of a full SIM at a low baud rate): the command also times out when
+   * no line of its answer arrived for this long (a modem gone silent is noticed after idleTimeoutMs, not timeoutMs);
+   * timeoutMs stays the bound of the whole answer. Never shorter than the channel's default timeout.
+   */
+  idleTimeoutMs?: number;
+  /**
    * Raw mode (an operator's line): lines starting with one of these prefixes (`+CSQ`, `+CREG`; case-insensitive,
    * followed by `:` or the line end) are this command's response, never a URC, whatever the URC table says.
    */

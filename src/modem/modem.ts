@@ -42,6 +42,10 @@ import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
 import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
+
+/** AT+CMGL: the bound of the whole listing (a full SIM at 9600 baud) and the longest pause between two of its lines. */
+const LIST_TIMEOUT_MS = 120_000;
+const LIST_IDLE_TIMEOUT_MS = 15_000;
 import { isHex } from './ussd-codec.js';
 
 export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
@@ -410,9 +414,9 @@ export class Modem extends EventEmitter<ModemEvents> {
   }
 
   /** channel.run for the SMS commands: failures are checked for signs of a restart, then rethrown. */
-  private async runSms(command: string, timeoutMs: number): Promise<AtResponse> {
+  private async runSms(command: string, timeoutMs: number, idleTimeoutMs?: number): Promise<AtResponse> {
     try {
-      return await this.channel.run(command, { timeoutMs });
+      return await this.channel.run(command, { timeoutMs, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) });
     } catch (err) {
       this.noteFailure(command, err);
       throw err;
@@ -422,7 +426,9 @@ export class Modem extends EventEmitter<ModemEvents> {
   // ---- stored SMS -----------------------------------------------------------------------------------------------
 
   async listSms(which: 'all' | 'unread' = 'all'): Promise<StoredPdu[]> {
-    const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, 60_000);
+    // A full SIM's listing may take a minute at a low baud rate (255 slots at 9600 baud: ~85 s of wire); a modem that
+    // goes silent in the middle of one is noticed after LIST_IDLE_TIMEOUT_MS without a line, not after the whole bound.
+    const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, LIST_TIMEOUT_MS, LIST_IDLE_TIMEOUT_MS);
     const { messages, skipped } = parseCmgl(res.lines);
     if (which === 'all') this.listed = { at: Date.now(), used: messages.length + skipped.length };
     if (skipped.length > 0) this.log.error({ skipped }, 'AT+CMGL lines that could not be read were skipped');

@@ -190,6 +190,38 @@ describe('SerialAtChannel: queueing and timeouts', () => {
     await expect(next).resolves.toEqual({ command: 'AT+CSQ', lines: ['+CSQ: 21,99'], final: 'OK' });
   });
 
+  it('idleTimeoutMs: a listing whose lines keep coming runs past it; one that goes silent ends after it, not after timeoutMs', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { channel, device } = await setup((input) => (input.kind === 'command' && input.text === 'AT+CMGL=4' ? answer('+CMGL: 1,0,,23') : undefined), { timeoutMs: 1000 });
+    // Lines every 900 ms (each within the 1500 ms idle bound), 4 s in all, then OK: the answer is whole.
+    const streaming = channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 1500 });
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(900);
+      await device.send('\r\n0791261101\r\n');
+    }
+    await device.send('\r\nOK\r\n');
+    await expect(streaming).resolves.toMatchObject({ final: 'OK' });
+    expect((await streaming).lines).toHaveLength(5);
+    // One line, then silence: AT_TIMEOUT after the idle bound, long before the 60 s bound.
+    await vi.advanceTimersByTimeAsync(300); // the channel's quiet gap
+    let settled = false;
+    const silent = rejection(channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 1500 })).finally(() => (settled = true));
+    for (let t = 0; t < 5000 && !settled; t += 250) await vi.advanceTimersByTimeAsync(250); // 5 s of the 60 s bound
+    expect(settled).toBe(true);
+    const err = await silent;
+    expect(err.code).toBe('AT_TIMEOUT');
+    expect(err.message).toBe('AT+CMGL=4: no line of the answer for 1500 ms (1 line(s) read)');
+  });
+
+  it('idleTimeoutMs is never shorter than the channel default', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { channel } = await setup(() => undefined, { timeoutMs: 3000 });
+    const p = rejection(channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 100 }));
+    await vi.advanceTimersByTimeAsync(2999);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await p).message).toBe('AT+CMGL=4: no line of the answer for 3000 ms (0 line(s) read)');
+  });
+
   it('uses the default timeout when run() gets none', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { channel } = await setup(() => undefined, { timeoutMs: 3000 });
