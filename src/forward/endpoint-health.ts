@@ -111,7 +111,7 @@ export class EndpointHealth {
   private readonly rejectedSince = new Map<string, number>();
   /** Records whose own backoff an outage made moot: due with the probes and at once when the endpoint answers again. */
   private readonly dueNowIds = new Set<string>();
-  /** Outages begun so far in this process (see `outages`). */
+  /** Outages begun so far in this process (part of every send stamp). */
   private outagesBegun = 0;
   /** The endpoint has answered at least once in this process (see the header). */
   private everAnswered = false;
@@ -137,11 +137,6 @@ export class EndpointHealth {
   /** Whether the endpoint has answered (2xx or a rejection of one record) at least once in this process. */
   get answered(): boolean {
     return this.everAnswered;
-  }
-
-  /** Outages begun so far (part of every send stamp). */
-  get outages(): number {
-    return this.outagesBegun;
   }
 
   /** The forwarder stamps each request as it sends it and gives the stamp back to note() with the answer. */

@@ -54,7 +54,7 @@ import { newSmsRecord, PartAssembler } from './parts.js';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
-import { BatchReader, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
+import { BatchReader, isOutgoing, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
 import { confirmRead } from './confirm-read.js';
 import { deleteHandled, type HandledAs, type OperatorDeleteResult } from './operator-delete.js';
 /** Hears what a spool write (or no write) did for one SMS: the operator's `sms delete` says it. */
@@ -439,7 +439,7 @@ export class Receiver {
     for (const stored of list) {
       await ctx.runUrgent();
       if (this.stopped || ctx.interrupted) break; // held for a re-init: the sweep after it covers the rest
-      if (stored.stat === 2 || stored.stat === 3) continue; // our own outgoing drafts/sent copies: not incoming SMS
+      if (isOutgoing(stored)) continue; // our own outgoing drafts/sent copies: not incoming SMS
       if (stored.index !== undefined && this.kept.get(stored.index) === stored.pdu.toUpperCase()) continue;
       seen++;
       try {
