@@ -107,6 +107,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private framer = new AtFramer();
   private urcTable: readonly UrcEntry[];
   private extraFinals: FinalResultEntry[];
+  private finals: { extra: FinalResultEntry[]; table: readonly FinalResultEntry[] } | undefined;
   private readonly queue: Job[] = [];
   private active: Job | undefined;
   private collecting: Collecting | undefined;
@@ -244,8 +245,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   /** (Re)starts the idle timer of a job that has one: at the send and at every line of its answer. */
   private armIdleTimer(job: Job): void {
     if (job.idleTimeoutMs === undefined || job.idleTimeoutMs >= job.timeoutMs) return;
-    if (job.idleTimer) clearTimeout(job.idleTimer);
-    job.idleTimer = setTimeout(() => this.timeout(job, true), job.idleTimeoutMs);
+    if (job.idleTimer) job.idleTimer.refresh(); // one Timeout per command, not one per line of a long listing
+    else job.idleTimer = setTimeout(() => this.timeout(job, true), job.idleTimeoutMs);
   }
 
   private timeout(job: Job, idle = false): void {
@@ -405,19 +406,22 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   }
 
   private finalTable(): readonly FinalResultEntry[] {
-    return this.extraFinals.length === 0 ? FINAL_RESULTS : [...this.extraFinals, ...FINAL_RESULTS];
+    // Built once per change of extraFinals (every line of an answer is matched against it).
+    if (this.finals?.extra !== this.extraFinals) this.finals = { extra: this.extraFinals, table: this.extraFinals.length === 0 ? FINAL_RESULTS : [...this.extraFinals, ...FINAL_RESULTS] };
+    return this.finals.table;
   }
 
   private matchUrc(text: string): UrcEntry | undefined {
     const job = this.active;
-    const cmd = job ? job.command.toUpperCase() : undefined;
     if (job && job.responsePrefixes.length > 0) {
       const upper = text.toUpperCase();
       if (job.responsePrefixes.some((p) => upper.startsWith(p) && (upper.length === p.length || upper[p.length] === ':'))) return undefined;
     }
-    for (const entry of this.urcTable) {
+    for (let i = 0; i < this.urcTable.length; i++) {
+      const entry = this.urcTable[i]!;
       entry.pattern.lastIndex = 0; // a /g pattern would otherwise remember its last match
       if (!entry.pattern.test(text)) continue;
+      const cmd = job?.command.toUpperCase();
       if (cmd !== undefined && entry.responseTo?.some((p) => cmd.startsWith(p.toUpperCase()))) return undefined;
       return entry;
     }

@@ -185,7 +185,8 @@ export interface FinalResultMatch {
 /** First row of `table` matching the (trimmed) line, with its error code. */
 export function matchFinalResult(line: string, table: readonly FinalResultEntry[] = FINAL_RESULTS): FinalResultMatch | undefined {
   const text = line.trim();
-  for (const entry of table) {
+  for (let i = 0; i < table.length; i++) {
+    const entry = table[i]!;
     if (entry.pattern.test(text)) {
       let code: number | undefined;
       try {

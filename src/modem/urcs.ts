@@ -24,14 +24,17 @@ function unquote(text: string | undefined): string | undefined {
 /** Splits `a,"b,c",d` on commas outside quotes. */
 export function splitFields(text: string): string[] {
   const out: string[] = [];
-  let cur = '';
+  let start = 0;
   let quoted = false;
-  for (const ch of text) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === ',' && !quoted) { out.push(cur.trim()); cur = ''; continue; }
-    cur += ch;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) quoted = !quoted;
+    else if (c === 0x2c && !quoted) {
+      out.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
   }
-  out.push(cur.trim());
+  out.push(text.slice(start).trim());
   return out;
 }
 

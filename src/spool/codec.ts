@@ -64,7 +64,9 @@ export function recordChecksum(record: object): string {
 export function serializeRecord(record: AnyRecord): string {
   const body = sortKeys(record) as Record<string, unknown>;
   delete body.checksum;
-  return `${JSON.stringify({ ...body, checksum: recordChecksum(body) }, null, 2)}\n`;
+  // body is key-sorted already: its JSON is the canonical form recordChecksum() would build again.
+  body.checksum = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  return `${JSON.stringify(body, null, 2)}\n`;
 }
 
 export type ParsedRecord = { ok: true; record: AnyRecord } | { ok: false; reason: string };
