@@ -16,7 +16,7 @@ import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage } from '../errors.js';
 import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import type { Io } from './io.js';
-import { UsageError } from './usage.js';
+import { UsageError } from './usage-error.js';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
 /** Seconds (beyond shutdownGraceSec) a stop signal waits for an unfinished start-up before the process exits 1. */
@@ -71,18 +71,19 @@ export async function runCli(program: Command, argv: string[], io: Io): Promise<
       process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.usage;
       return;
     }
-    if (err instanceof CommandFailed) {
-      process.exitCode = err.exitCode;
-      return;
-    }
-    if (err instanceof DaemonConfigInvalid) {
-      io.err(formatError(err.configError));
-      process.exitCode = EXIT.config;
-      return;
-    }
-    io.err(formatError(err));
-    process.exitCode = err instanceof UsageError ? EXIT.usage : EXIT.failed;
+    process.exitCode = reportFailure(err, io);
   }
+}
+
+/** Prints what a command's failure means to the operator (nothing for CommandFailed: said already) and returns its exit code. */
+export function reportFailure(err: unknown, io: Io): number {
+  if (err instanceof CommandFailed) return err.exitCode;
+  if (err instanceof DaemonConfigInvalid) {
+    io.err(formatError(err.configError));
+    return EXIT.config;
+  }
+  io.err(formatError(err));
+  return err instanceof UsageError ? EXIT.usage : EXIT.failed;
 }
 
 /** Calls `stop` with the signal's name on SIGTERM or SIGINT; returns the function that removes the handlers. */

@@ -5,15 +5,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 
-/** Printed as `error: <message>` plus `hint: <hint>`; exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-  readonly hint: string | undefined;
-  constructor(message: string, options: { hint?: string } = {}) {
-    super(message);
-    this.hint = options.hint;
-  }
-}
+export { UsageError } from './usage-error.js';
 
 /** Option/argument parser for a whole number >= min; `what` completes "expected ...". */
 export function wholeNumber(what: string, min: number): (value: string) => number {

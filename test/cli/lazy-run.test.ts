@@ -34,10 +34,24 @@ describe('`run` loads only what the daemon needs', () => {
     await writeFile(config, JSON.stringify({ webhook: { baseUrl: 'not a url' }, modems: [] })); // invalid: run exits 78 at once
     const r = loadedModules(['run', '--config', config]);
     expect(r.code, r.stderr).toBe(78);
-    expect(r.modules).toContain('cli/run.js');
+    expect(r.modules).toContain('cli/run-entry.js');
     expect(r.modules).toContain('daemon.js');
+    // Nor the command-line parser: run-entry.ts reads run's two options itself (commander only for help and usage errors).
+    expect(r.modules).not.toContain('cli.js');
+    expect(r.modules).not.toContain('cli/run.js');
+    expect(r.modules).not.toContain('cli/usage.js');
+    expect(r.stderr).toMatch(/webhook/); // the config error is printed as the full CLI prints it
     const others = ['cli/modem.js', 'cli/ports.js', 'cli/queue.js', 'cli/simulate.js', 'cli/status.js', 'cli/config-check.js', 'cli/session.js', 'cli/terminal.js', 'sim/pty-host.js', 'modem/probe.js'];
     expect(r.modules.filter((m) => others.includes(m))).toEqual([]);
+  });
+
+  it('`run --help` and a usage error of `run` go to the full CLI and read as before', () => {
+    const help = loadedModules(['run', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.modules).toContain('cli.js');
+    const bad = loadedModules(['run', '--bogus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown option '--bogus'/);
   });
 
   it('any other command loads them all (the probe is there for `ports`)', () => {

@@ -99,7 +99,7 @@ describe("the daemon under the unit's node flags", () => {
     }
     // Nor what a real modem and an http webhook never use: the virtual link, serialport's parsers and mock, https, zlib.
     expect(loads(r.modules, '/dist/src/serial/serial-link.js')).toBe(true);
-    for (const m of ['/dist/src/sim/virtual-link.js', '/serialport/dist/index.js', '/zod/index.js']) expect(loads(r.modules, m), m).toBe(false);
+    for (const m of ['/dist/src/sim/virtual-link.js', '/serialport/dist/index.js', '/zod/index.js', '/commander/index.js']) expect(loads(r.modules, m), m).toBe(false);
     expect(r.builtins).toContain('http');
     for (const b of ['https', 'tls', 'zlib']) expect(r.builtins, b).not.toContain(b);
   }, 60_000);

@@ -1,0 +1,15 @@
+/**
+ * UsageError (usage.ts explains usage errors): its own module without commander, so the daemon's entry
+ * (run-entry.ts -> lifecycle.ts) can tell a usage error from a failure without loading the command-line parser.
+ */
+
+/** Printed as `error: <message>` plus `hint: <hint>`; exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+  readonly hint: string | undefined;
+  constructor(message: string, options: { hint?: string } = {}) {
+    super(message);
+    this.hint = options.hint;
+  }
+}
+
