@@ -14,6 +14,7 @@ import { Daemon } from '../daemon.js';
 import { RemoteError } from '../control/client.js';
 import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage } from '../errors.js';
+import { HeapGuard } from '../heap-guard.js';
 import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -132,6 +133,9 @@ export function startupStopBound(
 export async function runDaemon(config: Config, simulate: boolean): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  // Full collections after bursts (heap-guard.ts) when node runs with --expose-gc, as the unit starts it.
+  const heap = new HeapGuard();
+  if (!heap.start()) logger.debug('heap guard off: node runs without --expose-gc (the systemd unit sets it)');
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
   // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
   // a bound, then log the reason and end by the signal.
@@ -178,6 +182,8 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
     };
     if (stopRequested) requestStop(stopRequested);
   });
+  heap.stop();
+  logger.debug({ heapGuard: heap.stats }, 'heap guard: full collections forced since start');
   // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
   logger.flush?.();
   process.exit(EXIT.ok);

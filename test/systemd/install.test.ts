@@ -114,7 +114,7 @@ describe('install.sh: Node.js', () => {
     const r = install(['--prefix', '/srv/pulsa']);
     expect(r.code, r.all).toBe(0);
     const unit = readFileSync(at('etc/systemd/system/pulsa-bridge.service'), 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n');
-    expect(unit).toContain(`\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 --lite-mode --no-expose-wasm --single-threaded-gc /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`);
+    expect(unit).toContain(`\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 --lite-mode --no-expose-wasm --single-threaded-gc --expose-gc /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`);
     expect(unit).not.toContain('/usr/bin/node');
     expect(unit).not.toContain('/opt/pulsa-bridge');
     expect(existsSync(at('srv/pulsa/dist/src/cli.js'))).toBe(true);

@@ -1,0 +1,102 @@
+/**
+ * HeapGuard: keeps the JS heap near its live size, so a burst of SMS does not raise the daemon's peak RSS by several
+ * MB of garbage (issue 13: one modem at most 50 MB through a 100-SMS burst; bench/README.md has the figures).
+ *
+ * Why: V8 collects its old generation only once it has grown by a minimum step (MBs) beyond what the last full
+ * collection left. In a burst, objects that live a few milliseconds too long (a listing's lines, records waiting for
+ * their fsync) survive two young collections, are promoted and die in the old generation; with a 1 MB semi-space
+ * (the unit's --max-semi-space-size=1) that is ~4 MB for 100 SMS, all of it resident until V8's step is reached.
+ * No V8 flag lowers that step, so the daemon asks for the full collection itself.
+ *
+ * Contract
+ * - start() watches garbage collections (perf_hooks 'gc' entries: event-driven, nothing runs while nothing
+ *   allocates). After a young collection that leaves the heap more than `slack` above what the last full collection
+ *   left, it runs one full collection (`gc()`, present when node runs with --expose-gc, as the unit starts it);
+ *   slack = max(minSlackBytes, slackRatio x that size), so a large live heap (a long outage's backlog) is not
+ *   collected more often than V8 would for its size.
+ * - Without `gc` (node started without --expose-gc) start() returns false and nothing is watched.
+ * - stop() disconnects the observer. Counts (forced collections, their total pause) are readable for the logs and
+ *   benches. Never throws into the caller; a failing gc() disables the guard.
+ */
+import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
+
+export interface HeapGuardOptions {
+  /** Least growth over the last full collection's result before one is forced (default 1.5 MiB). */
+  minSlackBytes?: number;
+  /** Growth allowed as a share of the last full collection's result when that is larger (default 0.15). */
+  slackRatio?: number;
+  /** The full-collection function (default globalThis.gc, present with --expose-gc). */
+  gc?: (() => void) | undefined;
+  /** Heap size now (default: V8's used_heap_size). */
+  heapUsed?: () => number;
+}
+
+export class HeapGuard {
+  private readonly minSlack: number;
+  private readonly ratio: number;
+  private readonly gc: (() => void) | undefined;
+  private readonly heapUsed: () => number;
+  private observer: PerformanceObserver | undefined;
+  /** Heap size after the last full collection (ours or V8's). */
+  private base = 0;
+  private forcedCount = 0;
+  private forcedMsTotal = 0;
+
+  constructor(options: HeapGuardOptions = {}) {
+    this.minSlack = options.minSlackBytes ?? 1.5 * 1024 * 1024;
+    this.ratio = options.slackRatio ?? 0.15;
+    this.gc = 'gc' in options ? options.gc : (globalThis as { gc?: () => void }).gc;
+    this.heapUsed = options.heapUsed ?? (() => getHeapStatistics().used_heap_size);
+  }
+
+  /** Starts watching; false when no full-collection function is available (node without --expose-gc). */
+  start(): boolean {
+    if (!this.gc || this.observer) return this.observer !== undefined;
+    this.base = this.heapUsed();
+    this.observer = new PerformanceObserver((list) => this.onEntries(list.getEntries()));
+    this.observer.observe({ entryTypes: ['gc'] });
+    return true;
+  }
+
+  stop(): void {
+    this.observer?.disconnect();
+    this.observer = undefined;
+  }
+
+  /** Full collections this guard ran, and their summed pause (ms). */
+  get stats(): { forced: number; forcedMs: number } {
+    return { forced: this.forcedCount, forcedMs: this.forcedMsTotal };
+  }
+
+  /** Handles a batch of gc entries (exported through the observer; tests call it with their own entries). */
+  onEntries(entries: readonly PerformanceEntry[]): void {
+    let major = false;
+    for (let i = 0; i < entries.length; i++) {
+      const kind = (entries[i] as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) major = true;
+    }
+    const used = this.heapUsed();
+    if (major) {
+      this.base = used;
+      return;
+    }
+    if (used <= this.base + Math.max(this.minSlack, this.base * this.ratio)) return;
+    this.collect();
+  }
+
+  private collect(): void {
+    const gc = this.gc;
+    if (!gc) return;
+    const t0 = performance.now();
+    try {
+      gc();
+    } catch {
+      this.stop(); // a gc() that throws will not do better next time: V8's own schedule takes over
+      return;
+    }
+    this.forcedCount++;
+    this.forcedMsTotal += performance.now() - t0;
+    this.base = this.heapUsed();
+  }
+}
