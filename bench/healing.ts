@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
-import { createModemSupervisor } from '../src/daemon.js';
+import { createModemSupervisor } from '../src/daemon/modem-wiring.js';
 import { silentLogger } from '../src/log.js';
 import { VirtualModem, type SimProfileId } from '../src/sim/virtual-modem.js';
 import { Spool } from '../src/spool/store.js';

@@ -13,31 +13,31 @@
  * USSD: each modem has one UssdSessions (one session per modem), shared by the operators' `ussd.*` requests and the
  * balance checks (periodic and on demand); a session holds the modem's scheduler only while a command is in flight.
  * A periodic balance check finding another session open skips and retries later (logged).
+ * Its parts: daemon/modem-wiring.ts (one modem's link -> channel -> modem -> receiver under its supervisor),
+ * daemon/spool-events.ts (the spool calls that announce `sms` and `delivery` events), daemon/status-file.ts.
  * Memory (issue 13, lean targets): what a production daemon does not use is not loaded. The virtual modem and its
  * network (src/sim/) are imported only when a modem is simulated (--simulate or `simulate: true`), prom-client and
  * the metrics listener only when `metrics.listen` is set: every module loaded stays in the heap (its source text,
  * bytecode and objects) for the life of the process.
  */
 import { readFileSync } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { AtChannel, Urc } from './at/types.js';
+import { readFile, rm } from 'node:fs/promises';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlError, ControlServer } from './control/server.js';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import { balanceSettingsFor, type Config, type ModemConfig } from './config.js';
-import { createSenderFilter } from './filter/sender.js';
-import { Forwarder, type ForwardSpool } from './forward/forwarder.js';
+import { Forwarder } from './forward/forwarder.js';
 import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
 import { errorMessage } from './errors.js';
-import { createModem, openChannel } from './modem/factory.js';
 import type { Modem } from './modem/modem.js';
-import { Receiver, type ReceiveSpool } from './receive/receiver.js';
-import { ModemSupervisor, type ModemHandle, type ModemIdentityLike, type SupervisorStatus } from './receive/supervisor.js';
-import { AtScheduler } from './modem/scheduler.js';
+import type { Receiver } from './receive/receiver.js';
+import type { ModemSupervisor, SupervisorStatus } from './receive/supervisor.js';
+import { createModemSupervisor } from './daemon/modem-wiring.js';
+import { deliveryEvents, spooledEvents } from './daemon/spool-events.js';
+import { StatusFile, statusFilePath } from './daemon/status-file.js';
 import { createNotifier } from './sd-notify.js';
 import { HealthMonitor } from './health/monitor.js';
 import type { Verdict } from './health/model.js';
@@ -46,9 +46,7 @@ import type { MetricsServer } from './metrics/server.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
-import type { SmsRecord } from './spool/types.js';
 import { PinMemoryFile } from './state/pin-memory.js';
-import type { RejectedPins } from './modem/sim-unlock.js';
 
 export const VERSION: string = (() => {
   try {
@@ -60,12 +58,6 @@ export const VERSION: string = (() => {
 })();
 
 export const USER_AGENT = `pulsa-bridge/${VERSION}`;
-
-export const STATUS_INTERVAL_MS = 5_000;
-
-export function statusFilePath(spoolDir: string): string {
-  return join(spoolDir, 'status.json');
-}
 
 export interface DaemonOptions {
   config: Config;
@@ -113,90 +105,6 @@ async function loadSimulator(): Promise<SimulatorModules> {
   return { VirtualModem, network: new VirtualNetwork() };
 }
 
-export interface ModemWiring {
-  spool: ReceiveSpool;
-  logger: Logger;
-  /** Serial path actually opened (the config's port, or the virtual modem's path). */
-  path: string;
-  /** 'mock': the virtual modem registered at `path` (the name the receive tests pass); 'native': the serial port. */
-  binding: 'native' | 'mock';
-  onStateChange?: () => void;
-  /** Rejected SIM PINs, kept in the state directory (shared by every modem). */
-  rejectedPins?: RejectedPins;
-  /** Liveness probe interval (default 30 s); tests shorten it. */
-  livenessIntervalMs?: number;
-  /** Every URC of the modem of each connection (the control socket's `urc` events). */
-  onUrc?: (urc: Urc) => void;
-  /** Multipart parts of these modems are this one's to join too (modems renamed or removed in config). */
-  adoptPartsOf?: (modem: string) => boolean;
-  /** Each new receiver (after every (re)connect), for the metrics. */
-  onReceiver?: (receiver: Receiver) => void;
-}
-
-/**
- * Wires one configured modem: serial link -> AT channel -> Modem -> Receiver, under a supervisor that reconnects.
- * Exported so integration tests and benchmarks run exactly the production wiring (with their own spool).
- */
-export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupervisor<Modem> {
-  const log = w.logger.child({ modem: m.name });
-  const filter = createSenderFilter(m.senders);
-  return new ModemSupervisor<Modem>({
-    name: m.name,
-    logger: w.logger,
-    // One per configured modem, for the supervisor's whole life: every reconnect attaches its modem to it.
-    scheduler: new AtScheduler<ModemHandle<Modem>>({ name: m.name }),
-    ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
-    ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
-    connect: (): Promise<AtChannel> =>
-      openChannel(
-        { path: w.path, baudRate: m.baudRate, link: w.binding === 'mock' ? 'virtual' : 'native' },
-        { logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name },
-      ),
-    createModem: (channel) => {
-      const modem = createModem(channel, {
-        name: m.name,
-        logger: w.logger,
-        ...(m.pin ? { pin: m.pin } : {}),
-        ...(w.rejectedPins ? { rejectedPins: w.rejectedPins } : {}),
-        profile: m.profile,
-        storage: m.storage,
-        delivery: m.delivery,
-      });
-      if (w.onUrc) modem.on('urc', w.onUrc);
-      return modem;
-    },
-    createReceiver: (modem, identity: ModemIdentityLike, scheduler) => {
-      const receiver = new Receiver({
-        modem,
-        scheduler,
-        spool: w.spool,
-        sim: {
-          modem: m.name,
-          ...(identity.imsi ? { imsi: identity.imsi } : {}),
-          ...(identity.iccid ? { iccid: identity.iccid } : {}),
-          ...(identity.imei ? { imei: identity.imei } : {}),
-        },
-        accept: filter,
-        otherSenders: m.otherSenders,
-        multipartTimeoutMs: m.multipartTimeoutSec * 1000,
-        sweepIntervalMs: m.sweepIntervalSec * 1000,
-        logger: w.logger.child({ stage: 'receive' }),
-        ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
-        storageUsage: async () => {
-          // Right after a sweep's listing the count is known without AT+CPMS? (idle budget, issue 11 item 2).
-          const recent = modem.recentUsage(2_000);
-          if (recent) return recent;
-          // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
-          const rows = await modem.storageUsage();
-          return rows[2] ?? rows[0];
-        },
-      });
-      w.onReceiver?.(receiver);
-      return receiver;
-    },
-  });
-}
-
 export class Daemon {
   readonly spool: Spool;
   readonly forwarder: Forwarder;
@@ -215,7 +123,7 @@ export class Daemon {
   private readonly url: string;
   private stopWatchdog: () => void = () => undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
-  private statusTimer: NodeJS.Timeout | undefined;
+  private statusFile: StatusFile | undefined;
   private writeStatus: (() => void) | undefined;
   private onSighup: (() => void) | undefined;
   private control: ControlServer | undefined;
@@ -501,37 +409,20 @@ export class Daemon {
     this.pruneTimer.unref();
   }
 
-  /**
-   * Writes `status.json` in the spool directory every STATUS_INTERVAL_MS (atomically: tmp + rename) for
-   * `pulsa-bridge status`. This timer is deliberately not unref'd: it keeps the process alive while the daemon runs,
-   * even when no serial port handle does (virtual modems).
-   */
+  /** `status.json` for `pulsa-bridge status` (status-file.ts), rewritten on every modem or balance change too. */
   private startStatusFile(): void {
-    const file = statusFilePath(this.o.config.spool.dir);
-    let writing = false;
-    const write = async () => {
-      if (writing) return;
-      writing = true;
-      try {
+    const file = new StatusFile({
+      file: statusFilePath(this.o.config.spool.dir),
+      logger: this.o.logger,
+      snapshot: async () => {
         const { healthy, problems } = await this.health.health();
         this.lastHealth = { healthy, problems };
-        const body = JSON.stringify({ ...this.status(), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
-        await writeFile(`${file}.tmp`, body, { mode: 0o640 }); // the spool is not for other users (webhook URL, counts)
-        await rename(`${file}.tmp`, file);
-      } catch (err) {
-        this.o.logger.warn({ err }, `could not write ${file}: ${errorMessage(err)} (pulsa-bridge status will be stale)`);
-      } finally {
-        writing = false;
-      }
-    };
-    let again = false;
-    const writeSoon = () => {
-      if (writing) again = true;
-      else void write().then(() => again && ((again = false), writeSoon()));
-    };
-    this.writeStatus = writeSoon;
-    writeSoon();
-    this.statusTimer = setInterval(writeSoon, STATUS_INTERVAL_MS);
+        return this.status();
+      },
+    });
+    this.statusFile = file;
+    this.writeStatus = () => file.writeSoon();
+    file.start();
   }
 
   /** Where the metrics listener is bound (host:port), when configured. */
@@ -563,7 +454,7 @@ export class Daemon {
     this.health.stop();
     await this.metricsServer?.close();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
-    if (this.statusTimer) clearInterval(this.statusTimer);
+    this.statusFile?.stop();
     await this.balanceWatch?.stop();
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
@@ -574,45 +465,6 @@ export class Daemon {
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }
-}
-
-/** The receiver's spool, announcing each record newly written to pending (the control socket's `sms` events). */
-function spooledEvents(spool: Spool, publish: (e: EventMessage) => void): ReceiveSpool {
-  return {
-    putPending: async (rec: SmsRecord) => {
-      const r = await spool.putPending(rec);
-      if (r.created) publish({ v: 1, event: 'sms', modem: rec.sim.modem, data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt } });
-      return r;
-    },
-    putIgnored: (rec) => spool.putIgnored(rec),
-    putQuarantine: (rec) => spool.putQuarantine(rec),
-    putPart: (rec) => spool.putPart(rec),
-    listParts: () => spool.listParts(),
-    deleteParts: (ids) => spool.deleteParts(ids),
-  };
-}
-
-/** The forwarder's spool, announcing each recorded POST result (the control socket's `delivery` events). */
-function deliveryEvents(spool: Spool, publish: (e: EventMessage) => void): ForwardSpool {
-  const event = (id: string, status: 'delivered' | 'retry' | 'dead', outcome: string) => publish({ v: 1, event: 'delivery', data: { id, status, outcome } });
-  return {
-    pendingInOrder: () => spool.pendingInOrder(),
-    isPending: (id) => spool.isPending(id),
-    on: (name, fn) => spool.on(name, fn),
-    off: (name, fn) => spool.off(name, fn),
-    markDelivered: async (id, info) => {
-      await spool.markDelivered(id, info);
-      event(id, 'delivered', `HTTP ${info.status}`);
-    },
-    markRetry: async (id, info) => {
-      await spool.markRetry(id, info);
-      event(id, 'retry', `${info.error}; next attempt at ${info.nextAttemptAt.toISOString()}`);
-    },
-    markDead: async (id, reason, status) => {
-      await spool.markDead(id, reason, status);
-      event(id, 'dead', reason);
-    },
-  };
 }
 
 /** A group name or gid -> gid (from /etc/group). */

@@ -3,7 +3,7 @@
  * a real spool directory, with an optional fault-injecting spool wrapper to stop the process at a chosen point.
  */
 import { parseConfig, type ModemConfig } from '../../src/config.js';
-import { createModemSupervisor } from '../../src/daemon.js';
+import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import type { Logger } from '../../src/log.js';
 import type { ReceiveSpool } from '../../src/receive/receiver.js';
 import { Spool } from '../../src/spool/store.js';

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { createModemSupervisor } from '../../src/daemon.js';
+import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';

@@ -5,7 +5,7 @@
  * budget counted with fake timers, counters across a reconnect, and the last error clearing.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createModemSupervisor } from '../../src/daemon.js';
+import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { silentLogger } from '../../src/log.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
