@@ -306,6 +306,13 @@ describe('errors', () => {
     expect((lines()[1]!.err as Record<string, string>).message).toBe('a: b: a: ...');
   });
 
+  it('an error held in a property of the error is serialised too (not the cause, which is in message and stack)', () => {
+    const { log, lines } = capture();
+    const e = Object.assign(new Error('post failed'), { original: new TypeError('fetch failed') });
+    log.error(e);
+    expect(lines()[0]!.err).toMatchObject({ message: 'post failed', original: { type: 'TypeError', message: 'fetch failed' } });
+  });
+
   it('a non-error cause stays a plain field', () => {
     const { log, lines } = capture();
     log.error(new Error('http', { cause: 'timeout' }));
