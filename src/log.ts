@@ -1,28 +1,45 @@
 /**
- * Logging: pino, JSON to stdout (journald keeps it), pretty on a TTY. Secrets are redacted by path.
+ * Logging: one JSON line per call to stdout (journald keeps it), pretty on a TTY. Secrets are redacted by path.
+ * Our own small logger with the part of pino's API this code uses (log/format.ts builds the line in pino's shape,
+ * log/sink.ts writes it, log/pretty.ts is the terminal form): pino and its transports cost ~2-3 MiB of RSS.
+ *
+ * Calls: `log.info(msg)`, `log.info(obj, msg?)`, `log.error(err, msg?)` (the error under `err`, msg defaulting to its
+ * message), and `log.error({ err }, msg?)` (msg defaulting to err.message). No printf-style arguments. `child(bindings)`
+ * adds fields to every line of the child (outer bindings first); a child starts at its parent's level, and changing
+ * either later does not change the other. `level` reads and sets the level by name ('silent' for nothing).
  * Under systemd (JOURNAL_STREAM or INVOCATION_ID set) each JSON line on stdout starts with `<N>`, the syslog priority
- * of its pino level (sd-daemon(3) SyslogLevelPrefix), so `journalctl -p warning` shows warnings and worse only; the
- * rest of the line is the same JSON. Elsewhere the lines are plain JSON.
+ * of its level (sd-daemon(3) SyslogLevelPrefix), so `journalctl -p warning` shows warnings and worse only; the rest of
+ * the line is the same JSON. Elsewhere the lines are plain JSON.
  * Pure modules do not log; I/O modules take a Logger so tests can pass a silent one.
  */
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { hostname } from 'node:os';
+import { baseJson, buildLine, fieldsJson, levelValue, syslogPriority, type LevelName } from './log/format.js';
+import { formatPretty } from './log/pretty.js';
+import { sinkFor, MAX_PENDING_BYTES, type LineSink } from './log/sink.js';
 
-export type { Logger };
+export { REDACT_PATHS, syslogPriority } from './log/format.js';
 
-export const REDACT_PATHS = [
-  'apiKey',
-  '*.apiKey',
-  'pin',
-  '*.pin',
-  'hmacSecret',
-  '*.hmacSecret',
-  'headers.authorization',
-  'headers.Authorization',
-  '*.headers.authorization',
-  '*.headers.Authorization',
-  'config.webhook.hmacSecret',
-  'config.webhook.headers',
-];
+/** A log method: a message, or an object (or an Error) with an optional message. */
+export interface LogFn {
+  (msg: string): void;
+  (obj: unknown, msg?: string): void;
+}
+
+export interface Logger {
+  fatal: LogFn;
+  error: LogFn;
+  warn: LogFn;
+  info: LogFn;
+  debug: LogFn;
+  trace: LogFn;
+  /** A logger whose lines carry `bindings` too, after this logger's own. */
+  child(bindings: Record<string, unknown>): Logger;
+  /** The level by name: trace, debug, info, warn, error, fatal or silent. Setting an unknown name throws. */
+  level: string;
+  isLevelEnabled(level: string): boolean;
+  /** Calls `cb` once the lines logged so far have been handed to the OS (without `cb`: nothing to wait for). */
+  flush(cb?: (err?: Error | null) => void): void;
+}
 
 export interface LogOptions {
   level?: string;
@@ -39,18 +56,6 @@ export interface LogOptions {
 }
 
 /**
- * syslog(3) priority of a pino level number: fatal -> 2 crit, error -> 3 err, warn -> 4 warning, info -> 6 info,
- * debug and trace -> 7 debug. Custom levels fall into the band of the standard level below them.
- */
-export function syslogPriority(level: number): number {
-  if (level >= 60) return 2;
-  if (level >= 50) return 3;
-  if (level >= 40) return 4;
-  if (level >= 30) return 6;
-  return 7;
-}
-
-/**
  * Whether this process was started by systemd with its output going to the journal: JOURNAL_STREAM is set when
  * stdout or stderr is connected to journald, INVOCATION_ID for every unit systemd runs (systemd.exec(5)).
  */
@@ -58,49 +63,128 @@ export function runsUnderSystemd(env: NodeJS.ProcessEnv = process.env): boolean 
   return Boolean(env.JOURNAL_STREAM) || Boolean(env.INVOCATION_ID);
 }
 
-/**
- * A pino destination that writes `<priority>` before each line. It asks pino for the line's metadata
- * (Symbol.for('pino.metadata')): pino sets `lastLevel` just before every write, so no line is parsed again.
- */
-export function syslogPrefixStream(inner: DestinationStream & { flush?: (cb?: (err?: Error | null) => void) => void; flushSync?: () => void }): DestinationStream {
-  const stream = {
-    [Symbol.for('pino.metadata')]: true,
-    lastLevel: 30,
-    write(line: string): void {
-      inner.write(`<${syslogPriority(stream.lastLevel)}>${line}`);
-    },
-    flush(cb?: (err?: Error | null) => void): void {
-      if (typeof inner.flush === 'function') inner.flush(cb);
-      else cb?.();
-    },
-    flushSync(): void {
-      inner.flushSync?.();
-    },
-  };
-  return stream;
+/** What every logger of one createLogger() shares: where lines go and in which form. */
+interface Core {
+  sink: LineSink | undefined;
+  prefix: boolean;
+  pretty: boolean;
+  colors: boolean;
+}
+
+class Log implements Logger {
+  private threshold: number;
+  private levelName: string;
+
+  constructor(
+    private readonly core: Core,
+    level: string,
+    /** baseJson + the bindings of this logger and its parents, as JSON fields. */
+    private readonly bindings: string,
+  ) {
+    this.threshold = levelValue(level);
+    this.levelName = level;
+  }
+
+  get level(): string {
+    return this.levelName;
+  }
+
+  set level(name: string) {
+    this.threshold = levelValue(name);
+    this.levelName = name;
+  }
+
+  isLevelEnabled(name: string): boolean {
+    return name !== 'silent' && levelValue(name) >= this.threshold;
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    return new Log(this.core, this.levelName, this.bindings + fieldsJson(bindings, undefined, true));
+  }
+
+  flush(cb?: (err?: Error | null) => void): void {
+    if (this.core.sink) this.core.sink.flush(cb);
+    else if (cb) process.nextTick(cb);
+  }
+
+  fatal(a: unknown, b?: string): void {
+    if (60 >= this.threshold) this.write(60, a, b);
+  }
+  error(a: unknown, b?: string): void {
+    if (50 >= this.threshold) this.write(50, a, b);
+  }
+  warn(a: unknown, b?: string): void {
+    if (40 >= this.threshold) this.write(40, a, b);
+  }
+  info(a: unknown, b?: string): void {
+    if (30 >= this.threshold) this.write(30, a, b);
+  }
+  debug(a: unknown, b?: string): void {
+    if (20 >= this.threshold) this.write(20, a, b);
+  }
+  trace(a: unknown, b?: string): void {
+    if (10 >= this.threshold) this.write(10, a, b);
+  }
+
+  private write(level: number, a: unknown, b: string | undefined): void {
+    const sink = this.core.sink;
+    if (!sink) return;
+    let obj: object | undefined;
+    let msg: unknown = b;
+    try {
+      if (typeof a === 'string') {
+        msg = a;
+      } else if (a instanceof Error) {
+        obj = { err: a };
+        if (msg === undefined) msg = a.message;
+      } else if (a !== null && typeof a === 'object') {
+        obj = a;
+        if (msg === undefined && (a as { msg?: unknown }).msg === undefined) {
+          const err = (a as { err?: unknown }).err;
+          if (err) msg = (err as { message?: unknown }).message;
+        }
+      } else if (a !== undefined && a !== null) {
+        msg = String(a);
+      }
+    } catch {
+      // a getter (msg, err, message) that throws: the line goes out with what was read
+    }
+    const line = buildLine({ level, time: Date.now(), bindings: this.bindings, obj, msg });
+    if (this.core.pretty) sink.write(formatPretty(JSON.parse(line) as Record<string, unknown>, this.core.colors));
+    else sink.write(this.core.prefix ? `<${syslogPriority(level)}>${line}` : line);
+  }
+}
+
+let base: string | undefined;
+/** pid, hostname and name: read once. */
+function baseFields(): string {
+  return (base ??= baseJson(process.pid, hostname()));
 }
 
 export function createLogger(options: LogOptions = {}): Logger {
-  const base: LoggerOptions = {
-    name: 'pulsa-bridge',
-    level: options.level ?? process.env.LOG_LEVEL ?? 'info',
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-  };
+  const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  levelValue(level); // an unknown name throws here, before any output
+  const stream = options.destination ?? process.stdout;
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
-  if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' } } });
-  }
-  const prefix = options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env));
-  if (prefix) {
-    // Same stdout destination pino builds by default (asynchronous, flushed on exit), behind the prefix.
-    const inner = options.destination ?? pino.destination({ dest: 1, sync: false });
-    return pino(base, syslogPrefixStream(inner as never));
-  }
-  if (options.destination) return pino(base, options.destination as never);
-  return pino(base);
+  const prefix = !pretty && (options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env)));
+  const colors = pretty && typeof (stream as { hasColors?: () => boolean }).hasColors === 'function' && (stream as { hasColors: () => boolean }).hasColors();
+  const notice = (dropped: number): string => {
+    const line = buildLine({
+      level: 40,
+      time: Date.now(),
+      bindings: baseFields(),
+      obj: { dropped },
+      msg: `log: ${dropped} lines dropped: the log's reader fell more than ${MAX_PENDING_BYTES / 1024} KiB behind`,
+    });
+    if (pretty) return formatPretty(JSON.parse(line) as Record<string, unknown>, colors);
+    return prefix ? `<${syslogPriority(40)}>${line}` : line;
+  };
+  return new Log({ sink: sinkFor(stream, { notice }), prefix, pretty, colors }, level, baseFields());
 }
 
 /** A logger that drops everything (tests). */
 export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
+  return new Log({ sink: undefined, prefix: false, pretty: false, colors: false }, 'silent', '');
 }
+
+export type { LevelName };

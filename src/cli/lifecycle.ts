@@ -22,6 +22,8 @@ import { UsageError } from './usage-error.js';
 const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
 /** Seconds (beyond shutdownGraceSec) a stop signal waits for an unfinished start-up before the process exits 1. */
 const STARTUP_STOP_BOUND_SEC = 10;
+/** How long the exit waits for the log's reader to take the last lines. */
+const LOG_FLUSH_BOUND_MS = 2000;
 
 /**
  * `run` with a bad or unreadable config: printed like any config error, but exit 78 (EX_CONFIG), so the unit's
@@ -185,6 +187,10 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   heap.stop();
   logger.debug({ heapGuard: heap.stats }, 'heap guard: full collections forced since start');
   // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
-  logger.flush?.();
+  // The last lines may still wait for a slow reader (process.exit() drops what the kernel has not taken): a bounded wait.
+  await new Promise<void>((resolve) => {
+    setTimeout(resolve, LOG_FLUSH_BOUND_MS).unref();
+    logger.flush(() => resolve());
+  });
   process.exit(EXIT.ok);
 }

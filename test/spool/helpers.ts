@@ -30,7 +30,7 @@ export interface LogLine {
   [k: string]: unknown;
 }
 
-/** A real pino logger writing JSON lines into an array. */
+/** A real logger (createLogger, the JSON lines the daemon writes) writing into an array. */
 export function captureLogger(): { logger: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const destination = new Writable({

@@ -1,0 +1,50 @@
+/**
+ * PURE: the terminal form of a log line (what pino-pretty showed before, without its worker thread):
+ * `HH:MM:ss.mmm LEVEL msg key=value ...` in local time, the level coloured when `colors` is on. It formats the record
+ * parsed back from the JSON line, so it shows exactly what the JSON carries (redacted, errors serialised); pid,
+ * hostname and name are left out. A serialised error shows as `err=<message>`, its stack indented below the line.
+ */
+import { levelName } from './format.js';
+
+const COLOR: Record<string, string> = { trace: '90', debug: '36', info: '32', warn: '33', error: '31', fatal: '35' };
+const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg']);
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** `HH:MM:ss.mmm` of an epoch-ms time, in the local zone. */
+export function clock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+function isSerializedError(v: unknown): v is { type?: unknown; message: string; stack?: unknown } {
+  return v !== null && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string' && typeof (v as { stack?: unknown }).stack === 'string';
+}
+
+/** A value as it reads after `key=`: bare when it is a plain word, JSON otherwise. */
+function show(v: unknown): string {
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  return JSON.stringify(v) ?? String(v);
+}
+
+/** One record (a parsed JSON line) as a terminal line, with its newline; stacks follow on indented lines. */
+export function formatPretty(record: Record<string, unknown>, colors: boolean): string {
+  const level = typeof record.level === 'number' ? record.level : 30;
+  const name = levelName(level).toUpperCase().padEnd(5);
+  const parts = [typeof record.time === 'number' ? clock(record.time) : '--:--:--.---', colors ? `\x1b[${COLOR[levelName(level)]}m${name}\x1b[39m` : name];
+  if (record.msg !== undefined) parts.push(typeof record.msg === 'string' ? record.msg : show(record.msg));
+  const stacks: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (HIDDEN.has(key)) continue;
+    if (isSerializedError(value)) {
+      parts.push(`${key}=${show(value.message)}`);
+      const { type: _t, message: _m, stack, ...rest } = value as Record<string, unknown>;
+      for (const [k, v] of Object.entries(rest)) parts.push(`${key}.${k}=${show(v)}`);
+      stacks.push(String(stack).replace(/^/gm, '    '));
+    } else {
+      parts.push(`${key}=${show(value)}`);
+    }
+  }
+  const line = parts.join(' ');
+  return `${stacks.length > 0 ? [line, ...stacks].join('\n') : line}\n`;
+}
