@@ -3,7 +3,7 @@
  *
  *   node dist/bench/log.js [--runs 3] [--lines 100000]
  *
- * Each figure comes from a fresh child process with the systemd unit's node flags (+ --expose-gc), stdout to
+ * Each figure comes from a fresh child process with the systemd unit's node flags (read from the unit), stdout to
  * /dev/null. Variants: `none` (node alone, importing node:os), `new` (src/log.ts), and `pino` (pino with the options
  * the pino-based log.ts used) when pino is still installed (it is looked up at run time, so this file builds without it).
  * - mem: import, createLogger(), one info line, gc(), then RSS and VmHWM from /proc/self/status;
@@ -13,8 +13,10 @@
 import { spawnSync } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { unitNodeFlags } from './lean/unit-flags.js';
 
-const FLAGS = ['--max-semi-space-size=1', '--lite-mode', '--no-expose-wasm', '--single-threaded-gc', '--expose-gc'];
+// The unit's flags (one source of truth; they include --expose-gc, which the memory figure's gc() needs).
+const FLAGS = unitNodeFlags();
 const REDACT = ['apiKey', '*.apiKey', 'pin', '*.pin', 'hmacSecret', '*.hmacSecret', 'headers.authorization', 'headers.Authorization', '*.headers.authorization', '*.headers.Authorization', 'config.webhook.hmacSecret', 'config.webhook.headers'];
 
 interface LoggerLike {
