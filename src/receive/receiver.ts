@@ -56,6 +56,7 @@ import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
 import { BatchReader, isOutgoing, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
 import { confirmRead } from './confirm-read.js';
+import { SimStorage } from './sim-storage.js';
 import { deleteHandled, type HandledAs, type OperatorDeleteResult } from './operator-delete.js';
 /** Hears what a spool write (or no write) did for one SMS: the operator's `sms delete` says it. */
 type Report = (handled: HandledAs) => void;
@@ -127,14 +128,7 @@ type Task = {
   dropped?: () => void;
 };
 
-/** Fraction of SIM storage use that triggers an extra sweep. */
-const NEARLY_FULL = 0.8;
 export { MAX_READS } from './confirm-read.js';
-
-/** Policy keep: share of the SIM's slots kept messages may take; the limit when the capacity is unknown; warn at. */
-const KEEP_SHARE = 0.5;
-const KEEP_LIMIT_UNKNOWN = 10;
-const KEEP_WARN_AT = 0.8;
 
 export class Receiver {
   private readonly o: ReceiverOptions;
@@ -161,13 +155,9 @@ export class Receiver {
   /** Several waiting indexes are read with one AT+CMGL pair (./batch.ts). */
   private readonly batch: BatchReader;
   private readonly monotonic: () => number;
-  /** Indexes kept on the SIM by the 'keep' policy, with their PDU, so sweeps do not log them again. */
-  private readonly kept = new Map<number, string>();
-  /** SIM capacity (slots), from storageUsage; bounds the 'keep' policy. */
-  private simTotal: number | undefined;
-  private keepWarned = false;
+  /** The SIM's storage: how full, and the messages kept by policy 'keep' (sim-storage.ts). */
+  private readonly storage: SimStorage;
   private sweepQueued = false;
-  private indicationsSinceCheck = 0;
   private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
   readonly stats: ReceiverStats = {
     received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
@@ -199,14 +189,19 @@ export class Receiver {
       storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
+    this.storage = new SimStorage({
+      ...(options.storageUsage ? { usage: options.storageUsage } : {}),
+      sweep: (reason) => this.requestSweep(reason),
+      log: this.log,
+    });
     this.batch = new BatchReader({
-      modem: options.modem, log: this.log, kept: this.kept, monotonic: this.monotonic,
+      modem: options.modem, log: this.log, kept: this.storage.kept, monotonic: this.monotonic,
       decide: (stored, readsAgreed, parts) => this.decide(stored, readsAgreed, parts, false),
       release: (stored) => this.release(stored),
       handleIndex: (index) => this.readAndHandle(index),
       handleRead: (first) => this.handle(first),
       assemble: (parts) => this.parts.assembleFamiliesOf(parts),
-      checkStorage: () => ((this.indicationsSinceCheck = 0), this.checkStorage()),
+      checkStorage: () => this.storage.check(),
       requeue: (indexes) => indexes.forEach((index) => this.onIndication(index)),
       slotFailed: (err, index, what) => {
         const at = index === undefined ? '' : ` at index ${index}`;
@@ -309,7 +304,7 @@ export class Receiver {
           return;
         }
         await this.readAndHandle(index);
-        await this.checkStorageEvery(10);
+        await this.storage.checkEvery(10);
       },
     });
   }
@@ -411,22 +406,6 @@ export class Receiver {
     }
   }
 
-  private async checkStorageEvery(n: number): Promise<void> {
-    if (!this.o.storageUsage || ++this.indicationsSinceCheck < n) return;
-    this.indicationsSinceCheck = 0;
-    await this.checkStorage();
-  }
-
-  private async checkStorage(): Promise<void> {
-    if (!this.o.storageUsage) return;
-    const use = await this.o.storageUsage();
-    if (use && use.total > 0) this.simTotal = use.total;
-    if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
-      this.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
-      this.requestSweep('storage nearly full');
-    }
-  }
-
   /**
    * Reads everything on the SIM and handles it. Runs as a scheduler task: between items it lets queued +CMT
    * acknowledgements go (they cannot wait for a long sweep), and it ends early when an exclusive task (re-init) waits.
@@ -440,7 +419,7 @@ export class Receiver {
       await ctx.runUrgent();
       if (this.stopped || ctx.interrupted) break; // held for a re-init: the sweep after it covers the rest
       if (isOutgoing(stored)) continue; // our own outgoing drafts/sent copies: not incoming SMS
-      if (stored.index !== undefined && this.kept.get(stored.index) === stored.pdu.toUpperCase()) continue;
+      if (this.storage.isKept(stored.index, stored.pdu)) continue;
       seen++;
       try {
         await this.handle(stored);
@@ -451,36 +430,8 @@ export class Receiver {
       }
     }
     if (seen > 0 || reason !== 'interval') this.log.info({ reason, found: list.length, handled: seen }, `sweep (${reason}): ${list.length} on SIM`);
-    if (this.o.storageUsage) {
-      const use = await this.o.storageUsage().catch(() => undefined);
-      if (use && use.total > 0) this.simTotal = use.total;
-      if (use && use.total > 0 && use.used / use.total >= NEARLY_FULL) {
-        this.log.warn({ used: use.used, total: use.total, kept: this.kept.size }, 'SIM storage nearly full after sweep (messages kept by policy "keep"?)');
-      }
-    }
+    await this.storage.afterSweep();
     return { seen };
-  }
-
-  /**
-   * Policy keep, bounded: SMS kept on the SIM may take at most KEEP_SHARE of its slots (KEEP_LIMIT_UNKNOWN when the
-   * capacity is unknown); past that, one more is archived instead (spool 'ignored', then deleted), so kept messages
-   * never fill the SIM and block new operator SMS. A warning comes first, once, at KEEP_WARN_AT of the limit.
-   */
-  private async keepOrArchive(index: number, mayQuery: boolean): Promise<'keep' | 'archive'> {
-    if (this.simTotal === undefined && this.o.storageUsage && mayQuery) {
-      this.simTotal = (await this.o.storageUsage().catch(() => undefined))?.total || undefined;
-    }
-    const limit = this.simTotal ? Math.max(1, Math.floor(this.simTotal * KEEP_SHARE)) : KEEP_LIMIT_UNKNOWN;
-    const kept = this.kept.size + (this.kept.has(index) ? 0 : 1);
-    if (kept > limit) {
-      this.log.warn({ index, kept: this.kept.size, limit, simTotal: this.simTotal }, `policy keep: ${this.kept.size} SMS already kept on the SIM (limit ${limit}); this one is archived instead, so the SIM cannot fill`);
-      return 'archive';
-    }
-    if (kept >= Math.ceil(limit * KEEP_WARN_AT) && !this.keepWarned) {
-      this.keepWarned = true;
-      this.log.warn({ kept, limit, simTotal: this.simTotal }, `policy keep: ${kept} SMS kept on the SIM (limit ${limit}); past the limit they are archived instead`);
-    }
-    return 'keep';
   }
 
   /** Handles one stored or directly delivered PDU, end to end. */
@@ -497,7 +448,7 @@ export class Receiver {
       if (confirmed.kind === 'disagree') {
         await this.quarantineReads(read, confirmed.reads);
         await this.o.modem.deleteSms(read.index);
-        this.kept.delete(read.index);
+        this.storage.forget(read.index);
         return;
       }
       stored = confirmed.stored;
@@ -534,10 +485,10 @@ export class Receiver {
       );
     }
     const verdict = this.o.accept(sms.originator);
-    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
+    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.storage.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
     if (!verdict.accept && policy !== 'archive') {
       if (policy === 'keep' && stored.index !== undefined) {
-        this.kept.set(stored.index, stored.pdu.toUpperCase());
+        this.storage.keep(stored.index, stored.pdu);
         this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: kept on the SIM (policy keep)');
         return { kind: 'keep' };
       }
@@ -617,6 +568,6 @@ export class Receiver {
       return;
     }
     await this.o.modem.deleteSms(stored.index);
-    this.kept.delete(stored.index);
+    this.storage.forget(stored.index);
   }
 }

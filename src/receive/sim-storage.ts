@@ -1,0 +1,105 @@
+/**
+ * SimStorage: what the receiver knows of one SIM's SMS storage, and the policy that keeps it from filling (part of
+ * receive/, no commands of its own: it asks `usage()`, the receiver's storageUsage, and calls `sweep(reason)`).
+ *
+ * Contract
+ * - check() asks for the usage; at NEARLY_FULL (80 %) of the slots it logs a warning and asks for a sweep (the SIM must
+ *   be emptied now, not at the next interval). checkEvery(n) does so on every n-th call (the per-slot path calls it
+ *   after each announced SMS); check() restarts that count. afterSweep() asks again (a failed query is ignored) and
+ *   warns when the SIM is still nearly full, naming the kept messages as the likely reason.
+ * - Policy keep, bounded: kept SMS (keep / isKept / forget; keyed by slot index, with their PDU upper-cased, so a sweep
+ *   does not handle them again while the slot holds the same PDU) may take at most KEEP_SHARE of the slots
+ *   (KEEP_LIMIT_UNKNOWN while the capacity is unknown); keepOrArchive() answers 'archive' for one more past that (it is
+ *   spooled as ignored, then deleted), so kept messages never fill the SIM and block operator SMS. One warning comes
+ *   first, at KEEP_WARN_AT of the limit.
+ */
+import type { Logger } from '../log.js';
+
+/** Fraction of SIM storage use that triggers an extra sweep. */
+const NEARLY_FULL = 0.8;
+/** Policy keep: share of the SIM's slots kept messages may take; the limit when the capacity is unknown; warn at. */
+const KEEP_SHARE = 0.5;
+const KEEP_LIMIT_UNKNOWN = 10;
+const KEEP_WARN_AT = 0.8;
+
+export interface StorageUse {
+  used: number;
+  total: number;
+}
+
+export interface SimStorageOptions {
+  /** How full the SIM is (the receiver's storageUsage); absent: the checks do nothing, the keep limit is the fallback. */
+  usage?: () => Promise<StorageUse | undefined>;
+  sweep: (reason: string) => void;
+  log: Logger;
+}
+
+export class SimStorage {
+  /** Indexes kept on the SIM by the 'keep' policy, with their PDU (upper-cased). */
+  readonly kept = new Map<number, string>();
+  private total: number | undefined;
+  private keepWarned = false;
+  private sinceCheck = 0;
+
+  constructor(private readonly o: SimStorageOptions) {}
+
+  async checkEvery(n: number): Promise<void> {
+    if (!this.o.usage || ++this.sinceCheck < n) return;
+    await this.check();
+  }
+
+  async check(): Promise<void> {
+    this.sinceCheck = 0;
+    if (!this.o.usage) return;
+    const use = this.note(await this.o.usage());
+    if (use && use.used / use.total >= NEARLY_FULL) {
+      this.o.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
+      this.o.sweep('storage nearly full');
+    }
+  }
+
+  async afterSweep(): Promise<void> {
+    if (!this.o.usage) return;
+    const use = this.note(await this.o.usage().catch(() => undefined));
+    if (use && use.used / use.total >= NEARLY_FULL) {
+      this.o.log.warn({ used: use.used, total: use.total, kept: this.kept.size }, 'SIM storage nearly full after sweep (messages kept by policy "keep"?)');
+    }
+  }
+
+  isKept(index: number | undefined, pdu: string): boolean {
+    return index !== undefined && this.kept.get(index) === pdu.toUpperCase();
+  }
+
+  keep(index: number, pdu: string): void {
+    this.kept.set(index, pdu.toUpperCase());
+  }
+
+  forget(index: number): void {
+    this.kept.delete(index);
+  }
+
+  /** Policy keep for one more SMS at `index` (see the header); `mayQuery`: the capacity may be asked for now. */
+  async keepOrArchive(index: number, mayQuery: boolean): Promise<'keep' | 'archive'> {
+    if (this.total === undefined && this.o.usage && mayQuery) {
+      this.total = (await this.o.usage().catch(() => undefined))?.total || undefined;
+    }
+    const limit = this.total ? Math.max(1, Math.floor(this.total * KEEP_SHARE)) : KEEP_LIMIT_UNKNOWN;
+    const kept = this.kept.size + (this.kept.has(index) ? 0 : 1);
+    if (kept > limit) {
+      this.o.log.warn({ index, kept: this.kept.size, limit, simTotal: this.total }, `policy keep: ${this.kept.size} SMS already kept on the SIM (limit ${limit}); this one is archived instead, so the SIM cannot fill`);
+      return 'archive';
+    }
+    if (kept >= Math.ceil(limit * KEEP_WARN_AT) && !this.keepWarned) {
+      this.keepWarned = true;
+      this.o.log.warn({ kept, limit, simTotal: this.total }, `policy keep: ${kept} SMS kept on the SIM (limit ${limit}); past the limit they are archived instead`);
+    }
+    return 'keep';
+  }
+
+  /** Remembers the capacity of a usage answer; returns it when it can be judged (a known, non-zero total). */
+  private note(use: StorageUse | undefined): StorageUse | undefined {
+    if (!use || !(use.total > 0)) return undefined;
+    this.total = use.total;
+    return use;
+  }
+}
