@@ -13,7 +13,7 @@
  * Pure modules do not log; I/O modules take a Logger so tests can pass a silent one.
  */
 import { hostname } from 'node:os';
-import { baseJson, buildLine, fieldsJson, levelValue, syslogPriority, type LevelName } from './log/format.js';
+import { baseJson, buildLine, fieldsJson, isLevelName, levelValue, syslogPriority, type LevelName } from './log/format.js';
 import { formatPretty } from './log/pretty.js';
 import { sinkFor, MAX_PENDING_BYTES, type LineSink } from './log/sink.js';
 
@@ -94,12 +94,21 @@ class Log implements Logger {
     this.levelName = name;
   }
 
+  /** false for 'silent' and for a name that is no level (as pino answered). */
   isLevelEnabled(name: string): boolean {
-    return name !== 'silent' && levelValue(name) >= this.threshold;
+    if (name === 'silent' || !isLevelName(name)) return false;
+    return levelValue(name) >= this.threshold;
   }
 
   child(bindings: Record<string, unknown>): Logger {
-    return new Log(this.core, this.levelName, this.bindings + fieldsJson(bindings, undefined, true));
+    let fields = '';
+    try {
+      fields = fieldsJson(bindings, undefined, true);
+    } catch {
+      // bindings that cannot be read (a hostile getter or proxy): the child logs without them rather than throw
+      fields = ',"logError":"child bindings left out: they could not be read"';
+    }
+    return new Log(this.core, this.levelName, this.bindings + fields);
   }
 
   flush(cb?: (err?: Error | null) => void): void {
@@ -150,8 +159,10 @@ class Log implements Logger {
       // a getter (msg, err, message) that throws: the line goes out with what was read
     }
     const line = buildLine({ level, time: Date.now(), bindings: this.bindings, obj, msg });
-    if (this.core.pretty) sink.write(formatPretty(JSON.parse(line) as Record<string, unknown>, this.core.colors));
-    else sink.write(this.core.prefix ? `<${syslogPriority(level)}>${line}` : line);
+    // warn and worse go through a reader that fell behind longer than the rest (sink.ts: the operator needs them most)
+    const important = level >= 40;
+    if (this.core.pretty) sink.write(formatPretty(JSON.parse(line) as Record<string, unknown>, this.core.colors), important);
+    else sink.write(this.core.prefix ? `<${syslogPriority(level)}>${line}` : line, important);
   }
 }
 

@@ -13,11 +13,15 @@
  * - REDACT_PATHS: `a` the top-level key, `a.b` the key b of the object under a, `*` any one top-level key; the value
  *   becomes '[redacted]' in the line, the caller's object is never changed.
  * Building a line never throws: circular references become "[Circular]", a throwing getter "[Throws: ...]", and a line
- * that cannot be built at all (or exceeds MAX_LINE_CHARS) is replaced by one that keeps level, time and message.
+ * that cannot be built at all (or exceeds MAX_LINE_BYTES) is replaced by one that keeps level, time and message.
  */
 
 export const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
 export type LevelName = keyof typeof LEVELS;
+
+export function isLevelName(name: string): name is LevelName {
+  return Object.prototype.hasOwnProperty.call(LEVELS, name);
+}
 /** A level a logger can be set to: a level name, or 'silent' for nothing. */
 export type LevelSetting = LevelName | 'silent';
 
@@ -67,9 +71,13 @@ export const REDACT_PATHS = [
 ];
 export const CENSOR = '[redacted]';
 
-/** Longest line written as built; a longer one is rebuilt with long strings cut (journald splits lines over 48 KiB). */
-export const MAX_LINE_CHARS = 64 * 1024;
-/** Where a string is cut when its line is over MAX_LINE_CHARS. */
+/**
+ * Longest line (UTF-8 bytes, newline included) written as built; a longer one is rebuilt with long strings cut.
+ * journald splits a stream line longer than its LineMax (48 KiB by default) into entries that are not JSON; this stays
+ * under it with room for the `<N>` prefix.
+ */
+export const MAX_LINE_BYTES = 48 * 1024 - 64;
+/** Where a string is cut when its line is over MAX_LINE_BYTES. */
 export const CUT_STRING_CHARS = 4 * 1024;
 
 /** Redaction paths as a tree: a node with `censor` replaces the value; `children` go one key deeper. */
@@ -361,18 +369,23 @@ function msgJson(msg: unknown, cut: number): string {
   return json === undefined ? '' : `,"msg":${json}`;
 }
 
-/** The JSON line (with its newline) for one call; never throws, never longer than MAX_LINE_CHARS (plus the cut marks). */
+/** Whether a line fits MAX_LINE_BYTES (a UTF-8 char is at most 3 bytes per UTF-16 unit: most lines need no count). */
+function fits(line: string): boolean {
+  return line.length * 3 <= MAX_LINE_BYTES || Buffer.byteLength(line, 'utf8') <= MAX_LINE_BYTES;
+}
+
+/** The JSON line (with its newline) for one call; never throws, never longer than MAX_LINE_BYTES. */
 export function buildLine(p: LineParts): string {
   const head = `{"level":${p.level},"time":${p.time}`;
   try {
     const line = `${head}${p.bindings}${p.obj === undefined ? '' : fieldsJson(p.obj)}${msgJson(p.msg, Infinity)}}\n`;
-    if (line.length <= MAX_LINE_CHARS) return line;
+    if (fits(line)) return line;
   } catch {
     // e.g. RangeError: Invalid string length: the cut version below
   }
   try {
     const line = `${head}${p.bindings}${p.obj === undefined ? '' : fieldsJson(p.obj, CUT_STRING_CHARS)}${msgJson(p.msg, CUT_STRING_CHARS)}}\n`;
-    if (line.length <= MAX_LINE_CHARS) return line;
+    if (fits(line)) return line;
   } catch {
     // a field that cannot be written at all (e.g. a Proxy that throws on every trap): the last resort below
   }
@@ -382,5 +395,6 @@ export function buildLine(p: LineParts): string {
   } catch {
     msg = '';
   }
-  return `${head}${p.bindings.length <= MAX_LINE_CHARS / 2 ? p.bindings : ''}${msg},"logError":"fields left out: the line could not be written whole"}\n`;
+  const last = `${head}${fits(p.bindings + p.bindings) ? p.bindings : ''}${msg},"logError":"fields left out: the line could not be written whole"}\n`;
+  return fits(last) ? last : `${head},"logError":"fields and message left out: the line could not be written whole"}\n`;
 }

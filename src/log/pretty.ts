@@ -21,10 +21,20 @@ function isSerializedError(v: unknown): v is { type?: unknown; message: string; 
   return v !== null && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string' && typeof (v as { stack?: unknown }).stack === 'string';
 }
 
-/** A value as it reads after `key=`: bare when it is a plain word, JSON otherwise. */
+// Control characters (ESC, BEL, CR...) never reach the terminal raw: values come from modems and SMS senders, and an
+// escape sequence in one could retitle, clear or rewrite the operator's terminal.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A value as it reads after `key=`: bare when it is a plain word, JSON otherwise (JSON escapes control characters). */
 function show(v: unknown): string {
-  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
-  return JSON.stringify(v) ?? String(v);
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) && !CONTROL.test(v) ? v : JSON.stringify(v);
+  return escapeControls(JSON.stringify(v) ?? String(v));
+}
+
+/** The message as text, its control characters written as \uXXXX (line breaks too: one record, one line). */
+function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** One record (a parsed JSON line) as a terminal line, with its newline; stacks follow on indented lines. */
@@ -32,7 +42,7 @@ export function formatPretty(record: Record<string, unknown>, colors: boolean): 
   const level = typeof record.level === 'number' ? record.level : 30;
   const name = levelName(level).toUpperCase().padEnd(5);
   const parts = [typeof record.time === 'number' ? clock(record.time) : '--:--:--.---', colors ? `\x1b[${COLOR[levelName(level)]}m${name}\x1b[39m` : name];
-  if (record.msg !== undefined) parts.push(typeof record.msg === 'string' ? record.msg : show(record.msg));
+  if (record.msg !== undefined) parts.push(typeof record.msg === 'string' ? escapeControls(record.msg) : show(record.msg));
   const stacks: string[] = [];
   for (const [key, value] of Object.entries(record)) {
     if (HIDDEN.has(key)) continue;
@@ -40,7 +50,7 @@ export function formatPretty(record: Record<string, unknown>, colors: boolean): 
       parts.push(`${key}=${show(value.message)}`);
       const { type: _t, message: _m, stack, ...rest } = value as Record<string, unknown>;
       for (const [k, v] of Object.entries(rest)) parts.push(`${key}.${k}=${show(v)}`);
-      stacks.push(String(stack).replace(/^/gm, '    '));
+      stacks.push(String(stack).split('\n').map((l) => `    ${escapeControls(l)}`).join('\n'));
     } else {
       parts.push(`${key}=${show(value)}`);
     }

@@ -16,7 +16,11 @@
  * The bound: before each line, the stream's writableLength (bytes accepted but not yet taken by the kernel) is looked
  * at; a line that would take it over maxPendingBytes (1 MiB) is dropped and counted. Dropping goes on until everything
  * queued before it is written (an empty write's callback, which runs in order), then `notice(count)` is written once
- * (one line saying how many were dropped) and lines flow again. A stream that fails (EPIPE: the reader is gone) is
+ * (one line saying how many were dropped) and lines flow again. An `important` line (warn and worse) is written while
+ * dropping too, up to twice the bound: the lines an operator needs most are the last to go. flush() called while
+ * dropping calls back once the notice is written too.
+ * Left as it is: at process exit, what libuv still holds for a reader a whole socket buffer behind is lost (it may be
+ * partly written already, so it cannot be written again safely); a stop waits for it (lifecycle.ts, bounded). A stream that fails (EPIPE: the reader is gone) is
  * written no more: logging must never end the daemon.
  * One sink per stream (sinkFor): every logger on process.stdout shares its order, its bound and its count.
  */
@@ -35,6 +39,7 @@ type Stream = NodeJS.WritableStream & { writableLength?: number };
 export class LineSink {
   private dropped = 0;
   private dropping = false;
+  private afterResume: Array<(err?: Error | null) => void> = [];
   private failed: Error | undefined;
   private readonly maxPending: number;
 
@@ -54,17 +59,20 @@ export class LineSink {
     return this.dropped;
   }
 
-  write(line: string): void {
+  write(line: string, important = false): void {
     if (this.failed) return;
-    if (this.dropping) {
+    if (this.dropping && !important) {
       this.dropped++;
       return;
     }
     const pending = this.stream.writableLength ?? 0;
-    if (pending > 0 && pending + line.length > this.maxPending) {
-      this.dropping = true;
-      this.dropped = 1;
-      this.afterPending(() => this.resume());
+    if (pending > 0 && pending + line.length > (important ? 2 * this.maxPending : this.maxPending)) {
+      if (!this.dropping) {
+        this.dropping = true;
+        this.dropped = 0;
+        this.afterPending(() => this.resume());
+      }
+      this.dropped++;
       return;
     }
     this.stream.write(line);
@@ -78,7 +86,11 @@ export class LineSink {
       process.nextTick(() => cb(err));
       return;
     }
-    if ((this.stream.writableLength ?? 0) === 0 && !this.dropping) {
+    if (this.dropping) {
+      this.afterResume.push(cb); // after the notice of what was dropped
+      return;
+    }
+    if ((this.stream.writableLength ?? 0) === 0) {
       process.nextTick(() => cb(null));
       return;
     }
@@ -100,8 +112,8 @@ export class LineSink {
     const count = this.dropped;
     this.dropping = false;
     this.dropped = 0;
-    if (this.failed || count === 0) return;
-    this.stream.write(this.opts.notice(count));
+    if (!this.failed && count > 0) this.stream.write(this.opts.notice(count));
+    for (const cb of this.afterResume.splice(0)) this.flush(cb);
   }
 }
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { hostname } from 'node:os';
 import { createLogger, REDACT_PATHS, silentLogger, type Logger } from '../../src/log.js';
-import { MAX_LINE_CHARS } from '../../src/log/format.js';
+import { MAX_LINE_BYTES } from '../../src/log/format.js';
 
 function capture(level = 'trace'): { log: Logger; raw: string[]; lines: () => Array<Record<string, unknown>> } {
   const raw: string[] = [];
@@ -132,19 +132,28 @@ describe('safety: a log call never throws and never loses its line', () => {
     expect(lines()[0]!.logError).toContain('fields left out');
   });
 
-  it('a huge string is cut so the line stays under MAX_LINE_CHARS; the message and other fields are kept', () => {
+  it('a huge string is cut so the line stays under MAX_LINE_BYTES; the message and other fields are kept', () => {
     const { log, raw, lines } = capture();
     const huge = 'x'.repeat(5_000_000);
     expect(() => log.info({ huge, id: 'k1' }, 'big')).not.toThrow();
-    expect(raw[0]!.length).toBeLessThanOrEqual(MAX_LINE_CHARS);
+    expect(raw[0]!.length).toBeLessThanOrEqual(MAX_LINE_BYTES);
     const rec = lines()[0]!;
     expect(rec).toMatchObject({ id: 'k1', msg: 'big' });
     expect(rec.huge).toMatch(/^x{4096}\.\.\.\[4995904 more chars\]$/);
   });
 
+  it('the limit is in UTF-8 bytes (journald counts bytes): a line of two-byte characters is cut too', () => {
+    const { log, raw, lines } = capture();
+    const text = 'é'.repeat(30_000); // 30,000 chars, 60,000 bytes
+    log.info({ text }, 'wide');
+    expect(Buffer.byteLength(raw[0]!, 'utf8')).toBeLessThanOrEqual(MAX_LINE_BYTES);
+    expect(lines()[0]).toMatchObject({ msg: 'wide' });
+    expect(String(lines()[0]!.text)).toMatch(/^é{4096}\.\.\.\[25904 more chars\]$/);
+  });
+
   it('lines under the limit are not cut', () => {
     const { log, lines } = capture();
-    const text = 'y'.repeat(MAX_LINE_CHARS - 500);
+    const text = 'y'.repeat(MAX_LINE_BYTES - 500);
     log.info({ text });
     expect(lines()[0]!.text).toBe(text);
   });
@@ -188,6 +197,18 @@ describe('levels', () => {
     log.warn('hidden warn');
     log.error('shown error');
     expect(lines().map((l) => l.msg)).toEqual(['shown', 'now shown', 'shown error']);
+  });
+
+  it('a child whose bindings cannot be read logs without them instead of throwing; isLevelEnabled of no level is false', () => {
+    const { log, lines } = capture();
+    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); }, get: () => { throw new Error('no'); } });
+    let child: Logger | undefined;
+    expect(() => (child = log.child({ modem: hostile } as never))).not.toThrow();
+    expect(() => (child = log.child(hostile as never))).not.toThrow();
+    child!.info('from the child');
+    expect(lines()[0]).toMatchObject({ msg: 'from the child' });
+    expect(log.isLevelEnabled('verbose')).toBe(false);
+    expect(log.isLevelEnabled('toString')).toBe(false);
   });
 
   it('isLevelEnabled follows the level', () => {

@@ -42,6 +42,13 @@ describe('pretty output', () => {
     expect(rest.every((l) => l.startsWith('    '))).toBe(true);
   });
 
+  it('never writes a control character raw (a sender or a modem line could carry a terminal escape sequence)', () => {
+    const out = formatPretty({ level: 30, time: 0, msg: 'a\x1b]0;pwn\x07b\nc', sender: '\x1b[2J', lines: ['ok', '\x1b[31mred'], err: { type: 'Error', message: 'x\x1b[1m', stack: 'Error: x\n    at \x1b[2Jhere' } }, false);
+    expect(out.slice(0, -1)).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/); // only the stack's own line breaks remain
+    expect(out).toContain('a\\u001b]0;pwn\\u0007b\\u000ac');
+    expect(out).toContain('sender="\\u001b[2J"');
+  });
+
   it('formats local time as HH:MM:ss.mmm and every level name', () => {
     const t = new Date(2026, 0, 2, 3, 4, 5, 6).getTime();
     expect(clock(t)).toBe('03:04:05.006');

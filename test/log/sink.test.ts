@@ -64,6 +64,39 @@ describe('the bound on a reader that does not read', () => {
     expect(recs.map((r) => r.msg).slice(-2)).toEqual([notices[0]!.msg, 'after']);
   });
 
+  it('while dropping, warn and worse still go through (up to twice the bound); a flush waits for the notice', async () => {
+    // Like a socket: a chunk counts as written when its write completes (asynchronously), not when write() is called.
+    const taken: string[] = [];
+    let waiting: Array<() => void> | undefined = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        const complete = () => setImmediate(() => (taken.push(chunk.toString('utf8')), cb()));
+        if (waiting) waiting.push(complete);
+        else complete();
+      },
+    });
+    const text = () => taken.join('');
+    const release = () => {
+      const held = waiting ?? [];
+      waiting = undefined;
+      held.forEach((f) => f());
+    };
+    const log = createLogger({ level: 'info', pretty: false, destination: stream });
+    const filler = 'x'.repeat(200);
+    for (let seq = 0; seq < 8_000; seq++) log.info({ seq, filler }, 'line'); // ~2 MiB: dropping
+    log.error({ id: 'r1' }, 'record dead');
+    log.info('dropped too');
+    let atFlush = '';
+    const done = new Promise<void>((r) => log.flush(() => ((atFlush = text()), r())));
+    release();
+    await done;
+    const recs = records(atFlush); // what the reader had when the flush called back
+    expect(recs.some((r) => r.msg === 'record dead')).toBe(true);
+    expect(recs.some((r) => r.msg === 'dropped too')).toBe(false);
+    // The notice was written before the flush called back (a stop's last flush keeps the count of lost lines).
+    expect(recs.filter((r) => typeof r.dropped === 'number')).toHaveLength(1);
+  });
+
   it('drops nothing from a reader that keeps up', async () => {
     const sink = new PassThrough();
     let n = 0;
