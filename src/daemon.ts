@@ -454,11 +454,13 @@ export class Daemon {
     this.health.stop();
     await this.metricsServer?.close();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
-    this.statusFile?.stop();
+    // No status writes from here on (a modem's last state change would ask for one); the one in flight ends below.
+    const statusStopped = this.statusFile?.stop();
     await this.balanceWatch?.stop();
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
     await this.spool.close();
+    await statusStopped;
     await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
     if (this.onSighup) process.off('SIGHUP', this.onSighup);
     this.sim?.network.close();

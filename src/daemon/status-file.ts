@@ -8,7 +8,8 @@
  * - The body is `snapshot()` plus `pid` and `writtenAt`. A failed write is logged as a warning (the status goes stale;
  *   `pulsa-bridge status` says so from writtenAt) and never thrown.
  * - The interval timer is deliberately not unref'd: it keeps the process alive while the daemon runs, even when no
- *   serial port handle does (virtual modems). stop() clears it.
+ *   serial port handle does (virtual modems). stop() clears it, refuses later writes and resolves once a write in
+ *   flight has ended, so the daemon's removal of the file afterwards is final (no stale status.json after a stop).
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,8 +31,9 @@ export interface StatusFileOptions {
 }
 
 export class StatusFile {
-  private writing = false;
+  private writing: Promise<void> | undefined;
   private again = false;
+  private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: StatusFileOptions) {}
@@ -41,17 +43,21 @@ export class StatusFile {
     this.timer = setInterval(() => this.writeSoon(), this.o.intervalMs ?? STATUS_INTERVAL_MS);
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    await this.writing;
   }
 
   writeSoon(): void {
+    if (this.stopped) return;
     if (this.writing) {
       this.again = true;
       return;
     }
-    void this.write().then(() => {
+    this.writing = this.write().then(() => {
+      this.writing = undefined;
       if (!this.again) return;
       this.again = false;
       this.writeSoon();
@@ -59,7 +65,6 @@ export class StatusFile {
   }
 
   private async write(): Promise<void> {
-    this.writing = true;
     const { file } = this.o;
     try {
       const body = JSON.stringify({ ...(await this.o.snapshot()), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
@@ -67,8 +72,6 @@ export class StatusFile {
       await rename(`${file}.tmp`, file);
     } catch (err) {
       this.o.logger.warn({ err }, `could not write ${file}: ${errorMessage(err)} (pulsa-bridge status will be stale)`);
-    } finally {
-      this.writing = false;
     }
   }
 }
