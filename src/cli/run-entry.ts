@@ -4,8 +4,9 @@
  *
  * Contract
  * - parseRunArgs(args) reads exactly the options `run` documents (cli/run.ts: `-c, --config <file>` in the forms
- *   `-c f`, `-cf`, `--config f`, `--config=f`, and `--simulate`); anything else (--help, an unknown or repeated-less
- *   option, a missing value, an extra argument) returns undefined.
+ *   `-c f`, `-cf`, `--config f`, `--config=f`, and `--simulate`; a repeated option: the last wins, as with commander);
+ *   anything else (--help, an unknown option, a missing value or one starting with '-', an extra argument, `--`)
+ *   returns undefined.
  * - main(argv) (argv as process.argv: node, script, 'run', ...) starts the daemon for what parseRunArgs read, with the
  *   exit codes and messages the full CLI gives (cli/lifecycle.ts: 78 for an invalid config, 1 for a failure); for
  *   undefined it hands the whole argv to the full CLI (cli.ts), so help and usage errors read exactly as before.

@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
+import { createHash } from 'node:crypto';
 import { diskOps } from '../../src/spool/files.js';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -48,6 +49,19 @@ function makePart(id: string, sequence: number): PartRecord {
     pdu: '0041000A',
   };
 }
+
+describe('the record file format is pinned', () => {
+  // Spools written by earlier releases must stay readable and their ids stable: the exact bytes of one record
+  // (key order, indentation, the checksum over the canonical JSON, UTF-8 of non-ASCII text) are fixed here. The values
+  // were produced by the serialiser before its one-pass rewrite (commit 8cd0a3c) and match it.
+  it('serialises a record to the same bytes and checksum as before', () => {
+    const rec = makeSms('sms-golden', { text: 'Pulsa Rp 10.000 diterima dari 081234567890 — terima kasih 🙏', pdus: ['0791', '0792'], attempts: 2 });
+    const text = serializeRecord(rec);
+    expect(JSON.parse(text).checksum).toBe('f408f4a727f9576de9d24a03a1a57c948b9937dee834e835522251966be5c513');
+    expect(createHash('sha256').update(text).digest('hex')).toBe('129810a160acf1ae2bb145a468b31fe7a9a470aef1b8a7572fac6331ab271117');
+    expect(recordChecksum(JSON.parse(text))).toBe(JSON.parse(text).checksum);
+  });
+});
 
 describe('Spool: durable, idempotent writes', () => {
   it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
