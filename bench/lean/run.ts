@@ -5,6 +5,7 @@
  *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
  *                               [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]
+ *                               (--only takes daemon, variants, fleet, commit, floor)
  *
  * Every daemon starts with the node flags of the systemd unit's ExecStart (unit-flags.ts; printed with the figures)
  * unless --no-unit-flags; `--node-arg` adds more after them. The variants set their own flags instead (plain node,
@@ -17,11 +18,14 @@
  * - fleet:    `--modems` virtual modems in one daemon (a trickle on all at once, then 30 SMS on each at the same moment),
  *             against the same run with one modem; and with UV_THREADPOOL_SIZE=16.
  * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
+ * - floor:    the memory floor under the one-modem target (floor.ts): node alone, + the built-ins the daemon loads,
+ *             + the serial addon, and the daemon at ready, each as RSS split into node's file pages / anon / other.
  * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
  */
 import { cpus } from 'node:os';
 import { ms, table } from '../stats.js';
 import { commitPatterns, type CommitPatternRow } from './commit-patterns.js';
+import { measureFloor, type FloorResult } from './floor.js';
 import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
 import { unitNodeFlags } from './unit-flags.js';
 
@@ -42,7 +46,7 @@ export interface LeanArgs {
   unitFlags: boolean;
 }
 
-export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit'];
+export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor'];
 export const FLEET_RUNS = ['single', 'multi', 'single-paced', 'multi-paced', 'multi-uv'];
 export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
 
@@ -52,6 +56,7 @@ export interface LeanResults {
   daemon: DaemonResult[];
   fleet: FleetResult[];
   commit: CommitPatternRow[];
+  floor?: FloorResult;
 }
 
 export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
@@ -85,6 +90,7 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
     if (a.fleetRuns.includes('multi-paced')) out.fleet.push(await measureFleet({ variant: 'paced 115200', modems: a.modems, ...f, ...paced, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
   }
+  if (a.only.includes('floor')) out.floor = await measureFloor({ nodeArgs: [...unit, ...a.nodeArgs], log });
   if (a.only.includes('commit')) {
     log('lean: spool write patterns (group commit)\n');
     for (let round = 0; round < 3; round++) out.commit.push(...(await commitPatterns(60, [4, 16])));
@@ -172,6 +178,12 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
     out.push('', 'Writing 60 small records durably (raw files, as the spool writes a record), three rounds each, ms per record:');
     out.push(table(['pattern', 'fsyncs', 'ms/record, each round'], [...by].map(([p, rows]) => [p, String(rows[0]!.fsyncs), rows.map((x) => x.msPerRecord.toFixed(2)).join(' / ')])));
   }
+  if (r.floor) {
+    const f = r.floor;
+    out.push('', `The memory floor (each step a fresh node with the daemon's flags, RSS after a full GC, median of 3; MiB):`);
+    out.push(table(['step', 'RSS', 'node binary pages', 'anon', 'other files'], f.rows.map((x) => [x.step, x.rssMiB.toFixed(1), x.nodeFileMiB.toFixed(1), x.anonMiB.toFixed(1), x.otherMiB.toFixed(1)])));
+    out.push(`Built-ins the running daemon loaded: ${f.builtins.join(' ')}`);
+  }
   const notes = [...r.daemon.flatMap((d) => d.notes.map((n) => `${d.variant}: ${n}`)), ...r.fleet.flatMap((f) => f.notes.map((n) => `${f.modems} modem(s) ${f.variant}: ${n}`))];
   if (notes.length > 0) out.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
   return out.join('\n');
@@ -217,7 +229,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     }
     else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
