@@ -12,20 +12,25 @@ import type { ReceiveSpool } from '../receive/receiver.js';
 import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 
-/** The receiver's spool, announcing each record newly written to pending (the control socket's `sms` events). */
-export function spooledEvents(spool: Spool, publish: (e: EventMessage) => void): ReceiveSpool {
+/** The receiver's view of `spool`, with `putPending` replaced when given (announcing, or failing on purpose in tests). */
+export function receiveSpool(spool: Spool, putPending: ReceiveSpool['putPending'] = (rec) => spool.putPending(rec)): ReceiveSpool {
   return {
-    putPending: async (rec: SmsRecord) => {
-      const r = await spool.putPending(rec);
-      if (r.created) publish({ v: 1, event: 'sms', modem: rec.sim.modem, data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt } });
-      return r;
-    },
+    putPending,
     putIgnored: (rec) => spool.putIgnored(rec),
     putQuarantine: (rec) => spool.putQuarantine(rec),
     putPart: (rec) => spool.putPart(rec),
     listParts: () => spool.listParts(),
     deleteParts: (ids) => spool.deleteParts(ids),
   };
+}
+
+/** The receiver's spool, announcing each record newly written to pending (the control socket's `sms` events). */
+export function spooledEvents(spool: Spool, publish: (e: EventMessage) => void): ReceiveSpool {
+  return receiveSpool(spool, async (rec: SmsRecord) => {
+    const r = await spool.putPending(rec);
+    if (r.created) publish({ v: 1, event: 'sms', modem: rec.sim.modem, data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt } });
+    return r;
+  });
 }
 
 /** The forwarder's spool, announcing each recorded POST result (the control socket's `delivery` events). */

@@ -4,6 +4,7 @@
  */
 import { parseConfig, type ModemConfig } from '../../src/config.js';
 import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
+import { receiveSpool } from '../../src/daemon/spool-events.js';
 import type { Logger } from '../../src/log.js';
 import type { ReceiveSpool } from '../../src/receive/receiver.js';
 import { Spool } from '../../src/spool/store.js';
@@ -25,19 +26,12 @@ export interface Faults {
 }
 
 export function withFaults(spool: Spool, faults: Faults): ReceiveSpool {
-  return {
-    putPending: async (rec) => {
-      if (faults.beforePendingWrite?.(rec)) throw new SimulatedCrash('before spool write');
-      const r = await spool.putPending(rec);
-      if (faults.afterPendingWrite?.(rec)) throw new SimulatedCrash('after spool write, before delete');
-      return r;
-    },
-    putIgnored: (rec) => spool.putIgnored(rec),
-    putQuarantine: (rec) => spool.putQuarantine(rec),
-    putPart: (rec) => spool.putPart(rec),
-    listParts: () => spool.listParts(),
-    deleteParts: (ids) => spool.deleteParts(ids),
-  };
+  return receiveSpool(spool, async (rec) => {
+    if (faults.beforePendingWrite?.(rec)) throw new SimulatedCrash('before spool write');
+    const r = await spool.putPending(rec);
+    if (faults.afterPendingWrite?.(rec)) throw new SimulatedCrash('after spool write, before delete');
+    return r;
+  });
 }
 
 export function modemConfig(over: Record<string, unknown> = {}): ModemConfig {
