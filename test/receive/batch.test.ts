@@ -3,118 +3,24 @@
  * and deleted only once every write is durable. A scripted fake modem and an in-memory spool whose writes can be held
  * open or made to fail; planBatch() as a table.
  */
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { MAX_BATCH_SLOTS, planBatch, worthBatching } from '../../src/receive/batch.js';
-import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
+import { Receiver } from '../../src/receive/receiver.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { until } from '../spool/helpers.js';
+import { FakeModem, MemorySpool, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 const pdus = (from: string, text: string, ref?: number) => buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
-const slot = (index: number, p: { pdu: string; tpduLength: number }, stat = 0): StoredPdu => ({ index, stat, length: p.tpduLength, pdu: p.pdu });
-
-class FakeModem extends EventEmitter implements ReceiveModem {
-  slots = new Map<number, StoredPdu>();
-  calls: string[];
-  /** Answers of the next AT+CMGL calls, in order (an Error rejects), before the slots' contents. */
-  listScript: Array<StoredPdu[] | Error> = [];
-  /** Runs after each listing (to change the SIM between the two listings). */
-  afterList: Array<() => void> = [];
-  constructor(calls: string[]) {
-    super();
-    this.calls = calls;
-  }
-  put(index: number, p: { pdu: string; tpduLength: number }): void {
-    this.slots.set(index, slot(index, p));
-  }
-  async listSms(): Promise<StoredPdu[]> {
-    this.calls.push('list');
-    const scripted = this.listScript.shift();
-    const out = scripted instanceof Error ? scripted : (scripted ?? [...this.slots.values()].map((s) => ({ ...s })));
-    this.afterList.shift()?.();
-    if (out instanceof Error) throw out;
-    return out;
-  }
-  async readSms(index: number): Promise<StoredPdu | undefined> {
-    this.calls.push(`read ${index}`);
-    const s = this.slots.get(index);
-    return s && { ...s };
-  }
-  async deleteSms(index: number): Promise<void> {
-    this.calls.push(`delete ${index}`);
-    this.slots.delete(index);
-  }
-  async acknowledgeDirect(): Promise<void> {
-    this.calls.push('cnma');
-  }
-}
-
-/** An in-memory spool; with `hold`, each write waits for release(); `failWhen` makes a write reject. */
-class GatedSpool implements ReceiveSpool {
-  pending = new Map<string, SmsRecord>();
-  ignored = new Map<string, SmsRecord>();
-  quarantine = new Map<string, QuarantineRecord>();
-  parts = new Map<string, PartRecord>();
-  hold = false;
-  inFlight = 0;
-  maxInFlight = 0;
-  private gates: Array<() => void> = [];
-  failWhen: (text: string) => boolean = () => false;
-  constructor(private readonly calls: string[]) {}
-  private async write(what: string, text: string, commit: () => void): Promise<void> {
-    this.inFlight++;
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    this.calls.push(`write ${what}`);
-    if (this.hold) await new Promise<void>((r) => this.gates.push(r));
-    else await new Promise((r) => setImmediate(r));
-    this.inFlight--;
-    if (this.failWhen(text)) throw new Error(`disk full writing ${what}`);
-    commit();
-    this.calls.push(`written ${what}`);
-  }
-  held(): number {
-    return this.gates.length;
-  }
-  release(n = this.gates.length): void {
-    for (const g of this.gates.splice(0, n)) g();
-  }
-  async putPending(rec: SmsRecord) {
-    const created = !this.pending.has(rec.id);
-    await this.write('pending', rec.text, () => this.pending.set(rec.id, rec));
-    return { created, area: 'pending' as const };
-  }
-  async putIgnored(rec: SmsRecord) {
-    await this.write('ignored', rec.text, () => this.ignored.set(rec.id, rec));
-    return { created: true };
-  }
-  async putQuarantine(rec: QuarantineRecord) {
-    await this.write('quarantine', rec.raw, () => this.quarantine.set(rec.id, rec));
-    return { created: true };
-  }
-  async putPart(rec: PartRecord) {
-    const created = !this.parts.has(rec.id);
-    await this.write('part', rec.text, () => this.parts.set(rec.id, rec));
-    return { created };
-  }
-  async listParts() {
-    this.calls.push('listParts');
-    return [...this.parts.values()].map((p) => ({ ...p }));
-  }
-  async deleteParts(ids: string[]) {
-    for (const id of ids) this.parts.delete(id);
-  }
-}
-
 function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
   const calls: string[] = [];
   const modem = new FakeModem(calls);
-  const spool = new GatedSpool(calls);
+  const spool = new MemorySpool({ gated: true, calls });
   const receiver = new Receiver({
     modem,
     spool,
@@ -393,7 +299,7 @@ describe('batched reads: the storage check', () => {
   it('an AT+CPMS? that fails right after the first listing is logged; every announced index is still read, spooled and deleted in the batch', async () => {
     const calls: string[] = [];
     const modem = new FakeModem(calls);
-    const spool = new GatedSpool(calls);
+    const spool = new MemorySpool({ gated: true, calls });
     let cpmsFails = false;
     const receiver = new Receiver({
       modem,

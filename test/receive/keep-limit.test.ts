@@ -3,60 +3,24 @@
  * when the capacity is unknown); a warning comes first, and past the limit a message is archived (spool 'ignored',
  * then deleted from the SIM) instead of kept. Operator SMS keep flowing through.
  */
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
+import { Receiver } from '../../src/receive/receiver.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
-import type { StoredPdu } from '../../src/sms/types.js';
-import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { captureLogger } from '../spool/helpers.js';
+import { FakeModem, MemorySpool } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 
-class FakeModem extends EventEmitter implements ReceiveModem {
-  slots = new Map<number, StoredPdu>();
-  put(index: number, from: string, text: string): void {
-    const p = buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!;
-    this.slots.set(index, { index, stat: 0, length: p.tpduLength, pdu: p.pdu });
+/** The shared fake modem, with slots put by sender and text. */
+class KeepModem extends FakeModem {
+  putText(index: number, from: string, text: string): void {
+    this.put(index, buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!);
   }
-  async listSms(): Promise<StoredPdu[]> {
-    return [...this.slots.values()];
-  }
-  async readSms(index: number): Promise<StoredPdu | undefined> {
-    return this.slots.get(index);
-  }
-  async deleteSms(index: number): Promise<void> {
-    this.slots.delete(index);
-  }
-  async acknowledgeDirect(): Promise<void> {}
-}
-
-class MemorySpool implements ReceiveSpool {
-  pending = new Map<string, SmsRecord>();
-  ignored = new Map<string, SmsRecord>();
-  async putPending(rec: SmsRecord) {
-    this.pending.set(rec.id, rec);
-    return { created: true, area: 'pending' as const };
-  }
-  async putIgnored(rec: SmsRecord) {
-    this.ignored.set(rec.id, rec);
-    return { created: true };
-  }
-  async putQuarantine(_rec: QuarantineRecord) {
-    return { created: true };
-  }
-  async putPart(_rec: PartRecord) {
-    return { created: true };
-  }
-  async listParts() {
-    return [];
-  }
-  async deleteParts() {}
 }
 
 function setup(simTotal: number | undefined) {
-  const modem = new FakeModem();
+  const modem = new KeepModem();
   const spool = new MemorySpool();
   const { logger, lines } = captureLogger();
   const receiver = new Receiver({
@@ -76,8 +40,8 @@ function setup(simTotal: number | undefined) {
 describe('policy keep is bounded', () => {
   it('a 10-slot SIM: 5 promos kept, the rest archived and deleted; operator SMS still spooled', async () => {
     const { modem, spool, receiver, warnings } = setup(10);
-    for (let i = 1; i <= 8; i++) modem.put(i, 'PROMO', `diskon ${i}`);
-    modem.put(9, '858', 'Anda mendapatkan penambahan pulsa Rp 5000');
+    for (let i = 1; i <= 8; i++) modem.putText(i, 'PROMO', `diskon ${i}`);
+    modem.putText(9, '858', 'Anda mendapatkan penambahan pulsa Rp 5000');
     receiver.start();
     await receiver.drained();
     expect([...modem.slots.keys()]).toEqual([1, 2, 3, 4, 5]);
@@ -95,7 +59,7 @@ describe('policy keep is bounded', () => {
 
   it('capacity unknown: at most 10 kept', async () => {
     const { modem, spool, receiver } = setup(undefined);
-    for (let i = 1; i <= 13; i++) modem.put(i, 'PROMO', `promo ${i}`);
+    for (let i = 1; i <= 13; i++) modem.putText(i, 'PROMO', `promo ${i}`);
     receiver.start();
     await receiver.drained();
     expect(modem.slots.size).toBe(10);

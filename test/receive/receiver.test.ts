@@ -2,83 +2,18 @@
  * Receiver unit tests with a scripted fake modem and an in-memory spool: the paths a real modem produces rarely, and
  * the receiver's share of the modem's scheduler (operator work beside it, disconnects, stop).
  */
-import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
-import { Receiver, type ReceiveModem, type ReceiveSpool } from '../../src/receive/receiver.js';
+import { Receiver } from '../../src/receive/receiver.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
-import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
+import { FakeModem, MemorySpool } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 const pdu = (from: string, text: string) => buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!;
-
-class FakeModem extends EventEmitter implements ReceiveModem {
-  slots = new Map<number, StoredPdu>();
-  calls: string[] = [];
-  /** Next readSms answers, consumed in order before the slot contents (to script races). */
-  readScript: Array<StoredPdu | undefined | Error> = [];
-  listError: Error | undefined;
-  /** What AT+CMGL answers instead of the slots (a listing garbled on the line), once. */
-  listOnce: StoredPdu[] | undefined;
-  put(index: number, p: { pdu: string; tpduLength: number }): void {
-    this.slots.set(index, { index, stat: 0, length: p.tpduLength, pdu: p.pdu });
-  }
-  async listSms(): Promise<StoredPdu[]> {
-    this.calls.push('list');
-    if (this.listError) throw this.listError;
-    const once = this.listOnce;
-    this.listOnce = undefined;
-    return once ?? [...this.slots.values()];
-  }
-  async readSms(index: number): Promise<StoredPdu | undefined> {
-    this.calls.push(`read ${index}`);
-    const scripted = this.readScript.shift();
-    if (scripted instanceof Error) throw scripted;
-    if (scripted !== undefined) return scripted;
-    return this.slots.get(index);
-  }
-  async deleteSms(index: number): Promise<void> {
-    this.calls.push(`delete ${index}`);
-    this.slots.delete(index);
-  }
-  async acknowledgeDirect(): Promise<void> {
-    this.calls.push('cnma');
-  }
-}
-
-class MemorySpool implements ReceiveSpool {
-  pending = new Map<string, SmsRecord>();
-  ignored = new Map<string, SmsRecord>();
-  quarantine = new Map<string, QuarantineRecord>();
-  parts = new Map<string, PartRecord>();
-  async putPending(rec: SmsRecord) {
-    const created = !this.pending.has(rec.id);
-    this.pending.set(rec.id, rec);
-    return { created, area: 'pending' as const };
-  }
-  async putIgnored(rec: SmsRecord) {
-    this.ignored.set(rec.id, rec);
-    return { created: true };
-  }
-  async putQuarantine(rec: QuarantineRecord) {
-    this.quarantine.set(rec.id, rec);
-    return { created: true };
-  }
-  async putPart(rec: PartRecord) {
-    this.parts.set(rec.id, rec);
-    return { created: true };
-  }
-  async listParts() {
-    return [...this.parts.values()];
-  }
-  async deleteParts(ids: string[]) {
-    for (const id of ids) this.parts.delete(id);
-  }
-}
 
 function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
   const modem = new FakeModem();
@@ -371,7 +306,7 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
   it('a sweep whose listing is garbled: the index is read again, the garbled text is never spooled', async () => {
     const { modem, spool, receiver } = setup();
     modem.put(3, good);
-    modem.listOnce = [garble(good)];
+    modem.listScript.push([garble(good)]);
     receiver.start();
     await receiver.drained();
     expect([...spool.pending.values()].map((r) => r.text)).toEqual(['Anda mendapatkan pulsa Rp 5000 dari 6281234']);
