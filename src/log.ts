@@ -179,16 +179,17 @@ export function createLogger(options: LogOptions = {}): Logger {
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
   const prefix = !pretty && (options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env)));
   const colors = pretty && typeof (stream as { hasColors?: () => boolean }).hasColors === 'function' && (stream as { hasColors: () => boolean }).hasColors();
-  const notice = (dropped: number): string => {
+  const notice = (dropped: number, important: number): string => {
+    // Warnings and errors lost are said apart: for the operator they are not the same as lost debug lines.
     const line = buildLine({
-      level: 40,
+      level: important > 0 ? 50 : 40,
       time: Date.now(),
       bindings: baseFields(),
-      obj: { dropped },
-      msg: `log: ${dropped} lines dropped: the log's reader fell more than ${MAX_PENDING_BYTES / 1024} KiB behind`,
+      obj: { dropped, droppedWarnOrWorse: important },
+      msg: `log: ${dropped} lines dropped${important > 0 ? ` (${important} of them warnings or errors)` : ''}: the log's reader fell more than ${MAX_PENDING_BYTES / 1024} KiB behind`,
     });
     if (pretty) return formatPretty(JSON.parse(line) as Record<string, unknown>, colors);
-    return prefix ? `<${syslogPriority(40)}>${line}` : line;
+    return prefix ? `<${syslogPriority(important > 0 ? 50 : 40)}>${line}` : line;
   };
   return new Log({ sink: sinkFor(stream, { notice }), prefix, pretty, colors }, level, baseFields());
 }

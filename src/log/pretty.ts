@@ -26,9 +26,12 @@ function isSerializedError(v: unknown): v is { type?: unknown; message: string; 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** A value as it reads after `key=`: bare when it is a plain word, JSON otherwise (JSON escapes control characters). */
+/**
+ * A value as it reads after `key=`: bare when it is a plain word, JSON otherwise. JSON.stringify escapes only
+ * U+0000-U+001F: DEL and the C1 range (U+0080-U+009F, U+009B is a one-byte CSI) are escaped here too.
+ */
 function show(v: unknown): string {
-  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) && !CONTROL.test(v) ? v : JSON.stringify(v);
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) && !CONTROL.test(v) ? v : escapeControls(JSON.stringify(v));
   return escapeControls(JSON.stringify(v) ?? String(v));
 }
 
@@ -47,12 +50,12 @@ export function formatPretty(record: Record<string, unknown>, colors: boolean): 
   for (const [key, value] of Object.entries(record)) {
     if (HIDDEN.has(key)) continue;
     if (isSerializedError(value)) {
-      parts.push(`${key}=${show(value.message)}`);
+      parts.push(`${escapeControls(key)}=${show(value.message)}`);
       const { type: _t, message: _m, stack, ...rest } = value as Record<string, unknown>;
-      for (const [k, v] of Object.entries(rest)) parts.push(`${key}.${k}=${show(v)}`);
+      for (const [k, v] of Object.entries(rest)) parts.push(`${escapeControls(key)}.${escapeControls(k)}=${show(v)}`);
       stacks.push(String(stack).split('\n').map((l) => `    ${escapeControls(l)}`).join('\n'));
     } else {
-      parts.push(`${key}=${show(value)}`);
+      parts.push(`${escapeControls(key)}=${show(value)}`);
     }
   }
   const line = parts.join(' ');

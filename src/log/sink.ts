@@ -15,7 +15,8 @@
  *
  * The bound: before each line, the stream's writableLength (bytes accepted but not yet taken by the kernel) is looked
  * at; a line that would take it over maxPendingBytes (1 MiB) is dropped and counted. Dropping goes on until everything
- * queued before it is written (an empty write's callback, which runs in order), then `notice(count)` is written once
+ * queued before it is written (an empty write's callback, which runs in order), then `notice(count, important)` is
+ * written once (`important`: how many of them were warn or worse)
  * (one line saying how many were dropped) and lines flow again. An `important` line (warn and worse) is written while
  * dropping too, up to twice the bound: the lines an operator needs most are the last to go. flush() called while
  * dropping calls back once the notice is written too.
@@ -31,13 +32,14 @@ export interface SinkOptions {
   /** Bytes that may wait for the reader before lines are dropped (default MAX_PENDING_BYTES). */
   maxPendingBytes?: number;
   /** The line (with its newline) written once the reader caught up, saying how many lines were dropped. */
-  notice: (dropped: number) => string;
+  notice: (dropped: number, important: number) => string;
 }
 
 type Stream = NodeJS.WritableStream & { writableLength?: number };
 
 export class LineSink {
   private dropped = 0;
+  private droppedImportant = 0;
   private dropping = false;
   private afterResume: Array<(err?: Error | null) => void> = [];
   private failed: Error | undefined;
@@ -70,9 +72,11 @@ export class LineSink {
       if (!this.dropping) {
         this.dropping = true;
         this.dropped = 0;
+        this.droppedImportant = 0;
         this.afterPending(() => this.resume());
       }
       this.dropped++;
+      if (important) this.droppedImportant++;
       return;
     }
     this.stream.write(line);
@@ -110,9 +114,11 @@ export class LineSink {
 
   private resume(): void {
     const count = this.dropped;
+    const important = this.droppedImportant;
     this.dropping = false;
     this.dropped = 0;
-    if (!this.failed && count > 0) this.stream.write(this.opts.notice(count));
+    this.droppedImportant = 0;
+    if (!this.failed && count > 0) this.stream.write(this.opts.notice(count, important));
     for (const cb of this.afterResume.splice(0)) this.flush(cb);
   }
 }

@@ -43,8 +43,20 @@ describe('pretty output', () => {
   });
 
   it('never writes a control character raw (a sender or a modem line could carry a terminal escape sequence)', () => {
-    const out = formatPretty({ level: 30, time: 0, msg: 'a\x1b]0;pwn\x07b\nc', sender: '\x1b[2J', lines: ['ok', '\x1b[31mred'], err: { type: 'Error', message: 'x\x1b[1m', stack: 'Error: x\n    at \x1b[2Jhere' } }, false);
-    expect(out.slice(0, -1)).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/); // only the stack's own line breaks remain
+    const out = formatPretty(
+      {
+        level: 30,
+        time: 0,
+        msg: 'a\x1b]0;pwn\x07b\nc\u009b2J',
+        sender: '\x1b[2J',
+        text: 'hi \u009b2J\u007f',
+        'k\x1b[2J': 1,
+        lines: ['ok', '\x1b[31mred', 'del\x7f'],
+        err: { type: 'Error', message: 'x\x1b[1m\u009b', stack: 'Error: x\n    at \x1b[2Jhere\u0085' } },
+      false,
+    );
+    expect(out.slice(0, -1)).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/); // C0, DEL, C1: only the stack's own line breaks remain
+    expect(out).toContain('text="hi \\u009b2J\\u007f"');
     expect(out).toContain('a\\u001b]0;pwn\\u0007b\\u000ac');
     expect(out).toContain('sender="\\u001b[2J"');
   });

@@ -97,6 +97,23 @@ describe('the bound on a reader that does not read', () => {
     expect(recs.filter((r) => typeof r.dropped === 'number')).toHaveLength(1);
   });
 
+  it('warnings and errors dropped past twice the bound are counted apart in the notice, which is then an error', async () => {
+    const { stream, text, release } = stalled();
+    const log = createLogger({ level: 'info', pretty: false, destination: stream });
+    const filler = 'x'.repeat(200);
+    for (let seq = 0; seq < 6_000; seq++) log.info({ seq, filler }, 'line'); // past the 1 MiB bound: dropping
+    for (let seq = 0; seq < 8_000; seq++) log.error({ seq, filler }, 'bad'); // past twice the bound too
+    release();
+    await new Promise<void>((r) => log.flush(() => r()));
+    const recs = records(text());
+    const written = recs.filter((r) => r.msg === 'bad').length;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThan(8_000);
+    const notice = recs.find((r) => typeof r.dropped === 'number')!;
+    expect(notice).toMatchObject({ level: 50, droppedWarnOrWorse: 8_000 - written });
+    expect(String(notice.msg)).toContain(`(${8_000 - written} of them warnings or errors)`);
+  });
+
   it('drops nothing from a reader that keeps up', async () => {
     const sink = new PassThrough();
     let n = 0;
