@@ -48,6 +48,9 @@ import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
+/** How long a stop waits for a status.json write in flight (StatusFile.stop()). */
+const STATUS_STOP_BOUND_MS = 2_000;
+
 export const VERSION: string = (() => {
   try {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -460,7 +463,9 @@ export class Daemon {
     await Promise.all(this.supervisors.map((s) => s.stop()));
     await this.forwarder.stop(config.shutdownGraceSec * 1000);
     await this.spool.close();
-    await statusStopped;
+    // Bounded: a status write stuck on a spool filesystem that no longer answers must not hold the stop (systemd's
+    // TimeoutStopSec would end it by SIGKILL); the file is removed below whatever that write does later.
+    await Promise.race([statusStopped, new Promise<void>((r) => setTimeout(r, STATUS_STOP_BOUND_MS).unref())]);
     await rm(statusFilePath(config.spool.dir), { force: true }).catch(() => undefined); // stale status is worse than none
     if (this.onSighup) process.off('SIGHUP', this.onSighup);
     this.sim?.network.close();

@@ -2,6 +2,7 @@
  * The spool as the receiver and the forwarder see it from the daemon: the same calls, each announcing what it did to
  * the control socket's subscribers (an I/O adapter over Spool; the daemon passes its ControlServer's broadcast).
  *
+ * - receiveSpool: the receiver's view of a Spool (the five calls it makes), with its own putPending when given.
  * - spooledEvents: `sms` for every record newly written to pending (not for a duplicate of one already there).
  * - deliveryEvents: `delivery` for every recorded POST result (delivered, retry with its next attempt, dead), after the
  *   spool has recorded it.

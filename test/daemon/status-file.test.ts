@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StatusFile } from '../../src/daemon/status-file.js';
 import { silentLogger } from '../../src/log.js';
+import { until } from '../spool/helpers.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -39,8 +40,9 @@ describe('StatusFile', () => {
     sf.writeSoon();
     expect(g.taken()).toBe(1);
     g.release();
+    await until(() => g.taken() === 2, 'the second write to start', 10_000); // the two requests became one
     await new Promise((r) => setTimeout(r, 50));
-    expect(g.taken()).toBe(2); // the two requests made during the first write became one
+    expect(g.taken()).toBe(2); // and not two more
     g.release();
     await sf.stop();
     expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ n: 2, pid: process.pid });

@@ -5,7 +5,7 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { Spool } from '../../src/spool/store.js';
 import { SpoolError } from '../../src/errors.js';
-import { recordChecksum, serializeRecord } from '../../src/spool/codec.js';
+import { parseRecordFile, recordChecksum, serializeRecord } from '../../src/spool/codec.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
 import { captureLogger, makeSms, nextDue, tempDir } from './helpers.js';
@@ -54,12 +54,46 @@ describe('the record file format is pinned', () => {
   // Spools written by earlier releases must stay readable and their ids stable: the exact bytes of one record
   // (key order, indentation, the checksum over the canonical JSON, UTF-8 of non-ASCII text) are fixed here. The values
   // were produced by the serialiser before its one-pass rewrite (commit 8cd0a3c) and match it.
-  it('serialises a record to the same bytes and checksum as before', () => {
-    const rec = makeSms('sms-golden', { text: 'Pulsa Rp 10.000 diterima dari 081234567890 — terima kasih 🙏', pdus: ['0791', '0792'], attempts: 2 });
+  it('serialises a record to the same bytes and checksum as before, and reads them back', () => {
+    const rec: SmsRecord = {
+      v: 1,
+      kind: 'sms',
+      id: 'sms-golden',
+      sim: { modem: 'telkomsel-1', imsi: '510100123456789' },
+      sender: '858',
+      text: 'Pulsa Rp 10.000 diterima dari 081234567890 — terima kasih 🙏',
+      scTimestamp: '2018-01-08T10:15:30+07:00',
+      receivedAt: '2018-01-08T03:15:35.000Z',
+      pdus: ['0791', '0792'],
+      attempts: 2,
+    };
+    const bytes = [
+      '{',
+      '  "attempts": 2,',
+      '  "id": "sms-golden",',
+      '  "kind": "sms",',
+      '  "pdus": [',
+      '    "0791",',
+      '    "0792"',
+      '  ],',
+      '  "receivedAt": "2018-01-08T03:15:35.000Z",',
+      '  "scTimestamp": "2018-01-08T10:15:30+07:00",',
+      '  "sender": "858",',
+      '  "sim": {',
+      '    "imsi": "510100123456789",',
+      '    "modem": "telkomsel-1"',
+      '  },',
+      '  "text": "Pulsa Rp 10.000 diterima dari 081234567890 — terima kasih 🙏",',
+      '  "v": 1,',
+      '  "checksum": "f408f4a727f9576de9d24a03a1a57c948b9937dee834e835522251966be5c513"',
+      '}',
+      '',
+    ].join('\n');
     const text = serializeRecord(rec);
-    expect(JSON.parse(text).checksum).toBe('f408f4a727f9576de9d24a03a1a57c948b9937dee834e835522251966be5c513');
+    expect(text).toBe(bytes);
     expect(createHash('sha256').update(text).digest('hex')).toBe('129810a160acf1ae2bb145a468b31fe7a9a470aef1b8a7572fac6331ab271117');
-    expect(recordChecksum(JSON.parse(text))).toBe(JSON.parse(text).checksum);
+    const parsed = parseRecordFile(bytes, 'pending', 'sms-golden.json');
+    expect(parsed).toEqual({ ok: true, record: rec });
   });
 });
 
