@@ -20,11 +20,13 @@
  * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
  * - floor:    the memory floor under the one-modem target (floor.ts): node alone, + the built-ins the daemon loads,
  *             + the serial addon, and the daemon at ready, each as RSS split into node's file pages / anon / other.
+ * - alloc:    what the daemon allocates through a 100-SMS burst, garbage included, by frame (alloc.ts).
  * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
  */
 import { cpus } from 'node:os';
 import { ms, table } from '../stats.js';
 import { commitPatterns, type CommitPatternRow } from './commit-patterns.js';
+import { measureAlloc, type AllocResult } from './alloc.js';
 import { measureFloor, type FloorResult } from './floor.js';
 import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
 import { unitNodeFlags } from './unit-flags.js';
@@ -46,7 +48,7 @@ export interface LeanArgs {
   unitFlags: boolean;
 }
 
-export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor'];
+export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor', 'alloc'];
 export const FLEET_RUNS = ['single', 'multi', 'single-paced', 'multi-paced', 'multi-uv'];
 export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
 
@@ -57,6 +59,7 @@ export interface LeanResults {
   fleet: FleetResult[];
   commit: CommitPatternRow[];
   floor?: FloorResult;
+  alloc?: AllocResult;
 }
 
 export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
@@ -91,6 +94,7 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
     if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
   }
   if (a.only.includes('floor')) out.floor = await measureFloor({ nodeArgs: [...unit, ...a.nodeArgs], log });
+  if (a.only.includes('alloc')) out.alloc = await measureAlloc({ nodeArgs: [...unit, ...a.nodeArgs], log });
   if (a.only.includes('commit')) {
     log('lean: spool write patterns (group commit)\n');
     for (let round = 0; round < 3; round++) out.commit.push(...(await commitPatterns(60, [4, 16])));
@@ -180,9 +184,14 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
   }
   if (r.floor) {
     const f = r.floor;
-    out.push('', `The memory floor (each step a fresh node with the daemon's flags, RSS after a full GC, median of 3; MiB):`);
+    out.push('', `The memory floor (steps 1-3 each a fresh node with the daemon's flags, RSS after a full GC; the daemon 0.5 s after ready; median of 3; MiB):`);
     out.push(table(['step', 'RSS', 'node binary pages', 'anon', 'other files'], f.rows.map((x) => [x.step, x.rssMiB.toFixed(1), x.nodeFileMiB.toFixed(1), x.anonMiB.toFixed(1), x.otherMiB.toFixed(1)])));
     out.push(`Built-ins the running daemon loaded: ${f.builtins.join(' ')}`);
+  }
+  if (r.alloc) {
+    const x = r.alloc;
+    out.push('', `Allocated through a 100-SMS burst (${x.parts} parts), garbage included: ${x.totalMiB.toFixed(1)} MiB (${((x.totalMiB * 1024) / x.parts).toFixed(0)} KiB per part); by the nearest frame of our code:`);
+    out.push(table(['frame', 'MiB'], x.byOwnFrame.map(([f, m]) => [f, m.toFixed(2)])));
   }
   const notes = [...r.daemon.flatMap((d) => d.notes.map((n) => `${d.variant}: ${n}`)), ...r.fleet.flatMap((f) => f.notes.map((n) => `${f.modems} modem(s) ${f.variant}: ${n}`))];
   if (notes.length > 0) out.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
@@ -229,7 +238,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     }
     else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
