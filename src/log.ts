@@ -1,7 +1,8 @@
 /**
  * Logging: one JSON line per call to stdout (journald keeps it), pretty on a TTY. Secrets are redacted by path.
  * Our own small logger with the part of pino's API this code uses (log/format.ts builds the line in pino's shape,
- * log/sink.ts writes it, log/pretty.ts is the terminal form): pino and its transports cost ~2-3 MiB of RSS.
+ * log/sink.ts writes it, log/pretty.ts is the terminal form): pino cost 2.3 MiB of RSS alone (0.4 MiB in the daemon) and,
+ * under the unit's --lite-mode, 5-7x our CPU per line (README.md, "No logging library").
  *
  * Calls: `log.info(msg)`, `log.info(obj, msg?)`, `log.error(err, msg?)` (the error under `err`, msg defaulting to its
  * message), and `log.error({ err }, msg?)` (msg defaulting to err.message). No printf-style arguments. `child(bindings)`

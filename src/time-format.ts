@@ -2,7 +2,7 @@
  * Times as the operator reads them (PURE: no I/O; the zone is the process's, i.e. the Pi's local zone from TZ or
  * /etc/localtime). Every human-readable time the CLI prints goes through here, so they are all in one zone, with the
  * offset shown: `2026-11-24 19:04:51 +07:00`. JSON output and the spool keep ISO 8601 UTC (machine-readable).
- * Logs: JSON lines carry epoch ms (zone-free); pretty logs show local time (log.ts, pino-pretty `SYS:`).
+ * Logs: JSON lines carry epoch ms (zone-free); pretty logs show local time (log/pretty.ts's clock()).
  * An absent or unparseable input gives '-'.
  */
 
