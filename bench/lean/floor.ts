@@ -9,8 +9,8 @@
  *      started by the harness; the list is printed), with one sha256 (the spool's checksums need OpenSSL's hash);
  *   3. + @serialport/bindings-cpp loaded (the serial port's native addon: dlopen resolves its symbols in node's 7 MB
  *      dynamic symbol table);
- *   4. the daemon itself, one modem, ready (the harness), for comparison.
- * The young generation a running daemon fills (2 x the 1 MiB semi-space) is not in steps 1-3: they allocate little.
+ *   4. + short-lived allocations that touch both of V8's semi-spaces (the young generation any running program uses);
+ *   5. the daemon itself, one modem, ready (the harness), sampled 0.5 s after ready (no forced GC), for comparison.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -134,11 +134,14 @@ export async function measureFloor(o: { nodeArgs: string[]; rounds?: number; log
   }
   const addon = createRequire(import.meta.url).resolve('@serialport/bindings-cpp');
   const settle = `globalThis.gc(); await new Promise((r) => setTimeout(r, 100)); globalThis.gc(); console.log('ready'); setInterval(() => {}, 1000);`;
+  const churn = `let keep; for (let i = 0; i < 300000; i++) keep = { i, text: 'x' + i };`;
   const loadBuiltins = `import { createRequire } from 'node:module'; const require = createRequire(import.meta.url); for (const m of ${JSON.stringify(builtins)}) require('node:' + m); require('node:crypto').createHash('sha256').update('x').digest('hex');`;
   const steps: Array<[string, string]> = [
     ['node alone', settle],
     ['+ the built-ins the daemon loads', `${loadBuiltins} ${settle}`],
     ['+ the serial addon (@serialport/bindings-cpp)', `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${settle}`],
+    // Short-lived objects as a burst makes them: both semi-spaces are touched (the floor of any running JS program).
+    ['+ V8\'s young generation in use', `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${churn} ${settle}`],
   ];
   const rows: FloorRow[] = [];
   for (const [name, script] of steps) {

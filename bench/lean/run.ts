@@ -19,7 +19,8 @@
  *             against the same run with one modem; and with UV_THREADPOOL_SIZE=16.
  * - commit:   raw-file write patterns for designing group commit (commit-patterns.ts): one by one vs groups.
  * - floor:    the memory floor under the one-modem target (floor.ts): node alone, + the built-ins the daemon loads,
- *             + the serial addon, and the daemon at ready, each as RSS split into node's file pages / anon / other.
+ *             + the serial addon, + the young generation in use, and the daemon at ready, each as RSS split into
+ *             node's file pages / anon / other.
  * - alloc:    what the daemon allocates through a 100-SMS burst, garbage included, by frame (alloc.ts).
  * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
  */
@@ -184,7 +185,7 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
   }
   if (r.floor) {
     const f = r.floor;
-    out.push('', `The memory floor (steps 1-3 each a fresh node with the daemon's flags, RSS after a full GC; the daemon 0.5 s after ready; median of 3; MiB):`);
+    out.push('', `The memory floor (steps 1-4 each a fresh node with the daemon's flags, RSS after a full GC; the daemon 0.5 s after ready; median of 3; MiB):`);
     out.push(table(['step', 'RSS', 'node binary pages', 'anon', 'other files'], f.rows.map((x) => [x.step, x.rssMiB.toFixed(1), x.nodeFileMiB.toFixed(1), x.anonMiB.toFixed(1), x.otherMiB.toFixed(1)])));
     out.push(`Built-ins the running daemon loaded: ${f.builtins.join(' ')}`);
   }
