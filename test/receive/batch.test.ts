@@ -5,15 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
 import { MAX_BATCH_SLOTS, planBatch, worthBatching } from '../../src/receive/batch.js';
-import { Receiver } from '../../src/receive/receiver.js';
-import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { until } from '../spool/helpers.js';
-import { FakeModem, MemorySpool, slot } from './fakes.js';
+import { FakeModem, MemorySpool, receiverOn, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 const pdus = (from: string, text: string, ref?: number) => buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
@@ -21,16 +18,7 @@ function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
   const calls: string[] = [];
   const modem = new FakeModem(calls);
   const spool = new MemorySpool({ gated: true, calls });
-  const receiver = new Receiver({
-    modem,
-    spool,
-    sim: { modem: 'm1', imsi: '510100000000001' },
-    accept: createSenderFilter(['858']),
-    otherSenders: policy,
-    multipartTimeoutMs: 600_000,
-    sweepIntervalMs: 3_600_000,
-    logger: silentLogger(),
-  });
+  const receiver = receiverOn(modem, spool, { otherSenders: policy });
   return { calls, modem, spool, receiver };
 }
 
@@ -301,15 +289,7 @@ describe('batched reads: the storage check', () => {
     const modem = new FakeModem(calls);
     const spool = new MemorySpool({ gated: true, calls });
     let cpmsFails = false;
-    const receiver = new Receiver({
-      modem,
-      spool,
-      sim: { modem: 'm1', imsi: '510100000000001' },
-      accept: createSenderFilter(['858']),
-      otherSenders: 'archive',
-      multipartTimeoutMs: 600_000,
-      sweepIntervalMs: 3_600_000,
-      logger: silentLogger(),
+    const receiver = receiverOn(modem, spool, {
       storageUsage: async () => {
         calls.push('cpms');
         if (cpmsFails) throw new AtCommandError('AT_TIMEOUT', 'AT+CPMS?: no final result within 10000 ms', { command: 'AT+CPMS?' });

@@ -2,9 +2,13 @@
  * The receive tests' fakes, shared: a scripted modem (the calls it got, slots, scripted reads and listings) and an
  * in-memory spool (optionally gated: every write logged in the call list, held open until released, or failing).
  * Used by receiver.test.ts, batch.test.ts and keep-limit.test.ts; the integration tests use the virtual modem instead.
+ * receiverOn() builds the Receiver those tests run: SIM m1, senders 858 accepted, others archived, a 10-minute
+ * multipart timeout, an hourly sweep, a silent log, each overridable.
  */
 import { EventEmitter } from 'node:events';
-import type { ReceiveModem, ReceiveSpool } from '../../src/receive/receiver.js';
+import { createSenderFilter } from '../../src/filter/sender.js';
+import { silentLogger } from '../../src/log.js';
+import { Receiver, type ReceiveModem, type ReceiverOptions, type ReceiveSpool } from '../../src/receive/receiver.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 
@@ -136,4 +140,19 @@ export class MemorySpool implements ReceiveSpool {
   async deleteParts(ids: string[]) {
     for (const id of ids) this.parts.delete(id);
   }
+}
+
+/** A Receiver on `modem` and `spool` with the tests' defaults (see the header), `over` replacing any of them. */
+export function receiverOn(modem: ReceiveModem, spool: ReceiveSpool, over: Partial<ReceiverOptions> = {}): Receiver {
+  return new Receiver({
+    modem,
+    spool,
+    sim: { modem: 'm1', imsi: '510100000000001' },
+    accept: createSenderFilter(['858']),
+    otherSenders: 'archive',
+    multipartTimeoutMs: 600_000,
+    sweepIntervalMs: 3_600_000,
+    logger: silentLogger(),
+    ...over,
+  });
 }

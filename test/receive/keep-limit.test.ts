@@ -4,11 +4,9 @@
  * then deleted from the SIM) instead of kept. Operator SMS keep flowing through.
  */
 import { describe, expect, it } from 'vitest';
-import { Receiver } from '../../src/receive/receiver.js';
-import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import { captureLogger } from '../spool/helpers.js';
-import { FakeModem, MemorySpool } from './fakes.js';
+import { FakeModem, MemorySpool, receiverOn } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 
@@ -23,14 +21,8 @@ function setup(simTotal: number | undefined) {
   const modem = new KeepModem();
   const spool = new MemorySpool();
   const { logger, lines } = captureLogger();
-  const receiver = new Receiver({
-    modem,
-    spool,
-    sim: { modem: 'm1', imsi: '510100000000001' },
-    accept: createSenderFilter(['858']),
+  const receiver = receiverOn(modem, spool, {
     otherSenders: 'keep',
-    multipartTimeoutMs: 600_000,
-    sweepIntervalMs: 3_600_000,
     logger,
     ...(simTotal ? { storageUsage: async () => ({ used: modem.slots.size, total: simTotal }) } : {}),
   });

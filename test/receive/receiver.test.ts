@@ -4,13 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
-import { Receiver } from '../../src/receive/receiver.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
 import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
-import { FakeModem, MemorySpool } from './fakes.js';
+import { FakeModem, MemorySpool, receiverOn } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
 const pdu = (from: string, text: string) => buildDeliverPdus({ originator: from, text, timestamp: TS })[0]!;
@@ -18,16 +16,7 @@ const pdu = (from: string, text: string) => buildDeliverPdus({ originator: from,
 function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
   const modem = new FakeModem();
   const spool = new MemorySpool();
-  const receiver = new Receiver({
-    modem,
-    spool,
-    sim: { modem: 'm1', imsi: '510100000000001' },
-    accept: createSenderFilter(['858']),
-    otherSenders: policy,
-    multipartTimeoutMs: 600_000,
-    sweepIntervalMs: 3_600_000,
-    logger: silentLogger(),
-  });
+  const receiver = receiverOn(modem, spool, { otherSenders: policy });
   return { modem, spool, receiver };
 }
 
@@ -181,17 +170,7 @@ describe('Receiver on the modem scheduler shared with other work', () => {
     const spool = new MemorySpool();
     const scheduler = new AtScheduler<FakeModem>({ name: 'm1' });
     scheduler.attach(modem);
-    const receiver = new Receiver({
-      modem,
-      spool,
-      scheduler,
-      sim: { modem: 'm1', imsi: '510100000000001' },
-      accept: createSenderFilter(['858']),
-      otherSenders: 'archive',
-      multipartTimeoutMs: 600_000,
-      sweepIntervalMs: 3_600_000,
-      logger: silentLogger(),
-    });
+    const receiver = receiverOn(modem, spool, { scheduler });
     /** An operator task that records itself in the modem's call log, held until `release`. */
     const operator = (label: string, hold?: Promise<void>) =>
       scheduler.schedule({ priority: 'operator', label }, async () => {
@@ -372,10 +351,7 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     const fx = JSON.parse(readFileSync(new URL('../fixtures/pdus/operator-udl-overflow.json', import.meta.url), 'utf8')) as { pdu: string; length: number; expect: { text: string; extraOctets: string } };
     const modem = new FakeModem();
     const spool = new MemorySpool();
-    const receiver = new Receiver({
-      modem, spool, sim: { modem: 'm1', imsi: '510100000000001' }, accept: createSenderFilter(['TELKOMSEL']), otherSenders: 'archive',
-      multipartTimeoutMs: 600_000, sweepIntervalMs: 3_600_000, logger: silentLogger(),
-    });
+    const receiver = receiverOn(modem, spool, { accept: createSenderFilter(['TELKOMSEL']) });
     modem.slots.set(5, { index: 5, stat: 0, length: fx.length, pdu: fx.pdu });
     receiver.start();
     await receiver.drained();
@@ -396,15 +372,10 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
   function make(opts: { modem?: string; imsi?: string; spool?: MemorySpool; timeoutMs?: number; monotonic?: () => number; now?: () => number; adopt?: (m: string) => boolean; senders?: string[] } = {}) {
     const modem = new FakeModem();
     const spool = opts.spool ?? new MemorySpool();
-    const receiver = new Receiver({
-      modem,
-      spool,
+    const receiver = receiverOn(modem, spool, {
       sim: { modem: opts.modem ?? 'm1', imsi: opts.imsi ?? '510100000000001' },
       accept: createSenderFilter(opts.senders ?? ['858', '+628123', '628123']),
-      otherSenders: 'archive',
       multipartTimeoutMs: opts.timeoutMs ?? 600_000,
-      sweepIntervalMs: 3_600_000,
-      logger: silentLogger(),
       ...(opts.monotonic ? { monotonic: opts.monotonic } : {}),
       ...(opts.now ? { now: opts.now } : {}),
       ...(opts.adopt ? { adoptPartsOf: opts.adopt } : {}),

@@ -6,9 +6,9 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { createSenderFilter } from '../../src/filter/sender.js';
 import { silentLogger } from '../../src/log.js';
-import { Receiver, type ReceiveModem } from '../../src/receive/receiver.js';
+import type { ReceiveModem } from '../../src/receive/receiver.js';
+import { receiverOn } from '../receive/fakes.js';
 import { Spool } from '../../src/spool/store.js';
 import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord } from '../../src/spool/types.js';
 import { makeSms, tempDir } from './helpers.js';
@@ -71,17 +71,7 @@ describe('dedupe memory', () => {
       deleteSms: async () => undefined,
       acknowledgeDirect: async () => undefined,
     }) as ReceiveModem;
-    const receiver = new Receiver({
-      modem,
-      spool,
-      sim: { modem: 'm1', imsi: '510100000000001' },
-      accept: createSenderFilter(['858']),
-      otherSenders: 'archive',
-      multipartTimeoutMs: 600_000,
-      sweepIntervalMs: 3_600_000,
-      logger: silentLogger(),
-      now: () => NOW.getTime(),
-    });
+    const receiver = receiverOn(modem, spool, { now: () => NOW.getTime() });
     receiver.start();
     await receiver.drained();
     await receiver.stop();
