@@ -4,45 +4,22 @@
  * rule on a real AtScheduler: an SMS waits for at most one operator command.
  */
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
 import { ControlClient, RemoteError } from '../../src/control/client.js';
 import { Dispatcher, type DispatchModem } from '../../src/control/dispatch.js';
 import type { EventMessage } from '../../src/control/protocol.js';
 import type { ControlConnection } from '../../src/control/server.js';
-import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { reply, startServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { until } from '../spool/helpers.js';
+import { startControlDaemon } from './daemon.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function startDaemon(over: Record<string, unknown> = {}): Promise<{ daemon: Daemon; vm: VirtualModem; socket: string; client: ControlClient; posts: () => number }> {
-  const { dir, cleanup } = await tempDir('ctl');
-  cleanups.push(cleanup);
-  const server = await startServer([reply(200, '{"success":true}')]);
-  cleanups.push(() => server.close());
-  const config = parseConfig({
-    webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: false },
-    // 'keep': SMS from other senders stay on the SIM, so the operator has something to list, read and delete.
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
-    shutdownGraceSec: 1,
-    ...over,
-  });
-  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-  cleanups.push(() => daemon.stop());
-  await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
-  const client = await ControlClient.connect(config.control.socketPath);
-  cleanups.push(() => client.close());
-  return { daemon, vm: daemon.virtualModems.get('tsel-1')!, socket: config.control.socketPath, client, posts: () => server.requests.length };
-}
+const startDaemon = () => startControlDaemon(cleanups);
 
 const errorOf = async (p: Promise<unknown>) => (await p.then(() => undefined, (e: unknown) => e)) as RemoteError;
 
@@ -133,7 +110,7 @@ describe('the daemon answers on its control socket', () => {
   });
 
   it('USSD: the reply is the result and a `ussd` event; another connection is busy; closing releases; balance shares the rule', async () => {
-    const { client, socket, daemon } = await startDaemon({});
+    const { client, socket, daemon } = await startDaemon();
     const events: EventMessage[] = [];
     client.onEvent((e) => events.push(e));
     await client.request({ op: 'subscribe', events: ['ussd'] });

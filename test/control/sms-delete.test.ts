@@ -5,20 +5,16 @@
  * empty slot keeps its error. The daemon's production wiring (Daemon.start, virtual modem, real spool directory, real
  * HTTP server, real control socket), and for the spool fault the receive stack under a Dispatcher.
  */
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
-import { ControlClient } from '../../src/control/client.js';
 import { Dispatcher } from '../../src/control/dispatch.js';
 import type { ControlConnection } from '../../src/control/server.js';
-import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
 import type { QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
-import { reply, startServer, type TestServer } from '../forward/server.js';
 import { pendingRecords, startStack, virtualModem, type Faults } from '../receive/harness.js';
 import { tempDir, until } from '../spool/helpers.js';
+import { startControlDaemon } from './daemon.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -27,25 +23,11 @@ afterEach(async () => {
 
 const TEXT = 'Anda mendapatkan penambahan pulsa Rp 25.000 dari 6281234567890. Ref: 8812'; // byte-exact check
 
-async function startDaemon(otherSenders: 'keep' | 'archive' | 'delete' = 'keep'): Promise<{ daemon: Daemon; vm: VirtualModem; client: ControlClient; server: TestServer }> {
-  const { dir, cleanup } = await tempDir('ctl-del');
-  cleanups.push(cleanup);
-  const server = await startServer([reply(200, '{"success":true}')]);
-  cleanups.push(() => server.close());
-  const config = parseConfig({
-    webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: false },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], otherSenders, sweepIntervalSec: 3600 }],
-    shutdownGraceSec: 1,
-  });
-  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-  cleanups.push(() => daemon.stop());
-  await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
-  const client = await ControlClient.connect(config.control.socketPath);
-  cleanups.push(() => client.close());
-  const vm = daemon.virtualModems.get('tsel-1')!;
-  await until(() => daemon.status().modems[0]!.scheduler.running === undefined && daemon.status().modems[0]!.scheduler.queued === 0, 'the start-up sweep to end', 5000);
-  return { daemon, vm, client, server };
+/** The control daemon (daemon.ts), once its start-up sweep has ended. */
+async function startDaemon() {
+  const d = await startControlDaemon(cleanups);
+  await until(() => d.daemon.status().modems[0]!.scheduler.running === undefined && d.daemon.status().modems[0]!.scheduler.queued === 0, 'the start-up sweep to end', 5000);
+  return d;
 }
 
 /** Stores an SMS on the SIM with its +CMTI lost (the modem stalled): the daemon has not seen it. Returns its index. */
@@ -92,7 +74,7 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
   });
 
   it('a sender the keep policy leaves on the SIM is archived in ignored, then deleted', async () => {
-    const { daemon, vm, client } = await startDaemon('keep');
+    const { daemon, vm, client } = await startDaemon();
     vm.injectSms({ from: '0812999', text: 'pesan pribadi' });
     await until(() => vm.storedMessages().length === 1 && daemon.status().modems[0]!.scheduler.running === undefined && daemon.status().modems[0]!.scheduler.queued === 0, 'the SMS to be kept', 5000);
     const index = vm.storedMessages()[0]!.index;

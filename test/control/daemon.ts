@@ -1,0 +1,42 @@
+/**
+ * The daemon the control-plane tests talk to: Daemon.start in-process with one virtual modem (`tsel-1`, senders 858,
+ * others kept on the SIM so the operator has something to list, read and delete), a real spool directory, a real
+ * HTTP server on loopback answering 200, and a connected ControlClient. Everything it starts is pushed on `cleanups`
+ * (the test file's afterEach runs them in reverse).
+ */
+import path from 'node:path';
+import { parseConfig } from '../../src/config.js';
+import { ControlClient } from '../../src/control/client.js';
+import { Daemon } from '../../src/daemon.js';
+import { silentLogger } from '../../src/log.js';
+import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { reply, startServer, type TestServer } from '../forward/server.js';
+import { tempDir, until } from '../spool/helpers.js';
+
+export interface ControlDaemon {
+  daemon: Daemon;
+  vm: VirtualModem;
+  socket: string;
+  client: ControlClient;
+  server: TestServer;
+  posts: () => number;
+}
+
+export async function startControlDaemon(cleanups: Array<() => Promise<void> | void>): Promise<ControlDaemon> {
+  const { dir, cleanup } = await tempDir('ctl');
+  cleanups.push(cleanup);
+  const server = await startServer([reply(200, '{"success":true}')]);
+  cleanups.push(() => server.close());
+  const config = parseConfig({
+    webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
+    spool: { dir: path.join(dir, 'spool'), fsync: false },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
+    shutdownGraceSec: 1,
+  });
+  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
+  cleanups.push(() => daemon.stop());
+  await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
+  const client = await ControlClient.connect(config.control.socketPath);
+  cleanups.push(() => client.close());
+  return { daemon, vm: daemon.virtualModems.get('tsel-1')!, socket: config.control.socketPath, client, server, posts: () => server.requests.length };
+}
