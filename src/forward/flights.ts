@@ -24,16 +24,17 @@ interface Flight {
 
 export class Flights {
   private readonly byId = new Map<string, Flight>();
-  private postCount = 0;
 
   constructor(
     private readonly onSettled: () => void,
     private readonly onError: (id: string, err: unknown) => void,
   ) {}
 
-  /** POSTs in flight. */
+  /** POSTs in flight (counted: the map holds at most the concurrency plus the held-result writes). */
   get posts(): number {
-    return this.postCount;
+    let n = 0;
+    for (const f of this.byId.values()) if (f.kind === 'post') n++;
+    return n;
   }
 
   /** Everything in flight (POSTs and writes). */
@@ -69,7 +70,6 @@ export class Flights {
       .catch((err: unknown) => this.onError(id, err))
       .finally(() => {
         this.byId.delete(id);
-        if (kind === 'post') this.postCount -= 1;
         try {
           this.onSettled();
         } catch (err) {
@@ -77,7 +77,6 @@ export class Flights {
         }
       });
     this.byId.set(id, { kind, done });
-    if (kind === 'post') this.postCount += 1;
     return true;
   }
 
