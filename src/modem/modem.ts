@@ -42,13 +42,13 @@ import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
 import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
+import { isHex } from './ussd-codec.js';
+
+export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
 
 /** AT+CMGL: the bound of the whole listing (a full SIM at 9600 baud) and the longest pause between two of its lines. */
 const LIST_TIMEOUT_MS = 120_000;
 const LIST_IDLE_TIMEOUT_MS = 15_000;
-import { isHex } from './ussd-codec.js';
-
-export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
 
 /** What a liveness probe may sample on the same AT line as its state read (signal or registration, for health). */
 export type ProbeSample = 'signal' | 'registration';

@@ -33,6 +33,7 @@
  * planBatch() and worthBatching() are pure; BatchReader does the I/O through the host (the receiver).
  */
 import type { Logger } from '../log.js';
+import { isKeptIn } from './sim-storage.js';
 import type { StoredPdu } from '../sms/types.js';
 import type { DecodedSms } from '../sms/types.js';
 import type { PartRecord } from '../spool/types.js';
@@ -85,7 +86,7 @@ export function planBatch(input: { taken: readonly number[]; first: readonly Sto
       continue;
     }
     const two = second.get(index);
-    if (input.kept.get(index) === one.pdu.toUpperCase() && two && samePdu(one, two)) {
+    if (isKeptIn(input.kept, index, one.pdu) && two && samePdu(one, two)) {
       plan.leftAlone++;
       continue;
     }
@@ -176,7 +177,7 @@ export class BatchReader {
     // that timed out) is logged and the batch goes on: the indexes it took are read here or nowhere.
     await h.checkStorage().catch((err: unknown) => h.log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'));
     const incoming = first.filter((s) => !isOutgoing(s));
-    const leftAlone = first.length - incoming.length + incoming.filter((s) => s.index !== undefined && h.kept.get(s.index) === s.pdu.toUpperCase()).length;
+    const leftAlone = first.length - incoming.length + incoming.filter((s) => isKeptIn(h.kept, s.index, s.pdu)).length;
     this.leftAloneLastSeen = leftAlone;
     if (leftAlone > taken.length) {
       // Mostly slots the batch would leave alone: a second listing is not worth its bytes. The sweep's path instead.

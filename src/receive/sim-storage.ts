@@ -22,6 +22,11 @@ const KEEP_SHARE = 0.5;
 const KEEP_LIMIT_UNKNOWN = 10;
 const KEEP_WARN_AT = 0.8;
 
+/** Whether slot `index` holds the PDU kept there on purpose (`kept`: index -> upper-cased PDU). PURE. */
+export function isKeptIn(kept: ReadonlyMap<number, string>, index: number | undefined, pdu: string): boolean {
+  return index !== undefined && kept.get(index) === pdu.toUpperCase();
+}
+
 export interface StorageUse {
   used: number;
   total: number;
@@ -67,7 +72,7 @@ export class SimStorage {
   }
 
   isKept(index: number | undefined, pdu: string): boolean {
-    return index !== undefined && this.kept.get(index) === pdu.toUpperCase();
+    return isKeptIn(this.kept, index, pdu);
   }
 
   keep(index: number, pdu: string): void {
