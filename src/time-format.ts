@@ -2,7 +2,7 @@
  * Times as the operator reads them (PURE: no I/O; the zone is the process's, i.e. the Pi's local zone from TZ or
  * /etc/localtime). Every human-readable time the CLI prints goes through here, so they are all in one zone, with the
  * offset shown: `2026-11-24 19:04:51 +07:00`. JSON output and the spool keep ISO 8601 UTC (machine-readable).
- * Logs: JSON lines carry epoch ms (zone-free); pretty logs show local time (log/pretty.ts's clock()).
+ * Logs: JSON lines carry epoch ms (zone-free); pretty logs show local time (localClock with ms, via log/pretty.ts).
  * An absent or unparseable input gives '-'.
  */
 
@@ -27,11 +27,14 @@ export function localTime(value: string | number | Date | undefined): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())} ${zoneOffset(d)}`;
 }
 
-/** `HH:MM:SS` in the local zone (a table column; the zone is the one every other time is shown in). */
-export function localClock(value: string | number | Date | undefined): string {
+/**
+ * `HH:MM:SS` in the local zone (a table column; the zone is the one every other time is shown in); `HH:MM:SS.mmm`
+ * with `ms` (the pretty log lines).
+ */
+export function localClock(value: string | number | Date | undefined, ms = false): string {
   const d = toDate(value);
   if (!d) return '-';
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${ms ? `.${pad(d.getMilliseconds(), 3)}` : ''}`;
 }
 
 /** Whether a string is an ISO 8601 date-time (what the spool stores), so a record's field can be shown as local time. */

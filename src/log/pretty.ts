@@ -4,18 +4,12 @@
  * parsed back from the JSON line, so it shows exactly what the JSON carries (redacted, errors serialised); pid,
  * hostname and name are left out. A serialised error shows as `err=<message>`, its stack indented below the line.
  */
+import { localClock } from '../time-format.js';
 import { levelName } from './format.js';
 
 const COLOR: Record<string, string> = { trace: '90', debug: '36', info: '32', warn: '33', error: '31', fatal: '35' };
 const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg']);
 
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-
-/** `HH:MM:ss.mmm` of an epoch-ms time, in the local zone. */
-export function clock(ms: number): string {
-  const d = new Date(ms);
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
-}
 
 function isSerializedError(v: unknown): v is { type?: unknown; message: string; stack?: unknown } {
   return v !== null && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string' && typeof (v as { stack?: unknown }).stack === 'string';
@@ -44,7 +38,7 @@ function escapeControls(text: string): string {
 export function formatPretty(record: Record<string, unknown>, colors: boolean): string {
   const level = typeof record.level === 'number' ? record.level : 30;
   const name = levelName(level).toUpperCase().padEnd(5);
-  const parts = [typeof record.time === 'number' ? clock(record.time) : '--:--:--.---', colors ? `\x1b[${COLOR[levelName(level)]}m${name}\x1b[39m` : name];
+  const parts = [typeof record.time === 'number' ? localClock(record.time, true) : '--:--:--.---', colors ? `\x1b[${COLOR[levelName(level)]}m${name}\x1b[39m` : name];
   if (record.msg !== undefined) parts.push(typeof record.msg === 'string' ? escapeControls(record.msg) : show(record.msg));
   const stacks: string[] = [];
   for (const [key, value] of Object.entries(record)) {

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../src/log.js';
-import { clock, formatPretty } from '../../src/log/pretty.js';
+import { formatPretty } from '../../src/log/pretty.js';
+import { localClock } from '../../src/time-format.js';
 
 function tty(colors: boolean): { sink: PassThrough; text: () => string } {
   const sink = Object.assign(new PassThrough(), { hasColors: () => colors });
@@ -63,7 +64,7 @@ describe('pretty output', () => {
 
   it('formats local time as HH:MM:ss.mmm and every level name', () => {
     const t = new Date(2026, 0, 2, 3, 4, 5, 6).getTime();
-    expect(clock(t)).toBe('03:04:05.006');
+    expect(localClock(t, true)).toBe('03:04:05.006');
     expect([10, 20, 30, 40, 50, 60].map((level) => formatPretty({ level, time: t, msg: 'm' }, false))).toEqual(
       ['TRACE', 'DEBUG', 'INFO ', 'WARN ', 'ERROR', 'FATAL'].map((n) => `03:04:05.006 ${n} m\n`),
     );
