@@ -18,6 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { statusFieldKiB } from '../peer/procstat.js';
 import { startHarness } from './harness.js';
 
 export interface FloorRow {
@@ -60,8 +61,7 @@ function sample(pid: number): Sample {
     else if (name === '' || name.startsWith('[')) out.anon += mib;
     else out.other += mib;
   }
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  out.rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  out.rss = (statusFieldKiB(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') ?? 0) / 1024;
   return out;
 }
 

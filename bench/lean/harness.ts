@@ -18,7 +18,7 @@ import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js
 import { hostVirtualModemOnPty, type PtyHost } from '../../src/sim/pty-host.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { BIN, launch, type RunningPeer } from '../peer/peers.js';
-import { readCpuTimes, readPeakRssKiB, type CpuTimes } from '../peer/procstat.js';
+import { readCpuTimes, readPeakRssKiB, statusFieldKiB, type CpuTimes } from '../peer/procstat.js';
 import { SENDER, singleText, tagFor, tagOf } from '../peer/workload.js';
 
 export interface HarnessOptions {
@@ -126,8 +126,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     };
     const status = (field: string) => {
       try {
-        const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${peer.pid}/status`, 'utf8'));
-        return m ? Number(m[1]) / 1024 : undefined;
+        const kib = statusFieldKiB(readFileSync(`/proc/${peer.pid}/status`, 'utf8'), field);
+        return kib === undefined ? undefined : kib / 1024;
       } catch {
         return undefined; // process gone: reported as not measured
       }

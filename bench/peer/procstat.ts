@@ -41,10 +41,15 @@ export function parseProcStat(text: string, ticks: number): CpuTimes | undefined
   return { self, withChildren: self + (cutime! + cstime!) / ticks };
 }
 
+/** A `<field>:  <n> kB` line of /proc/<pid>/status (VmHWM, VmRSS, ...), in KiB. */
+export function statusFieldKiB(text: string, field: string): number | undefined {
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** VmHWM in KiB from /proc/<pid>/status. */
 export function parseVmHwmKiB(text: string): number | undefined {
-  const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(text);
-  return m ? Number(m[1]) : undefined;
+  return statusFieldKiB(text, 'VmHWM');
 }
 
 export async function readCpuTimes(pid: number): Promise<CpuTimes | undefined> {
