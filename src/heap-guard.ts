@@ -48,10 +48,10 @@ export class HeapGuard {
   private base = 0;
   private forcedCount = 0;
   private forcedMsTotal = 0;
-  private readonly o: HeapGuardOptions;
+  private readonly onError: ((err: unknown) => void) | undefined;
 
   constructor(options: HeapGuardOptions = {}) {
-    this.o = options;
+    this.onError = options.onError;
     this.minSlack = options.minSlackBytes ?? 2 * 1024 * 1024;
     this.ratio = options.slackRatio ?? 0.25;
     this.gc = 'gc' in options ? options.gc : (globalThis as { gc?: () => void }).gc;
@@ -105,7 +105,7 @@ export class HeapGuard {
       gc();
     } catch (err) {
       this.stop(); // a gc() that throws will not do better next time: V8's own schedule takes over
-      this.o.onError?.(err);
+      this.onError?.(err);
       return;
     }
     this.forcedCount++;
