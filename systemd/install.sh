@@ -150,6 +150,14 @@ elif [ "$NODE_MAJOR" -lt 22 ]; then
   warn "Node.js $NODE_VERSION ($NODE) is past its end of life: it runs, but upgrade to 22 or 24 LTS:"
   node_help
 fi
+# The unit's node flags must be ones this node accepts: node stops at once on a flag it does not know ("bad option",
+# exit 9), and the service would restart into that forever (Node 24 dropped --expose-wasm, which the unit once had).
+UNIT_FLAGS=$(sed -n 's#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/bin/pulsa-bridge .*#\1#p' "$SRC/systemd/pulsa-bridge.service")
+[ -n "$UNIT_FLAGS" ] || die "$SRC/systemd/pulsa-bridge.service has no 'ExecStart=/usr/bin/node FLAGS /opt/pulsa-bridge/bin/pulsa-bridge' line"
+# shellcheck disable=SC2086 # the flags are separate words
+if ! flags_said=$("$NODE" $UNIT_FLAGS -e '' 2>&1); then
+  die "Node.js $NODE_VERSION ($NODE) refuses the service's node flags ($UNIT_FLAGS): ${flags_said:-no message}"
+fi
 NPM=$(command -v npm || true)
 [ -n "$NPM" ] || die "npm not found next to node (Debian: apt-get install npm; NodeSource and the tarball include it)"
 say "using Node.js $NODE_VERSION at $NODE"

@@ -18,6 +18,7 @@ interface Import {
   file: string; // relative to src/, e.g. serial/probe.ts
   line: number;
   target: string; // relative to src/ for local imports ('at/channel.ts'), else the package or node: name
+  typeOnly: boolean; // `import type ... from` or `typeof import('...')`: erased at compile time, loads nothing
 }
 
 function importsOf(abs: string): Import[] {
@@ -28,7 +29,7 @@ function importsOf(abs: string): Import[] {
     const spec = (m[1] ?? m[2] ?? m[3])!;
     const line = text.slice(0, m.index).split('\n').length;
     const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : spec;
-    out.push({ file: relative(SRC, abs), line, target });
+    out.push({ file: relative(SRC, abs), line, target, typeOnly: /^\s*(?:import|export)\s+type\s/.test(m[0]) || /typeof\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index)) });
   }
   return out;
 }
@@ -76,5 +77,12 @@ describe('architecture: imports follow the data flow', () => {
         (i.target === 'node:https' && i.file !== 'forward/http.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+  });
+
+  it('node:http is loaded through node-http.ts (require), never by an ES import: on Node 22 under lite mode that kills the daemon', () => {
+    expect(ALL.some((i) => i.target === 'node:http' && i.typeOnly)).toBe(true); // the scanner tells the two kinds apart
+    // demo/ is the demo's own receiver, never loaded by the daemon (which runs under the unit's flags).
+    const bad = ALL.filter((i) => i.target === 'node:http' && !i.typeOnly && !under(i.file, 'demo'));
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports node:http as a value (use node-http.ts)`)).toEqual([]);
   });
 });

@@ -73,7 +73,7 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
   const variantFlags = (flags: string[], env: Record<string, string>) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
   if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: a.unitFlags ? 'unit flags' : 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
   if (a.only.includes('variants')) {
-    const lite = ['--lite-mode', '--no-expose-wasm']; // --no-expose-wasm: else V8 warns that lite mode disables it
+    const lite = ['--lite-mode'];
     const variants: Array<[string, string[], Record<string, string>]> = [
       ['plain node', [], {}],
       ['--lite-mode', lite, {}],

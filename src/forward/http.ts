@@ -24,10 +24,11 @@
  *   by a reset or the request timeout gives what was read, with `cutShort` saying why.
  * - Nothing here logs; the caller decides what an outcome means.
  */
-import { request as httpRequestRaw, type IncomingHttpHeaders, type IncomingMessage, type ClientRequest } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ClientRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
+import { http } from '../node-http.js';
 
 const requireBuiltin = createRequire(import.meta.url);
 /** node:https (with tls) and node:zlib load on first use (~1.3 MiB of RSS): an http webhook with plain bodies needs neither. */
@@ -108,7 +109,7 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
     } catch (err) {
       return resolve(errorResult(err));
     }
-    const send = url.protocol === 'https:' ? lazy.https.request : url.protocol === 'http:' ? httpRequestRaw : undefined;
+    const send = url.protocol === 'https:' ? lazy.https.request : url.protocol === 'http:' ? http.request : undefined;
     if (!send) return resolve({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL', message: `unsupported protocol ${url.protocol}` });
 
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

@@ -4,7 +4,8 @@
  * else is 404; methods other than GET/HEAD are 405. Plain node:http: it serves scrapes, nothing else, and never
  * blocks the daemon (a failing scrape is answered 500 and logged).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -52,7 +53,7 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     const body = v.healthy ? 'ok\n' : `unhealthy\n${v.problems.map((p) => `- ${p.message}\n`).join('')}`;
     res.writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
   };
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       o.logger.error({ err }, `metrics: answering ${req.url ?? ''} failed: ${errorMessage(err)}`);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });

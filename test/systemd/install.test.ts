@@ -27,9 +27,11 @@ case "$*" in
 esac
 `;
 
-function fakeNode(version: string): void {
+/** A stand-in node reporting `version`; given the unit's flags and `-e ''` it accepts them, or refuses one as node does. */
+function fakeNode(version: string, refuseFlag?: string): void {
   rmSync(path.join(bin, 'node'), { force: true });
-  writeFileSync(path.join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\necho "fake node: $*" >&2; exit 1\n`);
+  const onFlags = refuseFlag ? `echo "$0: bad option: ${refuseFlag}" >&2; exit 9` : 'exit 0';
+  writeFileSync(path.join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\ncase " $* " in *" -e "*) ${onFlags} ;; esac\necho "fake node: $*" >&2; exit 1\n`);
   chmodSync(path.join(bin, 'node'), 0o755);
 }
 
@@ -102,6 +104,15 @@ describe('install.sh: Node.js', () => {
     expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
   });
 
+  it("refuses a node that does not accept the unit's node flags, with node's own words, before building anything", () => {
+    fakeNode('v26.0.0', '--lite-mode');
+    const r = install();
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/error: Node\.js v26\.0\.0 \(\S+\) refuses the service's node flags \(--max-semi-space-size=1 --lite-mode --single-threaded-gc --expose-gc\): \S+ bad option: --lite-mode/);
+    expect(npmCalls()).toEqual([]);
+    expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
+  });
+
   it('installs on Node 20 with an end-of-life warning', () => {
     fakeNode('v20.11.1');
     const r = install();
@@ -114,7 +125,7 @@ describe('install.sh: Node.js', () => {
     const r = install(['--prefix', '/srv/pulsa']);
     expect(r.code, r.all).toBe(0);
     const unit = readFileSync(at('etc/systemd/system/pulsa-bridge.service'), 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n');
-    expect(unit).toContain(`\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 --lite-mode --no-expose-wasm --single-threaded-gc --expose-gc /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`);
+    expect(unit).toContain(`\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 --lite-mode --single-threaded-gc --expose-gc /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`);
     expect(unit).not.toContain('/usr/bin/node');
     expect(unit).not.toContain('/opt/pulsa-bridge');
     expect(existsSync(at('srv/pulsa/dist/src/cli.js'))).toBe(true);
