@@ -61,17 +61,31 @@ export function formatEvent(e: EventMessage): string | undefined {
 export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: number } = {}): Promise<void> {
   const input = io.input ?? process.stdin;
   const tty = (input as { isTTY?: boolean }).isTTY === true;
-  // The prompt and line editing only on a terminal; piped input gets the answers alone (all through io).
-  const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
+  // Events first: readline starts reading once created, and a line or the end of input read before its listeners
+  // are on is lost (Node 24 reads an input that has already ended at once), so nothing awaits between the two.
+  let live: ReturnType<typeof createInterface> | undefined;
+  let closing = false;
+  /** readline closed: answers still queued when the input ended are printed after that; Node 24 throws on a prompt. */
+  let ended = false;
   const off = await ops.onEvent((e) => {
     const shown = formatEvent(e);
     if (!shown) return;
     io.out(shown);
-    if (e.event === 'closing') rl.close();
-    else if (tty) rl.prompt(true); // the prompt and what was typed so far, again below the event
+    if (e.event === 'closing') {
+      closing = true;
+      live?.close();
+    } else if (tty && !ended) live?.prompt(true); // the prompt and what was typed so far, again below the event
   });
+  // The prompt and line editing only on a terminal; piped input gets the answers alone (all through io).
+  const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
+  rl.once('close', () => (ended = true));
+  const prompt = (text?: string): void => {
+    if (ended) return;
+    if (text !== undefined) rl.setPrompt(text);
+    rl.prompt();
+  };
   io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits; after AT+CMGS=..., Ctrl-Z sends the message and Esc cancels\n');
-  rl.prompt();
+  prompt();
 
   let queue = Promise.resolve();
   /** The prompting command whose message is being typed. */
@@ -85,8 +99,7 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
       } catch (err) {
         io.out(formatError(err));
       }
-      rl.setPrompt('AT> ');
-      rl.prompt();
+      prompt('AT> ');
     });
   };
 
@@ -108,16 +121,15 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
       if (esc >= 0 && (z < 0 || esc < z)) return finishBody('cancel', '');
       if (z >= 0) return finishBody('send', typed.slice(0, z));
       body.text.push(typed);
-      return rl.prompt();
+      return prompt();
     }
-    if (typed.trim() === '') return rl.prompt();
+    if (typed.trim() === '') return prompt();
     const { line, note } = terminalLine(typed);
     if (note) io.out(`note: ${note}\n`);
     if (PROMPTING.test(line)) {
       body = { line, text: [] };
       if (tty) {
-        rl.setPrompt('> ');
-        rl.prompt();
+        prompt('> ');
       } else io.out('> \n');
       return;
     }
@@ -156,6 +168,8 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
       }
       void queue.then(resolve);
     });
+    live = rl;
+    if (closing) rl.close(); // the daemon said it was closing before the terminal was up
   });
   if (tty) input.off('keypress', onKey);
   off();

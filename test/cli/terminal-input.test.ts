@@ -1,0 +1,74 @@
+/**
+ * The interactive AT terminal's input handling, on fake ModemOps: lines typed (or piped) before the terminal is up
+ * are answered, and answers still queued when the input ends are printed without an error (Node 24's readline
+ * throws on a prompt after close; the suite runs on Node 20, 22 and 24).
+ */
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { Io } from '../../src/cli.js';
+import { interactiveAt, type TerminalOps } from '../../src/cli/terminal.js';
+import type { AtOutcome } from '../../src/control/ops.js';
+import type { EventMessage } from '../../src/control/protocol.js';
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function fakeOps(o: { subscribeMs: number; answerMs: number }) {
+  const sent: string[] = [];
+  let emit: ((e: EventMessage) => void) | undefined;
+  const ops: TerminalOps = {
+    at: async (line: string): Promise<AtOutcome> => {
+      sent.push(line);
+      await sleep(o.answerMs);
+      return { command: line, lines: [`answer to ${line}`], urcs: [], final: 'OK', ok: true };
+    },
+    onEvent: async (handler) => {
+      await sleep(o.subscribeMs); // a round trip to the daemon before the subscription is confirmed
+      emit = handler;
+      return () => (emit = undefined);
+    },
+  };
+  return { ops, sent, emit: (e: EventMessage) => emit?.(e) };
+}
+
+function capture(input: PassThrough) {
+  let out = '';
+  const io: Io = { out: (t) => void (out += t), err: (t) => void (out += t), input };
+  return { io, out: () => out };
+}
+
+describe('interactive AT terminal input', () => {
+  it('answers lines that were piped in while the event subscription was still being set up', async () => {
+    const f = fakeOps({ subscribeMs: 50, answerMs: 0 });
+    const input = new PassThrough();
+    const c = capture(input);
+    input.write('AT+CSQ\n');
+    const done = interactiveAt(f.ops, c.io);
+    await sleep(10);
+    input.end('ATI\n');
+    await done;
+    expect(f.sent).toEqual(['AT+CSQ', 'ATI']);
+    expect(c.out()).toContain('answer to AT+CSQ\nOK\nanswer to ATI\nOK\n');
+  });
+
+  it('prints answers that arrive after the input ended, in order, and returns', async () => {
+    const f = fakeOps({ subscribeMs: 0, answerMs: 30 });
+    const input = new PassThrough();
+    const c = capture(input);
+    const done = interactiveAt(f.ops, c.io);
+    input.end('AT+CSQ\nATI\nAT+CREG?\n');
+    await done;
+    expect(f.sent).toEqual(['AT+CSQ', 'ATI', 'AT+CREG?']);
+    expect(c.out()).toMatch(/answer to AT\+CSQ\nOK\nanswer to ATI\nOK\nanswer to AT\+CREG\?\nOK\n$/);
+  });
+
+  it('ends when the daemon says it is closing', async () => {
+    const f = fakeOps({ subscribeMs: 0, answerMs: 0 });
+    const input = new PassThrough();
+    const c = capture(input);
+    const done = interactiveAt(f.ops, c.io);
+    await sleep(10);
+    f.emit({ event: 'closing' } as EventMessage);
+    await done;
+    expect(c.out()).toContain('[daemon] closing: the terminal ends');
+  });
+});
