@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -184,17 +185,25 @@ describe('the bound on a reader that does not read', () => {
 });
 
 describe('nothing lost at exit', () => {
-  function runChild(body: string): { lines: Array<Record<string, unknown>>; status: number | null; stderr: string } {
-    const script = `const { createLogger } = await import(${JSON.stringify(logJs)}); const log = createLogger({ level: 'info', pretty: false }); ${body}`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' }, maxBuffer: 64 * 1024 * 1024 });
-    return { lines: records(r.stdout), status: r.status, stderr: r.stderr };
-  }
-
-  it('lines logged just before process.exit() reach a reading reader, in order', () => {
-    const r = runChild(`for (let seq = 0; seq < 300; seq++) log.info({ seq }, 'line'); log.fatal(new Error('cannot go on'), 'fatal: exiting'); process.exit(3);`);
-    expect(r.status, r.stderr).toBe(3);
-    expect(r.lines.slice(0, -1).map((l) => l.seq)).toEqual([...Array(300).keys()]);
-    expect(r.lines.at(-1)).toMatchObject({ level: 60, msg: 'fatal: exiting', err: { message: 'cannot go on' } });
+  // To a file (SyncWriteStream) every line is written when log.info returns. To a socket (journald, a child_process
+  // pipe) that is not promised: an AF_UNIX stream socket charges each write's buffer overhead to the send buffer, so a
+  // few hundred short lines can fill it while the reader keeps up, and process.exit() then drops what libuv holds
+  // (seen: 105 to 300 of 300 lines on Node 20, 22 and 24). That is why every exit of ours waits for flush() (next test).
+  it('lines logged just before process.exit() are in a file stdout, in order', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sink-exit-'));
+    const file = path.join(dir, 'out.log');
+    try {
+      const fd = openSync(file, 'w');
+      const script = `const { createLogger } = await import(${JSON.stringify(logJs)}); const log = createLogger({ level: 'info', pretty: false }); for (let seq = 0; seq < 300; seq++) log.info({ seq }, 'line'); log.fatal(new Error('cannot go on'), 'fatal: exiting'); process.exit(3);`;
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' } });
+      closeSync(fd);
+      expect(r.status, r.stderr).toBe(3);
+      const lines = records(readFileSync(file, 'utf8'));
+      expect(lines.slice(0, -1).map((l) => l.seq)).toEqual([...Array(300).keys()]);
+      expect(lines.at(-1)).toMatchObject({ level: 60, msg: 'fatal: exiting', err: { message: 'cannot go on' } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('flush(cb) calls back once a reader that fell behind has taken every line (then exit loses nothing)', async () => {
