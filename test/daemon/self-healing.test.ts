@@ -108,7 +108,8 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
     // The POST may come before AT+CMGD: unplug only once the SIM is empty, so the replugged SIM holds no old SMS.
     await until(async () => (await sim.state()).stored === 0, 'the first SMS deleted from the SIM', 15_000);
     await sim.quit(); // the device vanishes (the SIM saved to the state file)
-    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000);
+    const seen = async () => `status.json: ${JSON.stringify((await status())?.modems[0])}\ndaemon's last lines:\n${daemon.out.slice(-15).join('\n')}`;
+    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000, seen);
     sim = await SimProcess.start(link, ['--state', stateFile]);
     await sim.ask('sms 858 sesudah colok Rp 2000', 'sms from');
     await until(() => posted('sesudah colok'), 'the SMS after the replug', 30_000);

@@ -23,12 +23,15 @@ export async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-/** Polls `cond` every 20 ms; throws naming `what` after `timeoutMs`. */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+/** Polls `cond` every 20 ms; throws naming `what` after `timeoutMs`, with what `explain` says then (e.g. a log tail). */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs: number, explain?: () => string | Promise<string>): Promise<void> {
   const started = performance.now();
   for (;;) {
     if (await cond()) return;
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() - started > timeoutMs) {
+      const more = explain ? `\n${await explain()}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${more}`);
+    }
     await sleep(20);
   }
 }
