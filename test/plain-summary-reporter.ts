@@ -1,6 +1,7 @@
 /**
  * Prints one plain closing line, `N passed, N failed, N skipped`, that CI reads
- * (vitest's own summary is decorated and not recognised).
+ * (vitest's own summary is decorated and not recognised). With PULSA_SUMMARY_LABEL set (.ci/node-versions: the same
+ * suite on another Node), the line starts with that label, so the README command's own line stays the plain one.
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -20,6 +21,7 @@ export default class PlainSummaryReporter implements Reporter {
       if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++;
     }
     failed += unhandledErrors.length;
-    process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    const label = process.env.PULSA_SUMMARY_LABEL ? `${process.env.PULSA_SUMMARY_LABEL}: ` : '';
+    process.stdout.write(`\n${label}${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }
