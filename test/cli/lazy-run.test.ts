@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,16 +8,23 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Runs bin/pulsa-bridge with a loader hook that prints every module of dist/src it loads; returns them and the exit code. */
+/**
+ * Runs bin/pulsa-bridge with a loader hook that records every module of dist/src it loads; returns them and the exit
+ * code. The hook appends to a file synchronously: on Node 22 and 24 hooks run on their own thread, and what that
+ * thread writes to stderr is lost when the command ends with process.exit() (`--version` does).
+ */
 function loadedModules(args: string[]): { modules: string[]; code: number | null; stderr: string } {
+  const list = path.join(dir, `loaded-${++runs}.txt`);
+  writeFileSync(list, '');
   const hook = `data:text/javascript,${encodeURIComponent(
-    "export async function load(url, ctx, next) { if (url.includes('/dist/src/')) process.stderr.write('LOADED ' + url.split('/dist/src/')[1] + '\\n'); return next(url, ctx); }",
+    `import { appendFileSync } from 'node:fs'; export async function load(url, ctx, next) { if (url.includes('/dist/src/')) appendFileSync(${JSON.stringify(list)}, url.split('/dist/src/')[1] + '\\n'); return next(url, ctx); }`,
   )}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hook)});`)}`;
   const r = spawnSync(process.execPath, ['--import', register, path.join(root, 'bin/pulsa-bridge'), ...args], { encoding: 'utf8', timeout: 30_000 });
-  const modules = [...r.stderr.matchAll(/^LOADED (.+)$/gm)].map((m) => m[1]!);
+  const modules = readFileSync(list, 'utf8').split('\n').filter(Boolean);
   return { modules, code: r.status, stderr: r.stderr };
 }
+let runs = 0;
 
 let dir: string;
 beforeEach(async () => {
