@@ -3,6 +3,7 @@
  * data flow fails here with the file, the line and the rule it breaks.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +29,8 @@ function importsOf(abs: string): Import[] {
   for (const m of text.matchAll(re)) {
     const spec = (m[1] ?? m[2] ?? m[3])!;
     const line = text.slice(0, m.index).split('\n').length;
-    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : spec;
+    // A built-in named without its prefix ('http') is the same module as 'node:http': rules name the prefixed form.
+    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : builtinModules.includes(spec) ? `node:${spec}` : spec;
     out.push({ file: relative(SRC, abs), line, target, typeOnly: /^\s*(?:import|export)\s+type\s/.test(m[0]) || /typeof\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index)) });
   }
   return out;

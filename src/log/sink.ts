@@ -22,9 +22,9 @@
  * (one line saying how many were dropped) and lines flow again. An `important` line (warn and worse) is written while
  * dropping too, up to twice the bound: the lines an operator needs most are the last to go. flush() called while
  * dropping calls back once the notice is written too.
- * Left as it is: at process exit, what libuv still holds for a reader a whole socket buffer behind is lost (it may be
- * partly written already, so it cannot be written again safely); a stop waits for it (lifecycle.ts, bounded). A stream that fails (EPIPE: the reader is gone) is
- * written no more: logging must never end the daemon.
+ * Left as it is: at process exit, what libuv still holds (the kernel did not take it, see above) is lost (it may be
+ * partly written already, so it cannot be written again safely); a stop waits for it (lifecycle.ts, bounded). A
+ * stream that fails (EPIPE: the reader is gone) is written no more: logging must never end the daemon.
  * One sink per stream (sinkFor): every logger on process.stdout shares its order, its bound and its count.
  */
 

@@ -61,6 +61,21 @@ describe('interactive AT terminal input', () => {
     expect(c.out()).toMatch(/answer to AT\+CSQ\nOK\nanswer to ATI\nOK\nanswer to AT\+CREG\?\nOK\n$/);
   });
 
+  it('returns when the daemon says it is closing before the terminal is up', async () => {
+    const ops: TerminalOps = {
+      at: () => Promise.reject(new Error('no command may be sent: the daemon is closing')),
+      onEvent: async (handler) => {
+        handler({ event: 'closing' } as EventMessage); // delivered while the subscription is being confirmed
+        return () => undefined;
+      },
+    };
+    const input = new PassThrough();
+    const c = capture(input);
+    input.write('AT+CSQ\n'); // input stays open: only the closing event can end the terminal
+    await interactiveAt(ops, c.io);
+    expect(c.out()).toContain('[daemon] closing: the terminal ends');
+  });
+
   it('ends when the daemon says it is closing', async () => {
     const f = fakeOps({ subscribeMs: 0, answerMs: 0 });
     const input = new PassThrough();
