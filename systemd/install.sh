@@ -154,8 +154,8 @@ fi
 # exit 9), and the service would restart into that forever (Node 24 dropped --expose-wasm, which the unit once had).
 UNIT_FLAGS=$(sed -n 's#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/bin/pulsa-bridge .*#\1#p' "$SRC/systemd/pulsa-bridge.service")
 [ -n "$UNIT_FLAGS" ] || die "$SRC/systemd/pulsa-bridge.service has no 'ExecStart=/usr/bin/node FLAGS /opt/pulsa-bridge/bin/pulsa-bridge' line"
-# shellcheck disable=SC2086 # the flags are separate words
 # Without the installer's NODE_OPTIONS: the service does not run with them (its own come from /etc/pulsa-bridge/env).
+# shellcheck disable=SC2086 # the flags are separate words
 if ! flags_said=$(env -u NODE_OPTIONS "$NODE" $UNIT_FLAGS -e '' 2>&1); then
   die "Node.js $NODE_VERSION ($NODE) refuses the service's node flags ($UNIT_FLAGS): ${flags_said:-no message}"
 fi

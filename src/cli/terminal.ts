@@ -61,8 +61,8 @@ export function formatEvent(e: EventMessage): string | undefined {
 export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: number } = {}): Promise<void> {
   const input = io.input ?? process.stdin;
   const tty = (input as { isTTY?: boolean }).isTTY === true;
-  // Events first: readline starts reading once created, and a line or the end of input read before its listeners
-  // are on is lost (Node 24 reads an input that has already ended at once), so nothing awaits between the two.
+  // Events first: readline starts reading once created, and a line or the end of input it reads before its listeners
+  // are on is lost (the terminal then never returned), so nothing awaits between creating it and listening to it.
   let live: ReturnType<typeof createInterface> | undefined;
   let closing = false;
   /** readline closed: answers still queued when the input ended are printed after that; Node 24 throws on a prompt. */
