@@ -139,7 +139,7 @@ case "$(readlink -f "$NODE")" in /home/*|/root/*)
   echo "error: node is $NODE: the service cannot run a node from a home directory (nvm); install it system-wide." >&2
   node_help; exit 1 ;;
 esac
-NODE_VERSION=$("$NODE" --version 2>/dev/null || true)
+NODE_VERSION=$(env -u NODE_OPTIONS "$NODE" --version 2>/dev/null || true)
 NODE_MAJOR=${NODE_VERSION#v}; NODE_MAJOR=${NODE_MAJOR%%.*}
 case "$NODE_MAJOR" in ''|*[!0-9]*) die "cannot tell the version of $NODE (node --version said: ${NODE_VERSION:-nothing})" ;; esac
 if [ "$NODE_MAJOR" -lt 20 ]; then
@@ -151,7 +151,7 @@ elif [ "$NODE_MAJOR" -lt 22 ]; then
   node_help
 fi
 # The unit's node flags must be ones this node accepts: node stops at once on a flag it does not know ("bad option",
-# exit 9), and the service would restart into that forever (Node 24 dropped --expose-wasm, which the unit once had).
+# exit 9), and the service would restart into that forever (Node 24 refuses --no-expose-wasm, which the unit once had).
 UNIT_FLAGS=$(sed -n 's#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/bin/pulsa-bridge .*#\1#p' "$SRC/systemd/pulsa-bridge.service")
 [ -n "$UNIT_FLAGS" ] || die "$SRC/systemd/pulsa-bridge.service has no 'ExecStart=/usr/bin/node FLAGS /opt/pulsa-bridge/bin/pulsa-bridge' line"
 # Without the installer's NODE_OPTIONS: the service does not run with them (its own come from /etc/pulsa-bridge/env).

@@ -30,7 +30,8 @@ function importsOf(abs: string): Import[] {
     const spec = (m[1] ?? m[2] ?? m[3])!;
     const line = text.slice(0, m.index).split('\n').length;
     // A built-in named without its prefix ('http') is the same module as 'node:http': rules name the prefixed form.
-    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : builtinModules.includes(spec) ? `node:${spec}` : spec;
+    // (Node 24 lists some prefixed-only names, 'node:test', in builtinModules: those are left as they are.)
+    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : !spec.startsWith('node:') && builtinModules.includes(spec) ? `node:${spec}` : spec;
     out.push({ file: relative(SRC, abs), line, target, typeOnly: /^\s*(?:import|export)\s+type\s/.test(m[0]) || /typeof\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index)) });
   }
   return out;

@@ -10,8 +10,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 /**
  * Runs bin/pulsa-bridge with a loader hook that records every module of dist/src it loads; returns them and the exit
- * code. The hook appends to a file synchronously: on Node 22 and 24 hooks run on their own thread, and what that
- * thread writes to stderr is lost when the command ends with process.exit() (`--version` does).
+ * code. The hook appends to a file synchronously: hooks registered with register() run on their own thread, and what
+ * that thread writes to stderr can be lost when the command ends with process.exit() (`--version` does; seen in CI
+ * runs on Node 22 and 24).
  */
 function loadedModules(args: string[]): { modules: string[]; code: number | null; stderr: string } {
   const list = path.join(dir, `loaded-${++runs}.txt`);
