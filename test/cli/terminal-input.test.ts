@@ -30,21 +30,22 @@ function fakeOps(o: { subscribeMs: number; answerMs: number }) {
   return { ops, sent, emit: (e: EventMessage) => emit?.(e) };
 }
 
-function capture(input: PassThrough) {
+/** Piped input for the terminal and everything it prints. */
+function capture() {
   let out = '';
+  const input = new PassThrough();
   const io: Io = { out: (t) => void (out += t), err: (t) => void (out += t), input };
-  return { io, out: () => out };
+  return { io, input, out: () => out };
 }
 
 describe('interactive AT terminal input', () => {
   it('answers lines that were piped in while the event subscription was still being set up', async () => {
     const f = fakeOps({ subscribeMs: 50, answerMs: 0 });
-    const input = new PassThrough();
-    const c = capture(input);
-    input.write('AT+CSQ\n');
+    const c = capture();
+    c.input.write('AT+CSQ\n');
     const done = interactiveAt(f.ops, c.io);
     await sleep(10);
-    input.end('ATI\n');
+    c.input.end('ATI\n');
     await done;
     expect(f.sent).toEqual(['AT+CSQ', 'ATI']);
     expect(c.out()).toContain('answer to AT+CSQ\nOK\nanswer to ATI\nOK\n');
@@ -52,10 +53,9 @@ describe('interactive AT terminal input', () => {
 
   it('prints answers that arrive after the input ended, in order, and returns', async () => {
     const f = fakeOps({ subscribeMs: 0, answerMs: 30 });
-    const input = new PassThrough();
-    const c = capture(input);
+    const c = capture();
     const done = interactiveAt(f.ops, c.io);
-    input.end('AT+CSQ\nATI\nAT+CREG?\n');
+    c.input.end('AT+CSQ\nATI\nAT+CREG?\n');
     await done;
     expect(f.sent).toEqual(['AT+CSQ', 'ATI', 'AT+CREG?']);
     expect(c.out()).toMatch(/answer to AT\+CSQ\nOK\nanswer to ATI\nOK\nanswer to AT\+CREG\?\nOK\n$/);
@@ -69,17 +69,15 @@ describe('interactive AT terminal input', () => {
         return () => undefined;
       },
     };
-    const input = new PassThrough();
-    const c = capture(input);
-    input.write('AT+CSQ\n'); // input stays open: only the closing event can end the terminal
+    const c = capture();
+    c.input.write('AT+CSQ\n'); // input stays open: only the closing event can end the terminal
     await interactiveAt(ops, c.io);
     expect(c.out()).toContain('[daemon] closing: the terminal ends');
   });
 
   it('ends when the daemon says it is closing', async () => {
     const f = fakeOps({ subscribeMs: 0, answerMs: 0 });
-    const input = new PassThrough();
-    const c = capture(input);
+    const c = capture();
     const done = interactiveAt(f.ops, c.io);
     await sleep(10);
     f.emit({ event: 'closing' } as EventMessage);
