@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# Installs, upgrades or removes pulsa-bridge as a systemd service on a Raspberry Pi (or any Debian-like host).
+# Installs, upgrades or removes pulsa-bridge from a checkout as a systemd service on a Raspberry Pi (or any
+# Debian-like host). The Debian package (`npm run package`, README "Install on a Raspberry Pi") needs no build on the
+# Pi; this script is for those who build from a checkout.
 #
-#   sudo ./systemd/install.sh [--modem SERIAL|BY-ID-PATH]...     install or upgrade
-#   sudo ./systemd/install.sh --uninstall [--purge]               remove (the spool and config stay unless --purge)
+#   sudo ./systemd/install.sh [--modem SPEC]... [--operator USER]   install or upgrade
+#   sudo ./systemd/install.sh --uninstall [--purge]                  remove (the spool and config stay unless --purge)
 #
 # Contract:
-# - Node.js: the `node` found on PATH (command -v) is the one the unit runs (ExecStart). 22 or 24 (LTS) are supported;
-#   20 runs with a warning (past its end of life); older stops the install with how to get a supported one.
-# - The checkout is only built (npm ci when its dev tools are missing, npm run build); it is never pruned. The install
-#   directory is assembled next to the old one (PREFIX.new: dist, bin, package files, `npm ci --omit=dev`) and swapped
-#   in whole, so an upgrade leaves no stale file and a failed one leaves the old install running.
-# - /etc/pulsa-bridge/config.json and the spool (/var/lib/pulsa-bridge) are never overwritten; --purge removes them.
-# - The service is enabled and (re)started only when the config is no longer the example and `config check` passes;
-#   otherwise the next steps are printed.
-# - The udev rule marks only the modems named with --modem (or PULSA_BRIDGE_MODEMS) ID_MM_DEVICE_IGNORE=1, so
-#   ModemManager keeps every other modem (an LTE uplink stick). Without names an installed rule is kept as it is.
+# - Node.js: the `node` found on PATH (command -v) is the one the unit runs (ExecStart). 22 or 24 are supported, and
+#   Debian's own nodejs 20 (Trixie: patched by Debian); another Node 20 runs with a warning (past its end of life);
+#   older stops the install with what really exists for this architecture (`dpkg --print-architecture`: a Pi 4/5 on
+#   the 32-bit OS boots a 64-bit kernel, but only armhf programs run there) and this OS.
+# - Everything npm runs (npm ci when the checkout's dev tools are missing, npm run build, the production install)
+#   runs as the checkout's owner, not root. The install directory is assembled next to the old one (PREFIX.new: dist,
+#   bin, package files, `npm ci --omit=dev --omit=optional`: no TypeScript), the serial addon is loaded from it with
+#   the unit's node and flags, and it is swapped in whole only then: a failed install leaves the old one as it was.
+# - A running service is restarted only on a config that the new version accepts; otherwise the install stops before
+#   the swap and the service goes on as it was. /etc/pulsa-bridge/config.json and the spool (/var/lib/pulsa-bridge)
+#   are never overwritten; --purge removes them.
+# - The udev rule (pulsa-bridge-modems) marks only the modems named with --modem (or PULSA_BRIDGE_MODEMS) and makes
+#   ModemManager let go of them now; every other modem (an LTE uplink stick) stays with it.
+# - A kernel console on the modem's UART (/dev/serial0) is found in /proc/cmdline and named with the command that
+#   frees it; the service is not started on it.
+# - Groups: pulsa-bridge (the control socket: status, queue) and pulsa-bridge-ops (AT, USSD, SMS, test transfers).
+#   The invoking user (sudo) is offered both; --operator USER adds USER without asking.
 #
 # Options (also for packaging and tests):
 #   --prefix DIR      install directory (default /opt/pulsa-bridge)
@@ -23,7 +32,10 @@
 #   --modem SPEC      a modem ModemManager must leave alone: its USB serial number (`udevadm info -q property
 #                     /dev/ttyUSB2 | grep ID_SERIAL_SHORT`) or its /dev/serial/by-id/ path; repeatable.
 #                     PULSA_BRIDGE_MODEMS="SPEC SPEC" does the same.
+#   --operator USER   add USER to the groups pulsa-bridge and pulsa-bridge-ops
 #   --uninstall, --purge
+# Test hooks: PULSA_BRIDGE_OS_RELEASE (default /etc/os-release), PULSA_BRIDGE_CMDLINE (/proc/cmdline),
+# PULSA_BRIDGE_DEV_ROOT (prefix of /dev), PULSA_BRIDGE_KERNEL_ARCH (uname -m).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,7 +45,11 @@ SYSTEMCTL=1
 MODE=install
 PURGE=0
 MODEMS=()
+OPERATOR=
 for spec in ${PULSA_BRIDGE_MODEMS:-}; do MODEMS+=("$spec"); done
+OS_RELEASE=${PULSA_BRIDGE_OS_RELEASE:-/etc/os-release}
+CMDLINE=${PULSA_BRIDGE_CMDLINE:-/proc/cmdline}
+DEV_ROOT=${PULSA_BRIDGE_DEV_ROOT:-}
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -45,6 +61,8 @@ while [ $# -gt 0 ]; do
     --no-systemctl) SYSTEMCTL=0; shift ;;
     --modem) MODEMS+=("${2:?--modem needs a USB serial number or a /dev/serial/by-id/ path}"); shift 2 ;;
     --modem=*) MODEMS+=("${1#*=}"); shift ;;
+    --operator) OPERATOR=${2:?--operator needs a user name}; shift 2 ;;
+    --operator=*) OPERATOR=${1#*=}; shift ;;
     --uninstall) MODE=uninstall; shift ;;
     --purge) PURGE=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -59,6 +77,7 @@ STATE=$ROOT/var/lib/pulsa-bridge
 UNIT=$ROOT/etc/systemd/system/pulsa-bridge.service
 RULE=$ROOT/etc/udev/rules.d/99-pulsa-bridge.rules
 LINK=$ROOT/usr/local/bin/pulsa-bridge
+MODEMS_CMD=$ROOT/usr/local/sbin/pulsa-bridge-modems
 DEST=$ROOT$PREFIX
 
 say() { printf '%s\n' "$*"; }
@@ -72,63 +91,87 @@ sys() {
 real_root() { [ -z "$ROOT" ]; }
 
 if real_root && [ "$(id -u)" != 0 ]; then die "run as root: sudo $0 $*"; fi
+if real_root && dpkg-query -W -f='${Status}' pulsa-bridge 2>/dev/null | grep -q 'ok installed'; then
+  die "pulsa-bridge is installed as a Debian package: upgrade it with apt (sudo apt install ./pulsa-bridge_*_all.deb), or remove it first (sudo apt remove pulsa-bridge keeps the config and the spool)"
+fi
 
 uninstall() {
   sys systemctl disable --now pulsa-bridge.service || true
-  rm -f "$UNIT" "$RULE" "$LINK"
+  rm -f "$UNIT" "$RULE" "$LINK" "$MODEMS_CMD"
   sys systemctl daemon-reload || true
   sys udevadm control --reload || true
   rm -rf "$DEST" "$DEST.new" "$DEST.old"
   if [ "$PURGE" = 1 ]; then
     rm -rf "$STATE" "$ETC"
     if real_root && id pulsa-bridge >/dev/null 2>&1; then userdel pulsa-bridge || warn "could not remove the user pulsa-bridge"; fi
-    say "removed pulsa-bridge, its config, its spool and its user"
+    if real_root && getent group pulsa-bridge-ops >/dev/null; then groupdel pulsa-bridge-ops || warn "could not remove the group pulsa-bridge-ops"; fi
+    say "removed pulsa-bridge, its config, its spool, its user and its groups"
   else
     say "removed pulsa-bridge; kept the config ($ETC) and the spool ($STATE): --purge removes them"
   fi
 }
 if [ "$MODE" = uninstall ]; then uninstall; exit 0; fi
 
-# --- udev lines for the modems named (checked before anything is built or written) --------------------------------
-udev_lines() {
-  local spec name serial
-  for spec in "${MODEMS[@]}"; do
-    name=${spec#/dev/serial/by-id/}
-    if [ "$name" != "$spec" ] || [[ "$spec" == usb-* ]]; then
-      # by-id name: usb-<ID_SERIAL>-if<NN>[-port<N>] (60-serial.rules); every port of that modem is ignored.
-      [[ "$name" =~ ^usb-(.+)-if[0-9A-Fa-f]{2}(-port[0-9]+)?$ ]] || die "--modem $spec: not a /dev/serial/by-id/usb-...-ifNN path"
-      serial=${BASH_REMATCH[1]}
-      [[ "$serial" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: unexpected characters"
-      printf '# %s\nENV{ID_SERIAL}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ENV{ID_SERIAL}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$serial" "$serial"
-    else
-      [[ "$spec" =~ ^[A-Za-z0-9._:+-]+$ ]] || die "--modem $spec: a USB serial number has letters, digits, . _ : + - only"
-      printf '# USB serial %s\nATTRS{serial}=="%s", ENV{ID_MM_DEVICE_IGNORE}="1"\nSUBSYSTEM=="tty", ATTRS{serial}=="%s", GROUP="dialout", MODE="0660"\n' "$spec" "$spec" "$spec"
-    fi
-  done
-}
-UDEV_LINES=$(udev_lines) || exit 1
+# One install at a time: a second one waits for nothing and says so.
+install -d -m 0755 "$ROOT/run/lock"
+exec 9>"$ROOT/run/lock/pulsa-bridge-install.lock"
+flock -n 9 || die "another install.sh is running (lock $ROOT/run/lock/pulsa-bridge-install.lock): wait for it to finish"
 
+# --- udev lines for the modems named (checked before anything is built or written) --------------------------------
+if [ "${#MODEMS[@]}" -gt 0 ]; then
+  PULSA_BRIDGE_DEV_ROOT=$DEV_ROOT bash "$SRC/systemd/pulsa-bridge-modems" --lines "${MODEMS[@]}" >/dev/null || exit 1
+fi
+
+# --- this machine: userland architecture, OS ---------------------------------------------------------------------
+# dpkg's architecture is what can run here: a Pi 4/5 on the 32-bit OS says aarch64 in uname -m but runs armhf.
+KERNEL_ARCH=${PULSA_BRIDGE_KERNEL_ARCH:-$(uname -m)}
+ARCH=$(dpkg --print-architecture 2>/dev/null || true)
+if [ -z "$ARCH" ]; then
+  case "$KERNEL_ARCH" in aarch64|arm64) ARCH=arm64 ;; armv6l|armv7l) ARCH=armhf ;; x86_64) ARCH=amd64 ;; *) ARCH=$KERNEL_ARCH ;; esac
+fi
+# armhf on an ARMv6 core (Pi 1, Zero): no official Node build at all.
+if [ "$ARCH" = armhf ] && [ "$KERNEL_ARCH" = armv6l ]; then ARM_LEVEL=armv6; else ARM_LEVEL=; fi
+CODENAME=$( (. "$OS_RELEASE" 2>/dev/null && printf '%s' "${VERSION_CODENAME:-}") || true)
+OS_NAME=$( (. "$OS_RELEASE" 2>/dev/null && printf '%s' "${PRETTY_NAME:-}") || true)
 
 # --- Node.js -----------------------------------------------------------------------------------------------------
+# What really exists for this architecture and OS (README: the table under "Install on a Raspberry Pi").
 node_help() {
-  local arch
-  case "$(uname -m)" in
-    aarch64|arm64) arch=arm64 ;;
-    armv7l) arch=armv7l ;;
-    x86_64) arch=x64 ;;
-    *) arch="$(uname -m)" ;;
+  local debian_node
+  case "$CODENAME" in
+    bookworm) debian_node="Debian's nodejs here is 18: too old" ;;
+    trixie) debian_node="Debian's nodejs here is 20 and works: sudo apt-get install nodejs (then the .deb needs nothing else; this script also needs npm)" ;;
+    *) debian_node="Debian's nodejs: Bookworm has 18 (too old), Trixie 20 (works)" ;;
   esac
-  cat >&2 <<EOF
-Raspberry Pi OS Bookworm ships Node.js 18 and Trixie Node.js 20. To get a supported LTS (22 or 24):
-  NodeSource (apt, keeps itself updated):
-    curl -fsSL https://deb.nodesource.com/setup_22.x -o nodesource_setup.sh
-    sudo bash nodesource_setup.sh && sudo apt-get install -y nodejs
-  or the official tarball for this machine ($arch) into /usr/local:
-    https://nodejs.org/dist/latest-v22.x/  (node-v22.*-linux-$arch.tar.xz)
-    sudo tar -xJf node-v22.*-linux-$arch.tar.xz -C /usr/local --strip-components=1
-  (32-bit Pi OS: armv7l; a Pi Zero/1 (armv6l) has no official build.) Then check \`command -v node\` and
-  \`node --version\`, and run this script again: the service will use that node.
-EOF
+  {
+    say "Node.js for ${OS_NAME:-this system} on $ARCH${ARM_LEVEL:+ ($ARM_LEVEL)} (kernel $KERNEL_ARCH):"
+    if [ "$ARCH" = armhf ] && [ "$KERNEL_ARCH" = aarch64 ]; then
+      say "  this Pi boots a 64-bit kernel but runs the 32-bit OS: only armhf (armv7l) programs run here, no arm64 build."
+    fi
+    say "  - $debian_node"
+    case "$ARCH${ARM_LEVEL:+-$ARM_LEVEL}" in
+      arm64|amd64)
+        local tar=arm64; [ "$ARCH" = amd64 ] && tar=x64
+        say "  - NodeSource 22 or 24 (apt, keeps itself updated):"
+        say "      curl -fsSL https://deb.nodesource.com/setup_22.x -o nodesource_setup.sh"
+        say "      sudo bash nodesource_setup.sh && sudo apt-get install -y nodejs"
+        say "  - or the nodejs.org tarball into /usr/local:"
+        say "      https://nodejs.org/dist/latest-v22.x/  (node-v22.*-linux-$tar.tar.xz)"
+        say "      sudo tar -xJf node-v22.*-linux-$tar.tar.xz -C /usr/local --strip-components=1" ;;
+      armhf)
+        say "  - Node.js 22 from nodejs.org (linux-armv7l; end of life 2027-04-30); there is no Node 24 for 32-bit Arm,"
+        say "    and NodeSource's 22 for armhf stopped at 22.15:"
+        say "      https://nodejs.org/dist/latest-v22.x/  (node-v22.*-linux-armv7l.tar.xz)"
+        say "      sudo tar -xJf node-v22.*-linux-armv7l.tar.xz -C /usr/local --strip-components=1"
+        [ "$CODENAME" = trixie ] || say "  - or move to Raspberry Pi OS Trixie, whose own nodejs 20 Debian keeps patched" ;;
+      armhf-armv6)
+        say "  - a Pi 1 / Zero (ARMv6) has no official Node build and no NodeSource one: use Trixie's own nodejs 20"
+        say "    (sudo apt-get install nodejs), or unofficial-builds.nodejs.org's linux-armv6l 22 at your own risk" ;;
+      *)
+        say "  - https://nodejs.org/en/download (22 or 24 for linux-$ARCH)" ;;
+    esac
+    say "  Then check \`command -v node\` and \`node --version\`, and run this script again: the service will use that node."
+  } >&2
 }
 NODE=$(command -v node || true)
 [ -n "$NODE" ] || { echo "error: Node.js not found on PATH ($PATH)" >&2; node_help; exit 1; }
@@ -141,13 +184,25 @@ case "$(readlink -f "$NODE")" in /home/*|/root/*)
 esac
 NODE_VERSION=$(env -u NODE_OPTIONS "$NODE" --version 2>/dev/null || true)
 NODE_MAJOR=${NODE_VERSION#v}; NODE_MAJOR=${NODE_MAJOR%%.*}
-case "$NODE_MAJOR" in ''|*[!0-9]*) die "cannot tell the version of $NODE (node --version said: ${NODE_VERSION:-nothing})" ;; esac
+case "$NODE_MAJOR" in ''|*[!0-9]*)
+  echo "error: cannot run $NODE (node --version said: ${NODE_VERSION:-nothing}): it is not a Node.js build for this machine ($ARCH)" >&2
+  node_help; exit 1 ;;
+esac
+# Debian's own nodejs package (not NodeSource's, which is also named nodejs): Debian patches its 20 for Trixie's life.
+DEBIAN_NODE=0
+NODE_PKG=$(dpkg-query -S "$(readlink -f "$NODE")" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
+if [ "$NODE_PKG" = nodejs ] && [[ "$(dpkg-query -W -f='${Maintainer}' nodejs 2>/dev/null)" == *Debian* ]]; then
+  DEBIAN_NODE=1
+  NODE_PKG_VERSION=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
+fi
 if [ "$NODE_MAJOR" -lt 20 ]; then
-  echo "error: Node.js $NODE_VERSION ($NODE) is too old: pulsa-bridge needs Node.js 22 or 24 (20 runs, past its end of life)." >&2
+  echo "error: Node.js $NODE_VERSION ($NODE) is too old: pulsa-bridge needs Node.js 20 or later (22 or 24, or Debian's own 20 on Trixie)." >&2
   node_help
   exit 1
+elif [ "$NODE_MAJOR" -lt 22 ] && [ "$DEBIAN_NODE" = 1 ]; then
+  say "Node.js $NODE_VERSION is Debian's own package (nodejs $NODE_PKG_VERSION): supported, Debian keeps it patched"
 elif [ "$NODE_MAJOR" -lt 22 ]; then
-  warn "Node.js $NODE_VERSION ($NODE) is past its end of life: it runs, but upgrade to 22 or 24 LTS:"
+  warn "Node.js $NODE_VERSION ($NODE) is past its end of life: it runs, but upgrade to 22 or 24 LTS (or use Debian's own nodejs 20 on Trixie):"
   node_help
 fi
 # The unit's node flags must be ones this node accepts: node stops at once on a flag it does not know ("bad option",
@@ -160,38 +215,88 @@ if ! flags_said=$(env -u NODE_OPTIONS "$NODE" $UNIT_FLAGS -e '' 2>&1); then
   die "Node.js $NODE_VERSION ($NODE) refuses the service's node flags ($UNIT_FLAGS): ${flags_said:-no message}"
 fi
 NPM=$(command -v npm || true)
-[ -n "$NPM" ] || die "npm not found next to node (Debian: apt-get install npm; NodeSource and the tarball include it)"
-say "using Node.js $NODE_VERSION at $NODE"
-
-# --- user ---------------------------------------------------------------------------------------------------------
-if real_root; then
-  id pulsa-bridge >/dev/null 2>&1 || useradd --system --home-dir /var/lib/pulsa-bridge --no-create-home --shell /usr/sbin/nologin pulsa-bridge
-  usermod -aG dialout pulsa-bridge
+if [ -z "$NPM" ]; then
+  if [ "$DEBIAN_NODE" = 1 ]; then
+    die "npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (README: Install on a Raspberry Pi)"
+  fi
+  die "npm not found next to $NODE: NodeSource's nodejs and the nodejs.org tarball include it; reinstall Node.js from one of them"
 fi
+say "using Node.js $NODE_VERSION at $NODE ($ARCH)"
 
-# --- build in the checkout (never pruned), assemble PREFIX.new, swap ---------------------------------------------
+# --- who builds: the checkout's owner, never root ----------------------------------------------------------------
+BUILD_USER=
+if [ "$(id -u)" = 0 ]; then
+  owner=$(stat -c %U "$SRC")
+  [ "$owner" = root ] || BUILD_USER=$owner
+fi
+as_builder() {
+  if [ -n "$BUILD_USER" ]; then
+    runuser -u "$BUILD_USER" -- env HOME="$(getent passwd "$BUILD_USER" | cut -d: -f6)" PATH="$PATH" "$@"
+  else
+    "$@"
+  fi
+}
+
+# --- build in the checkout (never pruned), assemble the production tree, check it, swap -------------------------
 cd "$SRC"
-[ -x node_modules/.bin/tsc ] || "$NPM" ci --no-audit --no-fund
-rm -rf dist
-"$NPM" run build
+[ -x node_modules/.bin/tsc ] || as_builder "$NPM" ci --no-audit --no-fund
+as_builder rm -rf dist
+as_builder "$NPM" run build
 [ -f dist/src/cli.js ] || die "the build did not produce dist/src/cli.js"
 
+STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
+trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
+[ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
+as_builder cp -R dist bin package.json package-lock.json README.md config.example.json systemd/addon-check.cjs "$STAGE/"
+as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
+# No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
+# addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.
+(cd "$STAGE" && as_builder "$NPM" ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)
 rm -rf "$DEST.new" "$DEST.old"
 install -d -m 0755 "$DEST.new"
-cp -R dist bin "$DEST.new/"
-cp package.json package-lock.json README.md config.example.json "$DEST.new/"
-(cd "$DEST.new" && "$NPM" ci --omit=dev --no-audit --no-fund)
+cp -R "$STAGE/." "$DEST.new/"
+real_root && chown -R root:root "$DEST.new"
+
+# The new tree must start with the node and flags the unit will use, its addon loaded, before it replaces anything.
+if ! addon=$(env -u NODE_OPTIONS "$NODE" "$DEST.new/addon-check.cjs" "$DEST.new" 2>&1); then
+  die "$addon: the installed version is left as it was (a Pi needs linux armv6/armv7/arm64 with glibc >= 2.28; elsewhere: sudo apt-get install build-essential python3, then npm rebuild @serialport/bindings-cpp in $PREFIX)"
+fi
+say "serial addon: $addon"
+# shellcheck disable=SC2086
+if ! new_version=$(env -u NODE_OPTIONS "$NODE" $UNIT_FLAGS "$DEST.new/bin/pulsa-bridge" --version 2>/dev/null); then
+  die "the new build does not start (node $UNIT_FLAGS $DEST.new/bin/pulsa-bridge --version failed): the installed version is left as it was"
+fi
+
+CONFIG=$ETC/config.json
+is_example() { grep -q -e 'convert\.example\.com' -e '0123456789ABCDEF' "$CONFIG"; }
+service_active() { command -v systemctl >/dev/null && systemctl is-active --quiet pulsa-bridge.service 2>/dev/null; }
+# A running service is never swapped onto a config the new version refuses: it would not come back after a restart.
+if [ -f "$CONFIG" ] && ! is_example && ! check=$("$NODE" "$DEST.new/bin/pulsa-bridge" config check "$CONFIG" 2>&1 >/dev/null); then
+  if service_active; then
+    die "$CONFIG does not pass version $new_version's check ($(printf '%s' "$check" | head -n 1)): the running service and its install are left as they were; fix the config (pulsa-bridge config check) and run this again"
+  fi
+fi
+
 if [ -e "$DEST" ]; then mv "$DEST" "$DEST.old"; fi
 mv "$DEST.new" "$DEST"
 rm -rf "$DEST.old"
-install -d -m 0755 "$(dirname "$LINK")"
+trap 'rm -rf "$STAGE"' EXIT
+install -d -m 0755 "$(dirname "$LINK")" "$(dirname "$MODEMS_CMD")"
 ln -sfn "$PREFIX/bin/pulsa-bridge" "$LINK"
-say "installed $PREFIX"
+say "installed $PREFIX (pulsa-bridge $new_version)"
+
+# --- user and groups ----------------------------------------------------------------------------------------------
+# pulsa-bridge: the service's own group, owner of the control socket (read level: status, queue);
+# pulsa-bridge-ops: operate level (AT, USSD, SMS send, test transfers).
+if real_root; then
+  id pulsa-bridge >/dev/null 2>&1 || useradd --system --user-group --home-dir /var/lib/pulsa-bridge --no-create-home --shell /usr/sbin/nologin pulsa-bridge
+  getent group pulsa-bridge-ops >/dev/null || groupadd --system pulsa-bridge-ops
+  usermod -aG dialout pulsa-bridge
+fi
 
 # --- config and spool (kept) --------------------------------------------------------------------------------------
 install -d -m 0750 "$ETC"
 real_root && chgrp pulsa-bridge "$ETC"
-CONFIG=$ETC/config.json
 if [ ! -f "$CONFIG" ]; then
   sed 's#"dir": "./spool"#"dir": "/var/lib/pulsa-bridge/spool"#' config.example.json > "$CONFIG"
   chmod 0640 "$CONFIG"
@@ -201,19 +306,39 @@ fi
 install -d -m 0750 "$STATE"
 real_root && chown pulsa-bridge:pulsa-bridge "$STATE"
 
-# --- udev rule: only the modems named ---------------------------------------------------------------------------
-install -d -m 0755 "$(dirname "$RULE")"
+# --- udev rule: only the modems named; ModemManager lets go of them now ------------------------------------------
+install -m 0755 systemd/pulsa-bridge-modems "$MODEMS_CMD"
+install -d -m 0755 "$ROOT/usr/local/share/pulsa-bridge"
+install -m 0644 systemd/99-pulsa-bridge.rules.in "$ROOT/usr/local/share/pulsa-bridge/99-pulsa-bridge.rules.in"
 if [ "${#MODEMS[@]}" -gt 0 ]; then
-  awk -v lines="$UDEV_LINES" '$0 == "# @MODEMS@" { print lines; next } { print }' systemd/99-pulsa-bridge.rules.in > "$RULE.tmp"
-  chmod 0644 "$RULE.tmp"; mv "$RULE.tmp" "$RULE"
-  say "wrote $RULE for ${#MODEMS[@]} modem(s)"
-  sys udevadm control --reload || true
-  sys udevadm trigger --subsystem-match=tty --subsystem-match=usb --action=change || true
+  reload=(); [ "$SYSTEMCTL" = 1 ] || reload=(--no-reload)
+  PULSA_BRIDGE_DEV_ROOT=$DEV_ROOT bash "$SRC/systemd/pulsa-bridge-modems" --rules "$RULE" "${reload[@]}" "${MODEMS[@]}" ||
+    warn "the rule is written, but ModemManager still holds a modem (above)"
 elif [ -f "$RULE" ]; then
   say "kept $RULE (name the modems with --modem to rewrite it)"
 else
   say "no udev rule written: ModemManager may take the modems' ports. Name them (USB serial or /dev/serial/by-id/ path):"
-  say "  sudo $0 --modem /dev/serial/by-id/usb-...-if02-port0     (pulsa-bridge ports lists them)"
+  say "  sudo pulsa-bridge-modems /dev/serial/by-id/usb-...-if02-port0     (pulsa-bridge ports lists them)"
+fi
+
+# --- a kernel console on the modem's UART (a SIM800 on the Pi's GPIO pins) -----------------------------------------
+# The console and a login prompt (serial-getty) would talk to the modem. `raspi-config nonint do_serial_cons 1` turns
+# both off (after a reboot); the UART itself stays on.
+console_conflict=
+tty_of() { local p=$DEV_ROOT$1; [ -e "$p" ] || [ -L "$p" ] || { printf '%s' "${1#/dev/}"; return; }; basename "$(readlink -f "$p")"; }
+if [ -r "$CMDLINE" ] && [ -f "$CONFIG" ]; then
+  for port in $(grep -o '"port": *"[^"]*"' "$CONFIG" | sed 's/.*"\([^"]*\)"$/\1/'); do
+    case "$port" in /dev/serial0|/dev/serial1|/dev/ttyAMA*|/dev/ttyS*) ;; *) continue ;; esac
+    port_tty=$(tty_of "$port")
+    for arg in $(cat "$CMDLINE"); do
+      case "$arg" in console=*) ;; *) continue ;; esac
+      con=${arg#console=}; con=${con%%,*}
+      if [ "$(tty_of "/dev/$con")" = "$port_tty" ]; then console_conflict="$port ($port_tty) carries the kernel console ($arg in /proc/cmdline)"; fi
+    done
+  done
+fi
+if [ -n "$console_conflict" ]; then
+  warn "$console_conflict: free it with sudo raspi-config nonint do_serial_cons 1, then reboot"
 fi
 
 # --- unit: the node found above, the prefix chosen -----------------------------------------------------------------
@@ -222,6 +347,26 @@ sed -e "s#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/#ExecStart=$NODE \1 
     -e "s#file:///opt/pulsa-bridge/#file://$PREFIX/#" systemd/pulsa-bridge.service > "$UNIT.tmp"
 chmod 0644 "$UNIT.tmp"; mv "$UNIT.tmp" "$UNIT"
 sys systemctl daemon-reload
+
+# --- operators: the control socket's groups -----------------------------------------------------------------------
+add_operator() {
+  if real_root; then
+    usermod -aG pulsa-bridge,pulsa-bridge-ops "$1" && say "added $1 to pulsa-bridge and pulsa-bridge-ops (takes effect at the next login)"
+  else
+    say "skipped (--destdir): usermod -aG pulsa-bridge,pulsa-bridge-ops $1"
+  fi
+}
+if [ -n "$OPERATOR" ]; then
+  id "$OPERATOR" >/dev/null 2>&1 || die "--operator $OPERATOR: no such user"
+  add_operator "$OPERATOR"
+elif [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && ! id -nG "$SUDO_USER" 2>/dev/null | grep -qw pulsa-bridge-ops; then
+  if [ -t 0 ]; then
+    read -r -p "add $SUDO_USER to pulsa-bridge (status, queue) and pulsa-bridge-ops (AT, USSD, SMS, test transfers)? [y/N] " answer
+    case "$answer" in y|Y|yes) add_operator "$SUDO_USER" ;; *) say "not added: sudo usermod -aG pulsa-bridge,pulsa-bridge-ops $SUDO_USER" ;; esac
+  else
+    say "operators: sudo usermod -aG pulsa-bridge $SUDO_USER (status, queue); add pulsa-bridge-ops for AT, USSD, SMS, test transfers"
+  fi
+fi
 
 # --- enable only an edited, valid config -------------------------------------------------------------------------
 next_steps() {
@@ -232,13 +377,15 @@ next_steps() {
   say "  3. sudo systemctl enable --now pulsa-bridge"
   say "  4. journalctl -u pulsa-bridge -f    (journalctl -u pulsa-bridge -p warning: problems only)"
 }
-if grep -q -e 'convert\.example\.com' -e '0123456789ABCDEF' "$CONFIG"; then
+if is_example; then
   say "$CONFIG still holds the example values: the service is not enabled yet."
   next_steps
 elif ! check=$("$NODE" "$DEST/bin/pulsa-bridge" config check "$CONFIG" 2>&1 >/dev/null); then
   say "$CONFIG does not pass the check, the service is not (re)started:"
   say "$check"
   next_steps
+elif [ -n "$console_conflict" ]; then
+  say "the service is not (re)started while the kernel console is on the modem's port (above)."
 else
   sys systemctl enable pulsa-bridge.service
   sys systemctl restart pulsa-bridge.service

@@ -2,11 +2,13 @@
  * systemd/install.sh in a temporary root (--destdir, --no-systemctl): no user, no systemctl, no udevadm, nothing
  * outside the temporary directory. `npm` is a stand-in on PATH that logs where and how it was called (the build copies
  * the real dist/, `ci --omit=dev` links the real node_modules), so the installed CLI really runs `config check`.
- * `node` is the real one through a link on PATH, or a stand-in that reports an old version.
+ * `node` is the real one through a link on PATH, or a stand-in that reports an old version. The machine is faked too:
+ * `dpkg --print-architecture` and `dpkg-query` (which package owns node, its maintainer) are stand-ins on PATH, and
+ * /etc/os-release, /proc/cmdline, /dev and `uname -m` come from the test hooks install.sh documents.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,19 +21,63 @@ let dest: string;
 let bin: string;
 let npmLog: string;
 
+let root: string;
+
 const FAKE_NPM = `#!/usr/bin/env bash
 echo "$PWD|$*" >> "$NPM_LOG"
+echo "$(id -un)" >> "$NPM_LOG.users"
 case "$*" in
   "run build") cp -R "$REAL_DIST" dist ;;
-  ci\\ --omit=dev*) ln -s "$REAL_NODE_MODULES" node_modules ;;
+  ci\\ --omit=dev*) if [ -n "\${BROKEN_ADDON:-}" ]; then mkdir -p node_modules; else ln -s "$REAL_NODE_MODULES" node_modules; fi ;;
 esac
 `;
+
+/** dpkg and dpkg-query as the faked machine answers them. */
+const FAKE_DPKG = `#!/bin/sh
+[ "$1" = --print-architecture ] && echo "\${FAKE_ARCH:-amd64}" && exit 0
+exit 2
+`;
+const FAKE_DPKG_QUERY = `#!/bin/sh
+case "$1" in
+  -S) [ -n "\${FAKE_NODE_PKG:-}" ] && echo "$FAKE_NODE_PKG: $2" && exit 0; echo "dpkg-query: no path found matching pattern $2" >&2; exit 1 ;;
+  -W) case "$*" in *" nodejs") [ -n "\${FAKE_NODE_PKG:-}" ] || exit 1; case "$2" in *Maintainer*) echo "$FAKE_NODE_MAINT" ;; *) echo "$FAKE_NODE_VERSION" ;; esac; exit 0 ;; esac; exit 1 ;;
+esac
+exit 1
+`;
+/** The faked OS: os-release of a Raspberry Pi OS release, the kernel's architecture, its command line. */
+function fakeOs(o: { codename: 'bookworm' | 'trixie'; arch: string; kernel: string; cmdline?: string; debianNode?: string }): NodeJS.ProcessEnv {
+  const name = o.codename === 'bookworm' ? 'Debian GNU/Linux 12 (bookworm)' : 'Debian GNU/Linux 13 (trixie)';
+  writeFileSync(path.join(tmp, 'os-release'), `PRETTY_NAME="${name}"\nVERSION_CODENAME=${o.codename}\nID=debian\n`);
+  writeFileSync(path.join(tmp, 'cmdline'), `${o.cmdline ?? 'console=tty1 root=PARTUUID=1234-02 rootfstype=ext4 fsck.repair=yes rootwait'}\n`);
+  return {
+    PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
+    PULSA_BRIDGE_CMDLINE: path.join(tmp, 'cmdline'),
+    PULSA_BRIDGE_KERNEL_ARCH: o.kernel,
+    FAKE_ARCH: o.arch,
+    ...(o.debianNode ? { FAKE_NODE_PKG: 'nodejs', FAKE_NODE_MAINT: 'Debian Javascript Maintainers <pkg-javascript-devel@alioth-lists.debian.net>', FAKE_NODE_VERSION: o.debianNode } : {}),
+  };
+}
+
+/** A PATH with the system's tools but no npm (Debian packages npm apart from nodejs). */
+let noNpmBin: string;
+beforeAll(() => {
+  noNpmBin = mkdtempSync(path.join(os.tmpdir(), 'pb-nonpm-'));
+  for (const dir of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin']) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      if (['npm', 'npx', 'node', 'nodejs', 'dpkg', 'dpkg-query'].includes(name) || existsSync(path.join(noNpmBin, name))) continue;
+      symlinkSync(path.join(dir, name), path.join(noNpmBin, name));
+    }
+  }
+});
+afterAll(() => rmSync(noNpmBin, { recursive: true, force: true }));
 
 /** A stand-in node reporting `version`; given the unit's flags and `-e ''` it accepts them, or refuses one as node does. */
 function fakeNode(version: string, refuseFlag?: string): void {
   rmSync(path.join(bin, 'node'), { force: true });
   const onFlags = refuseFlag ? `echo "$0: bad option: ${refuseFlag}" >&2; exit 9` : 'exit 0';
-  writeFileSync(path.join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\ncase " $* " in *" -e "*) ${onFlags} ;; esac\necho "fake node: $*" >&2; exit 1\n`);
+  // Anything else (the addon check, the new tree's --version, config check) runs on the real node.
+  writeFileSync(path.join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\ncase " $* " in *" -e "*) ${onFlags} ;; esac\nexec "${process.execPath}" "$@"\n`);
   chmodSync(path.join(bin, 'node'), 0o755);
 }
 
@@ -41,6 +87,10 @@ function install(args: string[] = [], env: NodeJS.ProcessEnv = {}) {
     env: {
       ...process.env,
       PATH: `${bin}:${process.env.PATH}`,
+      PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
+      PULSA_BRIDGE_CMDLINE: path.join(tmp, 'cmdline'),
+      PULSA_BRIDGE_DEV_ROOT: root,
+      PULSA_BRIDGE_KERNEL_ARCH: 'x86_64',
       NPM_LOG: npmLog,
       REAL_DIST: path.join(repo, 'dist'),
       REAL_NODE_MODULES: path.join(repo, 'node_modules'),
@@ -51,6 +101,8 @@ function install(args: string[] = [], env: NodeJS.ProcessEnv = {}) {
   return { code: r.status, out: r.stdout, err: r.stderr, all: r.stdout + r.stderr };
 }
 
+/** The lines that say why install.sh stopped (this machine's own Node may add a warning before them). */
+const errors = (err: string) => err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('pulsa-bridge-modems:'));
 const npmCalls = () => (existsSync(npmLog) ? readFileSync(npmLog, 'utf8').trim().split('\n') : []);
 const at = (p: string) => path.join(dest, p);
 const configFile = () => at('etc/pulsa-bridge/config.json');
@@ -68,6 +120,8 @@ function editConfig(over: { baseUrl?: string; modems?: unknown } = {}): string {
 beforeEach(() => {
   expect(existsSync(path.join(repo, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
   tmp = mkdtempSync(path.join(os.tmpdir(), 'pb-install-'));
+  root = path.join(tmp, 'machine');
+  mkdirSync(path.join(root, 'dev/serial/by-id'), { recursive: true });
   checkout = path.join(tmp, 'checkout');
   dest = path.join(tmp, 'root');
   bin = path.join(tmp, 'bin');
@@ -82,8 +136,11 @@ beforeEach(() => {
   chmodSync(path.join(checkout, 'node_modules/.bin/tsc'), 0o755);
   writeFileSync(path.join(checkout, 'node_modules/keep-me'), 'dev dependency');
   mkdirSync(bin);
-  writeFileSync(path.join(bin, 'npm'), FAKE_NPM);
-  chmodSync(path.join(bin, 'npm'), 0o755);
+  for (const [name, text] of [['npm', FAKE_NPM], ['dpkg', FAKE_DPKG], ['dpkg-query', FAKE_DPKG_QUERY]] as const) {
+    writeFileSync(path.join(bin, name), text);
+    chmodSync(path.join(bin, name), 0o755);
+  }
+  fakeOs({ codename: 'bookworm', arch: 'amd64', kernel: 'x86_64' });
   symlinkSync(process.execPath, path.join(bin, 'node'));
 });
 
@@ -97,7 +154,8 @@ describe('install.sh: Node.js', () => {
     const r = install();
     expect(r.code).toBe(1);
     expect(r.err).toContain('Node.js v18.19.0');
-    expect(r.err).toContain('22 or 24');
+    expect(r.err).toContain("error: Node.js v18.19.0 (" + path.join(bin, 'node') + ') is too old: pulsa-bridge needs Node.js 20 or later (22 or 24, or Debian\'s own 20 on Trixie).');
+    expect(r.err).toContain("Debian's nodejs here is 18: too old");
     expect(r.err).toContain('https://deb.nodesource.com/setup_22.x');
     expect(r.err).toMatch(/https:\/\/nodejs\.org\/dist\/latest-v22\.x\/ +\(node-v22\.\*-linux-\S+\.tar\.xz\)/);
     expect(npmCalls()).toEqual([]);
@@ -111,6 +169,55 @@ describe('install.sh: Node.js', () => {
     expect(r.err).toMatch(/error: Node\.js v26\.0\.0 \(\S+\) refuses the service's node flags \(--max-semi-space-size=1 --lite-mode --single-threaded-gc --expose-gc\): \S+ bad option: --lite-mode/);
     expect(npmCalls()).toEqual([]);
     expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
+  });
+
+  it("names what exists for a Pi 4/5 on the 32-bit Bookworm (64-bit kernel, armhf userland): armv7l, no arm64, no Node 24", () => {
+    // The arm64 tarball unpacked on armhf: the node does not run at all.
+    rmSync(path.join(bin, 'node'));
+    writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nexit 126\n');
+    chmodSync(path.join(bin, 'node'), 0o755);
+    const r = install([], fakeOs({ codename: 'bookworm', arch: 'armhf', kernel: 'aarch64' }));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`error: cannot run ${path.join(bin, 'node')} (node --version said: nothing): it is not a Node.js build for this machine (armhf)`);
+    expect(r.err).toContain('this Pi boots a 64-bit kernel but runs the 32-bit OS: only armhf (armv7l) programs run here, no arm64 build.');
+    expect(r.err).toContain('node-v22.*-linux-armv7l.tar.xz');
+    expect(r.err).toContain('there is no Node 24 for 32-bit Arm');
+    expect(r.err).toContain("Debian's nodejs here is 18: too old");
+    expect(r.err).toContain('or move to Raspberry Pi OS Trixie');
+    expect(r.err).not.toContain('linux-arm64');
+    expect(r.err).not.toContain('setup_22.x');
+    expect(npmCalls()).toEqual([]);
+  });
+
+  it('on a Pi Zero / Pi 1 (ARMv6) names Trixie\'s own nodejs: no official build exists', () => {
+    fakeNode('v18.19.0');
+    const r = install([], fakeOs({ codename: 'bookworm', arch: 'armhf', kernel: 'armv6l' }));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('a Pi 1 / Zero (ARMv6) has no official Node build and no NodeSource one');
+    expect(r.err).not.toContain('linux-armv7l');
+  });
+
+  it("on 64-bit Bookworm names NodeSource and the linux-arm64 tarball", () => {
+    fakeNode('v18.19.0');
+    const r = install([], fakeOs({ codename: 'bookworm', arch: 'arm64', kernel: 'aarch64' }));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('https://deb.nodesource.com/setup_22.x');
+    expect(r.err).toContain('node-v22.*-linux-arm64.tar.xz');
+  });
+
+  it("accepts Debian's own Node 20 on Trixie without a warning; without npm it names the package and the .deb", () => {
+    fakeNode('v20.19.2');
+    const env = fakeOs({ codename: 'trixie', arch: 'arm64', kernel: 'aarch64', debianNode: '20.19.2+dfsg-1' });
+    const r = install([], { ...env, PATH: `${bin}:${noNpmBin}` });
+    rmSync(path.join(bin, 'npm'));
+    const noNpm = install([], { ...env, PATH: `${bin}:${noNpmBin}` });
+    expect(r.code, r.all).toBe(0);
+    expect(r.out).toContain("Node.js v20.19.2 is Debian's own package (nodejs 20.19.2+dfsg-1): supported, Debian keeps it patched");
+    expect(r.err).not.toContain('end of life');
+    expect(noNpm.code).toBe(1);
+    expect(noNpm.err.trim()).toBe(
+      'error: npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (README: Install on a Raspberry Pi)',
+    );
   });
 
   it('installs on Node 20 with an end-of-life warning', () => {
@@ -137,7 +244,13 @@ describe('install.sh: build, install, upgrade', () => {
   it('builds in the checkout without pruning it; production dependencies go to the install directory', () => {
     const r = install();
     expect(r.code, r.all).toBe(0);
-    expect(npmCalls()).toEqual([`${checkout}|run build`, `${at('opt/pulsa-bridge.new')}|ci --omit=dev --no-audit --no-fund`]);
+    const calls = npmCalls();
+    expect(calls[0]).toBe(`${checkout}|run build`);
+    // The production tree: no dev dependencies, no optional peers (TypeScript), no install scripts, in a staging
+    // directory (never the install directory itself, never the checkout).
+    expect(calls[1]).toMatch(/\/pulsa-bridge-stage\.\w+\|ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund$/);
+    expect(calls).toHaveLength(2);
+    expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
     expect(readFileSync(path.join(checkout, 'node_modules/keep-me'), 'utf8')).toBe('dev dependency');
     for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'package.json', 'package-lock.json', 'config.example.json']) {
       expect(existsSync(at(`opt/pulsa-bridge/${f}`)), f).toBe(true);
@@ -208,8 +321,14 @@ describe('install.sh: build, install, upgrade', () => {
 describe('install.sh: udev rule for the modems named', () => {
   const rule = () => readFileSync(at('etc/udev/rules.d/99-pulsa-bridge.rules'), 'utf8');
 
+  const byId = 'usb-SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF-if02-port0';
+  beforeEach(() => {
+    writeFileSync(path.join(root, 'dev/ttyUSB2'), '');
+    symlinkSync('../../ttyUSB2', path.join(root, 'dev/serial/by-id', byId));
+  });
+
   it('marks only the named modems ID_MM_DEVICE_IGNORE (by-id path and USB serial), no vendor-wide match', () => {
-    const r = install(['--modem', '/dev/serial/by-id/usb-SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF-if02-port0'], {
+    const r = install(['--modem', `/dev/serial/by-id/${byId}`], {
       PULSA_BRIDGE_MODEMS: 'A1B2C3D4',
     });
     expect(r.code, r.all).toBe(0);
@@ -219,13 +338,15 @@ describe('install.sh: udev rule for the modems named', () => {
       'ACTION=="remove", GOTO="pulsa_bridge_end"',
       'SUBSYSTEM!="tty|usb", GOTO="pulsa_bridge_end"',
       'ATTRS{serial}=="A1B2C3D4", ENV{ID_MM_DEVICE_IGNORE}="1"',
-      'SUBSYSTEM=="tty", ATTRS{serial}=="A1B2C3D4", GROUP="dialout", MODE="0660"',
+      'SUBSYSTEM=="tty", ATTRS{serial}=="A1B2C3D4", ENV{ID_MM_CANDIDATE}="0", GROUP="dialout", MODE="0660"',
       'ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", ENV{ID_MM_DEVICE_IGNORE}="1"',
-      'SUBSYSTEM=="tty", ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", GROUP="dialout", MODE="0660"',
+      'SUBSYSTEM=="tty", ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", ENV{ID_MM_CANDIDATE}="0", GROUP="dialout", MODE="0660"',
       'LABEL="pulsa_bridge_end"',
     ]);
     expect(text).not.toContain('idVendor');
-    expect(r.out).toContain('skipped (--no-systemctl): udevadm control --reload');
+    // ModemManager is told: the change event makes it drop a port that is no longer a candidate.
+    expect(r.out).toContain('skipped (--no-reload): udevadm control --reload');
+    expect(r.out).toContain('skipped (--no-reload): udevadm trigger --action=change --subsystem-match=tty');
   });
 
   it('without names writes no rule (and says so), and keeps a rule written before', () => {
@@ -242,11 +363,102 @@ describe('install.sh: udev rule for the modems named', () => {
   it('refuses a name that would break the rule file', () => {
     const r = install(['--modem', 'bad"serial']);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('--modem bad"serial');
+    expect(errors(r.err)).toEqual(['pulsa-bridge-modems: bad"serial: a USB serial number has letters, digits, . _ : + - only']);
     const notById = install(['--modem', '/dev/serial/by-id/not-a-usb-name']);
     expect(notById.code).toBe(1);
+    const absent = install(['--modem', '/dev/serial/by-id/usb-Quectel_EC25_0000-if02-port0']);
+    expect(absent.code).toBe(1);
+    expect(errors(absent.err)).toEqual([
+      'pulsa-bridge-modems: /dev/serial/by-id/usb-Quectel_EC25_0000-if02-port0 does not exist: plug the modem in and pick its path from ls /dev/serial/by-id/, or give its USB serial number',
+    ]);
     // Checked before anything is built or installed.
     expect(npmCalls()).toEqual([]);
     expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
+  });
+});
+
+describe('install.sh: what must stop it, and what it leaves running', () => {
+  it('an addon that does not load stops the install before the swap; the old install stays whole', () => {
+    expect(install().code).toBe(0);
+    const before = readFileSync(at('opt/pulsa-bridge/dist/src/cli.js'), 'utf8');
+    const r = install([], { BROKEN_ADDON: '1' });
+    expect(r.code).toBe(1);
+    expect(errors(r.err)).toHaveLength(1);
+    expect(errors(r.err)[0]).toMatch(
+      /^error: the serial addon does not load with Node\.js v\d+\.\d+\.\d+ on linux-x64 \(Cannot find module '@serialport\/bindings-cpp\/package\.json'.*\): the installed version is left as it was/,
+    );
+    expect(readFileSync(at('opt/pulsa-bridge/dist/src/cli.js'), 'utf8')).toBe(before);
+    expect(existsSync(at('opt/pulsa-bridge/node_modules/@serialport/bindings-cpp'))).toBe(true);
+    expect(existsSync(at('opt/pulsa-bridge.new'))).toBe(false);
+  });
+
+  it('a running service is not swapped onto a config the new version refuses', () => {
+    expect(install().code).toBe(0);
+    editConfig({ modems: [] });
+    const record = at('var/lib/pulsa-bridge/spool/pending/sms-1.json');
+    mkdirSync(path.dirname(record), { recursive: true });
+    writeFileSync(record, '{"pending":true}');
+    writeFileSync(path.join(bin, 'systemctl'), '#!/bin/sh\n[ "$1" = is-active ] && exit 0\nexit 1\n');
+    chmodSync(path.join(bin, 'systemctl'), 0o755);
+    const stale = at('opt/pulsa-bridge/dist/src/old-module.js');
+    writeFileSync(stale, 'export {};\n');
+    const r = install();
+    expect(r.code).toBe(1);
+    expect(errors(r.err)).toHaveLength(1);
+    expect(errors(r.err)[0]).toMatch(/^error: \S+config\.json does not pass version 0\.1\.0's check \(.*modems.*\): the running service and its install are left as they were; fix the config \(pulsa-bridge config check\) and run this again$/);
+    expect(existsSync(stale)).toBe(true);
+    expect(readFileSync(record, 'utf8')).toBe('{"pending":true}');
+  });
+
+  it('a second install while one runs stops at once', () => {
+    mkdirSync(at('run/lock'), { recursive: true });
+    const holder = spawnSync('flock', [at('run/lock/pulsa-bridge-install.lock'), 'bash', '-c', `${['bash', path.join(checkout, 'systemd/install.sh')].join(' ')} --destdir ${dest} --no-systemctl 2>&1; true`], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, NPM_LOG: npmLog, PULSA_BRIDGE_DEV_ROOT: root, PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release') },
+    });
+    expect(holder.stdout.trim()).toBe(`error: another install.sh is running (lock ${at('run/lock/pulsa-bridge-install.lock')}): wait for it to finish`);
+    expect(npmCalls()).toEqual([]);
+  });
+
+  it("a kernel console on the modem's UART is named with the command that frees it; the service is not started", () => {
+    expect(install().code).toBe(0);
+    editConfig({ modems: [{ name: 'sim800', port: '/dev/serial0', senders: ['858'] }] });
+    writeFileSync(path.join(root, 'dev/ttyS0'), '');
+    symlinkSync('ttyS0', path.join(root, 'dev/serial0'));
+    const env = fakeOs({ codename: 'bookworm', arch: 'arm64', kernel: 'aarch64', cmdline: 'console=serial0,115200 console=tty1 root=PARTUUID=1-02 rootwait' });
+    const r = install([], env);
+    expect(r.code, r.all).toBe(0);
+    expect(r.err).toContain(
+      'warning: /dev/serial0 (ttyS0) carries the kernel console (console=serial0,115200 in /proc/cmdline): free it with sudo raspi-config nonint do_serial_cons 1, then reboot',
+    );
+    expect(r.out).toContain("the service is not (re)started while the kernel console is on the modem's port");
+    expect(r.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
+    // Without the console on it, the same config starts the service.
+    const free = install([], fakeOs({ codename: 'bookworm', arch: 'arm64', kernel: 'aarch64' }));
+    expect(free.all).not.toContain('kernel console');
+    expect(free.out).toContain('skipped (--no-systemctl): systemctl restart pulsa-bridge.service');
+  });
+
+  it('offers the control groups: --operator adds a user to both', () => {
+    const r = install(['--operator', 'root']);
+    expect(r.code, r.all).toBe(0);
+    expect(r.out).toContain('skipped (--destdir): usermod -aG pulsa-bridge,pulsa-bridge-ops root');
+    const nobody = install(['--operator', 'no-such-user-here']);
+    expect(nobody.code).toBe(1);
+    expect(errors(nobody.err)).toEqual(['error: --operator no-such-user-here: no such user']);
+  });
+
+  it.runIf(process.getuid?.() === 0)("builds as the checkout's owner, not root", () => {
+    chmodSync(tmp, 0o755);
+    writeFileSync(npmLog, '');
+    writeFileSync(`${npmLog}.users`, '');
+    chmodSync(npmLog, 0o666);
+    chmodSync(`${npmLog}.users`, 0o666);
+    const run = spawnSync('chown', ['-R', 'nobody', checkout]);
+    expect(run.status).toBe(0);
+    const r = install();
+    expect(r.code, r.all).toBe(0);
+    const users = readFileSync(`${npmLog}.users`, 'utf8').trim().split('\n');
+    expect(users).toEqual(['nobody', 'nobody']);
   });
 });
