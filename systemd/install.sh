@@ -273,7 +273,7 @@ service_active() { command -v systemctl >/dev/null && systemctl is-active --quie
 # A running service is never swapped onto a config the new version refuses: it would not come back after a restart.
 if [ -f "$CONFIG" ] && ! is_example && ! check=$("$NODE" "$DEST.new/bin/pulsa-bridge" config check "$CONFIG" 2>&1 >/dev/null); then
   if service_active; then
-    die "$CONFIG does not pass version $new_version's check ($(printf '%s' "$check" | head -n 1)): the running service and its install are left as they were; fix the config (pulsa-bridge config check) and run this again"
+    die "$CONFIG does not pass version $new_version's check ($(printf '%s\n' "$check" | sed -e 's/^error: //' -e 's/^ *- //' | head -n 4 | paste -sd ';' | sed 's/;/; /g')): the running service and its install are left as they were; fix the config (pulsa-bridge config check) and run this again"
   fi
 fi
 
