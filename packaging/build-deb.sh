@@ -58,6 +58,8 @@ find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
 cp package.json package-lock.json systemd/addon-check.cjs "$LIB/"
 (cd "$LIB" && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
+# The program reports the package's version (`pulsa-bridge --version`, the User-Agent) when --version gave another.
+node -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f,"utf8")); p.version=process.argv[2]; require("fs").writeFileSync(f, JSON.stringify(p,null,2)+"\n")' "$LIB/package.json" "$VERSION"
 # The addon's prebuilt binaries: Linux with glibc on x64, armv6, armv7 and arm64 only.
 PREBUILDS=$LIB/node_modules/@serialport/bindings-cpp/prebuilds
 find "$PREBUILDS" -mindepth 1 -maxdepth 1 -type d ! -name linux-x64 ! -name linux-arm ! -name linux-arm64 -exec rm -rf {} +

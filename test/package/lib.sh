@@ -16,23 +16,26 @@ until_true() { local end=$(( $(date +%s) + $1 )); shift; while ! "$@" >/dev/null
 PIDS=()
 cleanup_pids() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; PIDS=(); }
 
-# start_receiver FILE: sets RECEIVER_PORT.
+# start_receiver FILE [PORT]: sets RECEIVER_PORT and RECEIVER_PID.
 start_receiver() {
-  : > "$1"
-  node "$REPO/test/package/receiver.mjs" "$1" > "$WORK/receiver.port" &
+  touch "$1"; rm -f "$WORK/receiver.port"
+  node "$REPO/test/package/receiver.mjs" "$1" ${2:-} > "$WORK/receiver.port" &
+  RECEIVER_PID=$!
   PIDS+=($!)
   until_true 10 test -s "$WORK/receiver.port" || return 1
   RECEIVER_PORT=$(head -n 1 "$WORK/receiver.port")
 }
 
-# start_simulator LINK: the virtual modem (this machine's node, the checkout's build) on a pty at LINK; commands go
-# to the fifo $LINK.in (sim_say "sms 858 ...").
+# start_simulator LINK [COMMAND...]: the virtual modem on a pty at LINK (default command: the checkout's build on this
+# machine's node); commands go to the fifo $LINK.in (sim_say "sms 858 ...").
 start_simulator() {
-  rm -f "$1" "$1.in"; mkfifo "$1.in"
-  node "$REPO/bin/pulsa-bridge" simulate --link "$1" < "$1.in" > "$1.log" 2>&1 &
+  local link=$1; shift
+  [ $# -gt 0 ] || set -- node "$REPO/bin/pulsa-bridge"
+  rm -f "$link" "$link.in"; mkfifo -m 0644 "$link.in"
+  "$@" simulate --link "$link" < "$link.in" > "$link.log" 2>&1 &
   PIDS+=($!)
-  exec {SIM_FD}> "$1.in"
-  until_true 20 test -e "$1" || return 1
+  exec {SIM_FD}> "$link.in"
+  until_true 20 test -e "$link" || return 1
 }
 sim_say() { printf '%s\n' "$*" >&"$SIM_FD"; }
 

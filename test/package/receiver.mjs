@@ -1,5 +1,5 @@
-// A local webhook receiver for the shell tests: node receiver.mjs FILE. Listens on 127.0.0.1 (a free port, printed as
-// the first line of stdout), answers every POST 200 and appends its path and body to FILE as one JSON line.
+// A local webhook receiver for the shell tests: node receiver.mjs FILE [PORT]. Listens on 127.0.0.1 (PORT, or a free
+// port; printed as the first line of stdout), answers every POST 200 and appends its path and body to FILE as one JSON line.
 import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
@@ -13,5 +13,5 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
 });
-server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
+server.listen(Number(process.argv[3] ?? 0), '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
