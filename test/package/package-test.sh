@@ -69,7 +69,8 @@ if bash packaging/build-deb.sh --out "$WORK" > "$WORK/build1.log" 2>&1; then
   pass "built $(basename "$WORK"/pulsa-bridge_"${V1}"_all.deb): $(grep -o '([0-9]* KiB, [0-9]* KiB installed)' "$WORK/build1.log")"
   grep -E '^(E|W|lintian)' "$WORK/build1.log" | sed 's/^/        | /'
   lintian_summary=$(grep -cE '^(E|W): ' "$WORK/build1.log")
-  if [ "$lintian_summary" -eq 0 ]; then pass "lintian: no errors, no warnings"; else fail "lintian: $lintian_summary errors or warnings"; fi
+  if grep -q 'lintian not installed' "$WORK/build1.log"; then fail "lintian is not installed: the package was not checked"
+  elif [ "$lintian_summary" -eq 0 ]; then pass "lintian: no errors, no warnings"; else fail "lintian: $lintian_summary errors or warnings"; fi
 else
   cat "$WORK/build1.log"; stop "the package did not build"
 fi
