@@ -87,6 +87,7 @@ check "/var/lib/pulsa-bridge: 0750 pulsa-bridge" bash -c '[ "$(stat -c "%a %U:%G
 UNIT_FILE=/lib/systemd/system/pulsa-bridge.service
 FLAGS_SRC=$(sed -n 's#^ExecStart=/usr/bin/node \(.*\) /opt/pulsa-bridge/bin/pulsa-bridge .*#\1#p' systemd/pulsa-bridge.service)
 check "the unit runs /usr/bin/node with systemd/pulsa-bridge.service's flags" grep -qxF "ExecStart=/usr/bin/node $FLAGS_SRC /usr/lib/pulsa-bridge/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json" "$UNIT_FILE"
+check "systemd-analyze verify accepts the installed unit" systemd-analyze verify "$UNIT_FILE"
 check "not enabled on the example config" test ! -e /etc/systemd/system/multi-user.target.wants/pulsa-bridge.service
 out=$(pulsa-bridge --version 2>&1)
 if [ "$out" = "$V1" ]; then pass "/usr/bin/pulsa-bridge --version: $out"; else fail "/usr/bin/pulsa-bridge --version said: $out"; fi
