@@ -6,12 +6,16 @@
  * `dpkg --print-architecture` and `dpkg-query` (which package owns node, its maintainer) are stand-ins on PATH, and
  * /etc/os-release, /proc/cmdline, /dev and `uname -m` come from the test hooks install.sh documents.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+// Each install.sh run starts node several times (addon check, --version with the unit's flags, config check) and some
+// tests run it two or three times: on a loaded 2-core machine that is well over the suite's 20 s default.
+vi.setConfig({ testTimeout: 180_000 });
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
