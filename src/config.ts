@@ -469,6 +469,8 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
 /** What the operator commands that need only the spool (`status`, `queue ...`) take from the config. */
 export interface SpoolOnlyConfig {
   spool: Config['spool'];
+  /** Where the spool's integrity key is (absent: the spool directory). */
+  stateDir?: string;
 }
 
 /**
@@ -479,9 +481,9 @@ export interface SpoolOnlyConfig {
 export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
   const raw = await readJson(file);
   // Not strict: the other sections are the daemon's business here.
-  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema() })), raw);
+  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema(), stateDir: optional(text()) })), raw);
   if (!r.success) throw new ConfigError(problemsOf(r.issues), { file });
-  return deepFreeze({ spool: r.output.spool });
+  return deepFreeze({ spool: r.output.spool, ...(r.output.stateDir !== undefined ? { stateDir: r.output.stateDir } : {}) });
 }
 
 async function readJson(file: string): Promise<unknown> {

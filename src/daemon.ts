@@ -21,7 +21,8 @@
  * bytecode and objects) for the life of the process.
  */
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
@@ -45,6 +46,8 @@ import type { BridgeMetrics } from './metrics/registry.js';
 import type { MetricsServer } from './metrics/server.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
+import { makeDirs } from './spool/files.js';
+import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool } from './spool/store.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
@@ -200,7 +203,20 @@ export class Daemon {
     process.on('SIGHUP', onSighup);
     let spool: Spool;
     try {
-      spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync });
+      // Trusted directories (safe-dir.ts): the spool (checked by Spool.open), the state directory that holds the
+      // spool's integrity key and the PIN memory, and the control socket's directory. Unsafe -> UnsafePathError (exit 78).
+      const stateDir = config.stateDir ?? config.spool.dir;
+      if (config.stateDir !== undefined) {
+        await makeDirs(stateDir);
+        await checkPrivateDir(stateDir, 'stateDir');
+      }
+      spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync, keyDir: stateDir });
+      try {
+        await checkSocketDir(config.control.socketPath);
+      } catch (err) {
+        await spool.close();
+        throw err;
+      }
     } catch (err) {
       process.off('SIGHUP', onSighup);
       throw err;
@@ -472,6 +488,17 @@ export class Daemon {
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }
+}
+
+/** The control socket's directory, when it exists (else the socket's listen fails and says so), must be private. */
+async function checkSocketDir(socketPath: string): Promise<void> {
+  const dir = dirname(socketPath);
+  try {
+    await lstat(dir);
+  } catch {
+    return; // missing: nothing is trusted in it; the control server's listen reports the failure
+  }
+  await checkPrivateDir(dir, 'the control socket directory (control.socket)');
 }
 
 /** A group name or gid -> gid (from /etc/group). */

@@ -31,11 +31,13 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
+  let keyDir: string | undefined;
   if (!dir) {
     const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
     dir = cfg.spool.dir;
+    keyDir = cfg.stateDir; // the spool's integrity key (default: beside the spool)
   }
-  return Spool.open(dir, { logger: silentLogger(), role: 'client' });
+  return Spool.open(dir, { logger: silentLogger(), role: 'client', ...(keyDir !== undefined ? { keyDir } : {}) });
 }
 
 /**
