@@ -28,11 +28,11 @@ import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlError, ControlServer } from './control/server.js';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
-import { balanceSettingsFor, type Config, type ModemConfig } from './config.js';
+import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
 import { Forwarder } from './forward/forwarder.js';
 import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
-import { errorMessage } from './errors.js';
+import { ConfigError, errorMessage } from './errors.js';
 import type { Modem } from './modem/modem.js';
 import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor, SupervisorStatus } from './receive/supervisor.js';
@@ -72,6 +72,8 @@ export interface DaemonOptions {
   simulate?: boolean;
   /** Options for the virtual modems created for simulated modems (demo scripts, benchmarks). */
   virtualModem?: Partial<VirtualModemOptions>;
+  /** Let simulated modems post to a webhook that is not on this machine (config.simulatedWebhookProblem). */
+  allowRemoteWebhook?: boolean;
 }
 
 /** What the running daemon reports about itself (status.json, `pulsa-bridge status`). */
@@ -175,6 +177,8 @@ export class Daemon {
 
   static async start(o: DaemonOptions): Promise<Daemon> {
     const { config, logger } = o;
+    const simulationProblem = simulatedWebhookProblem(config, o.simulate === true, o.allowRemoteWebhook === true);
+    if (simulationProblem) throw new ConfigError([simulationProblem]);
     const notifier = createNotifier(logger);
     // `pulsa-bridge queue retry|drop` changes the spool on disk and sends SIGHUP so the daemon re-reads it. The handler
     // must exist before the spool lock is taken: SIGHUP's default action would end the process.
@@ -231,6 +235,8 @@ export class Daemon {
       connectTimeoutMs: config.webhook.connectTimeoutMs,
       headers: { ...config.webhook.headers },
       ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
+      // Made-up SMS are marked and never signed with the production secret (webhook.ts).
+      simulatedModems: new Set(config.modems.filter((m) => o.simulate === true || m.simulate).map((m) => m.name)),
       userAgent: USER_AGENT,
     });
     const policy = {

@@ -137,7 +137,7 @@ export function startupStopBound(
 }
 
 /** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
-export async function runDaemon(config: Config, simulate: boolean): Promise<void> {
+export async function runDaemon(config: Config, simulate: boolean, allowRemoteWebhook = false): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Full collections after bursts (heap-guard.ts) when node runs with --expose-gc, as the unit starts it.
@@ -171,7 +171,7 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   onStopSignal((signal) => requestStop(signal));
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ config, logger, simulate });
+    daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
   } finally {
     // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
     guard.started();
