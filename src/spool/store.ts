@@ -609,8 +609,11 @@ export class Spool extends EventEmitter {
 
   // ---------------------------------------------------------------- operator commands (operator.ts)
 
-  /** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
-  async retry(id: string): Promise<void> {
+  /**
+   * dead -> pending with attempts reset; for a pending record: make it due now; a record quarantined for its integrity
+   * check is released where it was (operator.ts). A client then signals the owner. Returns where the record is now.
+   */
+  async retry(id: string): Promise<{ id: string; area: SmsArea }> {
     assertId(id);
     return operator.retry(this.port, id);
   }

@@ -4,7 +4,7 @@
  * moves junk aside without reading it. Real processes, a real spool directory, a real HTTP server.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '../../src/log.js';
 import { serializeRecord } from '../../src/spool/codec.js';
@@ -212,6 +212,33 @@ describe('the queue CLI on a signed spool', () => {
     await owner.rescan();
     expect((await owner.list('pending')).map((r) => r.id)).toEqual(['real1']);
     await client.close();
+    await owner.close();
+  });
+
+  it('a spool moved without its key: records are quarantined (unsigned ones not adopted); the operator releases one', async () => {
+    const { dir, cleanup } = await tempDir('trust-moved');
+    cleanups.push(cleanup);
+    let owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    await owner.putPending(makeSms('real1'));
+    await owner.putPending(makeSms('real2', { receivedAt: '2018-01-08T03:16:00.000Z' }));
+    await owner.close();
+    await rm(path.join(dir, 'spool.key')); // the key stayed on the old Pi
+    await writeFile(path.join(dir, 'pending', 'dropped.json'), serializeRecord(makeSms('dropped')));
+    const { logger, lines } = captureLogger();
+    owner = await Spool.open(dir, { logger, fsync: false });
+    expect((await owner.list('pending')).map((r) => r.id)).toEqual([]);
+    expect((await owner.stats()).quarantine).toBe(3);
+    expect(lines.some((l) => String(l.msg).includes('were signed'))).toBe(false); // a signed record shows the key was lost: nothing adopted
+
+    const q = (await owner.list('quarantine')).find((r) => r.kind === 'quarantine' && r.originalFile === 'pending/real1.json')!;
+    const client = await Spool.open(dir, { logger: silentLogger(), fsync: false, role: 'client' });
+    expect(await client.retry(q.id)).toEqual({ id: 'real1', area: 'pending' });
+    await client.close();
+    await owner.rescan();
+    expect((await owner.list('pending')).map((r) => r.id)).toEqual(['real1']);
+    await owner.close();
+    owner = await Spool.open(dir, { logger: silentLogger(), fsync: false }); // signed with the new key: it stays
+    expect((await owner.list('pending')).map((r) => r.id)).toEqual(['real1']);
     await owner.close();
   });
 });
