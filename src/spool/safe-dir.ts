@@ -34,7 +34,7 @@ export async function checkPrivateDir(dir: string, what: string): Promise<void> 
   if (st.uid !== uid) {
     throw new UnsafePathError(
       `${what} ${abs} is owned by uid ${st.uid}, not by the daemon's user (uid ${uid}); the daemon does not take over others' directories`,
-      `use a directory of the service user, e.g. chown ${uid} ${abs} if it is meant for the daemon alone`,
+      `run the daemon as the user it belongs to (uid ${st.uid}: systemctl start pulsa-bridge), or give ${what} a directory of the daemon's own user`,
     );
   }
   if ((st.mode & GROUP_OR_OTHER_WRITE) !== 0) {
