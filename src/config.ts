@@ -423,6 +423,9 @@ function configSchema(env: Env = process.env) {
       if (isPlainRemote(url)) {
         warnings.push(`webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`);
       }
+      if (c.modems.some((m) => m.simulate) && !isLoopbackUrl(url)) {
+        warnings.push(`a simulated modem posts made-up SMS, and webhook ${maskUrl(url)} is not on this machine: \`run\` refuses this config unless given --allow-remote-webhook`);
+      }
       if (resellerBase !== undefined && isPlainRemote(resellerBase) && (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)) {
         warnings.push(`reseller URL ${maskUrl(resellerBase)} is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://`);
       }
