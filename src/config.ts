@@ -56,7 +56,7 @@ const WEBHOOK_PATH = '/webhook/sms-gateway';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 /** Headers pulsa-bridge sets itself (compared lower-case). */
-const OWN_HEADERS = ['content-type', 'content-length', 'idempotency-key', 'x-api-key', 'host'];
+const OWN_HEADERS = ['content-type', 'content-length', 'idempotency-key', 'x-api-key', 'host', 'x-timestamp', 'x-signature'];
 
 // The declaration.
 
@@ -272,14 +272,37 @@ function resellerSchema(env: Env) {
   );
 }
 
+/**
+ * A header value as an HTTP request may carry it: visible ASCII and inner spaces or tabs. A CR, LF, NUL or any other
+ * control or non-ASCII character would make every POST fail (or be sent altered) for ever; the message names the
+ * position, never the value (it is often a secret).
+ */
+function headerValue(env: Env) {
+  return v.pipe(
+    secret(env),
+    v.rawCheck<string>(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const s = dataset.value;
+      const bad = /[^\x20-\x7e\t]/.exec(s);
+      if (bad) {
+        const c = bad[0].charCodeAt(0);
+        const name = c === 13 ? 'CR' : c === 10 ? 'LF' : c === 0 ? 'NUL' : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+        addIssue({ message: `a header value may hold visible ASCII characters and spaces only; found ${name} at position ${bad.index + 1}` });
+      } else if (/^[ \t]|[ \t]$/.test(s)) {
+        addIssue({ message: 'a header value may not start or end with a space or tab (servers strip it)' });
+      }
+    }),
+  );
+}
+
 function webhookSchema(env: Env) {
   const headers = refineShape(
-    recordOf(v.string(), secret(env)),
+    recordOf(v.string(), headerValue(env)),
     anyObject,
     (h: Record<string, unknown>, addIssue) => {
       for (const k of Object.keys(h)) {
         if (!/^[A-Za-z0-9-]+$/.test(k)) addIssue({ path: [k], message: 'invalid header name' });
-        else if (OWN_HEADERS.includes(k.toLowerCase())) addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
+        else if (OWN_HEADERS.includes(k.toLowerCase()) || k.toLowerCase().startsWith('x-pulsa-bridge-')) addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
       }
     },
   );
@@ -397,6 +420,15 @@ function configSchema(env: Env = process.env) {
       }
       const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
       const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
+      if (isPlainRemote(url)) {
+        warnings.push(`webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`);
+      }
+      if (c.modems.some((m) => m.simulate) && !isLoopbackUrl(url)) {
+        warnings.push(`a simulated modem posts made-up SMS, and webhook ${maskUrl(url)} is not on this machine: \`run\` refuses this config unless given --allow-remote-webhook`);
+      }
+      if (resellerBase !== undefined && isPlainRemote(resellerBase) && (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)) {
+        warnings.push(`reseller URL ${maskUrl(resellerBase)} is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://`);
+      }
       return {
         ...c,
         webhook: { ...c.webhook, endpoint: url },
@@ -469,6 +501,8 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
 /** What the operator commands that need only the spool (`status`, `queue ...`) take from the config. */
 export interface SpoolOnlyConfig {
   spool: Config['spool'];
+  /** Where the spool's integrity key is (absent: the spool directory). */
+  stateDir?: string;
 }
 
 /**
@@ -479,9 +513,9 @@ export interface SpoolOnlyConfig {
 export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
   const raw = await readJson(file);
   // Not strict: the other sections are the daemon's business here.
-  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema() })), raw);
+  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema(), stateDir: optional(text()) })), raw);
   if (!r.success) throw new ConfigError(problemsOf(r.issues), { file });
-  return deepFreeze({ spool: r.output.spool });
+  return deepFreeze({ spool: r.output.spool, ...(r.output.stateDir !== undefined ? { stateDir: r.output.stateDir } : {}) });
 }
 
 async function readJson(file: string): Promise<unknown> {
@@ -519,6 +553,40 @@ export function webhookUrl(baseUrl: string): { url: string; warning?: string } {
     return { url, warning: `webhook base URL ${maskUrl(base)} does not end in ${API_PREFIX}; posting to ${maskUrl(url)}` };
   }
   return { url };
+}
+
+/** Whether a URL's host is this machine: localhost (and *.localhost), 127.0.0.0/8, ::1. Unparseable: false. */
+export function isLoopbackUrl(value: string): boolean {
+  let host: string;
+  try {
+    host = new URL(value).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '::ffff:7f00:1';
+}
+
+/** A plain http:// URL to another machine (what is sent travels in clear). */
+function isPlainRemote(value: string): boolean {
+  try {
+    return new URL(value).protocol === 'http:' && !isLoopbackUrl(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a simulated run must not start with this config (undefined: it may): simulated modems post made-up SMS, so their
+ * webhook must be on this machine unless the operator says otherwise (`run --simulate --allow-remote-webhook`).
+ */
+export function simulatedWebhookProblem(cfg: Pick<Config, 'webhook' | 'modems'>, simulateAll: boolean, allowRemote: boolean): string | undefined {
+  if (allowRemote || (!simulateAll && !cfg.modems.some((m) => m.simulate))) return undefined;
+  if (isLoopbackUrl(cfg.webhook.endpoint)) return undefined;
+  return (
+    `webhook: ${maskUrl(cfg.webhook.endpoint)} is not on this machine, and simulated modems post made-up SMS: run the simulation against a ` +
+    `local receiver, or pass --allow-remote-webhook (its requests carry X-Pulsa-Bridge-Simulated: true and are signed with the simulation secret, never webhook.hmacSecret)`
+  );
 }
 
 const MASK = '********';

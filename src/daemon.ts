@@ -21,17 +21,18 @@
  * bytecode and objects) for the life of the process.
  */
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlError, ControlServer } from './control/server.js';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
-import { balanceSettingsFor, type Config, type ModemConfig } from './config.js';
+import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
 import { Forwarder } from './forward/forwarder.js';
 import { WebhookClient } from './forward/webhook.js';
 import type { Logger } from './log.js';
-import { errorMessage } from './errors.js';
+import { ConfigError, errorMessage } from './errors.js';
 import type { Modem } from './modem/modem.js';
 import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor, SupervisorStatus } from './receive/supervisor.js';
@@ -45,6 +46,8 @@ import type { BridgeMetrics } from './metrics/registry.js';
 import type { MetricsServer } from './metrics/server.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
+import { makeDirs } from './spool/files.js';
+import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool } from './spool/store.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
@@ -69,6 +72,8 @@ export interface DaemonOptions {
   simulate?: boolean;
   /** Options for the virtual modems created for simulated modems (demo scripts, benchmarks). */
   virtualModem?: Partial<VirtualModemOptions>;
+  /** Let simulated modems post to a webhook that is not on this machine (config.simulatedWebhookProblem). */
+  allowRemoteWebhook?: boolean;
 }
 
 /** What the running daemon reports about itself (status.json, `pulsa-bridge status`). */
@@ -172,6 +177,8 @@ export class Daemon {
 
   static async start(o: DaemonOptions): Promise<Daemon> {
     const { config, logger } = o;
+    const simulationProblem = simulatedWebhookProblem(config, o.simulate === true, o.allowRemoteWebhook === true);
+    if (simulationProblem) throw new ConfigError([simulationProblem]);
     const notifier = createNotifier(logger);
     // `pulsa-bridge queue retry|drop` changes the spool on disk and sends SIGHUP so the daemon re-reads it. The handler
     // must exist before the spool lock is taken: SIGHUP's default action would end the process.
@@ -200,7 +207,20 @@ export class Daemon {
     process.on('SIGHUP', onSighup);
     let spool: Spool;
     try {
-      spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync });
+      // Trusted directories (safe-dir.ts): the spool (checked by Spool.open), the state directory that holds the
+      // spool's integrity key and the PIN memory, and the control socket's directory. Unsafe -> UnsafePathError (exit 78).
+      const stateDir = config.stateDir ?? config.spool.dir;
+      if (config.stateDir !== undefined) {
+        await makeDirs(stateDir);
+        await checkPrivateDir(stateDir, 'stateDir');
+      }
+      spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync, keyDir: stateDir });
+      try {
+        await checkSocketDir(config.control.socketPath);
+      } catch (err) {
+        await spool.close();
+        throw err;
+      }
     } catch (err) {
       process.off('SIGHUP', onSighup);
       throw err;
@@ -215,6 +235,8 @@ export class Daemon {
       connectTimeoutMs: config.webhook.connectTimeoutMs,
       headers: { ...config.webhook.headers },
       ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
+      // Made-up SMS are marked and never signed with the production secret (webhook.ts).
+      simulatedModems: new Set(config.modems.filter((m) => o.simulate === true || m.simulate).map((m) => m.name)),
       userAgent: USER_AGENT,
     });
     const policy = {
@@ -472,6 +494,17 @@ export class Daemon {
     for (const vm of this.virtualModems.values()) vm.stop();
     logger.info('pulsa-bridge stopped');
   }
+}
+
+/** The control socket's directory, when it exists (else the socket's listen fails and says so), must be private. */
+async function checkSocketDir(socketPath: string): Promise<void> {
+  const dir = dirname(socketPath);
+  try {
+    await lstat(dir);
+  } catch {
+    return; // missing: nothing is trusted in it; the control server's listen reports the failure
+  }
+  await checkPrivateDir(dir, 'the control socket directory (control.socket)');
 }
 
 /** A group name or gid -> gid (from /etc/group). */

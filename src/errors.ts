@@ -22,7 +22,8 @@ export type ErrorCode =
   | 'CONFIG_INVALID'
   | 'WEBHOOK'
   | 'USSD'
-  | 'METRICS_LISTEN';
+  | 'METRICS_LISTEN'
+  | 'UNSAFE_PATH';
 
 export class BridgeError extends Error {
   readonly code: ErrorCode;
@@ -98,6 +99,18 @@ export class ConfigError extends BridgeError {
     super('CONFIG_INVALID', `invalid config${options.file ? ` ${options.file}` : ''}: ${problems.join('; ')}`);
     this.problems = problems;
     this.file = options.file;
+  }
+}
+
+/**
+ * A directory or key file the daemon must trust (spool, state directory, the control socket's directory) is not
+ * private to it: a symlink, owned by another user, or writable by others. `run` exits as for a bad config (78): only
+ * the operator can fix it; `hint` is the one line that does.
+ */
+export class UnsafePathError extends BridgeError {
+  override name = 'UnsafePathError';
+  constructor(message: string, hint: string) {
+    super('UNSAFE_PATH', message, { hint });
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, maskSecrets, parseConfig } from '../src/config.js';
+import { loadConfig, maskSecrets, parseConfig, simulatedWebhookProblem } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 
 const minimal = () => ({
@@ -137,7 +137,40 @@ describe('config', () => {
     expect(off.webhook.endpoint).toBe('https://x.example/api/webhook/sms-gateway');
     expect(off.warnings).toEqual(['webhook base URL https://x.example/api does not end in /api/v1/convert-pulsa; posting to https://x.example/api/webhook/sms-gateway']);
     const full = parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/nope', url: 'http://10.0.0.2:8080/hook' } }, {});
-    expect(full).toMatchObject({ webhook: { endpoint: 'http://10.0.0.2:8080/hook' }, warnings: [] });
+    expect(full).toMatchObject({ webhook: { endpoint: 'http://10.0.0.2:8080/hook' } });
+    expect(full.warnings).toEqual([expect.stringContaining('webhook URL http://10.0.0.2:8080/hook is plain http:// to a host that is not this machine')]);
+  });
+
+  it('warns about plain http:// to another machine (webhook, reseller), not for loopback', () => {
+    const local = ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://[::1]:80/hook', 'http://127.1.2.3/hook'];
+    for (const url of local) expect(parseConfig({ ...minimal(), webhook: { url } }, {}).warnings, url).toEqual([]);
+    const remote = parseConfig({ ...minimal(), webhook: { url: 'https://x.example/hook' }, reseller: { baseUrl: 'http://api.example/api/v1/convert-pulsa', apiKey: 'k3y' } }, {});
+    expect(remote.warnings).toEqual(['reseller URL http://api.example/api/v1/convert-pulsa is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://']);
+  });
+
+  it('refuses a header value with CR, LF, NUL or another control character (every POST would fail), without echoing it', () => {
+    for (const [value, found] of [['Bearer abc\r', 'CR at position 11'], ['Bearer\nX-Evil: 1', 'LF at position 7'], ['a\u0000b', 'NUL at position 2'], ['tok\u00e9n', 'U+00E9 at position 4']] as const) {
+      let err: unknown;
+      try {
+        parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: value } } }, {});
+      } catch (e) {
+        err = e;
+      }
+      expect(err, value).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([`webhook.headers.Authorization: a header value may hold visible ASCII characters and spaces only; found ${found}`]);
+    }
+    expect(() => parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'env:AUTH' } } }, { AUTH: 'Bearer x\r\n' })).toThrow(/found CR/);
+    expect(() => parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { 'X-Pulsa-Bridge-Simulated': 'false' } } }, {})).toThrow(/set by pulsa-bridge/);
+    expect(parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'Bearer a\tb c' } } }, {}).webhook.headers).toEqual({ Authorization: 'Bearer a\tb c' });
+  });
+
+  it('a simulated run needs a webhook on this machine unless allowed', () => {
+    const remote = parseConfig({ ...minimal(), webhook: { url: 'https://x.example/hook' } }, {});
+    expect(simulatedWebhookProblem(remote, true, false)).toMatch(/^webhook: https:\/\/x\.example\/hook is not on this machine.*--allow-remote-webhook/);
+    expect(simulatedWebhookProblem(remote, true, true)).toBeUndefined();
+    expect(simulatedWebhookProblem(remote, false, false)).toBeUndefined(); // real modems only
+    const local = parseConfig({ ...minimal(), webhook: { url: 'http://127.0.0.1:9/hook' } }, {});
+    expect(simulatedWebhookProblem(local, true, false)).toBeUndefined();
   });
 
   it('masks credentials inside URLs, in the config and in its warnings', () => {

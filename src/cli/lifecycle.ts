@@ -2,7 +2,7 @@
  * The process lifecycle of the CLI, in one place: exit codes, how an error becomes what the operator reads, the stop
  * signals, and the daemon's run from start to process exit.
  *
- * Exit codes: 0 done (also --help, --version); 1 the operation failed (`error: ...` + `hint: ...`, or the command
+ * Exit codes: 0 done (also --help, --version); 78 (`run`) an invalid config or an unsafe spool/state/socket directory; 1 the operation failed (`error: ...` + `hint: ...`, or the command
  * already printed why and threw CommandFailed); 2 usage error (commander's own, or UsageError).
  * Signals: SIGTERM and SIGINT stop the daemon (or `simulate`) cleanly; the handlers go in before anything starts.
  */
@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import { Daemon } from '../daemon.js';
 import { RemoteError } from '../control/client.js';
 import { ControlError } from '../control/server.js';
-import { BridgeError, ConfigError, errorMessage } from '../errors.js';
+import { BridgeError, ConfigError, errorMessage, UnsafePathError } from '../errors.js';
 import { HeapGuard } from '../heap-guard.js';
 import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import type { Io } from './io.js';
@@ -85,6 +85,11 @@ export function reportFailure(err: unknown, io: Io): number {
     io.err(formatError(err.configError));
     return EXIT.config;
   }
+  if (err instanceof UnsafePathError) {
+    // A spool, state or socket directory others could write: like a bad config, restarting cannot fix it.
+    io.err(formatError(err));
+    return EXIT.config;
+  }
   io.err(formatError(err));
   return err instanceof UsageError ? EXIT.usage : EXIT.failed;
 }
@@ -132,7 +137,7 @@ export function startupStopBound(
 }
 
 /** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
-export async function runDaemon(config: Config, simulate: boolean): Promise<void> {
+export async function runDaemon(config: Config, simulate: boolean, allowRemoteWebhook = false): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Full collections after bursts (heap-guard.ts) when node runs with --expose-gc, as the unit starts it.
@@ -166,7 +171,7 @@ export async function runDaemon(config: Config, simulate: boolean): Promise<void
   onStopSignal((signal) => requestStop(signal));
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ config, logger, simulate });
+    daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
   } finally {
     // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
     guard.started();

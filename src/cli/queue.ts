@@ -31,11 +31,13 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
+  let keyDir: string | undefined;
   if (!dir) {
     const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
     dir = cfg.spool.dir;
+    keyDir = cfg.stateDir; // the spool's integrity key (default: beside the spool)
   }
-  return Spool.open(dir, { logger: silentLogger(), role: 'client' });
+  return Spool.open(dir, { logger: silentLogger(), role: 'client', ...(keyDir !== undefined ? { keyDir } : {}) });
 }
 
 /**
@@ -161,7 +163,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
     }));
 
   withSpoolOptions(queue.command('retry'))
-    .description('return a dead record to pending (attempts reset), or every dead record with --dead')
+    .description('return a dead record to pending (attempts reset), or every dead record with --dead; a record quarantined for its integrity check (spool.key lost or replaced) is released, signed with the spool key, after you checked it with `queue show`')
     .argument('[id]', 'record id')
     .option('--dead', 'retry every dead record')
     .action(withJsonError(io, async (id: string | undefined, opts: SpoolCliOptions & { dead?: boolean }) => {
@@ -172,9 +174,9 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
         if (opts.json) return json({ retried: n });
         return io.out(`${n} dead record(s) returned to pending\n`);
       }
-      await spool.retry(id!);
-      if (opts.json) return json({ retried: 1, id });
-      io.out(`${id} returned to pending\n`);
+      const back = await spool.retry(id!);
+      if (opts.json) return json(back.id === id ? { retried: 1, id } : { retried: 1, id: back.id, released: id, area: back.area });
+      io.out(back.id === id ? `${id} returned to ${back.area}\n` : `quarantined ${id} released into ${back.area} as ${back.id}\n`);
     }));
 
   withSpoolOptions(queue.command('drop'))

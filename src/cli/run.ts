@@ -12,6 +12,9 @@ export function runCommand(): Command {
   return new Command('run')
     .description('run the daemon: receive SMS on every configured modem, spool them, forward them to the webhook')
     .option('-c, --config <file>', 'config file', configPath())
-    .option('--simulate', 'run every modem on the virtual modem (no hardware)')
-    .action((opts: { config: string; simulate?: boolean }) => startDaemon({ config: opts.config, simulate: opts.simulate === true }));
+    .option('--simulate', 'run every modem on the virtual modem (no hardware); the webhook must be on this machine')
+    .option('--allow-remote-webhook', 'with simulated modems, post to a webhook on another machine anyway (requests marked X-Pulsa-Bridge-Simulated, signed with the simulation secret)')
+    .action((opts: { config: string; simulate?: boolean; allowRemoteWebhook?: boolean }) =>
+      startDaemon({ config: opts.config, simulate: opts.simulate === true, ...(opts.allowRemoteWebhook ? { allowRemoteWebhook: true } : {}) }),
+    );
 }

@@ -8,9 +8,13 @@
  *   message joined with gaps `X-Pulsa-Bridge-Incomplete: true` + `X-Pulsa-Bridge-Parts: <received>/<total>`.
  *   Static headers from config (e.g. Authorization) are sent too but cannot override the headers above; an
  *   X-API-KEY among them is dropped (the API key belongs to the reseller endpoints only, never to the webhook).
- * - With hmacSecret: `X-Timestamp: <unix seconds>` and
- *   `X-Signature: sha256=<lowercase hex of HMAC-SHA256(key = secret, message = X-Timestamp + "." + body)>`,
- *   i.e. the signed string is e.g. `1700000000.{"sender":"858","message":"..."}` (body bytes as sent, UTF-8).
+ * - With hmacSecret: `X-Timestamp: <unix seconds>` and `X-Signature: v2=<lowercase hex of HMAC-SHA256(secret, S)>`,
+ *   S = signedString(): the lines `pulsa-bridge-v2`, X-Timestamp, Idempotency-Key, X-Pulsa-Bridge-Modem,
+ *   X-Pulsa-Bridge-Parts (empty when absent) joined by LF, then LF and the body bytes as sent (UTF-8). Each value is the
+ *   header exactly as sent; none can hold an LF. A captured request replayed under another Idempotency-Key, for another
+ *   modem, or with its incomplete-message mark removed does not verify.
+ * - Simulated modems (`simulated`): their requests also carry `X-Pulsa-Bridge-Simulated: true` and are signed with
+ *   SIMULATION_SECRET, never with hmacSecret, so a made-up SMS cannot pass a production server's check.
  * - No retries and no redirects (the forwarder owns retries; a POST is never redirected), except one: a reused
  *   keep-alive connection reset before any answer is sent once more on a new connection within the same deadline
  *   (http.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
@@ -41,6 +45,8 @@ export interface WebhookClientOptions {
   /** Static extra headers, e.g. Authorization. */
   headers?: Record<string, string>;
   hmacSecret?: string;
+  /** Modems whose records are simulated: marked X-Pulsa-Bridge-Simulated and signed with SIMULATION_SECRET only. */
+  simulatedModems?: ReadonlySet<string>;
   userAgent: string;
   /** Clock for X-Timestamp (tests). */
   clock?: () => Date;
@@ -51,9 +57,30 @@ export interface WebhookPoster {
   post(rec: SmsRecord): Promise<Outcome>;
 }
 
-/** The signed string and signature header value; exported so operators and tests can verify. */
-export function signBody(secret: string, timestamp: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`, 'utf8').digest('hex')}`;
+/**
+ * The fixed, public secret simulated requests are signed with (README, "The webhook request"): a test receiver can
+ * check its verification code with it; a production server, holding the real secret, rejects them.
+ */
+export const SIMULATION_SECRET = 'pulsa-bridge-simulation-not-a-secret';
+
+/** What the signature covers, as sent (see the header). */
+export interface SignedFacts {
+  timestamp: string;
+  idempotencyKey: string;
+  modem: string;
+  /** X-Pulsa-Bridge-Parts, '' when the request has none. */
+  parts: string;
+  body: string;
+}
+
+/** The exact string signed (see the header). */
+export function signedString(f: SignedFacts): string {
+  return ['pulsa-bridge-v2', f.timestamp, f.idempotencyKey, f.modem, f.parts, f.body].join('\n');
+}
+
+/** The X-Signature value for these facts. */
+export function signature(secret: string, f: SignedFacts): string {
+  return `v2=${createHmac('sha256', secret).update(signedString(f), 'utf8').digest('hex')}`;
 }
 
 /** Header values must be visible ASCII; anything else (a non-ASCII modem name) becomes '?'. */
@@ -88,10 +115,13 @@ export class WebhookClient implements WebhookPoster {
       h['x-pulsa-bridge-incomplete'] = 'true';
       h['x-pulsa-bridge-parts'] = `${rec.multipart.received.length}/${rec.multipart.total}`;
     }
-    if (this.opts.hmacSecret !== undefined) {
+    const simulated = this.opts.simulatedModems?.has(rec.sim.modem) === true;
+    if (simulated) h['x-pulsa-bridge-simulated'] = 'true';
+    const secret = simulated ? SIMULATION_SECRET : this.opts.hmacSecret;
+    if (secret !== undefined) {
       const ts = String(Math.floor((this.opts.clock ?? (() => new Date()))().getTime() / 1000));
       h['x-timestamp'] = ts;
-      h['x-signature'] = signBody(this.opts.hmacSecret, ts, body);
+      h['x-signature'] = signature(secret, { timestamp: ts, idempotencyKey: h['idempotency-key'], modem: h['x-pulsa-bridge-modem'], parts: h['x-pulsa-bridge-parts'] ?? '', body });
     }
     return h;
   }

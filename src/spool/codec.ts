@@ -1,11 +1,17 @@
 /**
- * The spool's record codec (PURE: no fs, no clock of its own; node:crypto only for sha256).
+ * The spool's record codec (PURE: no fs, no clock of its own; node:crypto only for sha256 and HMAC-SHA256).
  *
  * Contract and invariants
  * - A record file is `<area>/<id>.json`: the record's JSON (keys sorted recursively, 2-space indent, trailing newline)
  *   plus `checksum` = sha256 (hex) over the canonical JSON of the record without `checksum` (keys sorted recursively,
  *   no whitespace, undefined values left out). `v` must equal SPOOL_RECORD_VERSION. serializeRecord() gives exactly
  *   these bytes; parseRecordFile() accepts exactly the files that prove their own completeness this way.
+ * - Integrity (who wrote it): with the spool's key, the file also carries `mac` = HMAC-SHA256 (hex, key = the spool
+ *   key, integrity-key.ts) over `pulsa-bridge-spool-record-v1`, LF, the area, LF, the same canonical JSON (without
+ *   `checksum` and `mac`). The checksum says the file is whole; the mac says the daemon's key wrote it, in this area: a
+ *   file made by someone without the key, or a record copied into another area, does not verify. parseRecordFile()
+ *   given a key rejects a wrong mac ('integrity check failed') and reports a missing one (`mac: 'absent'`: a record
+ *   from before signing, or a forgery; the caller decides); without a key the mac is not checked (`'unchecked'`).
  * - A file is readable only if: it is a JSON object, `v` is the version, the checksum matches, its kind belongs in its
  *   area (sms in pending/sent/dead/ignored, part in parts, quarantine in quarantine), its id equals the file name and
  *   it has the fields of its kind. Anything else comes back as { ok: false, reason } (never a throw).
@@ -16,7 +22,7 @@
  * - An unreadable file is set aside as a QuarantineRecord whose id is derived from its area, name and content
  *   (quarantineRecordFor): the same bytes found again map to the same quarantine id.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { errorMessage, SpoolError } from '../errors.js';
 import { SPOOL_RECORD_VERSION, type AnyRecord, type QuarantineRecord, type SpoolArea } from './types.js';
 
@@ -56,23 +62,37 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function recordChecksum(record: object): string {
-  const { checksum: _ignored, ...rest } = record as Record<string, unknown>;
+  const { checksum: _ignored, mac: _mac, ...rest } = record as Record<string, unknown>;
   return createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }
 
-/** The exact text written to disk for a record. */
-export function serializeRecord(record: AnyRecord): string {
+const MAC_DOMAIN = 'pulsa-bridge-spool-record-v1';
+
+/** The record's mac (see the header) from its canonical JSON. */
+function macOf(key: Buffer, area: SpoolArea, canonical: string): string {
+  return createHmac('sha256', key).update(`${MAC_DOMAIN}\n${area}\n${canonical}`, 'utf8').digest('hex');
+}
+
+/** The exact text written to disk for a record; signed (`mac`) for `area` when a key is given. */
+export function serializeRecord(record: AnyRecord, sign?: { area: SpoolArea; key: Buffer }): string {
   const body = sortKeys(record) as Record<string, unknown>;
   delete body.checksum;
+  delete body.mac;
   // body is key-sorted already: its JSON is the canonical form recordChecksum() would build again.
-  body.checksum = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  const canonical = JSON.stringify(body);
+  body.checksum = createHash('sha256').update(canonical).digest('hex');
+  if (sign) body.mac = macOf(sign.key, sign.area, canonical);
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 
-export type ParsedRecord = { ok: true; record: AnyRecord } | { ok: false; reason: string };
+/** `mac`: 'valid' (checked with the key), 'absent' (no mac in the file), 'unchecked' (a mac, but no key to check it). */
+export type ParsedRecord = { ok: true; record: AnyRecord; mac: 'valid' | 'absent' | 'unchecked' } | { ok: false; reason: string };
 
-/** Validate the text of `<area>/<file>`: JSON, version, checksum, kind for the area, id = file name. */
-export function parseRecordFile(text: string, area: SpoolArea, fileName: string): ParsedRecord {
+/**
+ * Validate the text of `<area>/<file>`: JSON, version, checksum, kind for the area, id = file name, and with `key`
+ * the mac (see the header).
+ */
+export function parseRecordFile(text: string, area: SpoolArea, fileName: string, key?: Buffer): ParsedRecord {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -84,13 +104,24 @@ export function parseRecordFile(text: string, area: SpoolArea, fileName: string)
   if (obj.v !== SPOOL_RECORD_VERSION) return { ok: false, reason: `unsupported record version ${JSON.stringify(obj.v)}` };
   if (typeof obj.checksum !== 'string') return { ok: false, reason: 'missing checksum' };
   if (obj.checksum !== recordChecksum(obj)) return { ok: false, reason: 'bad checksum' };
+  if (obj.mac !== undefined && typeof obj.mac !== 'string') return { ok: false, reason: 'integrity check failed: mac is not a string' };
+  let mac: 'valid' | 'absent' | 'unchecked' = obj.mac === undefined ? 'absent' : 'unchecked';
+  if (key && typeof obj.mac === 'string') {
+    const { checksum: _c, mac: _m, ...rest } = obj;
+    const want = Buffer.from(macOf(key, area, canonicalJson(rest)), 'hex');
+    const got = Buffer.from(obj.mac, 'hex');
+    if (got.length !== want.length || !timingSafeEqual(got, want)) {
+      return { ok: false, reason: `integrity check failed: the mac does not match this spool's key for ${area}/ (written without the key, with another spool's key, or copied from another area)` };
+    }
+    mac = 'valid';
+  }
   const expectedKind = area === 'quarantine' ? 'quarantine' : area === 'parts' ? 'part' : 'sms';
   if (obj.kind !== expectedKind) return { ok: false, reason: `kind ${JSON.stringify(obj.kind)} does not belong in ${area}/` };
   if (typeof obj.id !== 'string' || `${obj.id}.json` !== fileName) return { ok: false, reason: 'id does not match file name' };
   const shapeProblem = checkShape(obj);
   if (shapeProblem) return { ok: false, reason: shapeProblem };
-  const { checksum: _c, ...record } = obj;
-  return { ok: true, record: record as unknown as AnyRecord };
+  const { checksum: _c, mac: _m, ...record } = obj;
+  return { ok: true, record: record as unknown as AnyRecord, mac };
 }
 
 function checkShape(obj: Record<string, unknown>): string | undefined {

@@ -25,18 +25,30 @@
  * - Permissions: run as root (`sudo pulsa-bridge queue retry`), a new file gets the owner of the spool directory, so the
  *   daemon's service user can still read it.
  * - ensureSpoolDirs() (the owner, at open) creates the spool and its areas one level at a time (never Node's recursive
- *   mkdir: under /proc it loops forever on ENOENT), mode 0750, and takes every permission for others off the spool
- *   directory and its areas, whatever umask or spool.dir: records hold SMS text and status.json the webhook URL. Any
- *   failure is SpoolError 'io' naming the directory and what the system said.
+ *   mkdir: under /proc it loops forever on ENOENT), mode 0750. Then it checks them (safe-dir.ts): the spool directory
+ *   and every area must be a real directory (no symlink), owned by the daemon's user and not writable by group or
+ *   others, else UnsafePathError (the start is refused); only then, on its own directories, it takes read permissions
+ *   for others off (records hold SMS text, status.json the webhook URL). It never chmods what it does not own. Any
+ *   other failure is SpoolError 'io' naming the directory and what the system said.
+ * - Reading is bounded: a record file is opened O_NOFOLLOW|O_NONBLOCK and fstat()ed before a byte is read; a symlink,
+ *   a non-regular file or one above MAX_RECORD_BYTES fails (codes ELOOP, ENOTREG, EFBIG) without being read. The
+ *   owner moves such files aside as they are (moveAside: renamed into `<dir>/foreign/`, never read, never deleted).
+ * - Integrity: with the spool key (setKey, integrity-key.ts) write() signs every record for its area and read() accepts
+ *   only records whose mac verifies (an unsigned one is 'corrupt' too). A client that cannot read the key
+ *   (keyProblem) reads without checking and refuses to write: a record it wrote unsigned would be quarantined.
  */
 import { randomBytes } from 'node:crypto';
-import fs, { promises as fsp, type Dirent } from 'node:fs';
+import fs, { constants as C, promises as fsp, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { errorMessage, SpoolError } from '../errors.js';
+import { errorMessage, SpoolError, UnsafePathError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { parseRecordFile, serializeRecord } from './codec.js';
+import { parseRecordFile, serializeRecord, type ParsedRecord } from './codec.js';
 import { DirCommitter, type CommitStats } from './commit.js';
+import { checkPrivateDir } from './safe-dir.js';
 import type { AnyRecord, SpoolArea } from './types.js';
+
+/** Why an unsigned record is refused once the spool has a key. */
+export const UNSIGNED_REASON = 'integrity check failed: unsigned record (no mac): written without the spool key after the spool was signed';
 
 export function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -44,6 +56,49 @@ export function errnoCode(err: unknown): string | undefined {
 
 /** Mode of the spool directory and its areas: nothing for others (SMS text, phone numbers). */
 export const SPOOL_DIR_MODE = 0o750;
+
+/**
+ * The largest record file read. A real record is far below it (a 255-part SMS with its PDUs is about 250 KB); the
+ * quarantine record of an unreadable file up to MAX_QUARANTINE_RAW_BYTES stays below it, escaping included.
+ */
+export const MAX_RECORD_BYTES = 4 * 1024 * 1024;
+/** An unreadable file above this is moved aside as it is rather than copied into a quarantine record. */
+export const MAX_QUARANTINE_RAW_BYTES = 512 * 1024;
+/** Where the owner moves files that are not records (too big, not regular, not *.json), as they are. */
+export const FOREIGN_DIR = 'foreign';
+
+/** An fs-like error with a code (ENOTREG and EFBIG for files the bounded read refuses). */
+function fileError(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code });
+}
+
+/**
+ * The text of a regular file of at most `max` bytes, checked with fstat before any read (see the header). A FIFO is
+ * opened non-blocking, so it cannot stall the open; its fstat refuses it.
+ */
+function readBounded(file: string, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, fd) => {
+      if (err) return reject(err);
+      const done = (e: NodeJS.ErrnoException | null, text?: string) => fs.close(fd, () => (e ? reject(e) : resolve(text!)));
+      fs.fstat(fd, (e, st) => {
+        if (e) return done(e);
+        if (!st.isFile()) return done(fileError('ENOTREG', `${file} is not a regular file`));
+        if (st.size > max) return done(fileError('EFBIG', `${file} is ${st.size} bytes, above the ${max} a record may have`));
+        // One byte more than fstat said: a file growing under us is caught, not read without bound.
+        const buf = Buffer.allocUnsafe(st.size + 1);
+        const step = (off: number): void =>
+          fs.read(fd, buf, off, buf.length - off, off, (re, n) => {
+            if (re) return done(re);
+            if (n === 0) return done(null, buf.toString('utf8', 0, off));
+            if (off + n > st.size) return done(fileError('EFBIG', `${file} grew while it was read`));
+            step(off + n);
+          });
+        step(0);
+      });
+    });
+  });
+}
 
 /**
  * mkdir -p one component at a time: a component that exists must be a directory; any other failure is thrown as it is
@@ -101,8 +156,8 @@ export const diskOps = {
   openNew: (file: string): Promise<number> => diskOps.open(file, 'wx', 0o640),
   write: (fd: number, buf: Buffer): Promise<void> => writeAll(fd, buf),
   datasync: (fd: number): Promise<void> => fdCall(fs.fdatasync, fd),
-  readText: (file: string): Promise<string> =>
-    new Promise((resolve, reject) => fs.readFile(file, 'utf8', (err, text) => (err ? reject(err) : resolve(text)))),
+  /** A record file's text, bounded (readBounded: never more than MAX_RECORD_BYTES, never through a symlink). */
+  readText: (file: string): Promise<string> => readBounded(file, MAX_RECORD_BYTES),
   rename: (from: string, to: string): Promise<void> =>
     new Promise((resolve, reject) => fs.rename(from, to, (err) => (err ? reject(err) : resolve()))),
   unlink: (file: string): Promise<void> => new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve()))),
@@ -122,32 +177,54 @@ export class RecordFiles {
   /** Shares directory fsyncs between overlapping writes and unlinks (commit.ts). */
   private readonly committer = new DirCommitter((dir) => diskOps.fsyncDir(dir));
 
+  /** The spool key records are signed and checked with (undefined: neither). */
+  private key: Buffer | undefined;
+  /** Why this process cannot sign (a client that cannot read the key): write() refuses with it. */
+  private keyProblem: string | undefined;
+
   constructor(
     readonly dir: string,
     private readonly doFsync: boolean,
     private readonly logger: Logger,
   ) {}
 
+  /** Records are signed with and checked against `key` from now on; `problem`: this process cannot sign (see header). */
+  setKey(key: Buffer | undefined, problem?: string): void {
+    this.key = key;
+    this.keyProblem = problem;
+  }
+
+  get signing(): Buffer | undefined {
+    return this.key;
+  }
+
   /** Directory fsyncs done and calls they covered (group commit; figures and tests). */
   commitStats(): CommitStats {
     return this.committer.stats();
   }
 
-  /** Owner, at open: the spool directory and every area exist, and none is open to others (see the header). */
-  async ensureSpoolDirs(areas: readonly (SpoolArea | 'tmp')[]): Promise<void> {
-    const dirs = [this.dir, ...areas.map((a) => this.areaDir(a))];
+  /** Owner, at open: the spool directory and every area exist, are private to the daemon (see the header). */
+  async ensureSpoolDirs(areas: readonly (SpoolArea | 'tmp' | typeof FOREIGN_DIR)[]): Promise<void> {
+    const dirs = [this.dir, ...areas.map((a) => path.join(this.dir, a))];
     try {
       await makeDirs(this.dir);
-      for (const d of dirs.slice(1)) await makeDirs(d);
+      await checkPrivateDir(this.dir, 'spool.dir');
+      for (const d of dirs.slice(1)) {
+        await fsp.mkdir(d, { mode: SPOOL_DIR_MODE }).catch((err: unknown) => {
+          if (errnoCode(err) !== 'EEXIST') throw err;
+        });
+        await checkPrivateDir(d, `the spool area ${path.basename(d)}/ of spool.dir`);
+      }
       for (const d of dirs) {
-        const st = await fsp.stat(d);
+        const st = await fsp.lstat(d);
         if ((st.mode & 0o007) !== 0) {
-          await fsp.chmod(d, st.mode & 0o7770);
+          await fsp.chmod(d, st.mode & 0o7770); // ours (checked above): never a directory of another user
           this.logger.info({ dir: d, was: (st.mode & 0o777).toString(8) }, `spool: ${d} was open to other users; permissions for others removed`);
         }
       }
       await this.fsyncDir(this.dir);
     } catch (err) {
+      if (err instanceof UnsafePathError) throw err;
       const code = errnoCode(err);
       throw new SpoolError('io', `cannot create the spool directory ${this.dir}: ${errorMessage(err)}`, {
         cause: err,
@@ -157,6 +234,29 @@ export class RecordFiles {
             : 'check that the spool directory exists and is writable by the service user',
       });
     }
+  }
+
+  /**
+   * Owner: move `<area>/<name>` aside as it is (rename into foreign/, never read): a file too big, not regular, or not
+   * a record's name. Returns the name it got there; throws as the system said.
+   */
+  async moveAside(area: SpoolArea | 'tmp', name: string): Promise<string> {
+    const base = `${area}.${name}`.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
+    const foreign = path.join(this.dir, FOREIGN_DIR);
+    let target = base;
+    for (let n = 1; ; n++) {
+      try {
+        await fsp.lstat(path.join(foreign, target));
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') break;
+        throw err;
+      }
+      target = `${base}.${n}`;
+    }
+    await diskOps.rename(path.join(this.dir, area, name), path.join(foreign, target));
+    await this.fsyncDir(foreign);
+    await this.fsyncDir(path.join(this.dir, area));
+    return target;
   }
 
   fileOf(area: SpoolArea, id: string): string {
@@ -185,7 +285,12 @@ export class RecordFiles {
 
   /** tmp write -> fdatasync -> rename into area -> fsync area dir (shared with overlapping calls). */
   async write(area: SpoolArea, rec: AnyRecord): Promise<void> {
-    const buf = Buffer.from(serializeRecord(rec), 'utf8');
+    if (this.keyProblem !== undefined) {
+      throw new SpoolError('io', `cannot write ${area}/${rec.id}.json: ${this.keyProblem}`, {
+        hint: 'run the command as the service user (sudo -u pulsa-bridge pulsa-bridge queue ...) or as root',
+      });
+    }
+    const buf = Buffer.from(serializeRecord(rec, this.key ? { area, key: this.key } : undefined), 'utf8');
     const tmp = path.join(this.dir, 'tmp', `${rec.id}.${process.pid}.${++this.tmpCounter}.${randomBytes(4).toString('hex')}.tmp`);
     let renamed = false;
     try {
@@ -252,7 +357,7 @@ export class RecordFiles {
       if (errnoCode(err) === 'ENOENT') return undefined;
       throw new SpoolError('io', `cannot read ${area}/${id}.json: ${errorMessage(err)}`, { cause: err });
     }
-    const parsed = parseRecordFile(text, area, `${id}.json`);
+    const parsed = this.parse(text, area, `${id}.json`);
     if (!parsed.ok) {
       throw new SpoolError('corrupt', `record ${area}/${id}.json is unreadable: ${parsed.reason}`, {
         hint: 'restart the bridge: start-up moves unreadable records to quarantine',
@@ -261,11 +366,18 @@ export class RecordFiles {
     return parsed.record;
   }
 
+  /** parseRecordFile with this spool's key: with a key, a record without a mac fails as unsigned. */
+  parse(text: string, area: SpoolArea, name: string): ParsedRecord {
+    const parsed = parseRecordFile(text, area, name, this.key);
+    if (parsed.ok && this.key && parsed.mac === 'absent') return { ok: false, reason: UNSIGNED_REASON };
+    return parsed;
+  }
+
   /**
-   * The record candidates of an area: names of regular files, sorted. Anything else (a FIFO, a device, a directory) is
-   * logged and left out: reading a FIFO would block the scan, and with it start-up and SIGTERM, for ever.
+   * The entries of an area, sorted by name, each with whether it is a regular file (lstat's view: a symlink is not).
+   * A missing or unlistable directory is logged and counts as empty.
    */
-  async listFiles(dir: string): Promise<string[]> {
+  async listEntries(dir: string): Promise<{ name: string; regular: boolean }[]> {
     let entries: Dirent[];
     try {
       entries = await fsp.readdir(dir, { withFileTypes: true });
@@ -274,12 +386,7 @@ export class RecordFiles {
       this.logger.error({ dir, err: errorMessage(err) }, 'spool: cannot list directory');
       return [];
     }
-    const out: string[] = [];
-    for (const e of entries) {
-      if (e.isFile()) out.push(e.name);
-      else this.logger.error({ file: path.join(dir, e.name) }, 'spool: ignoring an entry that is not a regular file; left in place');
-    }
-    return out.sort();
+    return entries.map((e) => ({ name: e.name, regular: e.isFile() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Names in a directory, sorted; a missing or unlistable directory is logged and counts as empty. */

@@ -7,7 +7,8 @@
  * - Each runs inside the id's chain of the spool (SpoolPort.withLock) and looks at the disk first (locate / readRecord):
  *   the index of a client, or of an owner a client changed, may be stale.
  * - retry: dead -> pending with attempts 0, nextAttemptAt and deadReason cleared, `requeuedAt` stamped (the forwarder's
- *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way. Any other area
+ *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way; a record
+ *   quarantined for its integrity check is released (releaseQuarantined: the operator vouches for it). Any other area
  *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
  * - drop: removes a record from pending, dead, ignored, quarantine or parts (a stray multipart part); sent records are
  *   refused ('wrong-area': they are pruned, not dropped). It takes the id or an unambiguous prefix of it (resolveId:
@@ -22,10 +23,10 @@
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isoTimeMs, type SmsArea } from './codec.js';
+import { isoTimeMs, isSmsArea, parseRecordFile, type SmsArea } from './codec.js';
 import type { RecordFiles } from './files.js';
 import type { SpoolIndex } from './scan.js';
-import { DEDUPE_MIN_DAYS, type AnyRecord, type SmsRecord, type SpoolArea } from './types.js';
+import { DEDUPE_MIN_DAYS, type AnyRecord, type QuarantineRecord, type SmsRecord, type SpoolArea } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -52,15 +53,20 @@ export interface SpoolPort {
   saveSentIndex(): Promise<void>;
 }
 
-/** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
-export async function retry(s: SpoolPort, id: string): Promise<void> {
-  await retryOne(s, id);
+/**
+ * dead -> pending with attempts reset; for a pending record: make it due now; a record quarantined for its integrity
+ * check: released (releaseQuarantined). A client then signals the owner. Returns where the record is now.
+ */
+export async function retry(s: SpoolPort, id: string): Promise<{ id: string; area: SmsArea }> {
+  const done = (await retryOne(s, id)) ?? { id, area: 'pending' as const };
   await s.notifyOwner();
+  return done;
 }
 
-function retryOne(s: SpoolPort, id: string): Promise<void> {
+function retryOne(s: SpoolPort, id: string): Promise<{ id: string; area: SmsArea } | undefined> {
   return s.withLock(id, async () => {
     const area = await s.locate(id);
+    if (area === undefined && s.index().quarantine.has(id)) return releaseQuarantined(s, id);
     if (area !== 'dead' && area !== 'pending') throw s.notFound(id, 'dead or pending');
     const rec = (await s.readRecord(area, id)) as SmsRecord;
     rec.attempts = 0;
@@ -71,7 +77,54 @@ function retryOne(s: SpoolPort, id: string): Promise<void> {
     await s.moveSms(area, 'pending', rec);
     s.logger.info({ id, from: area }, `spool: record ${id} queued for delivery again`);
     s.woke(id);
+    return undefined;
   });
+}
+
+/**
+ * The operator vouches for a record quarantined because its integrity check failed (a spool moved without its key, a
+ * record restored from a backup by hand): its original text must still be a whole SMS record (version, sha256, kind,
+ * id); it is signed with this spool's key and put back where it was found, a dead one into pending (as retry does).
+ * Anything else in quarantine (undecodable PDUs, corrupt files) cannot be released: SpoolError 'wrong-area'.
+ */
+async function releaseQuarantined(s: SpoolPort, qid: string): Promise<{ id: string; area: SmsArea }> {
+  const q = (await s.readRecord('quarantine', qid)) as QuarantineRecord;
+  const [from, name] = (q.originalFile ?? '').split('/');
+  const refuse = (why: string) => new SpoolError('wrong-area', `quarantined record ${qid} cannot be released: ${why}`, { hint: `pulsa-bridge queue show ${qid}` });
+  if (!q.reason.startsWith('unreadable record file: integrity check failed') || !from || !name || !isSmsArea(from)) {
+    throw refuse(`only an SMS record quarantined for its integrity check can be (this one: ${q.reason})`);
+  }
+  const parsed = parseRecordFile(q.raw, from, name);
+  if (!parsed.ok || parsed.record.kind !== 'sms') throw refuse(parsed.ok ? 'not an SMS record' : parsed.reason);
+  const rec = parsed.record;
+  const to: SmsArea = from === 'dead' ? 'pending' : from;
+  await s.withLock(
+    rec.id,
+    async () => {
+      const already = await s.locate(rec.id);
+      if (already !== undefined) throw refuse(`record ${rec.id} is in ${already} already`);
+      if (to === 'pending') {
+        rec.attempts = 0;
+        rec.requeuedAt = s.now().toISOString();
+        delete rec.nextAttemptAt;
+        delete rec.deadReason;
+      }
+      rec.rev = (rec.rev ?? 0) + 1;
+      await s.moveSms(to, to, rec); // written afresh: signed with this spool's key
+    },
+    true,
+  );
+  await s.withLock(
+    `q:${qid}`,
+    async () => {
+      await s.files.unlink('quarantine', qid, true);
+      s.index().quarantine.delete(qid);
+    },
+    true,
+  );
+  s.logger.warn({ id: rec.id, quarantineId: qid, area: to }, `spool: quarantined record ${qid} released by operator into ${to} as ${rec.id} (now signed with this spool's key)`);
+  if (to === 'pending') s.woke(rec.id);
+  return { id: rec.id, area: to };
 }
 
 /** Every dead record back to pending; records another process moved meanwhile are skipped. Returns the count. */

@@ -11,25 +11,36 @@
  * - mode 'read' (a client, or the owner's rescan) changes nothing on disk: unreadable files are skipped with a warning
  *   and the earlier copy of a duplicate id is left where it is.
  * - mode 'recover' (the owner at open, after clearTmp) repairs: it removes the earlier copy of a duplicate id and moves
- *   every unreadable record file (bad JSON, bad checksum, wrong version, wrong kind for its area, name/id mismatch) into
- *   quarantine/ as a QuarantineRecord holding the raw text. A corrupt file never throws: it is logged and set aside,
- *   or left in place (logged) when it cannot be moved.
+ *   every unreadable record file (bad JSON, bad checksum, wrong version, wrong kind for its area, name/id mismatch, a
+ *   mac that does not verify) into quarantine/ as a QuarantineRecord holding the raw text. A corrupt file never throws:
+ *   it is logged and set aside, or left in place (logged) when it cannot be moved. What is not a record file at all (a
+ *   symlink, FIFO or directory, a name not *.json, a file above MAX_RECORD_BYTES, or an unreadable one above
+ *   MAX_QUARANTINE_RAW_BYTES) is moved aside as it is into foreign/ (files.moveAside), never read whole.
+ * - Integrity (files.ts, integrity-key.ts): with a key, a record whose mac fails is unreadable as above; one without a
+ *   mac is quarantined too, except at the start that created the key (`adoptUnsigned`, the upgrade from unsigned
+ *   records) when no record in the spool carries a mac: then every unsigned record is signed in place and counted.
+ *   If any record carries a mac (the key was lost or the spool moved without it), nothing unsigned is adopted.
  * - At run time (owner, inside the id's chain) a pending file found unreadable is handled the same way: when the owner
  *   holds a valid copy in memory the file is rewritten from it (restoreCorruptPending; the corrupt bytes are kept in
  *   quarantine), else the file is moved to quarantine and leaves the index (quarantineCorruptPending -> 'corrupt').
- * - clearTmp() deletes every entry of tmp/: a file there was half-written when the process died, so its SMS is simply
- *   not in the spool yet (it is still on the SIM, which is cleared only after the fsynced write).
+ * - clearTmp() deletes only the daemon's own tmp names (files.write's `<id>.<pid>.<n>.<hex>.tmp`), each a regular file
+ *   (lstat), with unlink (never recursive, never through a symlink); anything else in tmp/ is left, logged. A tmp file
+ *   was half-written when the process died, so its SMS is simply not in the spool yet (it is still on the SIM, which
+ *   is cleared only after the fsynced write).
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, isLaterCopy, isoTimeMs, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
-import { errnoCode, type RecordFiles } from './files.js';
+import { errnoCode, MAX_QUARANTINE_RAW_BYTES, UNSIGNED_REASON, type RecordFiles } from './files.js';
 import { PartsIndex } from './parts-index.js';
 import { PendingIndex } from './pending-index.js';
 import type { SentIndex, SentMeta } from './sent-index.js';
-import type { SmsRecord, SpoolArea } from './types.js';
+import type { AnyRecord, SmsRecord, SpoolArea } from './types.js';
+
+/** The names files.write gives its tmp files: `<id>.<pid>.<n>.<8 hex>.tmp`. */
+const OWN_TMP_NAME = /^[A-Za-z0-9._-]{1,128}\.\d+\.\d+\.[0-9a-f]{8}\.tmp$/;
 
 export interface SpoolIndex {
   /** id -> area, for SMS records (pending/sent/dead/ignored). */
@@ -65,12 +76,16 @@ export interface ScanDeps {
   clock: () => Date;
 }
 
-/** Owner only, at open, before the recovering scan: delete tmp/ leftovers (half-written by a crash). */
+/** Owner only, at open, before the recovering scan: delete our own tmp leftovers (see the header). */
 export async function clearTmp({ files, logger }: ScanDeps): Promise<void> {
   const tmpDir = files.areaDir('tmp');
-  for (const name of await files.list(tmpDir)) {
+  for (const { name, regular } of await files.listEntries(tmpDir)) {
+    if (!regular || !OWN_TMP_NAME.test(name)) {
+      logger.warn({ file: `tmp/${name}` }, `spool: tmp/${name} is not a tmp file of the daemon${regular ? '' : ' (not a regular file)'}; left in place`);
+      continue;
+    }
     try {
-      await fsp.rm(path.join(tmpDir, name), { recursive: true, force: true });
+      await fsp.unlink(path.join(tmpDir, name));
       logger.warn({ file: `tmp/${name}` }, 'spool: deleted half-written file left by a crash');
     } catch (err) {
       logger.error({ file: `tmp/${name}`, err: errorMessage(err) }, 'spool: cannot delete tmp leftover');
@@ -78,19 +93,41 @@ export async function clearTmp({ files, logger }: ScanDeps): Promise<void> {
   }
 }
 
+/** What scan() does with records that have no mac (see the header). */
+export interface ScanIntegrity {
+  /** The start that created the key: sign unsigned records, unless some record carries a mac. */
+  adoptUnsigned: boolean;
+}
+
 /**
  * Read every area into a fresh index. 'recover' (owner at open) repairs; 'read' only reads. `sentCache`: the sent
  * index (sent-index.ts); a sent file it has an entry for is not read, only listed.
  */
-export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: SentIndex = new Map()): Promise<SpoolIndex> {
+export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: SentIndex = new Map(), integrity: ScanIntegrity = { adoptUnsigned: false }): Promise<SpoolIndex> {
   const { files, logger } = deps;
   const ix = emptyIndex();
   const found = new Map<string, { area: SmsArea; rev: number; rec?: SmsRecord }[]>();
   const pending: SmsRecord[] = [];
+  const key = files.signing;
+  /** Valid records without a mac, found while a key is set: adopted or refused once the whole spool is seen. */
+  const unsigned: { area: SpoolArea; name: string; text: string; rec: AnyRecord }[] = [];
+  let sawMac = false;
+  const admit = (area: SpoolArea, rec: AnyRecord): void => {
+    if (rec.kind === 'part') ix.parts.set(rec.id, rec);
+    else if (rec.kind === 'quarantine') ix.quarantine.add(rec.id);
+    else if (isSmsArea(area)) {
+      if (area === 'sent') ix.sent.set(rec.id, sentMetaOf(rec));
+      const list = found.get(rec.id) ?? [];
+      list.push({ area, rev: rec.rev ?? 0, rec });
+      found.set(rec.id, list);
+    }
+  };
   for (const area of AREAS) {
-    for (const name of await files.listFiles(files.areaDir(area))) {
-      if (!name.endsWith('.json')) {
-        logger.warn({ file: `${area}/${name}` }, 'spool: ignoring a file that is not a record (*.json)');
+    for (const { name, regular } of await files.listEntries(files.areaDir(area))) {
+      if (!regular || !name.endsWith('.json')) {
+        const why = regular ? 'not a record (*.json)' : 'not a regular file';
+        if (mode === 'recover') await moveAside(deps, area, name, why);
+        else logger.warn({ file: `${area}/${name}` }, `spool: ignoring ${area}/${name}: ${why}`);
         continue;
       }
       const cached = area === 'sent' ? sentCache.get(name.slice(0, -'.json'.length)) : undefined;
@@ -104,28 +141,56 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
       try {
         text = await files.readText(area, name);
       } catch (err) {
+        const code = errnoCode(err);
         // Vanished between readdir and read: another process moved or dropped it; nothing to index.
-        if (errnoCode(err) === 'ENOENT') {
+        if (code === 'ENOENT') {
           logger.debug({ file: `${area}/${name}` }, 'spool: record file vanished while scanning');
+          continue;
+        }
+        if (code === 'EFBIG' || code === 'ENOTREG' || code === 'ELOOP') {
+          const why = code === 'EFBIG' ? errorMessage(err) : code === 'ELOOP' ? 'a symbolic link' : 'not a regular file';
+          if (mode === 'recover') await moveAside(deps, area, name, why);
+          else logger.warn({ file: `${area}/${name}`, reason: why }, `spool: skipping ${area}/${name} unread (${why})`);
           continue;
         }
         logger.error({ file: `${area}/${name}`, err: errorMessage(err) }, 'spool: cannot read record file; left in place');
         continue;
       }
-      const parsed = parseRecordFile(text, area, name);
+      const parsed = parseRecordFile(text, area, name, key);
+      if (parsed.ok && parsed.mac === 'absent' && key) {
+        unsigned.push({ area, name, text, rec: parsed.record });
+        continue;
+      }
       if (!parsed.ok) {
-        if (mode === 'recover') await quarantineUnreadable(deps, ix, area, name, text, parsed.reason);
+        if (parsed.reason.startsWith('integrity')) sawMac = true;
+        if (mode === 'recover') await setAside(deps, ix, area, name, text, parsed.reason);
         else logger.warn({ file: `${area}/${name}`, reason: parsed.reason }, `spool: skipping unreadable record ${area}/${name} (${parsed.reason})`);
         continue;
       }
-      const rec = parsed.record;
-      if (rec.kind === 'part') ix.parts.set(rec.id, rec);
-      else if (rec.kind === 'quarantine') ix.quarantine.add(rec.id);
-      else if (isSmsArea(area)) {
-        if (area === 'sent') ix.sent.set(rec.id, sentMetaOf(rec));
-        const list = found.get(rec.id) ?? [];
-        list.push({ area, rev: rec.rev ?? 0, rec });
-        found.set(rec.id, list);
+      if (parsed.mac !== 'absent') sawMac = true;
+      admit(area, parsed.record);
+    }
+  }
+  if (unsigned.length > 0) {
+    if (integrity.adoptUnsigned && !sawMac && mode === 'recover') {
+      const counts: Record<string, number> = {};
+      for (const u of unsigned) {
+        try {
+          await files.write(u.area, u.rec); // the same record, now signed for its area
+          counts[u.area] = (counts[u.area] ?? 0) + 1;
+          admit(u.area, u.rec);
+        } catch (err) {
+          logger.error({ file: `${u.area}/${u.name}`, err: errorMessage(err) }, `spool: cannot sign ${u.area}/${u.name}; left unsigned (quarantined at the next start)`);
+        }
+      }
+      logger.warn(
+        { signed: counts },
+        `spool: integrity key created; ${Object.values(counts).reduce((a, b) => a + b, 0)} records written before record signing were signed (${Object.entries(counts).map(([a, n]) => `${a} ${n}`).join(', ')})`,
+      );
+    } else {
+      for (const u of unsigned) {
+        if (mode === 'recover') await setAside(deps, ix, u.area, u.name, u.text, UNSIGNED_REASON);
+        else logger.warn({ file: `${u.area}/${u.name}`, reason: UNSIGNED_REASON }, `spool: skipping unsigned record ${u.area}/${u.name}`);
       }
     }
   }
@@ -156,6 +221,22 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
   return ix;
 }
 
+/** Owner: a file that is not a record moved aside as it is (files.moveAside); left in place, logged, when that fails. */
+async function moveAside({ files, logger }: ScanDeps, area: SpoolArea, name: string, why: string): Promise<void> {
+  try {
+    const to = await files.moveAside(area, name);
+    logger.error({ file: `${area}/${name}`, movedTo: `foreign/${to}`, reason: why }, `spool: ${area}/${name} is ${why}; moved aside unread to foreign/${to}`);
+  } catch (err) {
+    logger.error({ file: `${area}/${name}`, reason: why, err: errorMessage(err) }, `spool: ${area}/${name} is ${why} and could not be moved aside; left in place`);
+  }
+}
+
+/** An unreadable record file: into a quarantine record when small enough to keep in one, else moved aside as it is. */
+async function setAside(deps: ScanDeps, ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string): Promise<void> {
+  if (Buffer.byteLength(text, 'utf8') > MAX_QUARANTINE_RAW_BYTES) await moveAside(deps, area, name, `unreadable (${reason}) and too big for a quarantine record`);
+  else await quarantineUnreadable(deps, ix, area, name, text, reason);
+}
+
 /**
  * Move an unreadable record file into quarantine (raw text kept); on failure it stays where it is, logged.
  * Returns the quarantine id, or undefined when the file could not be moved.
@@ -176,7 +257,8 @@ async function quarantineUnreadable(
     if (!ix.quarantine.has(id)) await files.write('quarantine', q);
     ix.quarantine.add(id);
     if (unlink && !(area === 'quarantine' && `${id}.json` === name)) await files.unlinkName(area, name);
-    logger.warn({ file: `${area}/${name}`, quarantineId: id, reason }, `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`);
+    // A failed integrity check is someone writing into the spool without the key: an error, not disk wear.
+    logger[reason.startsWith('integrity') ? 'error' : 'warn']({ file: `${area}/${name}`, quarantineId: id, reason }, `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`);
     return id;
   } catch (err) {
     logger.error({ file: `${area}/${name}`, reason, err: errorMessage(err) }, 'spool: unreadable record could not be quarantined; left in place');
@@ -192,7 +274,7 @@ async function quarantineUnreadable(
 export async function restoreCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: string, cached: Readonly<SmsRecord>): Promise<SmsRecord> {
   const name = `${id}.json`;
   const text = await deps.files.readText('pending', name).catch(() => undefined);
-  const parsed = text === undefined ? undefined : parseRecordFile(text, 'pending', name);
+  const parsed = text === undefined ? undefined : deps.files.parse(text, 'pending', name);
   const qid = text !== undefined && parsed && !parsed.ok ? await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason, false) : undefined;
   const rec = structuredClone(cached) as SmsRecord;
   await deps.files.write('pending', rec);
@@ -214,7 +296,7 @@ export async function quarantineCorruptPending(deps: ScanDeps, ix: SpoolIndex, i
     deps.logger.error({ id, err: errorMessage(readErr) }, `spool: cannot re-read the unreadable pending record ${id}; left in place`);
     return err;
   }
-  const parsed = parseRecordFile(text, 'pending', name);
+  const parsed = deps.files.parse(text, 'pending', name);
   if (parsed.ok) return err; // rewritten by another process since: the caller's next try reads the new file
   const qid = await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason);
   if (qid === undefined) return err;

@@ -9,6 +9,11 @@
  *   covers its own rename/unlink, and a failed fsync fails every call it was to cover (none is reported durable).
  * - A move writes the new file durably first, then unlinks the old one, then fsyncs the old directory. A crash in between
  *   leaves the id in two areas; the later state (higher `rev`; on a tie sent > dead > pending > ignored) is the truth.
+ * - Integrity: every record is signed with the spool's key (integrity-key.ts, in `keyDir`, the state directory). The
+ *   owner creates the key at the first start without one; that start signs the unsigned records already there (the
+ *   upgrade) unless some record is signed already (key lost: nothing unsigned is trusted). After it, a record whose
+ *   mac fails or is missing is quarantined at start (scan.ts) and never delivered. The directories are checked before
+ *   use (files.ensureSpoolDirs; UnsafePathError) and junk is moved aside unread (foreign/).
  * - Ids are checked by the codec (SpoolError 'invalid-id'). SMS ids live in one namespace over pending/sent/dead/ignored
  *   (an id is in at most one of them); quarantine and parts have their own namespaces.
  * - Operations on one id are serialized inside this process (per-id promise chain); rescan() raises a barrier that new
@@ -40,7 +45,8 @@ import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
-import { errnoCode, RecordFiles } from './files.js';
+import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
+import { createKey, keyFile, readKey } from './integrity-key.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -70,6 +76,8 @@ export interface SpoolOptions {
   role?: SpoolRole;
   /** How a client tells the owner to rescan (default: process.kill, skipping this very process without a SIGHUP handler). */
   signal?: SignalSender;
+  /** Where the spool's integrity key is (integrity-key.ts): the state directory; default the spool directory. */
+  keyDir?: string;
 }
 
 export type SpoolRole = 'owner' | 'client';
@@ -144,20 +152,45 @@ export class Spool extends EventEmitter {
       if (!isDir) {
         throw new SpoolError('not-found', `no spool directory at ${spool.dir}`, { hint: 'check --spool or spool.dir in the config' });
       }
+      await spool.loadClientKey(opts.keyDir ?? spool.dir);
       spool.ix = await scan(spool.scanDeps, 'read', await readSentIndex(spool.dir, spool.logger));
       return spool;
     }
-    await spool.files.ensureSpoolDirs(['tmp', ...AREAS]);
+    await spool.files.ensureSpoolDirs(['tmp', ...AREAS, FOREIGN_DIR]);
     spool.lock = await SpoolLock.acquire(spool.dir, { logger: spool.logger, clock: spool.clock });
     try {
+      const keyDir = opts.keyDir ?? spool.dir;
+      let key = await readKey(keyDir);
+      const created = key === undefined;
+      if (key === undefined) {
+        key = await createKey(keyDir, opts.fsync ?? true);
+        spool.logger.warn({ file: keyFile(keyDir) }, `spool: integrity key ${keyFile(keyDir)} created: records are signed with it from now on (back it up with the spool)`);
+      }
+      spool.files.setKey(key);
       await clearTmp(spool.scanDeps);
-      spool.ix = await scan(spool.scanDeps, 'recover', await readSentIndex(spool.dir, spool.logger));
+      // The start that creates the key reads every sent file too: the upgrade signs them (scan.ts).
+      spool.ix = await scan(spool.scanDeps, 'recover', created ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: created });
       await writeSentIndex(spool.dir, spool.ix.sent, spool.logger); // compact, and rebuilt when it was missing
     } catch (err) {
       await spool.close();
       throw err;
     }
     return spool;
+  }
+
+  /**
+   * Client: check records with the key where this user can read it; without it records are shown unchecked and
+   * writes are refused (files.ts). A spool that has no key yet (never opened by a signing daemon) is written unsigned:
+   * its owner signs such records at the start that creates the key.
+   */
+  private async loadClientKey(keyDir: string): Promise<void> {
+    try {
+      this.files.setKey(await readKey(keyDir));
+    } catch (err) {
+      if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') throw err;
+      this.files.setKey(undefined, `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`);
+      this.logger.debug({ file: keyFile(keyDir) }, 'spool: integrity key not readable by this user; records are not checked');
+    }
   }
 
   /**
@@ -576,8 +609,11 @@ export class Spool extends EventEmitter {
 
   // ---------------------------------------------------------------- operator commands (operator.ts)
 
-  /** dead -> pending with attempts reset; for a pending record: make it due now. A client then signals the owner. */
-  async retry(id: string): Promise<void> {
+  /**
+   * dead -> pending with attempts reset; for a pending record: make it due now; a record quarantined for its integrity
+   * check is released where it was (operator.ts). A client then signals the owner. Returns where the record is now.
+   */
+  async retry(id: string): Promise<{ id: string; area: SmsArea }> {
     assertId(id);
     return operator.retry(this.port, id);
   }

@@ -48,16 +48,17 @@ describe('WebhookClient.post against a real local server', () => {
     expect(server.requests[1]!.headers['x-pulsa-bridge-parts']).toBeUndefined();
   });
 
-  it('signs timestamp + "." + body with HMAC-SHA256 so the receiver can verify it', async () => {
+  it('signs the timestamp, Idempotency-Key, modem, parts and body (v2) so the receiver can verify it', async () => {
     server = await startServer([reply(200)]);
     const secret = 'webhook-shared-secret';
     await client(server.url, { hmacSecret: secret, clock: () => new Date('2024-05-01T00:00:00.900Z') }).post(makeSms('h1'));
     const req = server.requests[0]!;
     expect(req.headers['x-timestamp']).toBe('1714521600');
-    const expected = createHmac('sha256', secret).update(`${req.headers['x-timestamp']}.`).update(req.body).digest('hex');
-    expect(req.headers['x-signature']).toBe(`sha256=${expected}`);
-    const forged = createHmac('sha256', 'other').update(`1714521600.`).update(req.body).digest('hex');
-    expect(req.headers['x-signature']).not.toBe(`sha256=${forged}`);
+    // Built here by hand from the documented string, not with the module's own function.
+    const signed = Buffer.concat([Buffer.from('pulsa-bridge-v2\n1714521600\nh1\ntelkomsel-1\n\n'), req.body]);
+    expect(req.headers['x-signature']).toBe(`v2=${createHmac('sha256', secret).update(signed).digest('hex')}`);
+    expect(req.headers['x-signature']).not.toBe(`v2=${createHmac('sha256', 'other').update(signed).digest('hex')}`);
+    expect(req.headers['x-pulsa-bridge-simulated']).toBeUndefined();
   });
 
   it('returns 4xx/5xx as outcomes with the first 200 characters of the body and Retry-After', async () => {

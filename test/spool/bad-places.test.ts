@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
@@ -79,14 +79,14 @@ describe('a spool where the daemon cannot create it', () => {
 });
 
 describe('odd files in the spool', () => {
-  it('a FIFO among the records is skipped with a warning: start-up completes and SIGTERM stops it (exit 0)', async () => {
+  it('a FIFO among the records is moved aside unread: start-up completes and SIGTERM stops it (exit 0)', async () => {
     const { dir, cleanup } = await tempDir('bad-place-fifo');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');
     await mkdir(path.join(spoolDir, 'pending'), { recursive: true });
     expect(spawnSync('mkfifo', [path.join(spoolDir, 'pending', 'x.json')]).status).toBe(0);
     const r = await runDaemon(spoolDir, 20_000, 'pulsa-bridge 0');
-    expect(r.output).toContain('spool: ignoring an entry that is not a regular file');
+    expect(r.output).toContain('spool: pending/x.json is not a regular file; moved aside unread to foreign/pending.x.json');
     expect(r.signal).toBeNull();
     expect(r.code).toBe(0);
   }, 30_000);
@@ -119,7 +119,7 @@ describe('makeDirs', () => {
 });
 
 describe('spool permissions: nothing for other users, whatever spool.dir is', () => {
-  it('a new spool (umask 0) and an existing world-open one both end up closed to others', async () => {
+  it('a new spool (umask 0) and an existing world-readable one end up closed to others; a world-writable one is refused, untouched', async () => {
     const { dir, cleanup } = await tempDir('spool-perms');
     cleanups.push(cleanup);
     const fresh = path.join(dir, 'fresh', 'spool');
@@ -137,13 +137,22 @@ describe('spool permissions: nothing for other users, whatever spool.dir is', ()
 
     const open = path.join(dir, 'open');
     await mkdir(path.join(open, 'pending'), { recursive: true });
-    await chmod(open, 0o777);
-    await chmod(path.join(open, 'pending'), 0o777);
+    await chmod(open, 0o755);
+    await chmod(path.join(open, 'pending'), 0o755);
     const s2 = await Spool.open(open, { logger: silentLogger(), fsync: false });
     const lockMode = (await stat(path.join(open, 'spool.lock'))).mode;
     await s2.close();
-    expect(((await stat(open)).mode & 0o777).toString(8)).toBe('770');
+    expect(((await stat(open)).mode & 0o777).toString(8)).toBe('750');
     expect(((await stat(path.join(open, 'pending'))).mode & 0o007).toString(8)).toBe('0');
     expect((lockMode & 0o007).toString(8)).toBe('0');
+
+    // Writable by others: someone else may be using it (a shared directory given by mistake): refused, not chmodded.
+    const shared = path.join(dir, 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o1777);
+    await writeFile(path.join(shared, 'someone-elses.txt'), 'x');
+    await expect(Spool.open(shared, { logger: silentLogger(), fsync: false })).rejects.toMatchObject({ code: 'UNSAFE_PATH', hint: expect.stringContaining(`chmod go-w ${shared}`) });
+    expect(((await stat(shared)).mode & 0o7777).toString(8)).toBe('1777');
+    expect(await readdir(shared)).toEqual(['someone-elses.txt']);
   });
 });

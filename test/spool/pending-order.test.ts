@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pickNext } from '../../src/forward/schedule.js';
 import { serializeRecord } from '../../src/spool/codec.js';
+import { readKey } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
@@ -89,7 +90,8 @@ describe('Spool: the pending index stays in delivery order', () => {
     await spool.markDead('dead3', 'HTTP 400: bad');
     const client = await openClient();
     await client.retry('dead3');
-    await writeFile(path.join(dir, 'pending', 'new2.json'), serializeRecord(makeSms('new2', { receivedAt: at(2) })));
+    const key = (await readKey(dir))!; // another process of the daemon's user, signing as the spool does
+    await writeFile(path.join(dir, 'pending', 'new2.json'), serializeRecord(makeSms('new2', { receivedAt: at(2) }), { area: 'pending', key }));
     const woke: string[] = [];
     spool.on('pending', (id: string) => woke.push(id));
     await spool.rescan();

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { diskOps } from '../../src/spool/files.js';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -93,14 +93,26 @@ describe('the record file format is pinned', () => {
     expect(text).toBe(bytes);
     expect(createHash('sha256').update(text).digest('hex')).toBe('129810a160acf1ae2bb145a468b31fe7a9a470aef1b8a7572fac6331ab271117');
     const parsed = parseRecordFile(bytes, 'pending', 'sms-golden.json');
-    expect(parsed).toEqual({ ok: true, record: rec });
+    expect(parsed).toEqual({ ok: true, record: rec, mac: 'absent' });
+
+    // Signed: the same bytes plus `mac`, an HMAC-SHA256 of the domain line, the area and the canonical JSON.
+    const key = Buffer.alloc(32, 7);
+    const { checksum, ...body } = JSON.parse(bytes) as Record<string, unknown>;
+    const mac = createHmac('sha256', key).update(`pulsa-bridge-spool-record-v1\npending\n${JSON.stringify(body)}`).digest('hex');
+    const signed = serializeRecord(rec, { area: 'pending', key });
+    expect(JSON.parse(signed)).toEqual({ ...body, checksum, mac });
+    expect(parseRecordFile(signed, 'pending', 'sms-golden.json', key)).toEqual({ ok: true, record: rec, mac: 'valid' });
+    expect(parseRecordFile(signed, 'pending', 'sms-golden.json')).toEqual({ ok: true, record: rec, mac: 'unchecked' });
+    // Another key, or the same file copied into another area, does not verify.
+    expect(parseRecordFile(signed, 'pending', 'sms-golden.json', Buffer.alloc(32, 8))).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
+    expect(parseRecordFile(signed, 'dead', 'sms-golden.json', key)).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
   });
 });
 
 describe('Spool: durable, idempotent writes', () => {
   it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
     const spool = await open();
-    expect((await readdir(dir)).sort()).toEqual(['dead', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'sent.index', 'spool.lock', 'tmp']);
+    expect((await readdir(dir)).sort()).toEqual(['dead', 'foreign', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'sent.index', 'spool.key', 'spool.lock', 'tmp']);
     const rec = makeSms('a1', { text: 'Rp10.000 "ok" ünïcode\nline2' });
     expect(await spool.putPending(rec)).toEqual({ created: true, area: 'pending' });
     expect(await files('pending')).toEqual(['a1.json']);
@@ -371,7 +383,8 @@ describe('Spool: recovery at start-up', () => {
     const { logger, lines } = captureLogger();
     const spool = await open({ logger });
     expect(await spool.stats()).toMatchObject({ pending: 0, sent: 0, quarantine: 1 });
-    expect(await files('sent')).toEqual(['notes.txt']);
+    expect(await files('sent')).toEqual([]);
+    expect((await readdir(path.join(dir, 'foreign'))).sort()).toEqual(['pending.weird.json', 'sent.notes.txt']); // moved aside as they are
     expect(lines.some((l) => l.level >= 50 && String(l.file).includes('weird.json'))).toBe(true);
   });
 

@@ -1,0 +1,91 @@
+/**
+ * The spool's integrity key (I/O module): the HMAC-SHA256 key every record file is signed with (codec.ts), so a file
+ * written by anyone without it (dropped in by hand, copied from another machine) is not taken for a record.
+ *
+ * Contract
+ * - `<stateDir>/spool.key`: one line, 64 lowercase hex digits (32 random bytes), mode 0600, owned by the daemon's user.
+ * - The owner creates it once (createKey): a private tmp file (O_EXCL, 0600) written and fsynced, then link()ed to the
+ *   key name (never replacing a key: EEXIST reads the one there; rename where the filesystem has no hard links), the
+ *   tmp name removed and the directory fsynced. A crash leaves no key (the next start creates one) or the whole key.
+ * - readKey opens with O_NOFOLLOW and checks with fstat before reading: a symlink, a non-regular file, a file of
+ *   another owner or one readable by group/others is UnsafePathError (no secret is trusted that others could read or
+ *   have written); a file that is not one key line is UnsafePathError too (the operator restores it). ENOENT -> undefined.
+ */
+import { randomBytes } from 'node:crypto';
+import fs, { constants as C, promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { UnsafePathError } from '../errors.js';
+
+export const SPOOL_KEY_FILE = 'spool.key';
+const KEY_LINE = /^([0-9a-f]{64})\n?$/;
+
+export function keyFile(stateDir: string): string {
+  return path.join(path.resolve(stateDir), SPOOL_KEY_FILE);
+}
+
+/** The key in `stateDir`, undefined when there is none; errors as in the header (EACCES is thrown as it is). */
+export async function readKey(stateDir: string): Promise<Buffer | undefined> {
+  const file = keyFile(stateDir);
+  let fd: number;
+  try {
+    fd = await new Promise<number>((resolve, reject) =>
+      fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, f) => (err ? reject(err) : resolve(f))),
+    );
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new UnsafePathError(`the spool's integrity key ${file} is a symbolic link`, `replace it with the key file itself (mode 0600), restored from the backup of ${path.dirname(file)}`);
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    const uid = typeof process.geteuid === 'function' ? process.geteuid() : st.uid;
+    if (!st.isFile()) throw new UnsafePathError(`the spool's integrity key ${file} is not a regular file`, `remove it; the daemon creates a new key only for a spool without signed records`);
+    if (st.uid !== uid) throw new UnsafePathError(`the spool's integrity key ${file} is owned by uid ${st.uid}, not by the daemon's user (uid ${uid})`, `chown ${uid} ${file}`);
+    if ((st.mode & 0o077) !== 0) {
+      throw new UnsafePathError(`the spool's integrity key ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}): anyone who read it can forge records`, `chmod 600 ${file}`);
+    }
+    const buf = Buffer.alloc(Math.min(st.size, 256));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    const m = KEY_LINE.exec(buf.subarray(0, n).toString('latin1'));
+    if (!m) throw new UnsafePathError(`the spool's integrity key ${file} is not a key (64 hex digits)`, `restore ${file} from the backup of ${path.dirname(file)}`);
+    return Buffer.from(m[1]!, 'hex');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Owner: a new key, durably (see the header). Returns the key now in the file (another's, when one appeared meanwhile). */
+export async function createKey(stateDir: string, doFsync: boolean): Promise<Buffer> {
+  const file = keyFile(stateDir);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const key = randomBytes(32);
+  const fh = await fsp.open(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
+  try {
+    await fh.writeFile(`${key.toString('hex')}\n`);
+    if (doFsync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    try {
+      await fsp.link(tmp, file);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return (await readKey(stateDir)) ?? key;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+      await fsp.rename(tmp, file); // no hard links on this filesystem
+    }
+  } finally {
+    await fsp.rm(tmp, { force: true });
+  }
+  if (doFsync) {
+    const dfd = await fsp.open(path.dirname(file), 'r');
+    try {
+      await dfd.sync();
+    } finally {
+      await dfd.close();
+    }
+  }
+  return key;
+}

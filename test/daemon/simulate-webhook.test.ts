@@ -1,0 +1,99 @@
+/**
+ * `run --simulate` against the compiled daemon: a webhook that is not on this machine is refused (exit 78) unless
+ * --allow-remote-webhook; a simulated run's requests carry X-Pulsa-Bridge-Simulated and are never signed with the
+ * production secret. `config check` warns about plain http:// and refuses a header value with a CR.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseConfig } from '../../src/config.js';
+import { Daemon } from '../../src/daemon.js';
+import { SIMULATION_SECRET } from '../../src/forward/webhook.js';
+import { silentLogger } from '../../src/log.js';
+import { Processes, logged } from './process-harness.js';
+import { reply, startServer, type TestServer } from '../forward/server.js';
+import { tempDir, until } from '../spool/helpers.js';
+
+const procs = new Processes();
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  procs.killAll();
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function configWith(webhook: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ file: string; dir: string }> {
+  const { dir, cleanup } = await tempDir('sim-webhook');
+  cleanups.push(cleanup);
+  const file = path.join(dir, 'config.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      webhook,
+      spool: { dir: path.join(dir, 'spool'), fsync: false },
+      modems: [{ name: 'tsel-1', port: '/dev/ttyUSB-none', senders: ['858'], sweepIntervalSec: 5 }],
+      log: { level: 'info', pretty: false },
+      shutdownGraceSec: 0,
+      ...extra,
+    }),
+  );
+  return { file, dir };
+}
+
+describe('run --simulate and the webhook', () => {
+  it('refuses a webhook on another machine (exit 78, naming the flag); --allow-remote-webhook lets it start', async () => {
+    const { file } = await configWith({ url: 'https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway', hmacSecret: 'production-secret' });
+    const r = await procs.cli(['run', '--simulate', '--config', file]);
+    expect(r.code).toBe(78);
+    expect(r.err).toContain('webhook: https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway is not on this machine');
+    expect(r.err).toContain('--allow-remote-webhook');
+
+    const d = procs.spawn(['run', '--simulate', '--allow-remote-webhook', '--config', file]);
+    await until(() => logged(d, ' started"'), 'the daemon to start', 20_000);
+    d.child.kill('SIGTERM');
+    expect((await d.exit).code).toBe(0);
+  }, 40_000);
+
+  it('a simulated SMS reaches a local webhook marked simulated and signed with the simulation secret only', async () => {
+    const web: TestServer = await startServer([reply(200)]);
+    cleanups.push(() => web.close());
+    const { dir, cleanup } = await tempDir('sim-webhook-inproc');
+    cleanups.push(cleanup);
+    const config = parseConfig(
+      {
+        webhook: { url: web.url, hmacSecret: 'production-secret' },
+        spool: { dir: path.join(dir, 'spool'), fsync: false },
+        modems: [{ name: 'tsel-1', port: '/dev/ttyUSB-none', senders: ['858'] }],
+        control: { socket: path.join(dir, 'control.sock') },
+        shutdownGraceSec: 0,
+      },
+      {},
+    );
+    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0 } });
+    cleanups.push(() => daemon.stop());
+    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    daemon.virtualModems.get('tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
+    await until(() => web.requests.length > 0, 'the simulated SMS posted', 15_000);
+    const req = web.requests[0]!;
+    expect(req.headers['x-pulsa-bridge-simulated']).toBe('true');
+    const signed = Buffer.concat([Buffer.from(`pulsa-bridge-v2\n${String(req.headers['x-timestamp'])}\n${String(req.headers['idempotency-key'])}\ntsel-1\n\n`), req.body]);
+    expect(req.headers['x-signature']).toBe(`v2=${createHmac('sha256', SIMULATION_SECRET).update(signed).digest('hex')}`);
+    expect(req.headers['x-signature']).not.toBe(`v2=${createHmac('sha256', 'production-secret').update(signed).digest('hex')}`);
+  }, 60_000);
+});
+
+describe('config check', () => {
+  it('warns about a plain http:// webhook on another machine and refuses an Authorization value with a CR', async () => {
+    const { file } = await configWith({ url: 'http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway' });
+    let r = await procs.cli(['config', 'check', file]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain('warning: webhook URL http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway is plain http://');
+    const bad = await configWith({ baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'Bearer s3cret\r' } });
+    r = await procs.cli(['config', 'check', bad.file]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('webhook.headers.Authorization: a header value may hold visible ASCII characters and spaces only; found CR at position 14');
+    expect(r.err + r.out).not.toContain('s3cret');
+    const run = await procs.cli(['run', '--config', bad.file]);
+    expect(run.code).toBe(78);
+  }, 40_000);
+});
