@@ -20,7 +20,6 @@
  * the metrics listener only when `metrics.listen` is set: every module loaded stays in the heap (its source text,
  * bytecode and objects) for the life of the process.
  */
-import { readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
@@ -46,21 +45,13 @@ import type { MetricsServer } from './metrics/server.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { Spool } from './spool/store.js';
+import { USER_AGENT, VERSION } from './version.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
 /** How long a stop waits for a status.json write in flight (StatusFile.stop()). */
 const STATUS_STOP_BOUND_MS = 2_000;
 
-export const VERSION: string = (() => {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    return pkg.version;
-  } catch {
-    return '0.0.0';
-  }
-})();
-
-export const USER_AGENT = `pulsa-bridge/${VERSION}`;
+export { USER_AGENT, VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: Config;
