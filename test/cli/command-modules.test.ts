@@ -63,6 +63,8 @@ describe('each command loads what it needs', () => {
       expect(r.modules, args.join(' ')).not.toContain('daemon.js');
       for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${args.join(' ')} loads ${pkg}`).toBe(false);
     }
+    // the check sees the addon where it is loaded: `ports` lists ports through it
+    expect(packageLoaded(loadedModules(['ports', '--json']), '@serialport/bindings-cpp')).toBe(true);
   });
 
   it('run loads the daemon, and with an invalid config exits 78 with every problem on stderr', async () => {
