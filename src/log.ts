@@ -113,7 +113,18 @@ export function createLogger(options: LogOptions = {}): Logger {
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
   const prefix = !pretty && (options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env)));
   const colors = pretty && typeof (stream as { hasColors?: () => boolean }).hasColors === 'function' && (stream as { hasColors: () => boolean }).hasColors();
-  const prettify = pretty ? prettyFormatter(colors) : undefined;
+  // pino-pretty loads asynchronously (pretty.ts); lines logged before it is there wait for it, in order.
+  let prettify: ((line: string) => string) | undefined;
+  let waiting: Array<() => void> | undefined;
+  if (pretty) {
+    waiting = [];
+    const ready = (f: (line: string) => string) => {
+      prettify = f;
+      for (const write of waiting!.splice(0)) write();
+      waiting = undefined;
+    };
+    prettyFormatter(colors).then(ready, () => ready((line) => line)); // no pino-pretty: JSON on the terminal
+  }
   /** A capped JSON line in the form it is written: pretty, `<N>`-prefixed or as it is. */
   const form = (line: string): string => (prettify ? prettify(line) : prefix ? `<${syslogPriority(levelOf(line))}>${line}` : line);
   const notice = (dropped: number, important: number): string => {
@@ -135,10 +146,13 @@ export function createLogger(options: LogOptions = {}): Logger {
     write(s: string): void {
       const line = capLine(s);
       // warn and worse go through a reader that fell behind longer than the rest (sink.ts: the operator needs them most)
-      sink.write(form(line), levelOf(line) >= 40);
+      const write = () => sink.write(form(line), levelOf(line) >= 40);
+      if (waiting) waiting.push(write);
+      else write();
     },
     flush(cb: (err?: Error | null) => void): void {
-      sink.flush(cb);
+      if (waiting) waiting.push(() => sink.flush(cb));
+      else sink.flush(cb);
     },
   };
   const logger = pino({ name: NAME, level, redact: { paths: REDACT_PATHS, censor: CENSOR }, hooks: { logMethod: neverThrows } }, output);

@@ -8,8 +8,6 @@
  * The daemon's own run, from start to process exit, is cli/run.ts: nothing here loads the daemon.
  */
 import type { Command } from 'commander';
-import { RemoteError } from '../control/client.js';
-import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage } from '../errors.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -38,10 +36,18 @@ export class CommandFailed extends Error {
   }
 }
 
+/**
+ * The control socket's errors (control/server.ts ControlError, control/client.ts RemoteError), told by name: importing
+ * their classes here would load the control protocol into every command, --version included.
+ */
+function isControlError(err: unknown): err is Error & { hint?: string } {
+  return err instanceof Error && (err.name === 'ControlError' || err.name === 'RemoteError');
+}
+
 /** Formats an error for the terminal: one line, plus the hint when there is one. */
 export function formatError(err: unknown): string {
   if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
-  if (err instanceof BridgeError || err instanceof UsageError || err instanceof ControlError || err instanceof RemoteError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  if (err instanceof BridgeError || err instanceof UsageError || isControlError(err)) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   return `error: ${errorMessage(err)}\n`;
 }
 

@@ -7,7 +7,6 @@
  * rewrite the operator's terminal. Every string of the record (keys too) has them written as `\uXXXX` before
  * pino-pretty sees it; a stack keeps its line breaks, a message does not (one record, one line).
  */
-import { prettyFactory } from 'pino-pretty';
 
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const CONTROLS_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
@@ -26,8 +25,12 @@ function sanitize(value: unknown, key = ''): unknown {
   return value;
 }
 
-/** A formatter from a pino JSON line to its terminal form (with its newline). */
-export function prettyFormatter(colors: boolean): (jsonLine: string) => string {
+/**
+ * A formatter from a pino JSON line to its terminal form (with its newline). pino-pretty is imported here, on first
+ * need: only a logger writing to a terminal uses it.
+ */
+export async function prettyFormatter(colors: boolean): Promise<(jsonLine: string) => string> {
+  const { prettyFactory } = await import('pino-pretty');
   const pretty = prettyFactory({ colorize: colors, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', singleLine: true });
   return (line) => {
     let record: unknown;
