@@ -1,7 +1,7 @@
 /**
- * One HTTP(S) request over node:http / node:https, small enough for the daemon: the webhook POST (webhook.ts) and the
- * reseller client (reseller/client.ts) use it. It replaced `got`, whose import alone cost the daemon about 20 MB of
- * RSS (bench/README.md).
+ * One HTTP(S) request over node:http / node:https: the webhook POST (webhook.ts) and the reseller client
+ * (reseller/client.ts) use it. Node's own client, chosen over undici and fetch by RSS and CPU per POST
+ * (bench/http-client.ts, bench/README.md).
  *
  * Contract
  * - httpRequest() never throws and never rejects: it resolves to a response, a timeout or a network error.
