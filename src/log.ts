@@ -25,6 +25,7 @@ import { prettyFormatter } from './log/pretty.js';
 import { MAX_PENDING_BYTES, sinkFor } from './log/sink.js';
 
 export { syslogPriority } from './log/journal.js';
+export { silentLogger } from './log/silent.js';
 
 /** A log method: a message, or an object (or an Error) with an optional message. */
 export interface LogFn {
@@ -159,7 +160,3 @@ export function createLogger(options: LogOptions = {}): Logger {
   return logger as unknown as Logger;
 }
 
-/** A logger that drops everything (tests). */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' }, { write() {} }) as unknown as Logger;
-}
