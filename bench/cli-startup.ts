@@ -4,7 +4,9 @@
  * spawn to exit and its peak RSS (GNU time's %M), median of `rounds` rounds taken interleaved (every command once per
  * round), so a busy moment of the machine weighs on all alike. Figures only.
  *
- *   node dist/bench/cli-startup.js [--rounds 10] [--json]
+ *   node dist/bench/cli-startup.js [--rounds 10] [--json] [--old <another built checkout>]
+ *
+ * --old adds the same commands (daemon not running) run from another checkout's bin/, in the same rounds.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +44,7 @@ function once(args: string[]): { ms: number; rssMiB: number; cpuMs: number; code
   return { ms, cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN, rssMiB: m ? Number(m[3]) / 1024 : NaN, code: r.status };
 }
 
-export async function measureCli(rounds: number, log: (l: string) => void = () => {}): Promise<CliRow[]> {
+export async function measureCli(rounds: number, log: (l: string) => void = () => {}, old?: string): Promise<CliRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'pulsa-cli-bench-'));
   const config = join(dir, 'config.json');
   const spool = join(dir, 'spool');
@@ -65,6 +67,10 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
     ['pulsa-bridge status (no daemon)', [BIN, 'status', '--config', config]],
     ['pulsa-bridge queue ls', [BIN, 'queue', 'ls', '--config', config]],
   ];
+  if (old) {
+    const oldBin = join(old, 'bin/pulsa-bridge');
+    commands.push(['old: --version', [oldBin, '--version']], ['old: --help', [oldBin, '--help']], ['old: status (no daemon)', [oldBin, 'status', '--config', config]], ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]]);
+  }
   const running: [string, string[]] = ['pulsa-bridge status (daemon running)', [BIN, 'status', '--config', config]];
   const samples = new Map<string, Array<ReturnType<typeof once>>>();
   const take = (name: string, args: string[]) => samples.set(name, [...(samples.get(name) ?? []), once(args)]);
@@ -110,8 +116,8 @@ export function cliReport(rows: CliRow[], rounds: number): string {
       ['command', 'exit', 'median ms', 'max ms', 'over node -e', 'CPU ms', 'peak RSS MiB', 'budget'],
       rows.map((r) => {
         const over = r.medianMs - base(r.command);
-        const isNode = r.command.startsWith('node -e');
-        return [r.command, String(r.exitCode), r.medianMs.toFixed(0), r.maxMs.toFixed(0), isNode ? '-' : `+${over.toFixed(0)}`, Number.isNaN(r.cpuMs) ? '-' : r.cpuMs.toFixed(0), Number.isNaN(r.rssMiB) ? '-' : r.rssMiB.toFixed(1), isNode ? '-' : over <= CLI_BUDGET_MS ? 'within' : 'OVER'];
+        const isNode = r.command.startsWith('node -e') || r.command.startsWith('old:');
+        return [r.command, String(r.exitCode), r.medianMs.toFixed(0), r.maxMs.toFixed(0), r.command.startsWith('node -e') ? '-' : `+${over.toFixed(0)}`, Number.isNaN(r.cpuMs) ? '-' : r.cpuMs.toFixed(0), Number.isNaN(r.rssMiB) ? '-' : r.rssMiB.toFixed(1), isNode ? '-' : over <= CLI_BUDGET_MS ? 'within' : 'OVER'];
       }),
     ),
   ].join('\n');
@@ -122,7 +128,8 @@ async function main(): Promise<void> {
   const i = argv.indexOf('--rounds');
   const rounds = i >= 0 ? Number(argv[i + 1]) : 10;
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds expects a whole number >= 1');
-  const rows = await measureCli(rounds, (l) => process.stderr.write(l));
+  const o = argv.indexOf('--old');
+  const rows = await measureCli(rounds, (l) => process.stderr.write(l), o >= 0 ? argv[o + 1] : undefined);
   process.stdout.write(argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : `node ${process.version}\n${cliReport(rows, rounds)}\n`);
 }
 
