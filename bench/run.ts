@@ -4,12 +4,13 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios mock,pty,pty-paced,lean,backlog,control,outage,healing]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios cli,mock,pty,pty-paced,lean,backlog,control,outage,healing]
  *                          [--backlog 5000] [--backlog-spread-ms 10000] [--idle-sec 60] [--modems 16]
  *
- * 'lean' (in the default set) measures the lean targets of issue 13 on the real daemon process (lean/run.ts: burst of
- * 30 with where its time goes, VmHWM through 100 SMS, idle AT commands and CPU per minute, node flag variants,
- * `--modems` modems in one daemon); `node dist/bench/lean/run.js` runs it alone with more options.
+ * 'cli' (default set, run first) prints the CLI's start-up per command beside `node -e ''` (cli-startup.ts).
+ * 'lean' (in the default set) measures the real daemon process (lean/run.ts: burst of 30 with where its time goes,
+ * VmHWM through 100 SMS, idle AT commands and CPU per minute, node flag variants, `--modems` modems in one daemon, the
+ * memory budget beside node alone); `node dist/bench/lean/run.js` runs it alone with more options.
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
  * production Forwarder (see backlog.ts). 'control' measures how long an SMS waits when it arrives while operators use
@@ -34,6 +35,7 @@ import { runOutage, type OutageResult } from './webhook-outage.js';
 import { runHealing, type HealingRow } from './healing.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
 import { LEAN_DEFAULTS, leanReport, runLean, type LeanResults } from './lean/run.js';
+import { cliReport, measureCli, type CliRow } from './cli-startup.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
 const BAUD = 115_200;
@@ -52,14 +54,14 @@ interface Args {
   modems: number;
 }
 
-const SCENARIOS = ['mock', 'pty', 'pty-paced', 'lean', 'backlog', 'control', 'outage', 'healing'];
+const SCENARIOS = ['cli', 'mock', 'pty', 'pty-paced', 'lean', 'backlog', 'control', 'outage', 'healing'];
 /** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
 const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['mock', 'pty', 'pty-paced', 'lean', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['cli', 'mock', 'pty', 'pty-paced', 'lean', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -87,7 +89,7 @@ function parseArgs(argv: string[]): Args {
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios mock,pty,pty-paced,lean,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N] [--idle-sec S] [--modems N]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios cli,mock,pty,pty-paced,lean,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N] [--idle-sec S] [--modems N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -302,7 +304,10 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-  const wanted = args.scenarios.filter((s) => !['backlog', 'control', 'outage', 'healing', 'lean'].includes(s)).filter((s) => {
+  // First, on a quiet machine: the CLI's start-up beside node's own (cli-startup.ts).
+  let cli: CliRow[] | undefined;
+  if (args.scenarios.includes('cli')) cli = await measureCli(10, (l) => process.stderr.write(l));
+  const wanted = args.scenarios.filter((s) => !['cli', 'backlog', 'control', 'outage', 'healing', 'lean'].includes(s)).filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -376,12 +381,14 @@ async function main(): Promise<number> {
           ...(outage ? { outage } : {}),
           ...(healing ? { healing } : {}),
           ...(lean ? { lean } : {}),
+          ...(cli ? { cli } : {}),
         },
         null,
         2,
       ) + '\n',
     );
   } else {
+    if (cli) process.stdout.write(`${cliReport(cli, 10)}\n\n`);
     process.stdout.write(report(args, results, spool, backlog, control, outage, healing));
     if (lean) process.stdout.write(`\n${leanReport(lean, leanArgs)}\n`);
   }

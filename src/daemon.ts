@@ -20,7 +20,6 @@
  * the metrics listener only when `metrics.listen` is set: every module loaded stays in the heap (its source text,
  * bytecode and objects) for the life of the process.
  */
-import { readFileSync } from 'node:fs';
 import { lstat, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
@@ -49,21 +48,13 @@ import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool } from './spool/store.js';
+import { USER_AGENT, VERSION } from './version.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
 /** How long a stop waits for a status.json write in flight (StatusFile.stop()). */
 const STATUS_STOP_BOUND_MS = 2_000;
 
-export const VERSION: string = (() => {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    return pkg.version;
-  } catch {
-    return '0.0.0';
-  }
-})();
-
-export const USER_AGENT = `pulsa-bridge/${VERSION}`;
+export { USER_AGENT, VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: Config;

@@ -1,11 +1,11 @@
 /**
- * The lean targets (issue 13 item 4), printed, never asserted: `npm run bench` runs them after its own scenarios, or
+ * The daemon's speed and memory on the real process, printed, never asserted: `npm run bench` runs them after its own scenarios, or
  * alone:
  *
- *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit] [--idle-sec 60] [--modems 16]
+ *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
  *                               [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]
- *                               (--only takes daemon, variants, fleet, commit, floor)
+ *                               (--only takes daemon, variants, fleet, commit, floor, alloc, budget)
  *
  * Every daemon starts with the node flags of the systemd unit's ExecStart (unit-flags.ts; printed with the figures)
  * unless --no-unit-flags; `--node-arg` adds more after them. The variants set their own flags instead (plain node,
@@ -22,6 +22,8 @@
  *             + the serial addon, + the young generation in use, and the daemon at ready, each as RSS split into
  *             node's file pages / anon / other.
  * - alloc:    what the daemon allocates through a 100-SMS burst, garbage included, by frame (alloc.ts).
+ * - budget:   the memory budget: VmHWM of node alone with the daemon's flags, of one modem through a 100-SMS burst and
+ *             of `--modems` modems bursting 30 each at once, with the bridge's share above node alone (BUDGET_MIB).
  * `--env` / `--node-arg` apply to every daemon started (e.g. --node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/p).
  */
 import { cpus } from 'node:os';
@@ -49,7 +51,36 @@ export interface LeanArgs {
   unitFlags: boolean;
 }
 
-export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor', 'alloc'];
+export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor', 'alloc', 'budget'];
+/** The memory budget (against regressions, not a target): one modem through a 100-SMS burst; 16 modems bursting at once. On Node 20. */
+export const BUDGET_MIB = { oneModem: 72, sixteenModems: 112 };
+
+export interface BudgetResult {
+  node: string;
+  flags: string[];
+  /** VmHWM of `node <flags>` running nothing but a timer, 300 ms after it is up. */
+  nodeAloneMiB: number;
+  oneModemMiB: number | undefined;
+  modems: number;
+  manyModemsMiB: number | undefined;
+  notes: string[];
+}
+
+/** VmHWM (MiB) of node with `flags` and nothing to run but a timer, 300 ms after it said it was up; median of 3. */
+async function nodeAloneMiB(flags: string[]): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const samples: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const child = spawn(process.execPath, [...flags, '-e', "setInterval(() => {}, 1000); console.log('up')"], { stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise((r) => child.stdout!.once('data', r));
+    await new Promise((r) => setTimeout(r, 300));
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+    child.kill('SIGKILL');
+    samples.push(m ? Number(m[1]) / 1024 : NaN);
+  }
+  return samples.sort((x, y) => x - y)[1]!;
+}
 export const FLEET_RUNS = ['single', 'multi', 'single-paced', 'multi-paced', 'multi-uv'];
 export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
 
@@ -61,6 +92,7 @@ export interface LeanResults {
   commit: CommitPatternRow[];
   floor?: FloorResult;
   alloc?: AllocResult;
+  budget?: BudgetResult;
 }
 
 export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
@@ -73,12 +105,9 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
   const variantFlags = (flags: string[], env: Record<string, string>) => ({ nodeArgs: [...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
   if (a.only.includes('daemon')) out.daemon.push(await measureDaemon({ variant: a.unitFlags ? 'unit flags' : 'defaults', ...withFlags([]), idleSec: a.idleSec, trace: a.trace, log }));
   if (a.only.includes('variants')) {
-    const lite = ['--lite-mode'];
     const variants: Array<[string, string[], Record<string, string>]> = [
       ['plain node', [], {}],
-      ['--lite-mode', lite, {}],
       ['--max-semi-space-size=1', ['--max-semi-space-size=1'], {}],
-      ['--lite-mode --max-semi-space-size=1', [...lite, '--max-semi-space-size=1'], {}],
       ['unit flags, UV_THREADPOOL_SIZE=16', unit, { UV_THREADPOOL_SIZE: '16' }],
     ];
     for (const [name, flags, env] of variants) out.daemon.push(await measureDaemon({ variant: name, ...variantFlags(flags, env), idleSec: 0, trace: false, log }));
@@ -93,6 +122,14 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
     if (a.fleetRuns.includes('single-paced')) out.fleet.push(await measureFleet({ variant: 'paced 115200', modems: 1, ...f, ...paced, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi-paced')) out.fleet.push(await measureFleet({ variant: 'paced 115200', modems: a.modems, ...f, ...paced, ...withFlags([]) }));
     if (a.fleetRuns.includes('multi-uv')) out.fleet.push(await measureFleet({ variant: 'UV_THREADPOOL_SIZE=16', modems: a.modems, ...f, ...withFlags([], { UV_THREADPOOL_SIZE: '16' }) }));
+  }
+  if (a.only.includes('budget')) {
+    // The memory budget, each figure beside node alone with the same flags, in the same run.
+    const flags = [...unit, ...a.nodeArgs];
+    const nodeAlone = await nodeAloneMiB(flags);
+    const one = await measureDaemon({ variant: 'budget', ...withFlags([]), idleSec: 0, trace: false, log });
+    const many = await measureFleet({ variant: 'budget', modems: a.modems, trickle: 0, gapMs: a.gapMs, seed: 1, log, ...withFlags([]) });
+    out.budget = { node: process.version, flags, nodeAloneMiB: nodeAlone, oneModemMiB: one.burst100?.peakRssMiB, modems: a.modems, manyModemsMiB: many.peakRssMiB, notes: [...one.notes, ...many.notes] };
   }
   if (a.only.includes('floor')) out.floor = await measureFloor({ nodeArgs: [...unit, ...a.nodeArgs], log });
   if (a.only.includes('alloc')) out.alloc = await measureAlloc({ nodeArgs: [...unit, ...a.nodeArgs], log });
@@ -194,6 +231,24 @@ export function leanReport(r: LeanResults, a: LeanArgs): string {
     out.push('', `Allocated through a 100-SMS burst (${x.parts} parts), garbage included: ${x.totalMiB.toFixed(1)} MiB (${((x.totalMiB * 1024) / x.parts).toFixed(0)} KiB per part); by the nearest frame of our code:`);
     out.push(table(['frame', 'MiB'], x.byOwnFrame.map(([f, m]) => [f, m.toFixed(2)])));
   }
+  if (r.budget) {
+    const b = r.budget;
+    const share = (v: number | undefined) => (v === undefined ? '-' : (v - b.nodeAloneMiB).toFixed(1));
+    const major = Number(b.node.slice(1).split('.')[0]);
+    const verdict = (v: number | undefined, budget: number) => (v === undefined ? '-' : major !== 20 ? `(budget on Node 20: ${budget})` : v <= budget ? `<= ${budget}: within` : `> ${budget}: OVER`);
+    out.push('', `Memory budget, node ${b.node}, flags ${b.flags.join(' ') || '(none)'}; peak RSS (VmHWM) MiB, node alone in the same run:`);
+    out.push(
+      table(
+        ['what', 'VmHWM MiB', 'bridge share above node alone', 'budget'],
+        [
+          ['node alone (same flags)', b.nodeAloneMiB.toFixed(1), '-', '-'],
+          ['one modem, 100-SMS burst', mib(b.oneModemMiB), share(b.oneModemMiB), verdict(b.oneModemMiB, BUDGET_MIB.oneModem)],
+          [`${b.modems} modems, 30 SMS each at once`, mib(b.manyModemsMiB), share(b.manyModemsMiB), verdict(b.manyModemsMiB, BUDGET_MIB.sixteenModems)],
+        ],
+      ),
+    );
+    for (const n of b.notes) out.push(`- ${n}`);
+  }
   const notes = [...r.daemon.flatMap((d) => d.notes.map((n) => `${d.variant}: ${n}`)), ...r.fleet.flatMap((f) => f.notes.map((n) => `${f.modems} modem(s) ${f.variant}: ${n}`))];
   if (notes.length > 0) out.push('', 'Notes:', ...notes.map((n) => `- ${n}`));
   return out.join('\n');
@@ -239,7 +294,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     }
     else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
+      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }

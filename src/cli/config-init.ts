@@ -21,9 +21,6 @@ import { randomBytes } from 'node:crypto';
 import { parseConfig } from '../config.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import { silentLogger } from '../log.js';
-import { probePorts } from '../modem/probe.js';
-import { USB_FINGERPRINTS } from '../modem/profiles/index.js';
-import { listPorts } from '../serial/ports.js';
 import { isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { baudRates, wholeNumber } from './usage.js';
@@ -115,6 +112,8 @@ export function configInitCommand(io: Io): Command {
       if (opts.simulate) {
         modems = [{ name: 'sim-1', simulate: true, senders: opts.senders }];
       } else {
+        // The probe and the serial addon load here, not with the module: `config check` shares it and needs neither.
+        const [{ probePorts }, { USB_FINGERPRINTS }, { listPorts }] = await Promise.all([import('../modem/probe.js'), import('../modem/profiles/index.js'), import('../serial/ports.js')]);
         const listed = io.ports
           ? await io.ports.list()
           : await listPorts({ fingerprints: USB_FINGERPRINTS.map((r) => ({ vendorId: r.vendorId, ...(r.productId ? { productId: r.productId } : {}), profile: r.profile ?? 'generic', description: r.description })) });

@@ -5,25 +5,14 @@
  * Exit codes: 0 done (also --help, --version); 78 (`run`) an invalid config or an unsafe spool/state/socket directory; 1 the operation failed (`error: ...` + `hint: ...`, or the command
  * already printed why and threw CommandFailed); 2 usage error (commander's own, or UsageError).
  * Signals: SIGTERM and SIGINT stop the daemon (or `simulate`) cleanly; the handlers go in before anything starts.
+ * The daemon's own run, from start to process exit, is cli/run.ts: nothing here loads the daemon.
  */
-import { writeSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import type { Config } from '../config.js';
-import { Daemon } from '../daemon.js';
-import { RemoteError } from '../control/client.js';
-import { ControlError } from '../control/server.js';
 import { BridgeError, ConfigError, errorMessage, UnsafePathError } from '../errors.js';
-import { HeapGuard } from '../heap-guard.js';
-import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage-error.js';
 
-const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
-/** Seconds (beyond shutdownGraceSec) a stop signal waits for an unfinished start-up before the process exits 1. */
-const STARTUP_STOP_BOUND_SEC = 10;
-/** How long the exit waits for the log's reader to take the last lines. */
-const LOG_FLUSH_BOUND_MS = 2000;
+export const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
 
 /**
  * `run` with a bad or unreadable config: printed like any config error, but exit 78 (EX_CONFIG), so the unit's
@@ -47,10 +36,18 @@ export class CommandFailed extends Error {
   }
 }
 
+/**
+ * The control socket's errors (control/server.ts ControlError, control/client.ts RemoteError), told by name: importing
+ * their classes here would load the control protocol into every command, --version included.
+ */
+function isControlError(err: unknown): err is Error & { hint?: string } {
+  return err instanceof Error && (err.name === 'ControlError' || err.name === 'RemoteError');
+}
+
 /** Formats an error for the terminal: one line, plus the hint when there is one. */
 export function formatError(err: unknown): string {
   if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
-  if (err instanceof BridgeError || err instanceof UsageError || err instanceof ControlError || err instanceof RemoteError) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  if (err instanceof BridgeError || err instanceof UsageError || isControlError(err)) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   return `error: ${errorMessage(err)}\n`;
 }
 
@@ -134,69 +131,4 @@ export function startupStopBound(
     },
     requested: () => signal,
   };
-}
-
-/** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
-export async function runDaemon(config: Config, simulate: boolean, allowRemoteWebhook = false): Promise<void> {
-  const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
-  // Full collections after bursts (heap-guard.ts) when node runs with --expose-gc, as the unit starts it.
-  const heap = new HeapGuard({ onError: (err) => logger.warn({ err }, `heap guard off: gc() failed (${errorMessage(err)}); V8 collects on its own schedule`) });
-  if (!heap.start()) logger.debug('heap guard off: node runs without --expose-gc (the systemd unit sets it)');
-  // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
-  // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
-  // a bound, then log the reason and end by the signal.
-  const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
-  const guard = startupStopBound(
-    startBoundMs,
-    (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
-    (signal) => {
-      // The process ends by the signal right after this line, before a queued asynchronous write could go out: the
-      // line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd). It may
-      // come before lines still queued for a slow reader, or be lost if the non-blocking fd is full (EAGAIN).
-      const msg = `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`;
-      const line = JSON.stringify({ level: 50, time: Date.now(), pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', signal, msg });
-      try {
-        writeSync(1, `${runsUnderSystemd() ? `<${syslogPriority(50)}>` : ''}${line}\n`);
-      } catch {
-        // stdout gone: nothing left to tell; the exit by the signal still says it
-      }
-      // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
-      // the signal's default action instead (what systemd expects of a stop).
-      process.removeAllListeners(signal);
-      process.kill(process.pid, signal);
-    },
-  );
-  let requestStop: (signal: string) => void = (signal) => guard.request(signal);
-  onStopSignal((signal) => requestStop(signal));
-  let daemon: Daemon;
-  try {
-    daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
-  } finally {
-    // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
-    guard.started();
-  }
-  const stopRequested = guard.requested();
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    requestStop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, `${signal}: stopping`);
-      daemon.stop().then(resolve, (err: unknown) => {
-        logger.error({ err }, `error while stopping: ${errorMessage(err)}`);
-        resolve();
-      });
-    };
-    if (stopRequested) requestStop(stopRequested);
-  });
-  heap.stop();
-  logger.debug({ heapGuard: heap.stats }, 'heap guard: full collections forced since start');
-  // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
-  // The last lines may still wait for a slow reader (process.exit() drops what the kernel has not taken): a bounded wait.
-  await new Promise<void>((resolve) => {
-    setTimeout(resolve, LOG_FLUSH_BOUND_MS).unref();
-    logger.flush(() => resolve());
-  });
-  process.exit(EXIT.ok);
 }

@@ -12,7 +12,7 @@
 import { Command } from 'commander';
 import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../log/silent.js';
 import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
 import { MIN_ID_PREFIX } from '../spool/operator.js';
 import { Spool, readLockOwner } from '../spool/store.js';

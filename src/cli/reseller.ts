@@ -6,7 +6,7 @@
  */
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { USER_AGENT } from '../daemon.js';
+import { USER_AGENT } from '../version.js';
 import { ResellerClient, ResellerError } from '../reseller/client.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';

@@ -1,12 +1,24 @@
 /**
  * `pulsa-bridge run`: the daemon. Loads and validates the config (a ConfigError is printed with every problem and
- * exits 78, EX_CONFIG), then hands over to runDaemon (lifecycle.ts), which owns signals and the process exit.
- * This is the command as `--help` shows it; bin/pulsa-bridge starts the daemon through run-entry.ts without
- * commander, which comes here only for help and usage errors.
+ * exits 78, EX_CONFIG, so the unit's RestartPreventExitStatus=78 stops systemd from restarting a daemon that cannot
+ * start), then runs the daemon from start to process exit: the log, the stop signals (handlers in before anything
+ * starts; a start-up stuck in the kernel gets a bound), the stop, the last log lines flushed (bounded), exit 0.
+ * The only command module that loads the daemon.
  */
+import { writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { Command } from 'commander';
+import { loadConfig, simulatedWebhookProblem, type Config } from '../config.js';
+import { Daemon } from '../daemon.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import { configPath } from './io.js';
-import { startDaemon } from './run-entry.js';
+import { DaemonConfigInvalid, EXIT, onStopSignal, startupStopBound } from './lifecycle.js';
+
+/** Seconds (beyond shutdownGraceSec) a stop signal waits for an unfinished start-up before the process exits 1. */
+const STARTUP_STOP_BOUND_SEC = 10;
+/** How long the exit waits for the log's reader to take the last lines. */
+const LOG_FLUSH_BOUND_MS = 2000;
 
 export function runCommand(): Command {
   return new Command('run')
@@ -14,7 +26,73 @@ export function runCommand(): Command {
     .option('-c, --config <file>', 'config file', configPath())
     .option('--simulate', 'run every modem on the virtual modem (no hardware); the webhook must be on this machine')
     .option('--allow-remote-webhook', 'with simulated modems, post to a webhook on another machine anyway (requests marked X-Pulsa-Bridge-Simulated, signed with the simulation secret)')
-    .action((opts: { config: string; simulate?: boolean; allowRemoteWebhook?: boolean }) =>
-      startDaemon({ config: opts.config, simulate: opts.simulate === true, ...(opts.allowRemoteWebhook ? { allowRemoteWebhook: true } : {}) }),
-    );
+    .action(async (opts: { config: string; simulate?: boolean; allowRemoteWebhook?: boolean }) => {
+      const config = await loadConfig(opts.config).catch((err: unknown) => {
+        throw err instanceof ConfigError ? new DaemonConfigInvalid(err) : err;
+      });
+      const allowRemoteWebhook = opts.allowRemoteWebhook === true;
+      const problem = simulatedWebhookProblem(config, opts.simulate === true, allowRemoteWebhook);
+      if (problem) throw new DaemonConfigInvalid(new ConfigError([problem], { file: opts.config }));
+      await runDaemon(config, opts.simulate === true, allowRemoteWebhook);
+    });
+}
+
+/** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
+export async function runDaemon(config: Config, simulate: boolean, allowRemoteWebhook = false): Promise<void> {
+  const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
+  // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
+  // a bound, then log the reason and end by the signal.
+  const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
+  const guard = startupStopBound(
+    startBoundMs,
+    (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
+    (signal) => {
+      // The process ends by the signal right after this line, before a queued asynchronous write could go out: the
+      // line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd). It may
+      // come before lines still queued for a slow reader, or be lost if the non-blocking fd is full (EAGAIN).
+      const msg = `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`;
+      const line = JSON.stringify({ level: 50, time: Date.now(), pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', signal, msg });
+      try {
+        writeSync(1, `${runsUnderSystemd() ? `<${syslogPriority(50)}>` : ''}${line}\n`);
+      } catch {
+        // stdout gone: nothing left to tell; the exit by the signal still says it
+      }
+      // process.exit() waits for a thread stuck in the kernel (a read that never returns) and would hang too: end by
+      // the signal's default action instead (what systemd expects of a stop).
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    },
+  );
+  let requestStop: (signal: string) => void = (signal) => guard.request(signal);
+  onStopSignal((signal) => requestStop(signal));
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
+  } finally {
+    // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
+    guard.started();
+  }
+  const stopRequested = guard.requested();
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    requestStop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, `${signal}: stopping`);
+      daemon.stop().then(resolve, (err: unknown) => {
+        logger.error({ err }, `error while stopping: ${errorMessage(err)}`);
+        resolve();
+      });
+    };
+    if (stopRequested) requestStop(stopRequested);
+  });
+  // Everything durable is closed; an abandoned HTTP socket must not keep the process alive past the grace bound.
+  // The last lines may still wait for a slow reader (process.exit() drops what the kernel has not taken): a bounded wait.
+  await new Promise<void>((resolve) => {
+    setTimeout(resolve, LOG_FLUSH_BOUND_MS).unref();
+    logger.flush(() => resolve());
+  });
+  process.exit(EXIT.ok);
 }

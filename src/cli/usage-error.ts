@@ -1,6 +1,6 @@
 /**
- * UsageError (usage.ts explains usage errors): its own module without commander, so the daemon's entry
- * (run-entry.ts -> lifecycle.ts) can tell a usage error from a failure without loading the command-line parser.
+ * UsageError (usage.ts explains usage errors): its own module, so lifecycle.ts can tell a usage error from a
+ * failure without loading usage.ts.
  */
 
 /** Printed as `error: <message>` plus `hint: <hint>`; exit code 2. */

@@ -1,7 +1,7 @@
 /**
- * One HTTP(S) request over node:http / node:https, small enough for the daemon: the webhook POST (webhook.ts) and the
- * reseller client (reseller/client.ts) use it. It replaced `got`, whose import alone cost the daemon about 20 MB of
- * RSS (bench/README.md).
+ * One HTTP(S) request over node:http / node:https: the webhook POST (webhook.ts) and the reseller client
+ * (reseller/client.ts) use it. Node's own client, chosen over undici and fetch by RSS and CPU per POST
+ * (bench/http-client.ts, bench/README.md).
  *
  * Contract
  * - httpRequest() never throws and never rejects: it resolves to a response, a timeout or a network error.
@@ -24,22 +24,11 @@
  *   by a reset or the request timeout gives what was read, with `cutShort` saying why.
  * - Nothing here logs; the caller decides what an outcome means.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ClientRequest } from 'node:http';
-import { createRequire } from 'node:module';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ClientRequest } from 'node:http';
+import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { http } from '../node-http.js';
-
-const requireBuiltin = createRequire(import.meta.url);
-/** node:https (with tls) and node:zlib load on first use (~1.3 MiB of RSS): an http webhook with plain bodies needs neither. */
-const lazy = {
-  get https(): typeof import('node:https') {
-    return requireBuiltin('node:https') as typeof import('node:https');
-  },
-  get zlib(): typeof import('node:zlib') {
-    return requireBuiltin('node:zlib') as typeof import('node:zlib');
-  },
-};
+import zlib from 'node:zlib';
 
 export interface HttpRequestOptions {
   method: 'GET' | 'POST';
@@ -80,9 +69,9 @@ function errorResult(err: unknown): HttpResult {
 
 function decoded(res: IncomingMessage): Readable {
   const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(lazy.zlib.createGunzip());
-  if (enc === 'deflate') return res.pipe(lazy.zlib.createInflate());
-  if (enc === 'br') return res.pipe(lazy.zlib.createBrotliDecompress());
+  if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(zlib.createGunzip());
+  if (enc === 'deflate') return res.pipe(zlib.createInflate());
+  if (enc === 'br') return res.pipe(zlib.createBrotliDecompress());
   return res;
 }
 
@@ -109,7 +98,7 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
     } catch (err) {
       return resolve(errorResult(err));
     }
-    const send = url.protocol === 'https:' ? lazy.https.request : url.protocol === 'http:' ? http.request : undefined;
+    const send = url.protocol === 'https:' ? https.request : url.protocol === 'http:' ? http.request : undefined;
     if (!send) return resolve({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL', message: `unsupported protocol ${url.protocol}` });
 
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

@@ -1,57 +1,44 @@
 /**
- * PURE: the terminal form of a log line (what pino-pretty showed before, without its worker thread):
- * `HH:MM:ss.mmm LEVEL msg key=value ...` in local time, the level coloured when `colors` is on. It formats the record
- * parsed back from the JSON line, so it shows exactly what the JSON carries (redacted, errors serialised); pid,
- * hostname and name are left out. A serialised error shows as `err=<message>`, its stack indented below the line.
+ * The terminal form of a log line: pino-pretty's (`HH:MM:ss.mmm LEVEL: msg {fields}`, local time, errors with their
+ * stack below; pid, hostname and name left out), formatted in this process (prettyFactory: no worker thread), the
+ * level coloured only when `colors` is on.
+ * What pino-pretty does not do: control characters (ESC, BEL, CR, DEL, the C1 range with its one-byte CSI) never reach
+ * the terminal raw. Values come from modems and SMS senders, and an escape sequence in one could retitle, clear or
+ * rewrite the operator's terminal. Every string of the record (keys too) has them written as `\uXXXX` before
+ * pino-pretty sees it; a stack keeps its line breaks, a message does not (one record, one line).
  */
-import { localClock } from '../time-format.js';
-import { levelName } from './format.js';
 
-const COLOR: Record<string, string> = { trace: '90', debug: '36', info: '32', warn: '33', error: '31', fatal: '35' };
-const HIDDEN = new Set(['level', 'time', 'pid', 'hostname', 'name', 'msg']);
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROLS_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
 
-
-function isSerializedError(v: unknown): v is { type?: unknown; message: string; stack?: unknown } {
-  return v !== null && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string' && typeof (v as { stack?: unknown }).stack === 'string';
+function escapeControls(text: string, keepNewlines = false): string {
+  return text.replace(keepNewlines ? CONTROLS_BUT_NEWLINE : CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-// Control characters (ESC, BEL, CR...) never reach the terminal raw: values come from modems and SMS senders, and an
-// escape sequence in one could retitle, clear or rewrite the operator's terminal.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+/** A copy of a parsed record with every string escaped (see the header). */
+function sanitize(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return escapeControls(value, key === 'stack');
+  if (Array.isArray(value)) return value.map((v) => sanitize(v));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeControls(k), sanitize(v, k)]));
+  }
+  return value;
+}
 
 /**
- * A value as it reads after `key=`: bare when it is a plain word, JSON otherwise. JSON.stringify escapes only
- * U+0000-U+001F: DEL and the C1 range (U+0080-U+009F, U+009B is a one-byte CSI) are escaped here too.
+ * A formatter from a pino JSON line to its terminal form (with its newline). pino-pretty is imported here, on first
+ * need: only a logger writing to a terminal uses it.
  */
-function show(v: unknown): string {
-  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) && !CONTROL.test(v) ? v : escapeControls(JSON.stringify(v));
-  return escapeControls(JSON.stringify(v) ?? String(v));
-}
-
-/** The message as text, its control characters written as \uXXXX (line breaks too: one record, one line). */
-function escapeControls(text: string): string {
-  return text.replace(CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/** One record (a parsed JSON line) as a terminal line, with its newline; stacks follow on indented lines. */
-export function formatPretty(record: Record<string, unknown>, colors: boolean): string {
-  const level = typeof record.level === 'number' ? record.level : 30;
-  const name = levelName(level).toUpperCase().padEnd(5);
-  const parts = [typeof record.time === 'number' ? localClock(record.time, true) : '--:--:--.---', colors ? `\x1b[${COLOR[levelName(level)]}m${name}\x1b[39m` : name];
-  if (record.msg !== undefined) parts.push(typeof record.msg === 'string' ? escapeControls(record.msg) : show(record.msg));
-  const stacks: string[] = [];
-  for (const [key, value] of Object.entries(record)) {
-    if (HIDDEN.has(key)) continue;
-    if (isSerializedError(value)) {
-      parts.push(`${escapeControls(key)}=${show(value.message)}`);
-      const { type: _t, message: _m, stack, ...rest } = value as Record<string, unknown>;
-      for (const [k, v] of Object.entries(rest)) parts.push(`${escapeControls(key)}.${escapeControls(k)}=${show(v)}`);
-      stacks.push(String(stack).split('\n').map((l) => `    ${escapeControls(l)}`).join('\n'));
-    } else {
-      parts.push(`${escapeControls(key)}=${show(value)}`);
+export async function prettyFormatter(colors: boolean): Promise<(jsonLine: string) => string> {
+  const { prettyFactory } = await import('pino-pretty');
+  const pretty = prettyFactory({ colorize: colors, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', singleLine: true });
+  return (line) => {
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      return `${escapeControls(line.trimEnd())}\n`; // not JSON (never from pino): shown as text, escaped
     }
-  }
-  const line = parts.join(' ');
-  return `${stacks.length > 0 ? [line, ...stacks].join('\n') : line}\n`;
+    return pretty(sanitize(record));
+  };
 }

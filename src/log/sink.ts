@@ -12,7 +12,7 @@
  * So a line logged just before process.exit() can be lost on a socket: an AF_UNIX stream socket charges each write's
  * buffer overhead to the send buffer, so a few hundred short lines fill it even while the reader keeps up (seen: 105
  * to 300 of 300 lines reached a prompt reader on Node 20, 22 and 24). Every exit of the daemon therefore waits for
- * flush() first (lifecycle.ts, bounded). The process's event loop is never blocked by a stalled reader (a blocking
+ * flush() first (cli/run.ts, bounded). The process's event loop is never blocked by a stalled reader (a blocking
  * fs.writeSync on fd 1 would be), and no worker thread is involved.
  *
  * The bound: before each line, the stream's writableLength (bytes accepted but not yet taken by the kernel) is looked
@@ -23,7 +23,7 @@
  * dropping too, up to twice the bound: the lines an operator needs most are the last to go. flush() called while
  * dropping calls back once the notice is written too.
  * Left as it is: at process exit, what libuv still holds (the kernel did not take it, see above) is lost (it may be
- * partly written already, so it cannot be written again safely); a stop waits for it (lifecycle.ts, bounded). A
+ * partly written already, so it cannot be written again safely); a stop waits for it (cli/run.ts, bounded). A
  * stream that fails (EPIPE: the reader is gone) is written no more: logging must never end the daemon.
  * One sink per stream (sinkFor): every logger on process.stdout shares its order, its bound and its count.
  */

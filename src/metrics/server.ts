@@ -4,8 +4,7 @@
  * else is 404; methods other than GET/HEAD are 405. Plain node:http: it serves scrapes, nothing else, and never
  * blocks the daemon (a failing scrape is answered 500 and logged).
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { http } from '../node-http.js';
+import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';

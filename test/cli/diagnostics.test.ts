@@ -333,7 +333,7 @@ describe('errors an operator meets', () => {
   });
 
   it('every command has --help, printed to stdout with exit 0', async () => {
-    const commands = allCommands(createProgram(capture().io));
+    const commands = allCommands(await createProgram(capture().io));
     expect(commands.length).toBeGreaterThan(10);
     for (const c of commands) {
       const path: string[] = [];

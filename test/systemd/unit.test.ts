@@ -70,7 +70,7 @@ describe('systemd/pulsa-bridge.service', () => {
 
   it('runs the CLI through bin/, stops restarting on exit 78, reloads with SIGHUP, has a runtime directory', async () => {
     const d = await directives(unitFile);
-    expect(d.get('ExecStart')).toEqual(['/usr/bin/node --max-semi-space-size=1 --lite-mode --single-threaded-gc --expose-gc /opt/pulsa-bridge/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json']);
+    expect(d.get('ExecStart')).toEqual(['/usr/bin/node --max-semi-space-size=1 /opt/pulsa-bridge/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json']);
     expect(d.get('RestartPreventExitStatus')).toEqual(['78']);
     expect(d.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(d.get('RuntimeDirectory')).toEqual(['pulsa-bridge']);

@@ -1,0 +1,100 @@
+/**
+ * This checkout against another build of the bridge (an older commit built in a scratch checkout), interleaved in one
+ * run: each round runs the lean bench of both (`dist/bench/lean/run.js --only daemon,fleet --fleet-runs single --json`,
+ * each checkout its own bench, daemon and unit flags), the order alternating from round to round, so the machine's
+ * load falls on both alike. Prints burst times, CPU, latency, idle CPU and peak RSS per round and their medians.
+ * Figures only.
+ *
+ *   node dist/bench/before-after.js --old /tmp/old-checkout [--rounds 3] [--idle-sec 30]
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { table } from './stats.js';
+
+const HERE = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Figures {
+  burst30Ms?: number;
+  burst30CpuS?: number;
+  burst100Ms?: number;
+  vmHwmMiB?: number;
+  idleCpuSPerMin?: number;
+  idleAtPerMin?: number;
+  trickleP50Ms?: number;
+  trickleP95Ms?: number;
+}
+
+const FIELDS: Array<[keyof Figures, string, number]> = [
+  ['burst30Ms', 'burst of 30, first injection -> last POST, ms', 0],
+  ['burst30CpuS', 'burst of 30, daemon CPU s', 2],
+  ['burst100Ms', 'burst of 100, ms', 0],
+  ['vmHwmMiB', 'peak RSS through the 100-SMS burst, MiB', 1],
+  ['trickleP50Ms', 'latency, single SMS (trickle of 10), p50 ms', 1],
+  ['trickleP95Ms', 'latency, single SMS (trickle of 10), p95 ms', 1],
+  ['idleCpuSPerMin', 'idle CPU s per minute', 3],
+  ['idleAtPerMin', 'idle AT commands per minute', 1],
+];
+
+function runLean(root: string, idleSec: number): Figures {
+  const r = spawnSync(process.execPath, [join(root, 'dist/bench/lean/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', '10', '--idle-sec', String(idleSec), '--no-trace', '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0) throw new Error(`lean bench in ${root} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  const j = JSON.parse(r.stdout) as {
+    daemon: Array<{ burst30?: { allDeliveredMs: number; cpuS?: number }; burst100?: { allDeliveredMs: number; peakRssMiB?: number }; idle?: { cpuSPerMinute?: number; atPerMinute: number } }>;
+    fleet: Array<{ trickle?: { latency: { median: number; p95: number } } }>;
+  };
+  const d = j.daemon[0];
+  const f = j.fleet[0];
+  return {
+    burst30Ms: d?.burst30?.allDeliveredMs,
+    burst30CpuS: d?.burst30?.cpuS,
+    burst100Ms: d?.burst100?.allDeliveredMs,
+    vmHwmMiB: d?.burst100?.peakRssMiB,
+    idleCpuSPerMin: d?.idle?.cpuSPerMinute,
+    idleAtPerMin: d?.idle?.atPerMinute,
+    trickleP50Ms: f?.trickle?.latency.median,
+    trickleP95Ms: f?.trickle?.latency.p95,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const opt = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const old = opt('--old');
+  if (!old || !existsSync(join(old, 'dist/bench/lean/run.js'))) throw new Error('--old <dir>: a built checkout (npm run build there first)');
+  const rounds = Number(opt('--rounds') ?? 3);
+  const idleSec = Number(opt('--idle-sec') ?? 30);
+  const runs: Record<'before' | 'after', Figures[]> = { before: [], after: [] };
+  for (let i = 0; i < rounds; i++) {
+    const order: Array<['before' | 'after', string]> = i % 2 === 0 ? [['before', old], ['after', HERE]] : [['after', HERE], ['before', old]];
+    for (const [label, root] of order) {
+      process.stderr.write(`before-after: round ${i + 1}/${rounds}, ${label}\n`);
+      runs[label].push(runLean(root, idleSec));
+    }
+  }
+  const fmt = (v: number | undefined, digits: number) => (v === undefined ? '-' : v.toFixed(digits));
+  const rows = FIELDS.map(([key, label, digits]) => {
+    const b = runs.before.map((x) => x[key]).filter((v): v is number => v !== undefined);
+    const a = runs.after.map((x) => x[key]).filter((v): v is number => v !== undefined);
+    return [label, fmt(median(b), digits), fmt(median(a), digits), b.map((v) => v.toFixed(digits)).join(' / '), a.map((v) => v.toFixed(digits)).join(' / ')];
+  });
+  process.stdout.write(`node ${process.version}; before = ${old}, after = ${HERE}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`);
+  process.stdout.write(`${table(['figure', 'before (median)', 'after (median)', 'before, each round', 'after, each round'], rows)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`before-after: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,144 @@
+/**
+ * How fast the CLI answers, against node's own start-up in the same run: `node -e ''`, then `pulsa-bridge --version`,
+ * `--help`, `status` with no daemon and with a daemon running, and `queue ls`. Each is a fresh process, wall time from
+ * spawn to exit and its peak RSS (GNU time's %M), median of `rounds` rounds taken interleaved (every command once per
+ * round), so a busy moment of the machine weighs on all alike. Figures only.
+ *
+ *   node dist/bench/cli-startup.js [--rounds 10] [--json] [--old <another built checkout>]
+ *
+ * --old adds the same commands (daemon not running) run from another checkout's bin/, in the same rounds.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { table } from './stats.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = join(ROOT, 'bin/pulsa-bridge');
+/** What each command may take beyond node's own start-up here. */
+export const CLI_BUDGET_MS = 60;
+
+export interface CliRow {
+  command: string;
+  medianMs: number;
+  maxMs: number;
+  rssMiB: number;
+  /** user + system CPU, median (ms): steadier than wall time on a shared machine */
+  cpuMs: number;
+  exitCode: number | null;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** One run: wall ms, and CPU ms and peak RSS (MiB) through GNU time when installed. */
+function once(args: string[]): { ms: number; rssMiB: number; cpuMs: number; code: number | null } {
+  const time = existsSync('/usr/bin/time');
+  const t0 = performance.now();
+  const r = time
+    ? spawnSync('/usr/bin/time', ['-f', '%U %S %M', process.execPath, ...args], { encoding: 'utf8' })
+    : spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const ms = performance.now() - t0;
+  const m = time ? /([\d.]+) ([\d.]+) (\d+)\s*$/.exec(r.stderr) : null;
+  return { ms, cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN, rssMiB: m ? Number(m[3]) / 1024 : NaN, code: r.status };
+}
+
+export async function measureCli(rounds: number, log: (l: string) => void = () => {}, old?: string): Promise<CliRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'pulsa-cli-bench-'));
+  const config = join(dir, 'config.json');
+  const spool = join(dir, 'spool');
+  mkdirSync(spool);
+  writeFileSync(
+    config,
+    JSON.stringify({
+      webhook: { url: 'http://127.0.0.1:9/hook' },
+      spool: { dir: spool },
+      control: { socket: join(dir, 'control.sock') },
+      modems: [{ name: 'sim-1', simulate: true, senders: ['858'] }],
+      log: { level: 'warn', pretty: false },
+      shutdownGraceSec: 1,
+    }),
+  );
+  const commands: Array<[string, string[]]> = [
+    ["node -e ''", ['-e', '']],
+    ['pulsa-bridge --version', [BIN, '--version']],
+    ['pulsa-bridge --help', [BIN, '--help']],
+    ['pulsa-bridge status (no daemon)', [BIN, 'status', '--config', config]],
+    ['pulsa-bridge queue ls', [BIN, 'queue', 'ls', '--config', config]],
+  ];
+  if (old) {
+    const oldBin = join(old, 'bin/pulsa-bridge');
+    commands.push(['old: --version', [oldBin, '--version']], ['old: --help', [oldBin, '--help']], ['old: status (no daemon)', [oldBin, 'status', '--config', config]], ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]]);
+  }
+  const running: [string, string[]] = ['pulsa-bridge status (daemon running)', [BIN, 'status', '--config', config]];
+  const samples = new Map<string, Array<ReturnType<typeof once>>>();
+  const take = (name: string, args: string[]) => samples.set(name, [...(samples.get(name) ?? []), once(args)]);
+  try {
+    log(`cli: ${rounds} rounds without a daemon\n`);
+    for (let i = 0; i < rounds; i++) for (const [name, args] of commands) take(name, args);
+    log('cli: starting a daemon (one simulated modem)\n');
+    const daemon = spawn(process.execPath, [BIN, 'run', '--config', config], { stdio: 'ignore' });
+    try {
+      const t0 = Date.now();
+      while (!existsSync(join(spool, 'status.json')) || readFileSync(join(spool, 'status.json'), 'utf8') === '') {
+        if (Date.now() - t0 > 30_000 || daemon.exitCode !== null) throw new Error('the daemon did not write status.json within 30 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      log(`cli: ${rounds} rounds with the daemon running\n`);
+      // node -e '' again beside it: the daemon's own load counts for both
+      for (let i = 0; i < rounds; i++) {
+        take("node -e '' (daemon running)", ['-e', '']);
+        take(running[0], running[1]);
+      }
+    } finally {
+      daemon.kill('SIGTERM');
+      await new Promise((r) => daemon.once('exit', r));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return [...samples].map(([command, s]) => ({
+    command,
+    medianMs: median(s.map((x) => x.ms)),
+    maxMs: Math.max(...s.map((x) => x.ms)),
+    rssMiB: median(s.map((x) => x.rssMiB)),
+    cpuMs: median(s.map((x) => x.cpuMs)),
+    exitCode: s[s.length - 1]!.code,
+  }));
+}
+
+export function cliReport(rows: CliRow[], rounds: number): string {
+  const base = (command: string) => rows.find((r) => r.command === (command.includes('daemon running') ? "node -e '' (daemon running)" : "node -e ''"))?.medianMs ?? NaN;
+  return [
+    `CLI start-up: fresh process per command, wall time spawn -> exit, median of ${rounds} interleaved rounds; budget: node's own start-up + ${CLI_BUDGET_MS} ms`,
+    table(
+      ['command', 'exit', 'median ms', 'max ms', 'over node -e', 'CPU ms', 'peak RSS MiB', 'budget'],
+      rows.map((r) => {
+        const over = r.medianMs - base(r.command);
+        const isNode = r.command.startsWith('node -e') || r.command.startsWith('old:');
+        return [r.command, String(r.exitCode), r.medianMs.toFixed(0), r.maxMs.toFixed(0), r.command.startsWith('node -e') ? '-' : `+${over.toFixed(0)}`, Number.isNaN(r.cpuMs) ? '-' : r.cpuMs.toFixed(0), Number.isNaN(r.rssMiB) ? '-' : r.rssMiB.toFixed(1), isNode ? '-' : over <= CLI_BUDGET_MS ? 'within' : 'OVER'];
+      }),
+    ),
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf('--rounds');
+  const rounds = i >= 0 ? Number(argv[i + 1]) : 10;
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds expects a whole number >= 1');
+  const o = argv.indexOf('--old');
+  const rows = await measureCli(rounds, (l) => process.stderr.write(l), o >= 0 ? argv[o + 1] : undefined);
+  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : `node ${process.version}\n${cliReport(rows, rounds)}\n`);
+}
+
+if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`cli-startup: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
