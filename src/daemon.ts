@@ -370,7 +370,10 @@ export class Daemon {
 
   /** Sends an event to the subscribed control clients (none when the socket is not open), and to the page's list. */
   private publish(event: EventMessage): void {
-    this.recentSms?.onEvent(event);
+    if (this.recentSms && (event.event === 'sms' || event.event === 'delivery')) {
+      this.recentSms.onEvent(event);
+      this.snap = undefined; // the page's next read shows it (within one refresh, not one refresh plus the reuse)
+    }
     this.control?.broadcast(event);
   }
 

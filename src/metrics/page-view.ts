@@ -68,21 +68,22 @@ export interface PageError {
 export function buildPageView(i: PageInput): unknown {
   const s = i.snapshot;
   const nums = (t: string) => (i.showNumbers ? t : maskNumbersIn(t));
+  const optNums = (t: string | undefined) => (t === undefined ? undefined : nums(t));
   const errors: PageError[] = [];
   const modems = s.modems.map((m) => {
     const cfg = i.configured.get(m.name) ?? {};
     const identity = (m.identity ?? {}) as { manufacturer?: string; model?: string; operator?: string; ownNumber?: string };
     const number = cfg.number ?? identity.ownNumber;
-    if (m.lastError) errors.push({ at: m.since, source: `modem ${m.name}`, message: nums(m.lastError), hint: m.hint });
+    if (m.lastError) errors.push({ at: m.since, source: `modem ${m.name}`, message: nums(m.lastError), hint: optNums(m.hint) });
     if (m.receiver?.lastError) errors.push({ source: `modem ${m.name} (receive)`, message: nums(m.receiver.lastError) });
     const b = m.balance;
-    if (b && (b.state === 'error' || b.state === 'warning')) errors.push({ at: b.checkedAt, source: `balance ${m.name}`, message: nums(b.error ?? b.reasons.join('; ')), hint: b.hint });
+    if (b && (b.state === 'error' || b.state === 'warning')) errors.push({ at: b.checkedAt, source: `balance ${m.name}`, message: nums(b.error ?? b.reasons.join('; ')), hint: optNums(b.hint) });
     const ussd = i.ussd(m.name);
     return {
       name: m.name,
       state: m.state,
       since: m.since,
-      hint: m.hint ?? null,
+      hint: optNums(m.hint) ?? null,
       lastError: m.lastError ? nums(m.lastError) : null,
       device: [identity.manufacturer, identity.model].filter(Boolean).join(' ') || null,
       signal: m.signal ? { dbm: m.signal.dbm ?? null, bars: m.signal.bars } : null,
@@ -93,11 +94,11 @@ export function buildPageView(i: PageInput): unknown {
       received: m.receiver?.received ?? 0,
       spooled: m.receiver?.spooled ?? 0,
       reconnects: m.reconnects,
-      task: m.scheduler.running ?? null,
+      task: m.scheduler.running === undefined ? null : nums(m.scheduler.running),
       balance: b
-        ? { state: b.state, rupiah: b.balance, activeUntil: b.activeUntil, reasons: b.reasons.map(nums), hint: b.hint ?? null, error: b.error ? nums(b.error) : null, checkedAt: b.checkedAt }
+        ? { state: b.state, rupiah: b.balance, activeUntil: b.activeUntil, reasons: b.reasons.map(nums), hint: optNums(b.hint) ?? null, error: b.error ? nums(b.error) : null, checkedAt: b.checkedAt }
         : null,
-      ussd: ussd ? { owner: ussd.owner, openedAt: ussd.openedAt } : null,
+      ussd: ussd ? { owner: nums(ussd.owner), openedAt: ussd.openedAt } : null,
     };
   });
   const f = s.forwarder;

@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { http } from '../node-http.js';
 import type { AddressInfo } from 'node:net';
 import { BridgeError, errorMessage } from '../errors.js';
@@ -50,8 +50,17 @@ export const REQUEST_TIMEOUT_MS = 15_000;
 /** A socket with no traffic either way for this long is closed (a client that stopped reading, or went away). */
 export const IDLE_TIMEOUT_MS = 30_000;
 
-/** The page's files, next to dist/ in an install (and in the source tree): web/status-page/. */
-const ASSET_DIR = new URL('../../../web/status-page/', import.meta.url);
+/**
+ * The page's files: web/status-page/ at the package's root, beside dist/ in an install (this module runs from
+ * dist/src/metrics/) and in the source tree (tests run src/metrics/): the nearest ancestor that has it.
+ */
+function assetDir(): URL {
+  for (const up of ['../../', '../../../']) {
+    const dir = new URL(`${up}web/status-page/`, import.meta.url);
+    if (existsSync(dir)) return dir;
+  }
+  return new URL('../../../web/status-page/', import.meta.url); // the install's place, named in the error
+}
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/page.js': { file: 'page.js', type: 'text/javascript; charset=utf-8' },
@@ -78,8 +87,9 @@ export function parseListen(listen: string): { host: string; port: number } {
 /** The page's files, read once (a missing file is an error at start, not a 500 per request). */
 function loadAssets(): Map<string, { body: Buffer; type: string }> {
   const out = new Map<string, { body: Buffer; type: string }>();
+  const dir = assetDir();
   for (const [path, a] of Object.entries(ASSETS)) {
-    const url = new URL(a.file, ASSET_DIR);
+    const url = new URL(a.file, dir);
     try {
       out.set(path, { body: readFileSync(url), type: a.type });
     } catch (err) {
