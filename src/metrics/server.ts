@@ -8,7 +8,8 @@
  * - `token`: the page, its files and its JSON (and /metrics, /healthz with protectMetrics) need it, as
  *   `Authorization: Bearer <token>` or as the password of HTTP Basic auth (any user name); compared in constant time;
  *   missing or wrong -> 401 with `WWW-Authenticate: Basic`.
- * - Bounded: at most `maxConnections` open (more are closed at once: file descriptors stay for the spool), headers
+ * - Bounded: `maxConnections` served, OVERFLOW more answered 503 + Retry-After, more closed at once (file descriptors
+ *   stay for the spool and the modems), headers
  *   within HEADERS_TIMEOUT_MS and 8 KiB (431), URL within MAX_URL (414), no request body (413), idle sockets closed
  *   (a client that never reads holds one socket, never memory: every answer is small and built in one piece).
  * - Every answer of the page carries a strict Content-Security-Policy (own files only, no inline script or style).
@@ -47,6 +48,8 @@ export const MAX_URL = 2048;
 export const MAX_HEADER_BYTES = 8192;
 export const HEADERS_TIMEOUT_MS = 10_000;
 export const REQUEST_TIMEOUT_MS = 15_000;
+/** Connections beyond metrics.maxConnections that are still answered (503), before new ones are closed unanswered. */
+export const OVERFLOW = 16;
 /** A socket with no traffic either way for this long is closed (a client that stopped reading, or went away). */
 export const IDLE_TIMEOUT_MS = 30_000;
 
@@ -128,7 +131,17 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers }).end(body);
   };
 
+  const cap = o.maxConnections ?? 128;
+  let open = 0; // connections open now
+  let busyLogged = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (open > cap) {
+      if (Date.now() - busyLogged > 60_000) {
+        busyLogged = Date.now();
+        o.logger.warn(`metrics: ${open} connections open (metrics.maxConnections ${cap}): answering 503`);
+      }
+      return text(res, 503, 'too many connections to this listener: try again in a few seconds\n', { 'retry-after': '5', connection: 'close' });
+    }
     const url = req.url ?? '/';
     if (url.length > MAX_URL) return text(res, 414, 'URL too long\n', { connection: 'close' });
     const path = url.split('?')[0]!;
@@ -137,8 +150,8 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     if (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
       return text(res, 413, 'a GET carries no body\n', { connection: 'close' });
     }
-    const open = path === '/metrics' || path === '/healthz' ? !o.protectMetrics : false;
-    if (expected && !open && !authorised(req.headers.authorization, expected)) {
+    const unguarded = path === '/metrics' || path === '/healthz' ? !o.protectMetrics : false;
+    if (expected && !unguarded && !authorised(req.headers.authorization, expected)) {
       return text(res, 401, 'the token is needed (metrics.token): as the password when the browser asks, or Authorization: Bearer\n', { 'www-authenticate': 'Basic realm="pulsa-bridge", charset="UTF-8"' });
     }
     const head = req.method === 'HEAD';
@@ -170,7 +183,13 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     });
   });
   server.keepAliveTimeout = 5_000;
-  server.maxConnections = o.maxConnections ?? 128;
+  // Up to `cap` connections are served; the next OVERFLOW get a 503 with Retry-After (a page view too many sees why
+  // and tries again); beyond those Node closes new connections at once ('drop').
+  server.maxConnections = cap + OVERFLOW;
+  server.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
   server.maxRequestsPerSocket = 1_000;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   let refusedLogged = 0;
@@ -179,7 +198,7 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     const now = Date.now();
     if (now - refusedLogged < 60_000) return;
     refusedLogged = now;
-    o.logger.warn(`metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections)`);
+    o.logger.warn(`metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // Malformed requests, oversized headers, timeouts: a status line when the socket still takes one, then closed.

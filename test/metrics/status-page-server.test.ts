@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
@@ -112,6 +113,25 @@ describe('the status page listener', () => {
     expect((await fetch(`${url}/metrics`, bearer)).status).toBe(200);
     expect((await fetch(`${url}/`, bearer)).status).toBe(404);
     expect((await fetch(`${url}/api/status`, bearer)).status).toBe(404);
+  });
+
+  it('connections beyond maxConnections: 503 with Retry-After, then served again once they close', async () => {
+    const { url, daemon } = await start({ maxConnections: 4 });
+    const port = Number(daemon.metricsAddress!.split(':')[1]);
+    const idle: net.Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      await new Promise((r) => s.once('connect', r));
+      idle.push(s);
+    }
+    cleanups.push(() => idle.forEach((s) => s.destroy()));
+    await new Promise((r) => setTimeout(r, 50));
+    const busy = await fetch(`${url}/healthz`);
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('5');
+    expect(await busy.text()).toContain('too many connections');
+    idle.forEach((s) => s.destroy());
+    await until(async () => (await fetch(`${url}/healthz`)).status === 200, 'served again', 5_000);
   });
 
   it('authorised(): bearer or Basic password, nothing else', () => {
