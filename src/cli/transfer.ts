@@ -89,6 +89,8 @@ async function keepReport(io: Io, config: Config, report: object, quiet: boolean
     await writeFile(`${file}.tmp`, JSON.stringify(report), { mode: 0o640 });
     await rename(`${file}.tmp`, file);
   } catch (err) {
+    // No spool directory here: no daemon has run on this config, so there is no status page to show the report.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     if (!quiet) io.err(`note: the report was not kept for the status page (${errorMessage(err)})\n`);
   }
 }
