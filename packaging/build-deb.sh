@@ -56,6 +56,7 @@ install -d "$LIB/dist" "$PKG/usr/bin" "$PKG/usr/sbin" "$PKG/lib/systemd/system" 
 cp -R dist/src "$LIB/dist/src"
 find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
+cp -R web "$LIB/web"   # the status page's files: dist/src/metrics/server.js reads them from ../../../web
 cp package.json package-lock.json systemd/addon-check.cjs "$LIB/"
 (cd "$LIB" && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
 # The program reports the package's version (`pulsa-bridge --version`, the User-Agent) when --version gave another.

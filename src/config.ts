@@ -399,8 +399,26 @@ function configSchema(env: Env = process.env) {
       }),
       () => ({}),
     ),
-    /** Optional Prometheus listener (/metrics, /healthz): "host:port", off when absent. See src/metrics/. */
-    metrics: withDefault(object({ listen: optional(matching(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'host:port, e.g. "127.0.0.1:9469"', true)) }), () => ({})),
+    /**
+     * Optional HTTP listener (/metrics, /healthz, the status page): off when `listen` is absent. See src/metrics/.
+     * `listen` is "host:port", or a bare port for 127.0.0.1. `token` ("env:NAME" allowed) protects the page and its
+     * JSON (bearer token, or the password of HTTP Basic auth); `protectMetrics` puts /metrics and /healthz behind it too.
+     */
+    metrics: withDefault(
+      object({
+        listen: optional(matching(/^((\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?\d{1,5}$/, 'host:port or a port, e.g. "127.0.0.1:9469"', true)),
+        token: optional(v.pipe(secret(env), v.minLength(12, 'at least 12 characters (it guards the status page)'))),
+        protectMetrics: withDefault(bool(), false),
+        /** The status page: off, or masking message text and phone numbers unless these are set. */
+        page: withDefault(
+          object({ enabled: withDefault(bool(), true), showText: withDefault(bool(), false), showNumbers: withDefault(bool(), false), recent: withDefault(int(0, 200), 20) }),
+          () => ({}),
+        ),
+        /** Open connections at most (beyond it new ones are closed at once): file descriptors stay for the spool. */
+        maxConnections: withDefault(int(4, 4096), 128),
+      }),
+      () => ({}),
+    ),
     /** Pending records older than this make `status` exit 1 and /healthz answer 503. */
     health: withDefault(object({ maxPendingAgeSec: withDefault(int(10, 7 * 86_400), 300) }), () => ({})),
     /** The reseller API, for `rates`, `calculate` and `test-transfer --order`. */
@@ -418,6 +436,10 @@ function configSchema(env: Env = process.env) {
           warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
         }
       }
+      const listen = c.metrics.listen === undefined || c.metrics.listen.includes(':') ? c.metrics.listen : `127.0.0.1:${c.metrics.listen}`;
+      if (listen !== undefined && c.metrics.token === undefined && !isLoopbackListen(listen)) {
+        warnings.push(`metrics.listen ${listen} is reachable beyond this machine and metrics.token is not set: anyone on the network can read the status page (modems, balances, SMS senders); set metrics.token`);
+      }
       const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
       const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
       if (isPlainRemote(url)) {
@@ -432,12 +454,19 @@ function configSchema(env: Env = process.env) {
       return {
         ...c,
         webhook: { ...c.webhook, endpoint: url },
+        metrics: { ...c.metrics, listen },
         control: { ...c.control, socketPath },
         reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
         warnings,
       };
     }),
   );
+}
+
+/** Whether a listen address ("host:port") is on the loopback interface only. */
+export function isLoopbackListen(listen: string): boolean {
+  const host = listen.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
@@ -621,6 +650,7 @@ export function maskSecrets(cfg: Config): unknown {
     },
     modems: cfg.modems.map((m) => ({ ...m, pin: mask(m.pin) })),
     reseller: { ...cfg.reseller, baseUrl: url(cfg.reseller.baseUrl), apiKey: mask(cfg.reseller.apiKey) },
+    metrics: { ...cfg.metrics, token: mask(cfg.metrics.token) },
   };
 }
 

@@ -20,7 +20,7 @@
  * the metrics listener only when `metrics.listen` is set: every module loaded stays in the heap (its source text,
  * bytecode and objects) for the life of the process.
  */
-import { lstat, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
@@ -37,7 +37,7 @@ import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor, SupervisorStatus } from './receive/supervisor.js';
 import { createModemSupervisor } from './daemon/modem-wiring.js';
 import { deliveryEvents, spooledEvents } from './daemon/spool-events.js';
-import { StatusFile, statusFilePath } from './daemon/status-file.js';
+import { StatusFile, statusFilePath, transferReportPath } from './daemon/status-file.js';
 import { createNotifier } from './sd-notify.js';
 import { HealthMonitor } from './health/monitor.js';
 import type { Verdict } from './health/model.js';
@@ -47,12 +47,17 @@ import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
-import { Spool } from './spool/store.js';
+import { Spool, type SpoolStats } from './spool/store.js';
+import type { RecentSmsList } from './metrics/recent-sms.js';
 import { USER_AGENT, VERSION } from './version.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
 /** How long a stop waits for a status.json write in flight (StatusFile.stop()). */
 const STATUS_STOP_BOUND_MS = 2_000;
+/** The status snapshot is reused this long by its readers (/healthz, the page, metrics); a state change renews it. */
+const SNAPSHOT_MAX_AGE_MS = 1_000;
+/** How often the status page asks for its JSON. */
+const PAGE_REFRESH_MS = 3_000;
 
 export { USER_AGENT, VERSION } from './version.js';
 
@@ -76,7 +81,12 @@ export interface DaemonStatus {
   forwarder: ReturnType<Forwarder['stats']>;
   /** The health verdict (as /healthz answers), refreshed with each status.json write; `pulsa-bridge status` exits on it. */
   health?: Verdict;
+  /** The spool's counts the verdict was judged on (in the snapshot; absent from status() alone). */
+  spool?: SpoolStats;
 }
+
+/** The one status snapshot: status, the health verdict and the spool counts, judged together. */
+export type StatusSnapshot = DaemonStatus & { health: Verdict; spool: SpoolStats };
 
 /** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
 export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
@@ -131,6 +141,11 @@ export class Daemon {
   readonly metrics: BridgeMetrics | undefined;
   private metricsServer: MetricsServer | undefined;
   private lastHealth: Verdict | undefined;
+  /** The spool counts the health monitor read last (the snapshot carries the same ones it judged). */
+  private lastSpoolStats: SpoolStats | undefined;
+  private snap: { atMs: number; value: Promise<StatusSnapshot> } | undefined;
+  /** The last SMS and their delivery, for the status page (only with the page on). */
+  private recentSms: RecentSmsList | undefined;
   private readonly rejectedPins: PinMemoryFile;
 
   private constructor(o: DaemonOptions, spool: Spool, forwarder: Forwarder, url: string, metrics: BridgeMetrics | undefined, sim: SimulatorModules | undefined) {
@@ -151,7 +166,7 @@ export class Daemon {
         startedAtMs: Date.parse(this.startedAt),
         modems: () => this.supervisors.map((s) => s.status()),
         forwarder: () => forwarder.stats(),
-        spool: () => spool.stats(),
+        spool: async () => (this.lastSpoolStats = await spool.stats()),
       },
     });
     this.rejectedPins = new PinMemoryFile(o.config.stateDir ?? o.config.spool.dir, o.logger.child({ stage: 'state' }));
@@ -250,7 +265,7 @@ export class Daemon {
           modems: () => daemonRef?.status().modems ?? [],
           forwarder: () => daemonRef?.forwarder.stats() ?? { delivered: 0, retried: 0, dead: 0 },
           spool: () => spool.stats(),
-          healthy: async () => (daemonRef ? (await daemonRef.health.health()).healthy : false),
+          healthy: async () => (daemonRef ? (await daemonRef.snapshot()).health.healthy : false),
         });
       }
       if (o.simulate === true || config.modems.some((m) => m.simulate)) sim = await loadSimulator();
@@ -273,10 +288,15 @@ export class Daemon {
     daemon.health.start();
     if (config.metrics.listen && metrics && metricsServerModule) {
       try {
+        const page = config.metrics.page.enabled ? await daemon.statusPage() : undefined;
         daemon.metricsServer = await metricsServerModule.startMetricsServer({
           listen: config.metrics.listen,
           registry: metrics.registry,
-          health: () => daemon.health.health(),
+          health: async () => (await daemon.snapshot()).health,
+          page,
+          token: config.metrics.token,
+          protectMetrics: config.metrics.protectMetrics,
+          maxConnections: config.metrics.maxConnections,
           logger: logger.child({ stage: 'metrics' }),
         });
       } catch (err) {
@@ -361,9 +381,67 @@ export class Daemon {
     }
   }
 
-  /** Sends an event to the subscribed control clients (none when the socket is not open). */
+  /** Sends an event to the subscribed control clients (none when the socket is not open), and to the page's list. */
   private publish(event: EventMessage): void {
+    if (this.recentSms && (event.event === 'sms' || event.event === 'delivery')) {
+      this.recentSms.onEvent(event);
+      this.snap = undefined; // the page's next read shows it (within one refresh, not one refresh plus the reuse)
+    }
     this.control?.broadcast(event);
+  }
+
+  /**
+   * The status page's JSON (src/metrics/page-view.ts) from the one snapshot; serialised at most once per snapshot,
+   * so many open pages cost one build per SNAPSHOT_MAX_AGE_MS. Seeds the page's SMS list with the pending records.
+   */
+  private async statusPage(): Promise<() => Promise<string>> {
+    const { config } = this.o;
+    const [{ RecentSmsList }, { buildPageView }] = await Promise.all([import('./metrics/recent-sms.js'), import('./metrics/page-view.js')]);
+    const recent = new RecentSmsList(config.metrics.page.recent);
+    recent.seed((await this.spool.list('pending', { limit: config.metrics.page.recent })).flatMap((r) => (r.kind === 'sms' ? [r] : [])));
+    this.recentSms = recent;
+    const configured = new Map(config.modems.map((m) => [m.name, { number: m.number, operator: m.operator }]));
+    const reportFile = transferReportPath(config.spool.dir);
+    let transfer: { mtimeMs: number; value: Record<string, unknown> | undefined } | undefined;
+    const readTransfer = async () => {
+      try {
+        const st = await stat(reportFile);
+        if (transfer?.mtimeMs !== st.mtimeMs) transfer = { mtimeMs: st.mtimeMs, value: JSON.parse(await readFile(reportFile, 'utf8')) as Record<string, unknown> };
+      } catch (err) {
+        // No test transfer yet (ENOENT), or a report being rewritten: the page shows none / the previous one.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') transfer = undefined;
+        else this.o.logger.debug({ err }, `status page: ${reportFile} not read: ${errorMessage(err)}`);
+      }
+      return transfer?.value;
+    };
+    let built: { from: Promise<StatusSnapshot>; body: Promise<string> } | undefined;
+    return () => {
+      const from = this.snapshot();
+      if (built?.from !== from) {
+        const body = (async () => {
+          const [snapshot, report] = await Promise.all([from, readTransfer()]);
+          return JSON.stringify(
+            buildPageView({
+              snapshot,
+              nowMs: Date.now(),
+              configured,
+              ussd: (name) => {
+                const open = this.ussdSessions.get(name)?.current();
+                return open && { owner: open.owner.label, openedAt: open.openedAt };
+              },
+              recent: recent.list(),
+              lastSmsAt: (name) => recent.lastReceivedAt(name),
+              transfer: report,
+              showText: config.metrics.page.showText,
+              showNumbers: config.metrics.page.showNumbers,
+              refreshMs: PAGE_REFRESH_MS,
+            }),
+          );
+        })();
+        built = { from, body };
+      }
+      return built.body;
+    };
   }
 
   private startBalanceWatch(): void {
@@ -430,20 +508,39 @@ export class Daemon {
     const file = new StatusFile({
       file: statusFilePath(this.o.config.spool.dir),
       logger: this.o.logger,
-      snapshot: async () => {
-        const { healthy, problems } = await this.health.health();
-        this.lastHealth = { healthy, problems };
-        return this.status();
-      },
+      snapshot: () => this.snapshot(),
     });
     this.statusFile = file;
-    this.writeStatus = () => file.writeSoon();
+    this.writeStatus = () => {
+      this.snap = undefined; // a modem's state or a balance changed: the next reader judges anew
+      file.writeSoon();
+    };
     file.start();
   }
 
   /** Where the metrics listener is bound (host:port), when configured. */
   get metricsAddress(): string | undefined {
     return this.metricsServer?.address;
+  }
+
+  /**
+   * The one status snapshot (status + health verdict + the spool counts it was judged on) that status.json, /healthz,
+   * the metrics' `healthy` and the status page all read: judged at most once per SNAPSHOT_MAX_AGE_MS (concurrent
+   * readers share one judgement), and anew after any modem state or balance change.
+   */
+  snapshot(): Promise<StatusSnapshot> {
+    const now = Date.now();
+    if (this.snap && now - this.snap.atMs < SNAPSHOT_MAX_AGE_MS) return this.snap.value;
+    const value = this.health.health().then(({ healthy, problems }) => {
+      this.lastHealth = { healthy, problems };
+      return { ...this.status(), health: this.lastHealth, spool: this.lastSpoolStats! };
+    });
+    const entry = { atMs: now, value };
+    this.snap = entry;
+    value.catch(() => {
+      if (this.snap === entry) this.snap = undefined; // a failed judgement is not reused
+    });
+    return value;
   }
 
   status(): DaemonStatus {

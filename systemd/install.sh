@@ -247,7 +247,7 @@ as_builder "$NPM" run build
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
 trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 [ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
-as_builder cp -R dist bin package.json package-lock.json README.md config.example.json systemd/addon-check.cjs "$STAGE/"
+as_builder cp -R dist bin web package.json package-lock.json README.md config.example.json systemd/addon-check.cjs "$STAGE/"
 as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
 # No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
 # addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.

@@ -31,6 +31,8 @@ export interface HarnessOptions {
   paceBaud?: number;
   /** Daemon log level (production default: info). */
   logLevel?: string;
+  /** The daemon's `metrics` config section (the listener and the status page); none when absent. */
+  metrics?: Record<string, unknown>;
   log?: (line: string) => void;
 }
 
@@ -94,6 +96,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       spool: { dir: join(workDir, 'spool') },
       modems: modems.map((_, k) => ({ name: `m${k}`, port: join(workDir, `ttyV${k}`), baudRate: 115200, senders: [SENDER] })),
       log: { level: o.logLevel ?? 'info', pretty: false },
+      ...(o.metrics ? { metrics: o.metrics } : {}),
     };
     const configPath = join(workDir, 'config.json');
     await writeFile(configPath, JSON.stringify(config, null, 2));

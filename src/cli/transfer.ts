@@ -15,6 +15,9 @@
  */
 import { Command } from 'commander';
 import { createInterface } from 'node:readline';
+import { rename, writeFile } from 'node:fs/promises';
+import { transferReportPath } from '../daemon/status-file.js';
+import { errorMessage } from '../errors.js';
 import { loadConfig, type Config, type ModemConfig } from '../config.js';
 import type { ModemOps } from '../control/ops.js';
 import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
@@ -77,6 +80,19 @@ export function transferCommand(io: Io, open: OpenOps): Command {
       const config = await loadConfig(configPath(opts.config));
       await testTransfer(io, open, config, opts);
     });
+}
+
+/** The report beside status.json, for the status page (atomic; best effort: a spool not writable here is a note). */
+async function keepReport(io: Io, config: Config, report: object, quiet: boolean): Promise<void> {
+  const file = transferReportPath(config.spool.dir);
+  try {
+    await writeFile(`${file}.tmp`, JSON.stringify(report), { mode: 0o640 });
+    await rename(`${file}.tmp`, file);
+  } catch (err) {
+    // No spool directory here: no daemon has run on this config, so there is no status page to show the report.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if (!quiet) io.err(`note: the report was not kept for the status page (${errorMessage(err)})\n`);
+  }
 }
 
 function modemByName(config: Config, name: string): ModemConfig | undefined {
@@ -225,6 +241,7 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
     for (const o of opened) await o.close().catch(() => undefined); // best effort: the outcome is already decided
   }
 
+  await keepReport(io, config, { at: new Date().toISOString(), from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...report }, opts.json === true);
   if (opts.json) printJson(io, { from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...(order ? { order } : {}), ...report });
   const ok = order ? order.final !== undefined && order.final !== 'pending' && !/fail|reject|cancel|expired/i.test(order.final) : report.outcome === 'confirmed' || (report.outcome === 'sent' && !centre);
   if (!opts.json) {

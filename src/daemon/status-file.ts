@@ -22,6 +22,11 @@ export function statusFilePath(spoolDir: string): string {
   return join(spoolDir, 'status.json');
 }
 
+/** The last report of `pulsa-bridge transfer test`, written by the CLI beside status.json for the status page. */
+export function transferReportPath(spoolDir: string): string {
+  return join(spoolDir, 'transfer-last.json');
+}
+
 export interface StatusFileOptions {
   file: string;
   logger: Logger;

@@ -1,10 +1,23 @@
 /**
- * The optional metrics listener (config `metrics.listen`, off by default): GET /metrics in the Prometheus text format,
- * GET /healthz 200 `ok` when healthy, 503 with one reason per line otherwise (the daemon's health verdict). Anything
- * else is 404; methods other than GET/HEAD are 405. Plain node:http: it serves scrapes, nothing else, and never
- * blocks the daemon (a failing scrape is answered 500 and logged).
+ * The optional HTTP listener (config `metrics`, off unless `metrics.listen` is set; 127.0.0.1 when only a port is
+ * given). Read-only: GET and HEAD only (anything else 405), nothing it serves changes the daemon.
+ * - GET /metrics: the Prometheus text format. GET /healthz: 200 `ok`, or 503 with one reason per line (the verdict of
+ *   the daemon's one status snapshot, the same `pulsa-bridge status` and the page show).
+ * - GET / (the status page: web/status-page/, plain files read once at start), /page.js, /page.css, /favicon.svg, and
+ *   GET /api/status (the page's JSON, built by ./page-view.ts from the same snapshot).
+ * - `token`: the page, its files and its JSON (and /metrics, /healthz with protectMetrics) need it, as
+ *   `Authorization: Bearer <token>` or as the password of HTTP Basic auth (any user name); compared in constant time;
+ *   missing or wrong -> 401 with `WWW-Authenticate: Basic`.
+ * - Bounded: `maxConnections` served, OVERFLOW more answered 503 + Retry-After, more closed at once (file descriptors
+ *   stay for the spool and the modems), headers
+ *   within HEADERS_TIMEOUT_MS and 8 KiB (431), URL within MAX_URL (414), no request body (413), idle sockets closed
+ *   (a client that never reads holds one socket, never memory: every answer is small and built in one piece).
+ * - Every answer of the page carries a strict Content-Security-Policy (own files only, no inline script or style).
+ * A failing answer is 500 and logged; the listener never blocks the daemon.
  */
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -15,6 +28,12 @@ export interface MetricsServerOptions {
   listen: string;
   registry: Registry;
   health(): Promise<{ healthy: boolean; problems: Array<{ message: string }> }>;
+  /** The status page's JSON (serialised); absent: no page. */
+  page?: (() => Promise<string>) | undefined;
+  /** Protects the page (and with protectMetrics, /metrics and /healthz). */
+  token?: string | undefined;
+  protectMetrics?: boolean | undefined;
+  maxConnections?: number | undefined;
   logger: Logger;
 }
 
@@ -24,6 +43,42 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+export const MAX_URL = 2048;
+export const MAX_HEADER_BYTES = 8192;
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 15_000;
+/** Connections beyond metrics.maxConnections that are still answered (503), before new ones are closed unanswered. */
+export const OVERFLOW = 16;
+/** A socket with no traffic either way for this long is closed (a client that stopped reading, or went away). */
+export const IDLE_TIMEOUT_MS = 30_000;
+
+/**
+ * The page's files: web/status-page/ at the package's root, beside dist/ in an install (this module runs from
+ * dist/src/metrics/) and in the source tree (tests run src/metrics/): the nearest ancestor that has it.
+ */
+function assetDir(): URL {
+  for (const up of ['../../', '../../../']) {
+    const dir = new URL(`${up}web/status-page/`, import.meta.url);
+    if (existsSync(dir)) return dir;
+  }
+  return new URL('../../../web/status-page/', import.meta.url); // the install's place, named in the error
+}
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/page.js': { file: 'page.js', type: 'text/javascript; charset=utf-8' },
+  '/page.css': { file: 'page.css', type: 'text/css; charset=utf-8' },
+  '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
+};
+
+export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_HEADERS = {
+  'content-security-policy': CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(listen);
   const port = m ? Number(m[3]) : NaN;
@@ -31,35 +86,126 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: (m[1] ?? m[2])!, port };
 }
 
+/** The page's files, read once (a missing file is an error at start, not a 500 per request). */
+function loadAssets(): Map<string, { body: Buffer; type: string }> {
+  const out = new Map<string, { body: Buffer; type: string }>();
+  const dir = assetDir();
+  for (const [path, a] of Object.entries(ASSETS)) {
+    const url = new URL(a.file, dir);
+    try {
+      out.set(path, { body: readFileSync(url), type: a.type });
+    } catch (err) {
+      throw new BridgeError('METRICS_LISTEN', `metrics: the status page's file ${url.pathname} cannot be read: ${errorMessage(err)}`, {
+        cause: err,
+        hint: 'the install is incomplete (web/status-page/ belongs beside dist/); or set metrics.page.enabled false',
+      });
+    }
+  }
+  return out;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/** The token given as a bearer token or as Basic auth's password, compared in constant time. */
+export function authorised(header: string | undefined, expected: Buffer): boolean {
+  if (!header) return false;
+  let given: string | undefined;
+  const bearer = /^Bearer +(\S+) *$/i.exec(header);
+  const basic = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
+  if (bearer) given = bearer[1];
+  else if (basic) {
+    const plain = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = plain.indexOf(':');
+    given = colon >= 0 ? plain.slice(colon + 1) : undefined;
+  }
+  return given !== undefined && timingSafeEqual(digest(given), expected);
+}
+
 export async function startMetricsServer(o: MetricsServerOptions): Promise<MetricsServer> {
   const { host, port } = parseListen(o.listen);
+  const assets = o.page ? loadAssets() : new Map<string, { body: Buffer; type: string }>();
+  const expected = o.token === undefined ? undefined : digest(o.token);
+  const known = new Set(['/metrics', '/healthz', ...(o.page ? [...assets.keys(), '/api/status'] : [])]);
+  const text = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers }).end(body);
+  };
+
+  const cap = o.maxConnections ?? 128;
+  let open = 0; // connections open now
+  let busyLogged = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics' && path !== '/healthz') {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found: try /metrics or /healthz\n');
-      return;
+    if (open > cap) {
+      if (Date.now() - busyLogged > 60_000) {
+        busyLogged = Date.now();
+        o.logger.warn(`metrics: ${open} connections open (metrics.maxConnections ${cap}): answering 503`);
+      }
+      return text(res, 503, 'too many connections to this listener: try again in a few seconds\n', { 'retry-after': '5', connection: 'close' });
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
-      return;
+    const url = req.url ?? '/';
+    if (url.length > MAX_URL) return text(res, 414, 'URL too long\n', { connection: 'close' });
+    const path = url.split('?')[0]!;
+    if (!known.has(path)) return text(res, 404, `not found: try ${o.page ? '/, ' : ''}/metrics or /healthz\n`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'method not allowed: this listener is read-only\n', { allow: 'GET, HEAD', connection: 'close' });
+    if (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
+      return text(res, 413, 'a GET carries no body\n', { connection: 'close' });
     }
+    const unguarded = path === '/metrics' || path === '/healthz' ? !o.protectMetrics : false;
+    if (expected && !unguarded && !authorised(req.headers.authorization, expected)) {
+      return text(res, 401, 'the token is needed (metrics.token): as the password when the browser asks, or Authorization: Bearer\n', { 'www-authenticate': 'Basic realm="pulsa-bridge", charset="UTF-8"' });
+    }
+    const head = req.method === 'HEAD';
     if (path === '/metrics') {
       const body = await o.registry.metrics();
-      res.writeHead(200, { 'content-type': o.registry.contentType }).end(req.method === 'HEAD' ? undefined : body);
+      res.writeHead(200, { 'content-type': o.registry.contentType }).end(head ? undefined : body);
       return;
     }
-    const v = await o.health();
-    const body = v.healthy ? 'ok\n' : `unhealthy\n${v.problems.map((p) => `- ${p.message}\n`).join('')}`;
-    res.writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
+    if (path === '/healthz') {
+      const v = await o.health();
+      const body = v.healthy ? 'ok\n' : `unhealthy\n${v.problems.map((p) => `- ${p.message}\n`).join('')}`;
+      res.writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(head ? undefined : body);
+      return;
+    }
+    if (path === '/api/status') {
+      const body = await o.page!();
+      res.writeHead(200, { ...PAGE_HEADERS, 'content-type': 'application/json; charset=utf-8' }).end(head ? undefined : body);
+      return;
+    }
+    const a = assets.get(path)!;
+    res.writeHead(200, { ...PAGE_HEADERS, 'content-type': a.type, 'content-length': String(a.body.length) }).end(head ? undefined : a.body);
   };
-  const server: Server = http.createServer((req, res) => {
+
+  const server: Server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
-      o.logger.error({ err }, `metrics: answering ${req.url ?? ''} failed: ${errorMessage(err)}`);
+      o.logger.error({ err }, `metrics: answering ${(req.url ?? '').slice(0, 200)} failed: ${errorMessage(err)}`);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(`error: ${errorMessage(err)}\n`);
     });
   });
   server.keepAliveTimeout = 5_000;
+  // Up to `cap` connections are served; the next OVERFLOW get a 503 with Retry-After (a page view too many sees why
+  // and tries again); beyond those Node closes new connections at once ('drop').
+  server.maxConnections = cap + OVERFLOW;
+  server.on('connection', (socket) => {
+    open++;
+    socket.once('close', () => open--);
+  });
+  server.maxRequestsPerSocket = 1_000;
+  server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
+  let refusedLogged = 0;
+  server.on('drop', () => {
+    // Connections beyond maxConnections are closed by Node; logged at most once a minute.
+    const now = Date.now();
+    if (now - refusedLogged < 60_000) return;
+    refusedLogged = now;
+    o.logger.warn(`metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    // Malformed requests, oversized headers, timeouts: a status line when the socket still takes one, then closed.
+    o.logger.debug({ code: err.code }, `metrics: bad request: ${errorMessage(err)}`);
+    if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${status.length + 1}\r\n\r\n${status}\n`);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
       reject(new BridgeError('METRICS_LISTEN', `metrics: cannot listen on ${o.listen}: ${errorMessage(err)}`, { cause: err, hint: 'another process (or a second bridge) uses the port? change metrics.listen' })),
@@ -68,7 +214,7 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
   });
   const a = server.address() as AddressInfo;
   const address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
-  o.logger.info({ listen: address }, `metrics: serving /metrics and /healthz on http://${address}`);
+  o.logger.info({ listen: address }, `metrics: serving /metrics and /healthz on http://${address} ${o.page ? `and the status page at / (${o.token ? 'token required' : 'no token: anyone who reaches the port reads it'})` : '(status page off)'}`);
   return {
     address,
     close: () =>

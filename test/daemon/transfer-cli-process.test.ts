@@ -3,7 +3,7 @@
  * a daemon, on simulated modems of each family (one virtual network per invocation). npm test builds dist/ first.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,8 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
     ]);
   });
 
-  it('test-transfer between two virtual modems (Indosat SMS flow with a token), confirmed on the centre', () => {
+  it('test-transfer between two virtual modems (Indosat SMS flow with a token), confirmed on the centre; the report kept for the status page', async () => {
+    await mkdir(path.join(dir, 'spool'), { recursive: true });
     const r = cli(['test-transfer', '-c', config, '--from', 'isat-a', '--to', 'isat-b', '--amount', '10000', '--yes']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -67,6 +68,8 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
     expect(r.out).toMatch(/3\. send SMS "OK[A-Z0-9]{6}" to 151 from isat-a: OK/);
     expect(r.out).toMatch(/confirmation on isat-b from 151: 6285611110001 mentransfer pulsa sebesar Rp 10\.000 tgl .* SN: /);
     expect(r.out).toMatch(/result: confirmed after/);
+    const kept = JSON.parse(await readFile(path.join(dir, 'spool', 'transfer-last.json'), 'utf8')) as Record<string, unknown>;
+    expect(kept).toMatchObject({ from: 'isat-a', to: '085600000001', amount: 10000, outcome: 'confirmed', confirmation: { sender: '151' } });
   });
 
   it('a transfer larger than the balance fails at its step and says what was sent', () => {

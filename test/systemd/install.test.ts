@@ -131,7 +131,7 @@ beforeEach(() => {
   bin = path.join(tmp, 'bin');
   npmLog = path.join(tmp, 'npm.log');
   mkdirSync(checkout);
-  for (const f of ['systemd', 'bin', 'package.json', 'package-lock.json', 'README.md', 'config.example.json']) {
+  for (const f of ['systemd', 'bin', 'web', 'package.json', 'package-lock.json', 'README.md', 'config.example.json']) {
     cpSync(path.join(repo, f), path.join(checkout, f), { recursive: true });
   }
   // The checkout's dev tools are there (npm ci already ran in it): the installer must only build.
@@ -256,7 +256,7 @@ describe('install.sh: build, install, upgrade', () => {
     expect(calls).toHaveLength(2);
     expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
     expect(readFileSync(path.join(checkout, 'node_modules/keep-me'), 'utf8')).toBe('dev dependency');
-    for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'package.json', 'package-lock.json', 'config.example.json']) {
+    for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
       expect(existsSync(at(`opt/pulsa-bridge/${f}`)), f).toBe(true);
     }
     expect(existsSync(at('opt/pulsa-bridge.new'))).toBe(false);

@@ -1,0 +1,175 @@
+/**
+ * The status page in a real browser: Debian's Chromium (/usr/bin/chromium, headless, never downloaded) driven by
+ * playwright-core, against the compiled daemon (`bin/pulsa-bridge run`) on two `pulsa-bridge simulate` modems over
+ * pseudo-terminals, with a real webhook on loopback. Writes screenshots at desktop and phone widths (see SHOTS).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { distBuilt, killAll, root, SimProcess, until, DaemonProcess } from '../faults/processes.js';
+import { reply, startServer, type TestServer } from '../forward/server.js';
+import { tempDir } from '../spool/helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+const TOKEN = 'test-token-0123456789';
+/** The page asks every 3 s (the daemon's PAGE_REFRESH_MS, also in the JSON). */
+const REFRESH_MS = 3000;
+/**
+ * Where the screenshots go: dist/screenshots/ (generated, not committed) on every run; `npm run screenshots` sets
+ * PB_SCREENSHOTS=docs/status-page to refresh the README's committed copies.
+ */
+const SHOTS = path.resolve(root, process.env.PB_SCREENSHOTS ?? 'dist/screenshots/status-page');
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let server: TestServer;
+let sims: SimProcess[] = [];
+let daemon: DaemonProcess;
+let base: string;
+let browser: Browser;
+let profile: string;
+
+/** The address the daemon logged for its listener (configured with port 0). */
+function listenAddress(d: DaemonProcess): string | undefined {
+  for (const line of d.out) {
+    const m = /serving \/metrics and \/healthz on http:\/\/([^"\s]+)/.exec(line);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/** A page whose console errors (and uncaught exceptions) are collected in `consoleErrors`. */
+async function openPage(context: BrowserContext, consoleErrors: string[]): Promise<Page> {
+  const page = await context.newPage();
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  return page;
+}
+
+const card = (page: Page, modem: string) => page.locator(`[data-modem="${modem}"]`);
+
+describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium', () => {
+  beforeAll(async () => {
+    expect(distBuilt(), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+    ({ dir, cleanup } = await tempDir('status-page'));
+    server = await startServer([reply(200, '{"success":true}')]);
+    sims = [await SimProcess.start(path.join(dir, 'tsel')), await SimProcess.start(path.join(dir, 'isat'))];
+    const config = path.join(dir, 'config.json');
+    await writeFile(
+      config,
+      JSON.stringify({
+        spool: { dir: path.join(dir, 'spool'), fsync: true },
+        log: { level: 'debug', pretty: false },
+        shutdownGraceSec: 1,
+        webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
+        modems: [
+          { name: 'tsel-1', port: sims[0]!.link, senders: ['858'], number: '081234567890', operator: 'telkomsel' },
+          { name: 'isat-1', port: sims[1]!.link, senders: ['*'], operator: 'indosat' },
+        ],
+        metrics: { listen: '127.0.0.1:0', token: TOKEN, page: { showText: true } },
+      }),
+    );
+    daemon = await DaemonProcess.start(config);
+    await until(() => daemon.count('modem ready') >= 2 || !daemon.running, 'both modems ready', 30_000);
+    base = `http://${listenAddress(daemon)}`;
+    profile = await mkdtemp(path.join(os.tmpdir(), 'pb-chromium-'));
+    // A fresh profile directory (Playwright's --user-data-dir for launch()) under a fresh HOME: nothing is shared with
+    // another run, and nothing in the browser reaches the network (no sync, no component updates, no QUIC).
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      env: { ...process.env, HOME: profile },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+    await killAll();
+    await server?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    await cleanup?.();
+  });
+
+  it('refuses without the token: 401 asking for Basic auth, also with a wrong one', async () => {
+    // Headless Chromium cannot show the login dialog: without credentials it ends the navigation
+    // (ERR_INVALID_AUTH_CREDENTIALS) once the 401 arrives; with wrong ones it shows the 401's text. Either way every
+    // answer is a 401 and the page never renders.
+    for (const credentials of [undefined, { username: 'ops', password: 'not-the-token' }]) {
+      const context = await browser.newContext(credentials ? { httpCredentials: credentials } : {});
+      const page = await context.newPage();
+      const answers: Array<{ status: number; auth: string | undefined }> = [];
+      page.on('response', (r) => answers.push({ status: r.status(), auth: r.headers()['www-authenticate'] }));
+      const shown = await page.goto(`${base}/`).catch((err: Error) => err);
+      if (shown instanceof Error) expect(shown.message).toMatch(/ERR_INVALID_AUTH_CREDENTIALS/);
+      else expect(await page.locator('body').innerText()).toContain('the token is needed');
+      expect(await page.locator('#verdict').count()).toBe(0);
+      expect(answers.length).toBeGreaterThan(0);
+      for (const a of answers) {
+        expect(a.status).toBe(401);
+        expect(a.auth).toMatch(/^Basic realm="pulsa-bridge"/);
+      }
+      await context.close();
+    }
+  });
+
+  it('shows both modems, an SMS within the refresh interval, a sender with markup as text, a modem unplugged with its hint', async () => {
+    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
+    const consoleErrors: string[] = [];
+    const page = await openPage(context, consoleErrors);
+    const res = await page.goto(`${base}/`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect.poll(() => card(page, 'tsel-1').innerText(), { timeout: 10_000 }).toContain('✔ running');
+    expect(await card(page, 'isat-1').innerText()).toContain('✔ running');
+    expect(await card(page, 'tsel-1').innerText()).toMatch(/-73 dBm \(4\/5\)/);
+    expect(await card(page, 'tsel-1').innerText()).toContain('0812•••••890');
+    expect(await page.locator('#verdict').innerText()).toBe('✔ healthy');
+
+    // An operator SMS on tsel-1: on the page within one refresh of being spooled.
+    sims[0]!.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
+    await until(() => daemon.logged('spooled'), 'the SMS spooled', 15_000);
+    const spooledAt = Date.now();
+    const sms = page.locator('#recent li', { hasText: 'from 858' });
+    await sms.waitFor({ timeout: REFRESH_MS + 2000 }); // one refresh, and slack for a loaded machine
+    console.log(`SMS on the page ${Date.now() - spooledAt} ms after the daemon spooled it (refresh ${REFRESH_MS} ms)`);
+    await expect.poll(() => sms.innerText(), { timeout: 15_000 }).toContain('✔ delivered');
+    expect(await sms.innerText()).toContain('Rp 5000 dari nomor 6282••••••774'); // the number in the text masked
+    expect(await card(page, 'tsel-1').innerText()).toMatch(/last SMS\s+\d+ s ago/);
+
+    // A sender code and a text carrying markup: shown as text, never parsed.
+    sims[1]!.send('sms <b>X</b> <img src=x onerror="document.title=1">hello');
+    const marked = page.locator('#recent li', { hasText: 'from <b>X</b>' });
+    await marked.waitFor({ timeout: 15_000 });
+    expect(await marked.locator('.sender').textContent()).toBe('from <b>X</b>');
+    expect(await marked.locator('.text').textContent()).toBe('<img src=x onerror="document.title=1">hello');
+    expect(await page.locator('#recent b, #recent img').count()).toBe(0);
+    expect(await page.title()).toBe('pulsa-bridge status');
+
+    // isat-1's modem is unplugged (the simulator and its pseudo-terminal end): down, with the hint the CLI shows.
+    await sims[1]!.stop('SIGTERM');
+    await expect.poll(() => card(page, 'isat-1').innerText(), { timeout: 20_000 }).toMatch(/✖ down/);
+    const down = await card(page, 'isat-1').innerText();
+    expect(down).toMatch(/hint: .+/);
+    await expect.poll(() => page.locator('#verdict').innerText(), { timeout: 10_000 }).toMatch(/UNHEALTHY/);
+    expect(await page.locator('#problem-list').innerText()).toContain('modem isat-1');
+    expect(await card(page, 'tsel-1').innerText()).toContain('✔ running');
+
+    // The README's screenshots, desktop and phone: at 360 px nothing scrolls sideways.
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, 'desktop.png'), fullPage: true });
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: path.join(SHOTS, 'phone.png'), fullPage: false });
+    console.log(`screenshots: ${path.join(SHOTS, 'desktop.png')}, ${path.join(SHOTS, 'phone.png')}`);
+    await context.close();
+    expect(consoleErrors).toEqual([]);
+  }, 90_000);
+});
