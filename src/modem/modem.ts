@@ -15,7 +15,7 @@
  *   'reset-suspected' (probeState() tells whether the settings are gone). probeState() is the liveness probe.
  */
 import { EventEmitter } from 'node:events';
-import type { AtChannel, AtResponse, Urc } from '../at/types.js';
+import type { AtChannel, AtResponse, FinalResultEntry, Urc } from '../at/types.js';
 import { AtCommandError, BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StoredPdu } from '../sms/types.js';
@@ -128,7 +128,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly options: ModemOptions;
   private readonly pollIntervalMs: number;
   private currentProfile: ModemProfile;
-  private readonly finalResultsInstalled = new Set<ProfileId>();
+  private readonly finalResultsInstalled = new Set<FinalResultEntry>();
   private currentIdentity: ModemIdentity | undefined;
   private initDone = false;
   private detected = false;
@@ -258,9 +258,13 @@ export class Modem extends EventEmitter<ModemEvents> {
     const profiles = detecting ? PROFILES : [this.currentProfile];
     this.channel.setUrcTable(detecting ? detectionUrcTable() : profileUrcTable(this.currentProfile));
     for (const profile of profiles) {
-      if (profile.finalResults.length === 0 || this.finalResultsInstalled.has(profile.id)) continue;
-      this.channel.addFinalResults(profile.finalResults);
-      this.finalResultsInstalled.add(profile.id);
+      // A row that is also an answer (Wavecom's `+CPIN: READY` ending AT+CPIN?) is that family's alone: never
+      // installed while detecting, where a modem that does send OK would see its OK end the next command.
+      const rows = detecting ? profile.finalResults.filter((r) => !r.isAnswer) : profile.finalResults;
+      const fresh = rows.filter((r) => !this.finalResultsInstalled.has(r));
+      if (fresh.length === 0) continue;
+      this.channel.addFinalResults(fresh);
+      for (const r of fresh) this.finalResultsInstalled.add(r);
     }
   }
 
