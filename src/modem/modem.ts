@@ -386,12 +386,14 @@ export class Modem extends EventEmitter<ModemEvents> {
   private async selectReadMemory(memory: string): Promise<{ used: number; total: number } | undefined> {
     if (this.readMemory === memory) return this.fills.get(memory);
     let lines: string[];
+    const before = this.readMemory;
     try {
-      this.readMemory = undefined; // unknown until the modem answered
+      this.readMemory = undefined; // unknown until the modem answered (a timeout leaves it unknown)
       lines = (await this.channel.run(`AT+CPMS="${memory}"`)).lines;
     } catch (err) {
       this.at.rethrowIfGone(err);
       if (err instanceof AtCommandError && err.code === 'AT_ERROR') {
+        this.readMemory = before; // refused: the selection did not change (27.005)
         this.refusedMemories.set(memory, Date.now());
         this.log.error({ storage: memory, final: err.final }, `the modem refuses to select SMS storage ${memory} (${describeFinal(err.final)}): SMS it announces there cannot be read; not tried again for ${REFUSED_FOR_MS / 60_000} minutes`);
         throw new BridgeError('AT_ERROR', `${this.name}: the modem refuses SMS storage ${memory} (${describeFinal(err.final)})`, { cause: err, hint: 'the SMS stays in the modem; `pulsa-bridge at AT+CPMS=?` shows the memories it offers' });
