@@ -66,14 +66,14 @@ describe('Modem.inStorage', () => {
   it('a memory the modem refuses: a clear error naming it, not offered to sweeps for a while, the modem still answers SM commands', async () => {
     const fake = FakeChannel.fromTable(initRows([
       ['AT+CPMS="ME"', ['+CMS ERROR: 302']],
-      ['AT+CMGR=1', ['+CMGR: 0,,23', '07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07', 'OK']],
+      ['AT+CMGR=1', ['+CMGR: 0,,5', '0011223344', 'OK']],
     ]));
     const modem = new Modem({ channel: fake, name: 'q1', logger: silentLogger(), pollIntervalMs: 5, profile: 'quectel' });
     await modem.init();
     await expect(modem.inStorage('ME', () => modem.readSms(67))).rejects.toThrow(/refuses SMS storage ME \(\+CMS ERROR: 302/);
     expect(fake.sent.filter((c) => c === 'AT+CMGR=67')).toEqual([]); // never read in the wrong memory
     expect(modem.receiveStorages()).toEqual(['SM']);
-    expect(await modem.readSms(1)).toMatchObject({ index: 1, length: 23 });
+    expect(await modem.readSms(1)).toMatchObject({ index: 1, length: 5 });
   });
 
   it('a switch back that fails is retried before the next SMS command', async () => {
@@ -95,11 +95,13 @@ describe('the receiver over a modem that refuses the memory it announces', () =>
   it('+CMTI: "ME",67 with ME refused: a clear error, nothing deleted, and an SMS in SM right after is still received', async () => {
     const { MemorySpool, receiverOn } = await import('../receive/fakes.js');
     const { until } = await import('../spool/helpers.js');
-    const pdu = '07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07';
+    const { buildDeliverPdus } = await import('../../src/sim/pdu-builder.js');
+    const [built] = buildDeliverPdus({ originator: '858', text: 'Anda menerima Pulsa sebesar Rp5000.', timestamp: new Date(Date.UTC(2026, 0, 2)), tzQuarterHours: 28 });
+    const pdu = built!.pdu;
     const read = { n: 0 };
     const fake = FakeChannel.fromTable(initRows([
       ['AT+CPMS="ME"', ['+CMS ERROR: 302']],
-      ['AT+CMGR=1', () => (read.n++ < 2 ? ['+CMGR: 0,,23', pdu, 'OK'] : ['OK'])],
+      ['AT+CMGR=1', () => (read.n++ < 2 ? ['+CMGR: 0,,' + built!.tpduLength, pdu, 'OK'] : ['OK'])],
       ['AT+CMGD=1', ['OK']],
       ['AT+CMGL=4', ['OK']],
       ['AT+CPMS?', ['+CPMS: "SM",0,50,"SM",0,50,"SM",0,50', 'OK']],
