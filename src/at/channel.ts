@@ -17,8 +17,9 @@
  * - Raw mode (src/at/raw.ts): `responsePrefixes` claims lines for the command in flight before the URC table is
  *   consulted (`AT+CSQ;+CREG?` gets its `+CREG:` line); `cancelPrompt` answers an expected prompt with ESC quietly.
  * - Final results are data (results.ts, plus the profile's rows): a matching line ends the command at once. A line
- *   that looks like a result code nobody listed (`SIM BUSY`, `CMD ERR: 3`) and is followed by `answerQuietMs` of
- *   silence ends the command as an error; each such kind is logged once per channel. A query (`...?`) whose answer
+ *   that looks like a result code nobody listed (`SIM BUSY`, `CMD ERR: 3`; never the free-text answer of an
+ *   identification command) and is followed by 3 x `answerQuietMs` of silence ends the command as an error; each such
+ *   kind is logged once per channel. A query (`...?`) whose answer
  *   came without a final result (Wavecom/Sierra `+CPIN: READY`) is accepted after that same quiet time, logged once
  *   per command. Both then wait for silence (quietGapMs) before the next command, so a late OK ends nothing else.
  * - Noise: garbage from the framer is logged as one warning at once, then summed up in one line per
@@ -101,6 +102,8 @@ interface Collecting {
 }
 
 const PRINTABLE = /^[\x20-\x7e]+$/;
+/** Commands whose answer is free text (manufacturer, model, revision, serial): its last line is never a result code. */
+const FREE_TEXT_ANSWER = /^AT(?:\+C?G(?:MI|MM|MR|SN)|I\d*)$/i;
 const SECRET_COMMAND = /^(AT\+(?:CPIN2?|CPWD|CLCK)=).+$/i;
 
 /** The command as it may appear in logs and messages (PINs and passwords hidden). */
@@ -437,8 +440,13 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   /** (Re)starts the quiet timer of the command in flight at each line of its answer (not during a prompt wait). */
   private armQuietTimer(job: Job): void {
     if (job.phase === 'prompt') return;
-    if (job.quietTimer) job.quietTimer.refresh();
-    else job.quietTimer = setTimeout(() => this.quietAfterAnswer(job), this.answerQuietMs);
+    const last = job.lines[job.lines.length - 1] ?? '';
+    // An unknown result code is decided after three times the quiet time (a stalled event loop must not turn a slow
+    // OK into an error); identification answers are free text (`QUECTEL`, `WAVECOM MODEM`), never a result code.
+    const finalLike = looksLikeFinal(last) && !FREE_TEXT_ANSWER.test(job.command);
+    const ms = finalLike ? this.answerQuietMs * 3 : this.answerQuietMs;
+    if (job.quietTimer) clearTimeout(job.quietTimer);
+    job.quietTimer = setTimeout(() => this.quietAfterAnswer(job), ms);
   }
 
   /** answerQuietMs without a line after an answer line: an unknown final result, or a query answered without OK. */
@@ -447,7 +455,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     if (this.active !== job) return;
     const last = job.lines[job.lines.length - 1];
     if (last === undefined) return;
-    if (looksLikeFinal(last)) {
+    if (looksLikeFinal(last) && !FREE_TEXT_ANSWER.test(job.command)) {
       job.lines.pop();
       const kind = `final:${finalKind(last)}`;
       if (!this.loggedOnce.has(kind)) {
