@@ -51,6 +51,8 @@ describe('a modem storing in ME while SM is selected, the daemon as a process', 
     // Two SMS arrive before the daemon runs: stored in ME, their +CMTI heard by nobody.
     sim.send(`sms 858 ${texts[0]}`);
     sim.send(`sms 858 ${texts[1]}`);
+    // The simulator may still be booting (SMS held at the network until its SMS service is ready): wait for both.
+    await until(async () => (await sim.state()).stored === 2, 'both SMS stored in the simulator', 20_000);
     expect(await sim.ask('list', 'ME #')).toMatch(/^ME #1 unread/);
     const cfg = await config();
     const daemon = await DaemonProcess.start(cfg, 'modem qtl-1 ready:');
