@@ -333,6 +333,7 @@ export class Daemon {
         profile: 'simcom',
         ...this.o.virtualModem,
         ...(m.pin ? { pin: m.pin } : {}),
+        ...(m.virtual && m.virtual.quirks.length > 0 ? { quirks: m.virtual.quirks } : {}),
         ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ...this.o.virtualModem?.identity, ownNumber: line.ownNumber } } : {}),
       });
       line?.connect(vm);

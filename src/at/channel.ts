@@ -16,6 +16,14 @@
  *   prompt nobody waits for is cancelled with ESC so the modem does not swallow the next command as message text.
  * - Raw mode (src/at/raw.ts): `responsePrefixes` claims lines for the command in flight before the URC table is
  *   consulted (`AT+CSQ;+CREG?` gets its `+CREG:` line); `cancelPrompt` answers an expected prompt with ESC quietly.
+ * - Final results are data (results.ts, plus the profile's rows): a matching line ends the command at once. A line
+ *   that looks like a result code nobody listed (`SIM BUSY`, `CMD ERR: 3`; never the free-text answer of an
+ *   identification command) and is followed by 3 x `answerQuietMs` of silence ends the command as an error; each such
+ *   kind is logged once per channel. A query (`...?`) whose answer
+ *   came without a final result (Wavecom/Sierra `+CPIN: READY`) is accepted after that same quiet time, logged once
+ *   per command. Both then wait for silence (quietGapMs) before the next command, so a late OK ends nothing else.
+ * - Noise: garbage from the framer is logged as one warning at once, then summed up in one line per
+ *   `noiseReportMs` (count, bytes, an escaped sample): a modem spewing noise cannot flood the journal.
  * - Data handlers never throw: listener exceptions and internal errors are logged.
  * - Secrets: the argument of AT+CPIN/AT+CPIN2/AT+CPWD/AT+CLCK is redacted in logs, error messages and the transcript.
  */
@@ -24,7 +32,8 @@ import { AtCommandError, PortError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SerialCloseInfo, SerialLink } from '../serial/link.js';
 import { AtFramer } from './framer.js';
-import { FINAL_RESULTS, explainFinal, matchFinalResult } from './results.js';
+import { NoiseReport } from './noise-report.js';
+import { FINAL_RESULTS, explainFinal, finalKind, looksLikeFinal, matchFinalResult } from './results.js';
 import type { AtChannel, AtChannelEvents, AtResponse, AtRunOptions, FinalResultEntry, FrameEvent, Urc, UrcEntry } from './types.js';
 
 const CTRL_Z = '\x1a';
@@ -48,6 +57,13 @@ export interface SerialAtChannelOptions {
   maxDrainMs?: number;
   /** Lines kept by transcript(). Default 200. */
   transcriptSize?: number;
+  /**
+   * Silence after an answer line that lets a command end without a listed final result: a query answered without OK,
+   * or a line that looks like an unknown result code. Default 500 ms.
+   */
+  answerQuietMs?: number;
+  /** One summary line of framer garbage per this many ms. Default 60000. */
+  noiseReportMs?: number;
 }
 
 export interface TranscriptEntry {
@@ -74,6 +90,8 @@ interface Job {
   lines: string[];
   phase: Phase;
   timer: NodeJS.Timeout | undefined;
+  /** Armed at each answer line: answerQuietMs of silence may end the command (see the header). */
+  quietTimer: NodeJS.Timeout | undefined;
   resolve: (r: AtResponse) => void;
   reject: (e: Error) => void;
 }
@@ -84,6 +102,8 @@ interface Collecting {
 }
 
 const PRINTABLE = /^[\x20-\x7e]+$/;
+/** Commands whose answer is free text (manufacturer, model, revision, serial): its last line is never a result code. */
+const FREE_TEXT_ANSWER = /^AT(?:\+C?G(?:MI|MM|MR|SN)|I\d*)$/i;
 const SECRET_COMMAND = /^(AT\+(?:CPIN2?|CPWD|CLCK)=).+$/i;
 
 /** The command as it may appear in logs and messages (PINs and passwords hidden). */
@@ -104,6 +124,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private readonly quietGapMs: number;
   private readonly maxDrainMs: number;
   private readonly transcriptSize: number;
+  private readonly answerQuietMs: number;
+  private readonly noise: NoiseReport;
+  /** Unknown final-looking kinds and commands answered without a final result, each logged once. */
+  private readonly loggedOnce = new Set<string>();
   private framer = new AtFramer();
   private urcTable: readonly UrcEntry[];
   private extraFinals: FinalResultEntry[];
@@ -128,6 +152,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     this.quietGapMs = positive(options.quietGapMs, 200);
     this.maxDrainMs = positive(options.maxDrainMs, 2000);
     this.transcriptSize = Math.max(1, Math.floor(positive(options.transcriptSize, 200)));
+    this.answerQuietMs = positive(options.answerQuietMs, 500);
+    this.noise = new NoiseReport({ log: this.log, intervalMs: positive(options.noiseReportMs, 60_000) });
     this.urcTable = [...(options.urcs ?? [])];
     this.extraFinals = [...(options.finalResults ?? [])];
     this.link.on('data', this.onData);
@@ -173,6 +199,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     this.link.off('close', this.onClose);
     this.link.off('error', this.onError);
     this.rejectAll({ disconnected: false });
+    this.noise.stop();
     this.endDrain(false);
   }
 
@@ -204,6 +231,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         lines: [],
         phase: 'queued',
         timer: undefined,
+        quietTimer: undefined,
         resolve,
         reject,
       });
@@ -276,6 +304,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     job.timer = undefined;
     if (job.idleTimer) clearTimeout(job.idleTimer);
     job.idleTimer = undefined;
+    if (job.quietTimer) clearTimeout(job.quietTimer);
+    job.quietTimer = undefined;
     if (this.active === job) {
       this.active = undefined;
       this.framer.clearEcho();
@@ -331,7 +361,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private handleFrame(ev: FrameEvent): void {
     if (ev.type === 'garbage') {
       this.record('in', `<garbage ${ev.bytes.length} bytes: ${ev.reason}>`);
-      this.log.warn({ hex: ev.bytes.subarray(0, 64).toString('hex'), length: ev.bytes.length }, `skipped ${ev.bytes.length} garbage bytes from the modem: ${ev.reason}`);
+      this.noise.note(ev.bytes, ev.reason);
       this.safeEmit('garbage', ev.bytes, ev.reason);
       return;
     }
@@ -361,7 +391,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     this.record('in', text);
     const col = this.collecting;
     if (col) {
-      if (matchFinalResult(text, this.finalTable())) {
+      if (matchFinalResult(text, this.finalTable(), this.active?.command)) {
         this.collecting = undefined;
         this.log.warn({ urc: col.entry.name, lines: col.lines }, `URC ${col.entry.name} cut short by final result ${text}`);
         this.emitUrc(col.entry, col.lines);
@@ -384,13 +414,15 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     }
     const job = this.active;
     if (job) {
-      const fin = matchFinalResult(text, this.finalTable());
+      const fin = matchFinalResult(text, this.finalTable(), job.command);
       if (!fin) {
         job.lines.push(text);
         this.armIdleTimer(job);
+        this.armQuietTimer(job);
         return;
       }
       if (fin.ok) {
+        if (fin.entry.isAnswer) job.lines.push(text);
         this.log.debug({ command: job.shown, lines: job.lines, final: text }, 'AT <');
         this.settle(job, { command: job.command, lines: job.lines, final: text });
       } else {
@@ -403,6 +435,44 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     const late = this.draining ? ` (probably a late answer to ${this.draining.after})` : '';
     this.log.debug({ line: text }, `unexpected line from the modem${late}`);
     this.safeEmit('unexpected', text);
+  }
+
+  /** (Re)starts the quiet timer of the command in flight at each line of its answer (not during a prompt wait). */
+  private armQuietTimer(job: Job): void {
+    if (job.phase === 'prompt') return;
+    const last = job.lines[job.lines.length - 1] ?? '';
+    // An unknown result code is decided after three times the quiet time (a stalled event loop must not turn a slow
+    // OK into an error); identification answers are free text (`QUECTEL`, `WAVECOM MODEM`), never a result code.
+    const finalLike = looksLikeFinal(last) && !FREE_TEXT_ANSWER.test(job.command);
+    const ms = finalLike ? this.answerQuietMs * 3 : this.answerQuietMs;
+    if (job.quietTimer) clearTimeout(job.quietTimer);
+    job.quietTimer = setTimeout(() => this.quietAfterAnswer(job), ms);
+  }
+
+  /** answerQuietMs without a line after an answer line: an unknown final result, or a query answered without OK. */
+  private quietAfterAnswer(job: Job): void {
+    job.quietTimer = undefined;
+    if (this.active !== job) return;
+    const last = job.lines[job.lines.length - 1];
+    if (last === undefined) return;
+    if (looksLikeFinal(last) && !FREE_TEXT_ANSWER.test(job.command)) {
+      job.lines.pop();
+      const kind = `final:${finalKind(last)}`;
+      if (!this.loggedOnce.has(kind)) {
+        this.loggedOnce.add(kind);
+        this.log.warn({ command: job.shown, line: last }, `${job.shown}: the modem ended it with '${last}', a result code the bridge does not know: taken as an error (logged once per kind)`);
+      }
+      this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${last} (a result code the bridge does not know)`, { command: job.shown, final: last, lines: job.lines }), true);
+      return;
+    }
+    if (job.phase === 'command' && job.command.endsWith('?')) {
+      const kind = `nofinal:${job.command.toUpperCase()}`;
+      if (!this.loggedOnce.has(kind)) {
+        this.loggedOnce.add(kind);
+        this.log.info({ command: job.shown, lines: job.lines }, `${job.shown}: answered without a final result (no OK after ${this.answerQuietMs} ms of silence): answer accepted (logged once per command)`);
+      }
+      this.settle(job, { command: job.command, lines: job.lines, final: '' }, true);
+    }
   }
 
   private finalTable(): readonly FinalResultEntry[] {
@@ -470,6 +540,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         this.collecting = undefined;
       }
       this.endDrain(false);
+      this.noise.stop();
       this.rejectAll(info);
       this.log.info({ disconnected: info.disconnected }, info.disconnected ? `serial port ${this.link.path} vanished` : `serial port ${this.link.path} closed`);
     } catch (err) {
@@ -485,6 +556,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     for (const job of jobs) {
       if (job.timer) clearTimeout(job.timer);
       job.timer = undefined;
+      if (job.quietTimer) clearTimeout(job.quietTimer);
+      job.quietTimer = undefined;
+      if (job.idleTimer) clearTimeout(job.idleTimer);
+      job.idleTimer = undefined;
       job.reject(this.closedError(job.shown, job.lines, info.disconnected));
     }
   }

@@ -162,19 +162,48 @@ function errorCode(line: string, byText: Map<string, number>): number | undefine
   return byText.get(normaliseText(rest));
 }
 
+/**
+ * Every line that ends a command, success and error: the standards' forms and the vendor forms real devices send,
+ * each with the device that sends it and where that is written down. A matching line ends the command at once.
+ */
 export const FINAL_RESULTS: readonly FinalResultEntry[] = [
-  { pattern: /^OK$/, ok: true },
-  { pattern: /^ERROR$/, ok: false },
-  { pattern: /^\+CME ERROR\b/i, ok: false, code: (line) => errorCode(line, CME_BY_TEXT) },
-  { pattern: /^\+CMS ERROR\b/i, ok: false, code: (line) => errorCode(line, CMS_BY_TEXT) },
-  { pattern: /^NO CARRIER$/, ok: false },
-  { pattern: /^NO DIALTONE$/, ok: false },
-  { pattern: /^BUSY$/, ok: false },
-  { pattern: /^NO ANSWER$/, ok: false },
-  // Huawei sticks answer unknown commands with this instead of ERROR (profiles add it too; harmless twice).
-  { pattern: /^COMMAND NOT SUPPORT$/, ok: false },
-  { pattern: /^TOO MANY PARAMETERS$/, ok: false },
+  { pattern: /^OK$/, ok: true, device: 'every modem', source: 'ITU-T V.250 5.7.1' },
+  { pattern: /^ERROR$/, ok: false, device: 'every modem', source: 'ITU-T V.250 5.7.1' },
+  { pattern: /^\+CME ERROR\b/i, ok: false, code: (line) => errorCode(line, CME_BY_TEXT), device: 'every 27.007 modem (numeric with AT+CMEE=1, text with =2)', source: '3GPP TS 27.007 9.2' },
+  { pattern: /^\+CMS ERROR\b/i, ok: false, code: (line) => errorCode(line, CMS_BY_TEXT), device: 'every 27.005 modem (SMS commands)', source: '3GPP TS 27.005 3.2.5' },
+  { pattern: /^NO CARRIER$/, ok: false, device: 'every modem (call or data ended; Sierra omits the leading CR)', source: 'ITU-T V.250 5.7.1; ModemManager mm_call_end_regex_get()' },
+  { pattern: /^NO DIALTONE$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
+  { pattern: /^BUSY$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
+  { pattern: /^NO ANSWER$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
+  { pattern: /^CONNECT\b/, ok: true, device: 'every modem (a data call: the bridge never dials one)', source: 'ITU-T V.250 5.7.1; ModemManager mm-serial-parsers.c regex_connect' },
+  // Vendor forms.
+  { pattern: /^COMMAND NOT SUPPORT$/i, ok: false, device: 'Huawei E1752, E220, E173 (unknown command)', source: 'python-gsmmodem test/fakemodems.py HuaweiE1752; gammu atgen.c; ModemManager regex_unknown_error' },
+  { pattern: /^MODEM ERROR:?\s*\d*$/i, ok: false, code: (line) => numericCode(line), device: 'Motorola A1200 / EZX phones', source: 'gammu protocol/at/at.c StatusStrings; ModemManager regex_ezx_error' },
+  { pattern: /^NA$/, ok: false, device: 'Samsung Z810 (not available)', source: 'ModemManager mm-serial-parsers.c regex_na' },
+  { pattern: /^ABORTED$/i, ok: false, device: 'modems that abort a command on a character sent meanwhile (u-blox, gammu ERR_ABORTED)', source: 'gammu libgammu/gsmcomon.c' },
+  { pattern: /^TOO MANY PARAMETERS$/, ok: false, device: 'kept from the earlier table; no public capture names the device', source: 'none found' },
 ];
+
+function numericCode(line: string): number | undefined {
+  const m = /(\d+)\s*$/.exec(line);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * A line that looks like a final result code nobody listed: upper-case words, optionally `: <code>`
+ * (`SIM BUSY`, `FAIL`, `CMD ERR: 3`), not a `+`/`^`/`$` information response, not a number or hex. The channel
+ * takes it as an error final when the modem stays quiet after it (an unknown kind is logged once).
+ */
+export function looksLikeFinal(line: string): boolean {
+  const text = line.trim();
+  if (text.length < 2 || text.length > 40) return false;
+  return /^[A-Z][A-Z ]*[A-Z](?::\s*-?\d+)?$/.test(text) && /[A-Z]{2}/.test(text);
+}
+
+/** The kind of a final-looking line, for logging once per kind (`CMD ERR: 3` and `CMD ERR: 4` are one kind). */
+export function finalKind(line: string): string {
+  return line.trim().replace(/\d+/g, 'N');
+}
 
 export interface FinalResultMatch {
   entry: FinalResultEntry;
@@ -182,11 +211,15 @@ export interface FinalResultMatch {
   errorCode: number | undefined;
 }
 
-/** First row of `table` matching the (trimmed) line, with its error code. */
-export function matchFinalResult(line: string, table: readonly FinalResultEntry[] = FINAL_RESULTS): FinalResultMatch | undefined {
+/**
+ * First row of `table` matching the (trimmed) line, with its error code. Rows bound to a command (`command`) match only
+ * while `command` (the one in flight) starts with it.
+ */
+export function matchFinalResult(line: string, table: readonly FinalResultEntry[] = FINAL_RESULTS, command?: string): FinalResultMatch | undefined {
   const text = line.trim();
   for (let i = 0; i < table.length; i++) {
     const entry = table[i]!;
+    if (entry.command !== undefined && (command === undefined || !command.toUpperCase().startsWith(entry.command.toUpperCase()))) continue;
     if (entry.pattern.test(text)) {
       let code: number | undefined;
       try {

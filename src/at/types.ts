@@ -48,6 +48,14 @@ export interface FinalResultEntry {
   ok: boolean;
   /** Extracts the numeric CME/CMS code when there is one. */
   code?: (line: string) => number | undefined;
+  /** Only while a command starting with this (case-insensitive, e.g. 'AT+CPIN?') is in flight. */
+  command?: string;
+  /** The line is also the answer: kept in the response's lines (Wavecom `+CPIN: READY` with no OK after it). */
+  isAnswer?: boolean;
+  /** The device that sends it (documentation: README "Modems and their quirks"). */
+  device?: string;
+  /** Where that is written down (a standard, or a public capture). */
+  source?: string;
 }
 
 export interface AtResponse {

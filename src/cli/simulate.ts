@@ -6,12 +6,13 @@
  * when the simulator ends (not after SIGKILL), so stopping and starting it again on the same --link is an unplug and
  * replug of the same SIM.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../errors.js';
 import { hostVirtualModemOnPty, type PtyHost } from '../sim/pty-host.js';
 import { VirtualModem, type InjectSmsOptions, type SimSnapshot } from '../sim/virtual-modem.js';
+import { VIRTUAL_QUIRKS, type VirtualQuirk } from '../sim/virtual-modem-types.js';
 import type { Io } from './io.js';
 import { onStopSignal } from './lifecycle.js';
 import { wholeNumber } from './usage.js';
@@ -26,7 +27,7 @@ const SIMULATE_HELP = `commands (one per line):
   reboot autobaud           silent, and its URCs held until it sees an AT (a SIM800 in auto-baud mode)
   reboot banner <line>      the modem restarts printing <line> instead of its own banners (another family's)
   full                      fill the SIM storage
-  list                      SMS stored on the SIM
+  list                      SMS stored on the SIM (and in the modem's memory with --quirk store-in-me)
   state                     one JSON line: SIM state, stored and held SMS, PIN entries seen
   help, quit`;
 
@@ -39,9 +40,23 @@ export function simulateCommand(io: Io): Command {
     .option('--baud <rate>', 'pace the line like a UART at this baud rate (default: memory speed)', wholeNumber('a baud rate such as 115200 or 9600', 1))
     .option('--storage <n>', 'SMS slots on the SIM (default 30)', wholeNumber('a number of slots (a whole number >= 1)', 1))
     .option('--state <file>', 'load the SIM and network state from this file at start (if it exists), save it there at the end')
-    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string }) => {
+    .addOption(
+      new Option('--quirk <name>', `a behaviour of real devices (repeatable): ${VIRTUAL_QUIRKS.join(', ')} (README "Modems and their quirks")`)
+        .choices([...VIRTUAL_QUIRKS])
+        .argParser((value: string, previous: VirtualQuirk[] | undefined) => {
+          if (!(VIRTUAL_QUIRKS as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${VIRTUAL_QUIRKS.join(', ')}`);
+          return [...(previous ?? []), value as VirtualQuirk];
+        }),
+    )
+    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string; quirk?: VirtualQuirk[] }) => {
       const storageCapacity = opts.storage;
-      const vm = new VirtualModem({ path: `/virtual/pty:${opts.link}`, profile: opts.profile, ...(opts.pin ? { pin: opts.pin } : {}), ...(storageCapacity ? { storageCapacity } : {}) });
+      const vm = new VirtualModem({
+        path: `/virtual/pty:${opts.link}`,
+        profile: opts.profile,
+        ...(opts.pin ? { pin: opts.pin } : {}),
+        ...(storageCapacity ? { storageCapacity } : {}),
+        ...(opts.quirk && opts.quirk.length > 0 ? { quirks: opts.quirk } : {}),
+      });
       if (opts.state) {
         const saved = await readFile(opts.state, 'utf8').catch((err: NodeJS.ErrnoException) => {
           if (err.code === 'ENOENT') return undefined;
@@ -51,7 +66,7 @@ export function simulateCommand(io: Io): Command {
       }
       const paceBaud = opts.baud;
       const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(paceBaud ? { paceBaud } : {}) });
-      io.out(`virtual ${opts.profile} modem on ${opts.link}; type \`help\` for commands\n`);
+      io.out(`virtual ${opts.profile} modem on ${opts.link}${opts.quirk?.length ? ` (quirks: ${opts.quirk.join(', ')})` : ''}; type \`help\` for commands\n`);
       const rl = createInterface({ input: io.input ?? process.stdin, terminal: false });
       const offStopSignal = onStopSignal(() => rl.close());
       const done = new Promise<void>((resolve) => rl.on('close', resolve));
@@ -125,7 +140,7 @@ export function simulateCommand(io: Io): Command {
               io.out('SIM storage filled\n');
               break;
             case 'list':
-              io.out(vm.storedMessages().map((m) => `#${m.index} ${m.stat === 0 ? 'unread' : 'read'} ${m.pdu}`).join('\n') + (vm.storedMessages().length ? '\n' : 'SIM empty\n'));
+              io.out(vm.storedMessages().map((m) => `${m.memory ? `${m.memory} ` : ''}#${m.index} ${m.stat === 0 ? 'unread' : 'read'} ${m.pdu}`).join('\n') + (vm.storedMessages().length ? '\n' : 'SIM empty\n'));
               break;
             case 'help':
               io.out(SIMULATE_HELP + '\n');

@@ -108,6 +108,8 @@ export function statusCommand(io: Io): Command {
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
           if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
+          const memories = r?.storages ?? [];
+          if (memories.length > 0) io.out(`  SMS storage: ${memories.map((x) => `${x.storage} ${x.used}/${x.total}`).join(', ')} (checked ${localTime(memories.map((x) => x.checkedAt).sort().at(-1))})\n`);
           if (m.balance) io.out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));
         }
       }

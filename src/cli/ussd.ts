@@ -5,7 +5,9 @@
  * terminal the command is interactive: it shows each menu and reads the next choice until the network ends the
  * session (an empty line or Ctrl-D ends it). Whatever happens, a menu still open when the command exits is cancelled
  * (AT+CUSD=2): left open, the next code dialled would be taken as its answer. Extra words after CODE are a usage
- * error, not silently dropped. Status 4 (not supported) and 5 (timed out) exit 1.
+ * error, not silently dropped. Status 4 (not supported) and 5 (timed out) exit 1, and so does a session the network
+ * ended with only a release notice (`+CUSD: 2`, no reply within the grace time); a reply that followed a release
+ * notice is the answer (exit 0 when it is status 0), the notice shown on a line of its own.
  */
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -26,7 +28,7 @@ interface UssdCliOptions extends TargetCliOptionsBase {
 
 /** How one reply is shown (text mode). */
 export function formatUssd(r: UssdOutcome): string {
-  const head = `[status ${r.status}: ${ussdStatusLabel(r.status)}]`;
+  const head = `${r.releaseNotice !== undefined ? `(release notice first: ${r.releaseNotice})\n` : ''}[status ${r.status}: ${ussdStatusLabel(r.status)}${r.noReply ? ', no reply' : ''}]`;
   if (r.undecoded) {
     const dcs = r.dcs === undefined ? 'no dcs' : `dcs ${r.dcs} (0x${r.dcs.toString(16).padStart(2, '0')})`;
     return `${head} undecoded, ${dcs}: shown as it came\n${r.text}\n`;
@@ -80,8 +82,10 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
       if (r.status === 4 && !opts.json) {
         io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
       }
-      // The network refusing the code (4 not supported, 5 timed out) is a failed diagnostic: exit 1.
+      if (r.noReply && !opts.json) io.err(`error: the network ended the session for ${code} without a reply (${r.raw})\n`);
+      // The network refusing the code (4 not supported, 5 timed out) or ending it with no reply is a failed diagnostic: exit 1.
       if (r.status === 4 || r.status === 5) throw new CommandFailed(`USSD status ${r.status}`);
+      if (r.noReply) throw new CommandFailed('USSD session ended by the network without a reply');
     });
   });
 }

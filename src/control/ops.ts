@@ -24,6 +24,10 @@ export interface UssdOutcome {
   dcs?: number;
   /** The +CUSD line(s) as the modem sent them. */
   raw: string;
+  /** The release notice line that came before this reply (the reply followed it). */
+  releaseNotice?: string;
+  /** Status 2 and only a release notice: the network ended the session without a reply. */
+  noReply?: boolean;
 }
 
 export interface StoredSmsView {

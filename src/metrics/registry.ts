@@ -21,6 +21,8 @@ export interface ModemMetricsView {
   identity?: { manufacturer?: string | undefined; model?: string | undefined; profile?: string | undefined } | undefined;
   signal?: { dbm?: number | undefined; rssi: number; sampledAt: string } | undefined;
   registration?: { stat: number; registered: boolean; source: string; sampledAt: string } | undefined;
+  /** Each SMS memory's fill as the modem last showed it (the receiver's status). */
+  receiver?: { storages?: Array<{ storage: string; used: number; total: number }> | undefined } | undefined;
   /** Filled by the balance watch, when there is one. */
   balance?: { balance: number | null; activeUntil: string | null; checkedAt?: string } | undefined;
 }
@@ -99,6 +101,21 @@ export class BridgeMetrics {
             this.inc({ modem: m.name, outcome }, (r?.base[outcome] ?? 0) + (r?.live?.[OUTCOMES[outcome]] ?? 0));
           }
         }
+      },
+    });
+
+    new Gauge({
+      name: 'pulsa_bridge_sms_storage_used', help: 'SMS held in each modem memory (SM the SIM, ME the modem) as the modem last reported it', labelNames: ['modem', 'storage'], registers,
+      collect() {
+        this.reset();
+        for (const m of src.modems()) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.used);
+      },
+    });
+    new Gauge({
+      name: 'pulsa_bridge_sms_storage_capacity', help: 'Slots of each modem memory (SM, ME) as the modem last reported them', labelNames: ['modem', 'storage'], registers,
+      collect() {
+        this.reset();
+        for (const m of src.modems()) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.total);
       },
     });
 

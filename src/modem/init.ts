@@ -58,6 +58,8 @@ export interface InitState {
   storage: string | undefined;
   /** Used / total per memory as AT+CPMS=... reported them. */
   capacities: Array<{ used: number; total: number }>;
+  /** The memories AT+CPMS=? offers for reading (mem1), e.g. ['SM', 'ME', 'MT', 'SR']; empty when it said nothing. */
+  offered?: string[];
   /** The CNMI setting applied, undefined when none was accepted (polling only). */
   cnmi: string | undefined;
   /** 'direct' only when the modem accepted AT+CSMS=1. */
@@ -187,14 +189,19 @@ async function selectStorage(ctx: InitContext, profile: ModemProfile): Promise<v
   const wanted = ctx.settings.storage;
   const preference: string[] = wanted === undefined || wanted === 'auto' ? [...profile.storagePreference] : [wanted];
   const supported = parseCpmsSupported((await at.tryLines('AT+CPMS=?')) ?? []);
+  state.offered = [...(supported[0] ?? [])].map((m) => m.toUpperCase());
   const mem1 = supported[0];
   const mem3 = supported[2] ?? mem1;
   const candidates = mem1 ? preference.filter((m) => mem1.includes(m) && (mem3 ?? mem1).includes(m)) : preference;
   if (candidates.length === 0) {
     log.warn({ wanted: preference, supported }, 'no preferred SMS storage is supported; keeping the modem default');
   }
+  // As many memories as AT+CPMS=? has groups (Wavecom Multiband offers two and refuses a third: python-gsmmodem
+  // fakemodems.py); a refusal of the full form is tried again with fewer.
+  const slots = supported.length >= 1 && supported.length <= 3 ? supported.length : 3;
   for (const memory of candidates) {
-    const lines = await at.tryLines(`AT+CPMS="${memory}","${memory}","${memory}"`);
+    let lines: readonly string[] | undefined;
+    for (let n = slots; n >= 1 && lines === undefined; n--) lines = await at.tryLines(`AT+CPMS=${Array(n).fill(`"${memory}"`).join(',')}`);
     if (lines === undefined) continue;
     state.storage = memory;
     state.capacities = parseCpmsSet(lines);

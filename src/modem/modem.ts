@@ -13,9 +13,14 @@
  * - Signs of a restart become events for the owner (issue 11, item 2): the profile's boot banner -> 'reboot' (init
  *   must run again); another family's banner, a silenced URC coming back, or +CMS ERROR 310-316 on an SMS command ->
  *   'reset-suspected' (probeState() tells whether the settings are gone). probeState() is the liveness probe.
+ * - Storages: init selects one memory for everything (AT+CPMS); an SMS the modem put elsewhere (Quectel defaults to
+ *   ME, some Huawei sticks store there whatever was asked) is reached with inStorage(), which points the read/delete
+ *   memory (mem1) at it for the length of one piece of work and points it back after. Every SMS command first makes
+ *   sure mem1 is where the work in progress wants it (a failed switch back is retried before the next one), so no
+ *   command reads or deletes in a memory it did not mean. The fill of each memory is noted whenever an answer shows it.
  */
 import { EventEmitter } from 'node:events';
-import type { AtChannel, AtResponse, Urc } from '../at/types.js';
+import type { AtChannel, AtResponse, FinalResultEntry, Urc } from '../at/types.js';
 import { AtCommandError, BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { StoredPdu } from '../sms/types.js';
@@ -28,6 +33,7 @@ import {
   parseCmgs,
   parseCopsName,
   parseCpmsQuery,
+  parseCpmsSet,
   parseCsca,
   parseCsq,
   parseRegistrationQuery,
@@ -43,6 +49,20 @@ import { UrcEvents, type UrcEvent } from './urc-events.js';
 import { buildUrcTable } from './urcs.js';
 import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
 import { isHex } from './ussd-codec.js';
+
+/** Memories that hold received SMS (27.005: SM the SIM, ME the modem, MT both); others (SR, BM) never do. */
+const RECEIVE_MEMORIES = ['SM', 'ME', 'MT'];
+/** A memory the modem refused to select is not tried again for this long. */
+const REFUSED_FOR_MS = 10 * 60_000;
+
+/** One memory's fill as the modem last reported it. */
+export interface StorageFill {
+  storage: string;
+  used: number;
+  total: number;
+  /** ISO time of the answer that showed it. */
+  checkedAt: string;
+}
 
 export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
 
@@ -128,7 +148,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly options: ModemOptions;
   private readonly pollIntervalMs: number;
   private currentProfile: ModemProfile;
-  private readonly finalResultsInstalled = new Set<ProfileId>();
+  private readonly finalResultsInstalled = new Set<FinalResultEntry>();
   private currentIdentity: ModemIdentity | undefined;
   private initDone = false;
   private detected = false;
@@ -145,6 +165,13 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly combinedRefused = new Set<string>();
   /** SIM use as the last full listing saw it, kept current by deletes and indications (see recentUsage). */
   private listed: { at: number; used: number } | undefined;
+  /** The read/delete memory (mem1) as the modem has it now; undefined when unknown (before init, after a failed switch). */
+  private readMemory: string | undefined;
+  /** The memory the work in progress reads (inStorage); undefined: the one init chose. */
+  private foreignMemory: string | undefined;
+  /** Memories the modem refused to select, with the time (not tried again for REFUSED_FOR_MS). */
+  private readonly refusedMemories = new Map<string, number>();
+  private readonly fills = new Map<string, StorageFill>();
 
   constructor(options: ModemOptions) {
     super();
@@ -216,6 +243,8 @@ export class Modem extends EventEmitter<ModemEvents> {
     this.initDone = false;
     this.probeAnswered.clear();
     this.listed = undefined;
+    this.readMemory = undefined;
+    this.foreignMemory = undefined;
     const configured = this.options.profile;
     const fixedProfile = configured !== undefined && configured !== 'auto';
     this.installTables();
@@ -244,6 +273,8 @@ export class Modem extends EventEmitter<ModemEvents> {
       delay: this.delay,
     });
     this.currentIdentity = identity;
+    this.readMemory = this.state.storage;
+    if (this.state.storage !== undefined && this.state.capacities[0]) this.noteFill(this.state.storage, this.state.capacities[0]);
     this.initDone = true;
     this.log.info({ profile: this.currentProfile.id, storage: this.state.storage, cnmi: this.state.cnmi }, 'modem ready');
     return identity;
@@ -258,9 +289,13 @@ export class Modem extends EventEmitter<ModemEvents> {
     const profiles = detecting ? PROFILES : [this.currentProfile];
     this.channel.setUrcTable(detecting ? detectionUrcTable() : profileUrcTable(this.currentProfile));
     for (const profile of profiles) {
-      if (profile.finalResults.length === 0 || this.finalResultsInstalled.has(profile.id)) continue;
-      this.channel.addFinalResults(profile.finalResults);
-      this.finalResultsInstalled.add(profile.id);
+      // A row that is also an answer (Wavecom's `+CPIN: READY` ending AT+CPIN?) is that family's alone: never
+      // installed while detecting, where a modem that does send OK would see its OK end the next command.
+      const rows = detecting ? profile.finalResults.filter((r) => !r.isAnswer) : profile.finalResults;
+      const fresh = rows.filter((r) => !this.finalResultsInstalled.has(r));
+      if (fresh.length === 0) continue;
+      this.channel.addFinalResults(fresh);
+      for (const r of fresh) this.finalResultsInstalled.add(r);
     }
   }
 
@@ -292,7 +327,99 @@ export class Modem extends EventEmitter<ModemEvents> {
   }
 
   async storageUsage(): Promise<StorageUsage[]> {
-    return parseCpmsQuery((await this.channel.run('AT+CPMS?')).lines);
+    const rows = parseCpmsQuery((await this.channel.run('AT+CPMS?')).lines);
+    for (const row of rows) this.noteFill(row.memory, row);
+    return rows;
+  }
+
+  // ---- storages -------------------------------------------------------------------------------------------------
+
+  /**
+   * The memories to look for received SMS in: the one init chose first, then every other memory AT+CPMS=? offers that
+   * can hold received SMS (SM, ME). MT is the union of SM and ME (27.005): listed only when it is the chosen one, then
+   * alone. A memory refused lately is left out. Empty when init kept the modem default (nothing to switch back to).
+   */
+  receiveStorages(now: number = Date.now()): string[] {
+    const home = this.state.storage;
+    if (home === undefined) return [];
+    if (home === 'MT') return ['MT'];
+    const others = (this.state.offered ?? []).filter((m) => m !== home && m !== 'MT' && RECEIVE_MEMORIES.includes(m) && !this.refusedLately(m, now));
+    return [home, ...new Set(others)];
+  }
+
+  /** The chosen memory (the one indications without a memory name mean). */
+  get homeStorage(): string | undefined {
+    return this.state.storage;
+  }
+
+  /** Each memory's fill as the modem last showed it (init, AT+CPMS answers, sweeps). */
+  storageFills(): StorageFill[] {
+    return [...this.fills.values()].map((f) => ({ ...f }));
+  }
+
+  /**
+   * Runs `work` with `storage` as the read/delete memory: AT+CPMS="<storage>" first (its answer's fill is handed to
+   * `work`), the chosen memory selected again after, also when `work` throws. A storage the modem refuses is a
+   * BridgeError AT_ERROR naming it (and is left out of receiveStorages() for a while); the chosen memory itself, or
+   * any memory when init kept the modem default, runs `work` at once.
+   */
+  async inStorage<T>(storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
+    const want = storage.toUpperCase();
+    const home = this.state.storage;
+    if (home === undefined || want === home || want === '') return work(undefined);
+    if (this.foreignMemory !== undefined && this.foreignMemory !== want) throw new BridgeError('AT_ERROR', `${this.name}: storage ${want} asked for while working in ${this.foreignMemory}`);
+    const outer = this.foreignMemory;
+    this.foreignMemory = want;
+    try {
+      const fill = await this.selectReadMemory(want);
+      return await work(fill);
+    } finally {
+      this.foreignMemory = outer;
+      await this.ensureReadMemory().catch((err: unknown) => {
+        this.at.rethrowIfGone(err);
+        this.log.error({ err, storage: home }, `could not select SMS storage ${home} again (AT+CPMS); retried before the next SMS command: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    }
+  }
+
+  /** Points mem1 at `memory` (AT+CPMS="<memory>"); notes and returns the fill its answer shows. */
+  private async selectReadMemory(memory: string): Promise<{ used: number; total: number } | undefined> {
+    if (this.readMemory === memory) return this.fills.get(memory);
+    let lines: string[];
+    const before = this.readMemory;
+    try {
+      this.readMemory = undefined; // unknown until the modem answered (a timeout leaves it unknown)
+      lines = (await this.channel.run(`AT+CPMS="${memory}"`)).lines;
+    } catch (err) {
+      this.at.rethrowIfGone(err);
+      if (err instanceof AtCommandError && err.code === 'AT_ERROR') {
+        this.readMemory = before; // refused: the selection did not change (27.005)
+        this.refusedMemories.set(memory, Date.now());
+        this.log.error({ storage: memory, final: err.final }, `the modem refuses to select SMS storage ${memory} (${describeFinal(err.final)}): SMS it announces there cannot be read; not tried again for ${REFUSED_FOR_MS / 60_000} minutes`);
+        throw new BridgeError('AT_ERROR', `${this.name}: the modem refuses SMS storage ${memory} (${describeFinal(err.final)})`, { cause: err, hint: 'the SMS stays in the modem; `pulsa-bridge at AT+CPMS=?` shows the memories it offers' });
+      }
+      throw err;
+    }
+    this.readMemory = memory;
+    const fill = parseCpmsSet(lines)[0];
+    if (fill) this.noteFill(memory, fill);
+    return fill;
+  }
+
+  /** Before every SMS command: mem1 is where the work in progress wants it (a failed switch back is retried here). */
+  private async ensureReadMemory(): Promise<void> {
+    const want = this.foreignMemory ?? this.state.storage;
+    if (want === undefined || this.readMemory === want) return;
+    await this.selectReadMemory(want);
+  }
+
+  private refusedLately(memory: string, now: number): boolean {
+    const at = this.refusedMemories.get(memory);
+    return at !== undefined && now - at < REFUSED_FOR_MS;
+  }
+
+  private noteFill(storage: string, fill: { used: number; total: number }): void {
+    this.fills.set(storage.toUpperCase(), { storage: storage.toUpperCase(), used: fill.used, total: fill.total, checkedAt: new Date().toISOString() });
   }
 
   async info(): Promise<ModemInfo> {
@@ -415,6 +542,7 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   /** channel.run for the SMS commands: failures are checked for signs of a restart, then rethrown. */
   private async runSms(command: string, timeoutMs: number, idleTimeoutMs?: number): Promise<AtResponse> {
+    if (this.initDone) await this.ensureReadMemory();
     try {
       return await this.channel.run(command, { timeoutMs, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) });
     } catch (err) {
@@ -430,12 +558,21 @@ export class Modem extends EventEmitter<ModemEvents> {
     // goes silent in the middle of one is noticed after LIST_IDLE_TIMEOUT_MS without a line, not after the whole bound.
     const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, LIST_TIMEOUT_MS, LIST_IDLE_TIMEOUT_MS);
     const { messages, skipped } = parseCmgl(res.lines);
-    if (which === 'all') this.listed = { at: Date.now(), used: messages.length + skipped.length };
+    const memory = this.foreignMemory ?? this.state.storage;
+    if (which === 'all' && this.foreignMemory === undefined) this.listed = { at: Date.now(), used: messages.length + skipped.length };
+    if (which === 'all' && memory !== undefined) {
+      const total = this.fills.get(memory)?.total;
+      if (total !== undefined) this.noteFill(memory, { used: messages.length + skipped.length, total });
+    }
     if (skipped.length > 0) this.log.error({ skipped }, 'AT+CMGL lines that could not be read were skipped');
     return messages;
   }
 
-  /** The SMS in slot `index`, or undefined when the slot is empty (+CMS ERROR: 321 included). */
+  /**
+   * The SMS in slot `index`, or undefined when the slot reads as empty: +CMS ERROR: 321, or a bare OK (SIM800 for an
+   * empty slot; Quectel for an index in another memory than the selected one). The caller that was told the slot
+   * holds an SMS checks with a listing before it believes that.
+   */
   async readSms(index: number): Promise<StoredPdu | undefined> {
     let res: AtResponse;
     try {
@@ -451,7 +588,10 @@ export class Modem extends EventEmitter<ModemEvents> {
   async deleteSms(index: number): Promise<void> {
     try {
       await this.runSms(`AT+CMGD=${index}`, 15_000);
-      if (this.listed) this.listed.used--;
+      if (this.listed && this.foreignMemory === undefined) this.listed.used--;
+      const memory = this.foreignMemory ?? this.state.storage;
+      const fill = memory === undefined ? undefined : this.fills.get(memory);
+      if (fill && fill.used > 0) fill.used--;
     } catch (err) {
       if (!(err instanceof AtCommandError && err.errorCode === 321)) throw err;
       this.log.debug({ index }, 'AT+CMGD: slot already empty (+CMS ERROR: 321), counted as deleted');
@@ -555,7 +695,7 @@ export class Modem extends EventEmitter<ModemEvents> {
     if (urc.name === 'cusd') this.ussdSession.onCusd(urc);
     for (const event of this.urcEvents.map(urc, ctx)) {
       if (event.name === 'reboot') this.initDone = false;
-      if (event.name === 'sms' && this.listed) this.listed.used++;
+      if (event.name === 'sms' && this.listed && (event.info.storage === '' || event.info.storage === this.state.storage)) this.listed.used++;
       this.emitEvent(event);
     }
   };

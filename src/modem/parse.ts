@@ -197,13 +197,37 @@ export function parseCpmsSet(lines: readonly string[]): Array<{ used: number; to
   return out;
 }
 
-/** `+CPMS: ("SM","ME"),("SM","ME"),("SM")` (AT+CPMS=?) -> memory lists per slot. */
+/**
+ * `+CPMS: ("SM","ME"),("SM","ME"),("SM")` (AT+CPMS=?) -> memory lists per slot. Also the forms real modems send
+ * (ModemManager test-modem-helpers.c, python-gsmmodem fakemodems.py): a bare memory per slot (Huawei MU609
+ * `"ME","MT","SM"`), mixed (`("ME","MT"),"ME",("SM")`), spaces anywhere, empty lists (Nokia `(),(),()`), and the
+ * groups inside one more pair of parentheses (Wavecom Multiband `(("SM","BM","SR"),("SM"))`).
+ */
 export function parseCpmsSupported(lines: readonly string[]): string[][] {
-  const v = infoValue(lines, '+CPMS');
+  let v = infoValue(lines, '+CPMS')?.trim();
   if (v === undefined) return [];
-  const groups = [...v.matchAll(/\(([^()]*)\)/g)].map((m) => m[1]!);
-  const source = groups.length > 0 ? groups : [v];
-  return source.map((g) => g.split(',').map((x) => unquote(x) ?? '').filter((x) => x !== ''));
+  const wrapped = /^\((\s*\(.*\)\s*)\)$/.exec(v);
+  if (wrapped && wrapped[1]!.split('(').length - 1 === wrapped[1]!.split(')').length - 1) v = wrapped[1]!;
+  const groups: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of v) {
+    if (ch === '(') depth++;
+    else if (ch === ')') depth = Math.max(0, depth - 1);
+    if (ch === ',' && depth === 0) {
+      groups.push(current);
+      current = '';
+    } else current += ch;
+  }
+  groups.push(current);
+  return groups.map((g) =>
+    g
+      .trim()
+      .replace(/^\(|\)$/g, '')
+      .split(',')
+      .map((x) => unquote(x) ?? '')
+      .filter((x) => x !== ''),
+  );
 }
 
 /** Picks the first preferred memory usable for slots 1 and 3 (read/delete and receive). */

@@ -8,10 +8,14 @@
  *   once the command is accepted, so a scheduler lane is held only while the command is in flight, not while the
  *   network thinks.
  * - No reply within the timeout: the session is ended with AT+CUSD=2 and the error names the code and the time.
+ * - Replies in every order networks use: before or after the OK, and a release notice first (`+CUSD: 2,"Initiating
+ *   Release",15` or a bare `+CUSD: 2`, then `+CUSD: 0,"<the reply>",15`): after a release notice the wait goes on for
+ *   RELEASE_GRACE_MS; a reply then is the answer (its status is the session's end state, the notice kept in
+ *   `releaseNotice`), none is the notice itself marked `noReply` (logged: the network ended the session without one).
  * - How the string is sent and how the reply is decoded are profile steps (ussdCommand, ussdText); the generic ones
  *   send text (after AT+CSCS when the profile names a charset) or ATD<code>; and decode by the DCS.
  */
-import { waitFor, WaitTimeoutError, type Subscribe } from '../at/wait.js';
+import { WaitCancelledError, WaitTimeoutError } from '../at/wait.js';
 import type { AtResponse, Urc } from '../at/types.js';
 import { AtCommandError, BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -37,6 +41,19 @@ export interface UssdReply {
   undecoded?: boolean;
   /** The +CUSD line(s) as received ('' when the reply was an error result). */
   raw: string;
+  /** The release notice line as received (`+CUSD: 2,"Initiating Release",15`, `+CUSD: 2`) that came before this reply. */
+  releaseNotice?: string;
+  /** Status 2 with only a release notice: no reply came within RELEASE_GRACE_MS after it. */
+  noReply?: boolean;
+}
+
+/** After a release notice, the reply may still come (python-gsmmodem test_modem.py: OK, notice, reply): this long. */
+export const RELEASE_GRACE_MS = 5000;
+
+/** Status 2 with no text, or with a text that only says the session is being released. */
+export function isReleaseNotice(reply: Pick<UssdReply, 'status' | 'text' | 'raw'>): boolean {
+  if (reply.status !== 2) return false;
+  return !/^\+CUSD:\s*2\s*,\s*"/i.test(reply.raw) || /^\s*(initiating\s+)?release\b/i.test(reply.text);
 }
 
 /** +CUSD <m>: the text of a reply without a string, and the short label the CLI prints (`[status 1: ...]`). */
@@ -95,10 +112,6 @@ export class UssdSession {
   private open = false;
   private partial: { line: CusdLine; raw: string[]; timer: NodeJS.Timeout } | undefined;
   private readonly replyListeners = new Set<(reply: UssdReply) => void>();
-  private readonly replies: Subscribe<UssdReply> = (listener) => {
-    this.replyListeners.add(listener);
-    return () => void this.replyListeners.delete(listener);
-  };
 
   constructor(options: UssdSessionOptions) {
     this.o = options;
@@ -142,7 +155,7 @@ export class UssdSession {
       if (profile.ussd.send === 'text' && charset !== undefined) {
         if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined) log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
       }
-      const waiter = waitFor(this.replies, () => true, { timeoutMs, what: `the +CUSD reply to ${text}` });
+      const waiter = this.awaitReply(timeoutMs, `the +CUSD reply to ${text}`);
       let res: AtResponse;
       try {
         res = await at.channel.run(command, { timeoutMs });
@@ -244,6 +257,43 @@ export class UssdSession {
         hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
       });
     }
+  }
+
+  /**
+   * The reply to the request in flight: the first +CUSD, except a release notice, after which the wait goes on for
+   * RELEASE_GRACE_MS (see the header). Armed synchronously, so a reply in the same chunk as the notice is not lost.
+   */
+  private awaitReply(timeoutMs: number, what: string): { promise: Promise<UssdReply>; cancel(): void } {
+    let settle!: { resolve: (r: UssdReply) => void; reject: (e: Error) => void };
+    const promise = new Promise<UssdReply>((resolve, reject) => (settle = { resolve, reject }));
+    promise.catch(() => undefined); // handled here, still seen by whoever awaits
+    let done = false;
+    let notice: UssdReply | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (fn: () => void): void => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      this.replyListeners.delete(listener);
+      fn();
+    };
+    const listener = (reply: UssdReply): void => {
+      if (notice === undefined && isReleaseNotice(reply)) {
+        notice = reply;
+        this.o.log.info({ raw: reply.raw }, `USSD release notice (${reply.raw}): waiting up to ${RELEASE_GRACE_MS / 1000} s for the reply`);
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => {
+          const n = notice!;
+          this.o.log.warn({ raw: n.raw }, `the network ended the USSD session (${n.raw}) and no reply came within ${RELEASE_GRACE_MS / 1000} s`);
+          finish(() => settle.resolve({ ...n, noReply: true }));
+        }, RELEASE_GRACE_MS);
+        return;
+      }
+      finish(() => settle.resolve(notice ? { ...reply, releaseNotice: notice.raw } : reply));
+    };
+    this.replyListeners.add(listener);
+    timer = setTimeout(() => finish(() => settle.reject(new WaitTimeoutError(what, timeoutMs))), timeoutMs);
+    return { promise, cancel: () => finish(() => settle.reject(new WaitCancelledError(what))) };
   }
 
   private feed(line: string): void {

@@ -42,6 +42,13 @@
  * - The operator's `sms delete N` through the daemon is handled here too (operatorDelete, ./operator-delete.ts): inside
  *   the operator's one task, slot N is confirmed, decided and spooled by this code, and deleted only once durable.
  * - stop() withdraws the receiver's queued tasks (the SIM still holds those SMS) and waits for the one in progress.
+ * - Storages: a +CMTI / +CDSI is read in the memory it names. One naming another memory than the modem's chosen one
+ *   (a Quectel storing in ME while SM is selected) is handled inside modem.inStorage() (AT+CPMS there and back within
+ *   the task), by the same per-slot pipeline; it is never batched and never kept by policy 'keep' (archived instead).
+ *   Sweeps list the chosen memory, then every other memory that can hold received SMS (modem.receiveStorages()); one
+ *   whose AT+CPMS answer shows it empty is not listed. A read that answers empty (+CMS ERROR: 321, a bare OK) for an
+ *   index the modem announced, not handled lately, is checked with the batch's two listings before the slot counts as
+ *   empty; an announced SMS no listing shows is logged and every memory is swept. stats.storages: each memory's fill.
  */
 import { createHash } from 'node:crypto';
 import { setMaxListeners, type EventEmitter } from 'node:events';
@@ -56,6 +63,7 @@ import { AtCommandError, errorMessage } from '../errors.js';
 import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
 import { BatchReader, isOutgoing, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
 import { confirmRead } from './confirm-read.js';
+import type { StorageFill } from '../modem/modem.js';
 import { SimStorage } from './sim-storage.js';
 import { deleteHandled, type HandledAs, type OperatorDeleteResult } from './operator-delete.js';
 /** Hears what a spool write (or no write) did for one SMS: the operator's `sms delete` says it. */
@@ -67,6 +75,14 @@ export interface ReceiveModem extends EventEmitter {
   readSms(index: number): Promise<StoredPdu | undefined>;
   deleteSms(index: number): Promise<void>;
   acknowledgeDirect(): Promise<void>;
+  /** The memory init chose (indications without a memory name mean it); absent: one memory only. */
+  readonly homeStorage?: string | undefined;
+  /** Runs `work` with `storage` as the read/delete memory (src/modem/modem.ts inStorage). */
+  inStorage?<T>(storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T>;
+  /** Memories to sweep, the chosen one first. */
+  receiveStorages?(): string[];
+  /** Each memory's fill as last seen. */
+  storageFills?(): StorageFill[];
 }
 
 /** What the receiver needs of the spool (src/spool/store.ts satisfies it). */
@@ -119,6 +135,8 @@ export interface ReceiverStats {
   sweeps: number;
   lastSweepAt: string | undefined;
   lastError: string | undefined;
+  /** Each SMS memory's fill as the modem last showed it (SM, ME, ...), after every sweep. */
+  storages?: StorageFill[] | undefined;
 }
 
 type Task = {
@@ -158,6 +176,12 @@ export class Receiver {
   /** The SIM's storage: how full, and the messages kept by policy 'keep' (sim-storage.ts). */
   private readonly storage: SimStorage;
   private sweepQueued = false;
+  /** Indications for another memory than the chosen one, waiting (`ME:67`): a second one for the same slot is dropped. */
+  private readonly foreignWaiting = new Set<string>();
+  /** The memory of the work in progress when it is not the chosen one (inside modem.inStorage). */
+  private foreign: string | undefined;
+  /** Slots released (deleted) lately, `memory:index` -> time: an empty read of an announced slot released around then is no loss. */
+  private readonly releasedAt = new Map<string, number>();
   private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
   readonly stats: ReceiverStats = {
     received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
@@ -198,7 +222,7 @@ export class Receiver {
       modem: options.modem, log: this.log, kept: this.storage.kept, monotonic: this.monotonic,
       decide: (stored, readsAgreed, parts) => this.decide(stored, readsAgreed, parts, false),
       release: (stored) => this.release(stored),
-      handleIndex: (index) => this.readAndHandle(index),
+      handleIndex: (index) => this.readAnnounced(index, { at: this.now(), listed: true }),
       handleRead: (first) => this.handle(first),
       assemble: (parts) => this.parts.assembleFamiliesOf(parts),
       checkStorage: () => this.storage.check(),
@@ -219,7 +243,11 @@ export class Receiver {
     this.stopped = false;
     this.withdraw = new AbortController();
     setMaxListeners(0, this.withdraw.signal); // one listener per queued task of this receiver (a burst queues many)
-    this.on('sms', (ev: { index: number; storage?: string }) => this.onIndication(ev.index));
+    this.on('sms', (ev: { index: number; storage?: string }) => this.onIndication(ev.index, ev.storage));
+    // +CDSI: a status report stored in the memory it names (read there; decide() deletes a status report).
+    this.on('status-report', (ev: { index?: number; storage?: string }) => {
+      if (typeof ev.index === 'number') this.onIndication(ev.index, ev.storage);
+    });
     this.on('sms-direct', (ev: { pdu: string; length: number }) => this.onDirect(ev));
     this.on('storage-full', () => {
       this.log.warn('modem reports SMS storage full: sweeping');
@@ -276,8 +304,15 @@ export class Receiver {
     this.listeners.push([event, fn]);
   }
 
-  private onIndication(index: number): void {
+  private onIndication(index: number, storage?: string): void {
     if (this.stopped) return;
+    const announcedAt = this.now();
+    const memory = storage === undefined || storage === '' ? undefined : storage.toUpperCase();
+    const home = this.o.modem.homeStorage;
+    if (memory !== undefined && home !== undefined && memory !== home && this.o.modem.inStorage) {
+      this.onForeignIndication(index, memory, announcedAt);
+      return;
+    }
     if (this.waiting.has(index)) {
       this.log.debug({ index }, 'indication for an index already queued (duplicate +CMTI)');
       return;
@@ -303,20 +338,77 @@ export class Receiver {
           await this.batch.run(taken, ctx);
           return;
         }
-        await this.readAndHandle(index);
+        await this.readAnnounced(index, { at: announcedAt }, ctx);
         await this.storage.checkEvery(10);
       },
     });
   }
 
-  /** The per-slot path of one announced index: AT+CMGR, the confirming AT+CMGR, spool, AT+CMGD. */
-  private async readAndHandle(index: number): Promise<void> {
-    const stored = await this.o.modem.readSms(index);
-    if (!stored) {
-      this.log.debug({ index }, 'index empty when read (already handled)');
+  /** An indication naming another memory than the chosen one: read there, one slot per task, never batched. */
+  private onForeignIndication(index: number, memory: string, announcedAt: number): void {
+    const key = `${memory}:${index}`;
+    if (this.foreignWaiting.has(key)) {
+      this.log.debug({ storage: memory, index }, 'indication for a slot already queued (duplicate +CMTI)');
       return;
     }
-    await this.handle(stored);
+    this.foreignWaiting.add(key);
+    this.log.info({ storage: memory, index, selected: this.o.modem.homeStorage }, `SMS announced in storage ${memory} (not the selected ${this.o.modem.homeStorage}): read there`);
+    this.enqueue({
+      label: `read ${memory} index ${index}`,
+      dropped: () => this.foreignWaiting.delete(key),
+      run: async (ctx) => {
+        this.foreignWaiting.delete(key);
+        await this.inMemory(memory, () => this.readAnnounced(index, { at: announcedAt }, ctx));
+      },
+    });
+  }
+
+  /**
+   * Runs `work` with `memory` as the modem's read/delete memory (the chosen one: at once). Slots there are not kept
+   * by policy 'keep' (archived instead: the receiver's kept map belongs to the chosen memory). The fills are noted.
+   */
+  private async inMemory<T>(memory: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
+    const m = this.o.modem;
+    if (!m.inStorage || m.homeStorage === undefined || memory === m.homeStorage) return work(undefined);
+    try {
+      return await m.inStorage(memory, async (fill) => {
+        this.foreign = memory;
+        try {
+          return await work(fill);
+        } finally {
+          this.foreign = undefined;
+        }
+      });
+    } finally {
+      this.stats.storages = m.storageFills?.();
+    }
+  }
+
+  /**
+   * The per-slot path of one announced index (AT+CMGR, the confirming AT+CMGR, spool, AT+CMGD). A read that answers
+   * empty for a slot not handled lately is not believed at once (a Quectel answers a bare OK for an index of another
+   * memory, some firmware 321): the batch's two listings check it (and handle it when they show it); `listed` says
+   * that was done already, then the loss is logged and every memory swept.
+   */
+  private async readAnnounced(index: number, announced: { at: number; listed?: boolean }, ctx?: TaskContext<unknown>): Promise<void> {
+    const stored = await this.o.modem.readSms(index);
+    if (stored) {
+      await this.handle(stored);
+      return;
+    }
+    const where = this.foreign ?? this.o.modem.homeStorage ?? '';
+    const released = this.releasedAt.get(`${where}:${index}`);
+    if (released !== undefined && Math.abs(announced.at - released) < HANDLED_LATELY_MS) {
+      this.log.debug({ storage: where, index }, 'index empty when read (handled already: the SMS was announced twice)');
+      return;
+    }
+    if (!announced.listed && ctx) {
+      this.log.info({ storage: where, index }, `AT+CMGR=${index} answered empty for an SMS the modem announced${where ? ` in ${where}` : ''}: checking with a listing`);
+      await this.batch.run([index], ctx);
+      return;
+    }
+    this.log.warn({ storage: where, index }, `SMS announced at ${where ? `${where} ` : ''}index ${index} is neither readable nor listed there: sweeping every storage`);
+    this.requestSweep('announced SMS not found');
   }
 
   private onDirect(ev: { pdu: string; length: number }): void {
@@ -414,24 +506,50 @@ export class Receiver {
     const list = await this.o.modem.listSms('all');
     this.stats.sweeps++;
     this.stats.lastSweepAt = new Date(this.now()).toISOString();
+    let seen = await this.handleListed(list, ctx);
+    let found = list.length;
+    const elsewhere: string[] = [];
+    // The other memories that can hold received SMS: AT+CPMS there (its answer tells the fill), a listing only when
+    // something is there, AT+CPMS back. A memory the modem refuses is logged (modem.ts) and skipped for a while.
+    for (const memory of (this.o.modem.receiveStorages?.() ?? []).slice(1)) {
+      if (this.stopped || ctx.interrupted) break;
+      try {
+        await this.inMemory(memory, async (fill) => {
+          if (fill && fill.used === 0) return;
+          const there = await this.o.modem.listSms('all');
+          found += there.length;
+          if (there.length > 0) elsewhere.push(`${there.length} in ${memory}`);
+          seen += await this.handleListed(there, ctx);
+        });
+      } catch (err) {
+        this.stats.lastError = `sweep of storage ${memory}: ${errorMessage(err)}`;
+        this.log.error({ err, storage: memory }, `sweep: could not look into storage ${memory}: ${errorMessage(err)}`);
+      }
+    }
+    this.stats.storages = this.o.modem.storageFills?.();
+    if (seen > 0 || reason !== 'interval') this.log.info({ reason, found, handled: seen }, `sweep (${reason}): ${list.length} on SIM${elsewhere.length > 0 ? `, ${elsewhere.join(', ')}` : ''}`);
+    await this.storage.afterSweep();
+    return { seen };
+  }
+
+  /** Handles every incoming SMS of one listing (the memory in use); returns how many it took on. */
+  private async handleListed(list: readonly StoredPdu[], ctx: TaskContext<unknown>): Promise<number> {
     let seen = 0;
     for (const stored of list) {
       await ctx.runUrgent();
       if (this.stopped || ctx.interrupted) break; // held for a re-init: the sweep after it covers the rest
       if (isOutgoing(stored)) continue; // our own outgoing drafts/sent copies: not incoming SMS
-      if (this.storage.isKept(stored.index, stored.pdu)) continue;
+      if (this.foreign === undefined && this.storage.isKept(stored.index, stored.pdu)) continue;
       seen++;
       try {
         await this.handle(stored);
       } catch (err) {
         this.stats.lastError = errorMessage(err);
-        this.log.error({ err, index: stored.index }, `could not handle SMS at index ${stored.index}: ${errorMessage(err)}`);
+        this.log.error({ err, index: stored.index, storage: this.foreign }, `could not handle SMS at ${this.foreign ? `${this.foreign} ` : ''}index ${stored.index}: ${errorMessage(err)}`);
         this.sweepIfStorageFull(err);
       }
     }
-    if (seen > 0 || reason !== 'interval') this.log.info({ reason, found: list.length, handled: seen }, `sweep (${reason}): ${list.length} on SIM`);
-    await this.storage.afterSweep();
-    return { seen };
+    return seen;
   }
 
   /** Handles one stored or directly delivered PDU, end to end. */
@@ -448,7 +566,8 @@ export class Receiver {
       if (confirmed.kind === 'disagree') {
         await this.quarantineReads(read, confirmed.reads);
         await this.o.modem.deleteSms(read.index);
-        this.storage.forget(read.index);
+        this.noteReleased(read.index);
+        if (this.foreign === undefined) this.storage.forget(read.index);
         return;
       }
       stored = confirmed.stored;
@@ -485,7 +604,9 @@ export class Receiver {
       );
     }
     const verdict = this.o.accept(sms.originator);
-    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.storage.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
+    // Policy 'keep' holds slots of the chosen memory only; in another memory such an SMS is archived.
+    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined && this.foreign !== undefined ? 'archive'
+      : !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.storage.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
     if (!verdict.accept && policy !== 'archive') {
       if (policy === 'keep' && stored.index !== undefined) {
         this.storage.keep(stored.index, stored.pdu);
@@ -568,6 +689,16 @@ export class Receiver {
       return;
     }
     await this.o.modem.deleteSms(stored.index);
-    this.storage.forget(stored.index);
+    this.noteReleased(stored.index);
+    if (this.foreign === undefined) this.storage.forget(stored.index);
+  }
+
+  private noteReleased(index: number): void {
+    const now = this.now();
+    for (const [key, at] of this.releasedAt) if (now - at > HANDLED_LATELY_MS) this.releasedAt.delete(key);
+    this.releasedAt.set(`${this.foreign ?? this.o.modem.homeStorage ?? ''}:${index}`, now);
   }
 }
+
+/** An empty read of an announced slot released this close to the announcement is the same SMS announced twice. */
+const HANDLED_LATELY_MS = 60_000;

@@ -26,6 +26,8 @@ export interface Outcome {
   beforeFinal?: string[];
   /** URCs sent right after the final result. */
   afterFinal?: string[];
+  /** The answer goes out without a final result (a quirk of some firmware: Wavecom's AT+CPIN?). */
+  noFinal?: boolean;
   /** Runs after the final result went out (e.g. reboot after AT+CFUN=1,1). */
   then?: () => void;
 }

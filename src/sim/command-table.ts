@@ -119,7 +119,7 @@ export class CommandTable {
       { pattern: /^\+CMGF=([01])$/i, needs: { sms: true }, run: (m) => this.set(() => (this.s.cmgf = Number(m[1]))) },
       { pattern: /^\+CSCA\?$/i, needs: sms, run: () => ({ lines: [`+CSCA: "${this.s.smsc}",${this.s.smsc.startsWith('+') ? 145 : 129}`] }) },
       { pattern: /^\+CSCA="([+0-9]*)"(?:,\d+)?$/i, needs: sms, run: (m) => this.set(() => (this.s.smsc = m[1] ?? '')) },
-      { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => ({ lines: ['+CPMS: ("SM"),("SM"),("SM")'] }) },
+      { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => this.c.storage.cpmsSupported() },
       { pattern: /^\+CPMS\?$/i, needs: sms, run: () => this.c.storage.cpmsQuery() },
       { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.c.storage.cpmsSet(m[1] ?? '') },
       { pattern: /^\+CNMI=\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${this.c.profile.cnmiAllowed.map((v) => formatAllowed(v, this.c.profile.cnmiStyle)).join(',')}`] }) },

@@ -164,8 +164,9 @@ export class SmsDelivery {
     }
     const { mode, mt } = this.host.cnmi();
     if (mode !== 0 && mt >= 1) {
-      this.host.urc(`+CMTI: "SM",${index}`);
-      if (this.host.opts.reportTwice) this.host.urc(`+CMTI: "SM",${index}`);
+      const memory = this.host.storage.lastMemory;
+      this.host.urc(`+CMTI: "${memory}",${index}`);
+      if (this.host.opts.reportTwice) this.host.urc(`+CMTI: "${memory}",${index}`);
     }
     return index;
   }

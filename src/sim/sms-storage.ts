@@ -1,8 +1,13 @@
 /**
- * The SIM's SMS storage ("SM", the only memory the virtual modem has) and the 27.005 commands that read and change
- * it: AT+CPMS, AT+CMGL, AT+CMGR, AT+CMGD (PDU mode; the caller refuses text mode before these run).
+ * The modem's SMS memories and the 27.005 commands that read and change them: AT+CPMS, AT+CMGL, AT+CMGR, AT+CMGD
+ * (PDU mode; the caller refuses text mode before these run). "SM" (the SIM) always; "ME" (the modem's own memory)
+ * too when `memories` names it.
  *
  * Contract:
+ * - AT+CPMS selects mem1 (read, list, delete), mem2 (write) and mem3 (where received SMS go); a memory the modem does
+ *   not have is +CMS ERROR: 302. Received SMS go to mem3, or always to `receiveIn` when set (a Quectel EC25 storing in
+ *   ME whatever was selected); put() tells the memory it used (the +CMTI names it).
+ * - An index in the selected memory that holds nothing answers a bare OK (SIM800); out of range +CMS ERROR: 321.
  * - `capacity` slots, shown as indexes from `indexBase` (1 as 27.005 usually, 0 as some Huawei firmwares). A message
  *   lands in the lowest free slot; a full storage takes nothing (put() answers undefined, the caller decides).
  * - Storage lives on the SIM: nothing here is reset by a reboot; snapshot/restore go through stored()/restore().
@@ -22,53 +27,94 @@ interface Slot {
   tpduLength: number;
 }
 
+export type MemoryName = 'SM' | 'ME';
+
 export class SmsStorage {
-  private readonly slots: (Slot | undefined)[];
+  private readonly memories = new Map<string, (Slot | undefined)[]>();
+  /** AT+CPMS: read/delete, write, receive. Power-up: SM everywhere. */
+  private mem: [string, string, string] = ['SM', 'SM', 'SM'];
 
   constructor(
     readonly capacity: number,
     readonly indexBase: 0 | 1,
+    private readonly options: { memories?: readonly MemoryName[]; receiveIn?: MemoryName } = {},
   ) {
-    this.slots = new Array<Slot | undefined>(capacity).fill(undefined);
+    for (const m of new Set<string>(['SM', ...(options.memories ?? []), ...(options.receiveIn ? [options.receiveIn] : [])])) {
+      this.memories.set(m, new Array<Slot | undefined>(capacity).fill(undefined));
+    }
   }
 
+  /** The memories this modem has ('SM' first). */
+  names(): string[] {
+    return [...this.memories.keys()];
+  }
+
+  /** Volatile selection back to power-up (a reboot). */
+  resetSelection(): void {
+    this.mem = ['SM', 'SM', 'SM'];
+  }
+
+  private get slots(): (Slot | undefined)[] {
+    return this.memories.get(this.mem[0])!;
+  }
+
+  private receiving(): { name: string; slots: (Slot | undefined)[] } {
+    const name = this.options.receiveIn ?? this.mem[2];
+    return { name, slots: this.memories.get(name)! };
+  }
+
+  /** Messages in the memory new SMS go to. */
   used(): number {
-    return this.slots.filter(Boolean).length;
+    return this.receiving().slots.filter(Boolean).length;
   }
 
   hasFree(): boolean {
-    return this.slots.includes(undefined);
+    return this.receiving().slots.includes(undefined);
   }
 
-  /** Stores an unread message in the lowest free slot; returns its index, or undefined when the storage is full. */
+  /** The memory the last put() used, for the +CMTI. */
+  lastMemory = 'SM';
+
+  /** Stores an unread message in the lowest free slot of the receiving memory; its index, or undefined when full. */
   put(built: BuiltPdu): number | undefined {
-    const free = this.slots.findIndex((s) => s === undefined);
+    const { name, slots } = this.receiving();
+    const free = slots.findIndex((s) => s === undefined);
     if (free < 0) return undefined;
-    this.slots[free] = { stat: 0, pdu: built.pdu, tpduLength: built.tpduLength };
+    slots[free] = { stat: 0, pdu: built.pdu, tpduLength: built.tpduLength };
+    this.lastMemory = name;
     return free + this.indexBase;
   }
 
+  /** Every stored message, of every memory (`memory` set when the modem has more than SM). */
   stored(): StoredMessage[] {
     const out: StoredMessage[] = [];
-    this.slots.forEach((slot, i) => {
-      if (slot) out.push({ index: i + this.indexBase, stat: slot.stat, pdu: slot.pdu, tpduLength: slot.tpduLength });
-    });
+    for (const [name, slots] of this.memories) {
+      slots.forEach((slot, i) => {
+        if (!slot) return;
+        const m: StoredMessage = { index: i + this.indexBase, stat: slot.stat, pdu: slot.pdu, tpduLength: slot.tpduLength };
+        if (this.memories.size > 1) m.memory = name;
+        out.push(m);
+      });
+    }
     return out;
   }
 
-  /** Replaces the whole storage; every message keeps its index. */
-  restore(messages: ReadonlyArray<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number }>): void {
-    this.slots.fill(undefined);
+  /** Replaces the whole storage; every message keeps its index (and memory: SM when none is named). */
+  restore(messages: ReadonlyArray<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number; memory?: string }>): void {
+    for (const slots of this.memories.values()) slots.fill(undefined);
     for (const m of messages) {
+      const slots = this.memories.get(m.memory ?? 'SM');
+      if (!slots) throw new RangeError(`stored SMS in memory ${m.memory} that this modem does not have`);
       const i = m.index - this.indexBase;
       if (i < 0 || i >= this.capacity) throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
-      this.slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
+      slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
     }
   }
 
   /** Fills every free slot with a read message from a number (storage full scenarios). */
   fill(): void {
-    this.slots.forEach((slot, i) => {
+    const slots = this.receiving().slots;
+    slots.forEach((slot, i) => {
       if (slot) return;
       const [built] = buildDeliverPdus({
         originator: '+6281300000000',
@@ -76,18 +122,29 @@ export class SmsStorage {
         timestamp: new Date(Date.UTC(2026, 0, 1)),
         tzQuarterHours: 28,
       });
-      if (built) this.slots[i] = { stat: 1, ...built };
+      if (built) slots[i] = { stat: 1, ...built };
     });
   }
 
   cpmsSet(args: string): Outcome {
     const mems = args.split(',').map((s) => s.trim().replace(/^"|"$/g, '').toUpperCase());
-    if (mems.length > 3 || mems.some((m) => m !== 'SM')) return { error: { cms: 302 } };
-    return { lines: [`+CPMS: ${Array(3).fill(`${this.used()},${this.capacity}`).join(',')}`] };
+    if (mems.length > 3 || mems.some((m) => !this.memories.has(m))) return { error: { cms: 302 } };
+    mems.forEach((m, i) => (this.mem[i] = m));
+    return { lines: [`+CPMS: ${this.mem.map((m) => `${this.count(m)},${this.capacity}`).join(',')}`] };
   }
 
   cpmsQuery(): Outcome {
-    return { lines: [`+CPMS: ${Array(3).fill(`"SM",${this.used()},${this.capacity}`).join(',')}`] };
+    return { lines: [`+CPMS: ${this.mem.map((m) => `"${m}",${this.count(m)},${this.capacity}`).join(',')}`] };
+  }
+
+  /** AT+CPMS=? : the memories for each of the three roles. */
+  cpmsSupported(): Outcome {
+    const list = `(${this.names().map((m) => `"${m}"`).join(',')})`;
+    return { lines: [`+CPMS: ${list},${list},${list}`] };
+  }
+
+  private count(memory: string): number {
+    return (this.memories.get(memory) ?? []).filter(Boolean).length;
   }
 
   /** Shows storage indexes; undefined when `text` is not a valid index. */

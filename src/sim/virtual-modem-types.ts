@@ -17,6 +17,9 @@ export interface NoiseOptions {
   midResponseProbability?: number;
 }
 
+export const VIRTUAL_QUIRKS = ['store-in-me', 'cpin-no-ok', 'unlisted-error', 'ussd-release-first', 'ussd-release-only'] as const;
+export type VirtualQuirk = (typeof VIRTUAL_QUIRKS)[number];
+
 export interface VirtualModemOptions {
   path: string;
   profile?: SimProfileId;
@@ -39,6 +42,15 @@ export interface VirtualModemOptions {
    * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
    */
   ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
+  /**
+   * Behaviours of real devices, switched on by name (README "Modems and their quirks" names the device of each):
+   * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`
+   * (Quectel EC25 default, Huawei sticks); 'cpin-no-ok' AT+CPIN? answered without OK (Wavecom, Sierra);
+   * 'unlisted-error' unknown commands end with `COMMAND REJECTED`, a result code no table lists;
+   * 'ussd-release-first' OK, then `+CUSD: 2,"Initiating Release",15`, then the reply as status 0;
+   * 'ussd-release-only' OK, then the release notice and no reply.
+   */
+  quirks?: readonly VirtualQuirk[];
   /** Report every +CMTI twice (a modem that does so, field note). */
   reportTwice?: boolean;
   /** Spacing of boot banners. Default 5 ms; 0 = all at once. */
@@ -85,6 +97,8 @@ export interface InjectResult {
 }
 
 export interface StoredMessage {
+  /** The memory it is in, when the modem has more than SM ('SM', 'ME'). */
+  memory?: string;
   index: number;
   /** 0 REC UNREAD, 1 REC READ. */
   stat: 0 | 1;
@@ -115,7 +129,7 @@ export interface CnmiSettings {
  */
 export interface SimSnapshot {
   v: 1;
-  slots: Array<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number }>;
+  slots: Array<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number; memory?: string }>;
   held: Array<{ pdu: string; tpduLength: number; delivery: 'store' | 'direct' }>;
   simState: SimState;
   pinTriesLeft: number;

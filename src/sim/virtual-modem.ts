@@ -100,7 +100,9 @@ export class VirtualModem implements VirtualDevice {
     });
     this.log = options.logger ?? silentLogger();
     this.card = new SimCard(options, () => this.emitBanners(this.profile.afterPinBanners));
-    this.storage = new SmsStorage(capacity, indexBase);
+    const quirks = new Set(options.quirks ?? []);
+    // Quectel EC25 (default storage ME), Huawei sticks: SMS stored in ME whatever AT+CPMS selected.
+    this.storage = new SmsStorage(capacity, indexBase, quirks.has('store-in-me') ? { memories: ['SM', 'ME'], receiveIn: 'ME' } : {});
     this.settings = {
       echo: true,
       cmee: 0,
@@ -352,6 +354,7 @@ export class VirtualModem implements VirtualDevice {
     this.settings.messageService = 0;
     this.settings.cregN = 0;
     this.ussd.reset();
+    this.storage.resetSelection();
     this.settings.fun = 1;
     this.settings.curc = true;
     this.stalled = false;
@@ -416,7 +419,16 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private respond(outcome: Outcome): void {
-    const final = finalText(outcome.error, this.settings.cmee, this.profile.unknownCommand);
+    const quirks = this.opts.quirks ?? [];
+    // 'unlisted-error': a result code no table lists, for commands the modem does not know.
+    const unknownCommand = quirks.includes('unlisted-error') ? 'COMMAND REJECTED' : this.profile.unknownCommand;
+    const final = finalText(outcome.error, this.settings.cmee, unknownCommand);
+    if (outcome.noFinal && outcome.error === undefined) {
+      // 'cpin-no-ok' (Wavecom, Sierra): the answer and no final result after it.
+      this.send(`\r\n${(outcome.lines ?? []).join('\r\n')}\r\n`);
+      outcome.then?.();
+      return;
+    }
     this.send(renderResponse(outcome, final, () => this.noise.midResponse()));
     outcome.then?.();
   }
@@ -433,7 +445,7 @@ export class VirtualModem implements VirtualDevice {
     const collected: string[] = [];
     const commands = splitCommands(line.slice(2));
     for (let i = 0; i < commands.length; i++) {
-      const outcome = this.dispatch(commands[i] ?? '');
+      const outcome = this.applyQuirks(commands[i] ?? '', this.dispatch(commands[i] ?? ''));
       collected.push(...(outcome.lines ?? []));
       if (outcome.prompt !== undefined) {
         // Only a last command may prompt; the prompt replaces the final result until the PDU arrives.
@@ -450,6 +462,22 @@ export class VirtualModem implements VirtualDevice {
       for (const u of [...(outcome.beforeFinal ?? []), ...(outcome.afterFinal ?? [])]) collected.push(u);
       outcome.then?.();
     }
+  }
+
+  /** The opt-in behaviours of real devices (VirtualModemOptions.quirks) that change an answer. */
+  private applyQuirks(command: string, outcome: Outcome): Outcome {
+    const quirks = this.opts.quirks ?? [];
+    if (quirks.length === 0) return outcome;
+    if (quirks.includes('cpin-no-ok') && /^\+CPIN\?$/i.test(command) && outcome.error === undefined) return { ...outcome, noFinal: true };
+    const releaseFirst = quirks.includes('ussd-release-first');
+    if ((releaseFirst || quirks.includes('ussd-release-only')) && /^\+CUSD=1,/i.test(command) && outcome.error === undefined) {
+      // OK first, then the release notice, then (or never) the reply as status 0 (python-gsmmodem test_modem.py).
+      const reply = [...(outcome.beforeFinal ?? []), ...(outcome.afterFinal ?? [])].find((u) => u.startsWith('+CUSD:'));
+      const notice = '+CUSD: 2,"Initiating Release",15';
+      const real = reply?.replace(/^\+CUSD:\s*\d/, '+CUSD: 0');
+      return { ...outcome, beforeFinal: [], afterFinal: releaseFirst && real ? [notice, real] : [notice] };
+    }
+    return outcome;
   }
 
   private dispatch(command: string): Outcome {

@@ -1,7 +1,9 @@
 /**
  * A scripted AtChannel for modem tests: answers commands from a transcript or a table and emits URCs, classifying
  * modem lines the way the real channel does (final-result table, then the installed URC table with `responseTo`
- * and `extraLines`). It never waits: a command whose answer has no final result rejects at once with AT_TIMEOUT.
+ * and `extraLines`). It never waits: a command whose answer has no final result ends as the real channel ends it after
+ * its quiet time (a last line that looks like a result code: AT_ERROR; a query `...?` with an answer: accepted with
+ * final ''), else it rejects at once with AT_TIMEOUT.
  *
  * Transcript format (test/fixtures/transcripts/<family>/*.txt), one item per line:
  *   # comment            blank lines and comments are ignored
@@ -22,6 +24,7 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { AtChannel, AtChannelEvents, AtResponse, AtRunOptions, FinalResultEntry, UrcEntry } from '../../src/at/types.js';
+import { looksLikeFinal } from '../../src/at/results.js';
 import { AtCommandError } from '../../src/errors.js';
 
 const realSetImmediate = globalThis.setImmediate;
@@ -192,8 +195,8 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
     return step.lines;
   }
 
-  private finalFor(line: string): FinalResultEntry | undefined {
-    return this.finalResults.find((f) => f.pattern.test(line));
+  private finalFor(line: string, command: string): FinalResultEntry | undefined {
+    return this.finalResults.find((f) => (f.command === undefined || command.toUpperCase().startsWith(f.command.toUpperCase())) && f.pattern.test(line));
   }
 
   private urcFor(line: string, command: string | undefined): UrcEntry | undefined {
@@ -214,10 +217,11 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
     const response: string[] = [];
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i]!;
-      const final = this.finalFor(line);
+      const final = this.finalFor(line, command);
       if (final) {
         this.pending.push(...lines.slice(i + 1), ...after);
         this.scheduleFlush();
+        if (final.isAnswer) response.push(line);
         if (final.ok) return Promise.resolve({ command, lines: response, final: line });
         return Promise.reject(
           new AtCommandError('AT_ERROR', `${command}: ${line}`, { command, final: line, errorCode: final.code?.(line), lines: response }),
@@ -234,6 +238,12 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
     }
     this.pending.push(...after);
     this.scheduleFlush();
+    const last = response[response.length - 1];
+    if (last !== undefined && looksLikeFinal(last)) {
+      response.pop();
+      return Promise.reject(new AtCommandError('AT_ERROR', `${command} failed: ${last} (a result code the bridge does not know)`, { command, final: last, lines: response }));
+    }
+    if (last !== undefined && command.endsWith('?')) return Promise.resolve({ command, lines: response, final: '' });
     return Promise.reject(new AtCommandError('AT_TIMEOUT', `${command}: no final result`, { command, lines: response }));
   }
 

@@ -1,9 +1,7 @@
 /**
  * Wavecom Fastrack / Sierra Wireless Q24xx-based GSM terminals (RS-232, often at 9600 baud).
  */
-import { AtCommandError } from '../../errors.js';
-import { infoValue } from '../parse.js';
-import type { ModemProfile, StepAt } from '../types.js';
+import type { ModemProfile } from '../types.js';
 import { genericDefaults } from './generic.js';
 
 export const wavecom: ModemProfile = {
@@ -28,18 +26,10 @@ export const wavecom: ModemProfile = {
   ],
   // Wavecom: no RDY banner; restarts are seen as +WIND indications only when enabled.
   rebootUrcs: [],
-  steps: {
-    // Wavecom: AT+CPIN? answers `+CPIN: READY` without a trailing OK on some firmware: a short timeout, and the
-    // answer is taken from the lines of the timed-out command.
-    readSimState: async (at: StepAt) => {
-      try {
-        return (await at.run('AT+CPIN?', { timeoutMs: 3000 })).lines;
-      } catch (err) {
-        if (err instanceof AtCommandError && err.code === 'AT_TIMEOUT' && infoValue(err.lines, '+CPIN') !== undefined) return err.lines;
-        throw err;
-      }
-    },
-  },
+  // Wavecom Multiband / Fastrack: AT+CPIN? answers `+CPIN: READY` (or `+CPIN: SIM PIN`) and never an OK after it
+  // (python-gsmmodem fakemodems.py WavecomMultiband900E1800; ModemManager's Wavecom plugin): the line itself ends the
+  // command at once. Other modems get the same answer after the channel's quiet time.
+  finalResults: [{ pattern: /^\+CPIN:\s*\S/i, ok: true, command: 'AT+CPIN?', isAnswer: true, device: 'Wavecom Multiband / Fastrack', source: 'python-gsmmodem test/fakemodems.py; ModemManager plugins/wavecom' }],
   // Wavecom: USSD only works with AT+CSCS="GSM".
   ussd: { send: 'text', charset: 'GSM' },
 };

@@ -1,0 +1,95 @@
+/**
+ * Real devices' sessions (test/fixtures/transcripts/<family>/, each naming its public source) replayed against the
+ * real AT channel and the modem: the transcript is a device behind the virtual serial link (transcript-device.ts), so
+ * the framer, the final-result table, the quiet time for answers without OK, the URC split and the modem's storage
+ * switching all run as in production. Every command must be the transcript's next one and the transcript used up.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { SerialAtChannel } from '../../src/at/channel.js';
+import { AtCommandError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log.js';
+import { Modem, type ModemOptions } from '../../src/modem/modem.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { until } from '../spool/helpers.js';
+import { TranscriptDevice } from './transcript-device.js';
+
+let n = 0;
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function replay(file: string, options: Partial<ModemOptions> = {}) {
+  const device = new TranscriptDevice(new URL(`../fixtures/transcripts/${file}`, import.meta.url));
+  const path = `/dev/mock-transcript-${process.pid}-${++n}`;
+  const unregister = registerVirtualDevice(path, device);
+  const link = await openVirtualLink(path);
+  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 3000, quietGapMs: 50, maxDrainMs: 300 });
+  const modem = new Modem({ channel, name: 'm1', logger: silentLogger(), pollIntervalMs: 5, ...options });
+  cleanups.push(async () => {
+    modem.detach();
+    await channel.close().catch(() => undefined);
+    unregister();
+  });
+  const done = () => {
+    expect(device.problems).toEqual([]);
+    expect(device.remaining()).toEqual([]);
+  };
+  return { device, channel, modem, done };
+}
+
+describe('init replayed on the AT channel', () => {
+  it.each([
+    // [file, identity, storage chosen, receiveStorages]
+    ['wavecom/multiband-900e-cpin-no-ok.txt', { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '111111111111111' }, 'SM', ['SM']],
+    ['huawei/e1752-command-not-support.txt', { profile: 'huawei', model: 'E1752', iccid: '89270000000000000001', msisdn: undefined }, 'SM', ['SM', 'ME']],
+    ['wavecom/fastrack-init.txt', { profile: 'wavecom', imsi: '510211234567890' }, 'SM', ['SM', 'ME']],
+    ['huawei/e173-init.txt', { profile: 'huawei', model: 'E173' }, 'SM', undefined],
+  ] as const)('%s', async (file, identity, storage, storages) => {
+    const { modem, done } = await replay(file);
+    const started = Date.now();
+    expect(await modem.init()).toMatchObject(identity);
+    expect(modem.homeStorage).toBe(storage);
+    if (storages) expect(modem.receiveStorages()).toEqual(storages);
+    expect(Date.now() - started).toBeLessThan(8000); // no command waited out its timeout: every line ended it
+    done();
+  });
+});
+
+describe('storages replayed on the AT channel', () => {
+  it('Quectel EC25: +CMTI "ME" while SM is selected; AT+CMGR in SM answers a bare OK; read in ME, SM selected again', async () => {
+    const { modem, done } = await replay('quectel/ec25-store-in-me.txt', { profile: 'quectel' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await modem.init();
+    await until(() => indications.length === 1, 'the +CMTI', 3000);
+    expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
+    expect(await modem.readSms(0)).toBeUndefined(); // the bare OK of the wrong memory: never taken for the SMS
+    const stored = await modem.inStorage('ME', () => modem.readSms(0));
+    expect(stored).toMatchObject({ index: 0, length: 63 });
+    expect(modem.storageFills().find((f) => f.storage === 'ME')).toMatchObject({ used: 1, total: 255 });
+    done();
+  });
+});
+
+describe('final results and USSD orders replayed on the AT channel', () => {
+  it('Motorola MODEM ERROR: 5 ends the command at once; the next command is served', async () => {
+    const { channel, done } = await replay('generic/motorola-modem-error.txt');
+    const err = (await channel.run('AT+CSQ').catch((e: unknown) => e)) as AtCommandError;
+    expect(err).toBeInstanceOf(AtCommandError);
+    expect(err.final).toBe('MODEM ERROR: 5');
+    expect(err.errorCode).toBe(5);
+    await expect(channel.run('AT+CSQ')).resolves.toMatchObject({ lines: ['+CSQ: 17,99'] });
+    done();
+  });
+
+  it('a release notice then the reply, before the OK and after it: the reply is the answer, status 0', async () => {
+    const { modem, done } = await replay('generic/ussd-release-then-reply.txt', { profile: 'generic' });
+    const first = await modem.ussd('*100#');
+    expect(first).toMatchObject({ status: 0, text: 'Wrong order test message', releaseNotice: '+CUSD: 2,"Initiating Release",15' });
+    expect(first.noReply).toBeUndefined();
+    const second = await modem.ussd('*101#');
+    expect(second).toMatchObject({ status: 0, text: 'Notifications test', releaseNotice: '+CUSD: 2,"Initiating Release",15' });
+    done();
+  });
+});
