@@ -395,7 +395,13 @@ function configSchema(env: Env = process.env) {
         /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
         socket: optional(text()),
         /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
-        group: optional(v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid')),
+        group: optional(groupSchema()),
+        /**
+         * Group whose members may operate (AT, USSD, SMS send/delete, balance with a code or replies), a name or a gid;
+         * the socket's group (`group`) may read only. Root and the daemon's own user always may. A group that does not
+         * exist leaves operating to those two (logged at start). See src/control/access.ts.
+         */
+        operateGroup: withDefault(groupSchema(), 'pulsa-bridge-ops'),
       }),
       () => ({}),
     ),
@@ -438,6 +444,11 @@ function configSchema(env: Env = process.env) {
       };
     }),
   );
+}
+
+/** A group by name or gid (control.group, control.operateGroup). */
+function groupSchema() {
+  return v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid');
 }
 
 /** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
