@@ -23,6 +23,7 @@ import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
+import { maskUrl } from './redact.js';
 import {
   adder,
   anyObject,
@@ -540,8 +541,23 @@ async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(body) as unknown;
   } catch (err) {
-    throw new ConfigError([`not valid JSON (${(err as Error).message})`], { file });
+    throw new ConfigError([`not valid JSON (${jsonErrorWithoutText((err as Error).message, body)})`], { file });
   }
+}
+
+/**
+ * A JSON.parse message without the text around the error (V8 quotes it, and it may be a secret): the kind of error
+ * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
+ * becomes `Unexpected token`.
+ */
+export function jsonErrorWithoutText(message: string, body: string): string {
+  const kind = message.replace(/,?\s*"[\s\S]*" is not valid JSON\s*$/, '').replace(/^"[\s\S]*" is not valid JSON\s*$/, 'not JSON').replace(/token '[\s\S]*?'/, 'token');
+  const at = /at position (\d+)/.exec(kind);
+  if (!at) return kind;
+  const before = body.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${kind.replace(/\s*\(?at position \d+\)?/, '').replace(/ in JSON$/, '')} at line ${line}, column ${column}`;
 }
 
 /**
@@ -601,20 +617,6 @@ export function simulatedWebhookProblem(cfg: Pick<Config, 'webhook' | 'modems'>,
 }
 
 const MASK = '********';
-
-/** `https://user:pass@host/p` -> `https://********:********@host/p`; anything else unchanged. */
-function maskUrl(value: string): string {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    return value;
-  }
-  if (!u.username && !u.password) return value;
-  if (u.username) u.username = MASK;
-  if (u.password) u.password = MASK;
-  return u.href.endsWith('/') && !value.trim().endsWith('/') ? u.href.slice(0, -1) : u.href;
-}
 
 /** The config with secrets masked (PIN, HMAC secret, header values, credentials in URLs), for `config check`. */
 export function maskSecrets(cfg: Config): unknown {

@@ -27,6 +27,7 @@ import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlError, ControlServer } from './control/server.js';
 import type { AccessPolicy } from './control/access.js';
+import { maskUrl } from './redact.js';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
 import { Forwarder } from './forward/forwarder.js';
@@ -294,7 +295,7 @@ export class Daemon {
     daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
-    logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
+    logger.info({ webhook: maskUrl(url), spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
     notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
     // The ping depends on real progress: this timer firing (event loop), the spool probe, modems and forwarder moving.
     daemon.stopWatchdog = notifier.startWatchdog(() => daemon.health.liveness());
@@ -468,7 +469,7 @@ export class Daemon {
     return {
       version: VERSION,
       startedAt: this.startedAt,
-      webhookUrl: this.url,
+      webhookUrl: maskUrl(this.url), // status.json, `status` and the metrics: never the credentials or query values
       modems: this.supervisors.map((s) => {
         const status = withSpooledCount(s.status());
         const balance = this.balanceWatch?.lastResult(status.name);
