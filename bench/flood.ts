@@ -6,11 +6,17 @@
  *
  *   node dist/bench/flood.js [--sec 60] [--sms-every-ms 5000] [--json]
  *
+ * Also printed: what identifying a peer costs (SO_PEERCRED through a short-lived perl, src/control/peer.ts), the wall
+ * time of `--lookups` lookups one after another on a real Unix socket.
  * Printed: RSS before, peak RSS (VmHWM) during the flood, RSS 10 s after the client left; the delay of the SMS
  * (injected on the modem -> POSTed to the webhook) during the flood; how the daemon answered the lines (ok, busy,
  * other errors) and how often it dropped the client. Figures only: nothing is asserted.
  */
-import { connect, type Socket } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { peerCredentials } from '../src/control/peer.js';
 import { startHarness } from './lean/harness.js';
 import { unitNodeFlags } from './lean/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
@@ -145,6 +151,32 @@ export async function runFlood(o: { sec: number; smsEveryMs: number; log: (l: st
   }
 }
 
+/** Wall time of `n` peer lookups one after another on one accepted connection. */
+export async function peerLookupCost(n: number): Promise<Summary | undefined> {
+  const dir = await mkdtemp(join(tmpdir(), 'pulsa-peer-'));
+  const path = join(dir, 's.sock');
+  const times: number[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const server = createServer(async (s) => {
+        for (let i = 0; i < n; i++) {
+          const t = performance.now();
+          const r = await peerCredentials(s);
+          if (!r.ok) return reject(new Error(r.error));
+          times.push(performance.now() - t);
+        }
+        s.destroy();
+        server.close();
+        resolve();
+      });
+      server.listen(path, () => connect(path).on('error', () => undefined));
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return times.length ? summarize(times) : undefined;
+}
+
 function mib(x: number | undefined): string {
   return x === undefined ? 'n/a' : `${x.toFixed(1)} MiB`;
 }
@@ -164,8 +196,11 @@ async function main(): Promise<void> {
     const i = process.argv.indexOf(name);
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
+  const lookups = await peerLookupCost(arg('--lookups', 20));
   const r = await runFlood({ sec: arg('--sec', 60), smsEveryMs: arg('--sms-every-ms', 5000), log: (l) => process.stderr.write(l) });
-  process.stdout.write(process.argv.includes('--json') ? JSON.stringify(r, null, 2) + '\n' : floodReport(r));
+  if (process.argv.includes('--json')) return void process.stdout.write(JSON.stringify({ ...r, peerLookupMs: lookups }, null, 2) + '\n');
+  process.stdout.write(floodReport(r));
+  if (lookups) process.stdout.write(`peer lookup (SO_PEERCRED through perl, once per connection): median ${lookups.median.toFixed(1)} ms, p95 ${lookups.p95.toFixed(1)} ms, max ${lookups.max.toFixed(1)} ms over ${lookups.n}\n`);
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {

@@ -551,7 +551,8 @@ async function readJson(file: string): Promise<unknown> {
  * becomes `Unexpected token`.
  */
 export function jsonErrorWithoutText(message: string, body: string): string {
-  const kind = message.replace(/,?\s*"[\s\S]*" is not valid JSON\s*$/, '').replace(/^"[\s\S]*" is not valid JSON\s*$/, 'not JSON').replace(/token '[\s\S]*?'/, 'token');
+  // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
+  const kind = /is not valid JSON\s*$/.test(message) ? (/^Unexpected token/.test(message) ? 'Unexpected token' : 'not JSON') : message;
   const at = /at position (\d+)/.exec(kind);
   if (!at) return kind;
   const before = body.slice(0, Number(at[1]));

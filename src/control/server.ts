@@ -310,7 +310,7 @@ export class ControlServer {
       const [limit, what] = c.requests === 0 || c.reserved ? [l.firstRequestMs, 'no request'] : c.subscriptions.size > 0 ? [l.subscribedIdleMs, 'idle'] : [l.idleMs, 'idle'];
       if (now - c.lastActivity > limit) {
         this.log.debug({ conn: c.id }, `control client ${c.id} (${c.who}): ${what} for ${limit} ms: closing the connection`);
-        this.dismiss(c, `${what} for ${Math.round(limit / 1000)} s`);
+        this.dismiss(c, `${what} for ${limit < 1000 ? `${limit} ms` : `${Math.round(limit / 1000)} s`}`);
       }
     }
   }
