@@ -8,6 +8,7 @@
  * for word (wrongType), so a user sees what earlier releases printed.
  */
 import * as v from 'valibot';
+import { maskUrl } from './redact.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -172,7 +173,7 @@ export function httpUrl() {
       try {
         url = new URL(s);
       } catch {
-        addIssue({ message: `expected a URL, got ${JSON.stringify(s)}` });
+        addIssue({ message: `expected a URL, got ${JSON.stringify(maskUrl(s))}` }); // credentials and query values masked
         return;
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') addIssue({ message: 'expected an http:// or https:// URL' });

@@ -24,6 +24,7 @@ import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
 import { VIRTUAL_QUIRKS } from './sim/virtual-modem-types.js';
+import { maskUrl } from './redact.js';
 import {
   adder,
   anyObject,
@@ -398,7 +399,13 @@ function configSchema(env: Env = process.env) {
         /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
         socket: optional(text()),
         /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
-        group: optional(v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid')),
+        group: optional(groupSchema()),
+        /**
+         * Group whose members may operate (AT, USSD, SMS send/delete, balance with a code or replies), a name or a gid;
+         * the socket's group (`group`) may read only. Root and the daemon's own user always may. A group that does not
+         * exist leaves operating to those two (logged at start). See src/control/access.ts.
+         */
+        operateGroup: withDefault(groupSchema(), 'pulsa-bridge-ops'),
       }),
       () => ({}),
     ),
@@ -470,6 +477,11 @@ function configSchema(env: Env = process.env) {
 export function isLoopbackListen(listen: string): boolean {
   const host = listen.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A group by name or gid (control.group, control.operateGroup). */
+function groupSchema() {
+  return v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid');
 }
 
 /** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
@@ -561,8 +573,24 @@ async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(body) as unknown;
   } catch (err) {
-    throw new ConfigError([`not valid JSON (${(err as Error).message})`], { file });
+    throw new ConfigError([`not valid JSON (${jsonErrorWithoutText((err as Error).message, body)})`], { file });
   }
+}
+
+/**
+ * A JSON.parse message without the text around the error (V8 quotes it, and it may be a secret): the kind of error
+ * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
+ * becomes `Unexpected token`.
+ */
+export function jsonErrorWithoutText(message: string, body: string): string {
+  // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
+  const kind = /is not valid JSON\s*$/.test(message) ? (/^Unexpected token/.test(message) ? 'Unexpected token' : 'not JSON') : message;
+  const at = /at position (\d+)/.exec(kind);
+  if (!at) return kind;
+  const before = body.slice(0, Number(at[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return `${kind.replace(/\s*\(?at position \d+\)?/, '').replace(/ in JSON$/, '')} at line ${line}, column ${column}`;
 }
 
 /**
@@ -622,20 +650,6 @@ export function simulatedWebhookProblem(cfg: Pick<Config, 'webhook' | 'modems'>,
 }
 
 const MASK = '********';
-
-/** `https://user:pass@host/p` -> `https://********:********@host/p`; anything else unchanged. */
-function maskUrl(value: string): string {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    return value;
-  }
-  if (!u.username && !u.password) return value;
-  if (u.username) u.username = MASK;
-  if (u.password) u.password = MASK;
-  return u.href.endsWith('/') && !value.trim().endsWith('/') ? u.href.slice(0, -1) : u.href;
-}
 
 /** The config with secrets masked (PIN, HMAC secret, header values, credentials in URLs), for `config check`. */
 export function maskSecrets(cfg: Config): unknown {

@@ -26,6 +26,8 @@ import { Dispatcher, ussdSessionsOn } from './control/dispatch.js';
 import type { UssdSessions } from './control/ussd-sessions.js';
 import type { EventMessage } from './control/protocol.js';
 import { ControlError, ControlServer } from './control/server.js';
+import type { AccessPolicy } from './control/access.js';
+import { maskUrl } from './redact.js';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
 import { Forwarder } from './forward/forwarder.js';
@@ -313,7 +315,7 @@ export class Daemon {
     daemon.startStatusFile();
     daemon.schedulePrune();
     const stats = await spool.stats();
-    logger.info({ webhook: url, spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
+    logger.info({ webhook: maskUrl(url), spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
     notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
     // The ping depends on real progress: this timer firing (event loop), the spool probe, modems and forwarder moving.
     daemon.stopWatchdog = notifier.startWatchdog(() => daemon.health.liveness());
@@ -362,8 +364,10 @@ export class Daemon {
     const { config, logger } = this.o;
     const path = config.control.socketPath;
     try {
-      const gid = config.control.group === undefined ? undefined : await groupId(config.control.group);
+      const gid = config.control.group === undefined ? undefined : await groupId(config.control.group).catch((err: unknown) => Promise.reject(new Error(`control.group: ${errorMessage(err)}`)));
+      const access = await this.accessPolicy();
       const dispatcher = new Dispatcher({
+        access,
         modems: config.modems.map((m, i) => {
           const s = this.supervisors[i]!;
           return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: this.ussdSessions.get(m.name)!, receiver: () => s.currentReceiver() };
@@ -380,6 +384,21 @@ export class Daemon {
     } catch (err) {
       logger.error({ err, path }, `control socket ${path} not opened: ${errorMessage(err)}; the CLI's diagnostics open the port directly (and find it busy) until the next start`);
     }
+  }
+
+  /** Who may operate through the control socket: root, this uid, and control.operateGroup when it exists. */
+  private async accessPolicy(): Promise<AccessPolicy> {
+    const { config, logger } = this.o;
+    const daemonUid = process.getuid?.() ?? -1;
+    const operateGroup = String(config.control.operateGroup);
+    let operateGid: number | undefined;
+    try {
+      operateGid = await groupId(config.control.operateGroup);
+    } catch (err) {
+      logger.warn({ operateGroup }, `control.operateGroup: ${errorMessage(err)}: only root and the daemon's user (uid ${daemonUid}) may operate (AT, USSD, SMS send/delete)`);
+    }
+    logger.info({ operateGroup, operateGid, daemonUid }, `control socket: reading for its group, operating for root, uid ${daemonUid}${operateGid === undefined ? '' : ` and group ${operateGroup} (gid ${operateGid})`}`);
+    return { daemonUid, operateGid, operateGroup };
   }
 
   /** Sends an event to the subscribed control clients (none when the socket is not open), and to the page's list. */
@@ -548,7 +567,7 @@ export class Daemon {
     return {
       version: VERSION,
       startedAt: this.startedAt,
-      webhookUrl: this.url,
+      webhookUrl: maskUrl(this.url), // status.json, `status` and the metrics: never the credentials or query values
       modems: this.supervisors.map((s) => {
         const status = withSpooledCount(s.status());
         const balance = this.balanceWatch?.lastResult(status.name);
@@ -601,6 +620,6 @@ async function groupId(group: string | number): Promise<number> {
   if (typeof group === 'number') return group;
   const line = (await readFile('/etc/group', 'utf8')).split('\n').find((l) => l.split(':')[0] === group);
   const gid = line === undefined ? NaN : Number(line.split(':')[2]);
-  if (!Number.isInteger(gid)) throw new Error(`control.group: no group named "${group}" in /etc/group`);
+  if (!Number.isInteger(gid)) throw new Error(`no group named "${group}" in /etc/group`);
   return gid;
 }

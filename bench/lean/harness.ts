@@ -39,6 +39,8 @@ export interface HarnessOptions {
 export interface Harness {
   pid: number;
   modems: VirtualModem[];
+  /** The daemon's control socket. */
+  socketPath: string;
   /** Injects one SMS on modem k; returns its PDU count. */
   inject(k: number, text: string): number;
   /** Resolves with the arrival time (performance.now()) of the message tagged `tag`. */
@@ -101,7 +103,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     const configPath = join(workDir, 'config.json');
     await writeFile(configPath, JSON.stringify(config, null, 2));
     const logPath = join(workDir, 'daemon.log');
-    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), BIN, 'run', '--config', configPath], logPath, { ...process.env, ...(o.env ?? {}) });
+    const { RUNTIME_DIRECTORY: _runtime, ...env } = process.env; // the socket goes beside the spool (socketPath)
+    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), BIN, 'run', '--config', configPath], logPath, { ...env, ...(o.env ?? {}) });
     cleanups.push(() => peer.stop());
 
     const arrival = (tag: string, timeoutMs: number) =>
@@ -138,6 +141,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     const h: Harness = {
       pid: peer.pid,
       modems,
+      socketPath: join(workDir, 'spool', 'control.sock'),
       inject: (k, text) => modems[k]!.injectSms({ from: SENDER, text }).pdus.length,
       arrival,
       simsEmpty,

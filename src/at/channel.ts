@@ -30,6 +30,7 @@
 import { EventEmitter } from 'node:events';
 import { AtCommandError, PortError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
+import { redactAtLine } from '../redact.js';
 import type { SerialCloseInfo, SerialLink } from '../serial/link.js';
 import { AtFramer } from './framer.js';
 import { NoiseReport } from './noise-report.js';
@@ -104,11 +105,10 @@ interface Collecting {
 const PRINTABLE = /^[\x20-\x7e]+$/;
 /** Commands whose answer is free text (manufacturer, model, revision, serial): its last line is never a result code. */
 const FREE_TEXT_ANSWER = /^AT(?:\+C?G(?:MI|MM|MR|SN)|I\d*)$/i;
-const SECRET_COMMAND = /^(AT\+(?:CPIN2?|CPWD|CLCK)=).+$/i;
 
 /** The command as it may appear in logs and messages (PINs and passwords hidden). */
 export function redactCommand(command: string): string {
-  return command.replace(SECRET_COMMAND, '$1[redacted]');
+  return redactAtLine(command);
 }
 
 /** True when an AT command failed because the port is closed or vanished (the modem layer reopens, not retries). */

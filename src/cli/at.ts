@@ -14,6 +14,7 @@ import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
 import { interactiveAt, type TerminalOps } from './terminal.js';
 import { UsageError } from './usage.js';
+import { safeJson, safeText } from '../terminal-text.js';
 
 export type AtOps = Pick<ModemOps, 'at'> & TerminalOps;
 
@@ -58,11 +59,12 @@ async function oneShot(io: Io, ops: AtOps, command: string, opts: TargetCliOptio
     printJson(io, { ...base, error: message, code: 'AT_ERROR' });
     throw new CommandFailed(message);
   }
-  io.out([...r.lines, r.final].join('\n') + '\n');
-  for (const u of r.urcs) io.out(`[urc] ${u}\n`);
+  // The modem's lines: one line each, control characters escaped (terminal-text.ts).
+  io.out([...r.lines, r.final].map((l) => safeText(l)).join('\n') + '\n');
+  for (const u of r.urcs) io.out(`[urc] ${safeText(u)}\n`);
   if (!r.ok) {
     const message = r.error ?? `${command} failed: ${r.final}`;
-    io.err(`error: ${message}\n`);
+    io.err(`error: ${safeText(message)}\n`);
     throw new CommandFailed(message);
   }
 }

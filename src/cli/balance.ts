@@ -16,6 +16,7 @@ import type { ModemOps } from '../control/ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import { UsageError } from './usage.js';
+import { safeText } from '../terminal-text.js';
 
 /** Opens a configured modem by name: through the daemon when it runs, else directly (the CLI's target resolution). */
 export type OpenOps = (config: Config, modem: string) => Promise<ModemOps>;
@@ -96,5 +97,5 @@ export function formatBalance(r: BalanceResult, today: string = localDate(new Da
   for (const reason of r.reasons) lines.push(`  warning: ${reason}`);
   if (r.reply) lines.push(`  reply (${r.code}): ${r.reply.replace(/\s*\n\s*/g, ' / ')}`);
   if (r.hint && r.state !== 'ok') lines.push(`  hint: ${r.hint}`);
-  return lines.join('\n') + '\n';
+  return safeText(lines.join('\n'), { multiline: true }) + '\n'; // replies and errors come from the network: escaped
 }

@@ -6,6 +6,7 @@
  */
 import type { listPorts } from '../serial/ports.js';
 import type { VirtualModem } from '../sim/virtual-modem.js';
+import { safeJson } from '../terminal-text.js';
 
 export interface Io {
   out: (text: string) => void;
@@ -32,5 +33,5 @@ export function configPath(given?: string): string {
 }
 
 export function printJson(io: Io, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2) + '\n');
+  io.out(safeJson(value, 2) + '\n'); // characters a terminal would act on are \u escapes
 }

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { BridgeError, ConfigError, errorMessage, UnsafePathError } from '../errors.js';
 import type { Io } from './io.js';
 import { UsageError } from './usage-error.js';
+import { safeText } from '../terminal-text.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, config: 78 } as const;
 
@@ -46,6 +47,11 @@ function isControlError(err: unknown): err is Error & { hint?: string } {
 
 /** Formats an error for the terminal: one line, plus the hint when there is one. */
 export function formatError(err: unknown): string {
+  // Messages may quote a modem, a network or a server: control characters escaped (terminal-text.ts).
+  return safeText(formatErrorText(err), { multiline: true });
+}
+
+function formatErrorText(err: unknown): string {
   if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
   if (err instanceof BridgeError || err instanceof UsageError || isControlError(err)) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   return `error: ${errorMessage(err)}\n`;

@@ -14,6 +14,7 @@ import type { SubmitPdu } from '../sms/submit.js';
 import { printJson, type Io } from './io.js';
 import { targetOptions, withModemOps, type TargetCliOptions } from './target.js';
 import { UsageError, wholeNumber } from './usage.js';
+import { safeJson, safeText } from '../terminal-text.js';
 
 export function modemCommands(io: Io): Command[] {
   return [infoCommand(io), smsCommand(io)];
@@ -27,7 +28,7 @@ function infoCommand(io: Io): Command {
       await withModemOps(io, opts, async (ops) => {
         const info = await ops.info();
         if (opts.json) return printJson(io, info);
-        io.out(formatInfo(info));
+        io.out(safeText(formatInfo(info), { multiline: true })); // the modem's own words: escaped
       });
     });
 }
@@ -100,9 +101,11 @@ function encodeOrRefuse(to: string, text: string): SubmitPdu[] {
   }
 }
 
+/** One stored SMS as the operator reads it: what the sender and the modem wrote has its control characters escaped. */
 function formatStored(d: StoredSmsView): string {
-  if (d.error) return `#${d.index} [${d.status}] undecodable: ${d.error}\n  pdu ${d.pdu}\n\n`;
-  return `#${d.index} [${d.status}] from ${d.sender} at ${d.time}${d.part ? ` (part ${d.part})` : ''}\n  ${d.text?.replace(/\n/g, '\n  ')}\n\n`;
+  const t = (v: unknown) => safeText(v);
+  if (d.error) return `#${t(d.index)} [${t(d.status)}] undecodable: ${t(d.error)}\n  pdu ${t(d.pdu)}\n\n`;
+  return `#${t(d.index)} [${t(d.status)}] from ${t(d.sender)} at ${t(d.time)}${d.part ? ` (part ${t(d.part)})` : ''}\n  ${safeText(d.text ?? '', { multiline: true }).replace(/\n/g, '\n  ')}\n\n`;
 }
 
 /** AT+CPMS memories in order: mem1 (read, delete), mem2 (write, send), mem3 (where new SMS are stored). */

@@ -20,6 +20,7 @@ import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { UsageError, wholeNumber } from './usage.js';
+import { safeJson, safeText } from '../terminal-text.js';
 
 interface SpoolCliOptions {
   spool?: string;
@@ -108,7 +109,7 @@ function withJsonError<A extends unknown[]>(io: Io, action: (...args: A) => Prom
       const cmd = args[args.length - 1] as Command; // commander passes the command last
       if (cmd.opts<SpoolCliOptions>().json) {
         const view = err instanceof BridgeError ? { error: err.message, code: err.code, ...(err.hint ? { hint: err.hint } : {}) } : { error: errorMessage(err) };
-        io.out(JSON.stringify(view, null, 2) + '\n');
+        printJson(io, view);
       }
       throw err;
     }
@@ -143,7 +144,7 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       if (opts.json) return json({ daemon, records: out });
       io.out(daemonLine(daemon));
       if (out.length === 0) return io.out(`nothing in ${wanted.join(', ')}\n`);
-      io.out(table([['ID', 'AREA', 'MODEM', 'SENDER', 'AGE', 'STATE', 'TEXT / LAST ERROR'], ...out.map((x) => summary(x.area, x.record))]));
+      io.out(table([['ID', 'AREA', 'MODEM', 'SENDER', 'AGE', 'STATE', 'TEXT / LAST ERROR'], ...out.map((x) => summary(x.area, x.record).map((cell) => safeText(cell)))]));
     }));
 
   withSpoolOptions(queue.command('show'))
@@ -156,9 +157,10 @@ export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise
       if (opts.json) return json(found);
       io.out(`area: ${found.area}\n`);
       for (const [k, v] of Object.entries(found.record)) {
-        if (k === 'text') io.out(`text:\n  ${String(v).replace(/\n/g, '\n  ')}\n`);
+        // Text from an SMS sender or a modem: control characters shown as escapes (terminal-text.ts).
+        if (k === 'text') io.out(`text:\n  ${safeText(String(v), { multiline: true }).replace(/\n/g, '\n  ')}\n`);
         else if (typeof v === 'string' && looksLikeIsoTime(v)) io.out(`${k}: ${localTime(v)}\n`); // one zone: local
-        else io.out(`${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
+        else io.out(`${safeText(k)}: ${typeof v === 'object' ? safeJson(v) : safeText(String(v))}\n`);
       }
     }));
 

@@ -11,6 +11,7 @@ import { ResellerClient, ResellerError } from '../reseller/client.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import { UsageError, wholeNumber } from './usage.js';
+import { safeText } from '../terminal-text.js';
 
 export function resellerClient(config: Config): ResellerClient {
   const r = config.reseller;
@@ -23,7 +24,8 @@ export function resellerClient(config: Config): ResellerClient {
 export function reportApiError(io: Io, err: unknown, json: boolean | undefined): never {
   if (!(err instanceof ResellerError)) throw err;
   if (json) printJson(io, { error: err.message, status: err.status ?? null, body: err.bodyStart ?? null });
-  else io.err(`error: ${err.message}\n${err.status === undefined ? '' : `  status: ${err.status}\n`}${err.bodyStart ? `  body: ${err.bodyStart}\n` : ''}`);
+  // The server's words: control characters escaped (terminal-text.ts).
+  else io.err(safeText(`error: ${err.message}\n${err.status === undefined ? '' : `  status: ${err.status}\n`}${err.bodyStart ? `  body: ${err.bodyStart}\n` : ''}`, { multiline: true }));
   throw new CommandFailed(err.message);
 }
 

@@ -19,6 +19,8 @@ import { CommandFailed } from './lifecycle.js';
 import { formatBalance } from './balance.js';
 import { configPath, printJson, type Io } from './io.js';
 import { spoolHolder, spoolFrom } from './queue.js';
+import { maskUrl } from '../redact.js';
+import { safeText } from '../terminal-text.js';
 
 export const STATUS_EXIT = { healthy: 0, unhealthy: 1, notRunning: 3, unknown: 4 } as const;
 
@@ -53,6 +55,8 @@ export function statusCommand(io: Io): Command {
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
+      // Modem states, errors, identities and balance replies come from modems and networks: escaped (terminal-text.ts).
+      const out = (text: string) => io.out(safeText(text, { multiline: true }));
       const dir = opts.spool ?? (await loadSpoolConfig(configPath(opts.config))).spool.dir;
       const daemon = await spoolHolder(dir);
       let running: StatusFile | undefined;
@@ -69,7 +73,7 @@ export function statusCommand(io: Io): Command {
       if (daemon.running === false && !existsSync(dir)) {
         // Never started here (or the spool was removed): nothing more to read.
         if (opts.json) printJson(io, { daemon, status: undefined, spool: null, health: null, exitCode: STATUS_EXIT.notRunning });
-        else io.out(`daemon: not running\nspool: no spool directory at ${dir}\n`);
+        else out(`daemon: not running\nspool: no spool directory at ${dir}\n`);
         throw new CommandFailed('status: not running', STATUS_EXIT.notRunning);
       }
       const spool = await spoolFrom({ spool: dir });
@@ -84,38 +88,38 @@ export function statusCommand(io: Io): Command {
         printJson(io, { daemon, status: running, note: staleNote, spool: stats, health: verdict ?? null, exitCode });
         return done();
       }
-      io.out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${localTime(daemon.startedAt)})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
-      if (staleNote) io.out(`note: ${staleNote}\n`);
+      out(daemon.running ? `daemon: running (pid ${daemon.pid}, since ${localTime(daemon.startedAt)})\n` : daemon.running === false ? 'daemon: not running\n' : `daemon: unknown (${daemon.error})\n`);
+      if (staleNote) out(`note: ${staleNote}\n`);
       if (running) {
-        io.out(`webhook: ${running.webhookUrl}\n`);
+        out(`webhook: ${maskUrl(running.webhookUrl)}\n`); // masked again: a status.json of an older daemon has it in clear
         const f = running.forwarder;
-        io.out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${localTime(f.nextWakeAt)}` : ''}\n`);
-        if (f.endpointDown) io.out(`  webhook failing since ${localTime(f.endpointDown.since)} (${f.endpointDown.lastError}); ${f.endpointDown.failures} failed request(s), next probe ${localTime(f.endpointDown.nextProbeAt)}\n`);
-        if (f.lastRetry) io.out(`  last not delivered: ${f.lastRetry.id} (${f.lastRetry.error}) at ${localTime(f.lastRetry.at)}, retry ${localTime(f.lastRetry.nextAttemptAt)}\n`);
+        out(`forwarder: ${f.delivered} delivered, ${f.retried} retried, ${f.dead} dead${f.inFlightId ? `, posting ${f.inFlightId}` : ''}${f.nextWakeAt ? `, next retry ${localTime(f.nextWakeAt)}` : ''}\n`);
+        if (f.endpointDown) out(`  webhook failing since ${localTime(f.endpointDown.since)} (${f.endpointDown.lastError}); ${f.endpointDown.failures} failed request(s), next probe ${localTime(f.endpointDown.nextProbeAt)}\n`);
+        if (f.lastRetry) out(`  last not delivered: ${f.lastRetry.id} (${f.lastRetry.error}) at ${localTime(f.lastRetry.at)}, retry ${localTime(f.lastRetry.nextAttemptAt)}\n`);
         if (f.unrecorded > 0) {
-          io.out(`  WARNING: ${f.unrecorded} delivery result(s) not yet written to the spool (disk full or read-only?): they are retried and not POSTed again\n  hint: check \`df -h\` and \`journalctl -u pulsa-bridge\` for the spool error\n`);
+          out(`  WARNING: ${f.unrecorded} delivery result(s) not yet written to the spool (disk full or read-only?): they are retried and not POSTed again\n  hint: check \`df -h\` and \`journalctl -u pulsa-bridge\` for the spool error\n`);
         }
         for (const m of running.modems) {
           const id = m.identity;
-          io.out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
-          if (m.lastError) io.out(`  last error: ${m.lastError}\n`);
-          if (m.hint) io.out(`  hint: ${m.hint}\n`);
+          out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
+          if (m.lastError) out(`  last error: ${m.lastError}\n`);
+          if (m.hint) out(`  hint: ${m.hint}\n`);
           if (m.signal || m.registration) {
             const sig = m.signal ? `signal ${m.signal.dbm ?? 'unknown'} dBm (${m.signal.bars}/5)` : 'signal not sampled yet';
             const reg = m.registration ? `registration ${m.registration.text}` : 'registration not sampled yet';
-            io.out(`  ${sig}, ${reg} (sampled ${localTime(m.signal?.sampledAt ?? m.registration?.sampledAt)})\n`);
+            out(`  ${sig}, ${reg} (sampled ${localTime(m.signal?.sampledAt ?? m.registration?.sampledAt)})\n`);
           }
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
-          if (r) io.out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
+          if (r) out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
           const memories = r?.storages ?? [];
-          if (memories.length > 0) io.out(`  SMS storage: ${memories.map((x) => `${x.storage} ${x.used}/${x.total}`).join(', ')} (checked ${localTime(memories.map((x) => x.checkedAt).sort().at(-1))})\n`);
-          if (m.balance) io.out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));
+          if (memories.length > 0) out(`  SMS storage: ${memories.map((x) => `${x.storage} ${x.used}/${x.total}`).join(', ')} (checked ${localTime(memories.map((x) => x.checkedAt).sort().at(-1))})\n`);
+          if (m.balance) out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));
         }
       }
-      io.out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);
-      if (stats.dead > 0) io.out('  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n');
-      if (verdict) io.out(verdict.healthy ? 'health: ok\n' : `health: UNHEALTHY\n${verdict.problems.map((p) => `  - ${p.message}\n`).join('')}`);
+      out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);
+      if (stats.dead > 0) out('  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n');
+      if (verdict) out(verdict.healthy ? 'health: ok\n' : `health: UNHEALTHY\n${verdict.problems.map((p) => `  - ${p.message}\n`).join('')}`);
       done();
     });
 }

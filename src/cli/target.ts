@@ -222,7 +222,7 @@ const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
 function asBridgeError(err: unknown): unknown {
   if (err instanceof RemoteError) {
     const data = err.data as { code?: unknown } | undefined;
-    const code = typeof data?.code === 'string' && BRIDGE_CODES.has(data.code) ? (data.code as ErrorCode) : err.code === 'timeout' ? 'AT_TIMEOUT' : err.code === 'modem_unavailable' ? 'PORT_CLOSED' : 'AT_ERROR';
+    const code = typeof data?.code === 'string' && BRIDGE_CODES.has(data.code) ? (data.code as ErrorCode) : err.code === 'timeout' ? 'AT_TIMEOUT' : err.code === 'modem_unavailable' ? 'PORT_CLOSED' : err.code === 'forbidden' ? 'PORT_PERMISSION' : 'AT_ERROR';
     return new BridgeError(code, err.message, { cause: err, ...(err.hint ? { hint: err.hint } : {}) });
   }
   if (err instanceof ControlClientError) {

@@ -14,6 +14,7 @@ import type { AtOutcome, ModemOps } from '../control/ops.js';
 import type { EventMessage } from '../control/protocol.js';
 import type { Io } from './io.js';
 import { formatError } from './lifecycle.js';
+import { safeJson, safeText } from '../terminal-text.js';
 
 export type TerminalOps = Pick<ModemOps, 'at' | 'onEvent'>;
 
@@ -34,7 +35,7 @@ export function terminalLine(typed: string): { line: string; note?: string } {
 
 /** How an outcome is shown: the modem's lines and final result, and the meaning of an error code. */
 export function formatOutcome(r: AtOutcome): string {
-  let out = [...r.lines, r.final].join('\n') + '\n';
+  let out = [...r.lines, r.final].map((l) => safeText(l)).join('\n') + '\n';
   if (!r.ok) {
     const explained = explainFinal(r.final);
     if (explained !== r.final) out += `note: ${explained}\n`;
@@ -68,7 +69,8 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
   /** readline closed: answers still queued when the input ended are printed after that; Node 24 throws on a prompt. */
   let ended = false;
   const off = await ops.onEvent((e) => {
-    const shown = formatEvent(e);
+    const event = formatEvent(e);
+    const shown = event === undefined ? undefined : safeText(event, { multiline: true });
     if (!shown) return;
     io.out(shown);
     if (e.event === 'closing') {

@@ -29,6 +29,7 @@ import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed, onStopSignal } from './lifecycle.js';
 import { reportApiError, resellerClient } from './reseller.js';
 import { UsageError, wholeNumber } from './usage.js';
+import { safeJson, safeText } from '../terminal-text.js';
 
 interface TransferOptions {
   config?: string;
@@ -109,7 +110,8 @@ function sameNumber(a: string | undefined, b: string | undefined): boolean {
 }
 
 async function testTransfer(io: Io, open: OpenOps, config: Config, opts: TransferOptions): Promise<void> {
-  const out = (s: string) => !opts.json && io.out(s + '\n');
+  // Replies, SMS and order bodies come from the network and the reseller: control characters escaped.
+  const out = (s: string) => !opts.json && io.out(safeText(s, { multiline: true }) + '\n');
   const from = opts.from ? modemByName(config, opts.from) : config.modems.length === 1 ? config.modems[0] : undefined;
   if (!from) throw new UsageError(opts.from ? `no modem named ${JSON.stringify(opts.from)} in the config` : 'which modem sends? several are configured', { hint: `pass --from with one of: ${config.modems.map((m) => m.name).join(', ')}` });
   const fromNumber = opts.fromNumber ?? from.number;
@@ -199,7 +201,7 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
       const centerNumber = pick(created, paths.centerNumber);
       if (!trx || !code) {
         const missing = [!trx ? `trx_id (looked at ${paths.trxId.join(', ')}; set reseller.orderPaths.trxId)` : '', !code ? `the USSD code (looked at ${paths.ussdCode.join(', ')}; set reseller.orderPaths.ussdCode)` : ''].filter(Boolean);
-        io.err(`error: the order response has no ${missing.join(' and no ')}\nraw response:\n${JSON.stringify(created, null, 2)}\n`);
+        io.err(`error: the order response has no ${missing.join(' and no ')}\nraw response:\n${safeJson(created, 2)}\n`);
         throw new CommandFailed('the order response could not be read; nothing was sent');
       }
       order = { trx_id: trx, ussd_code: code, center_number: centerNumber, statuses: [{ status: pick(created, paths.status) ?? '?', afterMs: Date.now() - t0 }] };

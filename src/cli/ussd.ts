@@ -17,6 +17,7 @@ import { ussdStatusLabel } from '../modem/ussd-session.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
+import { safeText } from '../terminal-text.js';
 
 export type UssdOps = Pick<ModemOps, 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
 
@@ -31,9 +32,9 @@ export function formatUssd(r: UssdOutcome): string {
   const head = `${r.releaseNotice !== undefined ? `(release notice first: ${r.releaseNotice})\n` : ''}[status ${r.status}: ${ussdStatusLabel(r.status)}${r.noReply ? ', no reply' : ''}]`;
   if (r.undecoded) {
     const dcs = r.dcs === undefined ? 'no dcs' : `dcs ${r.dcs} (0x${r.dcs.toString(16).padStart(2, '0')})`;
-    return `${head} undecoded, ${dcs}: shown as it came\n${r.text}\n`;
+    return `${head} undecoded, ${dcs}: shown as it came\n${safeText(r.text, { multiline: true })}\n`;
   }
-  return `${head}\n${r.text}\n`;
+  return `${head}\n${safeText(r.text, { multiline: true })}\n`;
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -6,9 +6,13 @@
  * Huawei's URC settings, the baud rate; and on the rule that an SMS leaves the SIM (CMGD) or is acknowledged (CNMA)
  * only after its record is durable. A command line that would change any of these, or reset or power off the modem,
  * is refused unless forced; after a forced one the daemon re-checks its settings and re-initialises what changed.
+ * Also refused unless forced: PIN, PUK and password entries and changes (AT+CPIN=, AT+CLCK with a password, AT+CPWD,
+ * AT+CSIM, the **04/**05 dial codes: wrong ones lock the SIM, bypassing the daemon's memory of rejected PINs),
+ * power-off and vendor resets, S-register changes that break the line framing (ATS3/S4/S5), and deregistration
+ * (AT+COPS=2). Every command of the line is checked, not only the first.
  *
  * The line is split the way a modem parses it (V.250): after `AT`, basic commands run together (`ATE0V1`, `AT&F`),
- * extended ones (`+CSQ`, `^CURC`, `$QCSIMSTAT`) are separated by `;`, and `D` (dial) takes the rest of the line.
+ * extended ones (`+CSQ`, `^CURC`, `$QCSIMSTAT`) are separated by `;`, and `D` (dial) runs to its `;`.
  * Queries (`AT+CNMI?`) and tests (`AT+CNMI=?`) never change anything and are always allowed.
  */
 
@@ -19,6 +23,8 @@ export interface AtGuardVerdict {
   refused: string[];
   /** The daemon must re-check its settings after this line runs (forced lines, and e.g. AT+CPIN=...). */
   recheck: boolean;
+  /** What the line dials or sends that can move credit (USSD codes, dial strings, AT+CUSD), for the info log. */
+  moves: string[];
   /** Set when the line is not an AT command at all (a hint for the operator). */
   notAt?: string;
 }
@@ -51,9 +57,18 @@ const REFUSED: readonly Rule[] = [
   { test: new RegExp(`^\\+(?:IPR|ICF|IFC)${SET}`), reason: 'changing the baud rate or framing cuts the daemon off the modem' },
   { test: new RegExp(`^\\^CURC${SET}`), reason: 'AT^CURC changes which unsolicited reports the modem sends' },
   { test: new RegExp(`^[+^$%](?:CRESET|CPOF|RESET|QPOWD|CPWROFF|SRESET)${SET}`), reason: 'resets or powers off the modem' },
+  // SIMCom AT+CPOWD=1, Quectel AT+QRST, Telit AT#REBOOT / AT#SHDN, Sierra AT!RESET, Cinterion AT^SMSO, Telit AT+TRB.
+  { test: new RegExp(`^(?:\\+(?:CPOWD|QRST|TRB)|#(?:REBOOT|SHDN)|!RESET|\\^SMSO)${SET}`), reason: 'resets or powers off the modem (vendor command)' },
+  { test: /^\+CPWD=(?!\?)/, reason: 'AT+CPWD changes a SIM password or PIN; a wrong old one counts towards locking the SIM' },
+  { test: /^\+CLCK=(?!\?$|"?[A-Z0-9]{2}"?,2$)/, reason: 'AT+CLCK locks or unlocks a SIM facility with a password; wrong ones lock the SIM (three wrong PINs ask for the PUK)' },
+  { test: /^\+CPIN2?=(?!\?)/, reason: 'AT+CPIN= enters a PIN or PUK bypassing the daemon\'s memory of rejected PINs; three wrong ones lock the SIM (the daemon enters the configured PIN itself)' },
+  { test: /^\+CSIM=(?!\?)/, reason: 'AT+CSIM sends raw commands to the SIM (PIN verification and changes included)' },
+  { test: /^D\*\*0(?:4|42|5|52)\*/, reason: 'a **04/**042/**05/**052 dial code changes or unblocks a PIN; wrong ones lock the SIM' },
+  { test: /^S[345]=\d*$/, reason: 'ATS3/ATS4/ATS5 change the line-ending and backspace characters; the daemon cannot frame answers any more (until a power cycle)' },
+  { test: /^\+COPS=2(?:,|$)/, reason: 'AT+COPS=2 deregisters from the network; no SMS arrives until it registers again' },
 ];
 
-const RECHECK: readonly RegExp[] = [new RegExp(`^\\+CPIN${SET}`), new RegExp(`^\\+COPS${SET}`), new RegExp(`^\\+CLCK${SET}`)];
+const RECHECK: readonly RegExp[] = [new RegExp(`^\\+CPIN2?${SET}`), new RegExp(`^\\+COPS${SET}`), new RegExp(`^\\+CLCK${SET}`), new RegExp(`^\\+CPWD${SET}`)];
 
 /** Splits an AT command line into its commands (upper-cased, without `AT`). */
 export function splitAtLine(line: string): string[] | undefined {
@@ -69,8 +84,12 @@ export function splitAtLine(line: string): string[] | undefined {
       continue;
     }
     if (c === 'D' || c === 'd') {
-      out.push(body.slice(i).toUpperCase()); // dial takes the rest of the line (`D*888#;`)
-      break;
+      // The dial string runs to its `;` (kept: `D*888#;`), after which a modem reads further commands (V.250 6.3.1).
+      const end = body.indexOf(';', i);
+      out.push(body.slice(i, end < 0 ? body.length : end + 1).toUpperCase());
+      if (end < 0) break;
+      i = end + 1;
+      continue;
     }
     if ('+^$%*#!'.includes(c)) {
       // extended command: up to the next ';' outside quotes
@@ -118,14 +137,31 @@ export function checkAtLine(line: string): AtGuardVerdict {
       commands: [],
       refused: [],
       recheck: false,
+      moves: [],
       notAt: t.length === 0 ? 'empty command' : `"${t}" does not start with AT; did you mean "${suggest(t)}"?`,
     };
   }
   const refused: string[] = [];
+  const moves: string[] = [];
   let recheck = false;
   for (const c of commands) {
     for (const r of REFUSED) if (r.test.test(c)) refused.push(r.reason);
     if (RECHECK.some((r) => r.test(c))) recheck = true;
+    const move = movesCredit(c);
+    if (move) moves.push(move);
   }
-  return { commands, refused: [...new Set(refused)], recheck: recheck || refused.length > 0 };
+  return { commands, refused: [...new Set(refused)], recheck: recheck || refused.length > 0, moves };
+}
+
+/**
+ * What a command of the line dials or sends that can move credit or change the SIM (a USSD code, a dial string, a
+ * message sent or written); undefined for the rest.
+ */
+function movesCredit(c: string): string | undefined {
+  if (/^D/.test(c)) return `dials ${c.slice(1).replace(/;$/, '')}`;
+  if (/^\+CUSD=/.test(c) && !/^\+CUSD=\?$/.test(c)) return `USSD AT${c}`;
+  if (/^\+(?:CMGS|CMSS|CMGW)=/.test(c) && !/=\?$/.test(c)) return `sends or stores an SMS (AT${c})`;
+  if (/^\+(?:CPIN2?|CPWD|CLCK|CSIM)=/.test(c) && !/=\?$/.test(c) && !/^\+CLCK="?[A-Z0-9]{2}"?,2$/.test(c)) return `changes the SIM's PIN or locks (AT${c})`;
+  if (/^\+COPS=/.test(c) && !/=\?$/.test(c)) return `changes the network registration (AT${c})`;
+  return undefined;
 }

@@ -14,7 +14,7 @@ import { connect, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
 import { PROTOCOL_VERSION, type ErrorCode, type EventMessage, type Reply, type Request } from './protocol.js';
 
-export type ClientErrorCode = 'no_daemon' | 'permission' | 'io' | 'disconnected' | 'timeout' | 'protocol';
+export type ClientErrorCode = 'no_daemon' | 'permission' | 'io' | 'disconnected' | 'timeout' | 'protocol' | 'busy';
 
 export class ControlClientError extends Error {
   override readonly name = 'ControlClientError';
@@ -55,12 +55,16 @@ export class ControlClient {
   private readonly pending = new Map<number, Pending>();
   private readonly listeners = new Set<(e: EventMessage) => void>();
   private closedErr: ControlClientError | undefined;
+  /** Why the daemon said it closes this connection (its `closing` event), for the error pending requests get. */
+  private closingReason: string | undefined;
 
   private constructor(private readonly socket: Socket) {
     const parser = socket.pipe(new ReadlineParser({ delimiter: '\n', encoding: 'utf8' }));
     parser.on('data', (line: string) => this.onLine(line));
     socket.on('error', () => undefined); // 'close' follows and fails what is pending
-    socket.on('close', () => this.failAll(new ControlClientError('disconnected', 'the daemon closed the control connection')));
+    socket.on('close', () =>
+      this.failAll(new ControlClientError('disconnected', `the daemon closed the control connection${this.closingReason ? `: ${this.closingReason}` : ''}`)),
+    );
   }
 
   static connect(path: string, timeoutMs = 2000): Promise<ControlClient> {
@@ -80,7 +84,11 @@ export class ControlClient {
         if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new ControlClientError('no_daemon', `no daemon at ${path}`));
         else if (err.code === 'EACCES' || err.code === 'EPERM') {
           reject(
-            new ControlClientError('permission', `permission denied on the control socket ${path}`, 'operators must be in the service\'s group: sudo usermod -aG pulsa-bridge $USER, then log in again'),
+            new ControlClientError(
+              'permission',
+              `permission denied on the control socket ${path}`,
+              'reading needs the socket\'s group (control.group, pulsa-bridge), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG pulsa-bridge $USER, then log in again',
+            ),
           );
         } else reject(new ControlClientError('io', `cannot connect to ${path}: ${err.message}`));
       });
@@ -125,13 +133,17 @@ export class ControlClient {
       return;
     }
     if ('event' in msg) {
+      if (msg.event === 'closing') this.closingReason = String((msg.data as { reason?: unknown } | null)?.reason ?? '') || undefined;
       for (const l of this.listeners) l(msg);
       return;
     }
     const p = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
     if (!p) {
-      // A reply without a request we know of: an error about an unframeable line (id null). Fail everything pending.
-      if (!msg.ok) this.failAll(new ControlClientError('protocol', `the daemon refused a request: ${msg.error.message}`));
+      // A reply without a request we know of: an error about an unframeable line, or the socket being full (id null).
+      if (!msg.ok) {
+        if (msg.error.code === 'busy') this.failAll(new ControlClientError('busy', msg.error.message, msg.error.hint));
+        else this.failAll(new ControlClientError('protocol', `the daemon refused a request: ${msg.error.message}`));
+      }
       return;
     }
     this.pending.delete(msg.id as number);

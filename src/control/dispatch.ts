@@ -38,7 +38,9 @@ import type { Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
 import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../modem/scheduler.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
+import { refusal, type AccessPolicy } from './access.js';
 import { checkAtLine } from './at-guard.js';
+import { redactAtLine } from '../redact.js';
 import type { AtOutcome, UssdOutcome } from './ops.js';
 import { PROTOCOL_VERSION, type EventMessage, type Request } from './protocol.js';
 import { ControlError, type ControlConnection, type ControlHandler } from './server.js';
@@ -83,7 +85,14 @@ export interface DispatcherOptions {
   publish?: (event: EventMessage) => void;
   /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
   balance?: (modem: string, code: string | undefined, replies: readonly string[] | undefined) => Promise<unknown>;
+  /** Who may operate (access.ts): checked before anything else. */
+  access: AccessPolicy;
+  /** Requests queued or running on one modem at once, from all connections (default 8); beyond: `busy`. */
+  maxPerModem?: number;
 }
+
+/** Requests that queue work on a modem (and count towards maxPerModem). */
+const MODEM_OPS: ReadonlySet<Request['op']> = new Set(['info', 'sms.list', 'sms.read', 'sms.delete', 'sms.send', 'at', 'ussd.open', 'ussd.reply', 'ussd.cancel', 'balance']);
 
 type Target = { readonly modem: Modem; readonly channel: AtChannel };
 
@@ -118,12 +127,33 @@ export class Dispatcher {
     }
   }
 
+  /** Requests queued or running per modem name. */
+  private readonly queued = new Map<string, number>();
+
   /** The ControlServer's handler. */
   readonly handle: ControlHandler = async (req, conn, signal) => {
+    const refused = refusal(req, conn.peer, this.o.access);
+    if (refused) {
+      this.log.warn({ conn: conn.id, op: req.op, ...(conn.peer.ok ? { peerUid: conn.peer.peer.uid, peerPid: conn.peer.peer.pid } : {}) }, `control: ${req.op} from ${conn.who} refused: ${refused.message}`);
+      throw new ControlError('forbidden', refused.message, refused.hint);
+    }
+    let counted: string | undefined;
     try {
+      if (MODEM_OPS.has(req.op)) {
+        const m = this.modemOf(req);
+        const max = this.o.maxPerModem ?? 8;
+        const n = this.queued.get(m.name) ?? 0;
+        if (n >= max) {
+          throw new ControlError('busy', `busy: ${n} operator requests are already queued or running on ${m.name}`, 'wait for them to finish, then try again', { modem: m.name, queued: n });
+        }
+        this.queued.set(m.name, n + 1);
+        counted = m.name;
+      }
       return await this.dispatch(req, conn, signal);
     } catch (err) {
       throw toControlError(err);
+    } finally {
+      if (counted !== undefined) this.queued.set(counted, (this.queued.get(counted) ?? 1) - 1);
     }
   };
 
@@ -176,7 +206,7 @@ export class Dispatcher {
         const m = this.modemOf(req);
         if (!m.receiver) {
           const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => deleteSlot(target.modem, req.index));
-          this.log.info({ modem: m.name, index: req.index, deleted: r.deleted, client: conn.client }, `operator: sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`);
+          this.log.info({ modem: m.name, index: req.index, deleted: r.deleted, peer: conn.who, client: conn.client }, `operator (${conn.who}): sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`);
           return r;
         }
         const receiver = m.receiver;
@@ -186,9 +216,9 @@ export class Dispatcher {
           return running.operatorDelete(req.index, target.modem);
         });
         const { summary, ...fields } = r;
-        const line = `operator: sms delete ${req.index} on ${m.name}: ${summary}`;
-        if ('warning' in r && r.warning) this.log.warn({ modem: m.name, ...fields, client: conn.client }, line);
-        else this.log.info({ modem: m.name, ...fields, client: conn.client }, line);
+        const line = `operator (${conn.who}): sms delete ${req.index} on ${m.name}: ${summary}`;
+        if ('warning' in r && r.warning) this.log.warn({ modem: m.name, ...fields, peer: conn.who, client: conn.client }, line);
+        else this.log.info({ modem: m.name, ...fields, peer: conn.who, client: conn.client }, line);
         return r;
       }
       case 'sms.send': {
@@ -200,7 +230,7 @@ export class Dispatcher {
           const [ref] = await this.operator(m, `sms send part ${i + 1}/${pdus.length}`, signal, ({ target }) => target.modem.sendSms(req.to, [part]));
           references.push(ref ?? -1);
         }
-        this.log.info({ modem: m.name, to: req.to, parts: pdus.length, client: conn.client }, `operator: SMS sent to ${req.to} on ${m.name}`);
+        this.log.info({ modem: m.name, to: req.to, parts: pdus.length, peer: conn.who, client: conn.client }, `operator (${conn.who}): SMS sent to ${req.to} on ${m.name} (${pdus.length} part(s))`);
         return { parts: pdus.length, references };
       }
       case 'at':
@@ -216,7 +246,11 @@ export class Dispatcher {
         if (open) {
           throw new ControlError('busy', `busy, session opened by ${open.owner.label} at ${open.openedAt}`, 'one USSD session per modem: check the balance when it has ended', { owner: open.owner.label, openedAt: open.openedAt });
         }
-        this.log.info({ modem: m.name, client: conn.client }, `operator: balance check on ${m.name}`);
+        if (req.code !== undefined || req.replies !== undefined) {
+          // Not a plain balance check: a code and menu answers of the caller's can move credit (a transfer menu).
+          const steps = [req.code ?? '(the configured code)', ...(req.replies ?? []).map((r) => JSON.stringify(r))].join(' then ');
+          this.log.info({ modem: m.name, code: req.code, replies: req.replies, peer: conn.who, client: conn.client }, `operator (${conn.who}): USSD ${steps} on ${m.name}, asked as a balance request with the caller's code or replies`);
+        } else this.log.info({ modem: m.name, peer: conn.who, client: conn.client }, `operator (${conn.who}): balance check on ${m.name} (the configured code)`);
         return this.o.balance(m.name, req.code, req.replies);
       }
     }
@@ -225,7 +259,7 @@ export class Dispatcher {
   private async ussd(req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>, conn: ControlConnection, signal: AbortSignal): Promise<UssdOutcome | { cancelled: true }> {
     const m = this.modemOf(req);
     const sessions = this.sessions.get(m.name)!;
-    const owner: UssdOwner = { id: `conn-${conn.id}`, label: `${conn.client ?? 'a control client'} (connection ${conn.id})` };
+    const owner: UssdOwner = { id: `conn-${conn.id}`, label: `${conn.client ?? 'a control client'} (${conn.peer.ok ? `uid ${conn.peer.peer.uid}, ` : ''}connection ${conn.id})` };
     if (!this.releasing.has(conn)) {
       this.releasing.add(conn);
       // A client that goes away mid-menu must not leave it open: the next dial would be taken as its answer.
@@ -239,6 +273,7 @@ export class Dispatcher {
     }
     const o = { signal, ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}) };
     const outcome = req.op === 'ussd.open' ? await sessions.open(owner, req.code, o) : await sessions.reply(owner, req.text, o);
+    this.log.info({ modem: m.name, request: req.op === 'ussd.open' ? req.code : req.text, status: outcome.status, peer: conn.who }, `operator (${conn.who}): USSD ${req.op === 'ussd.open' ? req.code : `answer ${JSON.stringify(req.text)}`} on ${m.name}: status ${outcome.status}`);
     this.o.publish?.({ v: PROTOCOL_VERSION, event: 'ussd', modem: m.name, id: req.id, data: { owner: owner.label, request: req.op === 'ussd.open' ? req.code : req.text, ...outcome } });
     return outcome;
   }
@@ -257,9 +292,11 @@ export class Dispatcher {
       ...(req.body !== undefined ? { body: req.body } : {}),
       ...(req.cancelPrompt ? { cancelPrompt: true } : {}),
     };
-    const outcome = await this.operator(m, `AT ${req.command}`, signal, ({ target }) => runRawAt(target.channel, req.command, options));
+    const shown = redactAtLine(req.command);
+    if (verdict.moves.length > 0) this.log.info({ modem: m.name, command: shown, moves: verdict.moves.map(redactAtLine), peer: conn.who, force: req.force === true }, `operator (${conn.who}): ${shown} on ${m.name}: ${verdict.moves.map(redactAtLine).join('; ')}`);
+    const outcome = await this.operator(m, `AT ${shown}`, signal, ({ target }) => runRawAt(target.channel, req.command, options));
     if (verdict.recheck) {
-      this.log.warn({ modem: m.name, command: req.command, client: conn.client }, `operator: ${req.command} may have changed what the daemon relies on: re-initialising ${m.name}`);
+      this.log.warn({ modem: m.name, command: shown, peer: conn.who, client: conn.client }, `operator (${conn.who}): ${shown} may have changed what the daemon relies on: re-initialising ${m.name}`);
       // Not tied to the client's signal: once the line ran, the modem must be put back whatever the client does.
       void m.scheduler
         .exclusive('re-init after an operator AT command', ({ target }) => target.modem.init())

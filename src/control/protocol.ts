@@ -28,7 +28,8 @@ export type ErrorCode =
   | 'version' // a protocol version this daemon does not speak
   | 'unknown_modem'
   | 'modem_unavailable' // disconnected, initialising, SIM not ready
-  | 'busy' // a USSD session held by another client
+  | 'busy' // a USSD session held by another client; too many requests in flight (connection, modem); the socket full
+  | 'forbidden' // the operating level is needed (control.operateGroup) and the peer does not have it
   | 'refused' // a raw AT command that would break the daemon's state, without force
   | 'timeout'
   | 'modem_error' // ERROR / +CME / +CMS from the modem

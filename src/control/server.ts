@@ -13,11 +13,27 @@
  * - A client that disconnects aborts the AbortSignal of its requests in flight and runs its onClose callbacks (the
  *   dispatcher cancels its USSD session there). A client that stops reading cannot make the daemon buffer without
  *   bound: past MAX_BUFFERED bytes waiting for it, its connection is closed. Nothing here ever waits for a client.
+ *
+ * Bounds (ControlLimits; a local user must not be able to exhaust the daemon's memory or lock operators out):
+ * - at most `maxInflight` requests in flight per connection (queued on a modem or running); a request beyond that is
+ *   answered `busy` at once, and a client that goes on sending `maxBusyInARow` requests past `busy` is disconnected;
+ * - at most `maxConnections` connections, plus `reservedConnections` on which only `hello` and `status` are answered
+ *   (everything else `busy`, saying the socket is full), so the CLI can still learn what is going on; beyond those a
+ *   connection gets one `busy` line and is closed;
+ * - at most `maxPerUid` connections per peer uid (root and the daemon's own uid excepted), counted once the peer is
+ *   known (at its first request);
+ * - the first request within `firstRequestMs`, a request line complete within `lineMs` of its first byte, and no
+ *   connection idle (nothing in flight) longer than `idleMs` (`subscribedIdleMs` when it subscribed to events):
+ *   otherwise a `closing` event saying why, and the connection is closed.
+ * Every request is logged at info with the peer's uid and pid (SO_PEERCRED, peer.ts; never the name the client gives)
+ * and the request's redacted arguments; what can move credit or change the SIM is named (access.ts describeRequest).
  */
 import { chmod, chown, rename, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { Logger } from '../log.js';
+import { describeRequest, type PeerState } from './access.js';
+import { peerCredentials } from './peer.js';
 import {
   encodeLine,
   errorReply,
@@ -30,8 +46,32 @@ import {
   type Request,
 } from './protocol.js';
 
-/** Bytes queued for a client that does not read before it is disconnected. */
-const MAX_BUFFERED = 1024 * 1024;
+export interface ControlLimits {
+  maxConnections: number;
+  reservedConnections: number;
+  maxPerUid: number;
+  maxInflight: number;
+  maxBusyInARow: number;
+  firstRequestMs: number;
+  lineMs: number;
+  idleMs: number;
+  subscribedIdleMs: number;
+  /** Bytes queued for a client that does not read before it is disconnected. */
+  maxBuffered: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<ControlLimits> = Object.freeze({
+  maxConnections: 32,
+  reservedConnections: 2,
+  maxPerUid: 8,
+  maxInflight: 4,
+  maxBusyInARow: 32,
+  firstRequestMs: 10_000,
+  lineMs: 10_000,
+  idleMs: 120_000,
+  subscribedIdleMs: 30 * 60_000,
+  maxBuffered: 1024 * 1024,
+});
 
 export class ControlError extends Error {
   override readonly name = 'ControlError';
@@ -50,6 +90,10 @@ export interface ControlConnection {
   readonly openedAt: string;
   /** What the client said it is in `hello` (e.g. "pulsa-bridge ussd"), for "busy, session opened by ...". */
   client: string | undefined;
+  /** Who is connected (SO_PEERCRED), known before any request reaches the handler; `ok: false` says why not. */
+  readonly peer: PeerState;
+  /** "uid 1000 pid 4242" (or why the peer is unknown): what the log and `busy` messages name. */
+  readonly who: string;
   readonly subscriptions: Set<string>;
   readonly closed: boolean;
   send(event: EventMessage): void;
@@ -66,27 +110,62 @@ export interface ControlServerOptions {
   mode?: number;
   /** Group id to own the socket (default: the daemon's own group). */
   gid?: number;
-  maxConnections?: number;
+  /** See the header; defaults DEFAULT_LIMITS. */
+  limits?: Partial<ControlLimits>;
+  /** Who is on the other end (default: SO_PEERCRED through perl, peer.ts). */
+  identify?: (socket: Socket) => Promise<PeerState>;
+  /** Milliseconds clock (default Date.now). */
+  now?: () => number;
+}
+
+function describePeer(peer: PeerState): string {
+  return peer.ok ? `uid ${peer.peer.uid} pid ${peer.peer.pid}` : `unknown peer (${peer.error})`;
 }
 
 class Connection implements ControlConnection {
   readonly openedAt = new Date().toISOString();
   client: string | undefined;
+  peer: PeerState = { ok: false, error: 'not identified yet' };
+  private identifying: Promise<PeerState> | undefined;
   readonly subscriptions = new Set<string>();
   closed = false;
   readonly inflight = new Set<AbortController>();
   private readonly closeFns: Array<() => void> = [];
+  /** Requests received (any line), busy answers in a row, when the last activity was, when the partial line began. */
+  requests = 0;
+  busyInARow = 0;
+  busyLogged = false;
+  uidChecked = false;
+  lastActivity: number;
+  partialSince: number | undefined;
 
   constructor(
     readonly id: number,
-    private readonly socket: Socket,
+    readonly socket: Socket,
     private readonly log: Logger,
-  ) {}
+    private readonly maxBuffered: number,
+    /** On the reserved slots: only hello and status are answered. */
+    readonly reserved: boolean,
+    now: number,
+  ) {
+    this.lastActivity = now;
+  }
+
+  get who(): string {
+    return describePeer(this.peer);
+  }
+
+  identify(fn: (socket: Socket) => Promise<PeerState>): Promise<PeerState> {
+    this.identifying ??= fn(this.socket)
+      .catch((err: unknown): PeerState => ({ ok: false, error: (err as Error)?.message ?? String(err) }))
+      .then((p) => (this.peer = p));
+    return this.identifying;
+  }
 
   write(message: Reply | EventMessage): void {
     if (this.closed || this.socket.destroyed) return;
-    if (this.socket.writableLength > MAX_BUFFERED) {
-      this.log.warn({ conn: this.id }, `control client ${this.id} stopped reading (${this.socket.writableLength} bytes waiting): disconnecting it`);
+    if (this.socket.writableLength > this.maxBuffered) {
+      this.log.warn({ conn: this.id, peerUid: this.peer.ok ? this.peer.peer.uid : undefined }, `control client ${this.id} (${this.who}) stopped reading (${this.socket.writableLength} bytes waiting): disconnecting it`);
       this.socket.destroy();
       return;
     }
@@ -102,7 +181,7 @@ class Connection implements ControlConnection {
     else this.closeFns.push(fn);
   }
 
-  /** Ends the connection (the daemon is stopping): what was written is flushed first, then the socket goes. */
+  /** Ends the connection: what was written is flushed first, then the socket goes. */
   end(): void {
     this.socket.end();
     setTimeout(() => this.socket.destroy(), 200).unref();
@@ -127,9 +206,17 @@ export class ControlServer {
   private readonly conns = new Set<Connection>();
   private nextId = 1;
   private readonly log: Logger;
+  private readonly limits: ControlLimits;
+  private readonly now: () => number;
+  private readonly identify: (socket: Socket) => Promise<PeerState>;
+  private readonly daemonUid = process.getuid?.() ?? -1;
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: ControlServerOptions) {
     this.log = o.logger;
+    this.limits = { ...DEFAULT_LIMITS, ...(o.limits ?? {}) };
+    this.now = o.now ?? Date.now;
+    this.identify = o.identify ?? ((socket) => peerCredentials(socket));
   }
 
   get connections(): readonly ControlConnection[] {
@@ -141,7 +228,8 @@ export class ControlServer {
     const tmp = `${this.o.path}.${process.pid}.tmp`;
     await rm(tmp, { force: true });
     const server = createServer((socket) => this.accept(socket));
-    server.maxConnections = this.o.maxConnections ?? 32;
+    // A backstop only: up to here a connection past the limits still gets its `busy` line (accept()).
+    server.maxConnections = this.limits.maxConnections + this.limits.reservedConnections + 16;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(tmp, () => {
@@ -160,6 +248,10 @@ export class ControlServer {
       throw err;
     }
     this.server = server;
+    const l = this.limits;
+    const tick = Math.max(20, Math.min(1000, l.firstRequestMs / 4, l.lineMs / 4, l.idleMs / 4));
+    this.sweeper = setInterval(() => this.sweep(), tick);
+    this.sweeper.unref();
     this.log.info({ path: this.o.path }, `control socket listening at ${this.o.path}`);
   }
 
@@ -171,6 +263,7 @@ export class ControlServer {
   async close(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    if (this.sweeper) clearInterval(this.sweeper);
     const closing = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const c of this.conns) {
       c.send({ v: 1, event: 'closing', data: { reason: 'the daemon is stopping' } });
@@ -196,15 +289,57 @@ export class ControlServer {
     await rm(this.o.path, { force: true }); // stale file of a daemon that died, or nothing
   }
 
+  /** Closes a connection for a reason the client is told (a `closing` event, or an error line before any request). */
+  private dismiss(conn: Connection, reason: string, asError = false): void {
+    if (asError) conn.write(errorReply(null, { code: 'busy', message: reason, hint: 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket' }));
+    else conn.send({ v: 1, event: 'closing', data: { reason } });
+    conn.end();
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    const l = this.limits;
+    for (const c of this.conns) {
+      if (c.closed) continue;
+      if (c.partialSince !== undefined && now - c.partialSince > l.lineMs) {
+        this.log.info({ conn: c.id }, `control client ${c.id} (${c.who}): a request line did not end within ${l.lineMs} ms: closing the connection`);
+        this.dismiss(c, `a request line did not end within ${l.lineMs} ms`);
+        continue;
+      }
+      if (c.inflight.size > 0) continue;
+      const [limit, what] = c.requests === 0 || c.reserved ? [l.firstRequestMs, 'no request'] : c.subscriptions.size > 0 ? [l.subscribedIdleMs, 'idle'] : [l.idleMs, 'idle'];
+      if (now - c.lastActivity > limit) {
+        this.log.debug({ conn: c.id }, `control client ${c.id} (${c.who}): ${what} for ${limit} ms: closing the connection`);
+        this.dismiss(c, `${what} for ${limit < 1000 ? `${limit} ms` : `${Math.round(limit / 1000)} s`}`);
+      }
+    }
+  }
+
   private accept(socket: Socket): void {
-    const conn = new Connection(this.nextId++, socket, this.log);
+    const l = this.limits;
+    const open = [...this.conns].filter((c) => !c.closed).length;
+    const reserved = open >= l.maxConnections;
+    const conn = new Connection(this.nextId++, socket, this.log, l.maxBuffered, reserved, this.now());
     this.conns.add(conn);
-    this.log.debug({ conn: conn.id }, 'control client connected');
+    socket.on('error', (err) => this.log.debug({ err, conn: conn.id }, 'control client socket error (it went away)'));
+    socket.on('close', () => {
+      this.conns.delete(conn);
+      conn.markClosed();
+      this.log.debug({ conn: conn.id }, 'control client disconnected');
+    });
+    if (open >= l.maxConnections + l.reservedConnections) {
+      this.log.warn({ conn: conn.id }, `control socket full (${open} connections): refusing connection ${conn.id}`);
+      this.dismiss(conn, `the daemon's control socket is full (${open} connections open)`, true);
+      return;
+    }
+    this.log.debug({ conn: conn.id, reserved }, 'control client connected');
     let pending = 0; // bytes since the last newline, counted before the line parser buffers them
     const parser = new ReadlineParser({ delimiter: '\n', encoding: 'utf8' });
     socket.on('data', (chunk: Buffer) => {
       const nl = chunk.lastIndexOf(0x0a);
       pending = nl < 0 ? pending + chunk.length : chunk.length - nl - 1;
+      if (pending === 0) conn.partialSince = undefined;
+      else if (nl >= 0 || conn.partialSince === undefined) conn.partialSince = this.now();
       if (pending > MAX_LINE_BYTES) {
         conn.write(errorReply(null, { code: 'too_large', message: `request longer than ${MAX_LINE_BYTES} bytes; closing the connection` }));
         socket.end();
@@ -214,25 +349,58 @@ export class ControlServer {
       parser.write(chunk);
     });
     parser.on('data', (line: string) => void this.onLine(conn, line.replace(/\r$/, '')));
-    socket.on('error', (err) => this.log.debug({ err, conn: conn.id }, 'control client socket error (it went away)'));
-    socket.on('close', () => {
-      this.conns.delete(conn);
-      conn.markClosed();
-      this.log.debug({ conn: conn.id }, 'control client disconnected');
-    });
+  }
+
+  private busy(conn: Connection, req: Request, message: string, hint: string): void {
+    conn.busyInARow++;
+    conn.write(errorReply(req.id, { code: 'busy', message, hint }));
+    if (!conn.busyLogged) {
+      conn.busyLogged = true;
+      this.log.warn({ conn: conn.id }, `control client ${conn.id} (${conn.who}): ${message}`);
+    }
+    if (conn.busyInARow >= this.limits.maxBusyInARow) {
+      this.log.warn({ conn: conn.id }, `control client ${conn.id} (${conn.who}) went on sending past busy (${conn.busyInARow} requests refused in a row): disconnecting it`);
+      conn.socket.destroy();
+    }
   }
 
   private async onLine(conn: Connection, line: string): Promise<void> {
-    if (line.trim() === '') return;
+    if (conn.closed || line.trim() === '') return;
+    conn.requests++;
+    conn.lastActivity = this.now();
     const parsed = parseRequest(line);
     if (!parsed.ok) {
       conn.write(parsed.reply);
       return;
     }
     const req = parsed.request;
+    const l = this.limits;
+    if (conn.inflight.size >= l.maxInflight) {
+      return this.busy(conn, req, `busy: ${l.maxInflight} requests of this connection are still in flight`, 'wait for their answers before sending more');
+    }
+    if (conn.reserved && req.op !== 'hello' && req.op !== 'status') {
+      return this.busy(conn, req, `busy: the daemon's control socket is full (${l.maxConnections} connections); this connection may only ask for status`, 'try again in a moment; `pulsa-bridge status` works meanwhile');
+    }
+    conn.busyInARow = 0;
     const ac = new AbortController();
     conn.inflight.add(ac);
     try {
+      const first = !conn.uidChecked;
+      conn.uidChecked = true;
+      const peer = await conn.identify(this.identify);
+      if (conn.closed) return;
+      if (first && peer.ok && peer.peer.uid !== 0 && peer.peer.uid !== this.daemonUid) {
+        const same = [...this.conns].filter((c) => !c.closed && c.peer.ok && c.peer.peer.uid === peer.peer.uid).length;
+        if (same > l.maxPerUid) {
+          this.log.warn({ conn: conn.id, peerUid: peer.peer.uid, peerPid: peer.peer.pid }, `control client ${conn.id} (${conn.who}): uid ${peer.peer.uid} already holds ${same - 1} connections (at most ${l.maxPerUid}): closing it`);
+          conn.write(errorReply(req.id, { code: 'busy', message: `busy: uid ${peer.peer.uid} already holds ${same - 1} control connections (at most ${l.maxPerUid})`, hint: 'close the other pulsa-bridge commands of this user first' }));
+          conn.end();
+          return;
+        }
+      }
+      const view = describeRequest(req);
+      const fields = { conn: conn.id, op: req.op, ...(req.modem !== undefined ? { modem: req.modem } : {}), ...(peer.ok ? { peerUid: peer.peer.uid, peerPid: peer.peer.pid } : { peerError: peer.error }), ...(view.moves.length > 0 ? { moves: view.moves } : {}) };
+      this.log.info(fields, `control request from ${conn.who} (connection ${conn.id}): ${view.text}${view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : ''}`);
       const result = await this.o.handler(req, conn, ac.signal);
       conn.write(okReply(req.id, result ?? null));
     } catch (err) {
@@ -244,6 +412,7 @@ export class ControlServer {
       }
     } finally {
       conn.inflight.delete(ac);
+      conn.lastActivity = this.now();
     }
   }
 }

@@ -13,6 +13,7 @@
  *   configured ones first, then defaults) and the caller prints the raw response when none is found.
  */
 import { httpRequest } from '../forward/http.js';
+import { maskSecretEchoes } from '../redact.js';
 
 export interface ResellerClientOptions {
   /** `{base_url}`, ending in /api/v1/convert-pulsa. */
@@ -48,8 +49,9 @@ const BODY_START = 300;
 /** A rates list or an order is a few KiB; a body beyond this is not an answer of the API. */
 const BODY_READ_LIMIT = 1024 * 1024;
 
+/** Any echo of the key in a text the server wrote (the key in any case, URL-encoded, base64, or a run of it): redact.ts. */
 export function maskSecret(text: string, secret: string): string {
-  return secret.length >= 4 ? text.split(secret).join('***') : text;
+  return maskSecretEchoes(text, secret);
 }
 
 export class ResellerClient {

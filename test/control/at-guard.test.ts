@@ -66,8 +66,7 @@ describe('checkAtLine', () => {
     expect(v.recheck).toBe(true);
   });
 
-  it('asks for a re-check after PIN and operator changes, without refusing', () => {
-    expect(checkAtLine('AT+CPIN="1234"')).toMatchObject({ refused: [], recheck: true });
+  it('asks for a re-check after operator changes, without refusing', () => {
     expect(checkAtLine('AT+COPS=0')).toMatchObject({ refused: [], recheck: true });
     expect(checkAtLine('AT+COPS?')).toMatchObject({ refused: [], recheck: false });
   });
@@ -77,5 +76,51 @@ describe('checkAtLine', () => {
     expect(checkAtLine('CSQ').notAt).toBe('"CSQ" does not start with AT; did you mean "AT+CSQ"?');
     expect(checkAtLine('I').notAt).toBe('"I" does not start with AT; did you mean "ATI"?');
     expect(checkAtLine('  ').notAt).toBe('empty command');
+  });
+});
+
+describe('the guard refuses SIM locks, power-off, framing breaks and deregistration without --force', () => {
+  it.each([
+    ['AT+CPWD="SC","1234","4321"', /password or PIN/],
+    ['AT+CLCK="SC",1,"4321"', /wrong ones lock the SIM/],
+    ['AT+CLCK="SC",0,"1234"', /wrong ones lock the SIM/],
+    ['AT+CPIN="1234"', /bypassing the daemon's memory of rejected PINs/],
+    ['AT+CPIN="12345678","1234"', /PIN or PUK/],
+    ['at+cpin=1234', /PIN or PUK/],
+    ['AT+CPIN2="1234"', /PIN or PUK/],
+    ['ATD**04*1234*4321*4321#;', /changes or unblocks a PIN/],
+    ['ATD**05*12345678*1234*1234#;', /changes or unblocks a PIN/],
+    ['AT+CSIM=10,"0020000104"', /raw commands to the SIM/],
+    ['AT+CPOWD=1', /powers off/],
+    ['AT+CFUN=4', /power state/],
+    ['AT+QRST=1,0', /vendor command/],
+    ['AT#REBOOT', /vendor command/],
+    ['AT!RESET', /vendor command/],
+    ['AT^SMSO', /vendor command/],
+    ['ATS3=10', /line-ending/],
+    ['ATS4=13', /line-ending/],
+    ['ATS5=0', /line-ending/],
+    ['AT+COPS=2', /deregisters/],
+    // every segment, not only the first
+    ['AT+CSQ;+CPIN="1234"', /PIN or PUK/],
+    ['AT+CSQ;+CPOWD=1', /powers off/],
+    ['ATD*888#;+COPS=2', /deregisters/],
+    ['ATE0S3=10', /line-ending/],
+  ])('%s', (line, reason) => {
+    const v = checkAtLine(line);
+    expect(v.refused.join('\n')).toMatch(reason);
+    expect(v.recheck).toBe(true);
+  });
+
+  it.each(['AT+CPIN?', 'AT+CPIN=?', 'AT+CLCK="SC",2', 'AT+CLCK=?', 'AT+CPWD=?', 'AT+COPS=0', 'AT+COPS?', 'ATS3?', 'AT+CSIM=?'])('%s (a query, a test or harmless) is allowed', (line) => {
+    expect(checkAtLine(line).refused).toEqual([]);
+  });
+
+  it('names what can move credit or change the SIM, for the log', () => {
+    expect(checkAtLine('ATD*858*081234567890*5000#;').moves).toEqual(['dials *858*081234567890*5000#']);
+    expect(checkAtLine('AT+CSQ;+CUSD=1,"*858#",15').moves).toEqual(['USSD AT+CUSD=1,"*858#",15']);
+    expect(checkAtLine('AT+CMGS=23').moves).toEqual(['sends or stores an SMS (AT+CMGS=23)']);
+    expect(checkAtLine('AT+CSQ;+CREG?').moves).toEqual([]);
+    expect(checkAtLine('AT+CUSD=?').moves).toEqual([]);
   });
 });

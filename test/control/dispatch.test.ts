@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
 import { until } from '../spool/helpers.js';
 import { startControlDaemon } from './daemon.js';
+import { OPEN_ACCESS, OWN_PEER } from './access-fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -119,9 +120,9 @@ describe('the daemon answers on its control socket', () => {
     const menu = await holder.request<{ status: number; statusText: string; text: string }>({ op: 'ussd.open', code: '*888#' });
     expect(menu).toMatchObject({ status: 1, statusText: 'USSD needs further input', text: expect.stringContaining('Sisa pulsa Rp.24025') });
     await until(() => events.length === 1, 'the ussd event');
-    expect(events[0]).toMatchObject({ event: 'ussd', modem: 'tsel-1', data: { owner: expect.stringMatching(/^holder \(connection \d+\)$/), request: '*888#', status: 1 } });
+    expect(events[0]).toMatchObject({ event: 'ussd', modem: 'tsel-1', data: { owner: expect.stringMatching(/^holder \(uid \d+, connection \d+\)$/), request: '*888#', status: 1 } });
     const busy = await errorOf(client.request({ op: 'ussd.open', code: '*888#' }));
-    expect([busy.code, busy.message]).toEqual(['busy', expect.stringMatching(/^busy, session opened by holder \(connection \d+\) at /)]);
+    expect([busy.code, busy.message]).toEqual(['busy', expect.stringMatching(/^busy, session opened by holder \(uid \d+, connection \d+\) at /)]);
     expect((await errorOf(client.request({ op: 'ussd.reply', text: '2' }))).code).toBe('busy');
     expect((await errorOf(client.request({ op: 'balance', code: '*888#' }))).code).toBe('busy');
     await holder.close();
@@ -175,7 +176,7 @@ describe('Dispatcher: operator commands between receive tasks', () => {
     } };
   }
 
-  const conn: ControlConnection = { id: 1, openedAt: '', client: undefined, subscriptions: new Set(), closed: false, send: () => undefined, onClose: () => undefined };
+  const conn: ControlConnection = { id: 1, openedAt: '', client: undefined, peer: OWN_PEER, who: 'uid 0 pid 1', subscriptions: new Set(), closed: false, send: () => undefined, onClose: () => undefined };
 
   it('an SMS arriving during a multi-part send or behind queued operator requests waits for one operator command', async () => {
     const log: string[] = [];
@@ -183,7 +184,7 @@ describe('Dispatcher: operator commands between receive tasks', () => {
     const scheduler = new AtScheduler<{ modem: never; channel: never }>({ name: 'm' });
     scheduler.attach({ modem: modem as never, channel: {} as never });
     const m: DispatchModem = { name: 'm', port: '/dev/x', scheduler: scheduler as never, state: () => 'running' };
-    const d = new Dispatcher({ modems: [m], version: 't', logger: silentLogger(), status: () => ({}) });
+    const d = new Dispatcher({ modems: [m], version: 't', logger: silentLogger(), status: () => ({}), access: OPEN_ACCESS });
     const signal = new AbortController().signal;
     const send = d.handle({ v: 1, id: 1, op: 'sms.send', to: '+6281234567890', text: 'BAGI 081234567890 5000 '.repeat(10).trim() }, conn, signal);
     const lists = [2, 3].map((id) => d.handle({ v: 1, id, op: 'sms.list' }, conn, signal));

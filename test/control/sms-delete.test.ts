@@ -15,6 +15,7 @@ import type { QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { pendingRecords, startStack, virtualModem, type Faults } from '../receive/harness.js';
 import { tempDir, until } from '../spool/helpers.js';
 import { startControlDaemon } from './daemon.js';
+import { OPEN_ACCESS, OWN_PEER } from './access-fixtures.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -111,7 +112,7 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
 });
 
 describe('sms delete through the daemon: the receive stack under a Dispatcher', () => {
-  const conn: ControlConnection = { id: 1, openedAt: '', client: undefined, subscriptions: new Set(), closed: false, send: () => undefined, onClose: () => undefined };
+  const conn: ControlConnection = { id: 1, openedAt: '', client: undefined, peer: OWN_PEER, who: 'uid 0 pid 1', subscriptions: new Set(), closed: false, send: () => undefined, onClose: () => undefined };
 
   async function stack(faults?: Faults) {
     const { dir, cleanup } = await tempDir('del-stack');
@@ -125,6 +126,7 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
       version: 't',
       logger: silentLogger(),
       status: () => ({}),
+      access: OPEN_ACCESS,
     });
     return { vm, s, d };
   }

@@ -207,7 +207,9 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     if (nobodyRunsCli) {
       const refused = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
       expect(refused.code).toBe(1);
-      expect(refused.err).toBe(`error: permission denied on the control socket ${socket}\nhint: operators must be in the service's group: sudo usermod -aG pulsa-bridge $USER, then log in again\n`);
+      expect(refused.err).toBe(
+        `error: permission denied on the control socket ${socket}\nhint: reading needs the socket's group (control.group, pulsa-bridge), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG pulsa-bridge $USER, then log in again\n`,
+      );
     }
     daemon.child.kill('SIGTERM');
     await daemon.exit;
@@ -222,4 +224,81 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     daemon.child.kill('SIGTERM');
     expect((await daemon.exit).code).toBe(0);
   }, 60_000);
+  it.skipIf(!nobodyRunsCli)('two levels: the socket group reads, control.operateGroup operates; every request is logged with the peer uid and pid', async () => {
+    const { link } = await startModem();
+    await chmod(dir, 0o755);
+    const runDir = path.join(dir, 'run');
+    await mkdir(runDir, { mode: 0o755 });
+    await chmod(runDir, 0o755);
+    const socket = path.join(runDir, 'control.sock');
+    const config = path.join(dir, 'config.json');
+    // nobody is in nogroup (the socket's group) but not in the operating group (the default, absent here).
+    let daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    const read = await cli(['info', '--config', config], 'nobody');
+    expect(read.code, read.err).toBe(0);
+    const refused = await cli(['at', '--config', config, 'AT+CSQ'], 'nobody');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/^error: `at` needs the operating level: (?:group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host|uid 65534 is not in group pulsa-bridge-ops \(control.operateGroup\))\nhint: an administrator adds the operator with `sudo usermod -aG pulsa-bridge-ops USER`/);
+    const balance = await cli(['balance', '--config', config, '--modem', 'tsel-1', '--code', '*858*081234567890*5000#', '--reply', '1'], 'nobody');
+    expect(balance.code).toBe(1);
+    expect(balance.err).toMatch(/`balance` with a code or replies \(a USSD session that can move credit\) needs the operating level/);
+    // The daemon's lines reach this process through a pipe: wait for them rather than read them at once.
+    await until(() => logged(daemon, 'at from uid 65534 pid') && daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).length >= 3, 'the requests and the refusals in the log', 10_000);
+    const requests = daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).map((l) => JSON.parse(l) as { peerUid: number; peerPid: number; msg: string });
+    expect(requests.map((r) => r.msg.replace(/pid \d+ \(connection \d+\)/, 'pid P'))).toEqual(
+      expect.arrayContaining(['control request from uid 65534 pid P: info', 'control request from uid 65534 pid P: at "AT+CSQ"']),
+    );
+    expect(requests.every((r) => r.peerUid === 65534 && r.peerPid > 1)).toBe(true);
+    expect(logged(daemon, '"level":40') && logged(daemon, 'from uid 65534 pid')).toBe(true); // the refusal, at warn
+    daemon.child.kill('SIGTERM');
+    await daemon.exit;
+    // The same user once nogroup is the operating group: `at` goes through, and a USSD code is logged as such at info.
+    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
+    const allowed = await cli(['at', '--config', config, 'AT+CSQ;+CUSD=1,"*858*081234567890*5000#",15'], 'nobody');
+    expect(allowed.code, allowed.err).toBe(0);
+    await until(() => logged(daemon, 'on tsel-1: dials') || logged(daemon, 'USSD AT+CUSD'), 'the USSD code in the log', 10_000);
+    const moves = daemon.out.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 30 && l.msg.includes('AT+CUSD=1,\"*858*081234567890*5000#\"') || (l.msg.includes('*858*081234567890*5000#') && l.msg.includes('uid 65534')));
+    expect(moves.length).toBeGreaterThan(0);
+    expect(moves.every((l) => l.level === 30)).toBe(true);
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 90_000);
+
+  it('a client pipelining 4 KiB `at` lines is answered busy and dropped; idle connections cannot lock the CLI out', async () => {
+    const { link } = await startModem();
+    const config = await writeConfig(link);
+    const daemon = await startDaemon(config);
+    const socket = path.join(dir, 'spool', 'control.sock');
+    // 300 requests in one write, replies never read: a few run, the rest are `busy`, then the client is dropped.
+    const flood = connect(socket);
+    const answers: string[] = [];
+    let buf = '';
+    flood.on('data', (c: Buffer) => {
+      buf += c.toString('utf8');
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      for (const l of lines) answers.push((JSON.parse(l) as { ok: boolean; error?: { code: string } }).ok ? 'ok' : (JSON.parse(l) as { error: { code: string } }).error.code);
+    });
+    const closed = new Promise<void>((r) => flood.on('close', () => r()));
+    flood.on('error', () => undefined);
+    const line = (id: number) => JSON.stringify({ v: 1, id, op: 'at', command: 'AT+CSQ' + ' '.repeat(4000) }) + '\n';
+    flood.write(Array.from({ length: 300 }, (_, i) => line(i + 1)).join(''));
+    await closed;
+    expect(answers.filter((a) => a === 'busy').length).toBeGreaterThanOrEqual(32);
+    expect(answers.length).toBeLessThan(300);
+    expect(logged(daemon, 'went on sending past busy')).toBe(true);
+    // 40 connections that never send anything: the CLI is told the socket is full, then gets in once they are closed.
+    const idle = Array.from({ length: 40 }, () => connect(socket).on('error', () => undefined).resume());
+    await until(() => idle.every((s) => !s.connecting), 'the idle connections', 5000);
+    const full = await cli(['info', '--config', config]);
+    expect(full.code).toBe(1);
+    expect(full.err).toMatch(/busy|full/);
+    await until(() => idle.every((s) => s.destroyed || s.readableEnded), 'the daemon to close the idle connections', 20_000);
+    const after = await cli(['info', '--config', config]);
+    expect(after.code, after.err).toBe(0);
+    expect(after.out).toMatch(/^name: tsel-1\n/);
+    for (const s of idle) s.destroy();
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 90_000);
 });

@@ -1,0 +1,114 @@
+/**
+ * Who may do what through the control socket, and how a request reads in the log. PURE.
+ *
+ * Two levels:
+ * - reading: `hello`, `status`, `info`, `sms.list`, `sms.read`, `subscribe`, and `balance` with the modem's configured
+ *   code and replies. Reaching the socket is this level: its file mode (0660) and group (`control.group`) decide.
+ * - operating: `at`, `ussd.*`, `sms.send`, `sms.delete`, and `balance` with a code or replies of the caller's (a code
+ *   and menu answers can move credit, so it is a USSD session, not a balance check). Root, the daemon's own uid and
+ *   members of `control.operateGroup` (primary or supplementary group of the peer process) operate.
+ * Credentials that could not be had (peer.ts) give the reading level only: fail closed.
+ *
+ * describeRequest() is the request as the log shows it: secrets redacted (redact.ts), and for every request that can
+ * move credit or change the SIM, what it dials or sends (`moves`).
+ */
+import { checkAtLine } from './at-guard.js';
+import type { PeerCredentials } from './peer.js';
+import type { Request } from './protocol.js';
+import { redactAtLine } from '../redact.js';
+
+export type AccessLevel = 'read' | 'operate';
+
+export interface AccessPolicy {
+  /** The daemon's own uid (it may operate). */
+  daemonUid: number;
+  /** The gid of control.operateGroup; undefined when that group does not exist (only root and the daemon's uid operate). */
+  operateGid: number | undefined;
+  /** Its name, for messages. */
+  operateGroup: string;
+}
+
+export type PeerState = { ok: true; peer: PeerCredentials } | { ok: false; error: string };
+
+/** The level a request needs. */
+export function levelNeeded(req: Request): AccessLevel {
+  switch (req.op) {
+    case 'hello':
+    case 'status':
+    case 'info':
+    case 'sms.list':
+    case 'sms.read':
+    case 'subscribe':
+      return 'read';
+    case 'balance':
+      return req.code === undefined && req.replies === undefined ? 'read' : 'operate';
+    default:
+      return 'operate';
+  }
+}
+
+/** The level a peer has. */
+export function levelOf(peer: PeerState, policy: AccessPolicy): AccessLevel {
+  if (!peer.ok) return 'read';
+  const p = peer.peer;
+  if (p.uid === 0 || p.uid === policy.daemonUid) return 'operate';
+  if (policy.operateGid !== undefined && p.groups.includes(policy.operateGid)) return 'operate';
+  return 'read';
+}
+
+/** Why `req` is refused for this peer (undefined: allowed), with the hint the operator needs. */
+export function refusal(req: Request, peer: PeerState, policy: AccessPolicy): { message: string; hint: string } | undefined {
+  if (levelNeeded(req) === 'read' || levelOf(peer, policy) === 'operate') return undefined;
+  const what = req.op === 'balance' ? '`balance` with a code or replies (a USSD session that can move credit)' : `\`${req.op}\``;
+  if (!peer.ok) {
+    return {
+      message: `${what} needs the operating level, and the daemon could not tell who is connected (${peer.error}): refused`,
+      hint: 'reading commands (status, info, sms list/read) still work; check that /usr/bin/perl exists (package perl-base) and the daemon log',
+    };
+  }
+  const group = policy.operateGid === undefined ? `group ${policy.operateGroup} (control.operateGroup) does not exist on this host` : `uid ${peer.peer.uid} is not in group ${policy.operateGroup} (control.operateGroup)`;
+  return {
+    message: `${what} needs the operating level: ${group}`,
+    hint: `an administrator adds the operator with \`sudo usermod -aG ${policy.operateGroup} USER\` (then log in again); reading commands work without it`,
+  };
+}
+
+export interface RequestView {
+  /** One line: the op and its redacted arguments. */
+  text: string;
+  /** What the request dials or sends that can move credit or change the SIM (empty: nothing). */
+  moves: string[];
+}
+
+/** The request as the log shows it (see the header). */
+export function describeRequest(req: Request): RequestView {
+  switch (req.op) {
+    case 'at': {
+      const command = redactAtLine(req.command);
+      const verdict = checkAtLine(req.command);
+      const moves = verdict.moves.map(redactAtLine);
+      return { text: `at ${JSON.stringify(command)}${req.force ? ' --force' : ''}${req.body !== undefined ? ` with a ${req.body.length}-character body` : ''}`, moves: req.body !== undefined ? [...moves, 'sends a message body (AT+CMGS/CMGW)'] : moves };
+    }
+    case 'ussd.open':
+      return { text: `ussd.open ${JSON.stringify(req.code)}`, moves: [`USSD ${req.code}`] };
+    case 'ussd.reply':
+      return { text: `ussd.reply ${JSON.stringify(req.text)}`, moves: [`USSD menu answer ${JSON.stringify(req.text)}`] };
+    case 'sms.send':
+      return { text: `sms.send to ${JSON.stringify(req.to)} (${req.text.length} characters)`, moves: [`SMS to ${req.to}: ${JSON.stringify(req.text.length > 160 ? `${req.text.slice(0, 160)}…` : req.text)}`] };
+    case 'sms.delete':
+      return { text: `sms.delete ${req.index}`, moves: [] };
+    case 'balance': {
+      const own = req.code !== undefined || req.replies !== undefined;
+      const text = `balance${req.code !== undefined ? ` --code ${JSON.stringify(req.code)}` : ''}${req.replies ? ` --reply ${req.replies.map((r) => JSON.stringify(r)).join(' --reply ')}` : ''}`;
+      return { text, moves: own ? [`USSD ${req.code ?? '(the configured code)'}${req.replies?.length ? ` then ${req.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (a balance request with the caller's code or replies)`] : [] };
+    }
+    case 'sms.read':
+      return { text: `sms.read ${req.index}`, moves: [] };
+    case 'sms.list':
+      return { text: `sms.list${req.which ? ` ${req.which}` : ''}`, moves: [] };
+    case 'subscribe':
+      return { text: `subscribe ${req.events.join(',')}`, moves: [] };
+    default:
+      return { text: req.op, moves: [] };
+  }
+}

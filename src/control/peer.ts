@@ -1,0 +1,116 @@
+/**
+ * Who is on the other end of an accepted control connection: the peer's pid, uid and gid as the kernel recorded them
+ * at connect() (SO_PEERCRED), and its supplementary groups (the `Groups:` line of /proc/<pid>/status).
+ *
+ * Node has no API for SO_PEERCRED. The accepted socket is handed as fd 3 to a short-lived `perl` (perl-base is
+ * Essential on Debian and Raspberry Pi OS, and its Socket module exports SO_PEERCRED), which prints `pid uid gid`.
+ *
+ * Contract
+ * - peerCredentials() never throws: it resolves with the credentials, or with `error` saying why there are none
+ *   (no perl, a timeout, the peer gone). The caller fails closed on an error (reading level only).
+ * - The groups are read only while /proc/<pid>/status still shows the same effective uid (a pid reused by another
+ *   process gives no groups: the primary gid alone counts).
+ * - At most MAX_LOOKUPS perl processes run at once; later lookups wait their turn.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
+
+export interface PeerCredentials {
+  pid: number;
+  uid: number;
+  gid: number;
+  /** The primary gid and the supplementary groups (when /proc could be read). */
+  groups: readonly number[];
+}
+
+export type PeerLookup = { ok: true; peer: PeerCredentials } | { ok: false; error: string };
+
+/** Where Debian installs perl (an absolute path: the unit's PATH is not searched). */
+export const PERL = '/usr/bin/perl';
+const LOOKUP_TIMEOUT_MS = 3000;
+const MAX_LOOKUPS = 4;
+
+const SCRIPT = [
+  'use Socket qw(SOL_SOCKET SO_PEERCRED);',
+  'open(my $s, "+<&=3") or die "fd 3: $!\\n";',
+  'my $c = getsockopt($s, SOL_SOCKET, SO_PEERCRED) or die "SO_PEERCRED: $!\\n";',
+  'my ($p, $u, $g) = unpack("lLL", $c);',
+  'print "$p $u $g\\n";',
+].join(' ');
+
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function turn<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= MAX_LOOKUPS) await new Promise<void>((r) => waiting.push(r));
+  running++;
+  try {
+    return await fn();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
+/** `Uid:` (effective, the second field) and `Groups:` of a /proc/<pid>/status text. PURE. */
+export function parseProcStatus(text: string): { euid?: number; groups: number[] } {
+  const field = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(text)?.[1]?.trim().split(/\s+/).filter(Boolean).map(Number) ?? [];
+  const uids = field('Uid');
+  return { ...(uids[1] !== undefined ? { euid: uids[1] } : {}), groups: field('Groups').filter((n) => Number.isInteger(n)) };
+}
+
+/**
+ * The socket's file descriptor: passed to the child as a number (inherited as is), not as a stream, because Node stops
+ * reading a stream it hands to a child as stdio.
+ */
+function fdOf(socket: Socket): number | undefined {
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
+function runPerl(socket: Socket, perl: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const fd = fdOf(socket);
+    if (fd === undefined) return reject(new Error('the socket has no file descriptor'));
+    let child;
+    try {
+      child = spawn(perl, ['-e', SCRIPT], { stdio: ['ignore', 'pipe', 'pipe', fd], env: {}, timeout: LOOKUP_TIMEOUT_MS });
+    } catch (err) {
+      return reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve(out);
+      else reject(new Error(signal ? `perl ended by ${signal}` : `perl exited ${code}: ${err.trim().slice(0, 200)}`));
+    });
+  });
+}
+
+/** The peer of an accepted Unix socket (see the header). */
+export function peerCredentials(socket: Socket, o: { perl?: string } = {}): Promise<PeerLookup> {
+  return turn(async () => {
+    if (socket.destroyed) return { ok: false, error: 'the client went away' };
+    let text: string;
+    try {
+      text = await runPerl(socket, o.perl ?? PERL);
+    } catch (err) {
+      return { ok: false, error: `SO_PEERCRED through ${o.perl ?? PERL} failed: ${(err as Error).message}` };
+    }
+    const m = /^(-?\d+) (\d+) (\d+)\s*$/.exec(text);
+    if (!m) return { ok: false, error: `SO_PEERCRED: unexpected answer ${JSON.stringify(text.slice(0, 80))}` };
+    const [pid, uid, gid] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    let groups: number[] = [gid];
+    try {
+      const st = parseProcStatus(await readFile(`/proc/${pid}/status`, 'utf8'));
+      if (st.euid === uid) groups = [...new Set([gid, ...st.groups])];
+    } catch {
+      // The peer is gone or /proc is hidden (hidepid): its primary gid alone counts (fails closed for other groups).
+    }
+    return { ok: true, peer: { pid, uid, gid, groups } };
+  });
+}

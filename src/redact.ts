@@ -1,0 +1,91 @@
+/**
+ * Secrets out of what is shown or logged. PURE.
+ *
+ * - redactAtLine: every segment of an AT command line that carries a PIN, PUK or password (`+CPIN=`, `+CPIN2=`,
+ *   `+CPWD=`, `+CLCK=`, raw SIM APDUs `+CSIM=`, and the GSM dial codes `**04*`, `**042*`, `**05*`, `**052*`) has its
+ *   arguments replaced by `[redacted]`, whatever the case, the spaces or the segments before it.
+ * - maskUrl: a URL with its user info and every query value (and a fragment) masked; the scheme, host, path and query
+ *   names stay, so the operator can still tell which endpoint it is. Text that does not parse as a URL is masked by
+ *   pattern (`//user:pass@`, `?a=b`).
+ * - maskSecretEchoes: a secret (an API key) out of a text someone else wrote (a server's error body): the key itself in
+ *   any case, URL-encoded or base64, and any run of MIN_ECHO characters or more of it (a prefix or a middle echoed back).
+ */
+
+export const REDACTED = '[redacted]';
+const MASK = '********';
+
+/** Arguments: quoted strings (which may hold `;`) or anything up to the next `;`. */
+const ARGS = String.raw`(?:"[^"]*"?|[^;"])*`;
+const SECRET_SET = new RegExp(String.raw`([+^](?:CPIN2?|CPWD|CLCK|CSIM)\s*=)${ARGS}`, 'gi');
+const SECRET_DIAL = /(\*\*0(?:4|42|5|52)\*)[^;]*/gi;
+
+/** The AT line as it may appear in logs, messages, labels and status (see the header). */
+export function redactAtLine(line: string): string {
+  return line.replace(SECRET_SET, `$1${REDACTED}`).replace(SECRET_DIAL, `$1${REDACTED}`);
+}
+
+/** A URL as it may be shown (see the header). */
+export function maskUrl(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return value.replace(/\/\/[^/@\s]*@/g, `//${MASK}@`).replace(/([?&][^=&#\s]*=)[^&#\s]*/g, `$1${MASK}`);
+  }
+  if (!u.username && !u.password && !u.search && !u.hash) return value;
+  if (u.username) u.username = MASK;
+  if (u.password) u.password = MASK;
+  if (u.search) {
+    const parts = u.search
+      .slice(1)
+      .split('&')
+      .map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=${MASK}` : p));
+    u.search = `?${parts.join('&')}`;
+  }
+  if (u.hash) u.hash = MASK;
+  const href = u.href.replaceAll('%2A', '*');
+  return href.endsWith('/') && !value.trim().endsWith('/') ? href.slice(0, -1) : href;
+}
+
+/** Shortest run of a secret's characters that counts as an echo of it. */
+export const MIN_ECHO = 6;
+
+/** `text` with every echo of `secret` replaced by `***` (see the header). Secrets shorter than 4 are left alone. */
+export function maskSecretEchoes(text: string, secret: string): string {
+  if (secret.length < 4) return text;
+  let out = text;
+  const forms = new Set([secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64').replace(/=+$/, '')]);
+  for (const f of forms) out = replaceAllCaseless(out, f);
+  if (secret.length < MIN_ECHO) return out;
+  const key = secret.toLowerCase();
+  const pieces = new Set<string>();
+  for (let i = 0; i + MIN_ECHO <= key.length; i++) pieces.add(key.slice(i, i + MIN_ECHO));
+  const lower = out.toLowerCase();
+  let result = '';
+  let i = 0;
+  while (i < out.length) {
+    if (i + MIN_ECHO <= out.length && pieces.has(lower.slice(i, i + MIN_ECHO))) {
+      let end = i + MIN_ECHO;
+      while (end < out.length && key.includes(lower.slice(i, end + 1))) end++;
+      result += '***';
+      i = end;
+    } else {
+      result += out[i];
+      i++;
+    }
+  }
+  return result;
+}
+
+function replaceAllCaseless(text: string, needle: string): string {
+  if (needle.length === 0) return text;
+  const lower = text.toLowerCase();
+  const n = needle.toLowerCase();
+  let out = '';
+  let from = 0;
+  for (let at = lower.indexOf(n); at >= 0; at = lower.indexOf(n, from)) {
+    out += text.slice(from, at) + '***';
+    from = at + n.length;
+  }
+  return out + text.slice(from);
+}

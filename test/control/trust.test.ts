@@ -1,0 +1,129 @@
+/**
+ * The control socket's trust rules on a real Unix socket: peer credentials that cannot be had give the reading level
+ * only (fail closed); the bounds answer `busy` (per connection, per modem, a full socket keeps a slot for status);
+ * and nothing the daemon logs or reports carries a PIN or a URL secret.
+ */
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config.js';
+import { peerCredentials } from '../../src/control/peer.js';
+import { ControlClient, RemoteError } from '../../src/control/client.js';
+import { Dispatcher } from '../../src/control/dispatch.js';
+import { ControlServer } from '../../src/control/server.js';
+import { Daemon } from '../../src/daemon.js';
+import { silentLogger } from '../../src/log.js';
+import { reply, startServer } from '../forward/server.js';
+import { captureLogger, tempDir, until } from '../spool/helpers.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as RemoteError);
+
+async function server(o: { identify?: ConstructorParameters<typeof ControlServer>[0]['identify']; limits?: ConstructorParameters<typeof ControlServer>[0]['limits']; handler?: ConstructorParameters<typeof ControlServer>[0]['handler'] } = {}) {
+  const { dir, cleanup } = await tempDir('trust');
+  cleanups.push(cleanup);
+  const { logger, lines } = captureLogger();
+  const gate: Array<() => void> = [];
+  const dispatcher = new Dispatcher({
+    modems: [],
+    version: 't',
+    logger,
+    status: () => ({ ok: true }),
+    access: { daemonUid: process.getuid!(), operateGid: undefined, operateGroup: 'pulsa-bridge-ops' },
+  });
+  const socket = path.join(dir, 'c.sock');
+  const s = new ControlServer({ path: socket, logger, handler: o.handler ?? dispatcher.handle, ...(o.identify ? { identify: o.identify } : {}), ...(o.limits ? { limits: o.limits } : {}) });
+  await s.listen();
+  cleanups.push(() => s.close());
+  return { socket, lines, gate };
+}
+
+describe('access levels on a real socket', () => {
+  it('the peer is read with SO_PEERCRED (not the name the client gives) and logged with every request', async () => {
+    const { socket, lines } = await server();
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    await c.request({ op: 'hello', client: 'root pretending' });
+    await c.request({ op: 'status' });
+    const logged = lines.filter((l) => l.msg.startsWith('control request from'));
+    expect(logged.map((l) => l.msg.replace(/\(connection \d+\)/, '(connection N)'))).toEqual([`control request from uid ${process.getuid!()} pid ${process.pid} (connection N): hello`, `control request from uid ${process.getuid!()} pid ${process.pid} (connection N): status`]);
+    expect(logged.every((l) => l.level === 30 && l.peerPid === process.pid)).toBe(true);
+  });
+
+  it('no credentials (no perl): reading works, operating is refused with the reason', async () => {
+    const { socket, lines } = await server({ identify: (s) => peerCredentials(s, { perl: '/nonexistent/perl' }) });
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    expect(await c.request({ op: 'status' })).toEqual({ ok: true });
+    const err = await errorOf(c.request({ op: 'at', command: 'AT+CSQ' }));
+    expect(err).toBeInstanceOf(RemoteError);
+    expect([err!.code, err!.message]).toEqual(['forbidden', expect.stringMatching(/^`at` needs the operating level, and the daemon could not tell who is connected \(SO_PEERCRED through \/nonexistent\/perl failed: .*ENOENT\): refused$/)]);
+    const balance = await errorOf(c.request({ op: 'balance', code: '*858*0812*5000#', replies: ['1'] }));
+    expect(balance!.code).toBe('forbidden');
+    expect(lines.some((l) => l.level === 40 && /at from unknown peer .* refused/.test(l.msg))).toBe(true);
+  });
+});
+
+describe('bounds', () => {
+  it('a connection gets at most 4 requests in flight; the fifth is busy at once', async () => {
+    const release: Array<() => void> = [];
+    const { socket } = await server({ handler: () => new Promise((r) => release.push(() => r('done'))) });
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    const first = [1, 2, 3, 4].map(() => c.request({ op: 'status' }));
+    await until(() => release.length === 4, 'four requests in the handler');
+    const fifth = await errorOf(c.request({ op: 'status' }));
+    expect([fifth!.code, fifth!.message]).toEqual(['busy', 'busy: 4 requests of this connection are still in flight']);
+    for (const r of release) r();
+    expect(await Promise.all(first)).toEqual(['done', 'done', 'done', 'done']);
+  });
+
+  it('a full socket keeps slots for status, then says it is full; idle and half-sent lines are closed', async () => {
+    const { socket } = await server({ limits: { maxConnections: 3, reservedConnections: 1, firstRequestMs: 400, lineMs: 400, idleMs: 400 } });
+    const held = await Promise.all([1, 2, 3].map(() => ControlClient.connect(socket)));
+    for (const h of held) cleanups.push(() => h.close());
+    await Promise.all(held.map((h) => h.request({ op: 'hello' })));
+    const reserved = await ControlClient.connect(socket);
+    cleanups.push(() => reserved.close());
+    expect(await reserved.request({ op: 'status' })).toEqual({ ok: true });
+    const refused = await errorOf(reserved.request({ op: 'at', command: 'AT+CSQ' }));
+    expect([refused!.code, refused!.message]).toEqual(['busy', "busy: the daemon's control socket is full (3 connections); this connection may only ask for status"]);
+    const over = await ControlClient.connect(socket);
+    const e = await errorOf(over.request({ op: 'status' }));
+    expect([e!.name, (e as unknown as { code: string }).code, e!.message]).toEqual(['ControlClientError', 'busy', "the daemon's control socket is full (4 connections open)"]);
+    // Idle for longer than idleMs: the daemon says why and closes.
+    const gone = await errorOf(held[0]!.request({ op: 'status' }).then(() => new Promise((r) => setTimeout(r, 1500))).then(() => held[0]!.request({ op: 'status' })));
+    expect(gone!.message).toMatch(/^the daemon closed the control connection: idle for 400 ms$/);
+  });
+});
+
+describe('no secrets in what the daemon logs and reports', () => {
+  it('PINs in any segment of a forced AT line, and the webhook URL\'s credentials and query', async () => {
+    const { dir, cleanup } = await tempDir('trust-daemon');
+    cleanups.push(cleanup);
+    const hook = await startServer([reply(200, '{"success":true}')]);
+    cleanups.push(() => hook.close());
+    const url = hook.url.replace('http://', 'http://hookuser:hookpass@') + '?token=s3cr3ttoken';
+    const config = parseConfig({ webhook: { url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], sweepIntervalSec: 3600 }], shutdownGraceSec: 1 });
+    const { logger, lines } = captureLogger();
+    const daemon = await Daemon.start({ config, logger, simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
+    cleanups.push(() => daemon.stop());
+    await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
+    const c = await ControlClient.connect(config.control.socketPath);
+    cleanups.push(() => c.close());
+    await c.request({ op: 'at', command: 'AT+CSQ;+CPIN="4321"', force: true });
+    await c.request({ op: 'at', command: 'AT+CLCK="SC",1,"4321"', force: true }).catch(() => undefined);
+    await c.request({ op: 'at', command: 'AT+CSQ ; +CPWD="SC","4321","8765"', force: true }).catch(() => undefined);
+    const status = JSON.stringify(await c.request({ op: 'status' }));
+    await until(() => lines.some((l) => l.msg.includes('may have changed what the daemon relies on')), 'the re-check line');
+    // info and above (what journald keeps by default): the AT channel's own debug lines are its module's business.
+    const all = JSON.stringify(lines.filter((l) => l.level >= 30));
+    expect(all).not.toMatch(/4321|8765|hookpass|s3cr3ttoken/);
+    expect(status).not.toMatch(/hookpass|s3cr3ttoken/);
+    expect(status).toContain('token=********');
+    expect(lines.some((l) => l.level === 40 && l.msg.includes('AT+CSQ;+CPIN=[redacted]'))).toBe(true);
+  });
+});
