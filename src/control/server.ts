@@ -28,7 +28,7 @@
  * Every request is logged at info with the peer's uid and pid (SO_PEERCRED, peer.ts; never the name the client gives)
  * and the request's redacted arguments; what can move credit or change the SIM is named (access.ts describeRequest).
  */
-import { chmod, chown, rename, rm } from 'node:fs/promises';
+import { chmod, chown, lstat, rename, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { Logger } from '../log.js';
@@ -275,6 +275,16 @@ export class ControlServer {
   }
 
   private async removeStale(): Promise<void> {
+    // Only a socket is ours to replace: a file someone put at the path (a config typo pointing at a real file) stays.
+    const existing = await lstat(this.o.path).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (existing === undefined) return;
+    if (!existing.isSocket()) {
+      const kind = existing.isSymbolicLink() ? 'symbolic link' : existing.isDirectory() ? 'directory' : 'regular file or device';
+      throw new ControlError('internal', `${this.o.path} exists and is not a socket (a ${kind}): not removing it`, 'move it away, or set control.socket to a path of its own');
+    }
     const alive = await new Promise<boolean>((resolve) => {
       const s = connect(this.o.path);
       s.once('connect', () => {

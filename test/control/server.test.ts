@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,7 +126,12 @@ describe('ControlServer over a real Unix socket', () => {
 
   it('replaces a stale socket file, refuses to start beside a live one', async () => {
     const path = join(dir, 'control.sock');
-    await writeFile(path, 'stale');
+    // A socket file left by a daemon that died: a hard link keeps it after its server closed.
+    const old = createServer();
+    await new Promise<void>((r) => old.listen(join(dir, 'old.sock'), r));
+    await link(join(dir, 'old.sock'), path);
+    await new Promise<void>((r) => old.close(() => r()));
+    expect((await lstat(path)).isSocket()).toBe(true);
     server = new ControlServer({ path, handler: async () => 1, logger: silentLogger() });
     await server.listen();
     const second = new ControlServer({ path, handler: async () => 2, logger: silentLogger() });
@@ -134,6 +139,14 @@ describe('ControlServer over a real Unix socket', () => {
     const c = await ControlClient.connect(path);
     expect(await c.request({ op: 'hello' })).toBe(1);
     await c.close();
+  });
+
+  it('refuses to start over a file that is not a socket, and leaves it as it was', async () => {
+    const path = join(dir, 'control.sock');
+    await writeFile(path, 'not mine to delete');
+    const srv = new ControlServer({ path, handler: async () => 1, logger: silentLogger() });
+    await expect(srv.listen()).rejects.toThrow(/exists and is not a socket \(a regular file/);
+    expect(await readFile(path, 'utf8')).toBe('not mine to delete');
   });
 
   it('the client tells "no daemon" from "permission denied"', async () => {
