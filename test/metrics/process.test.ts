@@ -80,8 +80,13 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     let text = '';
     await until(async () => {
       text = await (await fetch(`http://${addr}/metrics`)).text();
-      return sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="ignored"}') === 1 && sample(text, 'pulsa_bridge_webhook_deliveries_total{result="delivered"}') === 1;
-    }, 'the counters of both SMS and the delivery', 15_000);
+      // The signal and registration are read on the modem's scheduler after `ready` (behind the start-up sweep).
+      return (
+        sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="ignored"}') === 1 &&
+        sample(text, 'pulsa_bridge_webhook_deliveries_total{result="delivered"}') === 1 &&
+        sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}') !== undefined
+      );
+    }, 'the counters of both SMS, the delivery and the first signal reading', 15_000);
     const res = await fetch(`http://${addr}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
