@@ -127,7 +127,8 @@ export class SimUnlock {
         case 13:
         case 15:
           throw this.simError(`SIM failure: AT+CPIN? answered ${describeFinal(err.final)}`, 'reseat or replace the SIM');
-        case 14:
+        case 14: // SIM busy
+        case 515: // "please wait, init or command processing in progress": right after power-up (python-gsmmodem)
           return this.remember('BUSY');
         default:
           throw this.simError(`SIM state unknown: AT+CPIN? answered ${describeFinal(err.final)}`);

@@ -45,6 +45,8 @@ describe('init replayed on the AT channel', () => {
     ['huawei/e1752-command-not-support.txt', { profile: 'huawei', model: 'E1752', iccid: '89270000000000000001', msisdn: undefined }, 'SM', ['SM', 'ME']],
     ['wavecom/fastrack-init.txt', { profile: 'wavecom', imsi: '510211234567890' }, 'SM', ['SM', 'ME']],
     ['huawei/e173-init.txt', { profile: 'huawei', model: 'E173' }, 'SM', undefined],
+    ['qualcomm/m6280-device-busy.txt', { profile: 'qualcomm', model: 'M6280', imsi: '111111111111111', iccid: undefined }, 'SM', ['SM', 'ME']],
+    ['zte/k3565z-init.txt', { profile: 'zte', model: 'K3565-Z', iccid: undefined }, 'SM', ['SM', 'ME']],
   ] as const)('%s', async (file, identity, storage, storages) => {
     const { modem, done } = await replay(file);
     const started = Date.now();

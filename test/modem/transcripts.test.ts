@@ -95,6 +95,16 @@ describe('stored SMS from a transcript', () => {
   });
 });
 
+describe('AT+CMGR header variants of real phones (gammu at-sms dumps)', () => {
+  it('with an empty alpha field and without one; stat read and unread; index 0 and 1', async () => {
+    const { modem, fake } = modemFor('generic/gammu-cmgr-headers.txt');
+    expect(await modem.readSms(1)).toMatchObject({ index: 1, stat: 1, length: 25, pdu: '0791198948004544040C9119894882006200007050307040042206CF35689E9603' });
+    expect(await modem.readSms(0)).toMatchObject({ index: 0, stat: 0, length: 23, pdu: '07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37' });
+    expect(await modem.readSms(0)).toMatchObject({ index: 0, stat: 1, length: 30 });
+    fake.expectDone();
+  });
+});
+
 describe('USSD from transcripts', () => {
   it('Telkomsel menu: reply before OK, then a second step ended by the network', async () => {
     const { modem, fake } = modemFor('generic/ussd-telkomsel-menu.txt', { profile: 'generic' });
