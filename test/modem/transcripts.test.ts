@@ -58,6 +58,21 @@ describe('init from transcripts', () => {
     expect(fake.sent).toContain('AT^CURC=0');
   });
 
+  it('SIMCom A7670E: *ATREADY / +CPIN banners before init are boot noise; *ATREADY after init is a reset', async () => {
+    const { modem, fake } = modemFor('simcom/a7670e-atready-boot.txt');
+    const urcs: string[] = [];
+    const reboots: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    expect(await modem.init()).toMatchObject({ profile: 'simcom', model: 'A7670E-LNXY-UBL', iccid: '89620000000000000001' });
+    fake.expectDone();
+    await nextTurn();
+    expect(reboots).toEqual([]);
+    fake.emitLines('*ATREADY: 1', '+CPIN: READY');
+    expect(reboots).toEqual(['atready']);
+    expect(urcs).toContain('atready');
+  });
+
   it('a modem that rebooted after init says so once', async () => {
     const { modem, fake } = modemFor('quectel/ec25-boot-init.txt');
     const reboots: string[] = [];
