@@ -180,7 +180,7 @@ async function enablePduMode(ctx: InitContext, profile: ModemProfile): Promise<v
     }
     // A pause that ends early when the "SMS ready" banner arrives.
     const pauseMs = Math.max(0, Math.min(ctx.pollIntervalMs, deadline - Date.now()));
-    await orTimeout(waitFor(listen<Urc>(at.channel, 'urc'), (urc) => urc.name === ready.urc, { timeoutMs: pauseMs, what: `the ${ready.urc} URC` }).promise);
+    await orTimeout(waitFor(listen<Urc>(at.channel, 'urc'), (urc) => urc.name === ready.urc || (ready.alsoUrcs ?? []).includes(urc.name), { timeoutMs: pauseMs, what: `the ${ready.urc} URC` }).promise);
   }
 }
 

@@ -61,8 +61,11 @@ export interface ModemProfile {
   finalResults: FinalResultEntry[];
   /** Commands run at the end of init (e.g. silencing URC noise). Failures are logged, not fatal. */
   initCommands: string[];
-  /** SMS commands fail until the modem says it is ready; wait for this URC (name in the URC table) at most this long. */
-  smsReady?: { urc: string; timeoutMs: number };
+  /**
+   * SMS commands fail until the modem says it is ready; wait for this URC (name in the URC table), or one of
+   * `alsoUrcs` (another firmware's banner for the same moment), at most this long.
+   */
+  smsReady?: { urc: string; alsoUrcs?: string[]; timeoutMs: number };
   /** URC names that, once init is done, mean the modem rebooted (re-run init, sweep). */
   rebootUrcs: string[];
   /**

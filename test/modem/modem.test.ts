@@ -78,6 +78,18 @@ describe('init', () => {
     expect(err.message).toBe('m1: SMS service not ready after 10 s (AT+CMGF=0 answered ERROR)');
   });
 
+  it('SIMCom SIM7600 / A76xx: the SMS DONE banner (not SMS Ready) ends the wait for the SMS service at once', async () => {
+    let refusals = 1;
+    const { modem, fake } = setup(
+      [['AT+CMGF=0', () => (refusals-- > 0 ? ['ERROR', '! SMS DONE'] : ['OK'])], ...baseRows('SIMCOM INCORPORATED', 'A7670E-LNXY-UBL')],
+      { pollIntervalMs: 60_000 },
+    );
+    const started = Date.now();
+    expect((await modem.init()).profile).toBe('simcom');
+    expect(Date.now() - started).toBeLessThan(5000); // not the one-minute poll interval
+    expect(fake.sent.filter((c) => c === 'AT+CMGF=0')).toHaveLength(2);
+  });
+
   it('uses a named storage when configured and supported', async () => {
     const { modem, fake } = setup([[/^AT\+CPMS="ME"/, ['+CPMS: 0,255,0,255,0,255', 'OK']], ...baseRows()], { storage: 'ME' });
     await modem.init();
