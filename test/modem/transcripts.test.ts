@@ -23,6 +23,7 @@ describe('init from transcripts', () => {
     ['quectel/ec25-boot-init.txt', { profile: 'quectel', model: 'EC25', iccid: '8962011234567890123F' }],
     ['wavecom/fastrack-init.txt', { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '510211234567890', iccid: '89622101234567890123' }],
     ['zte/mf190-init.txt', { profile: 'zte', model: 'MF190', iccid: undefined }],
+    ['quectel/m95-multiline-cgmi.txt', { profile: 'quectel', manufacturer: 'Quectel_Ltd Quectel_M95 MTK 0828', model: 'Quectel_M95', iccid: '89620000000000000002' }],
   ])('%s', async (path, expected) => {
     const { modem, fake } = modemFor(path);
     const identity = await modem.init();
