@@ -111,6 +111,18 @@ describe('stored SMS from a transcript', () => {
   });
 });
 
+describe('indications from transcripts', () => {
+  it('u-blox SARA-R410M: +CMTI: "ME",0 names ME and a 0-based index', async () => {
+    const { modem, fake } = modemFor('ublox/sara-r410m-cmti-me.txt');
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
+    expect((await fake.run('AT+CNMI?')).lines).toEqual(['+CNMI: 1,1,0,0,0']);
+    fake.expectDone();
+  });
+});
+
 describe('AT+CMGR header variants of real phones (gammu at-sms dumps)', () => {
   it('with an empty alpha field and without one; stat read and unread; index 0 and 1', async () => {
     const { modem, fake } = modemFor('generic/gammu-cmgr-headers.txt');
