@@ -26,7 +26,8 @@
 #   The invoking user (sudo) is offered both; --operator USER adds USER without asking.
 #
 # Options (also for packaging and tests):
-#   --prefix DIR      install directory (default /opt/pulsa-bridge)
+#   --prefix DIR      install directory (default /opt/pulsa-bridge); never a system directory, and an existing one
+#                     only when empty or a pulsa-bridge install (it is replaced whole; --uninstall deletes it)
 #   --destdir DIR     prepend DIR to every system path (or DESTDIR=DIR); no user is created, no owner changed
 #   --no-systemctl    do not run systemctl or udevadm (print what would run)
 #   --modem SPEC      a modem ModemManager must leave alone: its USB serial number (`udevadm info -q property
@@ -70,6 +71,17 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$PREFIX" in /*) ;; *) echo "install.sh: --prefix must be an absolute path" >&2; exit 2 ;; esac
+while [ "$PREFIX" != / ] && [ "${PREFIX%/}" != "$PREFIX" ]; do PREFIX=${PREFIX%/}; done
+# The prefix is replaced whole on install and deleted on --uninstall: never a system directory.
+system_dir() { echo "install.sh: --prefix $PREFIX is a system directory, not an install directory (e.g. /opt/pulsa-bridge)" >&2; exit 2; }
+case "$PREFIX" in
+  *//*|*/./*|*/../*|*/.|*/..) echo "install.sh: --prefix $PREFIX: give a plain path (no ., .., //)" >&2; exit 2 ;;
+  /usr/local/bin|/usr/local/sbin|/usr/local/lib|/usr/local/share|/usr/local/include|/usr/local/etc|/usr/local/src|/usr/local/games|/usr/local/man) system_dir ;;
+  /*/*/*) ;;
+  /usr/*|/var/*|/etc/*|/home/*|/root/*|/boot/*|/dev/*|/proc/*|/sys/*|/run/*|/lib*/*|/bin/*|/sbin/*|/tmp/*) system_dir ;;
+  /*/*) ;;
+  *) system_dir ;;
+esac
 ROOT=${ROOT%/}
 
 ETC=$ROOT/etc/pulsa-bridge
@@ -89,6 +101,15 @@ sys() {
 }
 # Root side effects on users and owners happen only on a real install (not under --destdir).
 real_root() { [ -z "$ROOT" ]; }
+# An existing install directory is replaced or deleted only when it is a pulsa-bridge install (or empty).
+is_our_install() {
+  [ -d "$1" ] && [ ! -L "$1" ] || return 1
+  [ -z "$(ls -A "$1")" ] && return 0
+  [ -f "$1/bin/pulsa-bridge" ] && grep -q '^ *"name": *"pulsa-bridge",\{0,1\} *$' "$1/package.json" 2>/dev/null
+}
+if [ -e "$DEST" ] || [ -L "$DEST" ]; then
+  is_our_install "$DEST" || die "$DEST exists and is not a pulsa-bridge install (no bin/pulsa-bridge and package.json naming pulsa-bridge): it is left alone; choose another --prefix"
+fi
 
 if real_root && [ "$(id -u)" != 0 ]; then die "run as root: sudo $0 $*"; fi
 if real_root && dpkg-query -W -f='${Status}' pulsa-bridge 2>/dev/null | grep -q 'ok installed'; then
@@ -268,10 +289,34 @@ if ! new_version=$(env -u NODE_OPTIONS "$NODE" $UNIT_FLAGS "$DEST.new/bin/pulsa-
 fi
 
 CONFIG=$ETC/config.json
+ENV_FILE=$ETC/env
+# The unit's EnvironmentFile (KEY=VALUE lines: `env:NAME` secrets), exported for `config check` as systemd would pass
+# them: parsed, never run; comments (# ;), blank lines and one pair of surrounding quotes as systemd reads them. Only a
+# file owned by the installing user (root) and not writable by others is read. Call it in a subshell.
+load_env_file() {
+  local line key value
+  [ -f "$1" ] || return 0
+  if [ "$(stat -c %u "$1")" != "$(id -u)" ] || [ -n "$(find "$1" -maxdepth 0 -perm -0002)" ]; then
+    warn "$1 is not read for the config check: it must belong to root and not be writable by others"; return 0
+  fi
+  while IFS= read -r line || [ -n "$line" ]; do
+    line=${line#"${line%%[![:space:]]*}"}
+    case "$line" in ''|'#'*|';'*) continue ;; esac
+    key=${line%%=*}; [ "$key" != "$line" ] || continue
+    key=${key%"${key##*[![:space:]]}"}
+    case "$key" in ''|[0-9]*|*[!A-Za-z0-9_]*|PATH) continue ;; esac
+    value=${line#*=}
+    value=${value#"${value%%[![:space:]]*}"}
+    value=${value%"${value##*[![:space:]]}"}
+    case "$value" in \"*\"|\'*\') value=${value#?}; value=${value%?} ;; esac
+    export "$key=$value"
+  done < "$1"
+}
+config_check() { (load_env_file "$ENV_FILE" && "$NODE" "$1/bin/pulsa-bridge" config check "$CONFIG"); }
 is_example() { grep -q -e 'convert\.example\.com' -e '0123456789ABCDEF' "$CONFIG"; }
 service_active() { command -v systemctl >/dev/null && systemctl is-active --quiet pulsa-bridge.service 2>/dev/null; }
 # A running service is never swapped onto a config the new version refuses: it would not come back after a restart.
-if [ -f "$CONFIG" ] && ! is_example && ! check=$("$NODE" "$DEST.new/bin/pulsa-bridge" config check "$CONFIG" 2>&1 >/dev/null); then
+if [ -f "$CONFIG" ] && ! is_example && ! check=$(config_check "$DEST.new" 2>&1 >/dev/null); then
   if service_active; then
     die "$CONFIG does not pass version $new_version's check ($(printf '%s\n' "$check" | sed -e 's/^error: //' -e 's/^ *- //' | head -n 4 | paste -sd ';' | sed 's/;/; /g')): the running service and its install are left as they were; fix the config (pulsa-bridge config check) and run this again"
   fi
@@ -380,7 +425,7 @@ next_steps() {
 if is_example; then
   say "$CONFIG still holds the example values: the service is not enabled yet."
   next_steps
-elif ! check=$("$NODE" "$DEST/bin/pulsa-bridge" config check "$CONFIG" 2>&1 >/dev/null); then
+elif ! check=$(config_check "$DEST" 2>&1 >/dev/null); then
   say "$CONFIG does not pass the check, the service is not (re)started:"
   say "$check"
   next_steps

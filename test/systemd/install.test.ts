@@ -302,6 +302,55 @@ describe('install.sh: build, install, upgrade', () => {
     expect(r.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
   });
 
+  it("reads the unit's EnvironmentFile for the check: a config with an env: secret passes, as the service sees it", () => {
+    expect(install().code).toBe(0);
+    const modem = { name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech_SIM7600_A1B2-if02-port0', senders: ['858'], pin: 'env:PB_TEST_PIN' };
+    editConfig({ modems: [modem] });
+    // Without the env file the secret is missing: not enabled, and the reason shown.
+    const without = install([], { PB_TEST_PIN: '' });
+    expect(without.code, without.all).toBe(0);
+    expect(without.out).toContain('environment variable PB_TEST_PIN is not set');
+    expect(without.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
+    // systemd's syntax: comments, blank lines, quotes; a line that is not KEY=VALUE is never run.
+    const marker = path.join(tmp, 'ran');
+    writeFileSync(at('etc/pulsa-bridge/env'), `# SIM PIN\n\n; other comment\n  PB_TEST_PIN = "1234"\ntouch ${marker}\n$(touch ${marker})=x\n`, { mode: 0o600 });
+    const r = install();
+    expect(r.code, r.all).toBe(0);
+    expect(r.out).not.toContain('does not pass the check');
+    expect(r.out).toContain('skipped (--no-systemctl): systemctl restart pulsa-bridge.service');
+    expect(existsSync(marker)).toBe(false);
+    // A file others may write is not trusted.
+    chmodSync(at('etc/pulsa-bridge/env'), 0o666);
+    const open = install();
+    expect(open.out).toContain('does not pass the check');
+    expect(open.out).toContain('is not read for the config check: it must belong to root and not be writable by others');
+  });
+
+  it('--prefix never takes a system directory or a directory that is not a pulsa-bridge install', () => {
+    for (const prefix of ['/', '/usr', '/usr/local', '/opt', '/home', '/usr/lib', '/var/lib', '/home/pi', '/usr/local/bin', '/opt/../usr', '/etc/']) {
+      const r = install(['--prefix', prefix]);
+      expect(r.code, `${prefix}: ${r.all}`).toBe(2);
+      expect(r.err).toMatch(/install\.sh: --prefix \S+( is a system directory|: give a plain path)/);
+    }
+    // An existing directory with other things in it: neither replaced by an install nor deleted by --uninstall.
+    const other = at('srv/tools');
+    mkdirSync(path.join(other, 'bin'), { recursive: true });
+    writeFileSync(path.join(other, 'bin/tool'), 'keep');
+    for (const args of [['--prefix', '/srv/tools'], ['--prefix', '/srv/tools', '--uninstall']]) {
+      const r = install(args);
+      expect(r.code, r.all).toBe(1);
+      expect(errors(r.err)).toEqual([`error: ${other} exists and is not a pulsa-bridge install (no bin/pulsa-bridge and package.json naming pulsa-bridge): it is left alone; choose another --prefix`]);
+      expect(readFileSync(path.join(other, 'bin/tool'), 'utf8')).toBe('keep');
+      expect(npmCalls()).toEqual([]);
+    }
+    // A previous install (and an empty directory) are fine.
+    mkdirSync(at('srv/empty'), { recursive: true });
+    expect(install(['--prefix', '/srv/empty']).code).toBe(0);
+    expect(install(['--prefix', '/srv/empty']).code).toBe(0);
+    expect(install(['--prefix', '/srv/empty', '--uninstall']).code).toBe(0);
+    expect(existsSync(at('srv/empty'))).toBe(false);
+  });
+
   it('--uninstall keeps the config and the spool; --purge removes them', () => {
     expect(install().code).toBe(0);
     const record = at('var/lib/pulsa-bridge/spool/pending/sms-1.json');
