@@ -17,7 +17,7 @@ const MASK = '********';
 /** Arguments: quoted strings (which may hold `;`) or anything up to the next `;`. */
 const ARGS = String.raw`(?:"[^"]*"?|[^;"])*`;
 const SECRET_SET = new RegExp(String.raw`([+^](?:CPIN2?|CPWD|CLCK|CSIM)\s*=)${ARGS}`, 'gi');
-const SECRET_DIAL = /(\*\*0(?:4|42|5|52)\*)[^;]*/gi;
+const SECRET_DIAL = /(\*[TPW,!@IG]*\*[TPW,!@IG]*0[TPW,!@IG]*(?:4|42|5|52)[TPW,!@IG]*\*)[^;]*/gi; // dial modifiers may sit inside
 
 /** The AT line as it may appear in logs, messages, labels and status (see the header). */
 export function redactAtLine(line: string): string {

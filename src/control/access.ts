@@ -2,11 +2,14 @@
  * Who may do what through the control socket, and how a request reads in the log. PURE.
  *
  * Two levels:
- * - reading: `hello`, `status`, `info`, `sms.list`, `sms.read`, `subscribe`, and `balance` with the modem's configured
- *   code and replies. Reaching the socket is this level: its file mode (0660) and group (`control.group`) decide.
+ * - reading: `hello`, `status`, `info`, `sms.list`, `sms.read`, `subscribe` to `sms` and `delivery` events, and
+ *   `balance` with the modem's configured code and replies. Reaching the socket is this level: its file mode (0660)
+ *   and group (`control.group`) decide.
  * - operating: `at`, `ussd.*`, `sms.send`, `sms.delete`, and `balance` with a code or replies of the caller's (a code
- *   and menu answers can move credit, so it is a USSD session, not a balance check). Root, the daemon's own uid and
- *   members of `control.operateGroup` (primary or supplementary group of the peer process) operate.
+ *   and menu answers can move credit, so it is a USSD session, not a balance check), and `subscribe` to `ussd` or
+ *   `urc` events (they carry operators' USSD codes and menu answers, a transfer PIN among them, and the replies,
+ *   +CUSD included). Root, the daemon's own uid and members of `control.operateGroup` (primary or supplementary group
+ *   of the peer process) operate.
  * Credentials that could not be had (peer.ts) give the reading level only: fail closed.
  *
  * describeRequest() is the request as the log shows it: secrets redacted (redact.ts), and for every request that can
@@ -30,6 +33,9 @@ export interface AccessPolicy {
 
 export type PeerState = { ok: true; peer: PeerCredentials } | { ok: false; error: string };
 
+/** Events that show operators' USSD sessions (codes, menu answers, replies): the operating level's to see. */
+const OPERATOR_EVENTS: ReadonlySet<string> = new Set(['ussd', 'urc']);
+
 /** The level a request needs. */
 export function levelNeeded(req: Request): AccessLevel {
   switch (req.op) {
@@ -38,8 +44,9 @@ export function levelNeeded(req: Request): AccessLevel {
     case 'info':
     case 'sms.list':
     case 'sms.read':
-    case 'subscribe':
       return 'read';
+    case 'subscribe':
+      return req.events.some((e) => OPERATOR_EVENTS.has(e)) ? 'operate' : 'read';
     case 'balance':
       return req.code === undefined && req.replies === undefined ? 'read' : 'operate';
     default:
@@ -59,7 +66,13 @@ export function levelOf(peer: PeerState, policy: AccessPolicy): AccessLevel {
 /** Why `req` is refused for this peer (undefined: allowed), with the hint the operator needs. */
 export function refusal(req: Request, peer: PeerState, policy: AccessPolicy): { message: string; hint: string } | undefined {
   if (levelNeeded(req) === 'read' || levelOf(peer, policy) === 'operate') return undefined;
-  const what = req.op === 'balance' ? '`balance` with a code or replies (a USSD session that can move credit)' : `\`${req.op}\``;
+  const what =
+    req.op === 'balance'
+      ? '`balance` with a code or replies (a USSD session that can move credit)'
+      : req.op === 'subscribe'
+        ? `\`subscribe\` to ${req.events.filter((e) => OPERATOR_EVENTS.has(e)).join(' and ')} events (operators' USSD codes, menu answers and replies)`
+        : `\`${req.op}\``;
+  const readable = req.op === 'subscribe' ? 'reading commands and `sms`/`delivery` events work without it' : 'reading commands work without it';
   if (!peer.ok) {
     return {
       message: `${what} needs the operating level, and the daemon could not tell who is connected (${peer.error}): refused`,
@@ -69,7 +82,7 @@ export function refusal(req: Request, peer: PeerState, policy: AccessPolicy): { 
   const group = policy.operateGid === undefined ? `group ${policy.operateGroup} (control.operateGroup) does not exist on this host` : `uid ${peer.peer.uid} is not in group ${policy.operateGroup} (control.operateGroup)`;
   return {
     message: `${what} needs the operating level: ${group}`,
-    hint: `an administrator adds the operator with \`sudo usermod -aG ${policy.operateGroup} USER\` (then log in again); reading commands work without it`,
+    hint: `an administrator adds the operator with \`sudo usermod -aG ${policy.operateGroup} USER\` (then log in again); ${readable}`,
   };
 }
 

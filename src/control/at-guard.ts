@@ -9,7 +9,9 @@
  * Also refused unless forced: PIN, PUK and password entries and changes (AT+CPIN=, AT+CLCK with a password, AT+CPWD,
  * AT+CSIM, the **04/**05 dial codes: wrong ones lock the SIM, bypassing the daemon's memory of rejected PINs),
  * power-off and vendor resets, S-register changes that break the line framing (ATS3/S4/S5), and deregistration
- * (AT+COPS=2). Every command of the line is checked, not only the first.
+ * (AT+COPS=2). Every command of the line is checked, not only the first, and read as a modem reads it: leading zeros do
+ * not count and a missing value is 0 (`ATV` is `ATV0`, `ATS03=` is `ATS3=`), dial modifiers (`ATDT**04*`) are dropped,
+ * Huawei's AT^CPIN= is AT+CPIN=.
  *
  * The line is split the way a modem parses it (V.250): after `AT`, basic commands run together (`ATE0V1`, `AT&F`),
  * extended ones (`+CSQ`, `^CURC`, `$QCSIMSTAT`) are separated by `;`, and `D` (dial) runs to its `;`.
@@ -41,9 +43,9 @@ const REFUSED: readonly Rule[] = [
   { test: /^Z\d*$/, reason: 'ATZ resets the modem to its stored profile (echo, PDU mode and indications are lost)' },
   { test: /^&F\d*$/, reason: 'AT&F restores factory settings (echo, PDU mode and indications are lost)' },
   { test: /^&W\d*$/, reason: 'AT&W stores the current settings as the power-on profile' },
-  { test: /^E[1-9]$/, reason: 'ATE1 turns echo on; the daemon reads answers with echo off' },
-  { test: /^V0$/, reason: 'ATV0 switches to numeric result codes; the daemon reads verbose ones' },
-  { test: /^Q[1-9]$/, reason: 'ATQ1 suppresses result codes; every command would time out' },
+  { test: /^E0*[1-9]/, reason: 'ATE1 turns echo on; the daemon reads answers with echo off' },
+  { test: /^V0*$/, reason: 'ATV0 (or ATV: a missing value is 0) switches to numeric result codes; the daemon reads verbose ones' },
+  { test: /^Q0*[1-9]/, reason: 'ATQ1 suppresses result codes; every command would time out' },
   { test: new RegExp(`^\\+CFUN${SET}`), reason: 'AT+CFUN changes the radio/power state (may reset the modem)' },
   { test: new RegExp(`^\\+CNMI${SET}`), reason: 'AT+CNMI changes how new SMS are announced; the daemon could stop seeing them' },
   { test: new RegExp(`^\\+CMGF${SET}`), reason: 'AT+CMGF changes the SMS mode; the daemon reads PDU mode' },
@@ -60,15 +62,15 @@ const REFUSED: readonly Rule[] = [
   // SIMCom AT+CPOWD=1, Quectel AT+QRST, Telit AT#REBOOT / AT#SHDN, Sierra AT!RESET, Cinterion AT^SMSO, Telit AT+TRB.
   { test: new RegExp(`^(?:\\+(?:CPOWD|QRST|TRB)|#(?:REBOOT|SHDN)|!RESET|\\^SMSO)${SET}`), reason: 'resets or powers off the modem (vendor command)' },
   { test: /^\+CPWD=(?!\?)/, reason: 'AT+CPWD changes a SIM password or PIN; a wrong old one counts towards locking the SIM' },
-  { test: /^\+CLCK=(?!\?$|"?[A-Z0-9]{2}"?,2$)/, reason: 'AT+CLCK locks or unlocks a SIM facility with a password; wrong ones lock the SIM (three wrong PINs ask for the PUK)' },
-  { test: /^\+CPIN2?=(?!\?)/, reason: 'AT+CPIN= enters a PIN or PUK bypassing the daemon\'s memory of rejected PINs; three wrong ones lock the SIM (the daemon enters the configured PIN itself)' },
+  { test: /^\+CLCK=(?!\?$|"?[A-Z0-9]{2}"?,0*2$)/, reason: 'AT+CLCK locks or unlocks a SIM facility with a password; wrong ones lock the SIM (three wrong PINs ask for the PUK)' },
+  { test: /^[+^]CPIN2?=(?!\?)/, reason: 'AT+CPIN= enters a PIN or PUK bypassing the daemon\'s memory of rejected PINs; three wrong ones lock the SIM (the daemon enters the configured PIN itself)' },
   { test: /^\+CSIM=(?!\?)/, reason: 'AT+CSIM sends raw commands to the SIM (PIN verification and changes included)' },
   { test: /^D\*\*0(?:4|42|5|52)\*/, reason: 'a **04/**042/**05/**052 dial code changes or unblocks a PIN; wrong ones lock the SIM' },
-  { test: /^S[345]=\d*$/, reason: 'ATS3/ATS4/ATS5 change the line-ending and backspace characters; the daemon cannot frame answers any more (until a power cycle)' },
-  { test: /^\+COPS=2(?:,|$)/, reason: 'AT+COPS=2 deregisters from the network; no SMS arrives until it registers again' },
+  { test: /^S0*[345]=(?!\?)/, reason: 'ATS3/ATS4/ATS5 change the line-ending and backspace characters; the daemon cannot frame answers any more (until a power cycle)' },
+  { test: /^\+COPS=0*2(?:,|$)/, reason: 'AT+COPS=2 deregisters from the network; no SMS arrives until it registers again' },
 ];
 
-const RECHECK: readonly RegExp[] = [new RegExp(`^\\+CPIN2?${SET}`), new RegExp(`^\\+COPS${SET}`), new RegExp(`^\\+CLCK${SET}`), new RegExp(`^\\+CPWD${SET}`)];
+const RECHECK: readonly RegExp[] = [new RegExp(`^[+^]CPIN2?${SET}`), new RegExp(`^\\+COPS${SET}`), new RegExp(`^\\+CLCK${SET}`), new RegExp(`^\\+CPWD${SET}`)];
 
 /** Splits an AT command line into its commands (upper-cased, without `AT`). */
 export function splitAtLine(line: string): string[] | undefined {
@@ -145,12 +147,21 @@ export function checkAtLine(line: string): AtGuardVerdict {
   const moves: string[] = [];
   let recheck = false;
   for (const c of commands) {
-    for (const r of REFUSED) if (r.test.test(c)) refused.push(r.reason);
+    const n = dialDigits(c);
+    for (const r of REFUSED) if (r.test.test(n)) refused.push(r.reason);
     if (RECHECK.some((r) => r.test(c))) recheck = true;
     const move = movesCredit(c);
     if (move) moves.push(move);
   }
   return { commands, refused: [...new Set(refused)], recheck: recheck || refused.length > 0, moves };
+}
+
+/**
+ * A dial command with its modifiers dropped (`DT**04*…`, `DP,**04*…` are `D**04*…` to the network: V.250 T/P/W/`,`/`!`/
+ * `@`, 27.007 I/G); other commands as they are. For matching only.
+ */
+function dialDigits(c: string): string {
+  return /^D/.test(c) ? `D${c.slice(1).replace(/[TPW,!@IG]/g, '')}` : c;
 }
 
 /**
@@ -161,7 +172,7 @@ function movesCredit(c: string): string | undefined {
   if (/^D/.test(c)) return `dials ${c.slice(1).replace(/;$/, '')}`;
   if (/^\+CUSD=/.test(c) && !/^\+CUSD=\?$/.test(c)) return `USSD AT${c}`;
   if (/^\+(?:CMGS|CMSS|CMGW)=/.test(c) && !/=\?$/.test(c)) return `sends or stores an SMS (AT${c})`;
-  if (/^\+(?:CPIN2?|CPWD|CLCK|CSIM)=/.test(c) && !/=\?$/.test(c) && !/^\+CLCK="?[A-Z0-9]{2}"?,2$/.test(c)) return `changes the SIM's PIN or locks (AT${c})`;
+  if (/^(?:[+^]CPIN2?|\+(?:CPWD|CLCK|CSIM))=/.test(c) && !/=\?$/.test(c) && !/^\+CLCK="?[A-Z0-9]{2}"?,0*2$/.test(c)) return `changes the SIM's PIN or locks (AT${c})`;
   if (/^\+COPS=/.test(c) && !/=\?$/.test(c)) return `changes the network registration (AT${c})`;
   return undefined;
 }

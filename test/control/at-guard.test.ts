@@ -124,3 +124,43 @@ describe('the guard refuses SIM locks, power-off, framing breaks and deregistrat
     expect(checkAtLine('AT+CUSD=?').moves).toEqual([]);
   });
 });
+
+describe('the guard reads numbers and dial strings as a modem does (leading zeros, a missing value, dial modifiers)', () => {
+  it.each([
+    ['ATV', /numeric result codes/], // V.250: a missing value is 0
+    ['ATV00', /numeric result codes/],
+    ['ATE0V', /numeric result codes/],
+    ['ATQ01', /suppresses result codes/],
+    ['ATE01', /echo on/],
+    ['ATS03=10', /line-ending/],
+    ['ATS004=13', /line-ending/],
+    ['ATS3=', /line-ending/],
+    ['AT+COPS=02', /deregisters/],
+    ['AT+COPS=002,0', /deregisters/],
+    ['ATDT**04*1234*4321*4321#;', /changes or unblocks a PIN/],
+    ['ATDP**04*1234*4321*4321#;', /changes or unblocks a PIN/],
+    ['ATDW**042*1234*4321*4321#', /changes or unblocks a PIN/],
+    ['ATD,**05*12345678*1234*1234#;', /changes or unblocks a PIN/],
+    ['ATDT,P**052*12345678*1234*1234#;', /changes or unblocks a PIN/],
+    ['ATD*T*04*1234*4321*4321#;', /changes or unblocks a PIN/],
+    ['AT^CPIN="12345678","1234"', /PIN or PUK/],
+    ['AT^CPIN="1234"', /PIN or PUK/],
+    ['AT+CSQ;^CPIN2="1234"', /PIN or PUK/],
+    ['AT+CFUN=04', /power state/],
+    ['AT+CFUN=00', /power state/],
+    ['AT+CLCK="SC",02,"1234"', /wrong ones lock the SIM/],
+  ])('%s is refused', (line, reason) => {
+    const v = checkAtLine(line);
+    expect(v.refused.join('\n')).toMatch(reason);
+    expect(v.recheck).toBe(true);
+  });
+
+  it.each(['ATV1', 'ATV01', 'ATE0', 'ATE00', 'ATE', 'ATQ0', 'ATQ', 'AT+COPS?', 'AT+COPS=0', 'AT+COPS=00', 'AT+COPS=?', 'ATS3?', 'ATS03?', 'ATS3=?', 'ATS0=0', 'ATS7=60', 'AT^CPIN?', 'AT^CPIN=?', 'AT+CLCK="SC",02', 'ATDT*888#;', 'ATD*858*0812345678*5000#;'])(
+    '%s stays allowed',
+    (line) => expect(checkAtLine(line).refused).toEqual([]),
+  );
+
+  it('names the Huawei PIN entry as a SIM change, for the log', () => {
+    expect(checkAtLine('AT^CPIN="1234"').moves).toEqual(['changes the SIM\'s PIN or locks (AT^CPIN="1234")']);
+  });
+});

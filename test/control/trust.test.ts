@@ -38,7 +38,7 @@ async function server(o: { identify?: ConstructorParameters<typeof ControlServer
   const s = new ControlServer({ path: socket, logger, handler: o.handler ?? dispatcher.handle, ...(o.identify ? { identify: o.identify } : {}), ...(o.limits ? { limits: o.limits } : {}) });
   await s.listen();
   cleanups.push(() => s.close());
-  return { socket, lines, gate };
+  return { socket, lines, gate, server: s };
 }
 
 describe('access levels on a real socket', () => {
@@ -64,6 +64,46 @@ describe('access levels on a real socket', () => {
     const balance = await errorOf(c.request({ op: 'balance', code: '*858*0812*5000#', replies: ['1'] }));
     expect(balance!.code).toBe('forbidden');
     expect(lines.some((l) => l.level === 40 && /at from unknown peer .* refused/.test(l.msg))).toBe(true);
+  });
+});
+
+describe('operators\' USSD sessions are not a reader\'s to watch', () => {
+  const reader = { ok: true as const, peer: { pid: process.pid, uid: 4_000_000, gid: 4_000_000, groups: [] } };
+  const ussdEvent = { v: 1 as const, event: 'ussd' as const, modem: 'm1', data: { owner: 'pulsa-bridge CLI', request: '1234', status: 1, text: 'Masukkan PIN' } };
+
+  it('a reader subscribing to ussd or urc events gets forbidden with the group hint; sms and delivery stay readable', async () => {
+    const { socket, lines, server: s } = await server({ identify: () => Promise.resolve(reader) });
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    for (const events of [['ussd'], ['urc'], ['urc', 'sms', 'delivery', 'ussd']] as const) {
+      const err = await errorOf(c.request({ op: 'subscribe', events: [...events] }));
+      expect(err).toBeInstanceOf(RemoteError);
+      expect(err!.code).toBe('forbidden');
+      expect(err!.message).toMatch(/^`subscribe` to (ussd|urc|urc and ussd) events \(operators' USSD codes, menu answers and replies\) needs the operating level: group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host$/);
+      expect(err!.hint).toMatch(/sudo usermod -aG pulsa-bridge-ops USER.*`sms`\/`delivery` events work without it/);
+    }
+    expect(await c.request({ op: 'subscribe', events: ['sms', 'delivery'] })).toEqual({ subscribed: ['sms', 'delivery'] });
+    const seen: string[] = [];
+    c.onEvent((e) => seen.push(e.event));
+    s.broadcast(ussdEvent);
+    s.broadcast({ v: 1, event: 'urc', modem: 'm1', data: { name: 'CUSD', lines: ['+CUSD: 1,"Masukkan PIN",15'], data: {} } });
+    s.broadcast({ v: 1, event: 'sms', modem: 'm1', data: { id: 'sms-1' } });
+    await until(() => seen.length > 0, 'the sms event');
+    await c.request({ op: 'status' }); // anything sent before this answer has arrived
+    expect(seen).toEqual(['sms']);
+    expect(lines.some((l) => l.level === 40 && /subscribe from .* refused/.test(l.msg))).toBe(true);
+  });
+
+  it('an operator (the daemon\'s own uid, read with SO_PEERCRED) subscribes to ussd and urc and gets them', async () => {
+    const { socket, server: s } = await server();
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    expect(await c.request({ op: 'subscribe', events: ['urc', 'sms', 'delivery', 'ussd'] })).toEqual({ subscribed: ['urc', 'sms', 'delivery', 'ussd'] });
+    const seen: unknown[] = [];
+    c.onEvent((e) => seen.push(e.data));
+    s.broadcast(ussdEvent);
+    await until(() => seen.length === 1, 'the ussd event');
+    expect(seen).toEqual([ussdEvent.data]);
   });
 });
 

@@ -18,6 +18,8 @@ describe('redactAtLine: every segment that carries a PIN, PUK or password', () =
     ['AT+CPIN2="9999"', 'AT+CPIN2=[redacted]'],
     ['AT+CSIM=18,"002000010831323334FFFFFFFF"', 'AT+CSIM=[redacted]'],
     ['ATD**04*1234*4321*4321#;', 'ATD**04*[redacted];'],
+    ['ATD*T*04*1234*4321*4321#;', 'ATD*T*04*[redacted];'],
+    ['ATDT**04*1234*4321*4321#;', 'ATDT**04*[redacted];'],
     ['ATD**05*12345678*1234*1234#', 'ATD**05*[redacted]'],
     ['AT+CSQ;+CREG?', 'AT+CSQ;+CREG?'],
     ['AT+CPIN?', 'AT+CPIN?'],
