@@ -243,7 +243,8 @@ export class Daemon {
       connectTimeoutMs: config.webhook.connectTimeoutMs,
       headers: { ...config.webhook.headers },
       ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
-      // Made-up SMS are marked and never signed with the production secret (webhook.ts).
+      // Made-up SMS are marked and never signed with the production secret (webhook.ts): records say so themselves
+      // (`simulated`, whatever this config says when they are delivered); these modems' records are treated so too.
       simulatedModems: new Set(config.modems.filter((m) => o.simulate === true || m.simulate).map((m) => m.name)),
       userAgent: USER_AGENT,
     });
@@ -347,6 +348,7 @@ export class Daemon {
       logger: this.o.logger,
       path,
       binding: simulate ? 'mock' : 'native',
+      simulated: simulate,
       rejectedPins: this.rejectedPins,
       onStateChange: () => this.writeStatus?.(),
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
