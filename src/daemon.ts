@@ -47,7 +47,7 @@ import type { BridgeMetrics } from './metrics/registry.js';
 import type { MetricsServer } from './metrics/server.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
 import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
-import { makeDirs } from './spool/files.js';
+import { diskOps, makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool, type SpoolStats } from './spool/store.js';
 import type { RecentSmsList } from './metrics/recent-sms.js';
@@ -243,7 +243,8 @@ export class Daemon {
       connectTimeoutMs: config.webhook.connectTimeoutMs,
       headers: { ...config.webhook.headers },
       ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
-      // Made-up SMS are marked and never signed with the production secret (webhook.ts).
+      // Made-up SMS are marked and never signed with the production secret (webhook.ts): records say so themselves
+      // (`simulated`, whatever this config says when they are delivered); these modems' records are treated so too.
       simulatedModems: new Set(config.modems.filter((m) => o.simulate === true || m.simulate).map((m) => m.name)),
       userAgent: USER_AGENT,
     });
@@ -347,6 +348,7 @@ export class Daemon {
       logger: this.o.logger,
       path,
       binding: simulate ? 'mock' : 'native',
+      simulated: simulate,
       rejectedPins: this.rejectedPins,
       onStateChange: () => this.writeStatus?.(),
       onUrc: (urc) => this.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
@@ -426,7 +428,7 @@ export class Daemon {
     const readTransfer = async () => {
       try {
         const st = await stat(reportFile);
-        if (transfer?.mtimeMs !== st.mtimeMs) transfer = { mtimeMs: st.mtimeMs, value: JSON.parse(await readFile(reportFile, 'utf8')) as Record<string, unknown> };
+        if (transfer?.mtimeMs !== st.mtimeMs) transfer = { mtimeMs: st.mtimeMs, value: JSON.parse(await diskOps.readText(reportFile)) as Record<string, unknown> };
       } catch (err) {
         // No test transfer yet (ENOENT), or a report being rewritten: the page shows none / the previous one.
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') transfer = undefined;

@@ -15,7 +15,9 @@
  */
 import { Command } from 'commander';
 import { createInterface } from 'node:readline';
-import { rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { transferReportPath } from '../daemon/status-file.js';
 import { errorMessage } from '../errors.js';
 import { loadConfig, type Config, type ModemConfig } from '../config.js';
@@ -86,10 +88,24 @@ export function transferCommand(io: Io, open: OpenOps): Command {
 /** The report beside status.json, for the status page (atomic; best effort: a spool not writable here is a note). */
 async function keepReport(io: Io, config: Config, report: object, quiet: boolean): Promise<void> {
   const file = transferReportPath(config.spool.dir);
+  // A fresh name opened O_CREAT|O_EXCL|O_NOFOLLOW: a file or symlink planted there by the spool's owner is refused,
+  // never followed (this command may run as root). Run as root, the report gets the spool directory's owner and
+  // group, so the daemon (the service user) can read it.
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(`${file}.tmp`, JSON.stringify(report), { mode: 0o640 });
-    await rename(`${file}.tmp`, file);
+    const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o640);
+    try {
+      if (process.getuid?.() === 0) {
+        const dir = await stat(config.spool.dir);
+        await fh.chown(dir.uid, dir.gid);
+      }
+      await fh.writeFile(JSON.stringify(report));
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
   } catch (err) {
+    await unlink(tmp).catch(() => undefined);
     // No spool directory here: no daemon has run on this config, so there is no status page to show the report.
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     if (!quiet) io.err(`note: the report was not kept for the status page (${errorMessage(err)})\n`);

@@ -32,6 +32,8 @@ export interface ModemWiring {
   adoptPartsOf?: (modem: string) => boolean;
   /** Each new receiver (after every (re)connect), for the metrics. */
   onReceiver?: (receiver: Receiver) => void;
+  /** The modem is simulated: its records are marked `simulated` (the forwarder never signs them with the real secret). */
+  simulated?: boolean;
 }
 
 /** One configured modem, wired (see the header). */
@@ -80,6 +82,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         sweepIntervalMs: m.sweepIntervalSec * 1000,
         logger: w.logger.child({ stage: 'receive' }),
         ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
+        ...(w.simulated === true ? { simulated: true } : {}),
         storageUsage: async () => {
           // Right after a sweep's listing the count is known without AT+CPMS? (idle budget, issue 11 item 2).
           const recent = modem.recentUsage(2_000);

@@ -13,8 +13,10 @@
  *   X-Pulsa-Bridge-Parts (empty when absent) joined by LF, then LF and the body bytes as sent (UTF-8). Each value is the
  *   header exactly as sent; none can hold an LF. A captured request replayed under another Idempotency-Key, for another
  *   modem, or with its incomplete-message mark removed does not verify.
- * - Simulated modems (`simulated`): their requests also carry `X-Pulsa-Bridge-Simulated: true` and are signed with
- *   SIMULATION_SECRET, never with hmacSecret, so a made-up SMS cannot pass a production server's check.
+ * - Simulated records (`rec.simulated`, written by a simulated modem; or a record of a modem in `simulatedModems`):
+ *   their requests also carry `X-Pulsa-Bridge-Simulated: true` and are signed with SIMULATION_SECRET, never with
+ *   hmacSecret, so a made-up SMS cannot pass a production server's check, even when delivered later by a daemon whose
+ *   config has no simulated modem.
  * - No retries and no redirects (the forwarder owns retries; a POST is never redirected), except one: a reused
  *   keep-alive connection reset before any answer is sent once more on a new connection within the same deadline
  *   (http.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
@@ -115,7 +117,7 @@ export class WebhookClient implements WebhookPoster {
       h['x-pulsa-bridge-incomplete'] = 'true';
       h['x-pulsa-bridge-parts'] = `${rec.multipart.received.length}/${rec.multipart.total}`;
     }
-    const simulated = this.opts.simulatedModems?.has(rec.sim.modem) === true;
+    const simulated = rec.simulated === true || this.opts.simulatedModems?.has(rec.sim.modem) === true;
     if (simulated) h['x-pulsa-bridge-simulated'] = 'true';
     const secret = simulated ? SIMULATION_SECRET : this.opts.hmacSecret;
     if (secret !== undefined) {

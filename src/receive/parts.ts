@@ -58,6 +58,8 @@ export interface PartAssemblerOptions {
   stats: { duplicates: number; partsWaiting: number };
   /** Writes a joined message (pending when accepted, else per the receiver's policy). */
   storeMessage: (rec: SmsRecord, accepted: boolean) => Promise<void>;
+  /** Parts are read on a simulated modem: each carries `simulated: true`. */
+  simulated?: boolean;
   adoptPartsOf?: (modem: string) => boolean;
 }
 
@@ -127,6 +129,7 @@ export class PartAssembler {
       encoding: sms.encoding,
       readsAgreed,
       ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
+      ...(this.o.simulated === true ? { simulated: true as const } : {}),
     };
     if (shared) parts.push(part);
     const r = await this.o.spool.putPart(part);
@@ -247,6 +250,8 @@ export class PartAssembler {
     const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
     if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
     if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
+    // One made-up part makes the message made-up (whoever joins it: an adopted part's modem may be gone or real now).
+    if (sorted.some((p) => p.simulated === true)) rec.simulated = true;
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
       this.log.warn(

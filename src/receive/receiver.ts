@@ -116,6 +116,8 @@ export interface ReceiverOptions {
   adoptPartsOf?: (modem: string) => boolean;
   /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
   scheduler?: ReceiveScheduler;
+  /** The modem is simulated: every record written carries `simulated: true` (spool/types.ts). */
+  simulated?: boolean;
 }
 
 /** What the receiver needs of the modem's scheduler (AtScheduler satisfies it; the receiver ignores ctx.target). */
@@ -211,6 +213,7 @@ export class Receiver {
       accept: options.accept,
       stats: this.stats,
       storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
+      ...(options.simulated === true ? { simulated: true } : {}),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
     this.storage = new SimStorage({
@@ -631,6 +634,7 @@ export class Receiver {
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
+    if (this.o.simulated === true) rec.simulated = true;
     return { kind: 'release', stored, write: () => this.storeMessage(rec, verdict.accept, report) };
   }
 

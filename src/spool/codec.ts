@@ -126,6 +126,7 @@ export function parseRecordFile(text: string, area: SpoolArea, fileName: string,
 
 function checkShape(obj: Record<string, unknown>): string | undefined {
   const str = (k: string) => typeof obj[k] === 'string';
+  if (obj.kind !== 'quarantine' && obj.simulated !== undefined && obj.simulated !== true) return 'simulated must be true when present';
   if (obj.kind === 'sms') {
     const sim = obj.sim as Record<string, unknown> | undefined;
     if (!str('sender') || !str('text') || !str('receivedAt') || !str('scTimestamp')) return 'sms record misses a text field';

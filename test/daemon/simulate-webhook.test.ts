@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
@@ -75,6 +75,46 @@ describe('run --simulate and the webhook', () => {
     daemon.virtualModems.get('tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
     await until(() => web.requests.length > 0, 'the simulated SMS posted', 15_000);
     const req = web.requests[0]!;
+    expect(req.headers['x-pulsa-bridge-simulated']).toBe('true');
+    const signed = Buffer.concat([Buffer.from(`pulsa-bridge-v2\n${String(req.headers['x-timestamp'])}\n${String(req.headers['idempotency-key'])}\ntsel-1\n\n`), req.body]);
+    expect(req.headers['x-signature']).toBe(`v2=${createHmac('sha256', SIMULATION_SECRET).update(signed).digest('hex')}`);
+    expect(req.headers['x-signature']).not.toBe(`v2=${createHmac('sha256', 'production-secret').update(signed).digest('hex')}`);
+  }, 60_000);
+
+  it('a simulated SMS refused by the receiver and delivered later by a normal run is still marked simulated and never signed with the production secret', async () => {
+    const web: TestServer = await startServer([reply(401)]);
+    cleanups.push(() => web.close());
+    const { dir, cleanup } = await tempDir('sim-webhook-later');
+    cleanups.push(cleanup);
+    const raw = {
+      webhook: { url: web.url, hmacSecret: 'production-secret', retry: { baseDelayMs: 10, maxDelayMs: 100 } },
+      spool: { dir: path.join(dir, 'spool'), fsync: false },
+      stateDir: path.join(dir, 'state'),
+      modems: [{ name: 'tsel-1', port: '/dev/ttyUSB-none', senders: ['858'] }],
+      control: { socket: path.join(dir, 'control.sock') },
+      shutdownGraceSec: 0,
+    };
+    const simulated = await Daemon.start({ config: parseConfig(raw, {}), logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0 } });
+    let stopped = false;
+    cleanups.push(() => (stopped ? undefined : simulated.stop()));
+    await until(() => simulated.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    simulated.virtualModems.get('tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
+    await until(() => web.requests.length > 0, 'the simulated SMS refused', 15_000);
+    await simulated.stop();
+    stopped = true;
+    const pending = await readdir(path.join(dir, 'spool', 'pending'));
+    expect(pending).toHaveLength(1);
+    const file = JSON.parse(await readFile(path.join(dir, 'spool', 'pending', pending[0]!), 'utf8')) as Record<string, unknown>;
+    expect(file.simulated).toBe(true);
+
+    // The normal run: same spool, same production secret, and its config names no simulated modem.
+    web.script.splice(0, web.script.length, reply(200));
+    const before = web.requests.length;
+    const real = await Daemon.start({ config: parseConfig(raw, {}), logger: silentLogger() });
+    cleanups.push(() => real.stop());
+    await until(() => web.requests.length > before && real.forwarder.stats().delivered > 0, 'the pending record delivered', 15_000);
+    const req = web.requests.at(-1)!;
+    expect(req.headers['idempotency-key']).toBe(file.id);
     expect(req.headers['x-pulsa-bridge-simulated']).toBe('true');
     const signed = Buffer.concat([Buffer.from(`pulsa-bridge-v2\n${String(req.headers['x-timestamp'])}\n${String(req.headers['idempotency-key'])}\ntsel-1\n\n`), req.body]);
     expect(req.headers['x-signature']).toBe(`v2=${createHmac('sha256', SIMULATION_SECRET).update(signed).digest('hex')}`);

@@ -3,7 +3,7 @@
  * a daemon, on simulated modems of each family (one virtual network per invocation). npm test builds dist/ first.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,10 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
 
   it('test-transfer between two virtual modems (Indosat SMS flow with a token), confirmed on the centre; the report kept for the status page', async () => {
     await mkdir(path.join(dir, 'spool'), { recursive: true });
+    // The spool's owner plants a symlink where the report's temporary file used to be written: it is never followed.
+    const victim = path.join(dir, 'victim.txt');
+    await writeFile(victim, 'untouched\n');
+    await symlink(victim, path.join(dir, 'spool', 'transfer-last.json.tmp'));
     const r = cli(['test-transfer', '-c', config, '--from', 'isat-a', '--to', 'isat-b', '--amount', '10000', '--yes']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -70,6 +74,8 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
     expect(r.out).toMatch(/result: confirmed after/);
     const kept = JSON.parse(await readFile(path.join(dir, 'spool', 'transfer-last.json'), 'utf8')) as Record<string, unknown>;
     expect(kept).toMatchObject({ from: 'isat-a', to: '085600000001', amount: 10000, outcome: 'confirmed', confirmation: { sender: '151' } });
+    expect(await readFile(victim, 'utf8')).toBe('untouched\n');
+    expect((await readdir(path.join(dir, 'spool'))).filter((n) => n.startsWith('transfer-last.json.'))).toEqual(['transfer-last.json.tmp']);
   });
 
   it('a transfer larger than the balance fails at its step and says what was sent', () => {

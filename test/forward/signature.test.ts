@@ -71,4 +71,18 @@ describe('the webhook signature covers the Idempotency-Key, timestamp, modem and
     expect(real.headers['x-pulsa-bridge-simulated']).toBeUndefined();
     expect(verify('production-secret', real.headers, real.body, nowSec)).toBe(true);
   });
+
+  it('a record marked simulated is sent marked and signed with the simulation secret, whatever the config\'s modems', async () => {
+    server = await startServer([reply(200)]);
+    // No simulated modem in this client's config: the record alone says it is made-up.
+    const c = new WebhookClient({ url: server.url, userAgent: 't', hmacSecret: 'production-secret', clock: () => NOW });
+    await c.post({ ...makeSms('sms-s2', { sim: { modem: 'tsel-1' } }), simulated: true });
+    await c.post(makeSms('sms-r2', { sim: { modem: 'tsel-1' } })); // an older record (no field): real
+    const [sim, real] = server.requests as [NonNullable<TestServer['requests'][0]>, NonNullable<TestServer['requests'][0]>];
+    expect(sim.headers['x-pulsa-bridge-simulated']).toBe('true');
+    expect(verify('production-secret', sim.headers, sim.body, nowSec)).toBe(false);
+    expect(verify('pulsa-bridge-simulation-not-a-secret', sim.headers, sim.body, nowSec)).toBe(true);
+    expect(real.headers['x-pulsa-bridge-simulated']).toBeUndefined();
+    expect(verify('production-secret', real.headers, real.body, nowSec)).toBe(true);
+  });
 });

@@ -107,6 +107,22 @@ describe('the record file format is pinned', () => {
     expect(parseRecordFile(signed, 'pending', 'sms-golden.json', Buffer.alloc(32, 8))).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
     expect(parseRecordFile(signed, 'dead', 'sms-golden.json', key)).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
   });
+
+  it('`simulated` is covered by the checksum and the mac: removing it from a file does not make a real record', () => {
+    const key = Buffer.alloc(32, 7);
+    const rec: SmsRecord = { ...makeSms('sms-sim'), simulated: true };
+    const signed = serializeRecord(rec, { area: 'pending', key });
+    expect(parseRecordFile(signed, 'pending', 'sms-sim.json', key)).toEqual({ ok: true, record: rec, mac: 'valid' });
+    const obj = JSON.parse(signed) as Record<string, unknown>;
+    delete obj.simulated;
+    expect(parseRecordFile(JSON.stringify(obj), 'pending', 'sms-sim.json', key)).toMatchObject({ ok: false, reason: 'bad checksum' });
+    // Checksum recomputed by someone without the key: the mac still says no.
+    obj.checksum = recordChecksum(obj);
+    expect(parseRecordFile(JSON.stringify(obj), 'pending', 'sms-sim.json', key)).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
+    // Only `true` is a value the field takes.
+    const odd = JSON.parse(serializeRecord({ ...rec, simulated: 'yes' } as unknown as SmsRecord)) as Record<string, unknown>;
+    expect(parseRecordFile(JSON.stringify(odd), 'pending', 'sms-sim.json')).toMatchObject({ ok: false, reason: 'simulated must be true when present' });
+  });
 });
 
 describe('Spool: durable, idempotent writes', () => {
