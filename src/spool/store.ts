@@ -46,7 +46,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { createKey, keyFile, readKey } from './integrity-key.js';
+import { createKey, keyFile, readKey, spoolDirOwner } from './integrity-key.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -185,7 +185,8 @@ export class Spool extends EventEmitter {
    */
   private async loadClientKey(keyDir: string): Promise<void> {
     try {
-      this.files.setKey(await readKey(keyDir));
+      // The key is the daemon's: owned by the spool directory's owner, whoever runs the CLI (root under sudo, or that user).
+      this.files.setKey(await readKey(keyDir, await spoolDirOwner(this.dir)));
     } catch (err) {
       if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') throw err;
       this.files.setKey(undefined, `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`);
