@@ -52,9 +52,11 @@ export interface SpoolIndex {
   quarantine: Set<string>;
   /** Sent records' rev and delivery time (sent-index.ts), so start-up and prune need not read their files. */
   sent: SentIndex;
+  /** Some record read carries a mac (the spool has been signed), valid or not. */
+  signed: boolean;
 }
 
-export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map() });
+export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map(), signed: false });
 
 /** What the sent index keeps of a sent record. */
 export function sentMetaOf(rec: SmsRecord): SentMeta {
@@ -218,6 +220,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
     }
   }
   ix.pending = PendingIndex.from(pending); // sorted once
+  ix.signed = sawMac;
   return ix;
 }
 
