@@ -10,6 +10,9 @@
  * - readKey opens with O_NOFOLLOW and checks with fstat before reading: a symlink, a non-regular file, a file of
  *   another owner or one readable by group/others is UnsafePathError (no secret is trusted that others could read or
  *   have written); a file that is not one key line is UnsafePathError too (the operator restores it). ENOENT -> undefined.
+ * - Adoption marker `<stateDir>/spool.key.adopting`: written (fsynced, with its directory) before a new key is
+ *   created and removed (directory fsynced) only once every unsigned record has been signed; while it exists, each
+ *   start signs unsigned records again, so a start that died part-way through the upgrade is resumed, not quarantined.
  * - The expected owner (KeyOwner): the daemon expects its own euid; a client (the CLI, e.g. under sudo) expects the
  *   owner of the spool directory (the daemon's user), whoever the caller is. A hint never says to chown to root.
  */
@@ -113,4 +116,46 @@ export async function createKey(stateDir: string, doFsync: boolean): Promise<Buf
     }
   }
   return key;
+}
+
+/** The adoption marker's path (see the header). */
+export function adoptingFile(stateDir: string): string {
+  return `${keyFile(stateDir)}.adopting`;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const dfd = await fsp.open(dir, 'r');
+  try {
+    await dfd.sync();
+  } finally {
+    await dfd.close();
+  }
+}
+
+/** Whether an adoption (signing of records that predate the key) is unfinished. */
+export async function isAdopting(stateDir: string): Promise<boolean> {
+  try {
+    return (await fsp.lstat(adoptingFile(stateDir))).isFile();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** Owner: durably mark the adoption as started (before the key is created). */
+export async function markAdopting(stateDir: string, doFsync: boolean): Promise<void> {
+  const fh = await fsp.open(adoptingFile(stateDir), C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW, 0o600);
+  try {
+    await fh.writeFile(`signing the records written before ${SPOOL_KEY_FILE}; removed when done\n`);
+    if (doFsync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
+}
+
+/** Owner: every record is signed; durably remove the marker. */
+export async function doneAdopting(stateDir: string, doFsync: boolean): Promise<void> {
+  await fsp.rm(adoptingFile(stateDir), { force: true });
+  if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
 }

@@ -46,7 +46,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { createKey, keyFile, readKey, spoolDirOwner } from './integrity-key.js';
+import { createKey, doneAdopting, isAdopting, keyFile, markAdopting, readKey, spoolDirOwner } from './integrity-key.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -170,15 +170,19 @@ export class Spool extends EventEmitter {
     try {
       const keyDir = opts.keyDir ?? spool.dir;
       let key = await readKey(keyDir);
-      const created = key === undefined;
+      // The marker goes down before the key and comes off only when every record is signed: a start that dies in
+      // between resumes the adoption instead of quarantining the records it had not signed yet.
+      const adopting = key === undefined || (await isAdopting(keyDir));
       if (key === undefined) {
+        await markAdopting(keyDir, opts.fsync ?? true);
         key = await createKey(keyDir, opts.fsync ?? true);
         spool.logger.warn({ file: keyFile(keyDir) }, `spool: integrity key ${keyFile(keyDir)} created: records are signed with it from now on (back it up with the spool)`);
       }
       spool.files.setKey(key);
       await clearTmp(spool.scanDeps);
-      // The start that creates the key reads every sent file too: the upgrade signs them (scan.ts).
-      spool.ix = await scan(spool.scanDeps, 'recover', created ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: created });
+      // An adopting start reads every sent file too: the upgrade signs them (scan.ts).
+      spool.ix = await scan(spool.scanDeps, 'recover', adopting ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: adopting });
+      if (adopting && spool.ix.adoptFailed === 0) await doneAdopting(keyDir, opts.fsync ?? true);
       await writeSentIndex(spool.dir, spool.ix.sent, spool.logger); // compact, and rebuilt when it was missing
     } catch (err) {
       await spool.close();
