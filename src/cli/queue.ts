@@ -33,10 +33,10 @@ const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 
 export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
   let dir = opts.spool;
   let keyDir: string | undefined;
-  if (!dir) {
+  if (!dir || opts.config !== undefined) {
     const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
-    dir = cfg.spool.dir;
-    keyDir = cfg.stateDir; // the spool's integrity key (default: beside the spool)
+    dir ??= cfg.spool.dir;
+    keyDir = cfg.stateDir ?? cfg.spool.dir; // the spool's integrity key: where the daemon keeps it
   }
   return Spool.open(dir, { logger: silentLogger(), role: 'client', ...(keyDir !== undefined ? { keyDir } : {}) });
 }

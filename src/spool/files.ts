@@ -181,6 +181,8 @@ export class RecordFiles {
   private key: Buffer | undefined;
   /** Why this process cannot sign (a client that cannot read the key): write() refuses with it. */
   private keyProblem: string | undefined;
+  /** What to do about keyProblem (default: run as the service user or root). */
+  private keyHint: string | undefined;
 
   constructor(
     readonly dir: string,
@@ -189,9 +191,10 @@ export class RecordFiles {
   ) {}
 
   /** Records are signed with and checked against `key` from now on; `problem`: this process cannot sign (see header). */
-  setKey(key: Buffer | undefined, problem?: string): void {
+  setKey(key: Buffer | undefined, problem?: string, hint?: string): void {
     this.key = key;
     this.keyProblem = problem;
+    this.keyHint = hint;
   }
 
   get signing(): Buffer | undefined {
@@ -287,7 +290,7 @@ export class RecordFiles {
   async write(area: SpoolArea, rec: AnyRecord): Promise<void> {
     if (this.keyProblem !== undefined) {
       throw new SpoolError('io', `cannot write ${area}/${rec.id}.json: ${this.keyProblem}`, {
-        hint: 'run the command as the service user (sudo -u pulsa-bridge pulsa-bridge queue ...) or as root',
+        hint: this.keyHint ?? 'run the command as the service user (sudo -u pulsa-bridge pulsa-bridge queue ...) or as root',
       });
     }
     const buf = Buffer.from(serializeRecord(rec, this.key ? { area, key: this.key } : undefined), 'utf8');

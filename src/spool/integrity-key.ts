@@ -10,6 +10,11 @@
  * - readKey opens with O_NOFOLLOW and checks with fstat before reading: a symlink, a non-regular file, a file of
  *   another owner or one readable by group/others is UnsafePathError (no secret is trusted that others could read or
  *   have written); a file that is not one key line is UnsafePathError too (the operator restores it). ENOENT -> undefined.
+ * - Adoption marker `<stateDir>/spool.key.adopting`: written (fsynced, with its directory) before a new key is
+ *   created and removed (directory fsynced) only once every unsigned record has been signed; while it exists, each
+ *   start signs unsigned records again, so a start that died part-way through the upgrade is resumed, not quarantined.
+ * - The expected owner (KeyOwner): the daemon expects its own euid; a client (the CLI, e.g. under sudo) expects the
+ *   owner of the spool directory (the daemon's user), whoever the caller is. A hint never says to chown to root.
  */
 import { randomBytes } from 'node:crypto';
 import fs, { constants as C, promises as fsp } from 'node:fs';
@@ -23,8 +28,27 @@ export function keyFile(stateDir: string): string {
   return path.join(path.resolve(stateDir), SPOOL_KEY_FILE);
 }
 
-/** The key in `stateDir`, undefined when there is none; errors as in the header (EACCES is thrown as it is). */
-export async function readKey(stateDir: string): Promise<Buffer | undefined> {
+/** Whose key file is trusted (see the header): a uid and how to name it in an error. */
+export interface KeyOwner {
+  uid: number;
+  who: string;
+}
+
+/** The daemon's own expectation: the key is its euid's. */
+export function selfOwner(): KeyOwner | undefined {
+  return typeof process.geteuid === 'function' ? { uid: process.geteuid(), who: "the daemon's user" } : undefined;
+}
+
+/** A client's expectation: the key is owned by the owner of the spool directory `spoolDir` (the daemon's user). */
+export async function spoolDirOwner(spoolDir: string): Promise<KeyOwner> {
+  return { uid: (await fsp.stat(spoolDir)).uid, who: `the spool directory's owner (the daemon's user)` };
+}
+
+/**
+ * The key in `stateDir`, undefined when there is none; errors as in the header (EACCES is thrown as it is). `owner`:
+ * who must own the file (default: this process's euid, the daemon's expectation).
+ */
+export async function readKey(stateDir: string, owner: KeyOwner | undefined = selfOwner()): Promise<Buffer | undefined> {
   const file = keyFile(stateDir);
   let fd: number;
   try {
@@ -39,9 +63,13 @@ export async function readKey(stateDir: string): Promise<Buffer | undefined> {
   }
   try {
     const st = fs.fstatSync(fd);
-    const uid = typeof process.geteuid === 'function' ? process.geteuid() : st.uid;
+    const uid = owner?.uid ?? st.uid;
     if (!st.isFile()) throw new UnsafePathError(`the spool's integrity key ${file} is not a regular file`, `remove it; the daemon creates a new key only for a spool without signed records`);
-    if (st.uid !== uid) throw new UnsafePathError(`the spool's integrity key ${file} is owned by uid ${st.uid}, not by the daemon's user (uid ${uid})`, `chown ${uid} ${file}`);
+    if (st.uid !== uid) {
+      // Never hint a chown to root: a key owned by root is refused by a daemon running as its service user.
+      const hint = uid === 0 ? `chown ${file} to the service user the daemon runs as (not root), and run the daemon as that user` : `chown ${uid} ${file}`;
+      throw new UnsafePathError(`the spool's integrity key ${file} is owned by uid ${st.uid}, not by ${owner?.who ?? "the daemon's user"} (uid ${uid})`, hint);
+    }
     if ((st.mode & 0o077) !== 0) {
       throw new UnsafePathError(`the spool's integrity key ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}): anyone who read it can forge records`, `chmod 600 ${file}`);
     }
@@ -88,4 +116,46 @@ export async function createKey(stateDir: string, doFsync: boolean): Promise<Buf
     }
   }
   return key;
+}
+
+/** The adoption marker's path (see the header). */
+export function adoptingFile(stateDir: string): string {
+  return `${keyFile(stateDir)}.adopting`;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const dfd = await fsp.open(dir, 'r');
+  try {
+    await dfd.sync();
+  } finally {
+    await dfd.close();
+  }
+}
+
+/** Whether an adoption (signing of records that predate the key) is unfinished. */
+export async function isAdopting(stateDir: string): Promise<boolean> {
+  try {
+    return (await fsp.lstat(adoptingFile(stateDir))).isFile();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** Owner: durably mark the adoption as started (before the key is created). */
+export async function markAdopting(stateDir: string, doFsync: boolean): Promise<void> {
+  const fh = await fsp.open(adoptingFile(stateDir), C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW, 0o600);
+  try {
+    await fh.writeFile(`signing the records written before ${SPOOL_KEY_FILE}; removed when done\n`);
+    if (doFsync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
+}
+
+/** Owner: every record is signed; durably remove the marker. */
+export async function doneAdopting(stateDir: string, doFsync: boolean): Promise<void> {
+  await fsp.rm(adoptingFile(stateDir), { force: true });
+  if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
 }

@@ -17,9 +17,10 @@
  *   symlink, FIFO or directory, a name not *.json, a file above MAX_RECORD_BYTES, or an unreadable one above
  *   MAX_QUARANTINE_RAW_BYTES) is moved aside as it is into foreign/ (files.moveAside), never read whole.
  * - Integrity (files.ts, integrity-key.ts): with a key, a record whose mac fails is unreadable as above; one without a
- *   mac is quarantined too, except at the start that created the key (`adoptUnsigned`, the upgrade from unsigned
- *   records) when no record in the spool carries a mac: then every unsigned record is signed in place and counted.
- *   If any record carries a mac (the key was lost or the spool moved without it), nothing unsigned is adopted.
+ *   mac is quarantined too, except while the key's adoption is unfinished (`adoptUnsigned`: the start that created the
+ *   key, or a later one resuming it, integrity-key.ts) when no record carries a mac this key rejects: then every
+ *   unsigned record is signed in place and counted. If any record carries a foreign mac (the key was lost or the spool
+ *   moved without it), nothing unsigned is adopted.
  * - At run time (owner, inside the id's chain) a pending file found unreadable is handled the same way: when the owner
  *   holds a valid copy in memory the file is rewritten from it (restoreCorruptPending; the corrupt bytes are kept in
  *   quarantine), else the file is moved to quarantine and leaves the index (quarantineCorruptPending -> 'corrupt').
@@ -52,9 +53,13 @@ export interface SpoolIndex {
   quarantine: Set<string>;
   /** Sent records' rev and delivery time (sent-index.ts), so start-up and prune need not read their files. */
   sent: SentIndex;
+  /** Some record read carries a mac (the spool has been signed), valid or not. */
+  signed: boolean;
+  /** Unsigned records an adopting scan could not sign (write errors): the adoption is not finished. */
+  adoptFailed: number;
 }
 
-export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map() });
+export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map(), signed: false, adoptFailed: 0 });
 
 /** What the sent index keeps of a sent record. */
 export function sentMetaOf(rec: SmsRecord): SentMeta {
@@ -112,6 +117,8 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
   /** Valid records without a mac, found while a key is set: adopted or refused once the whole spool is seen. */
   const unsigned: { area: SpoolArea; name: string; text: string; rec: AnyRecord }[] = [];
   let sawMac = false;
+  /** A mac that does not verify with this key: the spool was signed with another key (lost), nothing is adopted. */
+  let sawForeignMac = false;
   const admit = (area: SpoolArea, rec: AnyRecord): void => {
     if (rec.kind === 'part') ix.parts.set(rec.id, rec);
     else if (rec.kind === 'quarantine') ix.quarantine.add(rec.id);
@@ -162,7 +169,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
         continue;
       }
       if (!parsed.ok) {
-        if (parsed.reason.startsWith('integrity')) sawMac = true;
+        if (parsed.reason.startsWith('integrity')) sawMac = sawForeignMac = true;
         if (mode === 'recover') await setAside(deps, ix, area, name, text, parsed.reason);
         else logger.warn({ file: `${area}/${name}`, reason: parsed.reason }, `spool: skipping unreadable record ${area}/${name} (${parsed.reason})`);
         continue;
@@ -172,7 +179,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
     }
   }
   if (unsigned.length > 0) {
-    if (integrity.adoptUnsigned && !sawMac && mode === 'recover') {
+    if (integrity.adoptUnsigned && !sawForeignMac && mode === 'recover') {
       const counts: Record<string, number> = {};
       for (const u of unsigned) {
         try {
@@ -180,7 +187,8 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
           counts[u.area] = (counts[u.area] ?? 0) + 1;
           admit(u.area, u.rec);
         } catch (err) {
-          logger.error({ file: `${u.area}/${u.name}`, err: errorMessage(err) }, `spool: cannot sign ${u.area}/${u.name}; left unsigned (quarantined at the next start)`);
+          ix.adoptFailed++;
+          logger.error({ file: `${u.area}/${u.name}`, err: errorMessage(err) }, `spool: cannot sign ${u.area}/${u.name}; left unsigned (signing is tried again at the next start)`);
         }
       }
       logger.warn(
@@ -218,6 +226,7 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
     }
   }
   ix.pending = PendingIndex.from(pending); // sorted once
+  ix.signed = sawMac;
   return ix;
 }
 

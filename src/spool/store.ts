@@ -46,7 +46,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { createKey, keyFile, readKey } from './integrity-key.js';
+import { createKey, doneAdopting, isAdopting, keyFile, markAdopting, readKey, spoolDirOwner } from './integrity-key.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -152,8 +152,17 @@ export class Spool extends EventEmitter {
       if (!isDir) {
         throw new SpoolError('not-found', `no spool directory at ${spool.dir}`, { hint: 'check --spool or spool.dir in the config' });
       }
-      await spool.loadClientKey(opts.keyDir ?? spool.dir);
-      spool.ix = await scan(spool.scanDeps, 'read', await readSentIndex(spool.dir, spool.logger));
+      const keyDir = opts.keyDir ?? spool.dir;
+      const keyless = await spool.loadClientKey(keyDir);
+      // Without a key every sent file is read too: a signed one anywhere means the key is elsewhere (below).
+      spool.ix = await scan(spool.scanDeps, 'read', keyless ? new Map() : await readSentIndex(spool.dir, spool.logger));
+      if (keyless && spool.ix.signed) {
+        spool.files.setKey(
+          undefined,
+          `no integrity key at ${keyFile(keyDir)}, but the spool holds signed records: a record written unsigned would be quarantined by the daemon`,
+          `give the daemon's config (--config FILE, whose stateDir holds spool.key) instead of or together with --spool`,
+        );
+      }
       return spool;
     }
     await spool.files.ensureSpoolDirs(['tmp', ...AREAS, FOREIGN_DIR]);
@@ -161,15 +170,19 @@ export class Spool extends EventEmitter {
     try {
       const keyDir = opts.keyDir ?? spool.dir;
       let key = await readKey(keyDir);
-      const created = key === undefined;
+      // The marker goes down before the key and comes off only when every record is signed: a start that dies in
+      // between resumes the adoption instead of quarantining the records it had not signed yet.
+      const adopting = key === undefined || (await isAdopting(keyDir));
       if (key === undefined) {
+        await markAdopting(keyDir, opts.fsync ?? true);
         key = await createKey(keyDir, opts.fsync ?? true);
         spool.logger.warn({ file: keyFile(keyDir) }, `spool: integrity key ${keyFile(keyDir)} created: records are signed with it from now on (back it up with the spool)`);
       }
       spool.files.setKey(key);
       await clearTmp(spool.scanDeps);
-      // The start that creates the key reads every sent file too: the upgrade signs them (scan.ts).
-      spool.ix = await scan(spool.scanDeps, 'recover', created ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: created });
+      // An adopting start reads every sent file too: the upgrade signs them (scan.ts).
+      spool.ix = await scan(spool.scanDeps, 'recover', adopting ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: adopting });
+      if (adopting && spool.ix.adoptFailed === 0) await doneAdopting(keyDir, opts.fsync ?? true);
       await writeSentIndex(spool.dir, spool.ix.sent, spool.logger); // compact, and rebuilt when it was missing
     } catch (err) {
       await spool.close();
@@ -181,15 +194,20 @@ export class Spool extends EventEmitter {
   /**
    * Client: check records with the key where this user can read it; without it records are shown unchecked and
    * writes are refused (files.ts). A spool that has no key yet (never opened by a signing daemon) is written unsigned:
-   * its owner signs such records at the start that creates the key.
+   * its owner signs such records at the start that creates the key; but when no key is found and the spool holds
+   * signed records (the key is in a stateDir not given), writes are refused (open). Returns: no key was found.
    */
-  private async loadClientKey(keyDir: string): Promise<void> {
+  private async loadClientKey(keyDir: string): Promise<boolean> {
     try {
-      this.files.setKey(await readKey(keyDir));
+      // The key is the daemon's: owned by the spool directory's owner, whoever runs the CLI (root under sudo, or that user).
+      const key = await readKey(keyDir, await spoolDirOwner(this.dir));
+      this.files.setKey(key);
+      return key === undefined;
     } catch (err) {
       if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') throw err;
       this.files.setKey(undefined, `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`);
       this.logger.debug({ file: keyFile(keyDir) }, 'spool: integrity key not readable by this user; records are not checked');
+      return false;
     }
   }
 

@@ -268,7 +268,8 @@ describe('client role (the queue CLI while the daemon runs)', () => {
       await o.putPending(makeSms('r1'));
       await o.markDead('r1', 'HTTP 422: rejected', 422);
       const { chown } = await import('node:fs/promises');
-      for (const d of [dir, path.join(dir, 'pending'), path.join(dir, 'tmp')]) await chown(d, 4321, 4321);
+      // As an install has it: the spool and its key are the service user's.
+      for (const d of [dir, path.join(dir, 'pending'), path.join(dir, 'tmp'), path.join(dir, 'spool.key')]) await chown(d, 4321, 4321);
       const { spool } = await client();
       await spool.retry('r1');
       const st = await stat(path.join(dir, 'pending', 'r1.json'));
