@@ -73,6 +73,13 @@ done
 rm -rf "$LIB/node_modules/@serialport/bindings-cpp/src" "$LIB/node_modules/@serialport/bindings-cpp/binding.gyp"
 # Documentation and type declarations inside node_modules (lintian: docs belong in /usr/share/doc).
 find "$LIB/node_modules" -type f \( -iname 'README*' -o -iname 'CHANGELOG*' -o -iname 'HISTORY*' -o -name '*.md' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
+# The libraries' own test suites, doc sites and release scripts at each package's root (pino and thread-stream ship
+# them: lintian flags the doc site's CDN links and the scripts); nothing loads them at run time.
+for pkgdir in "$LIB"/node_modules/* "$LIB"/node_modules/@*/*; do
+  [ -d "$pkgdir" ] || continue
+  rm -rf "$pkgdir/test" "$pkgdir/tests" "$pkgdir/docs" "$pkgdir/benchmarks" "$pkgdir/index.html"
+  find "$pkgdir" -maxdepth 1 -type f -name '*.sh' -delete
+done
 # Dotfiles of the libraries' own repositories (.npmignore, CI configs).
 find "$LIB/node_modules" -name '.*' ! -name '.bin' ! -name '.package-lock.json' -exec rm -rf {} +
 find "$LIB/node_modules" -type d -empty -delete
