@@ -6,7 +6,6 @@
  * all at once; loadConfig names the file.
  * Secrets (modem PIN, HMAC secret, header values) may be given as "env:NAME" to read them from the environment,
  * so the file itself can be world-readable.
- * loadSpoolConfig() is the spool-only mode of the operator commands: the `spool` section alone, no secrets resolved.
  * Derived once, here: `webhook.endpoint` (the URL every POST goes to) and `warnings` (allowed but probably wrong;
  * the daemon logs them at start, `config check` prints them). maskSecrets() hides secrets, URL credentials included.
  * Per modem, `balance` (the periodic balance check) is resolved here: the code and replies from the `operator`'s
@@ -15,7 +14,6 @@
  * API key may be "env:NAME" and is masked by maskSecrets(); transfer flow overrides are rendered once with sample
  * values, so a template error fails at load, not when credit moves.
  */
-import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
 import { compilePatterns, DEFAULT_BALANCE_PATTERNS, type BalancePatterns } from './balance/parse.js';
 import { DEFAULT_BALANCE_CHECKS, OPERATORS, type OperatorKey } from './balance/operators.js';
@@ -25,6 +23,7 @@ import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from 
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
 import { VIRTUAL_QUIRKS } from './sim/virtual-modem-types.js';
 import { maskUrl } from './redact.js';
+import { deepFreeze, problemsOf, readJson, spoolSchema } from './config-file.js';
 import {
   adder,
   anyObject,
@@ -351,18 +350,6 @@ function webhookSchema(env: Env) {
   );
 }
 
-function spoolSchema() {
-  return withDefault(
-    object({
-      dir: orDefault(text(), '/var/lib/pulsa-bridge/spool'),
-      sentRetentionDays: withDefault(int(0, 3650), 30),
-      ignoredRetentionDays: withDefault(int(0, 3650), 30),
-      fsync: withDefault(bool(), true),
-    }),
-    () => ({}),
-  );
-}
-
 function configSchema(env: Env = process.env) {
   const fields = object({
     webhook: withDefault(webhookSchema(env), () => ({})),
@@ -510,20 +497,6 @@ export type ModemConfig = Config['modems'][number];
 export type OtherSendersPolicy = ModemConfig['otherSenders'];
 export type ResellerConfig = Config['reseller'];
 
-/** `modems[1].name` from the issue path's keys ['modems', 1, 'name']. */
-function pathText(path: readonly v.IssuePathItem[]): string {
-  return path.map((p, i) => (typeof p.key === 'number' ? `[${p.key}]` : `${i > 0 ? '.' : ''}${String(p.key)}`)).join('');
-}
-
-function problemsOf(issues: readonly v.BaseIssue<unknown>[]): string[] {
-  const out: string[] = [];
-  for (const iss of issues) {
-    const path = pathText(iss.path ?? []);
-    out.push(path ? `${path}: ${iss.message}` : iss.message);
-  }
-  return [...new Set(out)];
-}
-
 /** Validates a parsed JSON value. Throws ConfigError listing every problem. */
 export function parseConfig(raw: unknown, env: Env = process.env): Config {
   const r = v.safeParse(configSchema(env), raw);
@@ -540,57 +513,6 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
     if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
     throw err;
   }
-}
-
-/** What the operator commands that need only the spool (`status`, `queue ...`) take from the config. */
-export interface SpoolOnlyConfig {
-  spool: Config['spool'];
-  /** Where the spool's integrity key is (absent: the spool directory). */
-  stateDir?: string;
-}
-
-/**
- * Spool-only mode: reads the config file and validates its `spool` section alone. Secrets are not resolved and the
- * rest is not checked, so `status` and `queue ...` work for an operator whose shell lacks the service's environment
- * (`env:PB_PIN`); `run` and `config check` still validate everything. Throws ConfigError (naming the file).
- */
-export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
-  const raw = await readJson(file);
-  // Not strict: the other sections are the daemon's business here.
-  const r = v.safeParse(v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema(), stateDir: optional(text()) })), raw);
-  if (!r.success) throw new ConfigError(problemsOf(r.issues), { file });
-  return deepFreeze({ spool: r.output.spool, ...(r.output.stateDir !== undefined ? { stateDir: r.output.stateDir } : {}) });
-}
-
-async function readJson(file: string): Promise<unknown> {
-  let body: string;
-  try {
-    body = await readFile(file, 'utf8');
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new ConfigError([`cannot read (${e.code ?? e.message})`], { file });
-  }
-  try {
-    return JSON.parse(body) as unknown;
-  } catch (err) {
-    throw new ConfigError([`not valid JSON (${jsonErrorWithoutText((err as Error).message, body)})`], { file });
-  }
-}
-
-/**
- * A JSON.parse message without the text around the error (V8 quotes it, and it may be a secret): the kind of error
- * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
- * becomes `Unexpected token`.
- */
-export function jsonErrorWithoutText(message: string, body: string): string {
-  // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
-  const kind = /is not valid JSON\s*$/.test(message) ? (/^Unexpected token/.test(message) ? 'Unexpected token' : 'not JSON') : message;
-  const at = /at position (\d+)/.exec(kind);
-  if (!at) return kind;
-  const before = body.slice(0, Number(at[1]));
-  const line = before.split('\n').length;
-  const column = before.length - before.lastIndexOf('\n');
-  return `${kind.replace(/\s*\(?at position \d+\)?/, '').replace(/ in JSON$/, '')} at line ${line}, column ${column}`;
 }
 
 /**
@@ -671,10 +593,4 @@ export function maskSecrets(cfg: Config): unknown {
   };
 }
 
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === 'object') {
-    for (const v of Object.values(o)) deepFreeze(v);
-    Object.freeze(o);
-  }
-  return o;
-}
+export { jsonErrorWithoutText, loadSpoolConfig, type SpoolOnlyConfig } from './config-file.js';

@@ -9,14 +9,13 @@
  * A reply no pattern matches is shown as is (state `unknown`), never guessed. Exit 1 when a check failed (`error`).
  */
 import { Command } from 'commander';
-import { checkBalance, localDate, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
-import { daysUntil } from '../balance/parse.js';
+import { checkBalance, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
 import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
 import type { ModemOps } from '../control/ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import { UsageError } from './usage.js';
-import { safeText } from '../terminal-text.js';
+import { formatBalance } from './balance-format.js';
 
 /** Opens a configured modem by name: through the daemon when it runs, else directly (the CLI's target resolution). */
 export type OpenOps = (config: Config, modem: string) => Promise<ModemOps>;
@@ -83,19 +82,3 @@ function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string;
   return out;
 }
 
-const rupiah = (n: number) => 'Rp ' + String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
-
-export function formatBalance(r: BalanceResult, today: string = localDate(new Date())): string {
-  const lines: string[] = [];
-  if (r.state === 'error') {
-    lines.push(`${r.modem}: balance check ${r.code} failed: ${r.error}`);
-  } else {
-    const bal = r.balance === null ? 'balance unknown' : rupiah(r.balance);
-    const until = r.activeUntil === null ? 'active-until unknown' : `active until ${r.activeUntil} (${daysUntil(r.activeUntil, today)} days)`;
-    lines.push(`${r.modem}: ${bal}, ${until} [${r.state.toUpperCase()}]`);
-  }
-  for (const reason of r.reasons) lines.push(`  warning: ${reason}`);
-  if (r.reply) lines.push(`  reply (${r.code}): ${r.reply.replace(/\s*\n\s*/g, ' / ')}`);
-  if (r.hint && r.state !== 'ok') lines.push(`  hint: ${r.hint}`);
-  return safeText(lines.join('\n'), { multiline: true }) + '\n'; // replies and errors come from the network: escaped
-}

@@ -10,12 +10,11 @@
  * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
  */
 import { Command } from 'commander';
-import { loadSpoolConfig } from '../config.js';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
-import { silentLogger } from '../log/silent.js';
 import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
 import { MIN_ID_PREFIX } from '../spool/operator.js';
-import { Spool, readLockOwner } from '../spool/store.js';
+import type { Spool } from '../spool/store.js';
+import { spoolFrom, spoolHolder, type SpoolHolder } from './spool-access.js';
 import type { AnyRecord, SpoolArea } from '../spool/types.js';
 import { table } from './format.js';
 import { configPath, printJson, type Io } from './io.js';
@@ -29,37 +28,6 @@ interface SpoolCliOptions {
 }
 
 const AREAS: SpoolArea[] = ['pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts'];
-
-export async function spoolFrom(opts: { spool?: string; config?: string }): Promise<Spool> {
-  let dir = opts.spool;
-  let keyDir: string | undefined;
-  if (!dir || opts.config !== undefined) {
-    const cfg = await loadSpoolConfig(configPath(opts.config)); // spool-only: no secrets needed
-    dir ??= cfg.spool.dir;
-    keyDir = cfg.stateDir ?? cfg.spool.dir; // the spool's integrity key: where the daemon keeps it
-  }
-  return Spool.open(dir, { logger: silentLogger(), role: 'client', ...(keyDir !== undefined ? { keyDir } : {}) });
-}
-
-/**
- * Whether a daemon holds the spool (from its lock): the JSON `daemon` field of `queue` and `status`. `running` is null
- * when the lock could not be read. (What a running daemon reports about itself is DaemonStatus, in daemon.ts.)
- */
-export interface SpoolHolder {
-  running: boolean | null;
-  pid?: number;
-  startedAt?: string;
-  error?: string;
-}
-
-export async function spoolHolder(dir: string): Promise<SpoolHolder> {
-  try {
-    const owner = await readLockOwner(dir);
-    return owner ? { running: true, pid: owner.pid, startedAt: owner.startedAt } : { running: false };
-  } catch (err) {
-    return { running: null, error: errorMessage(err) };
-  }
-}
 
 function daemonLine(d: SpoolHolder): string {
   if (d.running === true) return `daemon: running (pid ${d.pid})\n`;

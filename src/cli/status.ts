@@ -10,21 +10,23 @@ import { localTime } from '../time-format.js';
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { loadSpoolConfig } from '../config.js';
-import type { DaemonStatus } from '../daemon.js';
+import { loadSpoolConfig } from '../config-file.js';
+import type { StatusSnapshot } from '../daemon.js';
+import type { SpoolStats } from '../spool/store.js';
 import { STATUS_INTERVAL_MS, statusFilePath } from '../daemon/status-file.js';
 import { errorMessage } from '../errors.js';
 import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
 import { CommandFailed } from './lifecycle.js';
-import { formatBalance } from './balance.js';
+import { formatBalance } from './balance-format.js';
 import { configPath, printJson, type Io } from './io.js';
-import { spoolHolder, spoolFrom } from './queue.js';
+import { spoolFrom, spoolHolder } from './spool-access.js';
 import { maskUrl } from '../redact.js';
 import { safeText } from '../terminal-text.js';
 
 export const STATUS_EXIT = { healthy: 0, unhealthy: 1, notRunning: 3, unknown: 4 } as const;
 
-type StatusFile = DaemonStatus & { pid: number; writtenAt: string };
+/** status.json as the daemon writes it; a daemon of an older release wrote no `health` or `spool`. */
+type StatusFile = Omit<StatusSnapshot, 'health' | 'spool'> & Partial<Pick<StatusSnapshot, 'health' | 'spool'>> & { pid: number; writtenAt: string };
 
 /**
  * The verdict of a running daemon: the one it wrote in status.json (what /healthz answers), or for a daemon that
@@ -46,6 +48,16 @@ function verdictOf(running: StatusFile | undefined, staleNote: string | undefine
   }
   if (staleNote) problems.push({ code: 'status-stale', message: staleNote });
   return { healthy: problems.length === 0, problems };
+}
+
+/** The spool's counts, read from the directory (no daemon, or its status.json is missing or stale). */
+async function scanCounts(dir: string): Promise<SpoolStats> {
+  const spool = await spoolFrom({ spool: dir });
+  try {
+    return await spool.stats();
+  } finally {
+    await spool.close();
+  }
 }
 
 export function statusCommand(io: Io): Command {
@@ -76,9 +88,9 @@ export function statusCommand(io: Io): Command {
         else out(`daemon: not running\nspool: no spool directory at ${dir}\n`);
         throw new CommandFailed('status: not running', STATUS_EXIT.notRunning);
       }
-      const spool = await spoolFrom({ spool: dir });
-      const stats = await spool.stats();
-      await spool.close();
+      // A running daemon's fresh status.json carries its own spool counts: no need to read a spool of any size again.
+      const fromDaemon = running?.spool !== undefined && !staleNote;
+      const stats: SpoolStats = fromDaemon ? running!.spool! : await scanCounts(dir);
       const verdict = daemon.running ? verdictOf(running, staleNote, stats) : undefined;
       const exitCode = daemon.running === false ? STATUS_EXIT.notRunning : !verdict ? STATUS_EXIT.unknown : verdict.healthy ? STATUS_EXIT.healthy : STATUS_EXIT.unhealthy;
       const done = () => {
@@ -117,7 +129,7 @@ export function statusCommand(io: Io): Command {
           if (m.balance) out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));
         }
       }
-      out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts\n`);
+      out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts${fromDaemon ? ` (the daemon's count at ${localTime(running!.writtenAt)})` : ''}\n`);
       if (stats.dead > 0) out('  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n');
       if (verdict) out(verdict.healthy ? 'health: ok\n' : `health: UNHEALTHY\n${verdict.problems.map((p) => `  - ${p.message}\n`).join('')}`);
       done();

@@ -112,3 +112,45 @@ describe('status: the spooled count', () => {
     }
   });
 });
+
+describe('status: the spool counts', () => {
+  const stats = { pending: 7, sent: 40, dead: 1, ignored: 2, quarantine: 0, parts: 3 };
+  const statusJson = (writtenAt: string) => ({
+    version: '0.1.0',
+    startedAt: writtenAt,
+    webhookUrl: 'http://127.0.0.1:1/x',
+    modems: [],
+    forwarder: { delivered: 40, retried: 0, dead: 1, unrecorded: 0 },
+    health: { healthy: true, problems: [] },
+    spool: stats,
+    pid: process.pid,
+    writtenAt,
+  });
+
+  it("beside a running daemon whose status.json is fresh: the daemon's own counts, the spool not read again", async () => {
+    const { dir, cleanup } = await tempDir('cli-status-counts');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false }); // the "daemon": holds spool.lock
+    cleanups.push(() => owner.close());
+    const writtenAt = new Date().toISOString();
+    await writeFile(statusFilePath(dir), JSON.stringify(statusJson(writtenAt)));
+    const r = await status(['--spool', dir]);
+    expect(r.code).toBe(0);
+    // The spool on disk is empty: 7 pending can only come from status.json.
+    expect(r.out).toContain(`spool: 7 pending, 1 dead, 40 sent, 2 ignored, 0 quarantined, 3 parts (the daemon's count at ${localTime(writtenAt)})\n`);
+    const json = await status(['--spool', dir, '--json']);
+    expect(JSON.parse(json.out).spool).toEqual(stats);
+  });
+
+  it('a stale status.json (the daemon may be hung): the spool is read from disk and the note says why', async () => {
+    const { dir, cleanup } = await tempDir('cli-status-stale');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => owner.close());
+    await writeFile(statusFilePath(dir), JSON.stringify(statusJson(new Date(Date.now() - 60_000).toISOString())));
+    const r = await status(['--spool', dir]);
+    expect(r.code).toBe(1); // status-stale is a problem
+    expect(r.out).toMatch(/note: status.json is \d+ s old/);
+    expect(r.out).toContain('spool: 0 pending, 0 dead, 0 sent, 0 ignored, 0 quarantined, 0 parts\n');
+  });
+});

@@ -6,7 +6,7 @@
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main, type Io } from '../../src/cli.js';
-import { formatBalance } from '../../src/cli/balance.js';
+import { formatBalance } from '../../src/cli/balance-format.js';
 import { queueCommands } from '../../src/cli/queue.js';
 import { formatOutcome } from '../../src/cli/terminal.js';
 import { formatUssd } from '../../src/cli/ussd.js';

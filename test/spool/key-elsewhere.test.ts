@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SpoolError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import { spoolFrom } from '../../src/cli/queue.js';
+import { spoolFrom } from '../../src/cli/spool-access.js';
 import { serializeRecord } from '../../src/spool/codec.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms, tempDir } from './helpers.js';
