@@ -114,6 +114,9 @@ grep -qxF "ExecStart=/usr/bin/node $FLAGS /usr/lib/pulsa-bridge/bin/pulsa-bridge
 sed 's#"dir": "./spool"#"dir": "/var/lib/pulsa-bridge/spool"#' config.example.json > "$PKG/etc/pulsa-bridge/config.json"
 cp config.example.json "$DOC/examples/"
 gzip -9n < README.md > "$DOC/README.md.gz"
+# The guides README.md points to (docs/*.md, compressed as README.md is; the screenshots stay in the repository).
+install -d "$DOC/docs"
+for f in docs/*.md; do gzip -9n < "$f" > "$DOC/docs/$(basename "$f").gz"; done
 cat > "$DOC/copyright" <<'COPY'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: pulsa-bridge
@@ -141,7 +144,7 @@ COMMIT=$(git log -1 --format=%h 2>/dev/null || echo unknown)
   echo " -- pulsa-bridge build <pulsa-bridge@users.noreply.github.com>  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n > "$DOC/changelog.gz"
 
-# Man pages from the commands' own help (the help is the reference; README has the rest).
+# Man pages from the commands' own help (the help is the reference; README.md and docs/ have the rest).
 manpage() { # name section summary helptext
   local up; up=$(printf '%s' "$1" | tr '[:lower:]' '[:upper:]')
   printf '.TH %s %s "%s" "pulsa-bridge %s"\n.SH NAME\n%s \\- %s\n.SH DESCRIPTION\n.nf\n' \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs, upgrades or removes pulsa-bridge from a checkout as a systemd service on a Raspberry Pi (or any
-# Debian-like host). The Debian package (`npm run package`, README "Install on a Raspberry Pi") needs no build on the
+# Debian-like host). The Debian package (`npm run package`, docs/install.md) needs no build on the
 # Pi; this script is for those who build from a checkout.
 #
 #   sudo ./systemd/install.sh [--modem SPEC]... [--operator USER]   install or upgrade
@@ -156,7 +156,7 @@ CODENAME=$( (. "$OS_RELEASE" 2>/dev/null && printf '%s' "${VERSION_CODENAME:-}")
 OS_NAME=$( (. "$OS_RELEASE" 2>/dev/null && printf '%s' "${PRETTY_NAME:-}") || true)
 
 # --- Node.js -----------------------------------------------------------------------------------------------------
-# What really exists for this architecture and OS (README: the table under "Install on a Raspberry Pi").
+# What really exists for this architecture and OS (docs/install.md: the table under step 1).
 node_help() {
   local debian_node
   case "$CODENAME" in
@@ -238,7 +238,7 @@ fi
 NPM=$(command -v npm || true)
 if [ -z "$NPM" ]; then
   if [ "$DEBIAN_NODE" = 1 ]; then
-    die "npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (README: Install on a Raspberry Pi)"
+    die "npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (docs/install.md)"
   fi
   die "npm not found next to $NODE: NodeSource's nodejs and the nodejs.org tarball include it; reinstall Node.js from one of them"
 fi
@@ -268,7 +268,7 @@ as_builder "$NPM" run build
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
 trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 [ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
-as_builder cp -R dist bin web package.json package-lock.json README.md config.example.json systemd/addon-check.cjs "$STAGE/"
+as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs "$STAGE/"
 as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
 # No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
 # addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.

@@ -1,5 +1,5 @@
 /**
- * The layers of README.md's "Architecture" section, checked on every `npm test`: an import that runs against the
+ * The layers of docs/architecture.md, checked on every `npm test`: an import that runs against the
  * data flow fails here with the file, the line and the rule it breaks.
  */
 import { readdirSync, readFileSync } from 'node:fs';

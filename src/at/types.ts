@@ -52,7 +52,7 @@ export interface FinalResultEntry {
   command?: string;
   /** The line is also the answer: kept in the response's lines (Wavecom `+CPIN: READY` with no OK after it). */
   isAnswer?: boolean;
-  /** The device that sends it (documentation: README "Modems and their quirks"). */
+  /** The device that sends it (documentation: docs/modems.md). */
   device?: string;
   /** Where that is written down (a standard, or a public capture). */
   source?: string;

@@ -41,7 +41,7 @@ export function simulateCommand(io: Io): Command {
     .option('--storage <n>', 'SMS slots on the SIM (default 30)', wholeNumber('a number of slots (a whole number >= 1)', 1))
     .option('--state <file>', 'load the SIM and network state from this file at start (if it exists), save it there at the end')
     .addOption(
-      new Option('--quirk <name>', `a behaviour of real devices (repeatable): ${VIRTUAL_QUIRKS.join(', ')} (README "Modems and their quirks")`)
+      new Option('--quirk <name>', `a behaviour of real devices (repeatable): ${VIRTUAL_QUIRKS.join(', ')} (docs/modems.md)`)
         .choices([...VIRTUAL_QUIRKS])
         .argParser((value: string, previous: VirtualQuirk[] | undefined) => {
           if (!(VIRTUAL_QUIRKS as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${VIRTUAL_QUIRKS.join(', ')}`);

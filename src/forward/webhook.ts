@@ -60,7 +60,7 @@ export interface WebhookPoster {
 }
 
 /**
- * The fixed, public secret simulated requests are signed with (README, "The webhook request"): a test receiver can
+ * The fixed, public secret simulated requests are signed with (docs/webhook.md): a test receiver can
  * check its verification code with it; a production server, holding the real secret, rejects them.
  */
 export const SIMULATION_SECRET = 'pulsa-bridge-simulation-not-a-secret';

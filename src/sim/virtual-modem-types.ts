@@ -43,7 +43,7 @@ export interface VirtualModemOptions {
    */
   ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
   /**
-   * Behaviours of real devices, switched on by name (README "Modems and their quirks" names the device of each):
+   * Behaviours of real devices, switched on by name (docs/modems.md names the device of each):
    * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`
    * (Quectel EC25 default, Huawei sticks); 'cpin-no-ok' AT+CPIN? answered without OK (Wavecom, Sierra);
    * 'unlisted-error' unknown commands end with `COMMAND REJECTED`, a result code no table lists;

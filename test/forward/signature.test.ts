@@ -1,5 +1,5 @@
 /**
- * The webhook signature as a server checks it: an independent verifier (written from README "The webhook request",
+ * The webhook signature as a server checks it: an independent verifier (written from docs/webhook.md,
  * sharing no code with src/) accepts the bridge's requests and rejects a captured request replayed under another
  * Idempotency-Key, for another modem, with its incomplete mark stripped, or too old. Simulated modems' requests are
  * marked and signed with the public simulation secret, never with the production one.
@@ -11,7 +11,7 @@ import { WebhookClient } from '../../src/forward/webhook.js';
 import { makeSms } from '../spool/helpers.js';
 import { reply, startServer, type TestServer } from './server.js';
 
-/** The README's verifier, as a server would write it. */
+/** docs/webhook.md's verifier, as a server would write it. */
 function verify(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer, nowSec: number): boolean {
   const h = (name: string) => {
     const v = headers[name];
@@ -67,7 +67,7 @@ describe('the webhook signature covers the Idempotency-Key, timestamp, modem and
     const [sim, real] = server.requests as [NonNullable<TestServer['requests'][0]>, NonNullable<TestServer['requests'][0]>];
     expect(sim.headers['x-pulsa-bridge-simulated']).toBe('true');
     expect(verify('production-secret', sim.headers, sim.body, nowSec)).toBe(false);
-    expect(verify('pulsa-bridge-simulation-not-a-secret', sim.headers, sim.body, nowSec)).toBe(true); // documented in README
+    expect(verify('pulsa-bridge-simulation-not-a-secret', sim.headers, sim.body, nowSec)).toBe(true); // documented in docs/webhook.md
     expect(real.headers['x-pulsa-bridge-simulated']).toBeUndefined();
     expect(verify('production-secret', real.headers, real.body, nowSec)).toBe(true);
   });

@@ -21,7 +21,7 @@ const TOKEN = 'test-token-0123456789';
 const REFRESH_MS = 3000;
 /**
  * Where the screenshots go: dist/screenshots/ (generated, not committed) on every run; `npm run screenshots` sets
- * PB_SCREENSHOTS=docs/status-page to refresh the README's committed copies.
+ * PB_SCREENSHOTS=docs/status-page to refresh the committed copies docs/monitoring.md shows.
  */
 const SHOTS = path.resolve(root, process.env.PB_SCREENSHOTS ?? 'dist/screenshots/status-page');
 
@@ -161,7 +161,7 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     expect(await page.locator('#problem-list').innerText()).toContain('modem isat-1');
     expect(await card(page, 'tsel-1').innerText()).toContain('✔ running');
 
-    // The README's screenshots, desktop and phone: at 360 px nothing scrolls sideways.
+    // The screenshots docs/monitoring.md shows, desktop and phone: at 360 px nothing scrolls sideways.
     await mkdir(SHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SHOTS, 'desktop.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 780 });

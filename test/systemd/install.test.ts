@@ -131,7 +131,7 @@ beforeEach(() => {
   bin = path.join(tmp, 'bin');
   npmLog = path.join(tmp, 'npm.log');
   mkdirSync(checkout);
-  for (const f of ['systemd', 'bin', 'web', 'package.json', 'package-lock.json', 'README.md', 'config.example.json']) {
+  for (const f of ['systemd', 'bin', 'web', 'package.json', 'package-lock.json', 'README.md', 'docs', 'config.example.json']) {
     cpSync(path.join(repo, f), path.join(checkout, f), { recursive: true });
   }
   // The checkout's dev tools are there (npm ci already ran in it): the installer must only build.
@@ -220,7 +220,7 @@ describe('install.sh: Node.js', () => {
     expect(r.err).not.toContain('end of life');
     expect(noNpm.code).toBe(1);
     expect(noNpm.err.trim()).toBe(
-      'error: npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (README: Install on a Raspberry Pi)',
+      'error: npm not found: Debian packages it apart (sudo apt-get install npm: about 375 packages with a compiler), or install the Debian package of pulsa-bridge instead, which needs no npm and no build (docs/install.md)',
     );
   });
 

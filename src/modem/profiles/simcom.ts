@@ -19,7 +19,7 @@ export const simcom: ModemProfile = {
     { name: 'atready', pattern: /^\*ATREADY:/i, description: 'SIMCom A76xx: AT interface ready after a (re)start' },
   ],
   // SIM800: AT+CMGF answers ERROR until the `SMS Ready` banner (boot takes a few seconds after `Call Ready`).
-  // SIM7600 / A76xx print `SMS DONE` instead (README "Modems and their quirks").
+  // SIM7600 / A76xx print `SMS DONE` instead (docs/modems.md).
   smsReady: { urc: 'sms-ready', alsoUrcs: ['sms-done'], timeoutMs: 30_000 },
   // SIM800: RDY / SMS Ready after init mean the module reset (echo back on, CNMI lost).
   // SIM7600: SMS DONE after init likewise means it restarted.
