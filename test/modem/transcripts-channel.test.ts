@@ -58,6 +58,20 @@ describe('init replayed on the AT channel', () => {
   });
 });
 
+describe('power-up answers replayed on the AT channel', () => {
+  it('Huawei E620 just plugged in: the first command answered `+CME ERROR: SIM busy` is tried again; the ^ burst is noise', async () => {
+    const { modem, channel, done } = await replay('huawei/e620-plugin-sim-busy.txt');
+    const urcs: string[] = [];
+    const unexpected: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    expect(await modem.init()).toMatchObject({ profile: 'huawei', model: 'E620', imsi: '262031111111111', iccid: undefined });
+    expect(urcs).toEqual(['stin', 'hw-boot', 'srvst', 'mode', 'simst', 'srvst']);
+    expect(unexpected).toEqual([]);
+    done();
+  });
+});
+
 describe('storages replayed on the AT channel', () => {
   it('Quectel EC25: +CMTI "ME" while SM is selected; AT+CMGR in SM answers a bare OK; read in ME, SM selected again', async () => {
     const { modem, done } = await replay('quectel/ec25-store-in-me.txt', { profile: 'quectel' });
