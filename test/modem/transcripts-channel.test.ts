@@ -72,6 +72,21 @@ describe('power-up answers replayed on the AT channel', () => {
   });
 });
 
+describe('boot banners replayed on the AT channel', () => {
+  it('Quectel power-up: `+CME ERROR: SIM busy` as text is waited out; RDY, +CFUN, +CPIN, Call Ready during init are no reset', async () => {
+    const { modem, device, done } = await replay('quectel/boot-sim-busy-call-ready.txt');
+    const urcs: string[] = [];
+    const reboots: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    expect(await modem.init()).toMatchObject({ profile: 'quectel', imsi: '510100000000003', iccid: '89620000000000000003' });
+    expect(device.sent.filter((c) => c === 'AT+CPIN?')).toHaveLength(5);
+    expect(urcs).toEqual(['rdy', 'cfun', 'cpin', 'call-ready']);
+    expect(reboots).toEqual([]);
+    done();
+  });
+});
+
 describe('storages replayed on the AT channel', () => {
   it('Quectel EC25: +CMTI "ME" while SM is selected; AT+CMGR in SM answers a bare OK; read in ME, SM selected again', async () => {
     const { modem, done } = await replay('quectel/ec25-store-in-me.txt', { profile: 'quectel' });
