@@ -103,6 +103,18 @@ describe('storages replayed on the AT channel', () => {
   });
 });
 
+describe('indications inside answers replayed on the AT channel', () => {
+  it('Huawei E303: +CMTI: "ME",0 arriving inside the AT+CPIN? answer is an indication naming ME; the answer is intact', async () => {
+    const { modem, channel, done } = await replay('huawei/e303-cmti-me-during-cpin.txt', { profile: 'huawei' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await expect(channel.run('AT+CPMS="SM","SM","SM"')).resolves.toMatchObject({ lines: ['+CPMS: 0,50,0,50,0,20'] });
+    await expect(channel.run('AT+CPIN?')).resolves.toMatchObject({ lines: ['+CPIN: READY'], final: 'OK' });
+    expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
+    done();
+  });
+});
+
 describe('final results and USSD orders replayed on the AT channel', () => {
   it('Motorola MODEM ERROR: 5 ends the command at once; the next command is served', async () => {
     const { channel, done } = await replay('generic/motorola-modem-error.txt');
