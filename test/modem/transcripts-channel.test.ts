@@ -12,6 +12,7 @@ import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
 import { until } from '../spool/helpers.js';
 import { TranscriptDevice } from './transcript-device.js';
+import { decodeDeliver, STATUS_REPORT_REASON } from '../../src/sms/pdu.js';
 
 let n = 0;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -111,6 +112,28 @@ describe('indications inside answers replayed on the AT channel', () => {
     await expect(channel.run('AT+CPMS="SM","SM","SM"')).resolves.toMatchObject({ lines: ['+CPMS: 0,50,0,50,0,20'] });
     await expect(channel.run('AT+CPIN?')).resolves.toMatchObject({ lines: ['+CPIN: READY'], final: 'OK' });
     expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
+    done();
+  });
+});
+
+describe('status reports replayed on the AT channel', () => {
+  it('ZTE: +CDSI: "SR",50 is read in SR (`+CMGR: ,,25`, a status report, not an SMS), deleted there, SM selected again', async () => {
+    const { modem, done } = await replay('zte/cdsi-sr-status-report.txt');
+    const reports: Array<{ storage?: string; index?: number }> = [];
+    modem.on('status-report', (r) => reports.push(r as { storage?: string; index?: number }));
+    await modem.init();
+    expect(modem.homeStorage).toBe('SM');
+    await until(() => reports.length === 1, 'the +CDSI', 3000);
+    expect(reports).toEqual([{ storage: 'SR', index: 50 }]);
+    const read = await modem.inStorage('SR', async (fill) => {
+      expect(fill).toEqual({ used: 1, total: 100 });
+      const stored = await modem.readSms(50);
+      await modem.deleteSms(50);
+      return stored;
+    });
+    expect(read).toMatchObject({ index: 50, stat: undefined, length: 25 });
+    expect(decodeDeliver(read!)).toEqual({ ok: false, reason: STATUS_REPORT_REASON });
+    expect(modem.storageFills().find((f) => f.storage === 'SM')).toMatchObject({ used: 1, total: 15 });
     done();
   });
 });
