@@ -116,6 +116,24 @@ describe('indications inside answers replayed on the AT channel', () => {
   });
 });
 
+describe('status lines inside answers replayed on the AT channel', () => {
+  it('Huawei: ^HCSQ / ^MODE / ^SRVST inside a listing (one between header and PDU) and before +CSQ are split off', async () => {
+    const { modem, channel, done } = await replay('huawei/urcs-inside-answers.txt', { profile: 'huawei' });
+    const urcs: string[] = [];
+    const unexpected: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    const listed = await modem.listSms();
+    expect(listed).toEqual([{ index: 0, stat: 0, length: 23, pdu: '07913366003041F5040B913366304381F900005190828105918004D4F29C0E' }]);
+    const decoded = decodeDeliver(listed[0]!);
+    expect(decoded.ok && decoded.sms.originator).toBe('+33660334189');
+    expect(await modem.signal()).toMatchObject({ rssi: 13 });
+    expect(urcs).toEqual(['hcsq', 'mode', 'srvst', 'hcsq', 'hcsq']);
+    expect(unexpected).toEqual([]);
+    done();
+  });
+});
+
 describe('status reports replayed on the AT channel', () => {
   it('ZTE: +CDSI: "SR",50 is read in SR (`+CMGR: ,,25`, a status report, not an SMS), deleted there, SM selected again', async () => {
     const { modem, done } = await replay('zte/cdsi-sr-status-report.txt');
