@@ -9,6 +9,7 @@ import { SerialAtChannel } from '../../src/at/channel.js';
 import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
+import type { UssdReply } from '../../src/modem/ussd-session.js';
 import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
 import { until } from '../spool/helpers.js';
 import { TranscriptDevice } from './transcript-device.js';
@@ -130,6 +131,38 @@ describe('status lines inside answers replayed on the AT channel', () => {
     expect(await modem.signal()).toMatchObject({ rssi: 13 });
     expect(urcs).toEqual(['hcsq', 'mode', 'srvst', 'hcsq', 'hcsq']);
     expect(unexpected).toEqual([]);
+    done();
+  });
+});
+
+describe('USSD encodings replayed on the AT channel', () => {
+  it('plain text under dcs 15 after OK; a menu string spanning eleven lines is one reply, the session ended with AT+CUSD=2', async () => {
+    const { modem, done } = await replay('generic/ussd-plain-text-multiline.txt', { profile: 'generic' });
+    expect(await modem.ussd('*101#')).toMatchObject({ status: 0, dcs: 15, text: 'Available Balance: R 96.45 .' });
+    const menu = await modem.ussd('#100#');
+    expect(menu).toMatchObject({ status: 1, dcs: 15 });
+    expect(menu.text.split(/\r?\n/)).toEqual([
+      'Bal:$100.00 *', 'Exp 01 Jan 2013', '1. Recharge', '2. Balance', '3. My Offer', '4. PlusPacks', '5. Tones&Extras',
+      '6. History', '7. CredMe2U', '8. Hlp', '00. Home', '*charges can take 48hrs',
+    ]);
+    expect(modem.ussdWaitingForInput).toBe(true);
+    await modem.ussdCancel();
+    done();
+  });
+
+  it('UCS2 hex under dcs 15 (a modem left in AT+CSCS="UCS2"): decoded to the Hungarian text, status 2 kept', async () => {
+    const { modem, done } = await replay('generic/ussd-ucs2-hex-dcs15.txt', { profile: 'generic' });
+    const replies: UssdReply[] = [];
+    modem.on('ussd', (r) => replies.push(r));
+    await until(() => replies.length === 1, 'the +CUSD', 3000);
+    const reply = replies[0]!;
+    expect(reply).toMatchObject({
+      status: 2,
+      dcs: 15,
+      text: 'Havi keret: 0Ft. Feltöltött egyenleg: 7777Ft,(ebböl vàsàrlàsra is fordìthatò: 7777Ft). Dìjcsomag: Bencsò A. Uj Telekom önkiszolgàlò: *111#',
+    });
+    expect(reply.undecoded).toBeUndefined();
+    expect(reply.noReply).toBeUndefined();
     done();
   });
 });
