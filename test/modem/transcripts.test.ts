@@ -76,6 +76,20 @@ describe('init from transcripts', () => {
     expect(urcs).toContain('atready');
   });
 
+  it('SIM7600 restarting mid-session: RDY / +CPIN / SMS DONE / PB DONE say "reset" once; init runs again and sets CNMI', async () => {
+    const { modem, fake } = modemFor('simcom/sim7600-reset-mid-session.txt');
+    const reboots: string[] = [];
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    await modem.init();
+    await nextTurn();
+    expect(reboots).toEqual(['rdy']);
+    expect(await modem.init()).toMatchObject({ profile: 'simcom', model: 'SIMCOM_SIM7600E-H', iccid: '89621055512345678901' });
+    fake.expectDone();
+    expect(fake.sent.filter((c) => c === 'AT+CNMI=2,1,0,0,0')).toHaveLength(2);
+    expect(modem.cnmi).toBe('2,1,0,0,0');
+    expect(reboots).toEqual(['rdy']);
+  });
+
   it('a modem that rebooted after init says so once', async () => {
     const { modem, fake } = modemFor('quectel/ec25-boot-init.txt');
     const reboots: string[] = [];
