@@ -81,10 +81,33 @@ describe('boot banners replayed on the AT channel', () => {
     const reboots: string[] = [];
     modem.on('urc', (u) => urcs.push(u.name));
     modem.on('reboot', (r) => reboots.push(r.urc));
+    const suspected: string[] = [];
+    modem.on('reset-suspected', (r) => suspected.push(r.reason));
     expect(await modem.init()).toMatchObject({ profile: 'quectel', imsi: '510100000000003', iccid: '89620000000000000003' });
     expect(device.sent.filter((c) => c === 'AT+CPIN?')).toHaveLength(5);
     expect(urcs).toEqual(['rdy', 'cfun', 'cpin', 'call-ready']);
     expect(reboots).toEqual([]);
+    expect(suspected).toEqual([]); // banners during init are neither a reset nor a reason to check the settings
+    done();
+  });
+});
+
+describe('Neoway banners replayed on the AT channel', () => {
+  it('M590: MODEM:STARTUP / +PBREADY before init are boot banners; MODEM:STARTUP after init is one reset', async () => {
+    const { modem, channel, done } = await replay('neoway/m590-startup-pbready.txt');
+    const urcs: string[] = [];
+    const reboots: string[] = [];
+    const unexpected: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    expect(await modem.init()).toMatchObject({ profile: 'neoway', model: 'M590', iccid: '89620000000000000590' });
+    expect(reboots).toEqual([]);
+    await channel.run('AT');
+    await until(() => reboots.length === 1 && urcs.length === 4, 'the restart banners', 3000);
+    expect(urcs).toEqual(['modem-startup', 'pbready', 'modem-startup', 'pbready']);
+    expect(reboots).toEqual(['modem-startup']);
+    expect(unexpected).toEqual([]);
     done();
   });
 });
