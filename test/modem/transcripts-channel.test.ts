@@ -159,7 +159,7 @@ describe('status lines inside answers replayed on the AT channel', () => {
 });
 
 describe('USSD encodings replayed on the AT channel', () => {
-  it('plain text under dcs 15 after OK; a menu string spanning eleven lines is one reply, the session ended with AT+CUSD=2', async () => {
+  it('plain text under dcs 15 after OK; a menu string spanning twelve lines is one reply, the session ended with AT+CUSD=2', async () => {
     const { modem, done } = await replay('generic/ussd-plain-text-multiline.txt', { profile: 'generic' });
     expect(await modem.ussd('*101#')).toMatchObject({ status: 0, dcs: 15, text: 'Available Balance: R 96.45 .' });
     const menu = await modem.ussd('#100#');
