@@ -97,11 +97,15 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
       break;
     } catch (err) {
       at.rethrowIfGone(err);
-      if (!(err instanceof AtCommandError && err.code === 'AT_TIMEOUT')) throw err;
+      // A stick just plugged in may answer its first commands `+CME ERROR: SIM busy` (14) or 515: it is booting.
+      const booting = err instanceof AtCommandError && err.code === 'AT_ERROR' && (err.errorCode === 14 || err.errorCode === 515);
+      if (!(err instanceof AtCommandError) || !(err.code === 'AT_TIMEOUT' || booting)) throw err;
       if (attempt < ATE0_TRIES) {
-        log.debug({ attempt }, 'no answer to ATE0 yet (the modem may be booting); trying again');
+        log.debug({ attempt, answer: booting ? err.final : undefined }, 'ATE0 not served yet (the modem may be booting); trying again');
+        if (booting) await ctx.delay(ctx.pollIntervalMs);
         continue;
       }
+      if (booting) throw err; // still busy after every try: the supervisor retries init later
       throw new BridgeError('MODEM_SILENT', `${ctx.name}: no answer to ATE0`, {
         cause: err,
         hint: 'check the port path and baud rate; the modem may still be booting or be held by ModemManager',

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { FakeChannel, nextTurn } from './fake-channel.js';
+import { isOutgoing } from '../../src/receive/batch.js';
+import { decodeDeliver } from '../../src/sms/pdu.js';
 
 const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);
 
@@ -74,6 +76,20 @@ describe('init from transcripts', () => {
     expect(urcs).toContain('atready');
   });
 
+  it('SIM7600 restarting mid-session: RDY / +CPIN / SMS DONE / PB DONE say "reset" once; init runs again and sets CNMI', async () => {
+    const { modem, fake } = modemFor('simcom/sim7600-reset-mid-session.txt');
+    const reboots: string[] = [];
+    modem.on('reboot', (r) => reboots.push(r.urc));
+    await modem.init();
+    await nextTurn();
+    expect(reboots).toEqual(['rdy']);
+    expect(await modem.init()).toMatchObject({ profile: 'simcom', model: 'SIMCOM_SIM7600E-H', iccid: '89621055512345678901' });
+    fake.expectDone();
+    expect(fake.sent.filter((c) => c === 'AT+CNMI=2,1,0,0,0')).toHaveLength(2);
+    expect(modem.cnmi).toBe('2,1,0,0,0');
+    expect(reboots).toEqual(['rdy']);
+  });
+
   it('a modem that rebooted after init says so once', async () => {
     const { modem, fake } = modemFor('quectel/ec25-boot-init.txt');
     const reboots: string[] = [];
@@ -119,6 +135,23 @@ describe('indications from transcripts', () => {
     await nextTurn();
     expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
     expect((await fake.run('AT+CNMI?')).lines).toEqual(['+CNMI: 1,1,0,0,0']);
+    fake.expectDone();
+  });
+});
+
+describe('AT+CMGL header variants (ModemManager test-modem-helpers.c)', () => {
+  it('with an empty alpha field and without one; a stored sent message is never taken for a received one', async () => {
+    const { modem, fake } = modemFor('generic/mm-cmgl-header-variants.txt');
+    const received = await modem.listSms();
+    expect(received.map((m) => [m.index, m.stat, m.length])).toEqual([[0, 1, 147], [1, 1, 147], [2, 1, 147]]);
+    for (const m of received) {
+      expect(isOutgoing(m)).toBe(false);
+      const decoded = decodeDeliver(m);
+      expect(decoded.ok && [decoded.sms.originator, decoded.sms.text.slice(0, 21)]).toEqual(['22167', 'Bienvenido a Vodafone']);
+    }
+    const pantech = await modem.listSms();
+    expect(pantech.map((m) => [m.index, m.stat, m.length])).toEqual([[17, 3, 35], [15, 3, 35], [13, 3, 35], [11, 3, 35]]);
+    expect(pantech.every(isOutgoing)).toBe(true); // the receiver leaves stored outgoing copies alone
     fake.expectDone();
   });
 });
