@@ -52,6 +52,7 @@ import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool, type SpoolStats } from './spool/store.js';
 import type { RecentSmsList } from './metrics/recent-sms.js';
 import { USER_AGENT, VERSION } from './version.js';
+import type { DaemonStatus, ModemStatus, StatusSnapshot } from './status.js';
 import { PinMemoryFile } from './state/pin-memory.js';
 
 /** How long a stop waits for a status.json write in flight (StatusFile.stop()). */
@@ -60,8 +61,6 @@ const STATUS_STOP_BOUND_MS = 2_000;
 const SNAPSHOT_MAX_AGE_MS = 1_000;
 /** How often the status page asks for its JSON. */
 const PAGE_REFRESH_MS = 3_000;
-
-export { USER_AGENT, VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -73,29 +72,6 @@ export interface DaemonOptions {
   /** Let simulated modems post to a webhook that is not on this machine (config.simulatedWebhookProblem). */
   allowRemoteWebhook?: boolean;
 }
-
-/** What the running daemon reports about itself (status.json, `pulsa-bridge status`). */
-export interface DaemonStatus {
-  version: string;
-  startedAt: string;
-  webhookUrl: string;
-  modems: ModemStatus[];
-  forwarder: ReturnType<Forwarder['stats']>;
-  /** The health verdict (as /healthz answers), refreshed with each status.json write; `pulsa-bridge status` exits on it. */
-  health?: Verdict;
-  /** The spool's counts the verdict was judged on (in the snapshot; absent from status() alone). */
-  spool?: SpoolStats;
-}
-
-/** The one status snapshot: status, the health verdict and the spool counts, judged together. */
-export type StatusSnapshot = DaemonStatus & { health: Verdict; spool: SpoolStats };
-
-/** A modem in status.json: its supervisor's status; the receiver counts carry `spooled` (records written to the spool). */
-export type ModemStatus = Omit<SupervisorStatus, 'receiver'> & {
-  receiver: (NonNullable<SupervisorStatus['receiver']> & { forwarded: number }) | undefined;
-  /** The last balance check (periodic or on demand), when there was one. */
-  balance?: BalanceResult;
-};
 
 /**
  * status.json calls the count of records written to the spool `spooled`; releases before it called it `forwarded`,

@@ -56,7 +56,58 @@ const RULES: Array<[string, string[], string]> = [
   ['modem', ['receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the modem layer does not know the receive path or the spool'],
 ];
 
+/**
+ * The import cycles of src/: strongly connected components (Tarjan) of the graph of every import between its files,
+ * type-only and dynamic ones included (a reader's picture of the structure draws them all). Each is listed as its files.
+ */
+function importCycles(imports: readonly Import[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) if (i.target.endsWith('.ts')) (next.get(i.file) ?? next.set(i.file, new Set()).get(i.file)!).add(i.target);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || next.get(v)?.has(v)) cycles.push(component.sort());
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 describe('architecture: imports follow the data flow', () => {
+  it('the cycle finder finds a cycle (a -> b -> c -> a) and leaves a chain alone', () => {
+    const edge = (file: string, target: string): Import => ({ file, line: 1, target, typeOnly: false });
+    expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')])).toEqual([]);
+  });
+
+  it('no import cycle anywhere in src/ (type-only and dynamic imports count)', () => {
+    const lines = importCycles(ALL).map((files) => {
+      const inside = ALL.filter((i) => files.includes(i.file) && files.includes(i.target));
+      return `cycle: ${inside.map((i) => `src/${i.file}:${i.line} -> ${i.target}`).join(', ')}`;
+    });
+    expect(lines).toEqual([]);
+  });
+
   it('finds the imports it checks (the scanner itself works)', () => {
     expect(ALL.some((i) => i.file === 'daemon.ts' && under(i.target, 'spool'))).toBe(true);
     expect(ALL.some((i) => i.target === 'serialport')).toBe(true);
