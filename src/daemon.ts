@@ -11,10 +11,8 @@
 import { rm } from 'node:fs/promises';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
 import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
-import { ussdSessionsOn } from './control/dispatch.js';
-import type { EventMessage } from './control/protocol.js';
-import { ControlError } from './control/server.js';
-import type { UssdSessions } from './control/ussd-sessions.js';
+import { ControlError, type EventMessage } from './control/protocol.js';
+import { ussdBrokerOn, type UssdBroker } from './ops/ussd-broker.js';
 import { CleanupStack } from './daemon/cleanup.js';
 import { checkSocketDir, openControlSocket } from './daemon/control-socket.js';
 import { Fanout } from './daemon/fanout.js';
@@ -67,7 +65,7 @@ interface DaemonParts {
   supervisors: ModemSupervisor<Modem>[];
   virtualModems: Map<string, VirtualModem>;
   network: VirtualNetwork | undefined;
-  ussd: Map<string, UssdSessions>;
+  ussd: Map<string, UssdBroker>;
   balanceWatch: BalanceWatch;
   health: HealthMonitor<Awaited<ReturnType<Spool['stats']>>>;
   board: StatusBoard;
@@ -83,7 +81,7 @@ export class Daemon {
   /** Virtual modems by modem name (only for simulated modems). */
   readonly virtualModems: ReadonlyMap<string, VirtualModem>;
   /** One USSD session per modem, by modem name: operators (control socket) and balance checks share it. */
-  readonly ussdSessions: ReadonlyMap<string, UssdSessions>;
+  readonly ussdBrokers: ReadonlyMap<string, UssdBroker>;
   /** Balance checks per modem (periodic per config, and on demand for the control socket's `balance` op). */
   readonly balanceWatch: BalanceWatch;
   readonly health: HealthMonitor<Awaited<ReturnType<Spool['stats']>>>;
@@ -102,7 +100,7 @@ export class Daemon {
     this.supervisors = p.supervisors;
     this.virtualModems = p.virtualModems;
     this.network = p.network;
-    this.ussdSessions = p.ussd;
+    this.ussdBrokers = p.ussd;
     this.balanceWatch = p.balanceWatch;
     this.health = p.health;
     this.board = p.board;
@@ -201,7 +199,7 @@ export class Daemon {
     const rejectedPins = new PinMemoryFile(stateDir, logger.child({ stage: 'state' }));
     const virtualModems = new Map<string, VirtualModem>();
     const supervisors: ModemSupervisor<Modem>[] = [];
-    const ussd = new Map<string, UssdSessions>();
+    const ussd = new Map<string, UssdBroker>();
     for (const m of config.modems) {
       const path = simulated(m) ? `/virtual/${m.name}` : m.port;
       if (simulated(m)) {
@@ -223,7 +221,7 @@ export class Daemon {
         ...(feeds ? { onReceiver: (r: Receiver) => feeds.trackReceiver(m.name, r.stats) } : {}),
       });
       supervisors.push(supervisor);
-      ussd.set(m.name, ussdSessionsOn(m.name, supervisor.scheduler, logger.child({ modem: m.name, stage: 'ussd' })));
+      ussd.set(m.name, ussdBrokerOn(m.name, supervisor.scheduler, logger.child({ modem: m.name, stage: 'ussd' })));
     }
     const ussdOpen = (name: string) => {
       const open = ussd.get(name)?.current();
@@ -403,7 +401,7 @@ function startVirtualModem(m: ModemConfig, path: string, sim: SimulatorModules, 
  * The USSD of a modem for one balance check: its broker under an owner of its own, so the check holds the scheduler
  * only while a command is in flight, and an operator's session and a check never interleave (`busy`).
  */
-function ussdForBalance(ussd: ReadonlyMap<string, UssdSessions>, name: string, seq: number): BalanceUssd {
+function ussdForBalance(ussd: ReadonlyMap<string, UssdBroker>, name: string, seq: number): BalanceUssd {
   const sessions = ussd.get(name);
   if (!sessions) throw new Error(`no modem named ${name}`);
   const owner = { id: `balance-${seq}`, label: `the daemon's balance check of ${name}` };

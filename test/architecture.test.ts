@@ -123,11 +123,11 @@ describe('architecture: imports follow the data flow', () => {
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });
 
-  it('only serial/ imports serialport; HTTP clients only through forward/http.ts', () => {
+  it('only serial/ imports serialport; HTTP clients only through http/request.ts', () => {
     const bad = ALL.filter(
       (i) =>
         (i.target === 'serialport' && !under(i.file, 'serial')) ||
-        (i.target === 'node:https' && i.file !== 'forward/http.ts'),
+        (i.target === 'node:https' && i.file !== 'http/request.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });

@@ -37,6 +37,19 @@ export type ErrorCode =
   | 'cancelled'
   | 'internal';
 
+/** An error answered on the wire with its code, message, hint and data (the daemon's dispatcher and the USSD broker throw it). */
+export class ControlError extends Error {
+  override readonly name = 'ControlError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly hint?: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
 export interface WireError {
   code: ErrorCode;
   message: string;

@@ -6,9 +6,9 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Config } from '../config.js';
-import type { AccessPolicy } from '../control/access.js';
-import { Dispatcher, type DispatcherOptions } from '../control/dispatch.js';
-import { ControlServer } from '../control/server.js';
+import type { AccessPolicy } from '../control/server/access.js';
+import { Dispatcher, type DispatcherOptions } from '../control/server/dispatch.js';
+import { ControlServer } from '../control/server/server.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { checkPrivateDir } from '../spool/safe-dir.js';

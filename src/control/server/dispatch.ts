@@ -16,12 +16,12 @@
  *   was done, as the log line does). No receiver running (reconnecting) is `modem_unavailable`: nothing deleted. A
  *   failed spool write is an error naming why (SPOOL_IO), nothing deleted. A modem given without `receiver` (the
  *   direct path's semantics) deletes the slot as deleteSlot does.
- * - Raw AT lines go through at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
+ * - Raw AT lines go through ops/at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
  *   unless `force`; after a forced line (or one that changes the SIM or network state) the daemon re-initialises
  *   the modem (exclusive, so nothing interleaves with storage selection or CNMI).
  * - Raw lines run through runRawAt (src/at/raw.ts): every response line, none taken for a URC (`AT+CSQ;+CREG?` shows
  *   both answers); a modem error is an outcome (ok false), not an error reply.
- * - USSD: one UssdSessions per modem (ussd-sessions.ts) whose `run` is the modem's operator lane, so a session holds
+ * - USSD: one UssdBroker per modem (src/ops/ussd-broker.ts) whose `run` is the modem's operator lane, so a session holds
  *   the scheduler only while a command is in flight. The owner is the connection (its `hello` client label and id);
  *   another connection gets `busy, session opened by ...`; the connection closing releases (cancels) its session.
  *   Each reply is the request's result and also a `ussd` event for subscribers.
@@ -31,21 +31,20 @@
  *   prints exactly what it prints when it opened the port itself. Nothing thrown here can take the daemon down:
  *   the server answers anything unexpected with `internal`.
  */
-import { runRawAt } from '../at/raw.js';
-import type { AtChannel } from '../at/types.js';
-import { AtCommandError, BridgeError, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Modem } from '../modem/modem.js';
-import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../modem/scheduler.js';
-import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
+import { runRawAt } from '../../at/raw.js';
+import type { AtChannel } from '../../at/types.js';
+import { AtCommandError, BridgeError, errorMessage } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Modem } from '../../modem/modem.js';
+import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../../modem/scheduler.js';
+import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from '../../ops/actions.js';
 import { refusal, type AccessPolicy } from './access.js';
-import { checkAtLine } from './at-guard.js';
-import { redactAtLine } from '../redact.js';
-import type { AtOutcome, UssdOutcome } from './ops.js';
-import { PROTOCOL_VERSION, type EventMessage, type Request } from './protocol.js';
-import { ControlError, type ControlConnection, type ControlHandler } from './server.js';
-import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
-import type { OperatorDeleteResult } from '../receive/operator-delete.js';
+import { checkAtLine } from '../../ops/at-guard.js';
+import { redactAtLine } from '../../redact.js';
+import type { AtOutcome, UssdOutcome } from '../../ops/modem-ops.js';
+import { ControlError, PROTOCOL_VERSION, type EventMessage, type Request } from '../protocol.js';
+import type { ControlConnection, ControlHandler } from './server.js';
+import { ussdBrokerOn, type UssdBroker, type UssdOwner } from '../../ops/ussd-broker.js';
 
 /** One of the daemon's configured modems, as the dispatcher sees it. */
 export interface DispatchModem {
@@ -56,23 +55,27 @@ export interface DispatchModem {
   /** The supervisor's state ('running', 'initialising', 'disconnected', ...). */
   state(): string;
   /** The modem's USSD sessions (shared with the daemon's balance checks); built on the operator lane when absent. */
-  readonly ussd?: UssdSessions;
+  readonly ussd?: UssdBroker;
   /** The modem's current receiver (undefined while none runs): `sms delete` is handled by it before the delete. */
   readonly receiver?: () => OperatorDeleter | undefined;
 }
 
-/** What `sms delete` needs of the receiver (src/receive/receiver.ts satisfies it). */
+/**
+ * What `sms delete` needs of the modem's receiver: handle slot N (confirm, decide, spool) and delete it once the record
+ * is durable, and say what was done. The receiver satisfies it as it is; the reply carries its other fields as they are.
+ */
 export interface OperatorDeleter {
-  operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult>;
+  operatorDelete(index: number, modem: Modem): Promise<HandledDelete>;
 }
 
-/** A modem's UssdSessions whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
-export function ussdSessionsOn(name: string, scheduler: DispatchModem['scheduler'], logger: Logger): UssdSessions {
-  return new UssdSessions({
-    modem: name,
-    logger,
-    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
-  });
+/** The receiver's account of an operator delete, as far as the dispatcher reads it. */
+export interface HandledDelete {
+  /** false: the slot was empty (nothing deleted). */
+  deleted: boolean;
+  /** What was done, in words (the reply and the log line). */
+  summary: string;
+  /** Something that went wrong after the delete; logged as a warning. */
+  warning?: string | undefined;
 }
 
 export interface DispatcherOptions {
@@ -114,7 +117,7 @@ export function toControlError(err: unknown): ControlError {
 
 export class Dispatcher {
   private readonly byName = new Map<string, DispatchModem>();
-  private readonly sessions = new Map<string, UssdSessions>();
+  private readonly sessions = new Map<string, UssdBroker>();
   /** Connections whose close already releases their USSD sessions. */
   private readonly releasing = new WeakSet<ControlConnection>();
   private readonly log: Logger;
@@ -123,7 +126,7 @@ export class Dispatcher {
     this.log = o.logger.child({ stage: 'control' });
     for (const m of o.modems) {
       this.byName.set(m.name, m);
-      this.sessions.set(m.name, m.ussd ?? ussdSessionsOn(m.name, m.scheduler, this.log));
+      this.sessions.set(m.name, m.ussd ?? ussdBrokerOn(m.name, m.scheduler, this.log));
     }
   }
 

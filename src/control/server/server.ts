@@ -1,6 +1,6 @@
 /**
  * The daemon's control socket: a Unix socket speaking protocol.ts, one request per line. Transport only: what a
- * request does is the injected handler's job (src/control/dispatch.ts).
+ * request does is the injected handler's job (./dispatch.ts).
  *
  * Contract
  * - The socket appears at its path already with its final mode (default 0660) and group: it is bound under a
@@ -31,20 +31,20 @@
 import { chmod, chown, lstat, rename, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { describeRequest, type PeerState } from './access.js';
 import { peerCredentials } from './peer.js';
 import {
+  ControlError,
   encodeLine,
   errorReply,
   MAX_LINE_BYTES,
   okReply,
   parseRequest,
-  type ErrorCode,
   type EventMessage,
   type Reply,
   type Request,
-} from './protocol.js';
+} from '../protocol.js';
 
 export interface ControlLimits {
   maxConnections: number;
@@ -72,18 +72,6 @@ export const DEFAULT_LIMITS: Readonly<ControlLimits> = Object.freeze({
   subscribedIdleMs: 30 * 60_000,
   maxBuffered: 1024 * 1024,
 });
-
-export class ControlError extends Error {
-  override readonly name = 'ControlError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly hint?: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
 
 export interface ControlConnection {
   readonly id: number;

@@ -15,10 +15,10 @@
  * describeRequest() is the request as the log shows it: secrets redacted (redact.ts), and for every request that can
  * move credit or change the SIM, what it dials or sends (`moves`).
  */
-import { checkAtLine } from './at-guard.js';
+import { checkAtLine } from '../../ops/at-guard.js';
 import type { PeerCredentials } from './peer.js';
-import type { Request } from './protocol.js';
-import { redactAtLine } from '../redact.js';
+import type { Request } from '../protocol.js';
+import { redactAtLine } from '../../redact.js';
 
 export type AccessLevel = 'read' | 'operate';
 

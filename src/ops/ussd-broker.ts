@@ -15,12 +15,14 @@
  *   taken as a menu answer). Failures of that cancel are logged, never thrown.
  */
 import { WaitCancelledError, WaitTimeoutError } from '../at/wait.js';
+import type { AtChannel } from '../at/types.js';
 import type { Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
+import type { AtScheduler } from '../modem/scheduler.js';
 import type { PendingUssdReply, UssdReply } from '../modem/ussd-session.js';
 import { ussdStatusText } from '../modem/ussd-session.js';
-import type { UssdOutcome } from './ops.js';
-import { ControlError } from './server.js';
+import type { UssdOutcome } from './modem-ops.js';
+import { ControlError } from '../control/protocol.js';
 
 export interface UssdOwner {
   id: string;
@@ -30,7 +32,7 @@ export interface UssdOwner {
 
 export type UssdRun = <R>(label: string, fn: (m: Modem) => Promise<R>, signal?: AbortSignal) => Promise<R>;
 
-export interface UssdSessionsOptions {
+export interface UssdBrokerOptions {
   modem: string;
   run: UssdRun;
   logger: Logger;
@@ -65,14 +67,14 @@ export function toUssdOutcome(reply: UssdReply): UssdOutcome {
   return out;
 }
 
-export class UssdSessions {
-  private readonly o: UssdSessionsOptions;
+export class UssdBroker {
+  private readonly o: UssdBrokerOptions;
   private readonly log: Logger;
   private readonly timeoutMs: number;
   private readonly now: () => number;
   private session: Current | undefined;
 
-  constructor(o: UssdSessionsOptions) {
+  constructor(o: UssdBrokerOptions) {
     this.o = o;
     this.log = o.logger.child({ ussd: o.modem });
     this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -216,4 +218,13 @@ export class UssdSessions {
     if (s.idle) clearTimeout(s.idle);
     s.idle = undefined;
   }
+}
+
+/** A modem's broker whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
+export function ussdBrokerOn(name: string, scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>, logger: Logger): UssdBroker {
+  return new UssdBroker({
+    modem: name,
+    logger,
+    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
+  });
 }

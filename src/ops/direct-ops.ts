@@ -6,7 +6,7 @@
  * Contract
  * - The modem is initialised (PDU mode, storage, SIM) once, before the first call that needs it; `at` sends the line
  *   as typed, without init, as a terminal would (runRawAt, as the daemon does).
- * - USSD goes through a UssdSessions of its own with a trivial `run` (this process holds the modem), so replies,
+ * - USSD goes through a UssdBroker of its own with a trivial `run` (this process holds the modem), so replies,
  *   statuses, the undecoded flag and the timeouts are the daemon path's.
  * - Errors are the modem layer's own (BridgeError / AtCommandError) or the sessions' ControlErrors: the CLI prints them
  *   the same way on both paths.
@@ -18,9 +18,9 @@ import type { AtChannel } from '../at/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
-import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './ops.js';
-import type { EventMessage } from './protocol.js';
-import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
+import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './modem-ops.js';
+import type { EventMessage } from '../control/protocol.js';
+import { UssdBroker, type UssdOwner } from './ussd-broker.js';
 
 export interface DirectTarget {
   modem: Modem;
@@ -32,7 +32,7 @@ export interface DirectTarget {
 export class DirectOps implements ModemOps {
   readonly path = 'direct' as const;
   private initialised: Promise<unknown> | undefined;
-  private readonly sessions: UssdSessions;
+  private readonly sessions: UssdBroker;
   private readonly owner: UssdOwner = { id: 'cli', label: `pulsa-bridge CLI (pid ${process.pid})` };
 
   constructor(
@@ -41,7 +41,7 @@ export class DirectOps implements ModemOps {
     readonly name: string,
     logger: Logger = silentLogger(),
   ) {
-    this.sessions = new UssdSessions({ modem: name, logger, run: (_label, fn) => fn(this.target.modem) });
+    this.sessions = new UssdBroker({ modem: name, logger, run: (_label, fn) => fn(this.target.modem) });
   }
 
   private ready(): Promise<unknown> {
