@@ -1,6 +1,7 @@
 /**
- * The layers of docs/architecture.md, checked on every `npm test`: an import that runs against the
- * data flow fails here with the file, the line and the rule it breaks.
+ * The floors of docs/architecture.md, checked on every `npm test`: what each part of src/ may import
+ * (ALLOWED, every folder and top-level file), no import cycle, the pure modules' bans. An import that runs against
+ * the floors fails here with the file, the line and the rule it breaks.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -41,6 +42,70 @@ const ALL = files(SRC).flatMap(importsOf);
 const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
 /** A forbidden entry: `pkg:<name>` is a package or node: module, anything else a folder or file under src/. */
 const matches = (i: Import, f: string) => (f.startsWith('pkg:') ? i.target === f.slice(4) : under(i.target, f));
+
+/** Helpers any part may import: error classes, the logger, redaction, terminal escaping, time formats, the version. */
+const SHARED = ['errors.ts', 'log.ts', 'log', 'redact.ts', 'terminal-text.ts', 'time-format.ts', 'version.ts'];
+
+/**
+ * The part of src/ a file belongs to: its top-level folder or file; control/ is three parts (the daemon's side of the
+ * socket, the CLI's side, the wire protocol both speak).
+ */
+function partOf(path: string): string {
+  const [top, second] = path.split('/');
+  return top === 'control' && second !== undefined ? `control/${second}` : top!;
+}
+
+const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'sim', 'sms', 'spool', 'state', 'status.ts'];
+
+/**
+ * What each part of src/ may import besides SHARED, floor by floor from the bottom; an arrow to anything else points
+ * up or sideways and fails. Every part has an entry: a new folder or top-level file needs one.
+ */
+const ALLOWED: Record<string, string[]> = {
+  // helpers
+  'errors.ts': [], 'redact.ts': [], 'terminal-text.ts': [], 'time-format.ts': [], 'version.ts': [], log: [], 'log.ts': [], 'config-fields.ts': [], 'sd-notify.ts': [],
+  // the ground: bytes and ports, pure decoding and rules, the spool, one HTTP request, the health model, balance parsing
+  serial: [], sms: [], filter: [], spool: [], http: [], health: [], balance: [], demo: [], 'control/protocol.ts': [],
+  // the virtual modem is a device behind a serial link; the AT layer reads lines off one
+  sim: ['serial', 'balance'],
+  at: ['serial'],
+  modem: ['at', 'serial', 'sms', 'sim'],
+  state: ['modem'],
+  // operator commands, the same on both paths (through the daemon or on the port)
+  ops: ['at', 'modem', 'sms', 'control/protocol.ts'],
+  transfer: ['ops', 'control/protocol.ts', 'demo'],
+  'config-file.ts': ['config-fields.ts'],
+  'config.ts': ['config-file.ts', 'config-fields.ts', 'balance', 'modem', 'sim', 'spool', 'transfer'],
+  // the stages
+  receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
+  forward: ['spool', 'http', 'config.ts'],
+  reseller: ['http'],
+  // what the running daemon reports, and who shows it
+  'status.ts': ['balance', 'forward', 'health', 'receive', 'spool'],
+  metrics: ['status.ts', 'forward', 'spool', 'health'],
+  // the control socket: the daemon's side and the CLI's side never import each other
+  'control/server': ['control/protocol.ts', 'ops', 'at', 'modem'],
+  'control/client': ['control/protocol.ts', 'ops', 'balance'],
+  // the composition root and its parts
+  daemon: BELOW_THE_ROOT,
+  'daemon.ts': [...BELOW_THE_ROOT, 'daemon'],
+  'demo.ts': ['daemon.ts', 'demo', 'config.ts'],
+  // the command line on top: everything but the daemon's side of the socket
+  cli: [...BELOW_THE_ROOT.filter((p) => p !== 'control/server'), 'control/client', 'daemon', 'daemon.ts', 'demo', 'reseller', 'transfer'],
+  'cli.ts': ['cli'],
+};
+
+/** Local imports (src/ to src/) that ALLOWED does not allow, as lines naming the file, the line and the rule. */
+function backArrows(imports: readonly Import[]): string[] {
+  return imports.flatMap((i) => {
+    if (!i.target.endsWith('.ts')) return [];
+    const from = partOf(i.file);
+    const to = partOf(i.target);
+    const allowed = ALLOWED[from];
+    if (from === to || SHARED.includes(to) || allowed?.includes(to)) return [];
+    return [`src/${i.file}:${i.line} imports ${i.target}: ${from} may import ${allowed ? [...allowed, 'the helpers'].join(', ') : '(no rule: add one to ALLOWED)'}`];
+  });
+}
 
 /** [from folder, forbidden targets (folders, files or package names), why] */
 const RULES: Array<[string, string[], string]> = [
@@ -111,6 +176,25 @@ describe('architecture: imports follow the data flow', () => {
   it('finds the imports it checks (the scanner itself works)', () => {
     expect(ALL.some((i) => i.file === 'daemon.ts' && under(i.target, 'spool'))).toBe(true);
     expect(ALL.some((i) => i.target === 'serialport')).toBe(true);
+  });
+
+  it('every part of src/ has a rule in ALLOWED, and every rule names a part that exists', () => {
+    const parts = new Set(ALL.flatMap((i) => [partOf(i.file), ...(i.target.endsWith('.ts') ? [partOf(i.target)] : [])]));
+    const named = new Set(Object.values(ALLOWED).flat());
+    expect([...parts].filter((p) => !(p in ALLOWED))).toEqual([]);
+    expect([...Object.keys(ALLOWED), ...named, ...SHARED].filter((p) => !parts.has(p))).toEqual([]);
+  });
+
+  it('imports point only down the floors (ALLOWED)', () => {
+    expect(backArrows(ALL)).toEqual([]);
+  });
+
+  it('a back-arrow is found: the spool importing the forwarder, the metrics importing the daemon', () => {
+    const edge = (file: string, target: string): Import => ({ file, line: 7, target, typeOnly: false });
+    expect(backArrows([edge('spool/store.ts', 'forward/forwarder.ts'), edge('metrics/page-view.ts', 'daemon.ts'), edge('forward/forwarder.ts', 'spool/store.ts')])).toEqual([
+      'src/spool/store.ts:7 imports forward/forwarder.ts: spool may import the helpers',
+      'src/metrics/page-view.ts:7 imports daemon.ts: metrics may import status.ts, forward, spool, health, the helpers',
+    ]);
   });
 
   it.each(RULES)('%s never imports %j', (from, forbidden, why) => {
