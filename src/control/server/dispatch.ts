@@ -1,35 +1,11 @@
 /**
- * The daemon's answer to a control request (the ControlServer's handler): request -> action on one of the daemon's
- * modems, run on that modem's scheduler (src/modem/scheduler.ts) so it never talks to the modem beside the receiver.
- *
- * Contract
- * - A request names a modem by its config name; `modem` may be omitted when the daemon has exactly one. An unknown
- *   name is `unknown_modem` (with the names known) and runs nothing. A modem that is not connected is
- *   `modem_unavailable` with the scheduler's reason.
- * - Every modem command is queued at priority 'operator', one scheduler task per AT command line the operator asked
- *   for (`info` and `sms delete` are one task each; `sms send` one task per part), so an SMS arriving meanwhile
- *   waits for at most one of them (the scheduler runs receive work next). A request whose client disconnects
- *   while it is queued is dropped from the queue (its AbortSignal); one already running finishes its command.
- * - `sms delete N` on a modem with a receiver is "handle it, then remove it from the SIM": inside the one operator task
- *   the receiver confirms, decides and spools slot N with its own code and deletes it only once the record is durable
- *   (src/receive/operator-delete.ts); the reply is `{ deleted, index, sender?, handled?, summary }` (`summary` says what
- *   was done, as the log line does). No receiver running (reconnecting) is `modem_unavailable`: nothing deleted. A
- *   failed spool write is an error naming why (SPOOL_IO), nothing deleted. A modem given without `receiver` (the
- *   direct path's semantics) deletes the slot as deleteSlot does.
- * - Raw AT lines go through ops/at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
- *   unless `force`; after a forced line (or one that changes the SIM or network state) the daemon re-initialises
- *   the modem (exclusive, so nothing interleaves with storage selection or CNMI).
- * - Raw lines run through runRawAt (src/at/raw.ts): every response line, none taken for a URC (`AT+CSQ;+CREG?` shows
- *   both answers); a modem error is an outcome (ok false), not an error reply.
- * - USSD: one UssdBroker per modem (src/ops/ussd-broker.ts) whose `run` is the modem's operator lane, so a session holds
- *   the scheduler only while a command is in flight. The owner is the connection (its `hello` client label and id);
- *   another connection gets `busy, session opened by ...`; the connection closing releases (cancels) its session.
- *   Each reply is the request's result and also a `ussd` event for subscribers.
- * - `balance` runs the daemon's balance check (the watch's checkNow: the result is kept in the daemon's status) with
- *   the modem's settings or the code and replies given; a USSD session open on the modem answers `busy` at once.
- * - Errors of the modem layer are answered with their BridgeError code in `data.code` (and the hint), so the CLI
- *   prints exactly what it prints when it opened the port itself. Nothing thrown here can take the daemon down:
- *   the server answers anything unexpected with `internal`.
+ * The daemon's answer to a control request (the ControlServer's handler): each request becomes work on the named
+ * modem's scheduler at priority 'operator', one task per AT command line asked for, so an SMS arriving waits for at most
+ * one of them. An unknown modem runs nothing (`unknown_modem`); a request whose client went away while queued is
+ * dropped; `sms delete` is handled by the receiver (spooled, archived or quarantined) before the slot is deleted; a raw
+ * AT line that would break the daemon's state is refused unless forced (ops/at-guard.ts), and after a forced one the
+ * modem is re-initialised. Modem-layer errors are answered with their BridgeError code and hint, so the CLI prints
+ * what it prints on the direct path.
  */
 import { runRawAt } from '../../at/raw.js';
 import type { AtChannel } from '../../at/types.js';
@@ -259,6 +235,10 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The modem's one USSD broker; the owner is the connection (its `hello` label and id): another connection gets `busy`,
+   * the connection closing cancels its session. Each reply is the result and also a `ussd` event for subscribers.
+   */
   private async ussd(req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>, conn: ControlConnection, signal: AbortSignal): Promise<UssdOutcome | { cancelled: true }> {
     const m = this.modemOf(req);
     const sessions = this.sessions.get(m.name)!;
