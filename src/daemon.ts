@@ -315,7 +315,7 @@ export class Daemon {
         return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: ussd.get(m.name)!, receiver: () => s.currentReceiver() };
       }),
       version: VERSION,
-      status: () => board.status(),
+      status: () => board.snapshot(),
       publish: events.publish,
       balance: (name, code, replies) => checkBalanceNow(config, balanceWatch, name, code, replies),
     });

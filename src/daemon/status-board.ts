@@ -1,7 +1,7 @@
 /**
  * The daemon's one status snapshot: status (modems, balance, forwarder) with the health verdict and the spool counts it
- * was judged on. status.json, /healthz, the metrics and the status page all read snapshot(); the control socket's
- * `status` reads status() (the last verdict included, judged again by nobody).
+ * was judged on. status.json, /healthz, the metrics, the status page and the control socket's `status` all read
+ * snapshot(); status() is the part without a judgement.
  * A snapshot is judged at most once per maxAgeMs (concurrent readers share one judgement) and anew after changed()
  * (a modem's state, a balance, an SMS spooled or delivered). A failed judgement is not reused.
  */

@@ -58,8 +58,8 @@ export interface DispatcherOptions {
   modems: readonly DispatchModem[];
   version: string;
   logger: Logger;
-  /** The daemon's status (`status` requests): what status.json holds. */
-  status: () => unknown;
+  /** The daemon's status (`status` requests): its one status snapshot, what status.json holds. */
+  status: () => unknown | Promise<unknown>;
   /** Events for the subscribed clients (`ussd`: each reply of a session). */
   publish?: (event: EventMessage) => void;
   /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
