@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
-import { ControlClient } from '../src/control/client.js';
+import { ControlClient } from '../src/control/client/client.js';
 import type { EventMessage } from '../src/control/protocol.js';
 import { Daemon } from '../src/daemon.js';
 import { createLogger } from '../src/log.js';

@@ -6,7 +6,7 @@
  *
  *   node dist/bench/flood.js [--sec 60] [--sms-every-ms 5000] [--json]
  *
- * Also printed: what identifying a peer costs (SO_PEERCRED through a short-lived perl, src/control/peer.ts), the wall
+ * Also printed: what identifying a peer costs (SO_PEERCRED through a short-lived perl, src/control/server/peer.ts), the wall
  * time of `--lookups` lookups one after another on a real Unix socket.
  * Printed: RSS before, peak RSS (VmHWM) during the flood, RSS 10 s after the client left; the delay of the SMS
  * (injected on the modem -> POSTed to the webhook) during the flood; how the daemon answered the lines (ok, busy,
@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { peerCredentials } from '../src/control/peer.js';
+import { peerCredentials } from '../src/control/server/peer.js';
 import { startHarness } from './lean/harness.js';
 import { unitNodeFlags } from './lean/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';

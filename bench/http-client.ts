@@ -1,5 +1,5 @@
 /**
- * The HTTP client for the daemon's POSTs, chosen by figures: node:http (forward/http.ts's httpRequest, what the webhook
+ * The HTTP client for the daemon's POSTs, chosen by figures: node:http (http/request.ts's httpRequest, what the webhook
  * and the reseller client use), node's global fetch (undici inside node), and the undici package (`request`). Each
  * variant runs in a fresh node with the unit's flags against a local HTTP server in this process: RSS once the client
  * is imported and one POST is done, then `--posts` POSTs one after another over keep-alive (a webhook body of ~400
@@ -50,7 +50,7 @@ async function child(variant: Variant, url: string, posts: number, undiciPath: s
   if (variant === 'node alone') {
     post = async () => {};
   } else if (variant === 'node:http (httpRequest)') {
-    const { httpRequest } = await import('../src/forward/http.js');
+    const { httpRequest } = await import('../src/http/request.js');
     post = async () => {
       const r = await httpRequest({ method: 'POST', url, headers, body: BODY, connectTimeoutMs: 5000, timeoutMs: 10000, maxBodyBytes: 65536 });
       if (r.kind !== 'response' || r.status !== 200) throw new Error(`POST failed: ${JSON.stringify(r).slice(0, 200)}`);

@@ -22,32 +22,12 @@ import { hostname } from 'node:os';
 import pino from 'pino';
 import { capLine, levelOf, syslogPriority } from './log/journal.js';
 import { prettyFormatter } from './log/pretty.js';
+import type { Logger } from './log/logger.js';
 import { MAX_PENDING_BYTES, sinkFor } from './log/sink.js';
 
 export { syslogPriority } from './log/journal.js';
 export { silentLogger } from './log/silent.js';
-
-/** A log method: a message, or an object (or an Error) with an optional message. */
-export interface LogFn {
-  (msg: string): void;
-  (obj: unknown, msg?: string): void;
-}
-
-export interface Logger {
-  fatal: LogFn;
-  error: LogFn;
-  warn: LogFn;
-  info: LogFn;
-  debug: LogFn;
-  trace: LogFn;
-  /** A logger whose lines carry `bindings` too, after this logger's own. */
-  child(bindings: Record<string, unknown>): Logger;
-  /** The level by name: trace, debug, info, warn, error, fatal or silent. Setting an unknown name throws. */
-  level: string;
-  isLevelEnabled(level: string): boolean;
-  /** Calls `cb` once the lines logged so far have been handed to the OS (without `cb`: nothing to wait for). */
-  flush(cb?: (err?: Error | null) => void): void;
-}
+export type { LogFn, Logger } from './log/logger.js';
 
 export interface LogOptions {
   level?: string;

@@ -1,6 +1,7 @@
 /**
- * The layers of docs/architecture.md, checked on every `npm test`: an import that runs against the
- * data flow fails here with the file, the line and the rule it breaks.
+ * The floors of docs/architecture.md, checked on every `npm test`: what each part of src/ may import
+ * (ALLOWED, every folder and top-level file), no import cycle, the pure modules' bans. An import that runs against
+ * the floors fails here with the file, the line and the rule it breaks.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -42,6 +43,70 @@ const under = (path: string, dir: string) => path === dir || path.startsWith(`${
 /** A forbidden entry: `pkg:<name>` is a package or node: module, anything else a folder or file under src/. */
 const matches = (i: Import, f: string) => (f.startsWith('pkg:') ? i.target === f.slice(4) : under(i.target, f));
 
+/** Helpers any part may import: error classes, the logger, redaction, terminal escaping, time formats, the version. */
+const SHARED = ['errors.ts', 'log.ts', 'log', 'redact.ts', 'terminal-text.ts', 'time-format.ts', 'version.ts'];
+
+/**
+ * The part of src/ a file belongs to: its top-level folder or file; control/ is three parts (the daemon's side of the
+ * socket, the CLI's side, the wire protocol both speak).
+ */
+function partOf(path: string): string {
+  const [top, second] = path.split('/');
+  return top === 'control' && second !== undefined ? `control/${second}` : top!;
+}
+
+const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'sim', 'sms', 'spool', 'state', 'status.ts'];
+
+/**
+ * What each part of src/ may import besides SHARED, floor by floor from the bottom; an arrow to anything else points
+ * up or sideways and fails. Every part has an entry: a new folder or top-level file needs one.
+ */
+const ALLOWED: Record<string, string[]> = {
+  // helpers
+  'errors.ts': [], 'redact.ts': [], 'terminal-text.ts': [], 'time-format.ts': [], 'version.ts': [], log: [], 'log.ts': [], 'config-fields.ts': [], 'sd-notify.ts': [],
+  // the ground: bytes and ports, pure decoding and rules, the spool, one HTTP request, the health model, balance parsing
+  serial: [], sms: [], filter: [], spool: [], http: [], health: [], balance: [], demo: [], 'control/protocol.ts': [],
+  // the virtual modem is a device behind a serial link; the AT layer reads lines off one
+  sim: ['serial', 'balance'],
+  at: ['serial'],
+  modem: ['at', 'serial', 'sms', 'sim'],
+  state: ['modem'],
+  // operator commands, the same on both paths (through the daemon or on the port)
+  ops: ['at', 'modem', 'sms', 'control/protocol.ts'],
+  transfer: ['ops', 'control/protocol.ts', 'demo'],
+  'config-file.ts': ['config-fields.ts'],
+  'config.ts': ['config-file.ts', 'config-fields.ts', 'balance', 'modem', 'sim', 'spool', 'transfer'],
+  // the stages
+  receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
+  forward: ['spool', 'http', 'config.ts'],
+  reseller: ['http'],
+  // what the running daemon reports, and who shows it
+  'status.ts': ['balance', 'forward', 'health', 'receive', 'spool'],
+  metrics: ['status.ts', 'forward', 'spool', 'health'],
+  // the control socket: the daemon's side and the CLI's side never import each other
+  'control/server': ['control/protocol.ts', 'ops', 'at', 'modem'],
+  'control/client': ['control/protocol.ts', 'ops', 'balance'],
+  // the composition root and its parts
+  daemon: BELOW_THE_ROOT,
+  'daemon.ts': [...BELOW_THE_ROOT, 'daemon'],
+  'demo.ts': ['daemon.ts', 'demo', 'config.ts'],
+  // the command line on top: everything but the daemon's side of the socket
+  cli: [...BELOW_THE_ROOT.filter((p) => p !== 'control/server'), 'control/client', 'daemon', 'daemon.ts', 'demo', 'reseller', 'transfer'],
+  'cli.ts': ['cli'],
+};
+
+/** Local imports (src/ to src/) that ALLOWED does not allow, as lines naming the file, the line and the rule. */
+function backArrows(imports: readonly Import[]): string[] {
+  return imports.flatMap((i) => {
+    if (!i.target.endsWith('.ts')) return [];
+    const from = partOf(i.file);
+    const to = partOf(i.target);
+    const allowed = ALLOWED[from];
+    if (from === to || SHARED.includes(to) || allowed?.includes(to)) return [];
+    return [`src/${i.file}:${i.line} imports ${i.target}: ${from} may import ${allowed ? [...allowed, 'the helpers'].join(', ') : '(no rule: add one to ALLOWED)'}`];
+  });
+}
+
 /** [from folder, forbidden targets (folders, files or package names), why] */
 const RULES: Array<[string, string[], string]> = [
   ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'sim'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
@@ -56,10 +121,80 @@ const RULES: Array<[string, string[], string]> = [
   ['modem', ['receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the modem layer does not know the receive path or the spool'],
 ];
 
+/**
+ * The import cycles of src/: strongly connected components (Tarjan) of the graph of every import between its files,
+ * type-only and dynamic ones included (a reader's picture of the structure draws them all). Each is listed as its files.
+ */
+function importCycles(imports: readonly Import[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const i of imports) if (i.target.endsWith('.ts')) (next.get(i.file) ?? next.set(i.file, new Set()).get(i.file)!).add(i.target);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || next.get(v)?.has(v)) cycles.push(component.sort());
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
 describe('architecture: imports follow the data flow', () => {
+  it('the cycle finder finds a cycle (a -> b -> c -> a) and leaves a chain alone', () => {
+    const edge = (file: string, target: string): Import => ({ file, line: 1, target, typeOnly: false });
+    expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')])).toEqual([]);
+  });
+
+  it('no import cycle anywhere in src/ (type-only and dynamic imports count)', () => {
+    const lines = importCycles(ALL).map((files) => {
+      const inside = ALL.filter((i) => files.includes(i.file) && files.includes(i.target));
+      return `cycle: ${inside.map((i) => `src/${i.file}:${i.line} -> ${i.target}`).join(', ')}`;
+    });
+    expect(lines).toEqual([]);
+  });
+
   it('finds the imports it checks (the scanner itself works)', () => {
     expect(ALL.some((i) => i.file === 'daemon.ts' && under(i.target, 'spool'))).toBe(true);
     expect(ALL.some((i) => i.target === 'serialport')).toBe(true);
+  });
+
+  it('every part of src/ has a rule in ALLOWED, and every rule names a part that exists', () => {
+    const parts = new Set(ALL.flatMap((i) => [partOf(i.file), ...(i.target.endsWith('.ts') ? [partOf(i.target)] : [])]));
+    const named = new Set(Object.values(ALLOWED).flat());
+    expect([...parts].filter((p) => !(p in ALLOWED))).toEqual([]);
+    expect([...Object.keys(ALLOWED), ...named, ...SHARED].filter((p) => !parts.has(p))).toEqual([]);
+  });
+
+  it('imports point only down the floors (ALLOWED)', () => {
+    expect(backArrows(ALL)).toEqual([]);
+  });
+
+  it('a back-arrow is found: the spool importing the forwarder, the metrics importing the daemon', () => {
+    const edge = (file: string, target: string): Import => ({ file, line: 7, target, typeOnly: false });
+    expect(backArrows([edge('spool/store.ts', 'forward/forwarder.ts'), edge('metrics/page-view.ts', 'daemon.ts'), edge('forward/forwarder.ts', 'spool/store.ts')])).toEqual([
+      'src/spool/store.ts:7 imports forward/forwarder.ts: spool may import the helpers',
+      'src/metrics/page-view.ts:7 imports daemon.ts: metrics may import status.ts, forward, spool, health, the helpers',
+    ]);
   });
 
   it.each(RULES)('%s never imports %j', (from, forbidden, why) => {
@@ -72,11 +207,11 @@ describe('architecture: imports follow the data flow', () => {
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });
 
-  it('only serial/ imports serialport; HTTP clients only through forward/http.ts', () => {
+  it('only serial/ imports serialport; HTTP clients only through http/request.ts', () => {
     const bad = ALL.filter(
       (i) =>
         (i.target === 'serialport' && !under(i.file, 'serial')) ||
-        (i.target === 'node:https' && i.file !== 'forward/http.ts'),
+        (i.target === 'node:https' && i.file !== 'http/request.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });

@@ -10,7 +10,7 @@
  *   inserted)`). No answer in time, a closed port or an unsendable line throw AtCommandError.
  * - `body` answers a `> ` prompt (AT+CMGS): sent followed by Ctrl-Z. Without a body, a prompt is left with Esc
  *   (`cancelPrompt` says the operator chose that; it is also what happens to a prompt nobody asked for).
- * The result has the shape of AtOutcome (src/control/ops.ts); the AT layer does not import the control layer.
+ * The result has the shape of AtOutcome (src/ops/modem-ops.ts); the AT layer does not import the operations.
  */
 import { AtCommandError } from '../errors.js';
 import type { AtChannel, AtResponse, Urc } from './types.js';
@@ -23,7 +23,7 @@ export interface RawAtOptions {
   cancelPrompt?: boolean;
 }
 
-/** The outcome of an operator's raw AT line (ModemOps' AtOutcome, src/control/ops.ts, is this type). */
+/** The outcome of an operator's raw AT line (ModemOps' AtOutcome, src/ops/modem-ops.ts, is this type). */
 export interface RawAtOutcome {
   command: string;
   /** Every response line, in order (for `AT+CSQ;+CREG?` both answers), none taken for a URC. */

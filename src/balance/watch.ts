@@ -8,7 +8,7 @@
  *   session left open, and parses the last reply (parse.ts). The reply is kept verbatim: an unparsed one gives
  *   `balance: null`, `activeUntil: null` and state `unknown`, never a guess. A USSD error (not supported, timeout,
  *   modem unavailable) is a result with state `error` and the message, not a throw.
- * - The USSD goes through `BalanceUssd` (ModemOps' USSD calls): through the daemon's UssdSessions it holds the modem's
+ * - The USSD goes through `BalanceUssd` (ModemOps' USSD calls): through the daemon's UssdBroker it holds the modem's
  *   scheduler only while a command is in flight, between receive tasks.
  * - BalanceWatch checks each modem whose settings have intervalHours > 0: first `firstDelayMs` after start (the modem
  *   must be up), then every intervalHours; a check that ended in `error` is retried after `retryMs` (at most the
@@ -120,7 +120,7 @@ const realTimers: WatchTimers = {
 
 export interface BalanceWatchOptions {
   modems: readonly WatchedModem[];
-  /** The USSD of a modem (the daemon's UssdSessions for that modem). */
+  /** The USSD of a modem (the daemon's UssdBroker for that modem). */
   ussdFor(name: string): BalanceUssd;
   /** Why the modem's USSD is not free now (a session open), or undefined: a periodic check then waits its turn. */
   busy?(name: string): string | undefined;

@@ -6,8 +6,8 @@
  * a line the daemon refuses without --force says why.
  */
 import { Command } from 'commander';
-import { checkAtLine } from '../control/at-guard.js';
-import type { ModemOps } from '../control/ops.js';
+import { checkAtLine } from '../ops/at-guard.js';
+import type { ModemOps } from '../ops/modem-ops.js';
 import { BridgeError } from '../errors.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';

@@ -11,7 +11,7 @@
 import { Command } from 'commander';
 import { checkBalance, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
 import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
-import type { ModemOps } from '../control/ops.js';
+import type { ModemOps } from '../ops/modem-ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import { UsageError } from './usage.js';

@@ -38,7 +38,7 @@ export class CommandFailed extends Error {
 }
 
 /**
- * The control socket's errors (control/server.ts ControlError, control/client.ts RemoteError), told by name: importing
+ * The control socket's errors (control/protocol.ts ControlError, control/client/client.ts RemoteError), told by name: importing
  * their classes here would load the control protocol into every command, --version included.
  */
 function isControlError(err: unknown): err is Error & { hint?: string } {

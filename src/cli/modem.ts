@@ -6,8 +6,8 @@
  * is a usage error, found before the port is opened.
  */
 import { Command } from 'commander';
-import { encodeForSend } from '../control/actions.js';
-import type { StoredSmsView } from '../control/ops.js';
+import { encodeForSend } from '../ops/actions.js';
+import type { StoredSmsView } from '../ops/modem-ops.js';
 import { BridgeError } from '../errors.js';
 import type { StorageUsage } from '../modem/modem.js';
 import type { SubmitPdu } from '../sms/submit.js';

@@ -4,7 +4,7 @@
  * methods they use, never against a path, so the same code runs through the daemon or on the port.
  */
 import type { Command } from 'commander';
-import type { ModemOps } from '../control/ops.js';
+import type { ModemOps } from '../ops/modem-ops.js';
 import type { Io } from './io.js';
 
 /** What every command that names a modem accepts (the target's options add more). */

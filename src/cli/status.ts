@@ -11,7 +11,7 @@ import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadSpoolConfig } from '../config-file.js';
-import type { StatusSnapshot } from '../daemon.js';
+import type { StatusSnapshot } from '../status.js';
 import type { SpoolStats } from '../spool/store.js';
 import { STATUS_INTERVAL_MS, statusFilePath } from '../daemon/status-file.js';
 import { errorMessage } from '../errors.js';

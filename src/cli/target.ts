@@ -22,10 +22,10 @@
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { controlSocketCandidates, loadConfig, type Config, type ModemConfig } from '../config.js';
-import { ControlClient, ControlClientError, RemoteError } from '../control/client.js';
-import { DirectOps } from '../control/direct-ops.js';
-import type { ModemOps } from '../control/ops.js';
-import { RemoteOps } from '../control/remote-ops.js';
+import { ControlClient, ControlClientError, RemoteError } from '../control/client/client.js';
+import { DirectOps } from '../ops/direct-ops.js';
+import type { ModemOps } from '../ops/modem-ops.js';
+import { RemoteOps } from '../control/client/remote-ops.js';
 import { BridgeError, ConfigError, type ErrorCode } from '../errors.js';
 import { createLogger, silentLogger, type Logger } from '../log.js';
 import { PROFILE_SETTINGS } from '../modem/profiles/index.js';

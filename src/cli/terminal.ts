@@ -9,8 +9,8 @@
  */
 import { createInterface } from 'node:readline';
 import { explainFinal } from '../at/results.js';
-import { checkAtLine } from '../control/at-guard.js';
-import type { AtOutcome, ModemOps } from '../control/ops.js';
+import { checkAtLine } from '../ops/at-guard.js';
+import type { AtOutcome, ModemOps } from '../ops/modem-ops.js';
 import type { EventMessage } from '../control/protocol.js';
 import type { Io } from './io.js';
 import { formatError } from './lifecycle.js';

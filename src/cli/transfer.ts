@@ -21,7 +21,7 @@ import { open, rename, stat, unlink } from 'node:fs/promises';
 import { transferReportPath } from '../daemon/status-file.js';
 import { errorMessage } from '../errors.js';
 import { loadConfig, type Config, type ModemConfig } from '../config.js';
-import type { ModemOps } from '../control/ops.js';
+import type { ModemOps } from '../ops/modem-ops.js';
 import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
 import { DEFAULT_FLOWS, describeStep, FlowError, nationalNumber, renderFlow, type FlowStep, type TransferFlow } from '../transfer/flows.js';
 import { runTransfer, type StepReport, type TransferReport } from '../transfer/runner.js';

@@ -12,7 +12,7 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { Command } from 'commander';
-import type { ModemOps, UssdOutcome } from '../control/ops.js';
+import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
 import { ussdStatusLabel } from '../modem/ussd-session.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';

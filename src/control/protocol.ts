@@ -1,20 +1,9 @@
 /**
- * The control socket's wire protocol (version 1): newline-delimited JSON over a Unix socket, between the CLI (or any
- * operator tool) and the running daemon. PURE: no I/O; the server, the client and the fuzzer share this module.
- *
- * Framing: one JSON object per line, UTF-8, at most MAX_LINE_BYTES per line (a longer line is answered with
- * `too_large` and the connection is closed, since the rest of it cannot be framed).
- *
- * Client -> daemon, a request:   {"v":1,"id":7,"op":"at","modem":"telkomsel-1","command":"AT+CSQ"}
- * Daemon -> client, one reply:   {"v":1,"id":7,"ok":true,"result":{...}}
- *                           or:  {"v":1,"id":7,"ok":false,"error":{"code":"busy","message":"...","hint":"..."}}
- * Daemon -> client, events:      {"v":1,"event":"urc","modem":"telkomsel-1","data":{...}}   (after `subscribe`, or
- *                                 tied to a request by "id", e.g. the menus of a USSD session)
- *
- * Invariants: every request line gets exactly one reply (a line that is not a valid request gets an error reply with
- * the id when one could be read, else id null) and changes nothing; requests on one connection are answered in any
- * order (ids match them); a request names a modem by its config name (`modem` may be omitted when the daemon has
- * exactly one). Unknown fields are refused, so a typo cannot silently drop an option.
+ * The control socket's wire protocol (version 1), PURE: newline-delimited JSON over a Unix socket, at most
+ * MAX_LINE_BYTES a line. Client -> daemon `{"v":1,"id":7,"op":"at","modem":"m1","command":"AT+CSQ"}`; daemon -> client
+ * one reply per request `{"v":1,"id":7,"ok":true,"result":...}` or `{..."ok":false,"error":{"code","message","hint"}}`,
+ * and events `{"v":1,"event":"urc","modem":"m1","data":...}`. Every request line gets exactly one reply (id null when
+ * none could be read) and a bad line changes nothing; unknown fields are refused, so a typo cannot drop an option.
  */
 import * as v from 'valibot';
 
@@ -36,6 +25,19 @@ export type ErrorCode =
   | 'not_found' // an empty SMS slot, a USSD session that is not open
   | 'cancelled'
   | 'internal';
+
+/** An error answered on the wire with its code, message, hint and data (the daemon's dispatcher and the USSD broker throw it). */
+export class ControlError extends Error {
+  override readonly name = 'ControlError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly hint?: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
 
 export interface WireError {
   code: ErrorCode;

@@ -19,7 +19,7 @@
  *   config has no simulated modem.
  * - No retries and no redirects (the forwarder owns retries; a POST is never redirected), except one: a reused
  *   keep-alive connection reset before any answer is sent once more on a new connection within the same deadline
- *   (http.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
+ *   (http/request.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
  *   are verified, timeouts: connect (default 5 s) and whole request (default 10 s), both sends included.
  * - post() never throws for HTTP or network problems: it returns an Outcome (policy.ts); bodyStart = first 200 chars.
  * - At most BODY_READ_LIMIT bytes (4 KiB, after decompression) of a response body are read; then the response is
@@ -28,7 +28,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { SmsRecord } from '../spool/types.js';
-import { httpRequest } from './http.js';
+import { httpRequest } from '../http/request.js';
 import type { Outcome } from './policy.js';
 
 /** The URL is computed and checked once, in config.ts (Config.webhook.endpoint); re-exported for its users here. */

@@ -11,16 +11,19 @@ import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_THRESHOLDS, judgeHealth, judgeLiveness, type HealthSnapshot, type HealthThresholds, type ModemSnapshot, type Verdict } from './model.js';
 
+/** The spool counts a verdict needs; the source may give more (the daemon's snapshot carries them on). */
+export type SpoolCounts = HealthSnapshot['spool'];
+
 /** What the monitor reads from the daemon on every sample. */
-export interface HealthSource {
+export interface HealthSource<S extends SpoolCounts = SpoolCounts> {
   startedAtMs: number;
   modems(): Array<Omit<ModemSnapshot, 'runningTask'> & { scheduler?: { running: string | undefined } }>;
   forwarder(): { running: boolean; unrecorded: number; inFlightId?: string | undefined };
-  spool(): Promise<{ pending: number; oldestPendingAgeMs?: number | undefined }>;
+  spool(): Promise<S>;
 }
 
-export interface HealthMonitorOptions {
-  source: HealthSource;
+export interface HealthMonitorOptions<S extends SpoolCounts = SpoolCounts> {
+  source: HealthSource<S>;
   spoolDir: string;
   logger: Logger;
   thresholds?: Partial<HealthThresholds>;
@@ -32,9 +35,9 @@ export interface HealthMonitorOptions {
 
 export const PROBE_FILE = '.health-probe';
 
-export class HealthMonitor {
+export class HealthMonitor<S extends SpoolCounts = SpoolCounts> {
   readonly thresholds: HealthThresholds;
-  private readonly o: HealthMonitorOptions;
+  private readonly o: HealthMonitorOptions<S>;
   private readonly now: () => number;
   private readonly probe: HealthSnapshot['spoolProbe'] = {};
   private readonly tasks = new Map<string, { label: string; sinceMs: number }>();
@@ -42,7 +45,7 @@ export class HealthMonitor {
   private timer: NodeJS.Timeout | undefined;
   private lastLogged = '';
 
-  constructor(o: HealthMonitorOptions) {
+  constructor(o: HealthMonitorOptions<S>) {
     this.o = o;
     this.now = o.now ?? Date.now;
     this.thresholds = { ...DEFAULT_THRESHOLDS, ...o.thresholds };
@@ -85,7 +88,7 @@ export class HealthMonitor {
   }
 
   /** The current snapshot (also advances the running-task and in-flight bookkeeping). */
-  async snapshot(): Promise<HealthSnapshot> {
+  async snapshot(): Promise<HealthSnapshot & { spool: S }> {
     const nowMs = this.now();
     const spool = await this.o.source.spool();
     return { ...this.syncSnapshot(nowMs), spool };
@@ -125,7 +128,7 @@ export class HealthMonitor {
     return v;
   }
 
-  async health(): Promise<Verdict & { snapshot: HealthSnapshot }> {
+  async health(): Promise<Verdict & { snapshot: HealthSnapshot & { spool: S } }> {
     const snapshot = await this.snapshot();
     return { ...judgeHealth(snapshot, this.thresholds), snapshot };
   }

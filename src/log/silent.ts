@@ -2,7 +2,7 @@
  * A logger that drops everything, without loading pino: the CLI's spool tools (queue, status) and tests use it, and a
  * command that logs nothing need not pay for the log library's start-up.
  */
-import type { Logger } from '../log.js';
+import type { Logger } from './logger.js';
 
 const drop = (): void => {};
 

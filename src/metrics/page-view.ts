@@ -5,13 +5,11 @@
  * the config allows it (metrics.page.showText / showNumbers). Strings are passed as data; the page sets them with
  * textContent, never as markup.
  */
-import type { DaemonStatus } from '../daemon.js';
-import type { Verdict } from '../health/model.js';
-import type { SpoolStats } from '../spool/store.js';
+import type { StatusSnapshot } from '../status.js';
 import type { RecentSms } from './recent-sms.js';
 
 /** The daemon's snapshot as the page reads it. */
-export type PageSnapshot = DaemonStatus & { health: Verdict; spool: SpoolStats };
+export type PageSnapshot = StatusSnapshot;
 
 export interface PageInput {
   snapshot: PageSnapshot;

@@ -1,12 +1,9 @@
 /**
  * The daemon's Prometheus metrics (prom-client), in the exporters' conventions: prefix `pulsa_bridge_`, snake case,
  * counters end in `_total`, base units (seconds, dBm, rupiah), one `_info` metric per build and per modem.
- *
- * Nothing here polls or keeps timers: gauges and the counters mirrored from the daemon's own monotonic counts are
- * computed in `collect()` at scrape time from the status the daemon already exposes (supervisors, forwarder, spool).
- * Two things are fed as they happen: each new receiver's stats object (trackReceiver; a modem's counts survive its
- * reconnects), and each webhook POST (instrumentPoster wraps the client the forwarder uses: request duration, and
- * the SMS's end-to-end latency from reception to the 2xx).
+ * No polling, no timers: gauges and mirrored counters are computed at scrape time from the daemon's one status
+ * snapshot. MetricFeeds takes what is fed as it happens (each receiver's counts, each webhook POST's timing); it
+ * exists before the snapshot does, so the forwarder and the receivers can be built with it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Outcome } from '../forward/policy.js';
@@ -27,13 +24,19 @@ export interface ModemMetricsView {
   balance?: { balance: number | null; activeUntil: string | null; checkedAt?: string } | undefined;
 }
 
+/** The part of the daemon's status snapshot the metrics read (structural: no import of the daemon). */
+export interface MetricsSnapshot {
+  modems: ModemMetricsView[];
+  forwarder: { delivered: number; retried: number; dead: number };
+  spool: { pending: number; oldestPendingAgeMs?: number | undefined; sent: number; dead: number; ignored: number; quarantine: number; parts: number };
+  /** The verdict /healthz answers with (`pulsa_bridge_healthy`). */
+  health: { healthy: boolean };
+}
+
 export interface MetricsSource {
   version: string;
-  modems(): ModemMetricsView[];
-  forwarder(): { delivered: number; retried: number; dead: number };
-  spool(): Promise<{ pending: number; oldestPendingAgeMs?: number | undefined; sent: number; dead: number; ignored: number; quarantine: number; parts: number }>;
-  /** Health verdict for `pulsa_bridge_healthy` (the same one /healthz answers with). */
-  healthy(): Promise<boolean>;
+  /** The daemon's one status snapshot (the one /healthz and status.json read). */
+  snapshot(): Promise<MetricsSnapshot>;
 }
 
 /** Receiver counts the metrics read (Receiver['stats'], by reference: it is updated in place). */
@@ -62,18 +65,62 @@ function outcomeClass(o: Outcome): string {
   return o.kind; // 'network' | 'timeout'
 }
 
-export class BridgeMetrics {
-  readonly registry = new Registry();
-  private readonly src: MetricsSource;
+/** What is fed to the metrics as it happens: receivers' counts and webhook POST timings (see the header). */
+export class MetricFeeds {
   /** Per modem: counts of finished receivers (folded in when the next one is tracked) and the live one. */
   private readonly received = new Map<string, { base: Record<ReceiveOutcome, number>; live: ReceiverCounts | undefined }>();
-  private readonly requestDuration: Histogram<'outcome'>;
-  private readonly deliveryLatency: Histogram;
+  readonly requestDuration = new Histogram({
+    name: 'pulsa_bridge_webhook_request_duration_seconds', help: 'Duration of one webhook POST, by outcome (2xx, 4xx, 5xx, network, timeout)',
+    labelNames: ['outcome'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [],
+  });
+  readonly deliveryLatency = new Histogram({
+    name: 'pulsa_bridge_sms_delivery_latency_seconds', help: 'From the SMS being read by the bridge to the webhook answering 2xx',
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600], registers: [],
+  });
 
-  constructor(src: MetricsSource, opts: { defaultMetrics?: boolean } = {}) {
-    this.src = src;
+  /**
+   * A new receiver for `modem` (after every (re)connect): the previous one has stopped, so its counts are final and
+   * are added to the modem's base; `stats` is read live from now on.
+   */
+  trackReceiver(modem: string, stats: ReceiverCounts): void {
+    const entry = this.received.get(modem) ?? { base: { spooled: 0, ignored: 0, quarantined: 0, duplicate: 0 }, live: undefined };
+    if (entry.live) for (const o of Object.keys(OUTCOMES) as ReceiveOutcome[]) entry.base[o] += entry.live[OUTCOMES[o]];
+    entry.live = stats;
+    this.received.set(modem, entry);
+  }
+
+  /** SMS of `modem` with this outcome since the start, across its receivers. */
+  receivedCount(modem: string, outcome: ReceiveOutcome): number {
+    const r = this.received.get(modem);
+    return (r?.base[outcome] ?? 0) + (r?.live?.[OUTCOMES[outcome]] ?? 0);
+  }
+
+  /** The webhook client, timed: every POST's duration by outcome; for a 2xx, the SMS's latency since it was spooled. */
+  instrumentPoster(client: WebhookPoster, now: () => number = Date.now): WebhookPoster {
+    return {
+      post: async (rec: SmsRecord) => {
+        const started = now();
+        const outcome = await client.post(rec);
+        const end = now();
+        this.requestDuration.observe({ outcome: outcomeClass(outcome) }, (end - started) / 1000);
+        if (outcome.kind === 'http' && outcome.status >= 200 && outcome.status < 300) {
+          const since = Date.parse(rec.receivedAt);
+          if (Number.isFinite(since)) this.deliveryLatency.observe(Math.max(0, (end - since) / 1000));
+        }
+        return outcome;
+      },
+    };
+  }
+}
+
+export class BridgeMetrics {
+  readonly registry = new Registry();
+  readonly feeds: MetricFeeds;
+
+  constructor(src: MetricsSource, opts: { defaultMetrics?: boolean; feeds?: MetricFeeds } = {}) {
+    const feeds = (this.feeds = opts.feeds ?? new MetricFeeds());
     const registers = [this.registry];
-    const self = this;
+    const modems = async () => (await src.snapshot()).modems;
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
 
     new Gauge({
@@ -85,7 +132,7 @@ export class BridgeMetrics {
     new Gauge({
       name: 'pulsa_bridge_healthy', help: '1 when /healthz answers 200, 0 when it answers 503', registers,
       async collect() {
-        this.set((await src.healthy()) ? 1 : 0);
+        this.set((await src.snapshot()).health.healthy ? 1 : 0);
       },
     });
 
@@ -93,64 +140,56 @@ export class BridgeMetrics {
     new Counter({
       name: 'pulsa_bridge_sms_received_total', help: 'SMS received, by modem and outcome (spooled for delivery, ignored by the sender filter, quarantined as undecodable, duplicate of a record already spooled)',
       labelNames: ['modem', 'outcome'], registers,
-      collect() {
+      async collect() {
+        const list = await modems();
         this.reset();
-        for (const m of src.modems()) {
-          const r = self.received.get(m.name);
-          for (const outcome of Object.keys(OUTCOMES) as ReceiveOutcome[]) {
-            this.inc({ modem: m.name, outcome }, (r?.base[outcome] ?? 0) + (r?.live?.[OUTCOMES[outcome]] ?? 0));
-          }
-        }
+        for (const m of list) for (const outcome of Object.keys(OUTCOMES) as ReceiveOutcome[]) this.inc({ modem: m.name, outcome }, feeds.receivedCount(m.name, outcome));
       },
     });
 
     new Gauge({
       name: 'pulsa_bridge_sms_storage_used', help: 'SMS held in each modem memory (SM the SIM, ME the modem) as the modem last reported it', labelNames: ['modem', 'storage'], registers,
-      collect() {
+      async collect() {
+        const list = await modems();
         this.reset();
-        for (const m of src.modems()) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.used);
+        for (const m of list) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.used);
       },
     });
     new Gauge({
       name: 'pulsa_bridge_sms_storage_capacity', help: 'Slots of each modem memory (SM, ME) as the modem last reported them', labelNames: ['modem', 'storage'], registers,
-      collect() {
+      async collect() {
+        const list = await modems();
         this.reset();
-        for (const m of src.modems()) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.total);
+        for (const m of list) for (const s of m.receiver?.storages ?? []) this.set({ modem: m.name, storage: s.storage }, s.total);
       },
     });
 
     // ---- forward
     new Counter({
       name: 'pulsa_bridge_webhook_deliveries_total', help: 'Webhook delivery results: delivered (2xx), retried (retryable failure), dead (given up)', labelNames: ['result'], registers,
-      collect() {
-        const f = src.forwarder();
+      async collect() {
+        const f = (await src.snapshot()).forwarder;
         this.reset();
         this.inc({ result: 'delivered' }, f.delivered);
         this.inc({ result: 'retried' }, f.retried);
         this.inc({ result: 'dead' }, f.dead);
       },
     });
-    this.requestDuration = new Histogram({
-      name: 'pulsa_bridge_webhook_request_duration_seconds', help: 'Duration of one webhook POST, by outcome (2xx, 4xx, 5xx, network, timeout)',
-      labelNames: ['outcome'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
-    });
-    this.deliveryLatency = new Histogram({
-      name: 'pulsa_bridge_sms_delivery_latency_seconds', help: 'From the SMS being read by the bridge to the webhook answering 2xx',
-      buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600], registers,
-    });
+    this.registry.registerMetric(feeds.requestDuration);
+    this.registry.registerMetric(feeds.deliveryLatency);
 
     // ---- spool
     new Gauge({
       name: 'pulsa_bridge_spool_records', help: 'Records in the spool, by area', labelNames: ['area'], registers,
       async collect() {
-        const s = await src.spool();
+        const s = (await src.snapshot()).spool;
         for (const area of SPOOL_AREAS) this.set({ area }, s[area]);
       },
     });
     new Gauge({
       name: 'pulsa_bridge_spool_oldest_pending_age_seconds', help: 'Age of the oldest pending record (0 when none is pending)', registers,
       async collect() {
-        const s = await src.spool();
+        const s = (await src.snapshot()).spool;
         this.set(s.pending > 0 ? (s.oldestPendingAgeMs ?? 0) / 1000 : 0);
       },
     });
@@ -159,9 +198,10 @@ export class BridgeMetrics {
     const perModem = (name: string, help: string, value: (m: ModemMetricsView) => number | undefined, labelNames: string[] = ['modem']) =>
       new Gauge({
         name, help, labelNames, registers,
-        collect() {
+        async collect() {
+          const list = await modems();
           this.reset();
-          for (const m of src.modems()) {
+          for (const m of list) {
             const v = value(m);
             if (v !== undefined) this.set({ modem: m.name }, v);
           }
@@ -181,9 +221,10 @@ export class BridgeMetrics {
     );
     new Gauge({
       name: 'pulsa_bridge_modem_info', help: 'Modem identity (value is always 1)', labelNames: ['modem', 'manufacturer', 'model', 'profile'], registers,
-      collect() {
+      async collect() {
+        const list = await modems();
         this.reset();
-        for (const m of src.modems()) {
+        for (const m of list) {
           const id = m.identity;
           this.set({ modem: m.name, manufacturer: id?.manufacturer ?? '', model: id?.model ?? '', profile: id?.profile ?? '' }, 1);
         }
@@ -191,38 +232,11 @@ export class BridgeMetrics {
     });
     new Counter({
       name: 'pulsa_bridge_modem_reconnects_total', help: 'Times the modem connection was re-established (after a failure, unplug or hang)', labelNames: ['modem'], registers,
-      collect() {
+      async collect() {
+        const list = await modems();
         this.reset();
-        for (const m of src.modems()) this.inc({ modem: m.name }, m.reconnects);
+        for (const m of list) this.inc({ modem: m.name }, m.reconnects);
       },
     });
-  }
-
-  /**
-   * A new receiver for `modem` (after every (re)connect): the previous one has stopped, so its counts are final and
-   * are added to the modem's base; `stats` is read live from now on.
-   */
-  trackReceiver(modem: string, stats: ReceiverCounts): void {
-    const entry = this.received.get(modem) ?? { base: { spooled: 0, ignored: 0, quarantined: 0, duplicate: 0 }, live: undefined };
-    if (entry.live) for (const o of Object.keys(OUTCOMES) as ReceiveOutcome[]) entry.base[o] += entry.live[OUTCOMES[o]];
-    entry.live = stats;
-    this.received.set(modem, entry);
-  }
-
-  /** The webhook client, timed: every POST's duration by outcome; for a 2xx, the SMS's latency since it was spooled. */
-  instrumentPoster(client: WebhookPoster, now: () => number = Date.now): WebhookPoster {
-    return {
-      post: async (rec: SmsRecord) => {
-        const started = now();
-        const outcome = await client.post(rec);
-        const end = now();
-        this.requestDuration.observe({ outcome: outcomeClass(outcome) }, (end - started) / 1000);
-        if (outcome.kind === 'http' && outcome.status >= 200 && outcome.status < 300) {
-          const since = Date.parse(rec.receivedAt);
-          if (Number.isFinite(since)) this.deliveryLatency.observe(Math.max(0, (end - since) / 1000));
-        }
-        return outcome;
-      },
-    };
   }
 }

@@ -667,7 +667,7 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   /**
    * Sends a USSD request and resolves once the modem accepted it, the reply still to come (see UssdSession.send):
-   * for a caller that holds the channel only while the command is in flight (src/control/ussd-sessions.ts).
+   * for a caller that holds the channel only while the command is in flight (src/ops/ussd-broker.ts).
    */
   ussdSend(text: string, kind: 'open' | 'reply', options: { timeoutMs?: number } = {}): Promise<PendingUssdReply> {
     return this.ussdSession.send(text, kind, options);

@@ -8,11 +8,11 @@
  *   and the start of the body; a timeout or network error throws ResellerError with status undefined. The API key
  *   never appears in an error, a log or a returned value: any occurrence of it in a response body is masked too.
  * - No retries (a POST /orders retried could create two orders), no redirects, timeouts on connect and request, at most
- *   1 MiB of a body read (forward/http.ts, the one HTTP client).
+ *   1 MiB of a body read (http/request.ts, the one HTTP client).
  * - The API document does not show response field names: `pick()` finds a value by a list of dot paths (the
  *   configured ones first, then defaults) and the caller prints the raw response when none is found.
  */
-import { httpRequest } from '../forward/http.js';
+import { httpRequest } from '../http/request.js';
 import { maskSecretEchoes } from '../redact.js';
 
 export interface ResellerClientOptions {

@@ -13,7 +13,7 @@
  * - An operator reply that says the transfer failed (`gagal`, `tidak cukup`, ...) fails the step; its text is shown
  *   verbatim. The confirmation is matched by amount and, when known, the sender's number in the SMS text.
  */
-import type { ModemOps, UssdOutcome } from '../control/ops.js';
+import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
 import { errorMessage } from '../errors.js';
 import { parseOperatorSms } from '../demo/operator-sms.js';
 import { describeStep, extractToken, type FlowStep } from './flows.js';

@@ -10,7 +10,7 @@
  * `what`. An AbortSignal ends the wait with TransferInterrupted. Event shapes are read tolerantly (sender/from,
  * text/message, id/spoolId), since the daemon's event payloads may grow.
  */
-import type { ModemOps } from '../control/ops.js';
+import type { ModemOps } from '../ops/modem-ops.js';
 import type { EventMessage } from '../control/protocol.js';
 
 export interface SeenSms {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatError } from '../../src/cli/lifecycle.js';
-import { RemoteError } from '../../src/control/client.js';
-import { ControlError } from '../../src/control/server.js';
+import { RemoteError } from '../../src/control/client/client.js';
+import { ControlError } from '../../src/control/protocol.js';
 import { BridgeError } from '../../src/errors.js';
 
 describe('formatError', () => {

@@ -1,6 +1,6 @@
 /**
  * Test helper: the `at` and `ussd` commands on an OpsTarget over src/cli/session.ts, opening --simulate (or a port)
- * for the one command, with the pieces the control plane is to use on both paths (runRawAt, UssdSessions), so the
+ * for the one command, with the pieces the control plane is to use on both paths (runRawAt, UssdBroker), so the
  * commands are tried on them before DirectOps / the dispatcher are wired to them. `runSessionCli` runs argv like
  * main() does, with these two commands only.
  */
@@ -9,9 +9,9 @@ import { atCommand } from '../../src/cli/at.js';
 import { allCommands, runCli } from '../../src/cli/lifecycle.js';
 import { ussdCommand } from '../../src/cli/ussd.js';
 import { runRawAt } from '../../src/at/raw.js';
-import type { ModemOps } from '../../src/control/ops.js';
+import type { ModemOps } from '../../src/ops/modem-ops.js';
 import type { EventMessage } from '../../src/control/protocol.js';
-import { UssdSessions } from '../../src/control/ussd-sessions.js';
+import { UssdBroker } from '../../src/ops/ussd-broker.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import { PROFILE_SETTINGS } from '../../src/modem/profiles/index.js';
 import type { Io } from '../../src/cli/io.js';
@@ -39,7 +39,7 @@ const OWNER = { id: 'cli', label: 'this command' };
 export function sessionOps(s: Session, logger: Logger): SessionOps & { close(): Promise<void> } {
   let initialised: Promise<unknown> | undefined;
   const ready = (): Promise<unknown> => (initialised ??= s.modem.init());
-  const ussd = new UssdSessions({ modem: 'cli', logger, run: async (_label, fn) => fn(s.modem) });
+  const ussd = new UssdBroker({ modem: 'cli', logger, run: async (_label, fn) => fn(s.modem) });
   return {
     at: (command, o = {}) =>
       runRawAt(s.channel, command, {

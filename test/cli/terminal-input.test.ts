@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Io } from '../../src/cli.js';
 import { interactiveAt, type TerminalOps } from '../../src/cli/terminal.js';
-import type { AtOutcome } from '../../src/control/ops.js';
+import type { AtOutcome } from '../../src/ops/modem-ops.js';
 import type { EventMessage } from '../../src/control/protocol.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
-import { ControlClient } from '../../src/control/client.js';
+import { ControlClient } from '../../src/control/client/client.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';

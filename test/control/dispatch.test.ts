@@ -5,10 +5,10 @@
  */
 import { stat } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ControlClient, RemoteError } from '../../src/control/client.js';
-import { Dispatcher, type DispatchModem } from '../../src/control/dispatch.js';
+import { ControlClient, RemoteError } from '../../src/control/client/client.js';
+import { Dispatcher, type DispatchModem } from '../../src/control/server/dispatch.js';
 import type { EventMessage } from '../../src/control/protocol.js';
-import type { ControlConnection } from '../../src/control/server.js';
+import type { ControlConnection } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
 import { until } from '../spool/helpers.js';
@@ -126,7 +126,7 @@ describe('the daemon answers on its control socket', () => {
     expect((await errorOf(client.request({ op: 'ussd.reply', text: '2' }))).code).toBe('busy');
     expect((await errorOf(client.request({ op: 'balance', code: '*888#' }))).code).toBe('busy');
     await holder.close();
-    await until(() => daemon.ussdSessions.get('tsel-1')!.current() === undefined, 'the session to be released');
+    await until(() => daemon.ussdBrokers.get('tsel-1')!.current() === undefined, 'the session to be released');
     const open = await client.request<{ status: number }>({ op: 'ussd.open', code: '*888#' });
     expect(open.status).toBe(1);
     expect(await client.request({ op: 'ussd.reply', text: '2' })).toMatchObject({ status: 0, text: expect.stringMatching(/^Nomor Anda \d+$/) });

@@ -3,9 +3,9 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ControlClient, ControlClientError, RemoteError } from '../../src/control/client.js';
-import { MAX_LINE_BYTES } from '../../src/control/protocol.js';
-import { ControlError, ControlServer, type ControlHandler } from '../../src/control/server.js';
+import { ControlClient, ControlClientError, RemoteError } from '../../src/control/client/client.js';
+import { ControlError, MAX_LINE_BYTES } from '../../src/control/protocol.js';
+import { ControlServer, type ControlHandler } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
 
 let dir: string;

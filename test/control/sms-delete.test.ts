@@ -6,8 +6,8 @@
  * HTTP server, real control socket), and for the spool fault the receive stack under a Dispatcher.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Dispatcher } from '../../src/control/dispatch.js';
-import type { ControlConnection } from '../../src/control/server.js';
+import { Dispatcher } from '../../src/control/server/dispatch.js';
+import type { ControlConnection } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';

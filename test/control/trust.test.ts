@@ -6,10 +6,10 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { peerCredentials } from '../../src/control/peer.js';
-import { ControlClient, RemoteError } from '../../src/control/client.js';
-import { Dispatcher } from '../../src/control/dispatch.js';
-import { ControlServer } from '../../src/control/server.js';
+import { peerCredentials } from '../../src/control/server/peer.js';
+import { ControlClient, RemoteError } from '../../src/control/client/client.js';
+import { Dispatcher } from '../../src/control/server/dispatch.js';
+import { ControlServer } from '../../src/control/server/server.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { reply, startServer } from '../forward/server.js';

@@ -17,8 +17,8 @@ const hasPromtool = spawnSync('sh', ['-c', 'command -v promtool']).status === 0;
 
 function exportedNames(): Set<string> {
   const m = new BridgeMetrics({
-    version: '0.0.0', modems: () => [], forwarder: () => ({ delivered: 0, retried: 0, dead: 0 }),
-    spool: async () => ({ pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }), healthy: async () => true,
+    version: '0.0.0',
+    snapshot: async () => ({ modems: [], forwarder: { delivered: 0, retried: 0, dead: 0 }, spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }, health: { healthy: true } }),
   }, { defaultMetrics: false });
   const names = new Set<string>();
   for (const metric of m.registry.getMetricsAsArray()) {
@@ -57,8 +57,8 @@ describe('monitoring/', () => {
 
   it('every exported series follows the conventions: pulsa_bridge_ prefix, snake case, counters in _total, one _info', () => {
     const m = new BridgeMetrics({
-      version: '0.0.0', modems: () => [], forwarder: () => ({ delivered: 0, retried: 0, dead: 0 }),
-      spool: async () => ({ pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }), healthy: async () => true,
+      version: '0.0.0',
+      snapshot: async () => ({ modems: [], forwarder: { delivered: 0, retried: 0, dead: 0 }, spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }, health: { healthy: true } }),
     }, { defaultMetrics: false });
     const metrics = m.registry.getMetricsAsArray();
     for (const x of metrics) {

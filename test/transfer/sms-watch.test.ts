@@ -3,7 +3,7 @@
  * answer, a retry first) as the control socket sends them, driven by hand; tolerant payload reading.
  */
 import { describe, expect, it } from 'vitest';
-import type { ModemOps } from '../../src/control/ops.js';
+import type { ModemOps } from '../../src/ops/modem-ops.js';
 import type { EventMessage } from '../../src/control/protocol.js';
 import { runTransfer } from '../../src/transfer/runner.js';
 import { deliveryFromEvent, smsFromEvent } from '../../src/transfer/sms-watch.js';

@@ -4,8 +4,8 @@
  * SIM (smsList) and never deleted, so a runner on this path polls, as it would without a daemon.
  */
 import { silentLogger } from '../../src/log.js';
-import type { ModemOps } from '../../src/control/ops.js';
-import { DirectOps } from '../../src/control/direct-ops.js';
+import type { ModemOps } from '../../src/ops/modem-ops.js';
+import { DirectOps } from '../../src/ops/direct-ops.js';
 import { createModem, openChannel } from '../../src/modem/factory.js';
 import type { Modem } from '../../src/modem/modem.js';
 import type { OperatorKey } from '../../src/balance/operators.js';

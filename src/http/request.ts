@@ -1,28 +1,9 @@
 /**
- * One HTTP(S) request over node:http / node:https: the webhook POST (webhook.ts) and the reseller client
- * (reseller/client.ts) use it. Node's own client, chosen over undici and fetch by RSS and CPU per POST
- * (bench/http-client.ts, bench/README.md).
- *
- * Contract
- * - httpRequest() never throws and never rejects: it resolves to a response, a timeout or a network error.
- * - No retries, no redirects (a 3xx is returned as it is), TLS certificates verified (rejectUnauthorized: true always).
- *   One exception, only for a caller that sets `retryStaleSocket` (the webhook POST, idempotent by its key): a request
- *   on a REUSED keep-alive socket that fails with ECONNRESET/EPIPE before any answer byte is sent once more at once on
- *   a new connection (agent: false). That is the race of a server closing an idle connection just as the client
- *   reuses it (Node's agent and Node's server both time idle sockets out at 5 s); with several POSTs in flight it
- *   would otherwise count as a network failure and confirm an outage. A reset on a new connection is returned as is.
- *   A reset that came later (a backend dying behind a proxy after it read the request) is retried too: the second
- *   send may then repeat a POST the server had, which its Idempotency-Key makes harmless. Both sends share ONE
- *   deadline: timeoutMs still bounds the whole call.
- *   The reseller client (money moves) never sets it.
- * - Timeouts: `connectTimeoutMs` from the start until the TCP connection is up (DNS lookup included; a reused
- *   keep-alive socket is connected already), `timeoutMs` for the whole exchange, until the body is read. Phases are
- *   named as got named them: 'connect', 'request'.
- * - At most `maxBodyBytes` of the body are kept (after decoding a gzip/deflate/br body, which is only sent when the
- *   server ignores that none was asked for); then the response is destroyed, so a huge or endless body costs neither
- *   memory nor time (`truncated: true`). Once the status line has arrived the result is a response: a body cut short
- *   by a reset or the request timeout gives what was read, with `cutShort` saying why.
- * - Nothing here logs; the caller decides what an outcome means.
+ * One HTTP(S) request over node:http / node:https, the only HTTP client (the webhook POST, the reseller client).
+ * httpRequest() never throws or rejects: it resolves to a response, a timeout ('connect' or 'request', one deadline for
+ * the whole call) or a network error. No redirects, TLS always verified, no retries except retryStaleSocket. At most
+ * maxBodyBytes of the decoded body are kept, then the response is destroyed (`truncated`); a body cut short after the
+ * status line gives what was read (`cutShort`). Nothing here logs.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ClientRequest } from 'node:http';
 import https from 'node:https';
@@ -40,7 +21,12 @@ export interface HttpRequestOptions {
   timeoutMs: number;
   /** Bytes of the (decoded) body kept at most. */
   maxBodyBytes: number;
-  /** Send once more on a new connection when a reused keep-alive socket was reset before any answer (header). */
+  /**
+   * Send once more, at once, on a new connection (agent: false) when a REUSED keep-alive socket fails with ECONNRESET or
+   * EPIPE: the race of a server closing an idle connection just as it is reused. Only for an idempotent request (the
+   * webhook POST, by its Idempotency-Key: a repeat the server already had is harmless); the reseller client never sets
+   * it. A reset on a new connection is returned as it is; both sends share the one deadline.
+   */
   retryStaleSocket?: boolean;
 }
 

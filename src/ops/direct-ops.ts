@@ -1,26 +1,17 @@
 /**
- * ModemOps when no daemon holds the modem: the CLI has opened the port itself (src/cli/session.ts, built on the modem
- * factory) and hands the open modem and channel here; each call talks to the modem directly, with the same actions
- * (actions.ts) the daemon's dispatcher runs on its scheduler, so output, `--json` and exit codes match the daemon path.
- *
- * Contract
- * - The modem is initialised (PDU mode, storage, SIM) once, before the first call that needs it; `at` sends the line
- *   as typed, without init, as a terminal would (runRawAt, as the daemon does).
- * - USSD goes through a UssdSessions of its own with a trivial `run` (this process holds the modem), so replies,
- *   statuses, the undecoded flag and the timeouts are the daemon path's.
- * - Errors are the modem layer's own (BridgeError / AtCommandError) or the sessions' ControlErrors: the CLI prints them
- *   the same way on both paths.
- * - `close()` cancels an open USSD session (best effort) and then runs the opener's close (the port is released).
- * - Events: URCs only (there is no spool or forwarder on this path).
+ * ModemOps when no daemon holds the modem: the CLI opened the port itself (cli/session.ts) and each call talks to the
+ * modem directly with the same actions (./actions.ts) and USSD broker the daemon runs, so output, `--json` and exit
+ * codes match the daemon path. The modem is initialised once, before the first call that needs it (`at` sends the line
+ * as typed, without init); close() cancels an open USSD session, then releases the port. Events: URCs only.
  */
 import { runRawAt } from '../at/raw.js';
 import type { AtChannel } from '../at/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
-import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './ops.js';
-import type { EventMessage } from './protocol.js';
-import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
+import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './modem-ops.js';
+import type { EventMessage } from '../control/protocol.js';
+import { UssdBroker, type UssdOwner } from './ussd-broker.js';
 
 export interface DirectTarget {
   modem: Modem;
@@ -32,7 +23,7 @@ export interface DirectTarget {
 export class DirectOps implements ModemOps {
   readonly path = 'direct' as const;
   private initialised: Promise<unknown> | undefined;
-  private readonly sessions: UssdSessions;
+  private readonly sessions: UssdBroker;
   private readonly owner: UssdOwner = { id: 'cli', label: `pulsa-bridge CLI (pid ${process.pid})` };
 
   constructor(
@@ -41,7 +32,7 @@ export class DirectOps implements ModemOps {
     readonly name: string,
     logger: Logger = silentLogger(),
   ) {
-    this.sessions = new UssdSessions({ modem: name, logger, run: (_label, fn) => fn(this.target.modem) });
+    this.sessions = new UssdBroker({ modem: name, logger, run: (_label, fn) => fn(this.target.modem) });
   }
 
   private ready(): Promise<unknown> {

@@ -1,51 +1,38 @@
 /**
- * The daemon's control socket: a Unix socket speaking protocol.ts, one request per line. Transport only: what a
- * request does is the injected handler's job (src/control/dispatch.ts).
- *
- * Contract
- * - The socket appears at its path already with its final mode (default 0660) and group: it is bound under a
- *   temporary name, chmod/chown'ed, then renamed into place, so there is no moment when others could connect.
- *   A stale socket file (no daemon behind it) is replaced; a live one is an error (another daemon listens there).
- * - Every request line gets exactly one reply. Lines that are not valid requests are answered by protocol.ts's error
- *   replies and reach no handler. A line longer than MAX_LINE_BYTES is answered `too_large` and the connection is
- *   closed (its rest cannot be framed). A handler that throws a ControlError answers with its code; anything else
- *   thrown is answered `internal` and logged, and never takes the daemon down.
- * - A client that disconnects aborts the AbortSignal of its requests in flight and runs its onClose callbacks (the
- *   dispatcher cancels its USSD session there). A client that stops reading cannot make the daemon buffer without
- *   bound: past MAX_BUFFERED bytes waiting for it, its connection is closed. Nothing here ever waits for a client.
- *
- * Bounds (ControlLimits; a local user must not be able to exhaust the daemon's memory or lock operators out):
- * - at most `maxInflight` requests in flight per connection (queued on a modem or running); a request beyond that is
- *   answered `busy` at once, and a client that goes on sending `maxBusyInARow` requests past `busy` is disconnected;
- * - at most `maxConnections` connections, plus `reservedConnections` on which only `hello` and `status` are answered
- *   (everything else `busy`, saying the socket is full), so the CLI can still learn what is going on; beyond those a
- *   connection gets one `busy` line and is closed;
- * - at most `maxPerUid` connections per peer uid (root and the daemon's own uid excepted), counted once the peer is
- *   known (at its first request);
- * - the first request within `firstRequestMs`, a request line complete within `lineMs` of its first byte, and no
- *   connection idle (nothing in flight) longer than `idleMs` (`subscribedIdleMs` when it subscribed to events):
- *   otherwise a `closing` event saying why, and the connection is closed.
- * Every request is logged at info with the peer's uid and pid (SO_PEERCRED, peer.ts; never the name the client gives)
- * and the request's redacted arguments; what can move credit or change the SIM is named (access.ts describeRequest).
+ * The daemon's control socket: a Unix socket speaking control/protocol.ts, one request per line; what a request does
+ * is the injected handler's job (./dispatch.ts). The socket appears with its final mode and group (bound under a
+ * temporary name, then renamed; a stale socket file is replaced, a live one is an error). Every request line gets
+ * exactly one reply; a handler's ControlError answers with its code, anything else `internal` (logged), and nothing a
+ * client sends, or fails to read, takes the daemon down or makes it buffer without bound (ControlLimits). A client
+ * that goes away aborts its requests in flight and runs its onClose callbacks. Every request is logged with the peer's
+ * uid and pid (SO_PEERCRED, ./peer.ts) and its redacted arguments, naming what can move credit (./access.ts).
  */
 import { chmod, chown, lstat, rename, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { describeRequest, type PeerState } from './access.js';
 import { peerCredentials } from './peer.js';
 import {
+  ControlError,
   encodeLine,
   errorReply,
   MAX_LINE_BYTES,
   okReply,
   parseRequest,
-  type ErrorCode,
   type EventMessage,
   type Reply,
   type Request,
-} from './protocol.js';
+} from '../protocol.js';
 
+/**
+ * A local user must not exhaust the daemon's memory or lock operators out:
+ * - `maxInflight` requests in flight per connection; beyond, `busy` at once, and `maxBusyInARow` refusals disconnect;
+ * - `maxConnections`, plus `reservedConnections` that answer only `hello` and `status`; beyond, one `busy` line, closed;
+ * - `maxPerUid` connections per peer uid (root and the daemon's uid excepted), counted at the first request;
+ * - the first request within `firstRequestMs`, a line complete within `lineMs`, no connection idle longer than `idleMs`
+ *   (`subscribedIdleMs` once subscribed): otherwise a `closing` event saying why, and the connection is closed.
+ */
 export interface ControlLimits {
   maxConnections: number;
   reservedConnections: number;
@@ -72,18 +59,6 @@ export const DEFAULT_LIMITS: Readonly<ControlLimits> = Object.freeze({
   subscribedIdleMs: 30 * 60_000,
   maxBuffered: 1024 * 1024,
 });
-
-export class ControlError extends Error {
-  override readonly name = 'ControlError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly hint?: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
 
 export interface ControlConnection {
   readonly id: number;

@@ -1,24 +1,14 @@
 /**
  * Who may do what through the control socket, and how a request reads in the log. PURE.
- *
- * Two levels:
- * - reading: `hello`, `status`, `info`, `sms.list`, `sms.read`, `subscribe` to `sms` and `delivery` events, and
- *   `balance` with the modem's configured code and replies. Reaching the socket is this level: its file mode (0660)
- *   and group (`control.group`) decide.
- * - operating: `at`, `ussd.*`, `sms.send`, `sms.delete`, and `balance` with a code or replies of the caller's (a code
- *   and menu answers can move credit, so it is a USSD session, not a balance check), and `subscribe` to `ussd` or
- *   `urc` events (they carry operators' USSD codes and menu answers, a transfer PIN among them, and the replies,
- *   +CUSD included). Root, the daemon's own uid and members of `control.operateGroup` (primary or supplementary group
- *   of the peer process) operate.
- * Credentials that could not be had (peer.ts) give the reading level only: fail closed.
- *
- * describeRequest() is the request as the log shows it: secrets redacted (redact.ts), and for every request that can
- * move credit or change the SIM, what it dials or sends (`moves`).
+ * Reading (reaching the socket: its mode and control.group): hello, status, info, sms list/read, `sms` and `delivery`
+ * events, `balance` with the configured code. Operating (root, the daemon's uid, control.operateGroup): everything
+ * else, including `balance` with the caller's code or replies and `ussd`/`urc` events (they carry codes and PINs).
+ * Unknown credentials read only (fail closed). describeRequest() redacts secrets and names what can move credit.
  */
-import { checkAtLine } from './at-guard.js';
+import { checkAtLine } from '../../ops/at-guard.js';
 import type { PeerCredentials } from './peer.js';
-import type { Request } from './protocol.js';
-import { redactAtLine } from '../redact.js';
+import type { Request } from '../protocol.js';
+import { redactAtLine } from '../../redact.js';
 
 export type AccessLevel = 'read' | 'operate';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkAtLine, splitAtLine } from '../../src/control/at-guard.js';
+import { checkAtLine, splitAtLine } from '../../src/ops/at-guard.js';
 
 describe('splitAtLine', () => {
   it.each([

@@ -1,26 +1,19 @@
 /**
- * One USSD session per modem, as operators see it: opened by one owner (a control connection, a CLI command),
- * answered and cancelled only by that owner, ended when the network ends it, when the owner goes away, or after a
- * timeout. The daemon builds one per modem with `run` = the scheduler's operator lane; the direct path passes a
- * trivial `run` that calls fn with its own modem.
- * Contract and invariants:
- * - The channel is held only while a USSD command is in flight: the reply waiter is armed inside `run` (before the
- *   command is written) and awaited after `run` returned, so receive tasks run while the network thinks.
- * - Another owner gets ControlError 'busy' ("busy, session opened by <label> at <time>"); a reply with no session open
- *   gets 'not_found'; a second request of the same owner while one is in flight gets 'busy' too.
- * - No reply within the timeout (default 30 s), or no answer from the owner within it while a menu is open: the
- *   session is cancelled (AT+CUSD=2, in `run`) and forgotten, so the modem is ready for the next one; a late reply
- *   goes to the modem's unsolicited USSD event, never to the next session.
- * - release(owner) cancels that owner's session (a command that exits mid-menu must not leave the next dial to be
- *   taken as a menu answer). Failures of that cancel are logged, never thrown.
+ * One USSD session per modem, brokered between its owners (a control connection, a CLI command, a balance check): only
+ * the owner answers or cancels it; another gets ControlError `busy` naming the owner. The channel is held only while a
+ * command is in flight (`run`: the daemon's operator lane, or the CLI's own modem), never while the network thinks. No
+ * reply, or no answer from the owner to an open menu, within the timeout cancels the session (AT+CUSD=2), so a late
+ * reply never reaches the next one; release(owner) cancels the session of an owner gone away (logged, never thrown).
  */
 import { WaitCancelledError, WaitTimeoutError } from '../at/wait.js';
+import type { AtChannel } from '../at/types.js';
 import type { Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
+import type { AtScheduler } from '../modem/scheduler.js';
 import type { PendingUssdReply, UssdReply } from '../modem/ussd-session.js';
 import { ussdStatusText } from '../modem/ussd-session.js';
-import type { UssdOutcome } from './ops.js';
-import { ControlError } from './server.js';
+import type { UssdOutcome } from './modem-ops.js';
+import { ControlError } from '../control/protocol.js';
 
 export interface UssdOwner {
   id: string;
@@ -30,7 +23,7 @@ export interface UssdOwner {
 
 export type UssdRun = <R>(label: string, fn: (m: Modem) => Promise<R>, signal?: AbortSignal) => Promise<R>;
 
-export interface UssdSessionsOptions {
+export interface UssdBrokerOptions {
   modem: string;
   run: UssdRun;
   logger: Logger;
@@ -65,14 +58,14 @@ export function toUssdOutcome(reply: UssdReply): UssdOutcome {
   return out;
 }
 
-export class UssdSessions {
-  private readonly o: UssdSessionsOptions;
+export class UssdBroker {
+  private readonly o: UssdBrokerOptions;
   private readonly log: Logger;
   private readonly timeoutMs: number;
   private readonly now: () => number;
   private session: Current | undefined;
 
-  constructor(o: UssdSessionsOptions) {
+  constructor(o: UssdBrokerOptions) {
     this.o = o;
     this.log = o.logger.child({ ussd: o.modem });
     this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -216,4 +209,13 @@ export class UssdSessions {
     if (s.idle) clearTimeout(s.idle);
     s.idle = undefined;
   }
+}
+
+/** A modem's broker whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
+export function ussdBrokerOn(name: string, scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>, logger: Logger): UssdBroker {
+  return new UssdBroker({
+    modem: name,
+    logger,
+    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
+  });
 }

@@ -1,21 +1,10 @@
 /**
  * Which raw AT commands an operator may send through the running daemon without `--force`. PURE.
- *
- * The daemon relies on state it set at init: echo off, verbose result codes, PDU mode, the message storage, new-
- * message indications (CNMI), the SMS service (CSMS), the error format (CMEE), the character set (CSCS, for USSD),
- * Huawei's URC settings, the baud rate; and on the rule that an SMS leaves the SIM (CMGD) or is acknowledged (CNMA)
- * only after its record is durable. A command line that would change any of these, or reset or power off the modem,
- * is refused unless forced; after a forced one the daemon re-checks its settings and re-initialises what changed.
- * Also refused unless forced: PIN, PUK and password entries and changes (AT+CPIN=, AT+CLCK with a password, AT+CPWD,
- * AT+CSIM, the **04/**05 dial codes: wrong ones lock the SIM, bypassing the daemon's memory of rejected PINs),
- * power-off and vendor resets, S-register changes that break the line framing (ATS3/S4/S5), and deregistration
- * (AT+COPS=2). Every command of the line is checked, not only the first, and read as a modem reads it: leading zeros do
- * not count and a missing value is 0 (`ATV` is `ATV0`, `ATS03=` is `ATS3=`), dial modifiers (`ATDT**04*`) are dropped,
- * Huawei's AT^CPIN= is AT+CPIN=.
- *
- * The line is split the way a modem parses it (V.250): after `AT`, basic commands run together (`ATE0V1`, `AT&F`),
- * extended ones (`+CSQ`, `^CURC`, `$QCSIMSTAT`) are separated by `;`, and `D` (dial) runs to its `;`.
- * Queries (`AT+CNMI?`) and tests (`AT+CNMI=?`) never change anything and are always allowed.
+ * Refused unless forced: whatever would change what the daemon set at init or relies on (echo, verbose results, PDU
+ * mode, storage, CNMI, CSMS, CMEE, CSCS, the baud rate, deleting or acknowledging SMS before they are spooled), resets
+ * and power-off, PIN/PUK/password entries (wrong ones lock the SIM) and deregistration: REFUSED below, one reason each.
+ * Every command of the line is checked, read as a modem reads it (V.250: basic commands run together, extended ones
+ * separated by `;`, leading zeros and dial modifiers ignored). Queries and tests (`?`, `=?`) are always allowed.
  */
 
 export interface AtGuardVerdict {

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { httpRequest, type HttpRequestOptions } from '../../src/forward/http.js';
-import { hang, refusedPort, reply, startServer, type TestServer } from './server.js';
+import { httpRequest, type HttpRequestOptions } from '../../src/http/request.js';
+import { hang, refusedPort, reply, startServer, type TestServer } from '../forward/server.js';
 
 let server: TestServer | undefined;
 let tls: HttpsServer | undefined;

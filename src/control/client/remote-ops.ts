@@ -5,10 +5,10 @@
  * The client is shared by the commands of one CLI invocation and closed by `close()`: closing it releases what this
  * client held in the daemon (its USSD session is cancelled there).
  */
-import type { BalanceResult } from '../balance/watch.js';
+import type { BalanceResult } from '../../balance/watch.js';
 import type { ControlClient } from './client.js';
-import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from './ops.js';
-import type { EventMessage } from './protocol.js';
+import type { AtOutcome, ModemOps, StoredSmsView, UssdOutcome } from '../../ops/modem-ops.js';
+import type { EventMessage } from '../protocol.js';
 
 export class RemoteOps implements ModemOps {
   readonly path = 'daemon' as const;

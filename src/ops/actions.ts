@@ -15,7 +15,7 @@ import type { Modem } from '../modem/modem.js';
 import { decodeDeliver } from '../sms/pdu.js';
 import { encodeSubmit, type SubmitPdu } from '../sms/submit.js';
 import type { StoredPdu } from '../sms/types.js';
-import type { StoredSmsView } from './ops.js';
+import type { StoredSmsView } from './modem-ops.js';
 
 /** The part of a Modem these actions use. */
 export type ActionModem = Pick<Modem, 'info' | 'listSms' | 'readSms' | 'deleteSms' | 'sendSms'>;

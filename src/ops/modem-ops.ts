@@ -1,12 +1,12 @@
 /**
  * What an operator command needs of one modem, whichever way it reaches it: through the running daemon's control
- * socket (RemoteOps, src/control/client.ts) or by opening the port itself when no daemon holds it (DirectOps,
+ * socket (RemoteOps, src/control/client/remote-ops.ts) or by opening the port itself when no daemon holds it (DirectOps,
  * src/cli/). Commands (`info`, `at`, `ussd`, `sms ...`, `balance`, `test-transfer`) are written against this
  * interface only, so their output, `--json` and exit codes are the same on both paths (`--verbose` says which).
  * Types only: no behaviour here.
  */
 import type { RawAtOutcome } from '../at/raw.js';
-import type { EventMessage } from './protocol.js';
+import type { EventMessage } from '../control/protocol.js';
 
 export type OpsPath = 'daemon' | 'direct';
 

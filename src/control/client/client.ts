@@ -12,7 +12,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
-import { PROTOCOL_VERSION, type ErrorCode, type EventMessage, type Reply, type Request } from './protocol.js';
+import { PROTOCOL_VERSION, type ErrorCode, type EventMessage, type Reply, type Request } from '../protocol.js';
 
 export type ClientErrorCode = 'no_daemon' | 'permission' | 'io' | 'disconnected' | 'timeout' | 'protocol' | 'busy';
 

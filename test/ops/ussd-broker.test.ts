@@ -1,5 +1,5 @@
 /**
- * UssdSessions over a real channel, a real Modem (generic profile) and the real scheduler's operator lane, against a
+ * UssdBroker over a real channel, a real Modem (generic profile) and the real scheduler's operator lane, against a
  * scripted device whose "network" answers only when the test says so.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,8 +9,8 @@ import { Modem } from '../../src/modem/modem.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
 import { buildUrcTable } from '../../src/modem/urcs.js';
 import { generic } from '../../src/modem/profiles/index.js';
-import { ControlError } from '../../src/control/server.js';
-import { UssdSessions, type UssdOwner } from '../../src/control/ussd-sessions.js';
+import { ControlError } from '../../src/control/protocol.js';
+import { UssdBroker, type UssdOwner } from '../../src/ops/ussd-broker.js';
 import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
 import { ScriptedDevice, answer } from '../at/scripted-device.js';
 
@@ -29,7 +29,7 @@ const until = async (cond: () => boolean, what: string): Promise<void> => {
 };
 
 async function setup(o: { timeoutMs?: number } = {}) {
-  const path = `/dev/mock-ussd-sessions-${process.pid}-${++counter}`;
+  const path = `/dev/mock-ussd-broker-${process.pid}-${++counter}`;
   const commands: string[] = [];
   const device = new ScriptedDevice((input) => {
     if (input.kind !== 'command') return undefined;
@@ -45,7 +45,7 @@ async function setup(o: { timeoutMs?: number } = {}) {
   scheduler.attach(modem);
   const held: string[] = [];
   let holding = 0;
-  const sessions = new UssdSessions({
+  const sessions = new UssdBroker({
     modem: 'telkomsel-1',
     logger: silentLogger(),
     now: () => Date.parse('2026-03-01T08:00:00.000Z'),
@@ -71,7 +71,7 @@ async function setup(o: { timeoutMs?: number } = {}) {
   return { sessions, scheduler, commands, held, network, holding: () => holding };
 }
 
-describe('UssdSessions', () => {
+describe('UssdBroker', () => {
   it('holds the lane only while AT+CUSD is in flight: other work runs while the network thinks; a menu, an answer, the end', async () => {
     const t = await setup();
     const opened = t.sessions.open(alice, '*888#');
@@ -195,7 +195,7 @@ describe('UssdSessions', () => {
   });
 });
 
-describe('UssdSessions and a menu the network opened', () => {
+describe('UssdBroker and a menu the network opened', () => {
   it('a network-initiated menu is ended before a new code is dialled', async () => {
     const t = await setup();
     await t.network('+CUSD: 1,"Promo! 1.Ya 2.Tidak",15');

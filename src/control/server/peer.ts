@@ -1,16 +1,8 @@
 /**
- * Who is on the other end of an accepted control connection: the peer's pid, uid and gid as the kernel recorded them
- * at connect() (SO_PEERCRED), and its supplementary groups (the `Groups:` line of /proc/<pid>/status).
- *
- * Node has no API for SO_PEERCRED. The accepted socket is handed as fd 3 to a short-lived `perl` (perl-base is
- * Essential on Debian and Raspberry Pi OS, and its Socket module exports SO_PEERCRED), which prints `pid uid gid`.
- *
- * Contract
- * - peerCredentials() never throws: it resolves with the credentials, or with `error` saying why there are none
- *   (no perl, a timeout, the peer gone). The caller fails closed on an error (reading level only).
- * - The groups are read only while /proc/<pid>/status still shows the same effective uid (a pid reused by another
- *   process gives no groups: the primary gid alone counts).
- * - At most MAX_LOOKUPS perl processes run at once; later lookups wait their turn.
+ * Who is on the other end of an accepted control connection: pid, uid and gid as the kernel recorded them at connect()
+ * (SO_PEERCRED, read by a short-lived /usr/bin/perl given the socket as fd 3: Node has no API for it), and the
+ * supplementary groups from /proc/<pid>/status while it still shows the same uid. Never throws: without credentials
+ * it says why, and the caller fails closed. At most MAX_LOOKUPS lookups run at once.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

@@ -1,51 +1,26 @@
 /**
- * The daemon's answer to a control request (the ControlServer's handler): request -> action on one of the daemon's
- * modems, run on that modem's scheduler (src/modem/scheduler.ts) so it never talks to the modem beside the receiver.
- *
- * Contract
- * - A request names a modem by its config name; `modem` may be omitted when the daemon has exactly one. An unknown
- *   name is `unknown_modem` (with the names known) and runs nothing. A modem that is not connected is
- *   `modem_unavailable` with the scheduler's reason.
- * - Every modem command is queued at priority 'operator', one scheduler task per AT command line the operator asked
- *   for (`info` and `sms delete` are one task each; `sms send` one task per part), so an SMS arriving meanwhile
- *   waits for at most one of them (the scheduler runs receive work next). A request whose client disconnects
- *   while it is queued is dropped from the queue (its AbortSignal); one already running finishes its command.
- * - `sms delete N` on a modem with a receiver is "handle it, then remove it from the SIM": inside the one operator task
- *   the receiver confirms, decides and spools slot N with its own code and deletes it only once the record is durable
- *   (src/receive/operator-delete.ts); the reply is `{ deleted, index, sender?, handled?, summary }` (`summary` says what
- *   was done, as the log line does). No receiver running (reconnecting) is `modem_unavailable`: nothing deleted. A
- *   failed spool write is an error naming why (SPOOL_IO), nothing deleted. A modem given without `receiver` (the
- *   direct path's semantics) deletes the slot as deleteSlot does.
- * - Raw AT lines go through at-guard.ts: a line that would break the daemon's state is `refused` (with the reasons)
- *   unless `force`; after a forced line (or one that changes the SIM or network state) the daemon re-initialises
- *   the modem (exclusive, so nothing interleaves with storage selection or CNMI).
- * - Raw lines run through runRawAt (src/at/raw.ts): every response line, none taken for a URC (`AT+CSQ;+CREG?` shows
- *   both answers); a modem error is an outcome (ok false), not an error reply.
- * - USSD: one UssdSessions per modem (ussd-sessions.ts) whose `run` is the modem's operator lane, so a session holds
- *   the scheduler only while a command is in flight. The owner is the connection (its `hello` client label and id);
- *   another connection gets `busy, session opened by ...`; the connection closing releases (cancels) its session.
- *   Each reply is the request's result and also a `ussd` event for subscribers.
- * - `balance` runs the daemon's balance check (the watch's checkNow: the result is kept in the daemon's status) with
- *   the modem's settings or the code and replies given; a USSD session open on the modem answers `busy` at once.
- * - Errors of the modem layer are answered with their BridgeError code in `data.code` (and the hint), so the CLI
- *   prints exactly what it prints when it opened the port itself. Nothing thrown here can take the daemon down:
- *   the server answers anything unexpected with `internal`.
+ * The daemon's answer to a control request (the ControlServer's handler): each request becomes work on the named
+ * modem's scheduler at priority 'operator', one task per AT command line asked for, so an SMS arriving waits for at most
+ * one of them. An unknown modem runs nothing (`unknown_modem`); a request whose client went away while queued is
+ * dropped; `sms delete` is handled by the receiver (spooled, archived or quarantined) before the slot is deleted; a raw
+ * AT line that would break the daemon's state is refused unless forced (ops/at-guard.ts), and after a forced one the
+ * modem is re-initialised. Modem-layer errors are answered with their BridgeError code and hint, so the CLI prints
+ * what it prints on the direct path.
  */
-import { runRawAt } from '../at/raw.js';
-import type { AtChannel } from '../at/types.js';
-import { AtCommandError, BridgeError, errorMessage } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Modem } from '../modem/modem.js';
-import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../modem/scheduler.js';
-import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from './actions.js';
+import { runRawAt } from '../../at/raw.js';
+import type { AtChannel } from '../../at/types.js';
+import { AtCommandError, BridgeError, errorMessage } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Modem } from '../../modem/modem.js';
+import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../../modem/scheduler.js';
+import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from '../../ops/actions.js';
 import { refusal, type AccessPolicy } from './access.js';
-import { checkAtLine } from './at-guard.js';
-import { redactAtLine } from '../redact.js';
-import type { AtOutcome, UssdOutcome } from './ops.js';
-import { PROTOCOL_VERSION, type EventMessage, type Request } from './protocol.js';
-import { ControlError, type ControlConnection, type ControlHandler } from './server.js';
-import { UssdSessions, type UssdOwner } from './ussd-sessions.js';
-import type { OperatorDeleteResult } from '../receive/operator-delete.js';
+import { checkAtLine } from '../../ops/at-guard.js';
+import { redactAtLine } from '../../redact.js';
+import type { AtOutcome, UssdOutcome } from '../../ops/modem-ops.js';
+import { ControlError, PROTOCOL_VERSION, type EventMessage, type Request } from '../protocol.js';
+import type { ControlConnection, ControlHandler } from './server.js';
+import { ussdBrokerOn, type UssdBroker, type UssdOwner } from '../../ops/ussd-broker.js';
 
 /** One of the daemon's configured modems, as the dispatcher sees it. */
 export interface DispatchModem {
@@ -56,31 +31,35 @@ export interface DispatchModem {
   /** The supervisor's state ('running', 'initialising', 'disconnected', ...). */
   state(): string;
   /** The modem's USSD sessions (shared with the daemon's balance checks); built on the operator lane when absent. */
-  readonly ussd?: UssdSessions;
+  readonly ussd?: UssdBroker;
   /** The modem's current receiver (undefined while none runs): `sms delete` is handled by it before the delete. */
   readonly receiver?: () => OperatorDeleter | undefined;
 }
 
-/** What `sms delete` needs of the receiver (src/receive/receiver.ts satisfies it). */
+/**
+ * What `sms delete` needs of the modem's receiver: handle slot N (confirm, decide, spool) and delete it once the record
+ * is durable, and say what was done. The receiver satisfies it as it is; the reply carries its other fields as they are.
+ */
 export interface OperatorDeleter {
-  operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult>;
+  operatorDelete(index: number, modem: Modem): Promise<HandledDelete>;
 }
 
-/** A modem's UssdSessions whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
-export function ussdSessionsOn(name: string, scheduler: DispatchModem['scheduler'], logger: Logger): UssdSessions {
-  return new UssdSessions({
-    modem: name,
-    logger,
-    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
-  });
+/** The receiver's account of an operator delete, as far as the dispatcher reads it. */
+export interface HandledDelete {
+  /** false: the slot was empty (nothing deleted). */
+  deleted: boolean;
+  /** What was done, in words (the reply and the log line). */
+  summary: string;
+  /** Something that went wrong after the delete; logged as a warning. */
+  warning?: string | undefined;
 }
 
 export interface DispatcherOptions {
   modems: readonly DispatchModem[];
   version: string;
   logger: Logger;
-  /** The daemon's status (`status` requests): what status.json holds. */
-  status: () => unknown;
+  /** The daemon's status (`status` requests): its one status snapshot, what status.json holds. */
+  status: () => unknown | Promise<unknown>;
   /** Events for the subscribed clients (`ussd`: each reply of a session). */
   publish?: (event: EventMessage) => void;
   /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
@@ -114,7 +93,7 @@ export function toControlError(err: unknown): ControlError {
 
 export class Dispatcher {
   private readonly byName = new Map<string, DispatchModem>();
-  private readonly sessions = new Map<string, UssdSessions>();
+  private readonly sessions = new Map<string, UssdBroker>();
   /** Connections whose close already releases their USSD sessions. */
   private readonly releasing = new WeakSet<ControlConnection>();
   private readonly log: Logger;
@@ -123,7 +102,7 @@ export class Dispatcher {
     this.log = o.logger.child({ stage: 'control' });
     for (const m of o.modems) {
       this.byName.set(m.name, m);
-      this.sessions.set(m.name, m.ussd ?? ussdSessionsOn(m.name, m.scheduler, this.log));
+      this.sessions.set(m.name, m.ussd ?? ussdBrokerOn(m.name, m.scheduler, this.log));
     }
   }
 
@@ -256,6 +235,10 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The modem's one USSD broker; the owner is the connection (its `hello` label and id): another connection gets `busy`,
+   * the connection closing cancels its session. Each reply is the result and also a `ussd` event for subscribers.
+   */
   private async ussd(req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>, conn: ControlConnection, signal: AbortSignal): Promise<UssdOutcome | { cancelled: true }> {
     const m = this.modemOf(req);
     const sessions = this.sessions.get(m.name)!;
