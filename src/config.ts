@@ -380,7 +380,7 @@ function configSchema(env: Env = process.env) {
     ),
     /** Seconds SIGTERM waits for the POSTs in flight before abandoning them (the records stay pending). */
     shutdownGraceSec: withDefault(int(0, 120), 5),
-    /** The control socket operators' commands reach the running daemon through (src/control/server.ts). */
+    /** The control socket operators' commands reach the running daemon through (src/control/server/server.ts). */
     control: withDefault(
       object({
         /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
@@ -390,7 +390,7 @@ function configSchema(env: Env = process.env) {
         /**
          * Group whose members may operate (AT, USSD, SMS send/delete, balance with a code or replies), a name or a gid;
          * the socket's group (`group`) may read only. Root and the daemon's own user always may. A group that does not
-         * exist leaves operating to those two (logged at start). See src/control/access.ts.
+         * exist leaves operating to those two (logged at start). See src/control/server/access.ts.
          */
         operateGroup: withDefault(groupSchema(), 'pulsa-bridge-ops'),
       }),
