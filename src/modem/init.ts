@@ -32,7 +32,7 @@ import type { ModemProfile, ProfileId } from './types.js';
 
 /**
  * ATE0 while the modem may still be booting (a replug, a reset): short tries, so init starts as soon as it answers
- * rather than after one long timeout (issue 11, item 2: a replug took ~17 s, 10 of them on one ATE0 sent during boot).
+ * rather than after one long timeout (bench/README.md, Self-healing: a replug).
  */
 const ATE0_TRY_MS = 1000;
 const ATE0_TRIES = 10;

@@ -1,5 +1,5 @@
 /**
- * The liveness probe's reading (issue 11, item 2): one command that proves the modem answers AND that the settings
+ * The liveness probe's reading: one command that proves the modem answers AND that the settings
  * init applied are still there. A reset loses them (CNMI back to 0, CMEE back to 0) whether or not the modem printed
  * a banner, so a silent reset is found by the next probe. PURE: answer lines in, a verdict out.
  * The probe stays in one place (Modem.probeState runs it; this file judges the answer) so health sampling

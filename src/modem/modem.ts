@@ -512,7 +512,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   /**
    * SIM use without a command when the last full listing is at most `maxAgeMs` old (kept current by deletes and new
    * SMS indications); undefined otherwise, or when init kept the modem's default storage (capacity unknown).
-   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep (issue 11, item 2).
+   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep.
    */
   recentUsage(maxAgeMs: number, now: number = Date.now()): { used: number; total: number } | undefined {
     const capacity = this.state.capacities[2] ?? this.state.capacities[0];

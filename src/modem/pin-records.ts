@@ -1,5 +1,5 @@
 /**
- * The records behind "a wrong PIN is tried once, ever" (issue 11, item 1). PURE: entries in, a decision out; the
+ * The records behind "a wrong PIN is tried once, ever". PURE: entries in, a decision out; the
  * stores (sim-unlock.ts ProcessRejectedPins for one process, src/state/pin-memory.ts for the daemon's file) keep them.
  * Contract and invariants:
  * - Per SIM key (`iccid:...`, `imsi:...`, `modem:<name>`) one entry: a hash of the PIN (sha256 of key NUL pin; the
