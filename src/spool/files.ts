@@ -71,8 +71,9 @@ function readBounded(file: string, max: number): Promise<string> {
 }
 
 /**
- * mkdir -p one component at a time: a component that exists must be a directory; any other failure is thrown as it is
- * (ENOENT under /proc or /sys, EACCES, EROFS, ENOTDIR). Returns the directories it created.
+ * mkdir -p one component at a time (never Node's recursive mkdir: under /proc it loops forever on ENOENT): a component
+ * that exists must be a directory; any other failure is thrown as it is (ENOENT under /proc or /sys, EACCES, EROFS,
+ * ENOTDIR). Returns the directories it created.
  */
 export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<string[]> {
   const abs = path.resolve(dir);
@@ -95,7 +96,10 @@ export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<stri
   return created;
 }
 
-/** A callback fs call as a promise (one allocation less per call than the FileHandle methods). */
+/**
+ * A callback fs call as a promise. Callback fs on numeric fds, not fs/promises FileHandles: those cost about twice the
+ * main-thread CPU per open+close and per read (bench/README.md, the daemon CPU profile).
+ */
 function fdCall(call: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void, fd: number): Promise<void> {
   return new Promise((resolve, reject) => call(fd, (err) => (err ? reject(err) : resolve())));
 }
@@ -131,7 +135,7 @@ export const diskOps = {
   rename: (from: string, to: string): Promise<void> =>
     new Promise((resolve, reject) => fs.rename(from, to, (err) => (err ? reject(err) : resolve()))),
   unlink: (file: string): Promise<void> => new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve()))),
-  /** open the directory, fsync it, close it. */
+  /** open the directory, fsync it, close it (not kept open: a kept fd would outlive a spool directory replaced under it). */
   async fsyncDir(dir: string): Promise<void> {
     const fd = await diskOps.open(dir, 'r');
     try {
