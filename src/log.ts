@@ -109,6 +109,8 @@ export function createLogger(options: LogOptions = {}): Logger {
     };
     return form(`${JSON.stringify(record)}\n`);
   };
+  // Not pino's own destination (sonic-boom): it writes fd 1 with fs.write, so on a blocking pipe a stalled reader holds
+  // a thread of libuv's pool (which the spool's fsyncs need), and its sync mode blocks the event loop.
   const sink = sinkFor(stream, { notice });
   const output = {
     write(s: string): void {
