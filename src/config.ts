@@ -1,18 +1,9 @@
 /**
- * Configuration: loaded and validated once, at the boundary, into a frozen, fully-defaulted Config.
- *
- * One declaration (configSchema, valibot; its building blocks in config-fields.ts) gives the type, the allowed keys,
- * the defaults and the messages. Unknown keys are rejected; every problem is reported as `path: what was expected`,
- * all at once; loadConfig names the file.
- * Secrets (modem PIN, HMAC secret, header values) may be given as "env:NAME" to read them from the environment,
- * so the file itself can be world-readable.
- * Derived once, here: `webhook.endpoint` (the URL every POST goes to) and `warnings` (allowed but probably wrong;
- * the daemon logs them at start, `config check` prints them). maskSecrets() hides secrets, URL credentials included.
- * Per modem, `balance` (the periodic balance check) is resolved here: the code and replies from the `operator`'s
- * defaults when not given, the configured patterns first and the built-in ones after them (each compiled once, so
- * a broken one is a config error). `reseller` (test transfers, rates) defaults its base URL to webhook.baseUrl; its
- * API key may be "env:NAME" and is masked by maskSecrets(); transfer flow overrides are rendered once with sample
- * values, so a template error fails at load, not when credit moves.
+ * Configuration: loaded and validated once, at the boundary, into a frozen, fully-defaulted Config. One valibot
+ * declaration (configSchema, building blocks in config-fields.ts) gives the type, keys, defaults and messages; unknown
+ * keys are rejected and every problem is reported at once as `path: what was expected`. Secrets may be "env:NAME";
+ * maskSecrets() hides them. Everything derived (webhook endpoint, warnings, balance patterns, transfer flows) is
+ * compiled here, so a broken pattern or template fails at load, not when credit moves.
  */
 import * as v from 'valibot';
 import { compilePatterns, DEFAULT_BALANCE_PATTERNS, type BalancePatterns } from './balance/parse.js';

@@ -1,12 +1,9 @@
 /**
- * `npm run demo`: the whole path with no hardware and no network. Starts a local receiver that answers like the
- * convert-pulsa webhook, runs the daemon on the virtual modem with a throwaway spool, injects realistic operator SMS
- * (Telkomsel's 858 wording, the API document's `Rp10.000 ... SN:` wording, a 3-part message, one from an unknown
- * sender that is archived, not forwarded), makes the receiver fail once to show a retry, prints each SMS as it
- * arrives with what the server would parse from it. Then (demo/transfer-demo.ts) the CLI's `balance` and
- * `test-transfer --order` run through the running daemon's control socket: the centre's balance over USSD, and a
- * transfer for an order between two virtual modems of the daemon's virtual network; it prints that the order ended
- * `approved`. Stops and exits 0 (1 if anything did not arrive in time or the order failed).
+ * `npm run demo`: the whole path with no hardware and no network. A local stand-in for the convert-pulsa webhook, the
+ * daemon on virtual modems with a throwaway spool, realistic operator SMS injected (a 3-part one, one from an unknown
+ * sender that is archived, a failed POST to show a retry), each printed as it arrives with what the server would
+ * parse; then the CLI's `balance` and `test-transfer --order` through the running daemon (demo/transfer-demo.ts).
+ * Exits 0, or 1 if anything did not arrive in time or the order failed.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

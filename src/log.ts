@@ -1,22 +1,9 @@
 /**
- * Logging: pino. One JSON line per call on stdout (journald keeps it), pino-pretty's form on a terminal. Secrets are
- * redacted by path (pino's `redact`, REDACT_PATHS).
- *
- * Calls are pino's: `log.info(msg)`, `log.info(obj, msg?)`, `log.error(err, msg?)` (the error under `err`, msg defaulting
- * to its message), `log.error({ err }, msg?)` (msg defaulting to err.message); no printf-style arguments.
- * `child(bindings)` adds fields to every line of the child; `level` reads and sets the level by name ('silent' for
- * nothing); `flush(cb)` calls back once the lines so far are handed to the OS. Pure modules do not log; I/O modules
- * take a Logger so tests can pass a silent one.
- *
- * What pino does not do, and the glue in log/ adds (each file says why):
- * - under systemd (JOURNAL_STREAM or INVOCATION_ID set) each JSON line starts with `<N>`, the syslog priority of its
- *   level, and no line is longer than journald's LineMax (log/journal.ts);
- * - control characters from modems and SMS never reach a terminal raw (log/pretty.ts, around pino-pretty);
- * - the lines go to process.stdout through a bound: a reader that stops reading holds at most 1 MiB, the rest is
- *   dropped and counted, and the reader is told how many once it reads again; flush() waits for the lines a slow
- *   reader has not taken yet, so an exit loses nothing (log/sink.ts). pino's own destination (sonic-boom) writes fd 1
- *   with fs.write: on a blocking pipe a stalled reader holds a thread of libuv's pool (which the spool's fsyncs need),
- *   and its sync mode blocks the event loop.
+ * Logging: pino, one JSON line per call on stdout, pino-pretty's form on a terminal; secrets redacted by path
+ * (REDACT_PATHS). Calls are pino's (`log.info(obj?, msg)`, `log.error(err, msg?)`; no printf arguments); flush(cb)
+ * calls back once the lines so far reached the OS. Pure modules do not log; I/O modules take a Logger.
+ * The glue in log/: syslog priority prefixes and line limits under systemd (journal.ts), control characters escaped
+ * on a terminal (pretty.ts), and a bounded, non-blocking stdout (sink.ts).
  */
 import { hostname } from 'node:os';
 import pino from 'pino';
@@ -122,6 +109,8 @@ export function createLogger(options: LogOptions = {}): Logger {
     };
     return form(`${JSON.stringify(record)}\n`);
   };
+  // Not pino's own destination (sonic-boom): it writes fd 1 with fs.write, so on a blocking pipe a stalled reader holds
+  // a thread of libuv's pool (which the spool's fsyncs need), and its sync mode blocks the event loop.
   const sink = sinkFor(stream, { notice });
   const output = {
     write(s: string): void {

@@ -1,14 +1,9 @@
 /**
- * Secrets out of what is shown or logged. PURE.
- *
- * - redactAtLine: every segment of an AT command line that carries a PIN, PUK or password (`+CPIN=`, `+CPIN2=`,
- *   `+CPWD=`, `+CLCK=`, raw SIM APDUs `+CSIM=`, and the GSM dial codes `**04*`, `**042*`, `**05*`, `**052*`) has its
- *   arguments replaced by `[redacted]`, whatever the case, the spaces or the segments before it.
- * - maskUrl: a URL with its user info and every query value (and a fragment) masked; the scheme, host, path and query
- *   names stay, so the operator can still tell which endpoint it is. Text that does not parse as a URL is masked by
- *   pattern (`//user:pass@`, `?a=b`).
- * - maskSecretEchoes: a secret (an API key) out of a text someone else wrote (a server's error body): the key itself in
- *   any case, URL-encoded or base64, and any run of MIN_ECHO characters or more of it (a prefix or a middle echoed back).
+ * Secrets out of what is shown or logged (PURE). redactAtLine: the arguments of every PIN/PUK/password segment of an
+ * AT line (+CPIN, +CPIN2, +CPWD, +CLCK, +CSIM, the ** dial codes) become `[redacted]`. maskUrl: user info, query
+ * values and fragment masked, the endpoint still recognisable (unparseable text masked by pattern).
+ * maskSecretEchoes: a secret (API key) out of text someone else wrote, in any case or encoding, and any run of
+ * MIN_ECHO or more of its characters.
  */
 
 export const REDACTED = '[redacted]';

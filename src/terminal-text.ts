@@ -1,16 +1,8 @@
 /**
- * Text that came from a modem, a network or an SMS sender, made safe for an operator's terminal. PURE.
- *
- * Anyone can send the centre SIM an SMS, and a modem or a USSD reply can carry any bytes: an ESC sequence in one could
- * retitle the terminal (OSC), clear the screen or move the cursor (CSI), a CR could overwrite what was printed on the
- * line, and a bidi override could make a number read backwards. Every such character is shown as a visible escape:
- * C0 controls and DEL as `\xHH` (`\r`, `\t` by name), C1 controls (U+0080-U+009F, U+009B is a one-byte CSI) as
- * `\u{HH}`, bidi controls (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C) and line/paragraph separators
- * (U+2028/U+2029) as `\u{HHHH}`. A newline is kept where the caller says the text is multi-line (an SMS body), and
- * escaped (`\n`) elsewhere. Printable text, including non-Latin scripts and emoji, is left as it is.
- *
- * safeJson() is the same for JSON output: the value unchanged, the characters JSON.stringify leaves raw (DEL, C1, bidi,
- * U+2028/U+2029) written as \uXXXX escapes, so the JSON parses to the same value.
+ * Text from a modem, a network or an SMS sender made safe for an operator's terminal (PURE): C0/C1 controls, DEL, bidi
+ * controls and line separators are shown as visible escapes, so an SMS cannot retitle the terminal, move the cursor or
+ * make a number read backwards. A newline is kept only where the caller says the text is multi-line; printable text
+ * (any script, emoji) is left as it is. safeJson() does the same for JSON output and parses back to the same value.
  */
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

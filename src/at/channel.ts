@@ -1,31 +1,10 @@
 /**
- * SerialAtChannel: AT commands over a SerialLink, one in flight at a time.
- *
- * Contract and invariants:
- * - run()/runWithPrompt() queue FIFO; a command is written only when the previous one has settled. Each command has
- *   its own timeout, counted from its write; a two-step command (AT+CMGS) gets the timeout once for the prompt and
- *   once again for the final result after the payload.
- * - Every line is first checked against the URC table (ordered, first match wins) unless the matching row's
- *   `responseTo` prefixes the command in flight. Multi-line URCs (extraLines / isComplete) collect later lines even
- *   across chunks and while a command is in flight; a final result code ends such a collection early (the URC is
- *   emitted with what it has and the final result still ends the command).
- * - Failures are AtCommandError naming the command and keeping the modem's words and lines; a closed or vanished port
- *   rejects at once (AT_ERROR with a PortError PORT_CLOSED as cause: see isPortClosedError()).
- * - Late answers: after a timeout the channel waits for `quietGapMs` of silence (at most `maxDrainMs`) before it writes
- *   the next command; lines arriving meanwhile are reported as 'unexpected' (never given to the next command). A `> `
- *   prompt nobody waits for is cancelled with ESC so the modem does not swallow the next command as message text.
- * - Raw mode (src/at/raw.ts): `responsePrefixes` claims lines for the command in flight before the URC table is
- *   consulted (`AT+CSQ;+CREG?` gets its `+CREG:` line); `cancelPrompt` answers an expected prompt with ESC quietly.
- * - Final results are data (results.ts, plus the profile's rows): a matching line ends the command at once. A line
- *   that looks like a result code nobody listed (`SIM BUSY`, `CMD ERR: 3`; never the free-text answer of an
- *   identification command) and is followed by 3 x `answerQuietMs` of silence ends the command as an error; each such
- *   kind is logged once per channel. A query (`...?`) whose answer
- *   came without a final result (Wavecom/Sierra `+CPIN: READY`) is accepted after that same quiet time, logged once
- *   per command. Both then wait for silence (quietGapMs) before the next command, so a late OK ends nothing else.
- * - Noise: garbage from the framer is logged as one warning at once, then summed up in one line per
- *   `noiseReportMs` (count, bytes, an escaped sample): a modem spewing noise cannot flood the journal.
- * - Data handlers never throw: listener exceptions and internal errors are logged.
- * - Secrets: the argument of AT+CPIN/AT+CPIN2/AT+CPWD/AT+CLCK is redacted in logs, error messages and the transcript.
+ * SerialAtChannel: AT commands over a SerialLink, one in flight at a time, FIFO, each with its own timeout.
+ * Every line goes to the URC table first, unless it answers the command in flight. Failures are AtCommandError
+ * keeping the modem's words; a closed port rejects at once (isPortClosedError()). After a timeout the channel waits
+ * for silence before the next write, so a late answer never ends another command; an unwanted `> ` prompt is
+ * cancelled with ESC. Noise is logged once, then summed per noiseReportMs. Data handlers never throw.
+ * The PIN/password argument of AT+CPIN/CPIN2/CPWD/CLCK is redacted in logs, errors and the transcript.
  */
 import { EventEmitter } from 'node:events';
 import { AtCommandError, PortError, errorMessage } from '../errors.js';

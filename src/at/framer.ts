@@ -1,26 +1,9 @@
 /**
- * AtFramer (PURE): raw bytes from a modem -> FrameEvents (lines, the `> ` prompt, garbage).
- *
- * Contract and invariants:
- * - The events depend only on the byte stream and on where expectEcho() was called in it, never on how the stream
- *   was split into chunks (every split yields the same events; see test/at/framer.test.ts).
- * - Lines end at CR or LF (CRLF, lone CR, lone LF). Lines are trimmed of spaces/tabs; empty lines are dropped.
- *   So blank lines inside a multi-line USSD text are lost (harmless: the text survives line by line).
- * - Prompt: at the start of a line, the two bytes `>` `space` are a prompt event and are consumed; whatever follows
- *   (the echoed PDU) starts a new line. A complete line that is exactly `>` is also a prompt (some modems end the
- *   prompt with a line break). A line that starts with "> " in real output would be misread as a prompt: no modem
- *   answer we know of does that.
- * - Ctrl-Z (0x1A) and ESC (0x1B) are removed from lines without an event: they are our own PDU terminator / cancel
- *   echoed back by a modem with echo on.
- * - Echo: expectEcho(text) arms one expectation (a new call replaces it, clearEcho() disarms it); the first later line
- *   equal to it (case-insensitive, trimmed) is dropped and disarms it.
- * - Garbage, decided per complete line:
- *     text = printable ASCII + TAB, or valid UTF-8 without C0 controls, or Latin-1 when at most 1/4 of the bytes are
- *     high (0xA0-0xFD) and none are C1 controls (0x80-0x9F), 0xFE or 0xFF.
- *     Noise runs (C0 controls, DEL, 0x80-0x9F, 0xFE, 0xFF) at the start or end of an otherwise good line are split off
- *     as garbage before/after the line (boot noise glued to `RDY`); noise inside a line makes the whole line garbage.
- * - Memory bound: a line reaching MAX_LINE_BYTES without a line end is emitted as garbage in MAX_LINE_BYTES pieces;
- *   the rest of that line (up to its line end) is garbage too. Pending bytes never exceed MAX_LINE_BYTES.
+ * AtFramer (PURE): raw bytes from a modem -> FrameEvents (lines, the `> ` prompt, garbage). The events depend only on
+ * the bytes and where expectEcho() was called, never on how they were split into chunks.
+ * Lines end at CR or LF, are trimmed, empty ones dropped; Ctrl-Z and ESC (our own echoed terminators) are removed.
+ * A line is garbage unless it is plausible text (ASCII, UTF-8 or sparse Latin-1); noise glued to a good line's ends is
+ * split off. Pending bytes never exceed MAX_LINE_BYTES.
  */
 import type { FrameEvent } from './types.js';
 

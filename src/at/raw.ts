@@ -1,16 +1,9 @@
 /**
- * The operator's raw AT line (`pulsa-bridge at`, the control socket's `at` op): sent as typed, and nothing else
- * (no set-up commands before it, no AT added, no retry).
- * Contract and invariants:
- * - Every response line is kept in order, none taken for a URC: a line whose prefix names any command of the line
- *   (`AT+CSQ;+CREG?` -> `+CSQ`, `+CREG`) is the response even where the URC table knows it. Other URCs that arrive
- *   while the line runs still reach every channel listener (the daemon's receiver) and are also listed in `urcs`.
- * - A modem error (ERROR, +CME ERROR: n, ...) is an outcome, not an exception: ok false, the modem's words, and the
- *   error message naming the command and explaining its code in `error` (`AT+CIMI failed: +CME ERROR: 10 (SIM not
- *   inserted)`). No answer in time, a closed port or an unsendable line throw AtCommandError.
- * - `body` answers a `> ` prompt (AT+CMGS): sent followed by Ctrl-Z. Without a body, a prompt is left with Esc
- *   (`cancelPrompt` says the operator chose that; it is also what happens to a prompt nobody asked for).
- * The result has the shape of AtOutcome (src/ops/modem-ops.ts); the AT layer does not import the operations.
+ * The operator's raw AT line (`pulsa-bridge at`, the control socket's `at` op): sent as typed, nothing added, no retry.
+ * Every response line is kept in order (a line naming a command of the line is its response, even if the URC table
+ * knows it); other URCs still reach the listeners and are listed in `urcs`. A modem error is an outcome (ok false),
+ * not an exception; no answer in time, a closed port or an unsendable line throw AtCommandError. `body` answers a
+ * `> ` prompt; without one the prompt is cancelled with Esc.
  */
 import { AtCommandError } from '../errors.js';
 import type { AtChannel, AtResponse, Urc } from './types.js';

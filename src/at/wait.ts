@@ -1,13 +1,8 @@
 /**
- * One "wait for a matching event or time out" helper (zigbee-herdsman's waitress, in small) for every hand-written
- * wait of the AT, modem and probe layers: a URC on the channel, a USSD reply, a probe's deadline.
- * Contract and invariants:
- * - The listener is subscribed before waitFor returns (nothing that arrives after the call is missed) and removed
- *   exactly once: on the first match, on timeout, or on cancel().
- * - A timeout rejects with WaitTimeoutError, whose message names what was awaited and for how long; cancel() rejects
- *   with WaitCancelledError. Both are marked handled here, so a waiter nobody awaits any more never becomes an
- *   unhandled rejection; whoever awaits `promise` still sees the rejection.
- * - Uses setTimeout/clearTimeout only (fake timers drive it in tests).
+ * One "wait for a matching event or time out" helper for every hand-written wait of the AT, modem and probe layers.
+ * The listener is subscribed before waitFor returns and removed exactly once (match, timeout or cancel()). A timeout
+ * rejects with WaitTimeoutError naming what was awaited; cancel() with WaitCancelledError; both are marked handled, so
+ * an abandoned waiter never becomes an unhandled rejection. setTimeout only (fake timers drive it).
  */
 import { BridgeError } from '../errors.js';
 

@@ -1,20 +1,9 @@
 /**
  * Balance and active-period parsing of an operator's USSD reply (`Sisa pulsa Rp.24025.Aktif sd 28/08/2026. ...`).
- * PURE: no I/O, no clock (the reference date for "days left" is passed in).
- *
- * Contract:
- * - `parseBalanceReply(text, patterns)` returns the balance in whole rupiah and the active-until date as
- *   `YYYY-MM-DD`, each independently, or null. It never guesses: an amount whose separators are not a clean thousands
- *   grouping (`1.23.4`), a date that does not exist (31/02), or a text that no pattern matches gives null, and the
- *   caller keeps the reply verbatim.
- * - Patterns are regular expression sources (case-insensitive) with one capture group, named `amount` or `date`
- *   (or the first group). The first pattern that yields exactly one distinct valid value wins; a pattern that finds
- *   several different values in one reply (a menu listing prices) is ambiguous and skipped. Operators change wording: the defaults
- *   cover the forms in field-notes.md and the config can add more.
- * - Amounts: `Rp.24025`, `Rp 10.000`, `Rp 25.000,-`, `Rp25.000,00`, `Rp 1,250,000`: `.` or `,` as the thousands
- *   separator (groups of exactly three digits), an optional 2-digit decimal part (`,00` / `.00`) and `,-` ignored.
- * - Dates are day/month/year with `/`, `-` or `.` (2-digit years are 20yy), or `28 Agu 2026` with an Indonesian or
- *   English month name; ISO `2026-08-28` is taken as is.
+ * PURE: the reference date is passed in. parseBalanceReply returns whole rupiah and a `YYYY-MM-DD` date, each or null;
+ * it never guesses: a malformed amount, an impossible date or an ambiguous match (a pattern finding several
+ * different values) gives null and the caller keeps the reply verbatim. Patterns are case-insensitive regex sources
+ * with an `amount` or `date` group; the first yielding exactly one valid value wins.
  */
 
 export interface BalancePatterns {

@@ -1,20 +1,9 @@
 /**
- * Balance and active-period watch: one USSD check (`checkBalance`, used by the daemon and by `pulsa-bridge balance`
- * on either path) and the daemon-side periodic schedule per modem (`BalanceWatch`), whose last result per modem goes
- * into the daemon's status and the log.
- *
- * Contract
- * - A check dials the code, answers each configured reply while the network asks for more (status 1), cancels a
- *   session left open, and parses the last reply (parse.ts). The reply is kept verbatim: an unparsed one gives
- *   `balance: null`, `activeUntil: null` and state `unknown`, never a guess. A USSD error (not supported, timeout,
- *   modem unavailable) is a result with state `error` and the message, not a throw.
- * - The USSD goes through `BalanceUssd` (ModemOps' USSD calls): through the daemon's UssdBroker it holds the modem's
- *   scheduler only while a command is in flight, between receive tasks.
- * - BalanceWatch checks each modem whose settings have intervalHours > 0: first `firstDelayMs` after start (the modem
- *   must be up), then every intervalHours; a check that ended in `error` is retried after `retryMs` (at most the
- *   interval). A tick that finds the modem's one USSD session held by someone else (`busy`: an operator's menu) skips
- *   and retries after `retryMs`, logged, without touching the last result. Timers are injected; stop() cancels them
- *   and waits for a check in progress.
+ * Balance and active-period watch: one USSD check (checkBalance, for the daemon and `pulsa-bridge balance`) and the
+ * daemon's periodic schedule per modem (BalanceWatch). A check never throws: a USSD error is a result with state
+ * `error`, an unparsed reply is kept verbatim with `balance: null` (never a guess). The USSD holds the modem's
+ * scheduler only while a command is in flight. A failed check is retried after retryMs; a busy USSD session skips the
+ * tick without touching the last result. Timers are injected; stop() cancels them and waits for a check in progress.
  */
 import type { Logger } from '../log.js';
 import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';

@@ -1,12 +1,8 @@
 /**
  * `pulsa-bridge balance [--modem NAME] [--code CODE] [--reply R ...] [--json]`: a balance and active-period check now,
- * on one modem or on every modem that has a balance check (config `balance`, or an `operator` with a default code).
- * Through the running daemon when there is one (the result is then kept in its status), else on the port directly:
- * the opener decides (ModemOps), the output is the same.
- *
- * Output: text, or with --json an object (an array with several modems) with `modem`, `code`, `reply` (the full
- * text, verbatim), `balance` (integer rupiah or null), `activeUntil` (YYYY-MM-DD or null), `state`, `reasons`, `hint`.
- * A reply no pattern matches is shown as is (state `unknown`), never guessed. Exit 1 when a check failed (`error`).
+ * on one modem or every modem with a balance check, through the running daemon (the result then kept in its status) or
+ * on the port; the output is the same. The reply is shown verbatim and never guessed (state `unknown` when no pattern
+ * matches); --json gives modem, code, reply, balance, activeUntil, state, reasons, hint. Exit 1 when a check failed.
  */
 import { Command } from 'commander';
 import { checkBalance, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';

@@ -1,18 +1,8 @@
 /**
- * `pulsa-bridge config init [FILE]`: writes a first config from what `ports --probe` finds (the same listing, probe
- * and recommendation: src/serial/ports.ts, src/modem/probe.ts, ./ports-format.ts), then prints the next steps.
- *
- * Contract
- * - One modem entry per recommended AT port (one per USB device): its /dev/serial/by-id path when there is one, the
- *   profile the probe detected, a name from the profile (`simcom-1`, `huawei-1`, ...), the senders given (--senders,
- *   default 858). With --simulate: one simulated modem, no probing.
- * - The webhook base URL is the placeholder PLACEHOLDER_BASE_URL (install.sh recognises it as an unedited config and
- *   does not enable the service); the file validates (parseConfig) before it is written.
- * - An existing file is never overwritten without --force, checked before any port is probed, and again atomically
- *   when the file is put in place (link(), which never replaces). Written to a temporary file, mode 0640, renamed.
- *   Run as root, the file gets the group of its directory (install.sh makes /etc/pulsa-bridge group pulsa-bridge);
- *   with --force it keeps the owner and group of the file it replaces.
- * - No AT port found: nothing is written, exit 1 with a hint.
+ * `pulsa-bridge config init [FILE]`: writes a first config from what `ports --probe` finds (one modem per recommended
+ * AT port; with --simulate one simulated modem), with the placeholder webhook URL install.sh recognises, validated
+ * before it is written. An existing file is never overwritten without --force (checked before probing and again
+ * atomically); written mode 0640 via a temporary file. No AT port found: nothing written, exit 1 with a hint.
  */
 import { Command } from 'commander';
 import { promises as fsp } from 'node:fs';

@@ -1,13 +1,9 @@
 /**
- * `pulsa-bridge queue ...`: what is in the spool and in which state, and the operator's repairs (retry, drop).
- * Works on the spool directory directly (from --spool or the config), whether the daemon runs or not: it opens the
- * spool as a 'client' (no lock, no start-up repairs that could touch the daemon's files in progress). Moves are atomic
- * renames; after retry/drop the running daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds
- * the spool (`daemon: running (pid N)` / `daemon: not running`; a `daemon` field with --json).
- * Times are shown in the local zone (time-format.ts); --json keeps the records' ISO UTC.
- * With --json a failure is also printed on stdout as {"error", "code", "hint"?}: the code tells a mistyped id
- * (SPOOL_INVALID_ID), an unknown one (SPOOL_NOT_FOUND), one in another area (SPOOL_WRONG_AREA), an unreadable record
- * (SPOOL_CORRUPT) and a disk failure (SPOOL_IO) apart; the error line on stderr and exit code 1 are as without --json.
+ * `pulsa-bridge queue ...`: what is in the spool and in which state, and the operator's repairs (retry, drop). Opens
+ * the spool as a 'client' (no lock, no start-up repairs) whether the daemon runs or not; after retry/drop the running
+ * daemon gets SIGHUP and rescans. `ls` and `stats` say whether a daemon holds the spool. Times in the local zone;
+ * --json keeps ISO UTC and, on failure, also prints {"error", "code", "hint"?} on stdout (the SPOOL_* code tells the
+ * cause apart); stderr and exit code 1 are the same either way.
  */
 import { Command } from 'commander';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';

@@ -1,13 +1,9 @@
 /**
- * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem;
- * neither is a usage error (UsageError, exit 2), raised before anything is opened.
- * Probes with `AT` first so a silent modem or a wrong baud rate gives one clear error with a hint instead of a
- * timeout on some later command. Always closes the port, whatever happens.
- * A PIN goes through the daemon's memory of rejected PINs (issue 11, item 1: a wrong PIN is tried once, ever, also
- * by CLI runs while the daemon is stopped): the PinMemoryFile in `stateDir` (the config's stateDir ?? spool.dir), or
- * without a config in the default spool.dir, where a daemon with default settings keeps it. When that memory cannot
- * be read or the attempt cannot be recorded there (e.g. a user who may not write it), no PIN is sent. The virtual
- * modem (--simulate) has a fresh SIM each run: its memory is this process's unless a stateDir is given.
+ * Opens a modem for one diagnostic command: a real port (native binding) or, with --simulate, the virtual modem.
+ * Probes with `AT` first, so a silent modem or wrong baud rate is one clear error with a hint; always closes the port.
+ * A PIN goes through the daemon's memory of rejected PINs (in stateDir, or the default spool dir), so a wrong PIN is
+ * tried once, ever, also by CLI runs; when that memory cannot be read or written, no PIN is sent. A --simulate SIM is
+ * fresh each run.
  */
 import type { SerialAtChannel } from '../at/channel.js';
 import { BridgeError } from '../errors.js';

@@ -1,23 +1,10 @@
 /**
- * Which modem a diagnostic command talks to, and which way: `--modem NAME` (a name from `--config`, which defaults to
- * the installed config; optional when the config has one modem), `--port P`, or `--simulate` (the built-in virtual
- * modem). When a running daemon holds that modem the command goes through its control socket (RemoteOps); otherwise
- * the CLI opens the port itself (DirectOps over session.ts). Commands get a ModemOps and never know which; `--verbose`
- * says on stderr.
- *
- * Contract
- * - The daemon is asked first (its socket: controlSocketCandidates of the config) unless `--simulate`; it holds the
- *   modem when `hello` lists the name (or, for `--port`, a modem on that port). No daemon, or a daemon without that
- *   modem: the port is opened directly, with the config's settings for a named modem (port, baud rate, profile, PIN).
- * - A socket this user may not use is an error with a hint (never a silent fallback: the port is the daemon's).
- * - Errors the daemon answers with become the same BridgeError (code, message, hint) the direct path raises, so the
- *   operator reads the same lines and gets the same exit code on both paths.
- * - No port, no usable config and no --simulate is a usage error (exit 2), found before anything is opened; so is
- *   an unknown `--modem` name.
- * - The ModemOps is always closed (the port released, the control connection ended), whatever the command did.
- * - `configOpener` is the same resolution for commands that name configured modems themselves (`balance`,
- *   `test-transfer`): daemon first, else the port; the simulated modems it opens directly share one virtual network
- *   per opener (with their config's number, operator and balance), so two of them can transfer to each other.
+ * Which modem a diagnostic command talks to, and which way: `--modem NAME`, `--port P` or `--simulate`. A running
+ * daemon that holds the modem is asked first (RemoteOps over its control socket); otherwise the CLI opens the port
+ * itself (DirectOps). Commands get a ModemOps and never know which; both paths raise the same BridgeError.
+ * A socket this user may not use is an error, never a silent fallback. Missing or unknown targets are usage errors
+ * (exit 2) found before anything opens. The ModemOps is always closed. configOpener does the same for commands
+ * naming configured modems; its simulated modems share one virtual network.
  */
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';

@@ -1,11 +1,9 @@
 /**
- * The interactive AT terminal (`pulsa-bridge at` with no command), on ModemOps: through the running daemon (URCs
- * shown as they arrive while the daemon keeps reading SMS) or on the port. One AT line per input line, sent as typed
- * and answered in order; every response line shown whole, then the final result, and for a modem error what its code
- * means. A line without `AT` is sent with `AT` put in front, and a note says so. A command that prompts (`AT+CMGS=`,
- * `AT+CMGW=`, `AT+CMGC=`) shows `> ` and reads the message (text or PDU): Ctrl-Z sends it, Esc cancels (piped input:
- * a Ctrl-Z or Esc character in the text). On a TTY there is a prompt, line editing and history; piped input gets the
- * answers alone. Ends on Ctrl-C, Ctrl-D, end of input or the daemon closing, after the last answer is printed.
+ * The interactive AT terminal (`pulsa-bridge at` with no command), through the running daemon (its URCs shown as they
+ * arrive while it keeps reading SMS) or on the port. One AT line per input line, answered in order, every response line
+ * shown whole with what a modem error's code means; a line without `AT` gets it prefixed, with a note. A prompting
+ * command shows `> ` and reads the message: Ctrl-Z sends, Esc cancels. Prompt, editing and history on a TTY only.
+ * Ends on Ctrl-C, Ctrl-D, end of input or the daemon closing, after the last answer is printed.
  */
 import { createInterface } from 'node:readline';
 import { explainFinal } from '../at/results.js';

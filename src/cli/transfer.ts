@@ -1,17 +1,8 @@
 /**
- * `pulsa-bridge test-transfer`: sends credit from the SIM in one modem to a centre SIM and watches it arrive.
- *
- * - Without --order: `--to` is the centre's number or modem name; the sending modem's operator flow (flows.ts
- *   defaults, config `reseller.flows` overrides) is rendered and run (transfer/runner.ts). When the centre SIM sits in
- *   a modem of this bridge, the confirmation SMS is awaited there (through the daemon: with its spool id and the
- *   webhook's answer).
- * - With --order: `POST /orders` (sender_phone_number = the sending SIM's number), dial the USSD code the order
- *   returned (an SMS-style code runs the operator flow to the order's centre number), then poll
- *   `GET /orders/{trx_id}` until the order leaves `pending` or the timeout. Fields are found by configurable JSON
- *   paths; when one is missing, the raw response is printed.
- * Safety: `--dry-run` prints every code and SMS and sends nothing; without `--yes` it asks first (and refuses when it
- * cannot ask); Ctrl-C (or the daemon going away) stops before the next step and prints what was already sent.
- * Exit 0 when the transfer was confirmed (or the order approved), 1 otherwise, 2 for usage errors.
+ * `pulsa-bridge test-transfer`: sends credit from one modem's SIM to a centre SIM and watches it arrive; with --order
+ * it goes through the reseller API (POST /orders, dial the returned code, poll the order). --dry-run sends nothing;
+ * without --yes it asks first (and refuses when it cannot ask); Ctrl-C stops before the next step and prints what was
+ * already sent. Exit 0 when confirmed, 1 otherwise, 2 for usage errors.
  */
 import { Command } from 'commander';
 import { createInterface } from 'node:readline';

@@ -1,13 +1,8 @@
 /**
- * `pulsa-bridge ussd CODE`: a USSD session, through the running daemon or on the port (ModemOps). Each reply is
- * printed as it arrives: `[status N: what it means]` then the decoded text; a reply in an encoding nothing could read
- * is printed raw with its DCS. Menus (status 1) are answered in turn with `--reply A --reply B`; with no --reply on a
- * terminal the command is interactive: it shows each menu and reads the next choice until the network ends the
- * session (an empty line or Ctrl-D ends it). Whatever happens, a menu still open when the command exits is cancelled
- * (AT+CUSD=2): left open, the next code dialled would be taken as its answer. Extra words after CODE are a usage
- * error, not silently dropped. Status 4 (not supported) and 5 (timed out) exit 1, and so does a session the network
- * ended with only a release notice (`+CUSD: 2`, no reply within the grace time); a reply that followed a release
- * notice is the answer (exit 0 when it is status 0), the notice shown on a line of its own.
+ * `pulsa-bridge ussd CODE`: a USSD session through the daemon or on the port. Each reply is printed as it arrives
+ * (status label, decoded text, or raw with its DCS); menus are answered with `--reply`, or interactively on a terminal.
+ * A menu still open at exit is always cancelled (AT+CUSD=2): left open, the next code dialled would answer it.
+ * Exit 1 for status 4 (not supported), 5 (timed out) and a release notice without reply; extra words are a usage error.
  */
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';

@@ -84,7 +84,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
         ...(w.simulated === true ? { simulated: true } : {}),
         storageUsage: async () => {
-          // Right after a sweep's listing the count is known without AT+CPMS? (idle budget, issue 11 item 2).
+          // Right after a sweep's listing the count is known without AT+CPMS? (the idle budget).
           const recent = modem.recentUsage(2_000);
           if (recent) return recent;
           // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.

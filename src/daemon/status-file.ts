@@ -1,15 +1,8 @@
 /**
- * status.json, the running daemon's report for `pulsa-bridge status` (I/O: one file in the spool directory).
- *
- * Contract
- * - start() writes it at once and then every STATUS_INTERVAL_MS; writeSoon() asks for a write now (a modem changed
- *   state, a balance check ended). Writes never overlap: one asked for during a write follows it. Each write is
- *   atomic (tmp file + rename), mode 0640 (the spool is not for other users: webhook URL, counts).
- * - The body is `snapshot()` plus `pid` and `writtenAt`. A failed write is logged as a warning (the status goes stale;
- *   `pulsa-bridge status` says so from writtenAt) and never thrown.
- * - The interval timer is deliberately not unref'd: it keeps the process alive while the daemon runs, even when no
- *   serial port handle does (virtual modems). stop() clears it, refuses later writes and resolves once a write in
- *   flight has ended, so the daemon's removal of the file afterwards is final (no stale status.json after a stop).
+ * status.json, the running daemon's report for `pulsa-bridge status`: the snapshot plus pid and writtenAt, written
+ * atomically (mode 0640) at start, every STATUS_INTERVAL_MS and on writeSoon(); writes never overlap. A failed write
+ * is logged, never thrown (the reader sees it stale). The timer is deliberately not unref'd (it keeps a daemon with
+ * only virtual modems alive). stop() resolves after a write in flight, so removing the file afterwards is final.
  */
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

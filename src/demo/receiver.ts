@@ -1,11 +1,8 @@
 /**
- * A small local stand-in for the convert-pulsa server's `POST {base}/webhook/sms-gateway`: checks the request the way
- * the real endpoint is documented (JSON body with exactly `sender` and `message`, Content-Type application/json, no
- * X-API-KEY), answers 200 with a JSON body, and reports what it parsed from each SMS. It can be told to fail the next
- * N requests (to show retries). Deduplicates by Idempotency-Key like a careful server would.
- * It also serves the reseller operations of the stand-in (`GET /rates`, `POST /calculate`, `POST /orders`,
- * `GET /orders/{trx_id}`, header `X-API-KEY`) from an OrderBook (orders.ts), and an SMS reaching the webhook approves
- * the matching pending order, so a test transfer can be watched end to end. Demo and tests only, not a product.
+ * A local stand-in for the convert-pulsa server, for the demo and tests only: `POST {base}/webhook/sms-gateway`
+ * checked as the real endpoint is documented, answered 200, deduplicated by Idempotency-Key, and able to fail the next
+ * N requests; plus the reseller operations (rates, calculate, orders; X-API-KEY) from an OrderBook (orders.ts). An SMS
+ * reaching the webhook approves the matching pending order, so a test transfer can be watched end to end.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

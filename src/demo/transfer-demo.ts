@@ -1,14 +1,9 @@
 /**
- * The demo's second act (`npm run demo`): with the daemon running two virtual Telkomsel modems on its virtual network,
- * the operator's commands, run as an operator types them (`bin/pulsa-bridge`, each its own process), reach the
- * modems through the running daemon's control socket:
- *   `pulsa-bridge balance --modem <centre> --json`: the centre's balance over USSD, checked by the daemon;
- *   `pulsa-bridge test-transfer --order --from <sender> --yes`: `POST /orders` at the stand-in (sender_phone_number =
- *   the sending SIM), the order's code dialled on the sending modem through the daemon, the centre modem receiving
- *   the operator's confirmation (spooled and posted to the webhook by the daemon), `GET /orders/{trx_id}` polled
- *   until it leaves pending.
- * Returns true when both went through the daemon, the balance was read, the order ended `approved` and the
- * confirmation reached the webhook exactly once. Demo only.
+ * The demo's second act (`npm run demo`): with the daemon running two virtual Telkomsel modems, the operator's
+ * `balance` and `test-transfer --order` commands, each run as its own `bin/pulsa-bridge` process, reach the modems
+ * through the daemon's control socket, against the stand-in reseller API. Returns true when both went through the
+ * daemon, the balance was read, the order ended `approved` and the confirmation reached the webhook exactly once.
+ * Demo only.
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

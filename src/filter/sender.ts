@@ -1,15 +1,8 @@
 /**
- * Sender filter, PURE: decides whether an SMS originator is one of the operator senders we forward.
- *
- * Normalisation (`normalizeSender`): trim, lower case, a leading '+' dropped; for phone numbers (digits with optional
- * spaces, '-', '.', '(', ')') the separators are removed and the Indonesian forms are made equal: '+62812..',
- * '62812..' and '0812..' all become '62812..'. Short codes ('858') and alphanumeric names ('TELKOMSEL') are compared
- * case-insensitively. A bare national number without its 0 ('812..') is NOT rewritten: it cannot be told apart from
- * a long short code.
- *
- * Rules (`createSenderFilter`): each accepted entry is normalised the same way; '*' accepts every sender.
- * An EMPTY list accepts NOTHING (fail closed: no configured operator, nothing forwarded; filtered SMS are archived,
- * not lost). A blank entry throws ConfigError: it would otherwise silently match nothing.
+ * Sender filter (PURE): is an SMS originator one of the operator senders we forward? normalizeSender trims, lowercases,
+ * drops a leading '+' and makes '+62812..', '62812..' and '0812..' equal; short codes and names compare
+ * case-insensitively; '812..' is not rewritten (it could be a long short code). '*' accepts all; an EMPTY list
+ * accepts nothing (fail closed); a blank entry throws ConfigError.
  */
 import { ConfigError } from '../errors.js';
 

@@ -1,39 +1,10 @@
 /**
- * The forwarder's view of the webhook endpoint's health, and of which failures are a record's own. The forwarder owns
- * one EndpointHealth, tells it every answer (note) and asks it what to hold back; it does no I/O and arms no timer
- * (time comes from the injected clock).
- *
- * Contract and invariants
- * - When the endpoint counts as down: an endpoint failure (policy.isEndpointFailure: network error, timeout, 408, 429,
- *   5xx) marks it down, except a 5xx/408/429 of a record that already failed while other records were answered in
- *   between (answers to requests SENT after its failure, by the forwarder's send stamps: a late answer to a request
- *   already in flight when it failed is no evidence), or was judged so before: that failure is the record's own (note returns 'own'), it takes the record's
- *   own backoff (full jitter up to maxDelayMs) and leaves the endpoint alone. Any answer that is not an endpoint
- *   failure (2xx or a 4xx about the record) marks it up (note returns 'up'; the forwarder then releases the backlog),
- *   except the answer to a request sent before a confirmed outage began (several POSTs are in flight at once: the
- *   forwarder passes the request's send stamp, stamp() taken when it sent it): it is recorded for its record as
- *   usual but does not end the outage, only a probe sent during it does (an unconfirmed one, a lone record failing,
- *   ends with any answer: other records being answered is what shows the failure was that record's own).
- * - answered: whether the endpoint has answered (not an endpoint failure) at least once in this process. Until then its
- *   health is unknown and the forwarder sends one request at a time (a daemon started during an outage, or with a
- *   backlog, does not fire a crowd of requests at a failing server); from then on only an outage limits it.
- * - Confirmed outage: a network error or timeout, or endpoint failures of 2 different records in a row. Until then the
- *   one failing record keeps its own backoff (a lone record the server chokes on is not POSTed every probe interval),
- *   while the probe time (down.probeAtMs: policy.probeDelayMs, growing to policy.probeIntervalMs; Retry-After is a
- *   lower bound) still gates every other record. While down, no record is POSTed before the probe time.
- * - Which failures are a record's own (failedOnItsOwn, for maxAge): a rejection (its lastStatus is not an endpoint
- *   failure: 404, 401, 422, ...) or a 5xx judged its own in this process. Endpoint failures never are.
- * - Which records are due at the next probe (dueNow): once an outage is confirmed, the records that failed in it
- *   (except those whose failures are their own) are due with the probes and at once on recovery, whatever their own
- *   backoff said. A record leaves dueNow when it is sent (sending).
- * - Probe rotation (probes): the records used as probes in the current outage; the forwarder skips them (or, with
- *   strictOrder, holds them) so the next probe is another due record; cleared when the endpoint answers again or when
- *   every due record was a probe once (restartProbeRotation).
- * - strictOrder hold (releaseMap): a record rejected by the server (404, 422, a 5xx of its own) may hold back its
- *   modem's later records for strictOrderHoldMs from its first rejection in this process; undefined without strictOrder.
- * - prune(isPending) forgets the bookkeeping of records no longer pending; the forwarder calls it before each pick.
- * - Logs (at the forwarder's logger, prefixed 'forwarder:'): warn when an outage starts or is confirmed, debug for
- *   further failures and for a record's own failure, info when the endpoint answers again.
+ * The forwarder's view of the webhook endpoint's health, and of which failures are a record's own. Does no I/O and
+ * arms no timer (the clock is injected); the forwarder tells it every answer (note) and asks what to hold back.
+ * Invariants: an outage is confirmed by a network error/timeout or endpoint failures of two different records; only
+ * a probe sent during a confirmed outage can end it (a late answer to an older request cannot); a failing record
+ * among answered ones is judged its own and keeps its own backoff. Until the endpoint has answered once in this
+ * process its health is unknown (`answered` false). Endpoint failures never count toward a record's maxAge.
  */
 import type { Logger } from '../log.js';
 import type { SmsRecord } from '../spool/types.js';

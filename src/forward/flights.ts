@@ -1,18 +1,8 @@
 /**
- * The forwarder's work in flight, by record id: POSTs (a record sent to the webhook and its result recorded) and the
- * retried spool writes of results held in memory. No timers of its own except stop()'s grace; no I/O.
- *
- * Contract and invariants
- * - A record id is in flight at most once: start() refuses (returns false) an id already in flight, whatever the kind,
- *   so a record is never POSTed twice at the same time and never POSTed while its held result is being written.
- * - `posts` counts the POSTs in flight (writes are not requests and count for nothing but their id). The forwarder
- *   starts a POST only while posts < its limit (the concurrency, or 1 while the endpoint counts as down).
- * - The work given to start() is a promise-returning function that should not reject; if it does, the rejection is
- *   handed to `onError` (never unhandled). When it settles its id leaves the set first, then `onSettled` runs (the
- *   forwarder looks for more work), so the next pick already sees the slot free and the id pickable.
- * - oldestPost() is the id of the POST in flight longest (insertion order), for the status and the watchdog.
- * - settled(graceMs) waits up to graceMs for everything in flight at the call (and anything started meanwhile) and
- *   resolves with the ids still in flight then (empty when all settled).
+ * The forwarder's work in flight by record id: POSTs and retried writes of held results. No I/O; no timers but
+ * stop()'s grace. An id is in flight at most once (start() returns false otherwise). `posts` counts POSTs only.
+ * A work's rejection goes to onError (never unhandled); on settle the id leaves first, then onSettled runs.
+ * settled(graceMs) resolves with the ids still in flight after the grace.
  */
 
 export type FlightKind = 'post' | 'write';

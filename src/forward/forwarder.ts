@@ -1,60 +1,12 @@
 /**
- * The delivery loop: pending spool records -> webhook, several POSTs in flight (ForwarderOptions.concurrency, default
- * DEFAULT_CONCURRENCY), dispatched oldest receivedAt first; their answers are recorded as they come (out of order).
- *
- * Contract and invariants
- * - Event-driven: wakes on the spool's 'pending' event, on the end of each POST (./flights.ts) and on ONE timer armed
- *   for the earliest nextAttemptAt of the records it had to skip; no fixed-interval polling. Wake-ups in one tick
- *   share one look (a microtask).
- * - Dispatch order: each look walks the spool's ordered view of pending records once (Spool.pendingInOrder, no copy)
- *   with the pure choice of ./schedule.ts (pickDue: the first due records, strictOrder, skip, hold, busy) and starts
- *   a POST for each record picked, up to the free slots, in that order. Answers, and so the spool writes and the
- *   'delivered' log lines, may come in another order. Nothing is copied: the spool's entries are frozen.
- * - In flight (./flights.ts): a record is never in flight twice, and a 'pending' event for a record in flight starts
- *   nothing. The results of several records are recorded concurrently (the spool shares fsyncs between them).
- * - Per record: a record already attempted (attempts > 0) whose last failure was its own (a rejection: lastStatus not
- *   an endpoint failure, or a 5xx judged its own in this process) and older than policy.maxAgeMs, counted from
- *   requeuedAt (the operator's `queue retry`) when set, else from receivedAt -> markDead without a POST; endpoint
- *   failures never expire a record (the server never looked at it); every record gets at least one POST. 2xx ->
- *   markDelivered; a rejection of this record that may pass later (404, 401, 422, ...) -> markRetry with
- *   nextDelayMs(policy, attempts so far, random, Retry-After); permanent (400, 413, 415) -> markDead(`HTTP <status>:
- *   <bodyStart>`). A record leaves pending only through the spool, after the webhook answered (at-least-once delivery).
- * - Endpoint health (./endpoint-health.ts, owned by the forwarder and told every answer, with the request's send stamp:
- *   the outage count and its place in the send order when it was sent): when the endpoint counts as down, which failures are a record's own, which records
- *   are due at the next probe, the strictOrder hold of a rejected record. While it is down at most ONE POST is in
- *   flight, the probe, sent at the probe time: the first due record, rotating through the due records so one record
- *   the server chokes on cannot block the rest (with strictOrder the records already used as probes are held, so each
- *   modem's head takes its turn). POSTs already in flight when the outage is detected finish normally (their
- *   failures count as before; the probe waits until they have ended); an answer to one of them does not end a
- *   confirmed outage (only a probe does). Until the endpoint has answered once in this process (2xx or a rejection of
- *   one record) one POST at a time goes too: a daemon started during an outage or with a backlog does not send a crowd
- *   of requests to a server it knows nothing about. A record that failed in a confirmed outage is marked retry with
- *   nextAttemptAt = the next probe time, so it does not wait out a backoff of its own. When the endpoint answers again
- *   every pending record that is due goes out with the full concurrency (the backlog is released).
- * - strictOrder: at most one record of a modem in flight; it, and a waiting (not yet due) record, hold back later
- *   records of the same modem. Default off (then records of one modem may be in flight together). A record rejected
- *   by the server holds them back for strictOrderHoldMs (default 300 s) from its first rejection in this process (see
- *   ./endpoint-health.ts); then the later records go and it keeps retrying on its own backoff. A record whose
- *   not-delivered result is held unrecorded (below) counts as waiting until that result is recorded; a held delivery
- *   holds nothing back.
- * - A result the spool cannot record (disk full, read-only, unreadable file, ...) is kept in memory: that record is not
- *   POSTed again by this process (above all not after a 2xx), only the spool write is retried, with its own backoff
- *   (errorPause, doubling per failure, capped at max(errorPause, maxDelayMs)), one error line per failed write; the loop
- *   goes on with later records meanwhile. A 'pending' event for such a record (the operator requeued it) drops a result
- *   that was not a delivery (the record is sent again) and makes a delivery's write due at once. Results still
- *   unrecorded at stop() are logged; those records stay pending and are POSTed again next run (same Idempotency-Key).
- * - A pending file found unreadable while recording is moved to quarantine by the spool; the forwarder logs it (error,
- *   with the result it could not record) and goes on.
- * - If choosing the next record fails, the loop pauses (errorPause) and tries again; it never crashes or spins hot.
- * - A record removed or moved by another process while it was being sent (SpoolError 'not-found' / 'wrong-area' from
- *   mark*, e.g. `queue drop` during the POST) is logged as a warning and skipped; the loop goes on with the next record.
- *   Its id is not picked again until the spool emits 'pending' for it, so a spool that still lists it cannot cause a loop.
- * - stop(graceMs): no new POST; waits up to graceMs for every POST (and held-result write) in flight, then abandons
- *   the rest: whatever the server answers later is not recorded, those records stay pending and are POSTed again (same
- *   Idempotency-Key) next run.
- * - HTTP: the client (./webhook.ts over ./http.ts) uses Node's global agent: keep-alive, maxSockets unlimited, so the
- *   sockets in use are the POSTs in flight; a webhook that never answers holds at most `concurrency` of them, each
- *   until the request timeout.
+ * The delivery loop: pending spool records -> webhook, up to `concurrency` POSTs in flight, picked oldest first
+ * (./schedule.ts) and woken by the spool's 'pending' event, the end of a POST or one timer (no polling).
+ * Invariants: a record leaves pending only through the spool after the webhook answered (at-least-once, same
+ * Idempotency-Key on every POST); a record is never in flight twice; while the endpoint is down or not yet known
+ * (./endpoint-health.ts) one POST at a time goes, as a probe. A result the spool cannot write is kept in memory and
+ * only the write is retried (never the POST). strictOrder: one record per modem in flight, none overtaking a waiting one.
+ * Never crashes or spins: a failed pick pauses errorPause; a record moved away meanwhile is logged and skipped.
+ * stop(graceMs) waits for POSTs in flight, then abandons them: those records stay pending for the next run.
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';

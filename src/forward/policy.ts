@@ -1,19 +1,9 @@
 /**
- * Retry policy for webhook delivery (PURE: no I/O, no timers, no clock; time comes in as arguments).
- *
- * - classify(outcome): 2xx -> 'delivered'; 400, 413 and 415 (the request itself can never be accepted: malformed, too
- *   large, wrong media type) -> 'dead'; every other answer and every failure (network errors, timeouts, 3xx, 401, 404,
- *   422, 429, 5xx, ...) -> 'retry' (a deploy answers 404 for a while, a server checking clocks answers 401, an order
- *   created a moment after its SMS may be answered 404/422 first): maxAge ends those retries.
- * - isEndpointFailure(outcome): the endpoint as a whole is failing, not this record: network errors, timeouts, 408,
- *   429, 5xx and statuses outside 100..599. Any other answer proves the endpoint is up (a 4xx rejects one record).
- * - probeDelayMs: while the endpoint fails, the forwarder sends one probe at a time, the n-th after
- *   min(probeIntervalMs, maxDelayMs, baseDelayMs * 2^(n-1)) (no jitter: there is one request, not a crowd); a
- *   Retry-After is a lower bound, itself capped at maxDelayMs.
- * - nextDelayMs: full-jitter exponential backoff, random() * min(maxDelayMs, baseDelayMs * 2^attempt). A Retry-After
- *   header (delta-seconds or HTTP-date) is a lower bound, itself capped at maxDelayMs. The result is never above
- *   maxDelayMs and never negative.
- * - isTooOld: a record older than maxAgeMs (when set) is given up (dead) instead of retried forever.
+ * Retry policy for webhook delivery (PURE: time comes in as arguments). classify: 2xx delivered; 400, 413, 415 dead
+ * (the request can never be accepted); everything else retry, until maxAge (isTooOld). isEndpointFailure: network
+ * errors, timeouts, 408, 429, 5xx and nonsense statuses (the endpoint is failing, not the record).
+ * nextDelayMs is full-jitter exponential backoff; probeDelayMs (no jitter: one request) grows to probeIntervalMs.
+ * A Retry-After is a lower bound; every delay is within 0..maxDelayMs.
  */
 
 export interface RetryPolicy {

@@ -1,30 +1,10 @@
 /**
- * The only HTTP in pulsa-bridge: POST one SMS record to the convert-pulsa webhook (`{base}/webhook/sms-gateway`).
- *
- * Contract
- * - Body is exactly `JSON.stringify({ sender: rec.sender, message: rec.text })`, `Content-Type: application/json`,
- *   no X-API-KEY. Headers: `Idempotency-Key: <rec.id>` (same on every retry), `User-Agent`,
- *   `X-Pulsa-Bridge-Modem: <rec.sim.modem>`, `X-Pulsa-Bridge-SC-Timestamp: <rec.scTimestamp>`, and for a multipart
- *   message joined with gaps `X-Pulsa-Bridge-Incomplete: true` + `X-Pulsa-Bridge-Parts: <received>/<total>`.
- *   Static headers from config (e.g. Authorization) are sent too but cannot override the headers above; an
- *   X-API-KEY among them is dropped (the API key belongs to the reseller endpoints only, never to the webhook).
- * - With hmacSecret: `X-Timestamp: <unix seconds>` and `X-Signature: v2=<lowercase hex of HMAC-SHA256(secret, S)>`,
- *   S = signedString(): the lines `pulsa-bridge-v2`, X-Timestamp, Idempotency-Key, X-Pulsa-Bridge-Modem,
- *   X-Pulsa-Bridge-Parts (empty when absent) joined by LF, then LF and the body bytes as sent (UTF-8). Each value is the
- *   header exactly as sent; none can hold an LF. A captured request replayed under another Idempotency-Key, for another
- *   modem, or with its incomplete-message mark removed does not verify.
- * - Simulated records (`rec.simulated`, written by a simulated modem; or a record of a modem in `simulatedModems`):
- *   their requests also carry `X-Pulsa-Bridge-Simulated: true` and are signed with SIMULATION_SECRET, never with
- *   hmacSecret, so a made-up SMS cannot pass a production server's check, even when delivered later by a daemon whose
- *   config has no simulated modem.
- * - No retries and no redirects (the forwarder owns retries; a POST is never redirected), except one: a reused
- *   keep-alive connection reset before any answer is sent once more on a new connection within the same deadline
- *   (http/request.ts retryStaleSocket; the Idempotency-Key makes it harmless). HTTP errors do not throw, TLS certificates
- *   are verified, timeouts: connect (default 5 s) and whole request (default 10 s), both sends included.
- * - post() never throws for HTTP or network problems: it returns an Outcome (policy.ts); bodyStart = first 200 chars.
- * - At most BODY_READ_LIMIT bytes (4 KiB, after decompression) of a response body are read; then the response is
- *   destroyed, so a huge or endless error body costs neither memory nor time. Once the status line has arrived it
- *   decides the outcome: a body cut short (reset, timeout while reading it) still gives the HTTP outcome.
+ * The only webhook HTTP: POST one SMS record to `{base}/webhook/sms-gateway` as `{ sender, message }`, with
+ * `Idempotency-Key: <rec.id>` and the X-Pulsa-Bridge-* headers; configured static headers cannot override them and
+ * an X-API-KEY is dropped. With hmacSecret the request is signed (X-Signature v2 over signedString() and the body);
+ * simulated records carry X-Pulsa-Bridge-Simulated and are signed with SIMULATION_SECRET, never the real secret.
+ * post() never throws for HTTP or network problems: it returns an Outcome (policy.ts). No retries or redirects (the
+ * forwarder owns retries) except one resend of a stale keep-alive socket; at most BODY_READ_LIMIT of a body is read.
  */
 import { createHmac } from 'node:crypto';
 import type { SmsRecord } from '../spool/types.js';

@@ -1,15 +1,9 @@
 /**
- * The health model, PURE: a snapshot of the daemon's state in, verdicts out. No I/O, no clock (the snapshot carries
- * `nowMs`), so the same function judges in the daemon (watchdog, /healthz, status.json) and in `pulsa-bridge status`.
- *
- * Two verdicts, on purpose different:
- * - liveness (the systemd watchdog): is the process making progress? The spool accepts a write (probe fresh and
- *   successful), no modem's state machine is wedged (connecting/initialising, or one AT task running, far longer than
- *   any timeout allows), the forwarder loop runs and no POST is in flight far past its timeout. A restart can fix these.
- * - health (/healthz, `status` exit code): liveness plus what an operator must look at and a restart does not fix:
- *   a modem not running (after a start-up grace) or needing its PIN/PUK, pending records older than a threshold,
- *   results the spool could not record.
- * Every problem is one line an operator can act on; `healthy` is exactly "no problems".
+ * The health model (PURE: a snapshot in, verdicts out; the snapshot carries nowMs), shared by the daemon and `status`.
+ * liveness (systemd watchdog): is the process making progress (spool writable, no wedged modem, forwarder running)?
+ * A restart can fix these. health (/healthz, `status` exit code): liveness plus what an operator must fix (a modem
+ * down or needing its PIN, old pending records, unrecorded results). Each problem is one actionable line; `healthy`
+ * is exactly "no problems".
  */
 
 export type HealthProblemCode =

@@ -1,10 +1,7 @@
 /**
- * The terminal form of a log line: pino-pretty's (`HH:MM:ss.mmm LEVEL: msg {fields}`, local time, errors with their
- * stack below; pid, hostname and name left out), formatted in this process (prettyFactory: no worker thread), the
- * level coloured only when `colors` is on.
- * What pino-pretty does not do: control characters (ESC, BEL, CR, DEL, the C1 range with its one-byte CSI) never reach
- * the terminal raw. Values come from modems and SMS senders, and an escape sequence in one could retitle, clear or
- * rewrite the operator's terminal. Every string of the record (keys too) has them written as `\uXXXX` before
+ * The terminal form of a log line: pino-pretty's (`HH:MM:ss.mmm LEVEL: msg {fields}`, local time, stacks below),
+ * formatted in this process (no worker thread), coloured only with `colors`. Control characters from modems and SMS
+ * senders never reach the terminal raw: every string of the record (keys too) has them written as `\uXXXX` before
  * pino-pretty sees it; a stack keeps its line breaks, a message does not (one record, one line).
  */
 

@@ -1,31 +1,10 @@
 /**
- * Where log lines go: a Node Writable (process.stdout by default, or the caller's destination), in order, with a bound
- * on what may wait in memory for a reader that does not read.
- *
- * Why process.stdout.write and no writer of our own (Node's "A note on process I/O", Linux):
- * - files: process.stdout is a SyncWriteStream (fs.writeSync): every line is on disk when write() returns;
- * - TTYs: tty.WriteStream sets its fd blocking: the same;
- * - pipes and sockets (journald's stream socket; child_process pipes are socketpairs): a net.Socket over a libuv handle
- *   that makes the fd non-blocking and tries each write at once (uv_try_write). What the kernel takes is in the kernel
- *   when write() returns; what it does not take (EAGAIN, a partial write) waits in the process, and libuv writes it
- *   when the fd polls writable: EAGAIN is handled there, without a thread or busy retry.
- * So a line logged just before process.exit() can be lost on a socket: an AF_UNIX stream socket charges each write's
- * buffer overhead to the send buffer, so a few hundred short lines fill it even while the reader keeps up (seen: 105
- * to 300 of 300 lines reached a prompt reader on Node 20, 22 and 24). Every exit of the daemon therefore waits for
- * flush() first (cli/run.ts, bounded). The process's event loop is never blocked by a stalled reader (a blocking
- * fs.writeSync on fd 1 would be), and no worker thread is involved.
- *
- * The bound: before each line, the stream's writableLength (bytes accepted but not yet taken by the kernel) is looked
- * at; a line that would take it over maxPendingBytes (1 MiB) is dropped and counted. Dropping goes on until everything
- * queued before it is written (an empty write's callback, which runs in order), then `notice(count, important)` is
- * written once (`important`: how many of them were warn or worse)
- * (one line saying how many were dropped) and lines flow again. An `important` line (warn and worse) is written while
- * dropping too, up to twice the bound: the lines an operator needs most are the last to go. flush() called while
- * dropping calls back once the notice is written too.
- * Left as it is: at process exit, what libuv still holds (the kernel did not take it, see above) is lost (it may be
- * partly written already, so it cannot be written again safely); a stop waits for it (cli/run.ts, bounded). A
- * stream that fails (EPIPE: the reader is gone) is written no more: logging must never end the daemon.
- * One sink per stream (sinkFor): every logger on process.stdout shares its order, its bound and its count.
+ * Where log lines go: a Writable (process.stdout by default), in order, through process.stdout.write: the event loop
+ * is never blocked by a stalled reader and no thread is used. Bound: a line that would take the stream's
+ * writableLength over maxPendingBytes is dropped and counted (warn and worse only beyond twice the bound), then one
+ * notice says how many. flush() calls back once everything so far reached the OS; every exit waits for it, since a
+ * socket (journald) may not take a burst at once. A failing stream (EPIPE) is written no more: logging never ends the
+ * daemon. One sink per stream (sinkFor).
  */
 
 export const MAX_PENDING_BYTES = 1024 * 1024;

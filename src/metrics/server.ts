@@ -1,19 +1,10 @@
 /**
- * The optional HTTP listener (config `metrics`, off unless `metrics.listen` is set; 127.0.0.1 when only a port is
- * given). Read-only: GET and HEAD only (anything else 405), nothing it serves changes the daemon.
- * - GET /metrics: the Prometheus text format. GET /healthz: 200 `ok`, or 503 with one reason per line (the verdict of
- *   the daemon's one status snapshot, the same `pulsa-bridge status` and the page show).
- * - GET / (the status page: web/status-page/, plain files read once at start), /page.js, /page.css, /favicon.svg, and
- *   GET /api/status (the page's JSON, built by ./page-view.ts from the same snapshot).
- * - `token`: the page, its files and its JSON (and /metrics, /healthz with protectMetrics) need it, as
- *   `Authorization: Bearer <token>` or as the password of HTTP Basic auth (any user name); compared in constant time;
- *   missing or wrong -> 401 with `WWW-Authenticate: Basic`.
- * - Bounded: `maxConnections` served, OVERFLOW more answered 503 + Retry-After, more closed at once (file descriptors
- *   stay for the spool and the modems), headers
- *   within HEADERS_TIMEOUT_MS and 8 KiB (431), URL within MAX_URL (414), no request body (413), idle sockets closed
- *   (a client that never reads holds one socket, never memory: every answer is small and built in one piece).
- * - Every answer of the page carries a strict Content-Security-Policy (own files only, no inline script or style).
- * A failing answer is 500 and logged; the listener never blocks the daemon.
+ * The optional read-only HTTP listener (config `metrics`): /metrics (Prometheus), /healthz (200 `ok` or 503 with one
+ * reason per line), the status page and /api/status, all from the daemon's one status snapshot. GET and HEAD only.
+ * With `token` the page (and /metrics, /healthz with protectMetrics) need Bearer or Basic auth, compared in constant
+ * time. Bounded in connections, header size and time, URL length and body (none), so a client cannot take memory or
+ * the daemon's file descriptors. The page is served with a strict Content-Security-Policy. A failing answer is 500 and
+ * logged; the listener never blocks the daemon.
  */
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';

@@ -1,13 +1,8 @@
 /**
- * The one place that builds link -> AT channel -> modem, for the daemon, the CLI and the port probe.
- * Contract:
- * - A link is either the native serial port or the virtual modem registered at the path (`link: 'virtual'`); the
- *   layers above cannot tell them apart. Opening rejects with PortError (code + hint), never with a raw error.
- * - A channel made for detection (`detection: true`) knows every profile's URC rows and final results, so a modem's
- *   noise is recognised before anyone knows which modem it is; otherwise the modem installs its profile's tables.
- * - Nothing here sends a byte: probing, init and every command are the caller's.
- * - The virtual link's module is loaded only when a virtual link is opened (a daemon of real modems never loads it);
- *   the simulator that registers devices there imports it first, so both see the same registry.
+ * The one place that builds link -> AT channel -> modem, for the daemon, the CLI and the port probe. A link is the
+ * native port or the virtual modem at the path; opening rejects with PortError (code + hint), never a raw error.
+ * A detection channel knows every profile's URC rows and results, so noise is recognised before the modem is known.
+ * Nothing here sends a byte. The virtual link's module is loaded only when a virtual link is opened.
  */
 import { SerialAtChannel } from '../at/channel.js';
 import type { Logger } from '../log.js';

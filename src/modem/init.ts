@@ -1,13 +1,9 @@
 /**
- * Modem init, step by step: echo off, verbose errors, identification (and profile detection when 'auto'), the
- * profile's init commands, SIM unlock, IMSI / ICCID / own number, PDU mode (waiting for "SMS ready" where the
- * profile needs it), SMS storage, message service (for direct delivery) and new-message indications (AT+CNMI).
- * Contract and invariants:
- * - The AT traffic is the same for every modem of a profile; vendor behaviour comes from the profile (data and
- *   step overrides), the generic steps are the fallback.
- * - The IMSI is required (it is the SIM identity in every record id): its absence is SIM_NOT_READY, never a fallback.
- * - Direct delivery (+CMT) is only used when the modem accepted AT+CSMS=1 (it then waits for our AT+CNMA).
- * - Writes what it learns into the modem's InitState as it goes; returns the identity when every step is done.
+ * Modem init, step by step: echo off, verbose errors, identification and profile detection, the profile's init
+ * commands, SIM unlock, IMSI / ICCID / own number, PDU mode, storage, message service and AT+CNMI. Vendor behaviour
+ * comes only from the profile. The IMSI is required (the SIM identity of every record id): its absence is
+ * SIM_NOT_READY, never a fallback. Direct delivery (+CMT) only when the modem accepted AT+CSMS=1. What it learns goes
+ * into the modem's InitState as it goes.
  */
 import { listen, orTimeout, waitFor } from '../at/wait.js';
 import type { Urc } from '../at/types.js';
@@ -32,7 +28,7 @@ import type { ModemProfile, ProfileId } from './types.js';
 
 /**
  * ATE0 while the modem may still be booting (a replug, a reset): short tries, so init starts as soon as it answers
- * rather than after one long timeout (issue 11, item 2: a replug took ~17 s, 10 of them on one ATE0 sent during boot).
+ * rather than after one long timeout (bench/README.md, Self-healing: a replug).
  */
 const ATE0_TRY_MS = 1000;
 const ATE0_TRIES = 10;

@@ -1,11 +1,9 @@
 /**
- * The liveness probe's reading (issue 11, item 2): one command that proves the modem answers AND that the settings
- * init applied are still there. A reset loses them (CNMI back to 0, CMEE back to 0) whether or not the modem printed
- * a banner, so a silent reset is found by the next probe. PURE: answer lines in, a verdict out.
- * The probe stays in one place (Modem.probeState runs it; this file judges the answer) so health sampling
- * (+CSQ / +CREG) can join the same command line later without another idle command.
- * Invariant: 'lost' only on positive evidence (the setting read back differs); an answer that cannot be read is
- * 'unknown', never 'lost' (a firmware without AT+CNMI? must not be re-initialised every probe).
+ * The liveness probe's reading (PURE: answer lines in, a verdict out): one command that proves the modem answers and
+ * that the settings init applied are still there, so a silent reset (CNMI, CMEE back to 0) is found by the next probe.
+ * Modem.probeState runs it; this file judges the answer. Invariant: 'lost' only on positive evidence (a setting read
+ * back differs); an unreadable answer is 'unknown', never 'lost' (a firmware without AT+CNMI? is not re-initialised
+ * every probe).
  */
 
 export type SettingsVerdict = 'intact' | 'lost' | 'unknown';

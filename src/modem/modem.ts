@@ -1,23 +1,10 @@
 /**
- * The generic 3GPP modem over one AtChannel: init (init.ts), status queries, stored-SMS list/read/delete,
- * direct-delivery acknowledgement, USSD sessions (ussd-session.ts) and SMS sending; URCs become events
- * (urc-events.ts). Vendor behaviour comes only from the ModemProfile (data, and the steps it overrides).
- * Invariants:
- * - Never deletes or acknowledges anything on its own: the owner calls deleteSms / acknowledgeDirect after its
- *   durable write. Indexes are used exactly as the modem reports them (0-based on some modems).
- * - The configured PIN is never logged; a rejected PIN is not sent again while it stays configured, across Modems
- *   that share `rejectedPins` (a third wrong PIN locks the SIM) (sim-unlock.ts).
- * - A SIM problem is a BridgeError SIM_NOT_READY with an actionable message (a state, not a crash).
- * - One USSD session at a time; the +CUSD listener is armed before the command is sent.
- * - Status queries (info) tolerate single failures; only a closed port makes them throw.
- * - Signs of a restart become events for the owner (issue 11, item 2): the profile's boot banner -> 'reboot' (init
- *   must run again); another family's banner, a silenced URC coming back, or +CMS ERROR 310-316 on an SMS command ->
- *   'reset-suspected' (probeState() tells whether the settings are gone). probeState() is the liveness probe.
- * - Storages: init selects one memory for everything (AT+CPMS); an SMS the modem put elsewhere (Quectel defaults to
- *   ME, some Huawei sticks store there whatever was asked) is reached with inStorage(), which points the read/delete
- *   memory (mem1) at it for the length of one piece of work and points it back after. Every SMS command first makes
- *   sure mem1 is where the work in progress wants it (a failed switch back is retried before the next one), so no
- *   command reads or deletes in a memory it did not mean. The fill of each memory is noted whenever an answer shows it.
+ * The generic 3GPP modem over one AtChannel: init, status, stored-SMS list/read/delete, +CMT acknowledgement, USSD
+ * and sending; URCs become events. Vendor behaviour comes only from the ModemProfile.
+ * Invariants: never deletes or acknowledges on its own (the owner does, after its durable write); indexes are used as
+ * the modem reports them; the PIN is never logged and a rejected PIN is never sent again (sim-unlock.ts); one USSD
+ * session at a time; info() tolerates single failures. Signs of a restart become 'reboot' / 'reset-suspected' events.
+ * Every SMS command first makes sure the read/delete memory is the one the work means (inStorage()).
  */
 import { EventEmitter } from 'node:events';
 import type { AtChannel, AtResponse, FinalResultEntry, Urc } from '../at/types.js';
@@ -525,7 +512,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   /**
    * SIM use without a command when the last full listing is at most `maxAgeMs` old (kept current by deletes and new
    * SMS indications); undefined otherwise, or when init kept the modem's default storage (capacity unknown).
-   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep (issue 11, item 2).
+   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep.
    */
   recentUsage(maxAgeMs: number, now: number = Date.now()): { used: number; total: number } | undefined {
     const capacity = this.state.capacities[2] ?? this.state.capacities[0];

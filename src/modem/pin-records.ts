@@ -1,13 +1,9 @@
 /**
- * The records behind "a wrong PIN is tried once, ever" (issue 11, item 1). PURE: entries in, a decision out; the
- * stores (sim-unlock.ts ProcessRejectedPins for one process, src/state/pin-memory.ts for the daemon's file) keep them.
- * Contract and invariants:
- * - Per SIM key (`iccid:...`, `imsi:...`, `modem:<name>`) one entry: a hash of the PIN (sha256 of key NUL pin; the
- *   key is the salt, which does not protect a 4-8 digit PIN: it only keeps the PIN out of plain sight) and either
- *   when it was rejected or when it was sent without the SIM confirming it (READY). Both block a re-send.
- * - An attempt is recorded under the strongest key read and under `modem:<name>` (naming the strong key), so a SIM
- *   whose ICCID was readable once and not the next time is still recognised. A `modem:<name>` entry made for another
- *   SIM of the same kind of key (another ICCID) does not block this SIM.
+ * The records behind "a wrong PIN is tried once, ever" (PURE: entries in, a decision out; sim-unlock.ts and
+ * src/state/pin-memory.ts store them). Per SIM key (`iccid:`, `imsi:`, `modem:<name>`) one entry: a salted hash of the
+ * PIN (it keeps the PIN out of plain sight, it does not protect it) and when it was rejected or sent unconfirmed;
+ * both block a re-send. An attempt is recorded under the strongest key and `modem:<name>`, so a SIM whose ICCID became
+ * unreadable is still recognised.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,5 +1,5 @@
 /**
- * PIN tries left, read where the modem tells them (issue 11, item 1). PURE: answer lines in, a count out.
+ * PIN tries left, read where the modem tells them. PURE: answer lines in, a count out.
  * Understands the 27.007 answer and the vendor ones a profile may ask for (profiles list the commands):
  *   +CPINR: SIM PIN,<retries>[,<default>]          (27.007 AT+CPINR)
  *   +SPIC: <pin1>,<puk1>,<pin2>,<puk2>              (AT+SPIC)

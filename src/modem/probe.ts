@@ -1,19 +1,8 @@
 /**
- * Port probing: which of a modem's ttys answer AT, and what modem is behind them (`pulsa-bridge ports --probe`).
- *
- * Contract and invariants:
- * - Read-only: the only commands ever written are `AT` (at most twice per baud rate), then `AT+CGMI`, `AT+CGMM` and
- *   `AT+CGSN` once a port answered. No ATE0, no settings: the modem is left as it was found.
- * - Never throws, never rejects: a missing, busy or unreadable port, silence and garbage are reported in the result.
- * - A port another process holds is never written to. Two guards: the open itself (the daemon holds its ports with a
- *   lock; ModemManager's exclusive mode refuses non-root), and, before opening, the processes holding the device in
- *   /proc (root bypasses exclusive mode). Pseudo-terminals (/dev/pts/*) skip the /proc check: their creator (socat,
- *   the simulator) always keeps the slave open.
- * - The port is always closed, and every listener removed, whatever happened.
- * - Bounded: one baud rate costs at most two AT timeouts plus one drain; a probe as a whole has a hard deadline
- *   (deadlineMs); probePorts runs at most `concurrency` probes at once, so n ports take at most
- *   ceil(n / concurrency) deadlines.
- * - Garbage or silence at one baud rate moves on to the next one; the first rate that answers OK wins.
+ * Port probing (`pulsa-bridge ports --probe`): which ttys answer AT and what modem is behind them. Read-only (only
+ * AT, AT+CGMI, AT+CGMM, AT+CGSN are written; the modem is left as found); never throws or rejects; never writes to a
+ * port another process holds (the open's lock, and /proc for root); the port is always closed. Bounded: each probe
+ * has a hard deadline and probePorts runs at most `concurrency` at once. The first baud rate that answers OK wins.
  */
 import { realpath } from 'node:fs/promises';
 import type { SerialAtChannel } from '../at/channel.js';

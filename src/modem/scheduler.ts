@@ -1,36 +1,10 @@
 /**
- * The one scheduler of AT work of one configured modem. Every piece of work that talks to the modem (receive tasks,
- * +CMT acknowledgements, sweeps, liveness probes, init and re-init, operator commands, USSD steps) is a task passed
- * to it; nothing else writes to the modem's channel. It wraps promises and knows no AT syntax, no serial port, no
- * timers.
- *
- * Contract (test/modem/scheduler.test.ts checks each line):
- * - One task runs at a time. A task is an async function; its result or error is the caller's.
- * - Priorities, highest first:
- *     urgent       AT+CNMA after a +CMT (the SMSC's acknowledgement limit);
- *     receive      reads and deletes triggered by +CMTI, multipart work;
- *     operator     an operator's raw AT command or one USSD step (between receive tasks);
- *     maintenance  sweeps, liveness probes, storage checks.
- *   FIFO within one priority.
- * - A receive task queued while an operator task runs waits for at most that operator task (and urgent tasks): when
- *   an operator task ends and receive work is queued, receive work runs next. Two operator tasks never run back to
- *   back while receive work waits; during an SMS burst an operator task gets one turn per `fairness` receive tasks.
- * - Neither operator nor maintenance work is starved: the oldest operator task starts after at most `fairness`
- *   receive tasks have started while it waited; the oldest maintenance task after at most `fairness` + 1 receive or
- *   operator tasks (the + 1: an SMS that arrived during an operator task still goes first). Urgent tasks do not
- *   count: they are short and come one per +CMT.
- * - Exclusive mode (`exclusive()`, for init and re-init after a reboot): waits for the task in progress, then runs
- *   alone; nothing else starts (not even urgent work) from the moment it is requested until it has finished.
- *   Tasks queued meanwhile wait, none is dropped. A running task sees `ctx.interrupted` and may end early.
- * - A long task (a sweep) may call `ctx.runUrgent()` between its items: queued urgent tasks run then, inside its turn.
- * - A queued task is cancelled by its AbortSignal before it starts: it never runs, its promise rejects with the
- *   signal's reason. Once started, the signal is only passed on (`ctx.signal`); the task decides.
- * - A task fails fast with ModemUnavailableError when the modem is disconnected (no target attached) or the scheduler
- *   is stopped: at `schedule()`, or, for tasks still queued, at `detach()` / `stop()`.
- * - The scheduler belongs to the configured modem and outlives reconnects: the supervisor attaches the current
- *   target (modem + channel) after connecting and detaches it when the port closes. A task gets the target attached
- *   when it starts (`ctx.target`), never a stale one.
- * - `status()` gives the queue depth (per priority) and the label of the running task.
+ * The one scheduler of AT work of one configured modem: every task that talks to the modem goes through it; it knows
+ * no AT syntax, port or timer. One task at a time, by priority (urgent > receive > operator > maintenance, FIFO
+ * within one), and nothing starves: operator and maintenance work get a turn within `fairness` receive tasks.
+ * exclusive() (init) runs alone once the running task ends. A queued task is cancelled by its AbortSignal; tasks fail
+ * fast with ModemUnavailableError when no target is attached or the scheduler is stopped. It outlives reconnects: a
+ * task sees the target attached when it starts (ctx.target), never a stale one. test/modem/scheduler.test.ts checks each rule.
  */
 import { BridgeError } from '../errors.js';
 

@@ -1,19 +1,9 @@
 /**
- * The SIM step of init: read the SIM state (AT+CPIN?), enter the configured PIN when asked, wait out a busy SIM.
- * Contract and invariants:
- * - A wrong PIN is tried once, ever (issue 11, item 1): before AT+CPIN="..." is sent, "this PIN sent, not confirmed"
- *   is recorded in `RejectedPins` (the daemon's is a file in the state directory, so restarts and reconnects share
- *   it); only the SIM reaching READY clears it. Any other outcome (+CME ERROR: 16, a plain ERROR, a timeout, still
- *   `SIM PIN` after polling, the port gone, a crash) leaves the PIN not sent again until the configured PIN changes.
- *   When the attempt cannot be recorded, or the memory cannot be read, no PIN is sent.
- * - The SIM keys: its ICCID (readable before the PIN on most modems), else its IMSI, and always `modem:<name>`; an
- *   attempt is looked up under all of them and recorded under the strongest and `modem:<name>` (pin-records.ts).
- * - The tries left are read where the modem tells them (the profile's pinTriesCommands) before a PIN is sent; with
- *   one try left (or none) no PIN is sent: the last try is the operator's, in a phone.
- * - The PIN is sent at most once per unlock() and never logged or put in an error (the failed command text holds it).
- * - Every SIM problem is a BridgeError SIM_NOT_READY with an actionable message and hint (a state, not a crash).
- * - Reading the state is a profile step (readSimState); the generic one runs AT+CPIN? and the errors it throws are
- *   classified here, whatever step produced them.
+ * The SIM step of init: read the SIM state, enter the configured PIN when asked, wait out a busy SIM.
+ * A wrong PIN is tried once, ever: the attempt is recorded (RejectedPins, shared across restarts and reconnects) before
+ * AT+CPIN is sent, and only READY clears it; when it cannot be recorded, or the record cannot be read, no PIN is sent.
+ * With one try left (or none) no PIN is sent: the last try is the operator's. The PIN is never logged or put in an
+ * error. Every SIM problem is a BridgeError SIM_NOT_READY with an actionable hint.
  */
 import { AtCommandError, BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';

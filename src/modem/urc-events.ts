@@ -1,14 +1,9 @@
 /**
- * URC -> modem events: +CMTI -> 'sms', +CMT -> 'sms-direct', +CDS / +CDSI -> 'status-report', the profile's boot
- * banners after init -> 'reboot', any family's reset hints after init (another family's banner, periodic URCs init
- * had silenced) -> 'reset-suspected' (the owner checks the settings before re-initialising), its storage-full URCs
- * -> 'storage-full'. (+CUSD belongs to the USSD session.)
- * Contract and invariants:
- * - No I/O and no timers: the clock is injected (the duplicate window of profiles with duplicateIndications).
- * - Events come out in the order the modem emits them: the SMS / status-report event, then reboot, then storage-full.
- * - A URC without a usable index or PDU yields no event and an error log line (the next sweep finds the SMS).
- * - A slot reported again within the duplicate window is one event only for profiles that report each SMS twice;
- *   forget(index) ends that memory once the slot is deleted (a new SMS may reuse it at once).
+ * URC -> modem events: +CMTI 'sms', +CMT 'sms-direct', +CDS/+CDSI 'status-report', the profile's boot banner after init
+ * 'reboot', other reset hints 'reset-suspected', storage-full URCs 'storage-full' (+CUSD belongs to the USSD session).
+ * No I/O; the clock is injected. Events keep the modem's order. A URC without a usable index or PDU yields no event
+ * and an error line (the next sweep finds the SMS). Profiles that report each SMS twice get one event per slot within
+ * the duplicate window; forget(index) ends that memory once the slot is deleted.
  */
 import type { Urc } from '../at/types.js';
 import type { Logger } from '../log.js';

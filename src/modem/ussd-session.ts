@@ -1,19 +1,9 @@
 /**
- * USSD sessions on one modem: start (`*888#`), answer a menu (status 1), cancel; the +CUSD reply assembled (also
- * when its quoted text holds line breaks) and handed to the request that waits for it, or, when none waits, reported
- * as network-initiated. Also the status texts of +CUSD <m> (the CLI prints the short labels).
- * Contract and invariants:
- * - One request at a time; a session that asked for input (status 1) must be answered or cancelled before a new one.
- * - The reply waiter is armed before the command is sent (a +CUSD that beats the OK is not lost); send() returns
- *   once the command is accepted, so a scheduler lane is held only while the command is in flight, not while the
- *   network thinks.
- * - No reply within the timeout: the session is ended with AT+CUSD=2 and the error names the code and the time.
- * - Replies in every order networks use: before or after the OK, and a release notice first (`+CUSD: 2,"Initiating
- *   Release",15` or a bare `+CUSD: 2`, then `+CUSD: 0,"<the reply>",15`): after a release notice the wait goes on for
- *   RELEASE_GRACE_MS; a reply then is the answer (its status is the session's end state, the notice kept in
- *   `releaseNotice`), none is the notice itself marked `noReply` (logged: the network ended the session without one).
- * - How the string is sent and how the reply is decoded are profile steps (ussdCommand, ussdText); the generic ones
- *   send text (after AT+CSCS when the profile names a charset) or ATD<code>; and decode by the DCS.
+ * USSD sessions on one modem: start, answer a menu (status 1), cancel; the +CUSD reply is assembled and handed to the
+ * waiting request, or reported as network-initiated. One request at a time; a session asking for input must be
+ * answered or cancelled first. The waiter is armed before the command is sent, and send() returns once the command is
+ * accepted (the scheduler is not held while the network thinks). No reply in time: the session is ended with
+ * AT+CUSD=2. A release notice before the reply waits RELEASE_GRACE_MS for it (else `noReply`).
  */
 import { WaitCancelledError, WaitTimeoutError } from '../at/wait.js';
 import type { AtResponse, Urc } from '../at/types.js';

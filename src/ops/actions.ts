@@ -1,14 +1,9 @@
 /**
- * What the operator commands `info` and `sms list|read|delete|send` do to one modem, written once for both paths:
- * DirectOps (the CLI opened the port itself) calls them on its modem, the daemon's dispatcher calls them inside
- * tasks on the modem's scheduler. So an answer is the same whichever path produced it.
- *
- * Contract
- * - `deleteSlot` reads the slot first: an empty slot is `{ deleted: false }` (nothing sent to AT+CMGD), so the
- *   operator is told the slot was already empty instead of `deleted` twice.
- * - `encodeForSend` refuses a destination or text that cannot be sent with a BridgeError PDU_INVALID before anything
- *   reaches the modem; every call picks a fresh concatenation reference (two long sends are never merged).
- * - Nothing here schedules, opens or closes anything: the caller owns the modem and its turn on it.
+ * What `info` and `sms list|read|delete|send` do to one modem, written once for both paths (DirectOps and the
+ * daemon's dispatcher), so an answer is the same whichever path produced it. deleteSlot reads first: an empty slot is
+ * `{ deleted: false }`. encodeForSend refuses an unsendable destination or text (BridgeError PDU_INVALID) before
+ * anything reaches the modem, with a fresh concatenation reference each call. Nothing here schedules, opens or closes:
+ * the caller owns the modem and its turn on it.
  */
 import { randomInt } from 'node:crypto';
 import type { Modem } from '../modem/modem.js';

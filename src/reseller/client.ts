@@ -1,16 +1,8 @@
 /**
- * Client of the convert-pulsa reseller API (`GET /rates`, `POST /calculate`, `POST /orders`, `GET /orders/{trx_id}`,
- * header `X-API-KEY`), used by `pulsa-bridge rates|calculate|test-transfer --order`. Not used by the daemon's
- * delivery path (that is src/forward/webhook.ts, which never sends the key).
- *
- * Contract
- * - Every call returns the parsed JSON body of a 2xx answer, or throws ResellerError with the method, path, status
- *   and the start of the body; a timeout or network error throws ResellerError with status undefined. The API key
- *   never appears in an error, a log or a returned value: any occurrence of it in a response body is masked too.
- * - No retries (a POST /orders retried could create two orders), no redirects, timeouts on connect and request, at most
- *   1 MiB of a body read (http/request.ts, the one HTTP client).
- * - The API document does not show response field names: `pick()` finds a value by a list of dot paths (the
- *   configured ones first, then defaults) and the caller prints the raw response when none is found.
+ * Client of the convert-pulsa reseller API (rates, calculate, orders; header X-API-KEY) for the CLI only, never the
+ * daemon's delivery path. Every call returns the parsed JSON of a 2xx or throws ResellerError (method, path, status,
+ * body start). The API key never appears in an error, log or returned value. No retries (a retried POST /orders could
+ * create two orders), no redirects, bounded time and body. pick() finds a field by a list of dot paths.
  */
 import { httpRequest } from '../http/request.js';
 import { maskSecretEchoes } from '../redact.js';

@@ -1,18 +1,8 @@
 /**
- * The virtual modem's command plumbing, pure: what a handler answers (Outcome), what it needs before it may run
- * (Needs), the command table's entry shape, the error texts of +CME / +CMS ERROR, how a command line splits into
- * commands, and how an Outcome becomes the bytes of a response.
- *
- * Contract:
- * - A command table is an ordered list of (anchored regex -> handler); the first entry whose pattern matches runs.
- *   Its needs are checked first (by the caller's check, which knows the modem's state); no match answers the
- *   family's unknown-command result (UNSUPPORTED).
- * - A handler that throws is a simulator bug: dispatch() reports it to `onHandlerError` and answers ERROR.
- * - +CME errors follow AT+CMEE (0: ERROR, 1: numeric, 2: verbose); +CMS errors are always +CMS ERROR (numeric,
- *   verbose with CMEE=2), as SIM800 and most modems do.
- * - Responses: `\r\n<lines>\r\n` then any URCs that go before the final result, then `\r\n<final>\r\n`, then the
- *   URCs that follow it.
- * No I/O and no timers here.
+ * The virtual modem's command plumbing, pure: Outcome, Needs, the table entry shape, +CME / +CMS error texts
+ * (following AT+CMEE), splitting a command line, and rendering an Outcome to response bytes. dispatch() runs the first
+ * matching entry after its needs are checked; no match answers the family's UNSUPPORTED; a throwing handler is a
+ * simulator bug, reported to onHandlerError and answered ERROR. No I/O and no timers here.
  */
 
 export type ErrorSpec = { cme: number } | { cms: number } | 'ERROR' | 'UNSUPPORTED';

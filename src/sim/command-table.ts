@@ -1,18 +1,8 @@
 /**
- * The virtual modem's command table: every AT command it understands (3GPP TS 27.007 / 27.005 and the families'
- * extras), each as (anchored regex -> handler) with what it needs before it may run, in one ordered list, plus the
- * handlers of the modem-wide settings (echo, CMEE, CREG, COPS, CFUN, CSCS, CMGF, CNMI, CSMS, CSCA) and the checks of
- * those needs. SMS storage, SMS delivery, the SIM card and USSD answer through their own modules.
- *
- * Contract:
- * - Entries are tried in order; the first match runs (at-command.ts dispatch()). Family extras (sim-profiles.ts
- *   `extras`) are appended after the standard commands.
- * - needs: `sms` answers ERROR before the SMS subsystem is ready (SIM800 before `SMS Ready`); `sim` / `network` answer
- *   the SIM card's error while it is not ready; `network` answers +CME 30 / +CMS 331 when not registered (radio off,
- *   or CREG other than 1 / 5).
- * - SMS are PDU mode only: AT+CMGF=1 is accepted, but CMGL/CMGR/CMGS in text mode answer +CMS ERROR: 302 on purpose.
- * - Handlers change the shared ModemSettings (reset by the modem at every boot) and answer synchronously; anything
- *   that must happen after the final result goes in Outcome.then.
+ * The virtual modem's command table: every AT command it understands, as an ordered list of (anchored regex ->
+ * handler, needs), first match wins, family extras after the standard ones; plus the modem-wide settings' handlers.
+ * Needs are checked before a handler runs (`sms` before SMS Ready, `sim`, `network`). PDU mode only: text-mode
+ * CMGL/CMGR/CMGS answer +CMS ERROR: 302 on purpose. Handlers answer synchronously; later work goes in Outcome.then.
  * No I/O and no timers here.
  */
 import { OK, type CommandEntry, type ErrorSpec, type Needs, type Outcome } from './at-command.js';

@@ -1,15 +1,7 @@
 /**
- * The virtual modem's input side of the wire: bytes from the link -> echo, command lines, and the PDU typed after the
- * `\r\n> ` prompt of AT+CMGS.
- *
- * Contract:
- * - Input is read byte by byte; a command line ends with CR (LF is ignored, BS deletes the last character). With echo
- *   on (host.echo(), asked each time echoed bytes go out, since ATE0 may switch it) every byte is echoed as
- *   received, in one piece per line or chunk, so `ATE0` itself is echoed.
- * - After expectPdu() the bytes are a PDU: echoed as well, hex digits kept, up to and including Ctrl-Z (send) or ESC
- *   (quit without sending), which hands the entry to host.pdu().
- * - A line or PDU is handed over only after its echo went out, so the answer follows the echo.
- * Output only through host.send(); no timers here.
+ * The virtual modem's input side: bytes -> echo, command lines (ending with CR; BS deletes), and the PDU typed after
+ * the AT+CMGS prompt (up to Ctrl-Z to send or ESC to quit). With echo on every byte is echoed as received, and a
+ * line or PDU is handed over only after its echo went out. Output only through host.send(); no timers here.
  */
 
 const CTRL_Z = 0x1a;

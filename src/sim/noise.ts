@@ -1,13 +1,8 @@
 /**
- * Noise URCs: the unsolicited lines a family prints on its own (signal, network time, ...), sent every `intervalMs`
- * while the modem runs and, with `midResponseProbability`, slipped between a response's information lines and its
- * final result (where a bridge that matches responses carelessly trips over them).
- *
- * Contract:
- * - Seeded (NoiseOptions.seed, default 1): the same seed gives the same noise, in the same order.
- * - None for families without noise URCs, with `noise: false`, or while AT^CURC=0 turned them off (host.curc()).
- * - The periodic timer is unref'd and stopped by stop(); start() restarts it (every boot). Lines go out through
- *   host.urc(), so a stalled modem drops them as it drops any output.
+ * Noise URCs: the unsolicited lines a family prints on its own, sent every `intervalMs` and, with
+ * `midResponseProbability`, slipped between a response's lines and its final result. Seeded: the same seed gives the
+ * same noise. None for quiet families, with `noise: false` or after AT^CURC=0. The timer is unref'd; lines go through
+ * host.urc(), so a stalled modem drops them.
  */
 import { prng } from './prng.js';
 import type { SimProfile } from './sim-profiles.js';

@@ -1,14 +1,9 @@
 /**
  * A shared virtual "network" for virtual modems: each virtual SIM is a line with a number, an operator, a balance and
- * an active-until date. The network plays the operators (operator-play.ts): balance codes answer per family, a
- * transfer dialed or texted on one line moves credit, and the line whose number is the target receives the operator's
- * confirmation SMS (amount, sender number, `SN:`). An SMS to another line's number arrives there as from the sender.
- *
- * Contract: SMS travel asynchronously (after `deliveryDelayMs`, default 50 ms), like a real network: never inside the
- * AT command that sent them. A transfer to a number outside the network debits the sender and delivers nothing; a
- * transfer to a line of another operator fails (operators only transfer to their own subscribers; XL and Axis are one).
- * Lines are joined before their modem exists (the USSD script and the CMGS hook go into its options), then connected.
- * The clock and the serial-number source are injectable; timers are unref'd and cancelled by close().
+ * an active-until date; the operators are played by operator-play.ts. SMS travel asynchronously (deliveryDelayMs),
+ * never inside the AT command that sent them. A transfer outside the network debits and delivers nothing; one to
+ * another operator fails. Lines are joined before their modem exists, then connected. Clock and serial numbers are
+ * injectable; timers are unref'd and cancelled by close().
  */
 import type { OperatorKey } from '../balance/operators.js';
 import { onSubmittedSms, receivedText, ussdScriptFor, type PendingRequest, type PlayLine, type TransferOutcome } from './operator-play.js';

@@ -1,13 +1,9 @@
 /**
  * The operator's side of a virtual SIM, per operator family: what its balance code answers, how a credit transfer is
- * asked for (USSD menu or SMS to a short code, with the token / `Y` confirmations of field-notes.md), and the wording
- * of the SMS the sender and the receiver get. Used by operator-network.ts (which owns the lines and delivers the SMS).
- *
- * Contract: PURE apart from the state a line keeps (its balance, its pending SMS-flow request), reached only through
- * the `PlayLine` it is given. Replies follow field-notes.md's wording: `Sisa pulsa Rp.<n>.Aktif sd <dd/mm/yyyy>.`
- * (Telkomsel), `Anda menerima Pulsa dari <62...> sebesar Rp<n>.` (XL/Axis), `<62...> mentransfer pulsa sebesar Rp <n>`
- * (Indosat); every confirmation carries the amount, the sender's number and `SN:`, which the convert-pulsa server
- * matches an order on. Amounts are whole rupiah; a transfer larger than the balance fails and moves nothing.
+ * asked for (USSD menu or SMS to a short code) and the SMS the sender and receiver get, worded as in field-notes.md.
+ * PURE apart from the line's state, reached only through the PlayLine it is given. Every confirmation carries the
+ * amount, the sender's number and `SN:` (what the convert-pulsa server matches an order on). A transfer larger than the
+ * balance fails and moves nothing.
  */
 import type { OperatorKey } from '../balance/operators.js';
 import type { UssdMenu, UssdScript } from './ussd-script.js';

@@ -1,16 +1,8 @@
 /**
- * Builds SMS-DELIVER PDUs (3GPP TS 23.040 §9.2.2.1) and SMS-STATUS-REPORT PDUs (§9.2.2.3) as a modem shows them in
- * PDU mode (TS 27.005 §3.1: SMSC address first, then the TPDU). Written from the standard, independent of node-pdu and
- * of src/sms/, so the bridge's decoder is checked against a second encoder.
- *
- * Contract (PURE, throws RangeError on input it cannot encode):
- * - `tpduLength` counts the TPDU octets only (the <length> of +CMGL/+CMGR/+CMT), never the SMSC part.
- * - Originator: '+62…' -> TON international (0x91); digits (national numbers, short codes like '858') -> 0x81;
- *   anything else is alphanumeric (TON 5, 0xD0), GSM 7-bit packed, at most 11 characters.
- * - Text longer than one SMS is split into concatenated parts with a UDH (IEI 00 8-bit ref or IEI 08 16-bit ref):
- *   GSM7 153 septets per part (152 with a 16-bit ref), never splitting an escape pair; UCS2 134 octets / 67 code
- *   units per part (66 with a 16-bit ref), never splitting a surrogate pair. GSM7 text after a UDH starts on a septet
- *   boundary (fill bits). `partsOverride` gives the text of each part verbatim (e.g. to split an emoji on purpose).
+ * Builds SMS-DELIVER and SMS-STATUS-REPORT PDUs (3GPP TS 23.040 §9.2.2.1, §9.2.2.3) as a modem shows them in PDU mode,
+ * written from the standard independently of node-pdu and src/sms/, so the bridge's decoder is checked against a second
+ * encoder. PURE; throws RangeError on input it cannot encode. Long texts are split into concatenated parts, never
+ * splitting an escape or surrogate pair; `partsOverride` gives each part's text verbatim.
  */
 import { charToSeptets, pack, toHex, toSeptets } from './septets.js';
 

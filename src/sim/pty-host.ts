@@ -1,22 +1,9 @@
 /**
- * Hosts a VirtualModem on a real pseudo-terminal pair (socat), so a bridge in this or another process opens
- * `linkPath` with the NATIVE serial binding exactly as it opens a USB modem (`/dev/ttyUSB2`).
- *
- *   bridge --native--> <linkPath>  ==socat==  <linkPath>.modem <--native-- this host <--> VirtualModem
- *
- * Contract and invariants:
- * - The virtual modem is attached as a VirtualDevice: every byte read from the `.modem` end goes to vm.onWrite (in
- *   order), every side.emit is written to it (in order). The host calls vm.start() (idempotent) after attaching, so
- *   a fresh modem's boot banners reach the bridge end; the modem must not be attached to a virtual link at the same time.
- * - A pseudo-terminal moves bytes at memory speed whatever baud rate is set. With `paceBaud`, each direction is
- *   delayed like a UART at that rate (10 bits per byte, full duplex), to see wire time in end-to-end figures.
- * - The bridge end may be opened, closed and reopened any number of times while the host runs (socat keeps the pair).
- * - vm.unplug()/vm.stop() (side.unplug) and close() end the host for good: the `.modem` link is closed and socat is
- *   stopped, so the bridge end reports the device as vanished (read error -> disconnected) and the path disappears,
- *   as a USB modem does. To "replug", host the modem again on the same path (a real replug also gives a new tty).
- * - socat missing -> BridgeError (PORT_IO) with hint 'apt-get install socat'; socat failing or not creating both
- *   links within `startTimeoutMs` -> BridgeError naming the path, with socat's last stderr lines. Stale symlinks
- *   left at the two paths by a killed run are replaced; any other file there is refused (never clobbered).
+ * Hosts a VirtualModem on a real pseudo-terminal pair (socat), so a bridge opens `linkPath` with the NATIVE serial
+ * binding as it opens a USB modem. Bytes pass in order both ways; `paceBaud` delays them like a UART.
+ * The bridge end may be reopened while the host runs; unplug/stop/close end the host for good (the path disappears,
+ * as a USB modem's does). socat missing or failing -> BridgeError naming the path; stale symlinks are replaced, any
+ * other file at the paths is refused.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { lstat, unlink } from 'node:fs/promises';

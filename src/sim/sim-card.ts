@@ -1,15 +1,7 @@
 /**
- * The SIM card in the virtual modem: its state (ready, PIN, PUK, absent), PIN and PUK with their tries, and the
- * commands that read and unlock it: AT+CPIN? / AT+CPIN=, and the families' try counters (AT+CPINR, SIMCom AT+SPIC,
- * Huawei AT^CPIN?).
- *
- * Contract:
- * - A SIM with a PIN starts locked (unless told its state); 3 PIN tries, then PUK state; the PUK (default '12345678')
- *   with a new PIN unlocks it again, 10 PUK tries. A wrong code answers +CME ERROR: 16; an absent SIM +CME ERROR: 10.
- * - Unlocking answers OK first, then the SIM turns ready and `onUnlocked` runs (the family's after-PIN banners).
- * - The SIM outlives reboot; a power cycle locks a SIM that has a PIN again (powerCycle()). Its state and PIN tries
- *   are part of SimSnapshot.
- * - blockedError() is the error a command that needs the SIM gets while it is not ready (+CME 10/11/12, +CMS 310/311/316).
+ * The virtual modem's SIM card: state (ready, PIN, PUK, absent), PIN and PUK with their tries (3 and 10), AT+CPIN and
+ * the families' try counters. Unlocking answers OK first, then the SIM turns ready. The SIM outlives reboot; a power
+ * cycle locks a SIM with a PIN again. blockedError() is what a command needing the SIM gets while it is not ready.
  * No I/O and no timers here.
  */
 import type { CommandEntry, ErrorSpec, Outcome } from './at-command.js';

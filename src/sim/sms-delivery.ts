@@ -1,19 +1,9 @@
 /**
- * The network's side of incoming SMS: how a delivered part reaches the modem (stored, announced with +CMTI, or routed
- * to the link as +CMT per AT+CNMI / AT+CSMS) and what the SMSC keeps while the modem cannot take it.
- *
- * Contract:
- * - A part that arrives while the modem cannot receive (host.canReceive(): SIM locked, radio off, unplugged, SMS not
- *   ready) waits at the SMSC (`held`) and is delivered, in order, by flushHeld() once the modem can.
- * - CNMI <mode>=0 buffers nothing: indications are dropped (the message is still stored). <mt>=1 -> +CMTI;
- *   <mt>=2 -> +CMT (one outstanding at a time, later ones queue behind it). Delivery 'store' is class-2-like: always
- *   stored, +CMTI when <mt> is 1-3. With AT+CSMS=0 the modem acknowledges +CMT itself; with AT+CSMS=1 it waits for
- *   AT+CNMA for `cnmaTimeoutMs` (default 15000), else the SMSC retries into storage (+CMTI).
- * - Into a full storage nothing is stored (27.005 +CMS ERROR 322 semantics): counted in `dropped`, the family's
- *   memory-full URC sent if it has one, and the SMSC keeps the message until a slot is freed (redeliverSoon()).
- * - A modem that loses power or state returns its unacknowledged +CMT and the queue behind it to the SMSC.
- * - The concatenation reference of built multipart messages, and what the SMSC holds, outlive the process (snapshot).
- * Timers only through host.later() (so the modem can clear them); output only through host.urc() / host.send().
+ * The network's side of incoming SMS: how a part reaches the modem (stored with +CMTI, or +CMT per AT+CNMI / AT+CSMS,
+ * awaiting AT+CNMA for `cnmaTimeoutMs`) and what the SMSC keeps while the modem cannot take it. Nothing is lost: a part
+ * the modem cannot receive, or that finds the storage full, waits at the SMSC and is delivered in order later; a modem
+ * losing power returns its unacknowledged +CMT to the SMSC. Timers only through host.later(), output only through
+ * host.urc() / host.send().
  */
 import type { Logger } from '../log.js';
 import type { Outcome } from './at-command.js';

@@ -1,21 +1,9 @@
 /**
- * The modem's SMS memories and the 27.005 commands that read and change them: AT+CPMS, AT+CMGL, AT+CMGR, AT+CMGD
- * (PDU mode; the caller refuses text mode before these run). "SM" (the SIM) always; "ME" (the modem's own memory)
- * too when `memories` names it.
- *
- * Contract:
- * - AT+CPMS selects mem1 (read, list, delete), mem2 (write) and mem3 (where received SMS go); a memory the modem does
- *   not have is +CMS ERROR: 302. Received SMS go to mem3, or always to `receiveIn` when set (a Quectel EC25 storing in
- *   ME whatever was selected); put() tells the memory it used (the +CMTI names it).
- * - An index in the selected memory that holds nothing answers a bare OK (SIM800); out of range +CMS ERROR: 321.
- * - `capacity` slots, shown as indexes from `indexBase` (1 as 27.005 usually, 0 as some Huawei firmwares). A message
- *   lands in the lowest free slot; a full storage takes nothing (put() answers undefined, the caller decides).
- * - Storage lives on the SIM: nothing here is reset by a reboot; snapshot/restore go through stored()/restore().
- * - AT+CMGL / AT+CMGR mark what they show as read (stat 1) unless their mode argument is 1. AT+CMGR of an empty slot
- *   answers OK without a +CMGR line, as SIM800 does. An index outside the storage is +CMS ERROR: 321.
- * - AT+CMGD with flag 0 deletes one index; flags 1-3 delete read messages (only received messages are stored here),
- *   4 deletes all.
- * No I/O and no timers here.
+ * The virtual modem's SMS memories ("SM" always, "ME" when `memories` names it) and the 27.005 commands on them:
+ * AT+CPMS, AT+CMGL, AT+CMGR, AT+CMGD (PDU mode only). `capacity` slots shown from `indexBase` (0 or 1); a message
+ * lands in the lowest free slot, a full storage takes nothing (put() answers undefined). Received SMS go to mem3, or
+ * always to `receiveIn` when set. An empty slot reads as a bare OK (SIM800); out of range is +CMS ERROR: 321.
+ * Storage lives on the SIM: a reboot resets nothing. No I/O and no timers here.
  */
 import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
 import { OK, type Outcome } from './at-command.js';

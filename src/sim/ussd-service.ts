@@ -1,15 +1,7 @@
 /**
- * The virtual modem's USSD (3GPP TS 27.007 §7.15): AT+CUSD and ATD<code>; driving a scripted menu (ussd-script.ts),
- * with the reply string in the family's form (or the one asked for with `ussdReplyForm`).
- *
- * Contract:
- * - AT+CUSD=2 ends the session; AT+CUSD=<n> sets the result code presentation (0 off, 1 on); with a string it starts a
- *   session or answers the open one's menu. Sending needs the network (SIM ready, registered), else +CME ERROR.
- * - The request string is read as the family reads it: packed GSM 7-bit hex (ussdPackedHex families), UCS2 hex with
- *   AT+CSCS="UCS2", else as typed; ATD<code>; always as typed. Unreadable hex answers +CME ERROR: 50.
- * - The +CUSD reply goes between the lines and OK (cusdBeforeOk families) or after OK; none with <n>=0.
- * - A reboot ends the session and sets <n> back to 0 (reset()).
- * No I/O and no timers here.
+ * The virtual modem's USSD (3GPP TS 27.007 §7.15): AT+CUSD and ATD<code> driving a scripted menu (ussd-script.ts),
+ * reading the request and writing the reply in the family's form. Sending needs the network, else +CME ERROR;
+ * unreadable hex is +CME ERROR: 50. A reboot ends the session (reset()). No I/O and no timers here.
  */
 import { OK, type ErrorSpec, type Outcome } from './at-command.js';
 import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';

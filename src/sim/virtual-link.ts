@@ -1,14 +1,9 @@
 /**
- * The virtual modem as a SerialLink: an in-process device (the VirtualModem, a scripted test device) registered at a
- * path, and the link that opens that path. No serialport, no binding: the link hands every write to the device and
- * delivers what the device sends as 'data' chunks.
- * Contract and invariants (the same as the native link's, so the layers above cannot tell them apart):
- * - open() fails with PortError PORT_NOT_FOUND when no device is registered at the path or it is unplugged, and with
- *   PORT_BUSY while another link has it open (as the native binding's lock does).
- * - Bytes travel asynchronously in both directions (process.nextTick, not timers: fake timers do not hold them up),
- *   in order, chunk boundaries kept; write() resolves once the device has seen the bytes, rejects at once with
- *   PORT_CLOSED when the link is not open.
- * - 'close' fires once per open: disconnected=true when the device went away (unplug), false for close().
+ * The virtual modem as a SerialLink: an in-process device registered at a path, and the link that opens it; it keeps
+ * the native link's contract so the layers above cannot tell them apart. open() fails with PORT_NOT_FOUND (nothing
+ * there, or unplugged) or PORT_BUSY (already open). Bytes travel in order, asynchronously via process.nextTick (fake
+ * timers do not hold them), chunk boundaries kept; write() rejects at once with PORT_CLOSED when not open.
+ * 'close' fires once per open, disconnected=true when the device went away.
  */
 import { EventEmitter } from 'node:events';
 import { PortError } from '../errors.js';

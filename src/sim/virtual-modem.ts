@@ -1,33 +1,11 @@
 /**
- * VirtualModem: a stateful GSM modem behind a virtual serial link, speaking AT commands as 3GPP TS 27.007 / 27.005
- * describe them, with the quirks of a few families (sim-profiles.ts). Used by tests, `--simulate`, the demo and
- * benchmarks; it attaches with registerVirtualDevice(path) and answers whatever a SerialLink opened on that path writes.
- *
- * Wire behaviour (invariants):
- * - Input is read byte by byte; a command line ends with CR. With echo on (the power-up default, restored by reboot)
- *   every byte is echoed as received, so `ATE0` itself is echoed, and so is a PDU typed after the `\r\n> ` prompt of
- *   AT+CMGS (up to and including Ctrl-Z / ESC). Lines that do not start with AT are ignored.
- *   `AT+A;+B` runs both, stopping at the first error. Responses: `\r\n<lines>\r\n` then `\r\n<final>\r\n`.
- * - Commands live in one table (regex -> handler). A handler's needs (SIM unlocked, network, "SMS Ready") are
- *   checked before it runs. +CME errors follow AT+CMEE (0: ERROR, 1: numeric, 2: verbose); +CMS errors are always
- *   +CMS ERROR (numeric, verbose with CMEE=2), as SIM800 and most modems do.
- * - SMS are PDU mode only: AT+CMGF=1 is accepted, but CMGL/CMGR/CMGS in text mode answer +CMS ERROR: 302 on purpose
- *   (the bridge must use PDU mode). Only "SM" storage exists; other memories answer +CMS ERROR: 302.
- * - Storage lives on the SIM: it survives reboot, unplug and stop. An SMS that arrives while the modem cannot take
- *   it (SIM locked, radio off, unplugged, SMS not ready) waits at the "SMSC" and is delivered once the modem can.
- * - Incoming SMS follow AT+CNMI / AT+CSMS (+CMTI, or +CMT acknowledged by the modem or with AT+CNMA within
- *   `cnmaTimeoutMs`); into a full storage nothing is stored (counted in `droppedForFullStorage`, the family's
- *   memory-full URC) and the SMSC keeps it until AT+CMGD frees a slot: the details are in sms-delivery.ts.
- * - A stalled modem reads and answers nothing (input dropped, URCs dropped); storage keeps working.
- * - Deliberate delays (boot banners, CNMA timeout, stall, noise, latency) use timers; everything else answers
- *   synchronously, so tests can use fake timers.
- * A handler that throws is a simulator bug: it is logged at error level, recorded in `internalErrors()`, and the
- * command answers ERROR.
- *
- * This class is the wiring and the wire: lifecycle, output (echo, responses, URCs, latency, auto-baud hold), boot
- * banners, timers, the test-facing API. Its parts: line-reader.ts (input bytes -> lines / PDU), at-command.ts
- * (responses, dispatch), command-table.ts (every command, settings), sms-storage.ts, sms-delivery.ts, sim-card.ts,
- * ussd-service.ts, noise.ts; the public types are in virtual-modem-types.ts (re-exported here).
+ * VirtualModem: a stateful GSM modem behind a virtual serial link, answering AT commands as 3GPP TS 27.007 / 27.005
+ * describe, with the quirks of a few families (sim-profiles.ts). For tests, `--simulate`, the demo and benchmarks.
+ * PDU mode only (text-mode reads answer +CMS ERROR: 302 on purpose); storage lives on the SIM and survives reboot and
+ * unplug; an SMS it cannot take waits at the "SMSC". Only deliberate delays use timers, so tests can use fake timers.
+ * A handler that throws is a simulator bug: logged, recorded in internalErrors(), answered ERROR.
+ * This class is the wiring and the wire; its parts are line-reader, at-command, command-table, sms-storage,
+ * sms-delivery, sim-card, ussd-service and noise (public types in virtual-modem-types.ts).
  */
 import { silentLogger, type Logger } from '../log.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from './virtual-link.js';

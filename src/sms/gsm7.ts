@@ -1,15 +1,8 @@
 /**
- * GSM 7-bit default alphabet (3GPP TS 23.038 §6.2.1) with its extension table (§6.2.1.1), and septet packing (§6.1.2.1).
- *
- * Contract (PURE):
- * - `septetsToText` maps every septet of the default table, 0x1B 0xXX through the extension table; an ESC followed by a
- *   code with no extension symbol shows the default-table symbol of that code, and ESC ESC (or a lone trailing ESC)
- *   shows a space, as §6.2.1.1 prescribes. 0x5F is '§', 0x24 is '¤', 0x11 is '_'.
- * - `textToSeptets` returns undefined when any character has no GSM 7-bit encoding (caller falls back to UCS2);
- *   extension characters cost two septets.
- * - `unpackSeptets(octets, count, fillBits)`: septet i is read from bit (fillBits + 7*i) of the octet stream, LSB first.
- *   It never reads past the octets given: the caller checks lengths (returns undefined when too short).
- * - `packGsm7` / `unpackGsm7`: the packed hex form used for USSD (Huawei), with the CR padding rule of §6.1.2.3.1.
+ * GSM 7-bit default alphabet and extension table (3GPP TS 23.038 §6.2.1) and septet packing (§6.1.2.1), PURE.
+ * septetsToText follows §6.2.1.1 for unknown or lone escapes; textToSeptets returns undefined when a character has no
+ * GSM 7-bit encoding (the caller falls back to UCS2). unpackSeptets never reads past the octets given (undefined when
+ * too short). packGsm7 / unpackGsm7: the packed hex form of USSD, with the CR padding rule of §6.1.2.3.1.
  */
 
 /** Default alphabet, index = septet value. ESC (0x1B) is a placeholder here, handled separately. */

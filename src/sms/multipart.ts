@@ -1,24 +1,10 @@
 /**
- * Multipart (concatenated SMS) reassembly, PURE: no storage, no clock. The caller keeps the parts (spool area
- * 'parts') and asks these functions what to do with them.
- *
- * Invariants:
- * - `joinParts` is deterministic: the same set of parts gives the same text in any arrival order. A sequence that
- *   arrives twice counts once (the first copy wins; a copy with different text is listed in `conflicting`).
- *   Sequences outside 1..total are left out and listed in `ignored`.
- * - A missing part is never silently dropped: its place holds `missingPartMarker(n, total)`, visible to the reader.
- * - Halves of a surrogate pair split across parts meet again here; a half whose partner is missing becomes U+FFFD.
- * - `partGroupKey` puts every component through encodeURIComponent, so no two different groups share a key. It is
- *   a map key, not a file name: use `partRecordId` (identity.ts) for names. A key names a family of parts (SIM,
- *   sender, reference, total): two messages can share it (a sender reusing its reference, parts interleaved).
- * - `clusterParts` splits one family (the caller also keeps modems and exact senders apart) into messages, so parts of
- *   two messages never mix: a message holds each sequence once and one encoding; a part joins the one message that
- *   has a part with its exact service-centre time stamp, or else the one message it fits within MAX_PART_SPREAD_MS
- *   (a few seconds: the SMSC stamps the parts of one SMS back to back) of; when two messages fit equally it joins
- *   neither (it waits alone and is forwarded with gap markers after the timeout: incomplete, never mixed). Once the
- *   family shows reuse (its parts, or the stamps of parts already joined the caller passes as `seenStampsMs`, lie
- *   further apart than MAX_PART_SPREAD_MS: two messages have used the reference) time alone never fits: only the
- *   exact time stamp joins. Deterministic: the same set of parts gives the same messages in any order.
+ * Multipart (concatenated SMS) reassembly, PURE: the caller keeps the parts and asks what to do with them.
+ * joinParts is deterministic in any arrival order; a duplicate sequence counts once; a missing part is never dropped
+ * silently (missingPartMarker stands in its place). partGroupKey is a map key, not a file name (partRecordId is).
+ * clusterParts splits a family (SIM, sender, reference, total) into messages so parts of two messages never mix: a
+ * part joins a message by exact SMSC stamp, or within MAX_PART_SPREAD_MS when the family shows no reuse; when two
+ * messages fit equally it joins neither (it is forwarded alone, marked incomplete).
  */
 import type { ConcatInfo } from './types.js';
 import { replaceLoneSurrogates } from './ucs2.js';

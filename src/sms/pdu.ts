@@ -1,22 +1,10 @@
 /**
- * SMS-DELIVER decoder, written from 3GPP TS 23.040 §9.2.2.1 (layout), §9.1.2.5 (addresses), §9.2.3.11 (SCTS),
- * §9.2.3.24 (UDH) and TS 23.038 §4 (DCS). node-pdu is not used: it validates almost nothing, decodes 0x5F as '`' and
- * replaces a +00:00 zone with the host's.
- *
- * Contract (PURE): `decodeDeliver` never throws and never returns a wrong text. Anything it cannot decode with
- * certainty (non-hex, odd length, <length> mismatch, truncation in any field, user data shorter than its UDL,
- * UDH overruns, compressed text, national-language shift tables, a non-DELIVER MTI) is `{ ok: false, reason }`, one
- * line naming the field and the octet offset. Octets after the user data the UDL declares (real SMSCs send them: an
- * operator notice with UDL 53 septets and 77 octets following) are not text: the message is decoded by its UDL as
- * §9.2.3.16 says, the extra octets come back as `extraOctets` (hex) with a warning. That holds for a stored SMS only
- * (`index` set: the receiver reads it twice and decodes the PDU two reads agree on). A direct delivery (+CMT, no
- * `index`) with octets after its UDL is `{ ok: false }`: one changed UDL digit on a noisy line looks exactly like that
- * ("...Rp 50000..." would decode as "...Rp 50"), and a +CMT cannot be read again to tell the two apart. Oddities that do not change the text (a concat IE with total 0,
- * sequence 0 or sequence > total, which is then ignored so the part is treated as a single SMS; a reserved DCS read
- * as GSM 7-bit; an unreadable SMSC address) come back as `warnings`.
- *
- * PDU layout (octets, SMSC first as modems list it):
- *   SCA-len [SCA-TOA SCA-digits...] | FO | OA-len OA-TOA OA... | PID | DCS | SCTS(7) | UDL | UD...
+ * SMS-DELIVER decoder from 3GPP TS 23.040 §9.2 and TS 23.038 §4 (PURE). decodeDeliver never throws and never returns a
+ * wrong text: anything it cannot decode with certainty is `{ ok: false, reason }` naming the field and octet offset;
+ * harmless oddities come back as `warnings`. Octets after the declared user data are returned as `extraOctets` for a
+ * stored SMS (read twice), but make a direct delivery (+CMT, cannot be re-read) fail: on a noisy line they look like a
+ * changed UDL. node-pdu is not used: it validates almost nothing.
+ * Layout: SCA-len [SCA-TOA SCA...] | FO | OA-len OA-TOA OA... | PID | DCS | SCTS(7) | UDL | UD...
  */
 import type { ConcatInfo, DecodedSms, SmsEncoding, StoredPdu } from './types.js';
 import { bytesToHex, septetsToText, udhFillBits, unpackSeptets } from './gsm7.js';

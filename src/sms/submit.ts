@@ -1,15 +1,7 @@
 /**
- * SMS-SUBMIT encoder for AT+CMGS in PDU mode (3GPP TS 23.040 §9.2.2.2), for test transfers and tests.
- *
- * Contract (PURE):
- * - Each PDU starts with SCA '00' (use the SIM's service centre); `tpduLength` is the octet count after it, which is
- *   what AT+CMGS=<length> wants.
- * - GSM 7-bit (DCS 0x00) when every character fits (extension characters cost 2 septets), else UCS2 (DCS 0x08).
- * - Up to 160 septets / 70 UTF-16 units in one PDU; longer texts are split into parts of 153 septets / 67 units with
- *   an 8-bit-reference concatenation UDH (05 00 03 ref total seq). A part never ends between ESC and its extension
- *   character, nor between the halves of a surrogate pair.
- * - Invalid input (empty or non-dialable destination, more than 255 parts, bad options) throws BridgeError
- *   'PDU_INVALID': this is the sending side, where the caller must hear about it.
+ * SMS-SUBMIT encoder for AT+CMGS in PDU mode (3GPP TS 23.040 §9.2.2.2), PURE. SCA '00' (the SIM's service centre);
+ * tpduLength is what AT+CMGS=<length> wants. GSM 7-bit when every character fits, else UCS2; long texts become
+ * concatenated parts that never split an escape or surrogate pair. Invalid input throws BridgeError 'PDU_INVALID'.
  */
 import { BridgeError } from '../errors.js';
 import { bytesToHex, GSM7_ESCAPE, packSeptets, textToSeptets, udhFillBits } from './gsm7.js';

@@ -1,26 +1,9 @@
 /**
- * The spool's record codec (PURE: no fs, no clock of its own; node:crypto only for sha256 and HMAC-SHA256).
- *
- * Contract and invariants
- * - A record file is `<area>/<id>.json`: the record's JSON (keys sorted recursively, 2-space indent, trailing newline)
- *   plus `checksum` = sha256 (hex) over the canonical JSON of the record without `checksum` (keys sorted recursively,
- *   no whitespace, undefined values left out). `v` must equal SPOOL_RECORD_VERSION. serializeRecord() gives exactly
- *   these bytes; parseRecordFile() accepts exactly the files that prove their own completeness this way.
- * - Integrity (who wrote it): with the spool's key, the file also carries `mac` = HMAC-SHA256 (hex, key = the spool
- *   key, integrity-key.ts) over `pulsa-bridge-spool-record-v1`, LF, the area, LF, the same canonical JSON (without
- *   `checksum` and `mac`). The checksum says the file is whole; the mac says the daemon's key wrote it, in this area: a
- *   file made by someone without the key, or a record copied into another area, does not verify. parseRecordFile()
- *   given a key rejects a wrong mac ('integrity check failed') and reports a missing one (`mac: 'absent'`: a record
- *   from before signing, or a forgery; the caller decides); without a key the mac is not checked (`'unchecked'`).
- * - A file is readable only if: it is a JSON object, `v` is the version, the checksum matches, its kind belongs in its
- *   area (sms in pending/sent/dead/ignored, part in parts, quarantine in quarantine), its id equals the file name and
- *   it has the fields of its kind. Anything else comes back as { ok: false, reason } (never a throw).
- * - Ids match SPOOL_ID_PATTERN (/^[A-Za-z0-9._-]{1,128}$/): safe as file names; assertId() refuses others with
- *   SpoolError 'invalid-id'.
- * - SMS ids live in one namespace over pending/sent/dead/ignored. When an interrupted move leaves an id in two of them,
- *   the later state is the truth: the higher `rev`, and on a tie sent > dead > pending > ignored (isLaterCopy).
- * - An unreadable file is set aside as a QuarantineRecord whose id is derived from its area, name and content
- *   (quarantineRecordFor): the same bytes found again map to the same quarantine id.
+ * The spool's record codec (PURE; node:crypto only). serializeRecord() gives the exact bytes of a record file (sorted
+ * keys, `checksum` = sha256 of the canonical JSON, `mac` = HMAC-SHA256 with the spool key over the area and that
+ * JSON); parseRecordFile() accepts exactly the files that prove their completeness this way and never throws.
+ * A file also needs its kind to fit its area and its id to equal its name. Ids match SPOOL_ID_PATTERN (safe file
+ * names; assertId throws SpoolError 'invalid-id'). An id in two SMS areas: the later copy wins (isLaterCopy).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { errorMessage, SpoolError } from '../errors.js';

@@ -1,19 +1,8 @@
 /**
- * Group commit of the spool's directory fsyncs (I/O-free: it only sequences the fsync function it is given).
- *
- * Contract and invariants
- * - sync(dir) resolves only after an fsync of `dir` that STARTED after sync(dir) was called has succeeded: whatever the
- *   caller renamed or unlinked in `dir` before calling is covered by it. It rejects (every caller of that fsync, with
- *   the same error) when that fsync fails; nothing is reported durable that an fsync did not cover.
- * - Per directory, at most one fsync is in flight. A call while none is in flight starts one at once (a lone call
- *   costs what it cost before: no timer, no waiting to form a group). Calls that arrive while one is in flight form
- *   the next group: when the fsync in flight ends, ONE fsync starts for all of them ("fsync in flight -> the next one
- *   covers everyone who arrived meanwhile"). Different directories never wait for each other.
- * - Each member's own work (its tmp file written and fdatasynced, renamed into place) is done by the caller before
- *   sync(), in parallel with the other members; this module only shares the directory fsync.
- * - A move (write into `to`, sync(to), unlink from `from`, sync(from)) keeps its order: the new file's directory is
- *   fsynced before the old file is unlinked, because the caller awaits the first sync before it unlinks.
- * - stats(): fsyncs started and calls covered, per committer (for tests and figures; never used for decisions).
+ * Group commit of the spool's directory fsyncs (it only sequences the fsync function it is given).
+ * sync(dir) resolves only after an fsync of `dir` that started after the call succeeded, and rejects every caller of a
+ * failed one: nothing is reported durable that an fsync did not cover. Per directory at most one fsync is in flight;
+ * calls arriving meanwhile share the next one; a lone call starts at once. Directories never wait for each other.
  */
 
 export type DirFsync = (dir: string) => Promise<void>;

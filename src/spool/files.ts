@@ -1,41 +1,11 @@
 /**
- * Durable file primitives of the spool (I/O module): where a record lives, and how it is written, removed and read.
- *
- * Contract and invariants
- * - A record is `<dir>/<area>/<id>.json`; files being written live in `<dir>/tmp/`.
- * - write(): Maildir-like. The exact bytes of serializeRecord go to a new private file tmp/<id>.<pid>.<n>.<random>.tmp
- *   (created 'wx', mode 0640), which is fdatasynced, renamed over `<area>/<id>.json`, and then the area directory is
- *   fsynced. It resolves only after all of that; a reader sees the old file or the new one, never a part. On failure the
- *   tmp file is removed (best effort: the owner's start-up deletes tmp leftovers) and SpoolError 'io' is thrown, naming
- *   the record.
- * - unlink(): remove the file, then fsync its directory; 'io' on failure (a file already gone is fine with missingOk).
- * - Group commit (commit.ts): the directory fsync of write() and unlink() goes through one DirCommitter per spool.
- *   Writes and unlinks that overlap (different ids: the store runs them concurrently) each do their own file work in
- *   parallel and share the directory fsync: one fsync of a directory covers every rename/unlink done in it before the
- *   fsync started, and each call resolves only after the fsync that covers its own rename/unlink. A failed directory
- *   fsync fails every call it was to cover, each with an error naming its record. A lone call costs what it did.
- * - System calls go through `diskOps` (one object: tests spy on it to count or fail a call), all plain callback fs calls
- *   on numeric fds: a FileHandle (fs/promises) costs about twice the main-thread CPU per open+close and its readFile
- *   about twice a callback readFile (bench: 16 modems spent 0.7 s of 2.5 CPU s in openFileHandle). Every fd opened is
- *   closed in a finally. A directory is opened for each fsync, not kept open: a kept fd would outlive a spool
- *   directory replaced under it.
- * - read(): the parsed record, undefined when there is no such file, SpoolError 'corrupt' when it fails the codec's
- *   checks, 'io' when it cannot be read.
- * - With fsync:false (tests, throwaway spools) nothing is fsynced; everything else is the same.
- * - Permissions: run as root (`sudo pulsa-bridge queue retry`), a new file gets the owner of the spool directory, so the
- *   daemon's service user can still read it.
- * - ensureSpoolDirs() (the owner, at open) creates the spool and its areas one level at a time (never Node's recursive
- *   mkdir: under /proc it loops forever on ENOENT), mode 0750. Then it checks them (safe-dir.ts): the spool directory
- *   and every area must be a real directory (no symlink), owned by the daemon's user and not writable by group or
- *   others, else UnsafePathError (the start is refused); only then, on its own directories, it takes read permissions
- *   for others off (records hold SMS text, status.json the webhook URL). It never chmods what it does not own. Any
- *   other failure is SpoolError 'io' naming the directory and what the system said.
- * - Reading is bounded: a record file is opened O_NOFOLLOW|O_NONBLOCK and fstat()ed before a byte is read; a symlink,
- *   a non-regular file or one above MAX_RECORD_BYTES fails (codes ELOOP, ENOTREG, EFBIG) without being read. The
- *   owner moves such files aside as they are (moveAside: renamed into `<dir>/foreign/`, never read, never deleted).
- * - Integrity: with the spool key (setKey, integrity-key.ts) write() signs every record for its area and read() accepts
- *   only records whose mac verifies (an unsigned one is 'corrupt' too). A client that cannot read the key
- *   (keyProblem) reads without checking and refuses to write: a record it wrote unsigned would be quarantined.
+ * Durable file primitives of the spool: where a record lives (`<dir>/<area>/<id>.json`) and how it is written,
+ * removed and read. write() is Maildir-like (private tmp file -> fdatasync -> rename -> group-committed directory
+ * fsync) and resolves only when durable; a reader sees the old file or the new one, never a part. Failures are
+ * SpoolError naming the record. Reads are bounded (O_NOFOLLOW, fstat, MAX_RECORD_BYTES) and, with the spool key,
+ * accept only records whose mac verifies; a client without the key may read but never write.
+ * ensureSpoolDirs() refuses (UnsafePathError) a spool or area that is a symlink, foreign-owned or group/other-writable.
+ * System calls go through `diskOps` (plain callback fs on numeric fds; tests spy on it).
  */
 import { randomBytes } from 'node:crypto';
 import fs, { constants as C, promises as fsp, type Dirent } from 'node:fs';
@@ -101,8 +71,9 @@ function readBounded(file: string, max: number): Promise<string> {
 }
 
 /**
- * mkdir -p one component at a time: a component that exists must be a directory; any other failure is thrown as it is
- * (ENOENT under /proc or /sys, EACCES, EROFS, ENOTDIR). Returns the directories it created.
+ * mkdir -p one component at a time (never Node's recursive mkdir: under /proc it loops forever on ENOENT): a component
+ * that exists must be a directory; any other failure is thrown as it is (ENOENT under /proc or /sys, EACCES, EROFS,
+ * ENOTDIR). Returns the directories it created.
  */
 export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<string[]> {
   const abs = path.resolve(dir);
@@ -125,7 +96,10 @@ export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<stri
   return created;
 }
 
-/** A callback fs call as a promise (one allocation less per call than the FileHandle methods). */
+/**
+ * A callback fs call as a promise. Callback fs on numeric fds, not fs/promises FileHandles: those cost about twice the
+ * main-thread CPU per open+close and per read (bench/README.md, the daemon CPU profile).
+ */
 function fdCall(call: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void, fd: number): Promise<void> {
   return new Promise((resolve, reject) => call(fd, (err) => (err ? reject(err) : resolve())));
 }
@@ -161,7 +135,7 @@ export const diskOps = {
   rename: (from: string, to: string): Promise<void> =>
     new Promise((resolve, reject) => fs.rename(from, to, (err) => (err ? reject(err) : resolve()))),
   unlink: (file: string): Promise<void> => new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve()))),
-  /** open the directory, fsync it, close it. */
+  /** open the directory, fsync it, close it (not kept open: a kept fd would outlive a spool directory replaced under it). */
   async fsyncDir(dir: string): Promise<void> {
     const fd = await diskOps.open(dir, 'r');
     try {

@@ -1,20 +1,10 @@
 /**
- * The spool's integrity key (I/O module): the HMAC-SHA256 key every record file is signed with (codec.ts), so a file
- * written by anyone without it (dropped in by hand, copied from another machine) is not taken for a record.
- *
- * Contract
- * - `<stateDir>/spool.key`: one line, 64 lowercase hex digits (32 random bytes), mode 0600, owned by the daemon's user.
- * - The owner creates it once (createKey): a private tmp file (O_EXCL, 0600) written and fsynced, then link()ed to the
- *   key name (never replacing a key: EEXIST reads the one there; rename where the filesystem has no hard links), the
- *   tmp name removed and the directory fsynced. A crash leaves no key (the next start creates one) or the whole key.
- * - readKey opens with O_NOFOLLOW and checks with fstat before reading: a symlink, a non-regular file, a file of
- *   another owner or one readable by group/others is UnsafePathError (no secret is trusted that others could read or
- *   have written); a file that is not one key line is UnsafePathError too (the operator restores it). ENOENT -> undefined.
- * - Adoption marker `<stateDir>/spool.key.adopting`: written (fsynced, with its directory) before a new key is
- *   created and removed (directory fsynced) only once every unsigned record has been signed; while it exists, each
- *   start signs unsigned records again, so a start that died part-way through the upgrade is resumed, not quarantined.
- * - The expected owner (KeyOwner): the daemon expects its own euid; a client (the CLI, e.g. under sudo) expects the
- *   owner of the spool directory (the daemon's user), whoever the caller is. A hint never says to chown to root.
+ * The spool's integrity key: `<stateDir>/spool.key`, one line of 64 hex digits, mode 0600, the HMAC key every record is
+ * signed with (codec.ts), so a file written without it is not taken for a record. createKey never replaces a key and
+ * a crash leaves none or the whole key. readKey refuses (UnsafePathError) a symlink, a non-regular, foreign-owned or
+ * group/other-readable file, or one that is not one key line; ENOENT -> undefined. While the adoption marker
+ * `spool.key.adopting` exists, each start signs unsigned records again (an interrupted upgrade resumes).
+ * A client (CLI, even under sudo) expects the key owned by the spool directory's owner.
  */
 import { randomBytes } from 'node:crypto';
 import fs, { constants as C, promises as fsp } from 'node:fs';

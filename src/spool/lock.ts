@@ -1,29 +1,9 @@
 /**
- * The spool's owner lock, `<dir>/spool.lock` (I/O module: fs, process liveness, /proc).
- *
- * Protocol (one owner, any number of clients; the file format is shared with every released version)
- * - The owner (the daemon) holds the lock from open until close(). Its content is one JSON line
- *   {"pid":N,"startedAt":"ISO"[,"bootId":"..."][,"procStart":"ticks"]}\n: bootId from /proc/sys/kernel/random/boot_id,
- *   procStart = field 22 of /proc/<pid>/stat (clock ticks since boot); both are left out where the system cannot tell.
- *   Readers accept any object with a positive integer pid and a string startedAt; other keys are ignored.
- * - Exclusive create with complete content: the text is written to a private file, then link()ed to the lock name
- *   (EEXIST like O_EXCL, and a reader never sees a half-written lock); filesystems without hard links fall back to
- *   writeFile with flag 'wx'.
- * - A lock is live when its process is alive (kill(pid, 0) succeeds or says EPERM) and, where /proc tells, started at
- *   the recorded procStart. A live lock refuses the open (SpoolError 'locked', naming the pid). A lock is stale when it
- *   is unreadable, written under another boot, names a dead pid, names a pid reused by another process (other start
- *   time), or names our own pid while this process does not hold it (left by an earlier boot's process); a stale lock
- *   is replaced with a warning.
- * - Takeover is atomic: the stale file is renamed to a private name (of several starters exactly one gets it), judged
- *   again there, and a live lock moved by mistake (another starter replaced the stale lock between our read and our
- *   rename) is put back under the lock name (link(), which never overwrites, else 'wx') and we are refused. A lock that
- *   cannot be put back is kept aside and the open fails (several processes are taking the spool at once).
- *   At most 5 rounds of create -> judge -> set aside; then the open fails ('locked': the lock keeps changing).
- * - release() removes the lock only if it still holds exactly our text (another process may have replaced it).
- * - Clients take no lock; after a change they read the lock and send SIGHUP to its live owner (signalLockOwner), which
- *   then rescans. Every failure there is an expected race (no owner, owner gone) and only logged at debug. The signal
- *   goes only to a pulsa-bridge process of the lock file's owner (notOurDaemon, from /proc): a lock naming any other
- *   live process (copied spool, hand-made lock) is logged at warn and not signalled.
+ * The spool's owner lock, `<dir>/spool.lock`: one JSON line {pid, startedAt, bootId?, procStart?} shared with every
+ * released version. Created exclusively with complete content (link(), else 'wx'); a live owner refuses the open
+ * (SpoolError 'locked'); a stale lock (dead or reused pid, other boot, unreadable) is taken over atomically with a
+ * warning. release() removes only our own text. Clients take no lock; signalLockOwner SIGHUPs only a pulsa-bridge
+ * process of the lock file's owner.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';

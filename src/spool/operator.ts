@@ -1,25 +1,9 @@
 /**
- * The spool's commands that change records outside delivery (I/O through the spool's own primitives): the operator's
- * retry, retry of every dead record and drop (`pulsa-bridge queue ...`, usually from a client), and prune (the
- * owner's housekeeping of sent and ignored records).
- *
- * Contract and invariants
- * - Each runs inside the id's chain of the spool (SpoolPort.withLock) and looks at the disk first (locate / readRecord):
- *   the index of a client, or of an owner a client changed, may be stale.
- * - retry: dead -> pending with attempts 0, nextAttemptAt and deadReason cleared, `requeuedAt` stamped (the forwarder's
- *   maxAge counts from it), rev + 1, 'pending' emitted; a pending record is made due now the same way; a record
- *   quarantined for its integrity check is released (releaseQuarantined: the operator vouches for it). Any other area
- *   -> SpoolError 'not-found' / 'wrong-area'. retryAllDead skips records another process moved meanwhile.
- * - drop: removes a record from pending, dead, ignored, quarantine or parts (a stray multipart part); sent records are
- *   refused ('wrong-area': they are pruned, not dropped). It takes the id or an unambiguous prefix of it (resolveId:
- *   an exact id always wins; a prefix shorter than MIN_ID_PREFIX characters, or matching several ids, is
- *   'invalid-id', the latter listing them).
- * - retry, retryAllDead (when something moved) and drop then tell the live owner to rescan (SpoolPort.notifyOwner;
- *   a no-op for the owner itself).
- * - prune: deletes sent records delivered (ignored records received) more than olderThanDays ago, but never fewer than
- *   DEDUPE_MIN_DAYS (the dedupe memory: a younger record still recognises its SMS read again); unreadable ones are
- *   logged and kept. A sent record's delivery time comes from the sent index when it has one (no file read); the
- *   index is rewritten after sent records were removed.
+ * The spool's operator commands (retry, retryAllDead, drop) and the owner's prune. Each runs in the id's chain and
+ * reads the disk first (an index may be stale). retry requeues a dead or pending record as due now, stamping
+ * `requeuedAt`; drop removes a record from any area but sent, by id or an unambiguous prefix (>= MIN_ID_PREFIX).
+ * After a change the live owner is told to rescan. prune never deletes records younger than DEDUPE_MIN_DAYS (the
+ * dedupe memory).
  */
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';

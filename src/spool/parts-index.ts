@@ -1,16 +1,7 @@
 /**
- * The owner's in-memory index of multipart parts (PURE: no I/O, no timers, no clock).
- *
- * Contract and invariants
- * - Holds exactly the part records of `parts/` as the spool (their owner) knows them: filled by the scan at open and
- *   rescan, updated by putPart / deleteParts / drop. listParts() is served from it: the receiver's per-part call reads
- *   no directory and parses no file.
- * - Order: compareReceived (receivedAt parsed, unparseable = 0, then id), the order listParts() always returned. The
- *   order key is parsed once when a part is set (not per comparison); `order` holds the entries of `byId`, sorted.
- * - The index owns the records given to it and freezes them (shallow, and their `sim`): everything it hands out is a
- *   read-only view, except copies(), which returns fresh copies a caller may change (a PartRecord's only nested object
- *   is `sim`, a flat object of strings; copyPart copies it too).
- * - Map-like (has/get/set/delete/keys/values/size) so the scan and the operator commands use it as they used a Map.
+ * The owner's in-memory index of multipart parts (PURE): exactly the part records of `parts/`, so listParts() reads
+ * no directory. Order: compareReceived (key parsed once per part). The index owns and freezes its records: everything
+ * it hands out is a read-only view, except copies(). Map-like, so the scan and operator commands use it as a Map.
  */
 import { receivedAtKey } from './pending-index.js';
 import type { PartRecord } from './types.js';

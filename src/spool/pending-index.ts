@@ -1,18 +1,8 @@
 /**
- * The owner's in-memory index of pending SMS records, kept in delivery order (PURE: no I/O, no timers, no clock).
- *
- * Contract and invariants
- * - Delivery order: receivedAt (parsed; unparseable counts as 0), then id (code-unit order). The same order as
- *   `compareReceived`; the spool's list() sorts with sortByReceived (the same order, each key parsed once).
- * - `order` holds exactly the records of `byId`, sorted. set() of a new id inserts by binary search; set() of a known id
- *   whose receivedAt is unchanged (markRetry: attempts, nextAttemptAt) replaces its entry in place; otherwise it moves.
- *   delete() finds the entry by binary search. PendingIndex.from() sorts once (start-up scan, rescan).
- * - An entry caches its order key, modem and due time (nextAttemptAt as epoch ms; absent or unparseable = due now) when
- *   it is set; the record and the entry are frozen (shallow) at that moment, so the cache cannot go stale through a later
- *   mutation: the index owns the records given to it, and everything it hands out (get, values, entries) is a read-only
- *   view. Callers that need a copy they may change use structuredClone.
- * - entries() is the ordered view the forwarder chooses from (src/forward/schedule.ts): iterating it copies nothing,
- *   and a walk that stops early costs only the entries it passed.
+ * The owner's in-memory index of pending SMS records in delivery order (receivedAt, then id; as compareReceived),
+ * PURE. Updates are incremental (binary search); from() sorts once. The index owns and freezes the records given to it:
+ * everything it hands out is a read-only view (callers needing a copy use structuredClone). entries() is the ordered
+ * view the forwarder picks from: iterating copies nothing.
  */
 import type { SmsRecord } from './types.js';
 

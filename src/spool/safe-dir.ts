@@ -1,13 +1,8 @@
 /**
- * Is a directory private to this process's user? (I/O module: lstat/stat only; it never changes a mode or an owner.)
- *
- * Contract
- * - checkPrivateDir(dir) passes when `dir` itself is a real directory (lstat: not a symlink), owned by the effective
- *   uid, and not writable by group or others; and every directory above it (after resolving symlinks there) is owned
- *   by root or by this uid and is not writable by group or others unless it has the sticky bit (/tmp): nobody else
- *   can swap the directory or an entry of it. Otherwise UnsafePathError naming the directory, what is wrong and, as
- *   its hint, the one command that fixes it. A directory that does not exist is for the caller to create first.
- * - Without getuid (not POSIX) every check passes: there are no owners to compare.
+ * Is a directory private to this process's user? (lstat/stat only; never changes a mode or an owner.)
+ * checkPrivateDir(dir) passes when `dir` is a real directory owned by the effective uid and not group/other-writable,
+ * and every directory above it is owned by root or this uid and not writable by others (unless sticky, as /tmp).
+ * Otherwise UnsafePathError naming the problem, with the fixing command as its hint. Without getuid every check passes.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';

@@ -1,33 +1,10 @@
 /**
- * Reading a spool directory into an index, and the owner's start-up recovery (I/O module, over RecordFiles).
- *
- * Contract and invariants
- * - scan() reads every area (AREAS order, names sorted) into a fresh SpoolIndex: SMS ids with their area, pending
- *   records in delivery order (PendingIndex, sorted once), parts in memory, quarantine ids. Files not named *.json are
- *   ignored with a warning; a file that vanishes between readdir and read is skipped (another process moved it).
- * - Sent records the sent index already knows (sentCache) are listed, not read: start-up and rescan cost a readdir of
- *   sent/ plus the files the index lacks (sent-index.ts). Every other area is read in full, as before.
- * - An id found in two SMS areas (a move interrupted by a crash) is indexed in its later state (codec.isLaterCopy).
- * - mode 'read' (a client, or the owner's rescan) changes nothing on disk: unreadable files are skipped with a warning
- *   and the earlier copy of a duplicate id is left where it is.
- * - mode 'recover' (the owner at open, after clearTmp) repairs: it removes the earlier copy of a duplicate id and moves
- *   every unreadable record file (bad JSON, bad checksum, wrong version, wrong kind for its area, name/id mismatch, a
- *   mac that does not verify) into quarantine/ as a QuarantineRecord holding the raw text. A corrupt file never throws:
- *   it is logged and set aside, or left in place (logged) when it cannot be moved. What is not a record file at all (a
- *   symlink, FIFO or directory, a name not *.json, a file above MAX_RECORD_BYTES, or an unreadable one above
- *   MAX_QUARANTINE_RAW_BYTES) is moved aside as it is into foreign/ (files.moveAside), never read whole.
- * - Integrity (files.ts, integrity-key.ts): with a key, a record whose mac fails is unreadable as above; one without a
- *   mac is quarantined too, except while the key's adoption is unfinished (`adoptUnsigned`: the start that created the
- *   key, or a later one resuming it, integrity-key.ts) when no record carries a mac this key rejects: then every
- *   unsigned record is signed in place and counted. If any record carries a foreign mac (the key was lost or the spool
- *   moved without it), nothing unsigned is adopted.
- * - At run time (owner, inside the id's chain) a pending file found unreadable is handled the same way: when the owner
- *   holds a valid copy in memory the file is rewritten from it (restoreCorruptPending; the corrupt bytes are kept in
- *   quarantine), else the file is moved to quarantine and leaves the index (quarantineCorruptPending -> 'corrupt').
- * - clearTmp() deletes only the daemon's own tmp names (files.write's `<id>.<pid>.<n>.<hex>.tmp`), each a regular file
- *   (lstat), with unlink (never recursive, never through a symlink); anything else in tmp/ is left, logged. A tmp file
- *   was half-written when the process died, so its SMS is simply not in the spool yet (it is still on the SIM, which
- *   is cleared only after the fsynced write).
+ * Reading a spool directory into an index, and the owner's start-up recovery. Mode 'read' (a client, or a rescan)
+ * changes nothing on disk; mode 'recover' (the owner at open) removes the earlier copy of an id found in two areas,
+ * quarantines unreadable record files (their raw text kept) and moves non-record files into foreign/ unread.
+ * A corrupt file never throws. Unsigned records are signed in place only while the key's adoption is unfinished and
+ * no record carries a foreign mac. Sent records the sent index knows are listed, not read.
+ * clearTmp() deletes only the daemon's own regular tmp files, never recursively or through a symlink.
  */
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';

@@ -1,19 +1,9 @@
 /**
- * The index of sent records, `<dir>/sent.index` (I/O module): what start-up, rescan and prune need of each delivered
- * record (its id, rev and delivery time) without reading its file. A year of archive is tens of thousands of files;
- * reading every one at start-up outlasted systemd's start timeout.
- *
- * Contract and invariants
- * - A cache, never the truth: the record files are. Missing, unreadable or garbled (any line) -> those entries are
- *   simply not cached, and scan() reads the files it lacks (rebuilding the index from the records). Entries whose file
- *   is gone are dropped, because scan() lists sent/ and uses an entry only for a file that is there.
- * - Format: a header line, then one line per change: `+ <id> <rev> <deliveredAt ms or ->` and `- <id>` (fields
- *   separated by tabs). The owner appends a `+` line after each delivery (no fsync: a lost line means one file read at
- *   the next start) and rewrites the file compactly (tmp + rename) after start-up's scan and after a prune.
- * - Sent records are immutable once written (sent is the last state; drop refuses them), so an entry for a file that
- *   is there is that file's facts. A sent file damaged after it was indexed is found when it is read (queue show),
- *   not at start-up: the price of not reading 20,000 files.
- * - Clients read it, never write it. The record format is unchanged (the index is extra, and rebuilt when absent).
+ * `<dir>/sent.index`: what start-up, rescan and prune need of each sent record (id, rev, delivery time) without
+ * reading its file, so a year of archive does not outlast systemd's start timeout. A cache, never the truth: a
+ * missing, garbled or stale entry only means that file is read. Lines `+ id rev deliveredAt` / `- id`; the owner
+ * appends after each delivery (no fsync) and rewrites it compactly after scan and prune; clients only read it.
+ * Sound because sent records are immutable.
  */
 import { appendFile, promises as fsp } from 'node:fs';
 import path from 'node:path';

@@ -1,43 +1,11 @@
 /**
- * The crash-safe on-disk spool (I/O module): one directory per area, tmp/ pending/ sent/ dead/ ignored/ quarantine/
- * parts/, each record one file that proves its own completeness (codec.ts), written durably (files.ts).
- *
- * Contract
- * - A put* / mark* / retry promise resolves only after the record is on disk: tmp -> fdatasync -> rename -> fsync dir
- *   (unless opened with fsync:false, for tests and dev). Group commit (files.ts, commit.ts): calls on different ids run
- *   concurrently and overlapping ones share each directory's fsync; a promise still resolves only after the fsync that
- *   covers its own rename/unlink, and a failed fsync fails every call it was to cover (none is reported durable).
- * - A move writes the new file durably first, then unlinks the old one, then fsyncs the old directory. A crash in between
- *   leaves the id in two areas; the later state (higher `rev`; on a tie sent > dead > pending > ignored) is the truth.
- * - Integrity: every record is signed with the spool's key (integrity-key.ts, in `keyDir`, the state directory). The
- *   owner creates the key at the first start without one; that start signs the unsigned records already there (the
- *   upgrade) unless some record is signed already (key lost: nothing unsigned is trusted). After it, a record whose
- *   mac fails or is missing is quarantined at start (scan.ts) and never delivered. The directories are checked before
- *   use (files.ensureSpoolDirs; UnsafePathError) and junk is moved aside unread (foreign/).
- * - Ids are checked by the codec (SpoolError 'invalid-id'). SMS ids live in one namespace over pending/sent/dead/ignored
- *   (an id is in at most one of them); quarantine and parts have their own namespaces.
- * - Operations on one id are serialized inside this process (per-id promise chain); rescan() raises a barrier that new
- *   operations wait for, after the ones in flight have finished, so no write is lost from the rebuilt index.
- * - Events: 'pending' (id) when a new pending record lands or a record returns to pending.
- *
- * Roles (one owner, any number of clients)
- * - owner (the daemon; default): holds `<dir>/spool.lock` until close() (lock.ts: protocol, stale locks, takeover;
- *   a live owner refuses the open with SpoolError 'locked'). Only the owner recovers at open (scan.ts): it deletes tmp/
- *   leftovers, removes the earlier copy of an id found in two areas, and moves unreadable record files to quarantine/.
- * - client (the `queue` CLI): no lock, no recovery: tmp/ is left alone, an id in two areas is shown in its later state
- *   and left where it is, unreadable files are skipped with a warning. Its retry / retryAllDead / drop write the same
- *   atomic way, re-read the record from disk first, and then send SIGHUP to the live owner so it calls rescan().
- * - The owner's index is in memory: rescan() re-reads the areas (no destructive step) and emits 'pending' for pending
- *   records that are new to it or changed on disk. mark* re-read the pending file first: a record a client dropped
- *   meanwhile fails with SpoolError 'not-found' and leaves the index, instead of being written back; a pending file that
- *   has become unreadable is moved to quarantine by the owner and leaves the index (SpoolError 'corrupt'), unless the
- *   owner still holds a valid copy in memory: then the file is rewritten from it (the corrupt bytes go to quarantine).
- * - retry / retryAllDead stamp `requeuedAt` (the operator's requeue time) on the record.
- * - Sent records are known from `sent.index` (sent-index.ts) where it has them: open, rescan and prune list sent/ but
- *   read only the sent files the index lacks; the owner appends each delivery to it and rewrites it after open and prune.
- * - Pending records are held in delivery order (PendingIndex: receivedAt, then id), updated incrementally as records
- *   enter and leave pending and sorted once per scan. pendingInOrder() is that order as a read-only view, for the
- *   forwarder's choice (src/forward/schedule.ts): it copies nothing; list('pending') copies every record (CLI).
+ * The crash-safe on-disk spool: one directory per area (pending, sent, dead, ignored, quarantine, parts), one
+ * self-verifying, signed file per record (codec.ts, files.ts). A put* / mark* / retry resolves only once the record is
+ * durable (tmp -> fdatasync -> rename -> fsync dir; group-committed); a crash mid-move leaves the later state as truth.
+ * Roles: one owner (the daemon: holds spool.lock, recovers at open, keeps the index) and any number of clients (the
+ * `queue` CLI: no lock, no recovery; after a change they SIGHUP the owner, which rescan()s).
+ * Operations on one id are serialized in-process; mark* re-read the file first, so a record a client dropped fails
+ * with SpoolError 'not-found'. Emits 'pending' (id) when a record enters or returns to pending.
  */
 import { EventEmitter } from 'node:events';
 import { promises as fsp } from 'node:fs';

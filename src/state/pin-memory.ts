@@ -1,16 +1,9 @@
 /**
- * Rejected SIM PINs, remembered across restarts and reconnects (issue 11, item 1): a SIM allows three wrong PINs, then
- * needs its PUK; a daemon that re-sent a rejected PIN at every start or SIM retry locked production SIMs.
- * Contract and invariants:
- * - One JSON file, `pin-memory.json` (mode 0600), in the state directory: per SIM key (ICCID, IMSI, `modem:<name>`) a
- *   SHA-256 of the key and the PIN and when that PIN was sent (not yet confirmed) or rejected (src/modem/pin-records.ts).
- *   The PIN is never written in clear (nor logged), but a 4-8 digit PIN is found from its hash in moments: the hash
- *   does not protect it; the file mode does. A configured PIN that hashes differently is a new PIN and is tried once.
- * - Written tmp -> fsync -> rename -> fsync dir, so a crash leaves the old file or the new one, never half of one.
- * - A missing file is an empty memory. A file that cannot be read or is not a memory of version 1 makes every lookup
- *   reject (the caller sends no PIN) and is never overwritten: the operator checks or removes it.
- * - What this process recorded is kept in memory too, so a failed write never lets a PIN be sent again by it.
- * - Calls are serialised (one read-modify-write at a time); every modem of the daemon may share one instance.
+ * Rejected SIM PINs, remembered across restarts and reconnects (three wrong PINs lock a SIM): `pin-memory.json`, mode
+ * 0600, per SIM key a SHA-256 of key and PIN with its state. The hash does not protect a short PIN; the file mode does.
+ * Written atomically (tmp, fsync, rename, fsync dir). A missing file is empty; an unreadable or unknown one makes every
+ * lookup reject (no PIN sent) and is never overwritten. What this process recorded is also kept in memory. Calls are
+ * serialised; every modem may share one instance.
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,15 +1,8 @@
 /**
- * Operator credit-transfer flows as data, and their rendering into concrete steps for one transfer.
- * PURE: no I/O, no clock. The runner (src/transfer/) executes the steps on a modem; `--dry-run` prints them.
- *
- * A flow is a list of step templates. Placeholders: `{to}` (the receiving number in national form, 08...), `{to62}`
- * (the same in international form without '+', 628...), `{amount}` (whole rupiah), and `{token}` (captured by an
- * earlier `await-sms` step). Rendering checks every placeholder is known and that `{token}` is only used after a step
- * that captures one, so a typo in a config template fails before any credit moves.
- *
- * Defaults follow field-notes.md (configurable, never hard-wired): Telkomsel USSD `*858*{to}*{amount}#` then `1`;
- * Indosat SMS `TRANSFERPULSA {to} {amount}` to 151, then `OK{token}` with the token from the operator's reply SMS;
- * XL/Axis SMS `BAGI {to} {amount}` to 168, then `Y` after the operator asks; Smartfren SMS `KIRIM.{to}.{amount}` to 879.
+ * Operator credit-transfer flows as data, rendered into concrete steps for one transfer (PURE). Placeholders `{to}`,
+ * `{to62}`, `{amount}`, `{token}`; rendering rejects an unknown placeholder or a `{token}` before a step captures one,
+ * so a template typo fails before any credit moves. Defaults follow field-notes.md and are configurable, never
+ * hard-wired.
  */
 
 export type FlowStepTemplate =

@@ -1,17 +1,8 @@
 /**
- * Executes a rendered transfer flow (flows.ts) on the sending modem, through ModemOps (the daemon or the port
- * directly), and, when the centre SIM sits in a modem of this bridge, waits there for the operator's confirmation SMS
- * (and, through the daemon, its spool id and the webhook's answer). Reports every step as it ends, with timings.
- *
- * Contract
- * - Steps run in order; the first that fails ends the run (nothing after it is sent). An await-sms step waits on the
- *   sending modem for an SMS from its sender and reads the {token}; a USSD step answers each menu only while the
- *   network asks for more input (status 1), and cancels a session left open.
- * - Credit safety: every step records whether what it sends left the modem: `sent`, `not-sent`, or `unknown` (an
- *   error or an interruption while the command was in flight). The report's `sent` list says what was already sent,
- *   so an interrupted run (AbortSignal: Ctrl-C; the daemon restarting) is never repeated blindly.
- * - An operator reply that says the transfer failed (`gagal`, `tidak cukup`, ...) fails the step; its text is shown
- *   verbatim. The confirmation is matched by amount and, when known, the sender's number in the SMS text.
+ * Executes a rendered transfer flow (flows.ts) on the sending modem through ModemOps and, when the centre SIM is in a
+ * modem of this bridge, waits there for the confirmation SMS. Steps run in order; the first failure ends the run.
+ * Credit safety: each step records whether what it sent left the modem (`sent`, `not-sent`, `unknown`), so an
+ * interrupted run is never repeated blindly. An operator reply saying the transfer failed fails the step, shown verbatim.
  */
 import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
 import { errorMessage } from '../errors.js';

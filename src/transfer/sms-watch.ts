@@ -1,14 +1,9 @@
 /**
- * Watches one modem for incoming SMS during a test transfer, whichever way the modem is reached (ModemOps):
- * - through the daemon: the `sms` events of the control socket (an SMS spooled, with its spool id) and `delivery`
- *   events (the webhook's answer for a spool id);
- * - directly: the SIM's storage, read every `pollMs` (what was stored before the watch started is never taken as new,
- *   and nothing is deleted: the SIM is left as found).
- *
- * Contract: `start()` must run before the step that makes the SMS come (no SMS after it is missed); `next(match,
- * timeoutMs, what)` resolves with the first SMS not handed out before that matches, or throws TransferTimeout naming
- * `what`. An AbortSignal ends the wait with TransferInterrupted. Event shapes are read tolerantly (sender/from,
- * text/message, id/spoolId), since the daemon's event payloads may grow.
+ * Watches one modem for incoming SMS during a test transfer: through the daemon (the control socket's `sms` and
+ * `delivery` events) or directly (polling the SIM's storage; nothing stored before is taken as new, nothing deleted).
+ * start() must run before the step that makes the SMS come; next(match, timeoutMs, what) resolves with the first
+ * matching SMS not yet handed out, or throws TransferTimeout naming `what`; an AbortSignal ends it with
+ * TransferInterrupted. Event shapes are read tolerantly, since the daemon's payloads may grow.
  */
 import type { ModemOps } from '../ops/modem-ops.js';
 import type { EventMessage } from '../control/protocol.js';

@@ -1,14 +1,9 @@
 /**
  * The CLI's side of the control socket: connect, send requests, match replies by id, receive events.
- *
- * Contract
- * - `ControlClient.connect(path)` resolves with a client, or rejects with a ControlClientError whose code says why:
- *   `no_daemon` (no socket file, or nothing listening: the caller opens the port itself), `permission` (the socket
- *   exists but this user may not use it: a hint names the group), or `io`.
- * - `request()` resolves with the reply's result or rejects with a RemoteError carrying the daemon's error code, hint
- *   and data. Every request has a timeout (the daemon's answer may wait for a modem; the default leaves room for it).
- *   When the connection drops, every pending request rejects at once (code `disconnected`).
- * - Events (`urc`, `sms`, `delivery`, `ussd`, `closing`) go to `onEvent` listeners in arrival order.
+ * connect() rejects with a ControlClientError whose code says why: `no_daemon` (the caller opens the port itself),
+ * `permission` (with a hint naming the group) or `io`. request() resolves with the result or rejects with a
+ * RemoteError carrying the daemon's code, hint and data; every request has a timeout, and a dropped connection rejects
+ * every pending one at once (`disconnected`). Events go to onEvent listeners in arrival order.
  */
 import { connect, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
