@@ -1,5 +1,5 @@
 /**
- * The 'healing' scenario of `npm run bench` (issue 11, item 2): how long an SMS that arrives right after a modem
+ * The 'healing' scenario of `npm run bench`: how long an SMS that arrives right after a modem
  * reset or a replug waits before it is spooled, and how many AT commands an idle modem costs a minute.
  * Production wiring (createModemSupervisor) over the virtual modem (mock binding) and a real spool directory, with
  * the daemon's default intervals (sweep 60 s, liveness probe 30 s): the figures are what a user would see.

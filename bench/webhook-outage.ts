@@ -1,5 +1,5 @@
 /**
- * Benchmark scenario 'outage' (issue 11 item 3): how long after a webhook outage ends the pending records arrive.
+ * Benchmark scenario 'outage': how long after a webhook outage ends the pending records arrive.
  * Production classes: a real Spool (fsync on) in a temp dir, WebhookClient, Forwarder with the production retry
  * defaults (1 s base, 5 min cap, 2 s probe interval), and a real HTTP server on 127.0.0.1.
  *

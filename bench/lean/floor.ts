@@ -1,5 +1,5 @@
 /**
- * The memory floor under the one-modem target (issue 13: peak RSS <= 50 MB): how much of the daemon's RSS is node and
+ * The memory floor under the one-modem target (peak RSS <= 50 MB): how much of the daemon's RSS is node and
  * what any daemon of this design must load, before one line of the bridge's own code. Figures only.
  *
  * Steps, each a fresh `node <the unit's flags>` process, RSS (VmRSS) after a full collection, per mapping group

@@ -1,5 +1,5 @@
 /**
- * The lean targets of issue 13, measured on the real daemon process (harness.ts). Figures only, nothing asserted.
+ * The lean targets, measured on the real daemon process (harness.ts). Figures only, nothing asserted.
  *
  * - measureDaemon (one modem): a 30-SMS burst (bench/peer/workload.ts: 39 parts) timed from the first injection to the
  *   last POST, with where the time goes (breakdown below); an idle window (AT commands and CPU seconds per minute);

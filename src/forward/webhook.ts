@@ -45,7 +45,7 @@ export interface WebhookPoster {
  */
 export const SIMULATION_SECRET = 'pulsa-bridge-simulation-not-a-secret';
 
-/** What the signature covers, as sent (see the header). */
+/** What the signature covers, each value exactly as the request sends it. */
 export interface SignedFacts {
   timestamp: string;
   idempotencyKey: string;
@@ -55,7 +55,10 @@ export interface SignedFacts {
   body: string;
 }
 
-/** The exact string signed (see the header). */
+/**
+ * The exact string signed: `pulsa-bridge-v2`, X-Timestamp, Idempotency-Key, X-Pulsa-Bridge-Modem, X-Pulsa-Bridge-Parts
+ * (empty when absent) joined by LF, then LF and the body bytes as sent; each value exactly as sent (none holds an LF).
+ */
 export function signedString(f: SignedFacts): string {
   return ['pulsa-bridge-v2', f.timestamp, f.idempotencyKey, f.modem, f.parts, f.body].join('\n');
 }

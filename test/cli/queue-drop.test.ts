@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 4: `queue drop` takes a stray multipart part (siblings that never came) and an unambiguous start of an
+ * `queue drop` takes a stray multipart part (siblings that never came) and an unambiguous start of an
  * id; a prefix that fits several records is refused, naming them. The compiled CLI in its own process.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

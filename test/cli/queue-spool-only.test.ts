@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 4: the operator commands that need only the spool (`status`, `queue ...`) work from a shell without the
+ * The operator commands that need only the spool (`status`, `queue ...`) work from a shell without the
  * service's secrets, as docs/install.md's `env:` advice leaves it: the config names `env:PB_PIN` / `env:PB_HMAC`, which only
  * the service's environment sets. The compiled CLI in its own process (npm test builds dist/ first).
  */

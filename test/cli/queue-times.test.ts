@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 4, "times in one zone": the compiled CLI in its own process with the Pi's zone (TZ) set shows every
+ * "times in one zone": the compiled CLI in its own process with the Pi's zone (TZ) set shows every
  * time in that zone with its offset (`queue show`: receivedAt stored in UTC and scTimestamp stored in the network's
  * zone alike; `queue ls`: the retry time), while --json keeps the stored ISO values.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 11, items 1 and 2 against the compiled daemon as a real process (`bin/pulsa-bridge run`) and the simulator as
+ * Against the compiled daemon as a real process (`bin/pulsa-bridge run`) and the simulator as
  * another (`bin/pulsa-bridge simulate --link PATH --state FILE`, a pty and the native serial binding): a wrong PIN
  * across daemon restarts, resets with and without a banner, and an unplug/replug of the device.
  * The sweep interval is an hour in the reset trials, so an SMS that arrives after a reset reaches the webhook only if

@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 3 against the compiled daemon (`bin/pulsa-bridge run` in its own process, a real spool, a real HTTP
+ * Against the compiled daemon (`bin/pulsa-bridge run` in its own process, a real spool, a real HTTP
  * server on loopback): while the webhook answers 500 (or refuses connections) the daemon sends one probe per probe
  * interval, not one request per record, and the first answer after the outage releases every pending record.
  * The record backoff is set long (20 s base) and the probe interval short (300 ms): with a per-record backoff the

@@ -1,5 +1,5 @@
 /**
- * The fault trials (issue 13, item 1): each names one fault, drives it against the real daemon and simulator
+ * The fault trials: each names one fault, drives it against the real daemon and simulator
  * processes (runner.ts), and is judged by the same rules: every accepted SMS reached the receiver byte-exact, every
  * repeated POST carried the same Idempotency-Key and body, nothing is left on the SIM. Moments are drawn from the
  * run's seeded PRNG, so a printed seed replays the same trial.

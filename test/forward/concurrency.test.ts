@@ -1,5 +1,5 @@
 /**
- * Several POSTs in flight (issue 13, lean targets): the forwarder against a real HTTP server on loopback that answers
+ * Several POSTs in flight: the forwarder against a real HTTP server on loopback that answers
  * slowly and counts the requests it holds at once. No wall-clock assertion: counts of requests, keys and records.
  */
 import { afterEach, describe, expect, it } from 'vitest';

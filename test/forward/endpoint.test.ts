@@ -1,5 +1,5 @@
 /**
- * Issue 11, items 3 and 4, on the forwarder with fake timers: an endpoint outage is probed with one request per probe
+ * On the forwarder with fake timers: an endpoint outage is probed with one request per probe
  * interval and the backlog goes out as soon as the endpoint answers again; a rejection of one record (404, 401, 422)
  * is retried until maxAge, only 400/413/415 are final. The spool here is an in-memory ForwardSpool, so every step is
  * a microtask and the fake clock decides everything (times asserted are fake-clock times, never wall-clock).

@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 1, the ways a PIN that did not unlock the SIM could still be sent again: a plain ERROR (no AT+CMEE),
+ * The ways a PIN that did not unlock the SIM could still be sent again: a plain ERROR (no AT+CMEE),
  * a timeout, `OK` but still `SIM PIN`, a SIM key that changes between inits, a memory file that cannot be read, a
  * failed write. Each attempt is a new Modem on a scripted channel; the memory is the real file in a real directory.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 1: a wrong PIN is tried once, ever. Each init here is a new Modem on a new channel to the same
+ * A wrong PIN is tried once, ever. Each init here is a new Modem on a new channel to the same
  * virtual SIM (as the supervisor builds one per connection, and the daemon one per start); the memory of rejected
  * PINs is the real file in a real directory, so a fresh PinMemoryFile on the same directory is a restart.
  */

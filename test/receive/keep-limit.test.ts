@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 5: `otherSenders: keep` never fills the SIM. Kept messages may take at most half the SIM's slots (10
+ * `otherSenders: keep` never fills the SIM. Kept messages may take at most half the SIM's slots (10
  * when the capacity is unknown); a warning comes first, and past the limit a message is archived (spool 'ignored',
  * then deleted from the SIM) instead of kept. Operator SMS keep flowing through.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 2: a modem that resets is noticed from what it does, through the production wiring
+ * A modem that resets is noticed from what it does, through the production wiring
  * (createModemSupervisor) over the virtual modem and a real spool. The sweep interval is an hour in these tests, so an
  * SMS that arrives after the reset is only found if the reset itself was noticed (re-init, sweep). Plus the idle AT
  * budget counted with fake timers, counters across a reconnect, and the last error clearing.

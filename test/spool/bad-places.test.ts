@@ -1,7 +1,7 @@
 /**
- * Issue 12 item 5, "bad places": the compiled daemon (`bin/pulsa-bridge run`, npm test builds dist/ first) with a
- * spool where it cannot be, and the permissions of a spool it can create. A spool under /proc used to spin in Node's
- * recursive mkdir for ever, print nothing and ignore SIGTERM; now it ends with the reason and exit code 1.
+ * "Bad places": the compiled daemon (`bin/pulsa-bridge run`, npm test builds dist/ first) with a
+ * spool where it cannot be, and the permissions of a spool it can create. A spool under /proc ends with the reason and exit
+ * code 1 (Node's recursive mkdir would spin there for ever, print nothing and ignore SIGTERM).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, spawnSync } from 'node:child_process';

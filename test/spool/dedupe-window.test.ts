@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 5: the dedupe memory is not shorter than an SMS can come back. Records that prove an SMS was received
+ * The dedupe memory is not shorter than an SMS can come back. Records that prove an SMS was received
  * (sent, ignored, a joined part's tombstone) are kept at least DEDUPE_MIN_DAYS, whatever the retention settings, so
  * the same SMS read again (left on the SIM, redelivered by the SMS centre) is one record, not a second POST.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 12 item 5: a client (`pulsa-bridge queue retry|drop`, often run as root) sends SIGHUP only to a pulsa-bridge
+ * A client (`pulsa-bridge queue retry|drop`, often run as root) sends SIGHUP only to a pulsa-bridge
  * process of the spool's owner. A lock that names another live process (a copied spool, a hand-made lock, a pid the
  * lock's start time happens to match) must not get a signal whose default action would end it.
  */
