@@ -10,7 +10,9 @@
  */
 import type { Logger } from '../log.js';
 import type { StoredPdu } from '../sms/types.js';
-import { samePdu } from './batch.js';
+
+/** Two reads of a slot agree: the same length and PDU (hex, either case). */
+export const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 /** Reads of one SIM index at most while waiting for two that agree. */
 export const MAX_READS = 4;

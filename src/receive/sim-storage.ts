@@ -22,6 +22,9 @@ const KEEP_SHARE = 0.5;
 const KEEP_LIMIT_UNKNOWN = 10;
 const KEEP_WARN_AT = 0.8;
 
+/** A stored outgoing message (<stat> 2 STO UNSENT, 3 STO SENT): not an SMS anybody sent us. PURE. */
+export const isOutgoing = (s: { stat?: number | undefined }): boolean => s.stat === 2 || s.stat === 3;
+
 /** Whether slot `index` holds the PDU kept there on purpose (`kept`: index -> upper-cased PDU). PURE. */
 export function isKeptIn(kept: ReadonlyMap<number, string>, index: number | undefined, pdu: string): boolean {
   return index !== undefined && kept.get(index) === pdu.toUpperCase();
