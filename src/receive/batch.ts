@@ -1,15 +1,9 @@
 /**
- * Batched reads: several +CMTI indexes waiting are read with one AT+CMGL pair instead of an AT+CMGR pair each.
- * - Two listings agree before anything is decided: AT+CMGL=4 is the first read, AT+CMGL=4 again the confirming read;
- *   only a slot both show with the same PDU goes through the pipeline in 'batch' mode (every write at once, AT+CMGD
- *   per slot when all are durable, no other command from the second listing to the last delete).
- * - A slot whose PDU changed between the listings, or an announced index either lacks, is returned for the per-slot
- *   path (with the read made, when there is one); a failed listing returns every announced index for it and pauses
- *   batches for BATCH_BACKOFF_MS; so does a listing mostly of slots left alone (kept, outgoing).
- * - Unannounced slots a listing shows are handled like a sweep would, up to MAX_BATCH_SLOTS (announced first).
- * planBatch() and worthBatching() are pure; BatchReader.run does the listings and returns what is left to do.
- */
-import { errorMessage } from '../errors.js';
+ * Batched reads: several +CMTI waiting are read with one AT+CMGL pair (the first read and the confirming read of every
+ * slot). Only slots both listings show with the same PDU go through the pipeline ('batch': all writes at once, AT+CMGD
+ * once all are durable, no other command from the second listing on); the others (changed, missing, a failed listing,
+ * a listing mostly of kept or outgoing slots) are returned for the per-slot path. planBatch, worthBatching: PURE.
+ */import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskContext } from '../modem/scheduler.js';
 import type { StoredPdu } from '../sms/types.js';

@@ -1,15 +1,9 @@
 /**
- * The operator's `sms delete N` through the running daemon: "handle it, then remove it from the SIM". The receiver
- * takes slot N through the pipeline in 'operator' mode inside the operator's one scheduler task (so an operator
- * cleaning a SIM during a burst never deletes an SMS the daemon has not spooled); this says what the run did.
- * - An empty slot (first or confirming read) is `{ deleted: false }`: no AT+CMGD is sent.
- * - A spool write that fails deletes nothing and rejects with a SpoolError naming why; a record already there (same id)
- *   is not written twice and the slot is deleted.
- * - A join that fails after the slot was deleted is reported as done with a `warning` (the parts are durable; the
- *   receiver joins them at its multipart timeout).
- * - The result says what was done, in one line (`summary`) for the reply and the log.
- */
-import { errorMessage, SpoolError } from '../errors.js';
+ * The operator's `sms delete N` through the daemon: the receiver takes slot N through the pipeline ('operator') in the
+ * operator's one scheduler task, so no SMS leaves the SIM before it is spooled; operatorResult() says what the run did.
+ * An empty slot is `deleted: false`; a failed write deletes nothing (SpoolError); a failed join after the delete is a
+ * `warning` (the parts are durable and joined at the multipart timeout).
+ */import { errorMessage, SpoolError } from '../errors.js';
 import type { RunResult } from './pipeline.js';
 import type { HandledAs } from './types.js';
 

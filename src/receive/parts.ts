@@ -1,16 +1,10 @@
 /**
- * Multipart parts of one modem: spool each part, split the parts into messages, join a message when it is complete
- * or past the timeout. Runs inside the receiver's scheduler tasks (one at a time); sends no AT commands. Each call
- * returns what it wrote (the caller counts it).
- * - A family is one modem + exact sender + group key; clusterParts (sms/multipart.ts) splits it into messages by
- *   service-centre time stamp, sequence and alphabet, so messages sharing a reference never mix; once the family shows
- *   reuse only an exact time stamp joins; an incomplete message waits for its own timeout.
- * - Parts read on another modem never join this modem's nor count as their retransmission. Ages run on `monotonic`.
- * - Parts of modems `adoptPartsOf` names are joined here too, with the identity of the SIM they were read on.
- * - The joined record is durable before the tombstones, the tombstones before the parts are deleted: a crash at any
- *   point loses nothing and re-joins to the same record id.
- */
-import type { Logger } from '../log.js';
+ * Multipart parts of one modem: spool each part, split the parts into messages, join a message when it is complete or
+ * past the timeout; returns what it wrote. No AT commands; called inside the receiver's scheduler tasks.
+ * - Parts never mix (sms/multipart.ts clusterParts); parts of another modem never join nor count as retransmissions.
+ * - Ages run on a monotonic clock. Parts of modems `adoptPartsOf` names are joined here with their own SIM identity.
+ * - Joined record, then tombstones, then the parts deleted: a crash at any point re-joins to the same record id.
+ */import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import { clusterParts, joinParts, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';

@@ -14,6 +14,7 @@ import { AtCommandError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
 import type { StorageFill } from '../modem/modem.js';
+import type { SupervisorStatus } from '../modem/supervisor.js';
 import type { StoredPdu } from '../sms/types.js';
 import type { SimIdentity } from '../spool/types.js';
 import { BatchReader, MAX_BATCH_SLOTS } from './batch.js';
@@ -70,6 +71,9 @@ export interface ReceiverStats {
   /** Each SMS memory's fill as the modem last showed it (SM, ME, ...), after every sweep. */
   storages?: StorageFill[] | undefined;
 }
+
+/** A supervised modem's status with this receiver's counts (status.json, the status board, metrics). */
+export type ModemSupervisorStatus = SupervisorStatus<ReceiverStats>;
 
 type Task = {
   label: string;

@@ -1,19 +1,9 @@
 /**
- * SimStorage: what the receiver knows of one SIM's SMS storage, and the policy that keeps it from filling (part of
- * receive/, no commands of its own: it asks `usage()`, the receiver's storageUsage, and calls `sweep(reason)`).
- *
- * Contract
- * - check() asks for the usage; at NEARLY_FULL (80 %) of the slots it logs a warning and asks for a sweep (the SIM must
- *   be emptied now, not at the next interval). checkEvery(n) does so on every n-th call (the per-slot path calls it
- *   after each announced SMS); check() restarts that count. afterSweep() asks again (a failed query is ignored) and
- *   warns when the SIM is still nearly full, naming the kept messages as the likely reason.
- * - Policy keep, bounded: kept SMS (keep / isKept / forget; keyed by slot index, with their PDU upper-cased, so a sweep
- *   does not handle them again while the slot holds the same PDU) may take at most KEEP_SHARE of the slots
- *   (KEEP_LIMIT_UNKNOWN while the capacity is unknown); keepOrArchive() answers 'archive' for one more past that (it is
- *   spooled as ignored, then deleted), so kept messages never fill the SIM and block operator SMS. One warning comes
- *   first, at KEEP_WARN_AT of the limit.
- */
-import type { Logger } from '../log.js';
+ * What the receiver knows of one SIM's SMS storage (no commands of its own: it asks `usage()` and calls `sweep()`).
+ * - At NEARLY_FULL of the slots check() warns and asks for a sweep; afterSweep() warns when it is still that full.
+ * - Policy keep is bounded: kept SMS (slot index + PDU, so a sweep leaves them alone) take at most KEEP_SHARE of the
+ *   slots; keepOrArchive() answers 'archive' past that, so kept messages never fill the SIM.
+ */import type { Logger } from '../log.js';
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
