@@ -144,17 +144,17 @@ export class PartAssembler {
    * `partsWaiting`: this modem's open parts (absent when the parts could not be listed).
    */
   async assembleAll(expiredToo: boolean): Promise<Joined & { partsWaiting?: number }> {
-    const written: Written[] = [];
-    let partsWaiting: number | undefined;
+    const out: Joined & { partsWaiting?: number } = { written: [] };
     try {
-      partsWaiting = await this.joinAll(expiredToo, written);
-      return { written, partsWaiting };
+      await this.joinAll(expiredToo, out);
     } catch (err) {
-      return { written, ...(partsWaiting === undefined ? {} : { partsWaiting }), failed: err };
+      out.failed = err;
     }
+    return out;
   }
 
-  private async joinAll(expiredToo: boolean, written: Written[]): Promise<number> {
+  /** assembleAll's work; `out` gets partsWaiting once the parts are listed, then each message written. */
+  private async joinAll(expiredToo: boolean, out: Joined & { partsWaiting?: number }): Promise<void> {
     const parts = (await this.o.spool.listParts()).filter((p) => this.isMine(p));
     const present = new Set(parts.map((p) => p.id));
     for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
@@ -181,9 +181,8 @@ export class PartAssembler {
     }
     const joinedOf = new Map<string, PartRecord[]>();
     for (const p of parts) if (p.consumedBy !== undefined && !expired.has(p.id)) joinedOf.set(keyOf(p), [...(joinedOf.get(keyOf(p)) ?? []), p]);
-    const waiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
-    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete', written);
-    return waiting;
+    out.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
+    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete', out.written);
   }
 
   /**
