@@ -90,6 +90,8 @@ export interface BatchOutcome {
   handled?: RunResult;
   /** In order: indexes for the per-slot path, each with the read already made when there is one. */
   perSlot: Array<{ index: number; read?: StoredPdu }>;
+  /** The storage check found the SIM nearly full: sweep for this reason. */
+  sweep?: string;
 }
 
 export class BatchReader {
@@ -119,7 +121,8 @@ export class BatchReader {
     }
     // Right after a listing: no AT+CPMS? needed; keep policy decisions need no command later. A failure (an AT+CPMS?
     // that timed out) is logged and the batch goes on: the indexes it took are read here or nowhere.
-    await storage.check().catch((err: unknown) => log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'));
+    const sweep = await storage.check().catch((err: unknown) => void log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'));
+    const also = sweep === undefined ? {} : { sweep };
     const incoming = first.filter((s) => !isOutgoing(s));
     const leftAlone = first.length - incoming.length + incoming.filter((s) => isKeptIn(storage.kept, s.index, s.pdu)).length;
     this.leftAloneLastSeen = leftAlone;
@@ -132,6 +135,7 @@ export class BatchReader {
           const listed = byIndex.get(index);
           return listed && !isOutgoing(listed) ? { index, read: listed } : { index };
         }),
+        ...also,
       };
     }
     await ctx.runUrgent(); // +CMT acknowledgements may go between the two listings, never after the second
@@ -139,7 +143,7 @@ export class BatchReader {
     try {
       second = await this.o.modem.listSms('all');
     } catch (err) {
-      return this.fallback(taken, err, 'confirming');
+      return { ...this.fallback(taken, err, 'confirming'), ...also };
     }
     // ---- from here to the last AT+CMGD: no other command (the second listing is the re-check before each delete).
     const plan = planBatch({ taken, first, second, kept: storage.kept });
@@ -155,7 +159,7 @@ export class BatchReader {
       const indexes = changed.map((c) => c.index);
       log.warn({ indexes }, `SMS changed between the two listings at index ${indexes.join(', ')}: read again one by one`);
     }
-    return { handled, perSlot: [...changed, ...plan.recheck.map((index) => ({ index }))] };
+    return { handled, perSlot: [...changed, ...plan.recheck.map((index) => ({ index }))], ...also };
   }
 
   /** A listing failed: nothing was decided; the announced indexes take the per-slot path, batches pause. */

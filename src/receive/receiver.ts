@@ -155,11 +155,7 @@ export class Receiver {
       ...(options.simulated === true ? { simulated: true } : {}),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
-    this.storage = new SimStorage({
-      ...(options.storageUsage ? { usage: options.storageUsage } : {}),
-      sweep: (reason) => this.requestSweep(reason),
-      log: this.log,
-    });
+    this.storage = new SimStorage({ ...(options.storageUsage ? { usage: options.storageUsage } : {}), log: this.log });
     this.pipeline = new SlotPipeline({
       modem: options.modem,
       spool: options.spool,
@@ -277,7 +273,8 @@ export class Receiver {
           return;
         }
         await this.readAnnounced(index, { at: announcedAt }, ctx);
-        await this.storage.checkEvery(10);
+        const full = await this.storage.checkEvery(10);
+        if (full !== undefined) this.requestSweep(full);
       },
     });
   }
@@ -364,6 +361,7 @@ export class Receiver {
    */
   private async readBatch(taken: number[], ctx: TaskContext<unknown>): Promise<void> {
     const outcome = await this.batch.run(taken, ctx, this.foreign);
+    if (outcome.sweep !== undefined) this.requestSweep(outcome.sweep);
     if (outcome.handled) {
       this.settle(outcome.handled);
       for (const f of outcome.handled.failures) this.slotFailed(f.error, f.index, STAGE_WORDS[f.stage]);

@@ -1,6 +1,6 @@
 /**
- * What the receiver knows of one SIM's SMS storage (no commands of its own: it asks `usage()` and calls `sweep()`).
- * - At NEARLY_FULL of the slots check() warns and asks for a sweep; afterSweep() warns when it is still that full.
+ * What the receiver knows of one SIM's SMS storage (no commands of its own: it asks `usage()`).
+ * - At NEARLY_FULL of the slots check() warns and returns the reason to sweep; afterSweep() warns when still that full.
  * - Policy keep is bounded: kept SMS (slot index + PDU, so a sweep leaves them alone) take at most KEEP_SHARE of the
  *   slots; keepOrArchive() answers 'archive' past that, so kept messages never fill the SIM.
  */import type { Logger } from '../log.js';
@@ -28,7 +28,6 @@ export interface StorageUse {
 export interface SimStorageOptions {
   /** How full the SIM is (the receiver's storageUsage); absent: the checks do nothing, the keep limit is the fallback. */
   usage?: () => Promise<StorageUse | undefined>;
-  sweep: (reason: string) => void;
   log: Logger;
 }
 
@@ -41,19 +40,22 @@ export class SimStorage {
 
   constructor(private readonly o: SimStorageOptions) {}
 
-  async checkEvery(n: number): Promise<void> {
-    if (!this.o.usage || ++this.sinceCheck < n) return;
-    await this.check();
+  /** check() on every n-th call (the per-slot path after each announced SMS); check() restarts the count. */
+  async checkEvery(n: number): Promise<string | undefined> {
+    if (!this.o.usage || ++this.sinceCheck < n) return undefined;
+    return this.check();
   }
 
-  async check(): Promise<void> {
+  /** Asks for the usage; returns the reason to sweep now when the SIM is nearly full. */
+  async check(): Promise<string | undefined> {
     this.sinceCheck = 0;
-    if (!this.o.usage) return;
+    if (!this.o.usage) return undefined;
     const use = this.note(await this.o.usage());
     if (use && use.used / use.total >= NEARLY_FULL) {
       this.o.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
-      this.o.sweep('storage nearly full');
+      return 'storage nearly full';
     }
+    return undefined;
   }
 
   async afterSweep(): Promise<void> {

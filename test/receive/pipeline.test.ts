@@ -20,7 +20,7 @@ function setup(otherSenders: OtherSendersPolicy = 'archive', spool = new MemoryS
   const log = silentLogger();
   const sim = { modem: 'm1', imsi: '510100000000001' };
   const accept = createSenderFilter(['858']);
-  const storage = new SimStorage({ sweep: () => undefined, log });
+  const storage = new SimStorage({ log });
   const parts = new PartAssembler({ spool, sim, multipartTimeoutMs: 600_000, logger: log, now: Date.now, monotonic: () => performance.now(), accept });
   const pipeline = new SlotPipeline({ modem, spool, parts, storage, sim, accept, otherSenders, now: Date.now, log });
   return { modem, spool, storage, pipeline };
