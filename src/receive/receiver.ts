@@ -1,7 +1,7 @@
 /**
  * The receive side of one modem: intake (+CMTI, +CDSI, +CMT), the queue of receive tasks on the modem's scheduler, and
  * sweeps. Each slot goes through ./pipeline.ts (read -> confirm -> decide -> write -> release); the receiver adds up
- * what the runs return and says what failed. README "How a message travels" has the rules; here:
+ * what the runs return and says what failed. docs/how-a-message-travels.md has the rules; here:
  * - A +CMTI is read at once; several waiting are read as one batch (./batch.ts); +CMT tasks are 'urgent', reads
  *   'receive', sweeps 'maintenance'. stop() withdraws the queued tasks (the SIM still holds those SMS).
  * - Sweeps list the chosen memory, then every other one holding received SMS; a slot announced in another memory is
