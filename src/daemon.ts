@@ -29,7 +29,7 @@ import type { Logger } from './log.js';
 import type { BridgeMetrics, MetricFeeds } from './metrics/registry.js';
 import type { Modem } from './modem/modem.js';
 import type { Receiver } from './receive/receiver.js';
-import type { ModemSupervisor } from './receive/supervisor.js';
+import type { ModemSupervisor } from './modem/supervisor.js';
 import { maskUrl } from './redact.js';
 import { createNotifier } from './sd-notify.js';
 import type { VirtualNetwork } from './sim/operator-network.js';
@@ -62,7 +62,7 @@ export interface DaemonOptions {
 interface DaemonParts {
   spool: Spool;
   forwarder: Forwarder;
-  supervisors: ModemSupervisor<Modem>[];
+  supervisors: ModemSupervisor<Modem, Receiver>[];
   virtualModems: Map<string, VirtualModem>;
   network: VirtualNetwork | undefined;
   ussd: Map<string, UssdBroker>;
@@ -77,7 +77,7 @@ interface DaemonParts {
 export class Daemon {
   readonly spool: Spool;
   readonly forwarder: Forwarder;
-  readonly supervisors: readonly ModemSupervisor<Modem>[];
+  readonly supervisors: readonly ModemSupervisor<Modem, Receiver>[];
   /** Virtual modems by modem name (only for simulated modems). */
   readonly virtualModems: ReadonlyMap<string, VirtualModem>;
   /** One USSD session per modem, by modem name: operators (control socket) and balance checks share it. */
@@ -198,7 +198,7 @@ export class Daemon {
     // 6. The modems (built, not started): a virtual modem for each simulated one, a supervisor and a USSD broker each.
     const rejectedPins = new PinMemoryFile(stateDir, logger.child({ stage: 'state' }));
     const virtualModems = new Map<string, VirtualModem>();
-    const supervisors: ModemSupervisor<Modem>[] = [];
+    const supervisors: ModemSupervisor<Modem, Receiver>[] = [];
     const ussd = new Map<string, UssdBroker>();
     for (const m of config.modems) {
       const path = simulated(m) ? `/virtual/${m.name}` : m.port;

@@ -12,7 +12,7 @@ import type { Modem } from '../modem/modem.js';
 import { AtScheduler } from '../modem/scheduler.js';
 import type { RejectedPins } from '../modem/sim-unlock.js';
 import { Receiver, type ReceiveSpool } from '../receive/receiver.js';
-import { ModemSupervisor, type ModemHandle, type ModemIdentityLike } from '../receive/supervisor.js';
+import { ModemSupervisor, type ModemHandle, type ModemIdentityLike } from '../modem/supervisor.js';
 
 export interface ModemWiring {
   spool: ReceiveSpool;
@@ -37,10 +37,10 @@ export interface ModemWiring {
 }
 
 /** One configured modem, wired (see the header). */
-export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupervisor<Modem> {
+export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupervisor<Modem, Receiver> {
   const log = w.logger.child({ modem: m.name });
   const filter = createSenderFilter(m.senders);
-  return new ModemSupervisor<Modem>({
+  return new ModemSupervisor<Modem, Receiver>({
     name: m.name,
     logger: w.logger,
     // One per configured modem, for the supervisor's whole life: every reconnect attaches its modem to it.

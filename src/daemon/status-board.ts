@@ -8,7 +8,7 @@
 import type { BalanceResult } from '../balance/watch.js';
 import type { ForwarderStats } from '../forward/forwarder.js';
 import type { Verdict } from '../health/model.js';
-import type { SupervisorStatus } from '../receive/supervisor.js';
+import type { ModemSupervisorStatus as SupervisorStatus } from '../receive/receiver.js';
 import type { SpoolStats } from '../spool/store.js';
 import type { DaemonStatus, ModemStatus, StatusSnapshot } from '../status.js';
 

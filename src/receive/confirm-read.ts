@@ -1,16 +1,12 @@
 /**
- * The confirming read of a stored SMS (the receiver's "two reads agree" rule, see receiver.ts's header): a PDU has no
- * checksum, so the index is read again with AT+CMGR until two reads give the same PDU, MAX_READS reads at most.
- *
- * Contract
- * - 'agreed' carries the PDU two reads gave: the last read, just now (nothing ran on the modem since), so it is also
- *   the re-check before the caller's AT+CMGD in the same scheduler task.
- * - 'gone' when the index is empty on a re-read; 'disagree' with every read when none agreed.
- * - Sends AT+CMGR only; the caller owns its turn on the modem (a scheduler task).
- */
-import type { Logger } from '../log.js';
+ * The confirming read of a stored SMS (a PDU has no checksum): AT+CMGR again until two reads give the same PDU,
+ * MAX_READS at most. 'agreed' carries the last read, made just now, so it is also the re-check before the caller's
+ * AT+CMGD in the same scheduler task; 'gone' when a re-read finds the slot empty; 'disagree' with every read.
+ */import type { Logger } from '../log.js';
 import type { StoredPdu } from '../sms/types.js';
-import { samePdu } from './batch.js';
+
+/** Two reads of a slot agree: the same length and PDU (hex, either case). */
+export const samePdu = (a: StoredPdu, b: StoredPdu): boolean => a.length === b.length && a.pdu.trim().toUpperCase() === b.pdu.trim().toUpperCase();
 
 /** Reads of one SIM index at most while waiting for two that agree. */
 export const MAX_READS = 4;

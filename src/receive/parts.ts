@@ -1,27 +1,16 @@
 /**
- * Multipart parts of one receiver (one modem): spool each part, split the parts into messages, join a message when it
- * is complete or past the timeout. Called only from the receiver's scheduler tasks (one at a time). No AT commands.
- *
- * Invariants
- * - A family is one modem + exact sender + group key (SIM, reference, total); clusterParts (sms/multipart.ts) splits
- *   it into messages by service-centre time stamp, sequence and alphabet, so messages that share a reference (parts
- *   interleaved A1 B1 A2 B2) never mix; an ambiguous part waits alone and is forwarded with gap markers. Once the
- *   family (open parts and tombstones) shows reuse, only an exact time stamp joins. An incomplete message is held
- *   until its own timeout, even when a newer message reusing its reference completes: its late parts still join.
- * - Parts read on another modem are never joined with this modem's and never count as their retransmission, whatever
- *   SIM identity the modems report. A retransmission = same family, sequence, text and time stamp as a tombstone.
- * - Ages (group timeout, tombstones kept 2 x timeout) run on `monotonic`: the time this process first saw a part or
- *   tombstone. A wall-clock jump flushes nothing; parts left by a previous run wait a full timeout again.
- * - Parts of modems `adoptPartsOf` names (renamed or removed in config) are joined here too, with the identity of the
- *   SIM they were read on, so the record id is the one their own modem would have given.
- * - The joined record is written before the tombstones, the tombstones before the parts are deleted: a crash at any
- *   point loses nothing and re-joins to the same record id.
- */
-import type { Logger } from '../log.js';
+ * Multipart parts of one modem: spool each part, split the parts into messages, join a message when it is complete or
+ * past the timeout; returns what it wrote. No AT commands; called inside the receiver's scheduler tasks.
+ * - Parts never mix (sms/multipart.ts clusterParts); parts of another modem never join nor count as retransmissions.
+ * - Ages run on a monotonic clock. Parts of modems `adoptPartsOf` names are joined here with their own SIM identity.
+ * - Joined record, then tombstones, then the parts deleted: a crash at any point re-joins to the same record id.
+ */import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import { clusterParts, joinParts, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';
 import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
+import type { ReceiveSpool, Written } from './types.js';
+import { writeMessage } from './write.js';
 
 /** The SIM identity record ids derive from: IMSI, else ICCID, else the modem's name. */
 export const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
@@ -43,24 +32,23 @@ export function newSmsRecord(sim: SimIdentity, sms: Pick<DecodedSms, 'originator
 }
 
 export interface PartAssemblerOptions {
-  spool: {
-    putPart(rec: PartRecord): Promise<{ created: boolean }>;
-    listParts(): Promise<PartRecord[]>;
-    deleteParts(ids: string[]): Promise<void>;
-  };
+  spool: Pick<ReceiveSpool, 'putPart' | 'listParts' | 'deleteParts' | 'putPending' | 'putIgnored'>;
   sim: SimIdentity;
   multipartTimeoutMs: number;
   logger: Logger;
   now: () => number;
   monotonic: () => number;
+  /** A joined message is pending when its sender is accepted, else archived in ignored. */
   accept: (sender: string) => { accept: boolean };
-  /** The receiver's counters: duplicates and partsWaiting are kept here. */
-  stats: { duplicates: number; partsWaiting: number };
-  /** Writes a joined message (pending when accepted, else per the receiver's policy). */
-  storeMessage: (rec: SmsRecord, accepted: boolean) => Promise<void>;
   /** Parts are read on a simulated modem: each carries `simulated: true`. */
   simulated?: boolean;
   adoptPartsOf?: (modem: string) => boolean;
+}
+
+/** The joined messages one call wrote, and the error that stopped it (what was written before it stays written). */
+export interface Joined {
+  written: Written[];
+  failed?: unknown;
 }
 
 /** A wall clock before this (2024-01-01) is a Pi without RTC that has not synced yet: its ages are not trusted. */
@@ -79,7 +67,7 @@ export class PartAssembler {
 
   /**
    * Spools one part; returns false when it is a retransmission of a part already joined into a message, or already
-   * spooled. `shared`: a parts listing shared by several concurrent calls (a batch): fetched once, and each new part is
+   * spooled (the caller counts a duplicate). `shared`: a parts listing shared by several concurrent calls (a batch): fetched once, and each new part is
    * added to it before its write starts, so concurrent calls never spool the same part twice.
    */
   async store(sms: DecodedSms, readsAgreed: number, shared?: { snapshot?: Promise<PartRecord[]> }): Promise<boolean> {
@@ -101,12 +89,10 @@ export class PartAssembler {
     const samePart = (p: PartRecord) => family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
     const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
     if (tombstone) {
-      this.o.stats.duplicates++;
       this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
       return false;
     }
     if (parts.some((p) => p.consumedBy === undefined && samePart(p))) {
-      this.o.stats.duplicates++;
       this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference }, 'part already spooled (read twice)');
       return false;
     }
@@ -153,8 +139,22 @@ export class PartAssembler {
     return p.sim.modem === this.o.sim.modem || (this.o.adoptPartsOf?.(p.sim.modem) ?? false);
   }
 
-  /** Joins every message that is complete (or, with `expiredToo`, past the timeout); prunes old tombstones. */
-  async assembleAll(expiredToo: boolean): Promise<void> {
+  /**
+   * Joins every message that is complete (or, with `expiredToo`, past the timeout); prunes old tombstones.
+   * `partsWaiting`: this modem's open parts (absent when the parts could not be listed).
+   */
+  async assembleAll(expiredToo: boolean): Promise<Joined & { partsWaiting?: number }> {
+    const out: Joined & { partsWaiting?: number } = { written: [] };
+    try {
+      await this.joinAll(expiredToo, out);
+    } catch (err) {
+      out.failed = err;
+    }
+    return out;
+  }
+
+  /** assembleAll's work; `out` gets partsWaiting once the parts are listed, then each message written. */
+  private async joinAll(expiredToo: boolean, out: Joined & { partsWaiting?: number }): Promise<void> {
     const parts = (await this.o.spool.listParts()).filter((p) => this.isMine(p));
     const present = new Set(parts.map((p) => p.id));
     for (const id of this.firstSeen.keys()) if (!present.has(id)) this.firstSeen.delete(id);
@@ -181,21 +181,26 @@ export class PartAssembler {
     }
     const joinedOf = new Map<string, PartRecord[]>();
     for (const p of parts) if (p.consumedBy !== undefined && !expired.has(p.id)) joinedOf.set(keyOf(p), [...(joinedOf.get(keyOf(p)) ?? []), p]);
-    this.o.stats.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
-    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete');
-  }
-
-  /** After a new part: joins what its family holds that is complete. */
-  async assembleFamilyOf(sms: DecodedSms): Promise<void> {
-    return this.assembleFamiliesOf([sms]);
+    out.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
+    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete', out.written);
   }
 
   /**
    * After new parts (a batch): joins what their families hold that is complete, each family once, from one parts
    * listing. Families never share a record (one family's join does not change another's), so they are joined
-   * concurrently (their writes can share fsyncs); all have settled when this resolves, the first error is thrown.
+   * concurrently (their writes can share fsyncs); all have settled when this resolves, `failed` is the first error.
    */
-  async assembleFamiliesOf(list: DecodedSms[]): Promise<void> {
+  async assembleFamiliesOf(list: DecodedSms[]): Promise<Joined> {
+    const written: Written[] = [];
+    try {
+      await this.joinFamiliesOf(list, written);
+      return { written };
+    } catch (err) {
+      return { written, failed: err };
+    }
+  }
+
+  private async joinFamiliesOf(list: DecodedSms[], written: Written[]): Promise<void> {
     const simKey = simKeyOf(this.o.sim);
     const modem = this.o.sim.modem;
     const wanted = new Map<string, PartRecord[]>();
@@ -205,7 +210,7 @@ export class PartAssembler {
       if (p.sim.modem !== modem) continue;
       wanted.get(keyOf(p.groupKey, p.sender))?.push(p);
     }
-    const joins = [...wanted.values()].map((family) => this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete'));
+    const joins = [...wanted.values()].map((family) => this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete', written));
     const failed = (await Promise.allSettled(joins)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
@@ -215,7 +220,7 @@ export class PartAssembler {
    * reused) and joins each that is complete, or also past the timeout ('expired'). An incomplete message stays open
    * until its own timeout even when a newer message reusing its reference completes first: its late parts still join.
    */
-  private async assembleFamily(list: PartRecord[], joined: PartRecord[], when: 'complete' | 'expired'): Promise<void> {
+  private async assembleFamily(list: PartRecord[], joined: PartRecord[], when: 'complete' | 'expired', written: Written[]): Promise<void> {
     if (list.length === 0) return;
     const byId = new Map(list.map((p) => [p.id, p]));
     const stamp = (p: PartRecord) => {
@@ -229,17 +234,17 @@ export class PartAssembler {
     const total = list[0]!.total;
     const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
     const complete = clusters.filter(isComplete);
-    for (const c of complete) await this.joinMessage(c);
+    for (const c of complete) await this.joinMessage(c, written);
     const nowMono = this.o.monotonic();
     for (const c of clusters) {
       if (complete.includes(c)) continue;
       const firstSeen = Math.min(...c.map((p) => this.seen(p.id)));
-      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c);
+      if (when === 'expired' && nowMono - firstSeen >= this.o.multipartTimeoutMs) await this.joinMessage(c, written);
     }
   }
 
   /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
-  private async joinMessage(list: PartRecord[]): Promise<void> {
+  private async joinMessage(list: PartRecord[], written: Written[]): Promise<void> {
     const total = list[0]!.total;
     const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
     const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
@@ -259,7 +264,7 @@ export class PartAssembler {
         `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
       );
     }
-    await this.o.storeMessage(rec, accepted);
+    written.push(await writeMessage(this.o.spool, this.log, rec, accepted));
     // Tombstones first, then the parts: a crash in between leaves both, and the next run joins the same record id
     // again (already spooled: not duplicated) before finishing this step.
     const consumedAt = new Date(this.o.now()).toISOString();

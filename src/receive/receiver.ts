@@ -1,99 +1,30 @@
 /**
- * The receive path of one modem: indication -> read -> decode -> (multipart) -> filter -> spool -> delete.
- *
- * Invariants (the rules that keep messages alive):
- * - An SMS leaves the SIM (AT+CMGD) or is acknowledged (AT+CNMA) only after its spool record (or part record, or
- *   quarantine record) is durable.
- * - Two reads agree (a PDU has no checksum: one hex digit changed on a noisy UART decodes to a plausible wrong amount).
- *   A stored SMS (+CMTI -> AT+CMGR, or a sweep's AT+CMGL) is read again with AT+CMGR before anything is decided, and
- *   again until two reads give the same PDU (MAX_READS reads at most); only the PDU two reads agree on is decoded and
- *   spooled. Reads that never agree are quarantined together (every version read) and the index is deleted. That
- *   confirming read is also the re-check before AT+CMGD (it ran in the same scheduler task, with no command between
- *   it and the delete), so a confirmed SMS costs the same commands as before: two reads and a delete. When several
- *   +CMTI wait, ./batch.ts reads them together: AT+CMGL twice is the pair of reads of every slot, and the confirming
- *   listing is the re-check before the batch's deletes (only other slots' AT+CMGD come between it and a slot's own:
- *   deleting slot j cannot put a new SMS into slot k, which is still occupied).
- * - +CMT (direct delivery) has no index to read again and must be acknowledged within the SMSC's limit: its PDU is
- *   spooled when the decoder's strict structural checks pass (<length> equals the octets, every field complete, UDL
- *   neither beyond the data nor short of it) and the record says readsAgreed 1 (stored SMS: 2). A +CMT with octets
- *   after its UDL is not deliverable: one changed UDL digit truncates the text ("Rp 50000" -> "Rp 50") and looks the
- *   same, so it is quarantined raw and acknowledged like any undecodable PDU. What cannot be done here: a corruption
- *   that leaves a +CMT structurally valid (a changed digit inside the text) is not detected; the SMSC's redelivery of
- *   the same SMS is one record (same id), a redelivered copy that differs is a second record.
- * - User data running past its UDL (real SMSCs send it) in a stored SMS is decoded by the UDL once two reads agree; the
- *   extra octets are logged and kept in the record (extraOctets). A stored PDU shorter than its UDL is undecodable.
- * - Record ids derive from the SMS itself, so a message read twice (crash between spool write and delete, a modem that
- *   reports each SMS twice, a sweep racing a +CMTI) is one record.
- * - Multipart parts are spooled individually; the joined message is written before the parts are removed, so a crash
- *   at any point loses nothing; after the timeout the parts present are joined with visible gap markers.
- * - Multipart parts are split into messages and joined by ./parts.ts (PartAssembler): parts never mix, ages run on
- *   a monotonic clock, parts of modems renamed or removed in config are joined by the receiver given `adoptPartsOf`.
- * - A PDU that cannot be decoded is quarantined raw (modem + index), logged as an error, and only then deleted.
- * - Filtered-out messages are handled per policy: archive (spool 'ignored', then delete), delete, or keep on the SIM;
- *   keep is bounded (half the SIM's slots, keepOrArchive): past it they are archived, so the SIM never fills.
- * - Several +CMTI waiting when a read task starts are read as one batch (./batch.ts: AT+CMGL twice, every spool write
- *   at once, AT+CMGD per slot once all are durable); a lone one keeps AT+CMGR, AT+CMGR, AT+CMGD. +CMT is not batched.
- * - Event-driven: +CMTI is read at once. Sweeps (AT+CMGL) run at start, after reconnect/reboot, on a safety-net
- *   interval, and when storage is (nearly) full.
- * - Every command goes through the modem's one scheduler (src/modem/scheduler.ts), one task at a time: +CMT (direct
- *   delivery) tasks are 'urgent' so AT+CNMA is sent within the SMSC's limit (a sweep runs them between its items);
- *   reads, deletes and multipart work are 'receive'; sweeps are 'maintenance'. Without a scheduler in the options the
- *   receiver makes a private one (unit tests).
- * - The operator's `sms delete N` through the daemon is handled here too (operatorDelete, ./operator-delete.ts): inside
- *   the operator's one task, slot N is confirmed, decided and spooled by this code, and deleted only once durable.
- * - stop() withdraws the receiver's queued tasks (the SIM still holds those SMS) and waits for the one in progress.
- * - Storages: a +CMTI / +CDSI is read in the memory it names. One naming another memory than the modem's chosen one
- *   (a Quectel storing in ME while SM is selected) is handled inside modem.inStorage() (AT+CPMS there and back within
- *   the task), by the same per-slot pipeline; it is never batched and never kept by policy 'keep' (archived instead).
- *   Sweeps list the chosen memory, then every other memory that can hold received SMS (modem.receiveStorages()); one
- *   whose AT+CPMS answer shows it empty is not listed. A read that answers empty (+CMS ERROR: 321, a bare OK) for an
- *   index the modem announced, not handled lately, is checked with the batch's two listings before the slot counts as
- *   empty; an announced SMS no listing shows is logged and every memory is swept. stats.storages: each memory's fill.
+ * The receive side of one modem: intake (+CMTI, +CDSI, +CMT), the queue of receive tasks on the modem's scheduler, and
+ * sweeps. Each slot goes through ./pipeline.ts (read -> confirm -> decide -> write -> release); the receiver adds up
+ * what the runs return and says what failed. docs/how-a-message-travels.md has the rules; here:
+ * - A +CMTI is read at once; several waiting are read as one batch (./batch.ts); +CMT tasks are 'urgent', reads
+ *   'receive', sweeps 'maintenance'. stop() withdraws the queued tasks (the SIM still holds those SMS).
+ * - Sweeps list the chosen memory, then every other one holding received SMS; a slot announced in another memory is
+ *   read there (modem.inStorage), never batched. An announced slot read empty, not released lately, is checked by a
+ *   batch's two listings before it counts as empty; one no listing shows is logged and every memory swept.
  */
-import { createHash } from 'node:crypto';
-import { setMaxListeners, type EventEmitter } from 'node:events';
-import type { Logger } from '../log.js';
-import type { DecodedSms, StoredPdu } from '../sms/types.js';
-import type { PartRecord, QuarantineRecord, SimIdentity, SmsRecord, SpoolArea } from '../spool/types.js';
-import { SPOOL_RECORD_VERSION } from '../spool/types.js';
-import { decodeDeliver, STATUS_REPORT_REASON } from '../sms/pdu.js';
-import { newSmsRecord, PartAssembler } from './parts.js';
+import { setMaxListeners } from 'node:events';
 import type { OtherSendersPolicy } from '../config.js';
 import { AtCommandError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
 import { AtScheduler, ModemUnavailableError, type TaskContext, type TaskPriority } from '../modem/scheduler.js';
-import { BatchReader, isOutgoing, MAX_BATCH_SLOTS, type PartsHolder, type SlotAction } from './batch.js';
-import { confirmRead } from './confirm-read.js';
 import type { StorageFill } from '../modem/modem.js';
-import { SimStorage } from './sim-storage.js';
-import { deleteHandled, type HandledAs, type OperatorDeleteResult } from './operator-delete.js';
-/** Hears what a spool write (or no write) did for one SMS: the operator's `sms delete` says it. */
-type Report = (handled: HandledAs) => void;
+import type { SupervisorStatus } from '../modem/supervisor.js';
+import type { StoredPdu } from '../sms/types.js';
+import type { SimIdentity } from '../spool/types.js';
+import { BatchReader, MAX_BATCH_SLOTS } from './batch.js';
+import { operatorResult, type OperatorDeleteResult } from './operator-delete.js';
+import { PartAssembler, type Joined } from './parts.js';
+import { SlotPipeline, type RunResult, type SlotInput, type Stage } from './pipeline.js';
+import { isOutgoing, SimStorage } from './sim-storage.js';
+import { addCounts, type ReceiveModem, type ReceiveSpool } from './types.js';
 
-/** What the receiver needs of a modem (src/modem/modem.ts satisfies it). */
-export interface ReceiveModem extends EventEmitter {
-  listSms(which?: 'all' | 'unread'): Promise<StoredPdu[]>;
-  readSms(index: number): Promise<StoredPdu | undefined>;
-  deleteSms(index: number): Promise<void>;
-  acknowledgeDirect(): Promise<void>;
-  /** The memory init chose (indications without a memory name mean it); absent: one memory only. */
-  readonly homeStorage?: string | undefined;
-  /** Runs `work` with `storage` as the read/delete memory (src/modem/modem.ts inStorage). */
-  inStorage?<T>(storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T>;
-  /** Memories to sweep, the chosen one first. */
-  receiveStorages?(): string[];
-  /** Each memory's fill as last seen. */
-  storageFills?(): StorageFill[];
-}
-
-/** What the receiver needs of the spool (src/spool/store.ts satisfies it). */
-export interface ReceiveSpool {
-  putPending(rec: SmsRecord): Promise<{ created: boolean; area: SpoolArea }>;
-  putIgnored(rec: SmsRecord): Promise<{ created: boolean; area?: SpoolArea }>;
-  putQuarantine(rec: QuarantineRecord): Promise<{ created: boolean; area?: SpoolArea }>;
-  putPart(rec: PartRecord): Promise<{ created: boolean; area?: SpoolArea }>;
-  listParts(): Promise<PartRecord[]>;
-  deleteParts(ids: string[]): Promise<void>;
-}
+export type { ReceiveModem, ReceiveSpool } from './types.js';
 
 export interface ReceiverOptions {
   modem: ReceiveModem;
@@ -141,6 +72,9 @@ export interface ReceiverStats {
   storages?: StorageFill[] | undefined;
 }
 
+/** A supervised modem's status with this receiver's counts (status.json, the status board, metrics). */
+export type ModemSupervisorStatus = SupervisorStatus<ReceiverStats>;
+
 type Task = {
   label: string;
   run: (ctx: TaskContext<unknown>) => Promise<void>;
@@ -149,6 +83,11 @@ type Task = {
 };
 
 export { MAX_READS } from './confirm-read.js';
+
+/** How the per-slot failures of a batch are named in logs and lastError. */
+const STAGE_WORDS: Record<Stage, string> = {
+  read: 'per-slot read', confirm: 'confirming read', decide: 'decide', write: 'spool write (left on the SIM)', release: 'AT+CMGD', join: 'multipart join',
+};
 
 export class Receiver {
   private readonly o: ReceiverOptions;
@@ -174,6 +113,8 @@ export class Receiver {
   private readonly waiting = new Map<number, object>();
   /** Several waiting indexes are read with one AT+CMGL pair (./batch.ts). */
   private readonly batch: BatchReader;
+  /** Every slot's way: read -> confirm -> decide -> write -> release (./pipeline.ts). */
+  private readonly pipeline: SlotPipeline;
   private readonly monotonic: () => number;
   /** The SIM's storage: how full, and the messages kept by policy 'keep' (sim-storage.ts). */
   private readonly storage: SimStorage;
@@ -211,33 +152,23 @@ export class Receiver {
       now: this.now,
       monotonic: this.monotonic,
       accept: options.accept,
-      stats: this.stats,
-      storeMessage: (rec, accepted) => this.storeMessage(rec, accepted),
       ...(options.simulated === true ? { simulated: true } : {}),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
-    this.storage = new SimStorage({
-      ...(options.storageUsage ? { usage: options.storageUsage } : {}),
-      sweep: (reason) => this.requestSweep(reason),
+    this.storage = new SimStorage({ ...(options.storageUsage ? { usage: options.storageUsage } : {}), log: this.log });
+    this.pipeline = new SlotPipeline({
+      modem: options.modem,
+      spool: options.spool,
+      parts: this.parts,
+      storage: this.storage,
+      sim: options.sim,
+      accept: options.accept,
+      otherSenders: options.otherSenders,
+      now: this.now,
       log: this.log,
+      ...(options.simulated === true ? { simulated: true } : {}),
     });
-    this.batch = new BatchReader({
-      modem: options.modem, log: this.log, kept: this.storage.kept, monotonic: this.monotonic,
-      decide: (stored, readsAgreed, parts) => this.decide(stored, readsAgreed, parts, false),
-      release: (stored) => this.release(stored),
-      handleIndex: (index) => this.readAnnounced(index, { at: this.now(), listed: true }),
-      handleRead: (first) => this.handle(first),
-      assemble: (parts) => this.parts.assembleFamiliesOf(parts),
-      checkStorage: () => this.storage.check(),
-      requeue: (indexes) => indexes.forEach((index) => this.onIndication(index)),
-      slotFailed: (err, index, what) => {
-        const at = index === undefined ? '' : ` at index ${index}`;
-        this.stats.lastError = `${what}${at}: ${errorMessage(err)}`;
-        this.log.error({ err, index }, `could not handle SMS${at}: ${what}: ${errorMessage(err)}`);
-        this.sweepIfStorageFull(err);
-      },
-      counted: () => this.stats.received++,
-    });
+    this.batch = new BatchReader({ modem: options.modem, pipeline: this.pipeline, storage: this.storage, log: this.log, monotonic: this.monotonic });
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -257,11 +188,11 @@ export class Receiver {
       this.requestSweep('storage full');
     });
     this.requestSweep('start');
-    this.enqueue({ label: 'finish multipart groups', run: () => this.parts.assembleAll(false) });
+    this.enqueue({ label: 'finish multipart groups', run: () => this.joinParts(false) });
     this.sweepTimer = setInterval(() => this.requestSweep('interval'), this.o.sweepIntervalMs);
     this.sweepTimer.unref();
     const expiryEvery = Math.max(1000, Math.min(30_000, Math.floor(this.o.multipartTimeoutMs / 4)));
-    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.parts.assembleAll(true) }), expiryEvery);
+    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.joinParts(true) }), expiryEvery);
     this.expiryTimer.unref();
   }
 
@@ -338,11 +269,12 @@ export class Receiver {
             taken.push(other);
           }
           for (const other of taken) this.waiting.delete(other);
-          await this.batch.run(taken, ctx);
+          await this.readBatch(taken, ctx);
           return;
         }
         await this.readAnnounced(index, { at: announcedAt }, ctx);
-        await this.storage.checkEvery(10);
+        const full = await this.storage.checkEvery(10);
+        if (full !== undefined) this.requestSweep(full);
       },
     });
   }
@@ -394,11 +326,8 @@ export class Receiver {
    * that was done already, then the loss is logged and every memory swept.
    */
   private async readAnnounced(index: number, announced: { at: number; listed?: boolean }, ctx?: TaskContext<unknown>): Promise<void> {
-    const stored = await this.o.modem.readSms(index);
-    if (stored) {
-      await this.handle(stored);
-      return;
-    }
+    const run = await this.runSingle(index);
+    if (run.slots[0]?.outcome !== 'empty') return;
     const where = this.foreign ?? this.o.modem.homeStorage ?? '';
     const released = this.releasedAt.get(`${where}:${index}`);
     if (released !== undefined && Math.abs(announced.at - released) < HANDLED_LATELY_MS) {
@@ -407,11 +336,71 @@ export class Receiver {
     }
     if (!announced.listed && ctx) {
       this.log.info({ storage: where, index }, `AT+CMGR=${index} answered empty for an SMS the modem announced${where ? ` in ${where}` : ''}: checking with a listing`);
-      await this.batch.run([index], ctx);
+      await this.readBatch([index], ctx);
       return;
     }
     this.log.warn({ storage: where, index }, `SMS announced at ${where ? `${where} ` : ''}index ${index} is neither readable nor listed there: sweeping every storage`);
     this.requestSweep('announced SMS not found');
+  }
+
+  /**
+   * One slot through the pipeline ('single'): an index to read now, or a read already made (a listing's line, a
+   * +CMT). Its counters are added; its failure is thrown (the caller's task or sweep reports it).
+   */
+  private async runSingle(slot: SlotInput): Promise<RunResult> {
+    const run = this.settle(await this.pipeline.run([slot], 'single', this.foreign));
+    const failed = run.failures[0];
+    if (failed) throw failed.error;
+    return run;
+  }
+
+  /**
+   * Reads `taken` (announced indexes) as a batch, then what the batch leaves to the per-slot path, in order. After a
+   * failure there (a modem that stopped answering) the announced indexes not reached are queued again as tasks of
+   * their own instead of waiting out one timeout each here; unannounced ones stay for the next batch or sweep.
+   */
+  private async readBatch(taken: number[], ctx: TaskContext<unknown>): Promise<void> {
+    const outcome = await this.batch.run(taken, ctx, this.foreign);
+    if (outcome.sweep !== undefined) this.requestSweep(outcome.sweep);
+    if (outcome.handled) {
+      this.settle(outcome.handled);
+      for (const f of outcome.handled.failures) this.slotFailed(f.error, f.index, STAGE_WORDS[f.stage]);
+    }
+    const announced = new Set(taken);
+    for (const [i, { index, read }] of outcome.perSlot.entries()) {
+      try {
+        if (read) await this.runSingle(read);
+        else await this.readAnnounced(index, { at: this.now(), listed: true });
+      } catch (err) {
+        this.slotFailed(err, index, STAGE_WORDS.read);
+        const rest = outcome.perSlot.slice(i + 1).map((s) => s.index).filter((x) => announced.has(x));
+        for (const again of rest) this.onIndication(again);
+        return;
+      }
+    }
+  }
+
+  /** Adds a run's counters to the stats and notes the slots it released; returns the run. */
+  private settle(run: RunResult): RunResult {
+    addCounts(this.stats, run.counts);
+    for (const slot of run.slots) if (slot.outcome === 'released' && slot.index !== undefined) this.noteReleased(slot.index);
+    return run;
+  }
+
+  /** Joins multipart messages (complete ones, or with `expiredToo` those past the timeout too); counts what was written. */
+  private async joinParts(expiredToo: boolean): Promise<void> {
+    const joined: Joined & { partsWaiting?: number } = await this.parts.assembleAll(expiredToo);
+    for (const w of joined.written) addCounts(this.stats, w.counts);
+    if (joined.partsWaiting !== undefined) this.stats.partsWaiting = joined.partsWaiting;
+    if (joined.failed !== undefined) throw joined.failed;
+  }
+
+  /** An error of one slot of a batch: logged, counted, a full SIM swept. */
+  private slotFailed(err: unknown, index: number | undefined, what: string): void {
+    const at = index === undefined ? '' : ` at index ${index}`;
+    this.stats.lastError = `${what}${at}: ${errorMessage(err)}`;
+    this.log.error({ err, index }, `could not handle SMS${at}: ${what}: ${errorMessage(err)}`);
+    this.sweepIfStorageFull(err);
   }
 
   private onDirect(ev: { pdu: string; length: number }): void {
@@ -420,7 +409,7 @@ export class Receiver {
       {
         label: 'direct delivery (+CMT)',
         run: async () => {
-          await this.handle({ index: undefined, stat: 0, length: ev.length, pdu: ev.pdu });
+          await this.runSingle({ index: undefined, stat: 0, length: ev.length, pdu: ev.pdu });
         },
       },
       'urgent',
@@ -482,15 +471,7 @@ export class Receiver {
   /** The operator's `sms delete N` (./operator-delete.ts); call it inside a task on this scheduler, with its modem. */
   async operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult> {
     if (this.stopped || modem !== this.o.modem) throw new ModemUnavailableError(this.o.sim.modem, `sms delete ${index}`, 'is not receiving (reconnecting?)');
-    return deleteHandled(index, {
-      readSms: (i) => this.o.modem.readSms(i),
-      confirmRead: (first) => confirmRead(this.o.modem, first, this.log),
-      decide: (stored, report) => this.decide(stored, 2, undefined, false, report),
-      quarantineDisagreeing: (first, reads, report) => this.quarantineReads(first, reads, report),
-      release: (stored) => this.release(stored),
-      assemble: (part) => this.parts.assembleFamilyOf(part),
-      counted: () => this.stats.received++,
-    });
+    return operatorResult(index, this.settle(await this.pipeline.run([index], 'operator')));
   }
 
   /** `+CMS ERROR: 322` (memory full) from any command: the SIM needs emptying now, not at the next interval. */
@@ -545,7 +526,7 @@ export class Receiver {
       if (this.foreign === undefined && this.storage.isKept(stored.index, stored.pdu)) continue;
       seen++;
       try {
-        await this.handle(stored);
+        await this.runSingle(stored);
       } catch (err) {
         this.stats.lastError = errorMessage(err);
         this.log.error({ err, index: stored.index, storage: this.foreign }, `could not handle SMS at ${this.foreign ? `${this.foreign} ` : ''}index ${stored.index}: ${errorMessage(err)}`);
@@ -553,148 +534,6 @@ export class Receiver {
       }
     }
     return seen;
-  }
-
-  /** Handles one stored or directly delivered PDU, end to end. */
-  private async handle(read: StoredPdu): Promise<void> {
-    this.stats.received++;
-    let stored = read;
-    let readsAgreed = 1;
-    if (read.index !== undefined) {
-      const confirmed = await confirmRead(this.o.modem, read, this.log);
-      if (confirmed.kind === 'gone') {
-        this.log.debug({ index: read.index }, 'index empty when read again (already handled)');
-        return;
-      }
-      if (confirmed.kind === 'disagree') {
-        await this.quarantineReads(read, confirmed.reads);
-        await this.o.modem.deleteSms(read.index);
-        this.noteReleased(read.index);
-        if (this.foreign === undefined) this.storage.forget(read.index);
-        return;
-      }
-      stored = confirmed.stored;
-      readsAgreed = 2;
-    }
-    const action = await this.decide(stored, readsAgreed, undefined, true);
-    if (action.kind === 'keep') return;
-    const part = action.write ? await action.write() : undefined;
-    await this.release(stored);
-    if (part) await this.parts.assembleFamilyOf(part);
-  }
-
-  /**
-   * What one confirmed (or +CMT) PDU needs, without sending a command: kept on the SIM, or an optional spool write
-   * (started by the caller) and then its release. A multipart part's write resolves to the part when it is new (its
-   * family is joined after the release). `parts`: the batch's shared parts listing; `mayQuery`: false inside a batch
-   * (no command may come between its confirming listing and its deletes). `report`: the operator's delete (keep is
-   * archive then), told what was written.
-   */
-  private async decide(stored: StoredPdu, readsAgreed: number, parts: PartsHolder | undefined, mayQuery: boolean, report?: Report): Promise<SlotAction> {
-    const decoded = decodeDeliver(stored);
-    if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
-      // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
-      this.log.info({ index: stored.index }, 'SMS-STATUS-REPORT on the modem (not an incoming SMS): deleted');
-      report?.({ spooled: 'none', reason: 'an SMS-STATUS-REPORT, not an incoming SMS' });
-      return { kind: 'release', stored };
-    }
-    if (!decoded.ok) return { kind: 'release', stored, write: () => this.quarantine(stored, decoded.reason, stored.pdu, undefined, report) };
-    const sms = decoded.sms;
-    if (sms.extraOctets !== undefined) {
-      this.log.warn(
-        { index: stored.index, sender: sms.originator, extraOctets: sms.extraOctets },
-        `SMS user data runs past its UDL: decoded by the UDL, ${sms.extraOctets.length / 2} extra octet(s) kept in the record: ${sms.extraOctets}`,
-      );
-    }
-    const verdict = this.o.accept(sms.originator);
-    // Policy 'keep' holds slots of the chosen memory only; in another memory such an SMS is archived.
-    const policy = !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined && this.foreign !== undefined ? 'archive'
-      : !verdict.accept && this.o.otherSenders === 'keep' && stored.index !== undefined ? (report ? 'archive' : await this.storage.keepOrArchive(stored.index, mayQuery)) : this.o.otherSenders;
-    if (!verdict.accept && policy !== 'archive') {
-      if (policy === 'keep' && stored.index !== undefined) {
-        this.storage.keep(stored.index, stored.pdu);
-        this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: kept on the SIM (policy keep)');
-        return { kind: 'keep' };
-      }
-      // 'delete', or 'keep' for a +CMT that was never stored (it cannot be kept: acknowledge it).
-      this.stats.ignored++;
-      this.log.info({ index: stored.index, sender: sms.originator }, 'SMS from a sender not accepted: deleted (policy delete)');
-      report?.({ spooled: 'none', reason: 'sender not accepted (policy delete)' });
-      return { kind: 'release', stored };
-    }
-    if (sms.concat && sms.concat.total > 1) {
-      const c = sms.concat;
-      const write = async (): Promise<DecodedSms | void> => {
-        const created = await this.parts.store(sms, readsAgreed, parts);
-        report?.({ spooled: 'part', part: `${c.sequence}/${c.total} (ref ${c.reference})`, created });
-        return created ? sms : undefined;
-      };
-      return { kind: 'release', stored, write };
-    }
-    const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.now());
-    rec.readsAgreed = readsAgreed;
-    if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    if (this.o.simulated === true) rec.simulated = true;
-    return { kind: 'release', stored, write: () => this.storeMessage(rec, verdict.accept, report) };
-  }
-
-  private async storeMessage(rec: SmsRecord, accepted: boolean, report?: Report): Promise<void> {
-    if (accepted) {
-      const r = await this.o.spool.putPending(rec);
-      report?.({ spooled: 'pending', id: rec.id, created: r.created });
-      if (r.created) {
-        this.stats.spooled++;
-        this.log.info({ id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total }, 'SMS received and spooled');
-      } else {
-        this.stats.duplicates++;
-        this.log.info({ id: rec.id, area: r.area }, 'SMS already in the spool (read twice): not spooled again');
-      }
-    } else {
-      rec.ignoredReason = 'sender not accepted';
-      const r = await this.o.spool.putIgnored(rec);
-      report?.({ spooled: 'ignored', id: rec.id, created: r.created });
-      if (r.created) this.stats.ignored++;
-      this.log.info({ id: rec.id, sender: rec.sender }, 'SMS from a sender not accepted: archived (policy archive)');
-    }
-  }
-
-  /** Reads of one index that never agreed: quarantined together (every version read). */
-  private quarantineReads(first: StoredPdu, reads: StoredPdu[], report?: Report): Promise<void> {
-    const versions = [...new Set(reads.map((r) => r.pdu.trim().toUpperCase()))];
-    return this.quarantine(first, `${reads.length} reads of index ${first.index} gave ${versions.length} different PDUs; none confirmed`, versions.join('\n'), 'reads disagree', report);
-  }
-
-  private async quarantine(stored: StoredPdu, reason: string, raw = stored.pdu, what = 'undecodable PDU', report?: Report): Promise<void> {
-    const id = 'q-' + createHash('sha256').update(`${this.o.sim.modem}\n${raw}`).digest('hex').slice(0, 32);
-    const rec: QuarantineRecord = {
-      v: SPOOL_RECORD_VERSION,
-      kind: 'quarantine',
-      id,
-      modem: this.o.sim.modem,
-      raw,
-      reason: `${what}: ${reason}`,
-      receivedAt: new Date(this.now()).toISOString(),
-    };
-    if (stored.index !== undefined) rec.index = stored.index;
-    const r = await this.o.spool.putQuarantine(rec);
-    report?.({ spooled: 'quarantine', id, created: r.created });
-    this.stats.quarantined++;
-    this.log.error({ id, index: stored.index, reason, pdu: raw.slice(0, 400) }, `${what} quarantined: ${reason}`);
-  }
-
-  /**
-   * Removes a durably handled SMS from the modem: AT+CNMA for +CMT, AT+CMGD otherwise. The index was read last by
-   * confirmRead() in this same task (no command in between), or by the batch's confirming AT+CMGL (only other slots'
-   * deletes in between), which is the re-check that it still holds this PDU.
-   */
-  private async release(stored: StoredPdu): Promise<void> {
-    if (stored.index === undefined) {
-      await this.o.modem.acknowledgeDirect();
-      return;
-    }
-    await this.o.modem.deleteSms(stored.index);
-    this.noteReleased(stored.index);
-    if (this.foreign === undefined) this.storage.forget(stored.index);
   }
 
   private noteReleased(index: number): void {

@@ -1,19 +1,9 @@
 /**
- * SimStorage: what the receiver knows of one SIM's SMS storage, and the policy that keeps it from filling (part of
- * receive/, no commands of its own: it asks `usage()`, the receiver's storageUsage, and calls `sweep(reason)`).
- *
- * Contract
- * - check() asks for the usage; at NEARLY_FULL (80 %) of the slots it logs a warning and asks for a sweep (the SIM must
- *   be emptied now, not at the next interval). checkEvery(n) does so on every n-th call (the per-slot path calls it
- *   after each announced SMS); check() restarts that count. afterSweep() asks again (a failed query is ignored) and
- *   warns when the SIM is still nearly full, naming the kept messages as the likely reason.
- * - Policy keep, bounded: kept SMS (keep / isKept / forget; keyed by slot index, with their PDU upper-cased, so a sweep
- *   does not handle them again while the slot holds the same PDU) may take at most KEEP_SHARE of the slots
- *   (KEEP_LIMIT_UNKNOWN while the capacity is unknown); keepOrArchive() answers 'archive' for one more past that (it is
- *   spooled as ignored, then deleted), so kept messages never fill the SIM and block operator SMS. One warning comes
- *   first, at KEEP_WARN_AT of the limit.
- */
-import type { Logger } from '../log.js';
+ * What the receiver knows of one SIM's SMS storage (no commands of its own: it asks `usage()`).
+ * - At NEARLY_FULL of the slots check() warns and returns the reason to sweep; afterSweep() warns when still that full.
+ * - Policy keep is bounded: kept SMS (slot index + PDU, so a sweep leaves them alone) take at most KEEP_SHARE of the
+ *   slots; keepOrArchive() answers 'archive' past that, so kept messages never fill the SIM.
+ */import type { Logger } from '../log.js';
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;
@@ -21,6 +11,9 @@ const NEARLY_FULL = 0.8;
 const KEEP_SHARE = 0.5;
 const KEEP_LIMIT_UNKNOWN = 10;
 const KEEP_WARN_AT = 0.8;
+
+/** A stored outgoing message (<stat> 2 STO UNSENT, 3 STO SENT): not an SMS anybody sent us. PURE. */
+export const isOutgoing = (s: { stat?: number | undefined }): boolean => s.stat === 2 || s.stat === 3;
 
 /** Whether slot `index` holds the PDU kept there on purpose (`kept`: index -> upper-cased PDU). PURE. */
 export function isKeptIn(kept: ReadonlyMap<number, string>, index: number | undefined, pdu: string): boolean {
@@ -35,7 +28,6 @@ export interface StorageUse {
 export interface SimStorageOptions {
   /** How full the SIM is (the receiver's storageUsage); absent: the checks do nothing, the keep limit is the fallback. */
   usage?: () => Promise<StorageUse | undefined>;
-  sweep: (reason: string) => void;
   log: Logger;
 }
 
@@ -48,19 +40,22 @@ export class SimStorage {
 
   constructor(private readonly o: SimStorageOptions) {}
 
-  async checkEvery(n: number): Promise<void> {
-    if (!this.o.usage || ++this.sinceCheck < n) return;
-    await this.check();
+  /** check() on every n-th call (the per-slot path after each announced SMS); check() restarts the count. */
+  async checkEvery(n: number): Promise<string | undefined> {
+    if (!this.o.usage || ++this.sinceCheck < n) return undefined;
+    return this.check();
   }
 
-  async check(): Promise<void> {
+  /** Asks for the usage; returns the reason to sweep now when the SIM is nearly full. */
+  async check(): Promise<string | undefined> {
     this.sinceCheck = 0;
-    if (!this.o.usage) return;
+    if (!this.o.usage) return undefined;
     const use = this.note(await this.o.usage());
     if (use && use.used / use.total >= NEARLY_FULL) {
       this.o.log.warn({ used: use.used, total: use.total }, 'SIM storage nearly full: sweeping');
-      this.o.sweep('storage nearly full');
+      return 'storage nearly full';
     }
+    return undefined;
   }
 
   async afterSweep(): Promise<void> {

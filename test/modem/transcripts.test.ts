@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { FakeChannel, nextTurn } from './fake-channel.js';
-import { isOutgoing } from '../../src/receive/batch.js';
+import { isOutgoing } from '../../src/receive/sim-storage.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 
 const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);

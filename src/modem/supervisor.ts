@@ -1,29 +1,19 @@
 /**
- * Keeps one modem alive: open the port -> AT channel -> modem init -> receiver; when the device vanishes (USB reset,
- * unplug) or the channel closes, stop the receiver and reconnect (every replugPollMs for a while after the device
- * vanished, so a replug is back within seconds; then with backoff); when the modem reboots (CNMI lost), re-run init
- * and sweep. A SIM that needs a PIN/PUK or is missing is a state with a clear log line and a slow retry, never a
- * crash loop. Nothing here deletes anything: the receiver owns acknowledgement.
- * Resets are noticed from what the modem does (issue 11, item 2): its own boot banner re-initialises at once; a sign
- * that only suggests a restart (another family's banner, +CMS ERROR 310-316, a silenced URC coming back) runs the
- * state probe first; the liveness probe reads a setting back (Modem.probeState), so a silent reset is found within one
- * probe interval. The probe runs only after `livenessIntervalMs` without a probe: idle traffic is the probe plus the
- * receiver's sweep (at most 3 commands a minute with the defaults).
- * Counters (receiver counts, reconnects) survive reconnects; the last error clears once the modem runs again; a retry
- * logs one line (the stack only at debug level).
- * All AT work goes through the configured modem's scheduler (src/modem/scheduler.ts), which outlives the connections:
- * each session attaches its modem + channel to it and detaches them when the port closes (queued work then fails
- * fast). Init and re-init after a reboot run in exclusive mode (nothing interleaves with storage selection or CNMI);
- * the liveness probe is a maintenance task.
- * I/O is injected (connect/createModem/createReceiver) so tests drive it with the virtual modem.
+ * Keeps one modem connected: open the port -> AT channel -> init -> the session's receiver; when the device vanishes
+ * or the channel closes, stop the receiver and reconnect (every replugPollMs for a while after a vanish, then with
+ * backoff); when the modem resets (its boot banner, settings found gone by a probe), re-run init and ask for a sweep.
+ * - A SIM that needs a PIN/PUK or is missing is a state with a hint and a slow retry, never a crash loop.
+ * - All AT work goes through the configured modem's one scheduler, which outlives connections; init and re-init run
+ *   exclusive; the liveness probe (a setting read back) is a maintenance task; two probe timeouts recycle the port.
+ * - Receiver counts add up across sessions; the last error clears once the modem runs again; a retry is one log line.
+ * - Deletes nothing (the receiver owns acknowledgement); knows the receiver only as SupervisedReceiver.
  */
 import type { AtChannel } from '../at/types.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ProbeOutcome } from '../modem/liveness.js';
-import type { ProbeSample, Registration, SampledState, SignalQuality } from '../modem/modem.js';
-import type { AtScheduler, SchedulerStatus } from '../modem/scheduler.js';
-import type { Receiver } from './receiver.js';
+import type { ProbeOutcome } from './liveness.js';
+import type { ProbeSample, Registration, SampledState, SignalQuality } from './modem.js';
+import type { AtScheduler, SchedulerStatus } from './scheduler.js';
 
 export type ModemState = 'stopped' | 'connecting' | 'initialising' | 'running' | 'sim-not-ready' | 'disconnected' | 'failed';
 
@@ -42,6 +32,17 @@ export interface SupervisedModem {
 /** Receiver counts that add up across sessions (the others are the current session's). */
 const SUMMED = ['received', 'spooled', 'ignored', 'quarantined', 'duplicates', 'sweeps'] as const;
 
+/** The counts a session's receiver keeps (src/receive/receiver.ts's stats have these and more). */
+export type ReceiverCounts = Record<(typeof SUMMED)[number], number> & { lastSweepAt: string | undefined; lastError: string | undefined };
+
+/** What the supervisor needs of the receiver it runs on each connection (src/receive/receiver.ts satisfies it). */
+export interface SupervisedReceiver<S extends ReceiverCounts = ReceiverCounts> {
+  start(): void;
+  stop(): Promise<void>;
+  requestSweep(reason: string): void;
+  readonly stats: S;
+}
+
 export interface ModemIdentityLike {
   imsi?: string | undefined;
   iccid?: string | undefined;
@@ -57,7 +58,7 @@ export interface ModemHandle<M> {
   readonly channel: AtChannel;
 }
 
-export interface SupervisorOptions<M extends SupervisedModem> {
+export interface SupervisorOptions<M extends SupervisedModem, R extends SupervisedReceiver> {
   name: string;
   logger: Logger;
   /** The configured modem's scheduler: created once by the owner, kept across reconnects. */
@@ -65,7 +66,7 @@ export interface SupervisorOptions<M extends SupervisedModem> {
   connect(): Promise<AtChannel>;
   createModem(channel: AtChannel): M;
   /** The receiver must queue its work on `scheduler` (the same one as in these options). */
-  createReceiver(modem: M, identity: ModemIdentityLike, scheduler: AtScheduler<ModemHandle<M>>): Receiver;
+  createReceiver(modem: M, identity: ModemIdentityLike, scheduler: AtScheduler<ModemHandle<M>>): R;
   /** Reconnect backoff: base doubling to max. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -95,10 +96,10 @@ export interface SupervisorOptions<M extends SupervisedModem> {
    */
   signalEveryTicks?: number;
   /** Called after every state change (the daemon refreshes its status file). */
-  onStateChange?: (status: SupervisorStatus) => void;
+  onStateChange?: (status: SupervisorStatus<R['stats']>) => void;
 }
 
-export interface SupervisorStatus {
+export interface SupervisorStatus<S extends ReceiverCounts = ReceiverCounts> {
   name: string;
   state: ModemState;
   since: string;
@@ -106,7 +107,7 @@ export interface SupervisorStatus {
   hint: string | undefined;
   reconnects: number;
   identity: ModemIdentityLike | undefined;
-  receiver: Receiver['stats'] | undefined;
+  receiver: S | undefined;
   /** Queue depth and the running task of the modem's scheduler. */
   scheduler: SchedulerStatus;
   /** Last sampled AT+CSQ (kept across reconnects, with its time). */
@@ -115,8 +116,8 @@ export interface SupervisorStatus {
   registration?: { stat: number; text: string; registered: boolean; source: string; sampledAt: string } | undefined;
 }
 
-export class ModemSupervisor<M extends SupervisedModem> {
-  private readonly o: SupervisorOptions<M>;
+export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedReceiver = SupervisedReceiver> {
+  private readonly o: SupervisorOptions<M, R>;
   private readonly log: Logger;
   private stopping = false;
   private loop: Promise<void> | undefined;
@@ -124,14 +125,14 @@ export class ModemSupervisor<M extends SupervisedModem> {
   private stopSignal: Promise<void> = Promise.resolve();
   private signalStop: () => void = () => undefined;
   private channel: AtChannel | undefined;
-  private receiver: Receiver | undefined;
-  private readonly statusValue: Omit<SupervisorStatus, 'scheduler'>;
+  private receiver: R | undefined;
+  private readonly statusValue: Omit<SupervisorStatus<R['stats']>, 'scheduler'>;
   /** Receiver counts of the sessions that ended. */
-  private earlier: Receiver['stats'] | undefined;
+  private earlier: R['stats'] | undefined;
   /** The configured modem's one scheduler of AT work (the daemon hands it to the control plane). */
   readonly scheduler: AtScheduler<ModemHandle<M>>;
 
-  constructor(options: SupervisorOptions<M>) {
+  constructor(options: SupervisorOptions<M, R>) {
     this.o = options;
     this.log = options.logger.child({ modem: options.name });
     this.scheduler = options.scheduler;
@@ -141,7 +142,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
     };
   }
 
-  status(): SupervisorStatus {
+  status(): SupervisorStatus<R['stats']> {
     return {
       ...this.statusValue,
       receiver: this.receiverTotals(),
@@ -150,7 +151,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   /** The current receiver's counts plus those of earlier sessions (a reconnect does not reset them). */
-  private receiverTotals(): Receiver['stats'] | undefined {
+  private receiverTotals(): R['stats'] | undefined {
     const now = this.receiver?.stats;
     const before = this.earlier;
     if (!now) return before && { ...before };
@@ -161,7 +162,7 @@ export class ModemSupervisor<M extends SupervisedModem> {
   }
 
   /** The receiver of the current session (tests, benchmarks). */
-  currentReceiver(): Receiver | undefined {
+  currentReceiver(): R | undefined {
     return this.receiver;
   }
 
