@@ -18,17 +18,10 @@ const MAX_HEADER_LINES = 10;
  * Files whose header is still longer than MAX_HEADER_LINES, with the length each may not exceed. This list must only
  * shrink: lower a number when a header shrinks, remove an entry when it fits (the test says so), never add one.
  */
-const OVER_LIMIT: Readonly<Record<string, number>> = {
-  'receive/receiver.ts': 52,
-  'receive/batch.ts': 34,
-  'receive/operator-delete.ts': 25,
-  'receive/parts.ts': 19,
-  'receive/supervisor.ts': 19,
-  'receive/sim-storage.ts': 15,
-};
+const OVER_LIMIT: Readonly<Record<string, number>> = {};
 
 /** Files whose header may still name an issue number (same rule: only shrinks). */
-const ISSUE_NUMBER_ALLOWED: ReadonlySet<string> = new Set(['receive/supervisor.ts']);
+const ISSUE_NUMBER_ALLOWED: ReadonlySet<string> = new Set<string>();
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
