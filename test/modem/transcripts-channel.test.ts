@@ -253,3 +253,20 @@ describe('Telit #QSS SIM status lines replayed on the AT channel', () => {
     done();
   });
 });
+
+describe('u-blox init replayed on the AT channel', () => {
+  it('SARA-G450: +UUPSDD during init is noise (logged, not an answer); identity, +CCID ICCID and SM storage as the module says', async () => {
+    const { modem, channel, done } = await replay('ublox/sara-g450-init.txt');
+    const unexpected: string[] = [];
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    expect(await modem.init()).toMatchObject({
+      profile: 'generic', manufacturer: 'u-blox', model: 'SARA-G450', revision: '00.00', imei: '350000000000001',
+      imsi: '204080000000001', iccid: '89310000000000000001', msisdn: undefined,
+    });
+    expect(modem.homeStorage).toBe('SM');
+    expect(modem.storageCapacity).toEqual({ used: 0, total: 50 });
+    expect(modem.cnmi).toBe('2,1,0,0,0');
+    expect(unexpected).toEqual(['+UUPSDD: 0']);
+    done();
+  });
+});
