@@ -139,6 +139,32 @@ describe('indications from transcripts', () => {
   });
 });
 
+describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)', () => {
+  it('two identical +CMTI give one indication; the slot is read and deleted once; after the delete the same index is a new SMS', async () => {
+    const { modem, fake } = modemFor('neoway/m590-cmti-twice.txt', { profile: 'neoway' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }]);
+    const pdu = '07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37';
+    expect(await modem.readSms(3)).toEqual({ index: 3, stat: 0, length: 23, pdu });
+    await modem.deleteSms(3);
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+    expect(await modem.readSms(3)).toMatchObject({ index: 3, pdu });
+    expect(fake.sent.filter((c) => c === 'AT+CMGR=3')).toHaveLength(2);
+    fake.expectDone();
+  });
+
+  it('without the profile quirk (generic) both lines are indications (the receiver, not the modem, must then read the slot once)', async () => {
+    const { modem } = modemFor('neoway/m590-cmti-twice.txt', { profile: 'generic' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+  });
+});
+
 describe('AT+CMGL header variants (ModemManager test-modem-helpers.c)', () => {
   it('with an empty alpha field and without one; a stored sent message is never taken for a received one', async () => {
     const { modem, fake } = modemFor('generic/mm-cmgl-header-variants.txt');
