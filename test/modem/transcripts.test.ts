@@ -8,6 +8,8 @@ import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { FakeChannel, nextTurn } from './fake-channel.js';
 import { isOutgoing } from '../../src/receive/batch.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
+import { MemorySpool, receiverOn } from '../receive/fakes.js';
+import { until } from '../spool/helpers.js';
 
 const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);
 
@@ -146,8 +148,8 @@ describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)
     modem.on('sms', (s) => indications.push(s));
     await nextTurn();
     expect(indications).toEqual([{ storage: 'SM', index: 3 }]);
-    const pdu = '07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37';
-    expect(await modem.readSms(3)).toEqual({ index: 3, stat: 0, length: 23, pdu });
+    const pdu = '0791198948004544040C9119894882006200007050307040042206CF35689E9603';
+    expect(await modem.readSms(3)).toEqual({ index: 3, stat: 1, length: 25, pdu });
     await modem.deleteSms(3);
     await nextTurn();
     expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
@@ -162,6 +164,26 @@ describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)
     modem.on('sms', (s) => indications.push(s));
     await nextTurn();
     expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+  });
+});
+
+describe('+CMS ERROR: 321 to an announced index (constructed from 27.005 §3.2.5), receiver on the modem', () => {
+  it('the slot is not called empty on the 321 alone: the memory is listed, two agreeing listings give the SMS, spooled once, then deleted', async () => {
+    const { modem, fake } = modemFor('generic/cms321-announced-then-listed.txt', { profile: 'generic' });
+    const spool = new MemorySpool();
+    const receiver = receiverOn(modem, spool, { accept: () => ({ accept: true }) });
+    receiver.start();
+    await until(() => fake.sent.length >= 1, 'start-up listing', 2000);
+    await nextTurn();
+    fake.emitLines('+CMTI: "SM",4');
+    await until(() => fake.remaining().length === 0, 'transcript used up', 2000);
+    await receiver.drained();
+    await receiver.stop();
+    fake.expectDone();
+    expect(fake.sent).toEqual(['AT+CMGL=4', 'AT+CMGR=4', 'AT+CMGL=4', 'AT+CMGL=4', 'AT+CMGD=4']);
+    expect(spool.pending.size).toBe(1);
+    expect(spool.quarantine.size + spool.ignored.size).toBe(0);
+    expect([...spool.pending.values()][0]).toMatchObject({ pdus: ['0791198948004544040C9119894882006200007050307040042206CF35689E9603'] });
   });
 });
 
