@@ -167,6 +167,25 @@ describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)
   });
 });
 
+describe('one SMS announced twice, receiver on the modem (constructed from 27.005 §3.4.1)', () => {
+  it('generic profile (no modem-level drop): spooled once and deleted once; the second indication reads an empty slot', async () => {
+    const { modem, fake } = modemFor('neoway/m590-cmti-twice-receiver.txt', { profile: 'generic' });
+    const spool = new MemorySpool();
+    const receiver = receiverOn(modem, spool, { accept: () => ({ accept: true }) });
+    receiver.start();
+    await until(() => fake.sent.length >= 1, 'start-up listing', 2000);
+    await nextTurn();
+    fake.emitLines('+CMTI: "SM",3', '+CMTI: "SM",3');
+    await until(() => fake.remaining().length === 0, 'transcript used up', 2000);
+    await receiver.drained();
+    await receiver.stop();
+    fake.expectDone();
+    expect(fake.sent).toEqual(['AT+CMGL=4', 'AT+CMGR=3', 'AT+CMGR=3', 'AT+CMGD=3', 'AT+CMGR=3']);
+    expect(spool.pending.size).toBe(1);
+    expect(receiver.stats).toMatchObject({ received: 1, spooled: 1, quarantined: 0 });
+  });
+});
+
 describe('+CMS ERROR: 321 to an announced index (constructed from 27.005 §3.2.5), receiver on the modem', () => {
   it('the slot is not called empty on the 321 alone: the memory is listed, two agreeing listings give the SMS, spooled once, then deleted', async () => {
     const { modem, fake } = modemFor('generic/cms321-announced-then-listed.txt', { profile: 'generic' });
