@@ -138,6 +138,14 @@ export const GENERIC_URCS: readonly UrcEntry[] = Object.freeze([
     parse: (lines) => ({ state: afterColon(lines[0] ?? '') }),
     description: 'SIM state banner at boot or on SIM change: +CPIN: READY',
   },
+  {
+    // Telit (no vendor profile: detected as generic): SIM status once AT#QSS=1 is set; the query answer is `#QSS: n,m`.
+    name: 'qss',
+    pattern: /^#QSS:\s*[0-3]$/i,
+    responseTo: ['AT#QSS'],
+    parse: (lines) => ({ status: num(afterColon(lines[0] ?? '')) }),
+    description: 'Telit SIM status: #QSS: 0 removed, 1 inserted, 2 unlocked, 3 ready',
+  },
   { name: 'creg', pattern: /^\+CREG:/i, responseTo: ['AT+CREG'], parse: parseRegUrc, description: 'CS registration change' },
   { name: 'cereg', pattern: /^\+CEREG:/i, responseTo: ['AT+CEREG'], parse: parseRegUrc, description: 'EPS registration change' },
   { name: 'cgreg', pattern: /^\+CGREG:/i, responseTo: ['AT+CGREG'], parse: parseRegUrc, description: 'GPRS registration change' },

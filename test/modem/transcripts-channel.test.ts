@@ -233,3 +233,40 @@ describe('final results and USSD orders replayed on the AT channel', () => {
     done();
   });
 });
+
+describe('Telit #QSS SIM status lines replayed on the AT channel', () => {
+  it('#QSS: 0..3 between commands, between +CSQ and OK and inside an AT+CMGR answer are noise: answers intact, the SMS read', async () => {
+    const { modem, channel, done } = await replay('telit/qss-sim-status-urcs.txt', { profile: 'generic' });
+    const urcs: string[] = [];
+    const unexpected: string[] = [];
+    modem.on('urc', (u) => urcs.push(u.name));
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    expect(await modem.signal()).toMatchObject({ rssi: 13 });
+    const pdu = '0791198948004544040C9119894882006200007050307040042206CF35689E9603';
+    expect(await modem.readSms(1)).toEqual({ index: 1, stat: 1, length: 25, pdu });
+    expect(await modem.readSms(1)).toEqual({ index: 1, stat: 1, length: 25, pdu });
+    const decoded = decodeDeliver({ index: 1, stat: 1, length: 25, pdu });
+    expect(decoded.ok).toBe(true);
+    await until(() => urcs.length >= 6, 'six #QSS lines', 2000);
+    expect(urcs).toEqual(['qss', 'qss', 'qss', 'qss', 'qss', 'qss']);
+    expect(unexpected).toEqual([]);
+    done();
+  });
+});
+
+describe('u-blox init replayed on the AT channel', () => {
+  it('SARA-G450: +UUPSDD during init is noise (logged, not an answer); identity, +CCID ICCID and SM storage as the module says', async () => {
+    const { modem, channel, done } = await replay('ublox/sara-g450-init.txt');
+    const unexpected: string[] = [];
+    channel.on('unexpected', (l: string) => unexpected.push(l));
+    expect(await modem.init()).toMatchObject({
+      profile: 'generic', manufacturer: 'u-blox', model: 'SARA-G450', revision: '00.00', imei: '350000000000001',
+      imsi: '204080000000001', iccid: '89310000000000000001', msisdn: undefined,
+    });
+    expect(modem.homeStorage).toBe('SM');
+    expect(modem.storageCapacity).toEqual({ used: 0, total: 50 });
+    expect(modem.cnmi).toBe('2,1,0,0,0');
+    expect(unexpected).toEqual(['+UUPSDD: 0']);
+    done();
+  });
+});

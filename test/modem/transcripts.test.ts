@@ -8,6 +8,8 @@ import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { FakeChannel, nextTurn } from './fake-channel.js';
 import { isOutgoing } from '../../src/receive/sim-storage.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
+import { MemorySpool, receiverOn } from '../receive/fakes.js';
+import { until } from '../spool/helpers.js';
 
 const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);
 
@@ -136,6 +138,71 @@ describe('indications from transcripts', () => {
     expect(indications).toEqual([{ storage: 'ME', index: 0 }]);
     expect((await fake.run('AT+CNMI?')).lines).toEqual(['+CNMI: 1,1,0,0,0']);
     fake.expectDone();
+  });
+});
+
+describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)', () => {
+  it('two identical +CMTI give one indication; the slot is read and deleted once; after the delete the same index is a new SMS', async () => {
+    const { modem, fake } = modemFor('neoway/m590-cmti-twice.txt', { profile: 'neoway' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }]);
+    const pdu = '0791198948004544040C9119894882006200007050307040042206CF35689E9603';
+    expect(await modem.readSms(3)).toEqual({ index: 3, stat: 1, length: 25, pdu });
+    await modem.deleteSms(3);
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+    expect(await modem.readSms(3)).toMatchObject({ index: 3, pdu });
+    expect(fake.sent.filter((c) => c === 'AT+CMGR=3')).toHaveLength(2);
+    fake.expectDone();
+  });
+
+  it('without the profile quirk (generic) both lines are indications (the receiver, not the modem, must then read the slot once)', async () => {
+    const { modem } = modemFor('neoway/m590-cmti-twice.txt', { profile: 'generic' });
+    const indications: Array<{ storage: string; index: number }> = [];
+    modem.on('sms', (s) => indications.push(s));
+    await nextTurn();
+    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+  });
+});
+
+describe('one SMS announced twice, receiver on the modem (constructed from 27.005 §3.4.1)', () => {
+  it('generic profile (no modem-level drop): spooled once and deleted once; the second indication reads an empty slot', async () => {
+    const { modem, fake } = modemFor('neoway/m590-cmti-twice-receiver.txt', { profile: 'generic' });
+    const spool = new MemorySpool();
+    const receiver = receiverOn(modem, spool, { accept: () => ({ accept: true }) });
+    receiver.start();
+    await until(() => fake.sent.length >= 1, 'start-up listing', 2000);
+    await nextTurn();
+    fake.emitLines('+CMTI: "SM",3', '+CMTI: "SM",3');
+    await until(() => fake.remaining().length === 0, 'transcript used up', 2000);
+    await receiver.drained();
+    await receiver.stop();
+    fake.expectDone();
+    expect(fake.sent).toEqual(['AT+CMGL=4', 'AT+CMGR=3', 'AT+CMGR=3', 'AT+CMGD=3', 'AT+CMGR=3']);
+    expect(spool.pending.size).toBe(1);
+    expect(receiver.stats).toMatchObject({ received: 1, spooled: 1, quarantined: 0 });
+  });
+});
+
+describe('+CMS ERROR: 321 to an announced index (constructed from 27.005 §3.2.5), receiver on the modem', () => {
+  it('the slot is not called empty on the 321 alone: the memory is listed, two agreeing listings give the SMS, spooled once, then deleted', async () => {
+    const { modem, fake } = modemFor('generic/cms321-announced-then-listed.txt', { profile: 'generic' });
+    const spool = new MemorySpool();
+    const receiver = receiverOn(modem, spool, { accept: () => ({ accept: true }) });
+    receiver.start();
+    await until(() => fake.sent.length >= 1, 'start-up listing', 2000);
+    await nextTurn();
+    fake.emitLines('+CMTI: "SM",4');
+    await until(() => fake.remaining().length === 0, 'transcript used up', 2000);
+    await receiver.drained();
+    await receiver.stop();
+    fake.expectDone();
+    expect(fake.sent).toEqual(['AT+CMGL=4', 'AT+CMGR=4', 'AT+CMGL=4', 'AT+CMGL=4', 'AT+CMGD=4']);
+    expect(spool.pending.size).toBe(1);
+    expect(spool.quarantine.size + spool.ignored.size).toBe(0);
+    expect([...spool.pending.values()][0]).toMatchObject({ pdus: ['0791198948004544040C9119894882006200007050307040042206CF35689E9603'] });
   });
 });
 
