@@ -10,7 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { DaemonProcess, distBuilt, killAll, SimProcess, sleep, until } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { sleep } from '../support/until.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { tempDir } from '../spool/helpers.js';
 

@@ -47,17 +47,6 @@ export async function tempDir(prefix: string): Promise<{ dir: string; cleanup: (
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Poll `cond` with real timers (captured before any fake timers are installed). */
-const realSetTimeout = globalThis.setTimeout;
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const started = performance.now();
-  for (;;) {
-    if (await cond()) return;
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => realSetTimeout(r, 5));
-  }
-}
-
 /**
  * The forwarder's pick over a spool, as the forwarder makes it: pickNext over the spool's ordered pending view, then a
  * copy of the one record chosen.

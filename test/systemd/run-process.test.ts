@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { unitNodeFlags } from '../../bench/lean/unit-flags.js';
-import { bin, distBuilt, until } from '../faults/processes.js';
+import { bin, distBuilt } from '../faults/processes.js';
+import { until } from '../support/until.js';
 import { tempDir } from '../spool/helpers.js';
 
 let dir: string;
