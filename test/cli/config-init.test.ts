@@ -11,7 +11,7 @@ import { PLACEHOLDER_BASE_URL } from '../../src/cli/config-init.js';
 import { parseConfig } from '../../src/config.js';
 import type { PortInfo } from '../../src/serial/ports.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { cli } from '../support/cli.js';
 
 

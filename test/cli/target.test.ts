@@ -11,7 +11,7 @@ import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { cli } from '../support/cli.js';
 

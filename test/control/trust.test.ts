@@ -13,7 +13,8 @@ import { ControlServer } from '../../src/control/server/server.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { reply, startServer } from '../forward/server.js';
-import { captureLogger, tempDir } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

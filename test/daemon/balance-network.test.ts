@@ -14,7 +14,7 @@ import { startDemoReceiver } from '../../src/demo/receiver.js';
 import { silentLogger } from '../../src/log.js';
 import { pick, ResellerClient } from '../../src/reseller/client.js';
 import { runTransfer } from '../../src/transfer/runner.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
 import { cli } from '../support/cli.js';

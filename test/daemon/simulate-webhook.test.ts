@@ -13,7 +13,7 @@ import { SIMULATION_SECRET } from '../../src/forward/webhook.js';
 import { silentLogger } from '../../src/log.js';
 import { Processes, logged } from './process-harness.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
 const procs = new Processes();

@@ -13,7 +13,8 @@ import { Spool } from '../../src/spool/store.js';
 import { bin, distBuilt, killAll } from '../faults/processes.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

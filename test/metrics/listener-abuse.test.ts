@@ -14,7 +14,7 @@ import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/process
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 const TOKEN = 'abuse-token-0123456789';

@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../faults/processes.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;

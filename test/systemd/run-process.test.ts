@@ -11,7 +11,7 @@ import path from 'node:path';
 import { unitNodeFlags } from '../support/systemd-unit.js';
 import { bin, distBuilt } from '../faults/processes.js';
 import { until } from '../support/until.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
