@@ -8,7 +8,7 @@ import { DEFAULT_BALANCE_CHECKS, type OperatorKey } from '../../src/balance/oper
 import { BalanceWatch, checkBalance, type BalanceResult, type BalanceUssd, type WatchTimers } from '../../src/balance/watch.js';
 import { silentLogger } from '../../src/log.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
-import { captureLogger } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
 
 let net: TestNetwork | undefined;
 afterEach(async () => {

@@ -6,20 +6,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { main, type Io } from '../../src/cli.js';
+import { type Io } from '../../src/cli.js';
 import { PLACEHOLDER_BASE_URL } from '../../src/cli/config-init.js';
 import { parseConfig } from '../../src/config.js';
 import type { PortInfo } from '../../src/serial/ports.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { cli } from '../support/cli.js';
 
-async function cli(args: string[], extra: Partial<Io> = {}): Promise<{ out: string; err: string; code: number }> {
-  let out = '';
-  let err = '';
-  process.exitCode = undefined;
-  await main(['node', 'pulsa-bridge', ...args], { out: (t) => void (out += t), err: (t) => void (err += t), ...extra });
-  return { out, err, code: Number(process.exitCode ?? 0) };
-}
 
 const HW = '/dev/serial/by-id/usb-HUAWEI_Technology_HUAWEI_Mobile-if0';
 const SIM = '/dev/serial/by-id/usb-SimTech__Incorporated_SimTech__Incorporated_0123-if0';

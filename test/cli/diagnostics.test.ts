@@ -8,28 +8,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { allCommands, createProgram, main, type Io } from '../../src/cli.js';
+import { allCommands, createProgram, main } from '../../src/cli.js';
 import { createSimulatedModem } from '../../src/cli/session.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { cli, captureIo } from '../support/cli.js';
 
-interface Run {
-  out: string;
-  err: string;
-  code: number;
-}
 
-function capture(extra: Partial<Io> = {}): { io: Io; result: () => Run } {
-  let out = '';
-  let err = '';
-  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
-  return { io, result: () => ({ out, err, code: Number(process.exitCode ?? 0) }) };
-}
 
-async function cli(args: string[], extra: Partial<Io> = {}): Promise<Run> {
-  const { io, result } = capture(extra);
-  await main(['node', 'pulsa-bridge', ...args], io);
-  return result();
-}
 
 beforeEach(() => {
   process.exitCode = undefined;
@@ -115,7 +100,7 @@ describe('at, interactive', () => {
   it('answers typed commands, shows URCs as they arrive, and returns on end of input', async () => {
     const input = new PassThrough();
     let vm: VirtualModem | undefined;
-    const { io, result } = capture({
+    const { io, result } = captureIo({
       input,
       virtualModem: (path) => {
         vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, noise: false });
@@ -142,7 +127,7 @@ describe('at, interactive', () => {
 
   it('end of input right after a command still prints its answer before returning', async () => {
     const input = new PassThrough();
-    const { io, result } = capture({ input });
+    const { io, result } = captureIo({ input });
     const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], io);
     input.end('AT+CSQ\nATI\n');
     await done;
@@ -309,7 +294,7 @@ describe('errors an operator meets', () => {
       vm.stall('forever');
       return vm;
     };
-    const { io, result } = capture({ virtualModem });
+    const { io, result } = captureIo({ virtualModem });
     let finished = false;
     const done = main(['node', 'pulsa-bridge', 'info', '--simulate'], io).finally(() => (finished = true));
     for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
@@ -333,7 +318,7 @@ describe('errors an operator meets', () => {
   });
 
   it('every command has --help, printed to stdout with exit 0', async () => {
-    const commands = allCommands(await createProgram(capture().io));
+    const commands = allCommands(await createProgram(captureIo().io));
     expect(commands.length).toBeGreaterThan(10);
     for (const c of commands) {
       const path: string[] = [];

@@ -5,23 +5,12 @@
  * ttyS that is not probed. What the operator reads (table, notes, the recommendation) and the exit code are the contract.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main, type Io } from '../../src/cli.js';
+import { type Io } from '../../src/cli.js';
 import type { PortInfo } from '../../src/serial/ports.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { cli } from '../support/cli.js';
 
-interface Run {
-  out: string;
-  err: string;
-  code: number;
-}
 
-async function cli(args: string[], extra: Partial<Io> = {}): Promise<Run> {
-  let out = '';
-  let err = '';
-  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), ...extra };
-  await main(['node', 'pulsa-bridge', ...args], io);
-  return { out, err, code: Number(process.exitCode ?? 0) };
-}
 
 const HW_BY_ID = '/dev/serial/by-id/usb-HUAWEI_Technology_HUAWEI_Mobile-if0';
 

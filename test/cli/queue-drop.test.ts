@@ -3,17 +3,15 @@
  * id; a prefix that fits several records is refused, naming them. The compiled CLI in its own process.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type PartRecord } from '../../src/spool/types.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { compiledCli } from '../support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
 let dir: string;
 let cleanup: () => Promise<void>;
 
@@ -44,8 +42,7 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 function cli(args: string[]): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, 'queue', ...args, '--spool', dir], { encoding: 'utf8', timeout: 30_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+  return compiledCli(['queue', ...args, '--spool', dir]);
 }
 
 describe('queue drop: parts and id prefixes', () => {
@@ -79,7 +76,7 @@ describe('queue drop: parts and id prefixes', () => {
       expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: expect.stringContaining('too short: give at least 8 characters') });
     }
     expect(existsSync(path.join(dir, 'pending', 'sms-b9d8e7.json'))).toBe(true);
-    const help = spawnSync(process.execPath, [bin, 'queue', 'drop', '--help'], { encoding: 'utf8', timeout: 30_000 });
-    expect(help.stdout.replace(/\s+/g, ' ')).toMatch(/at least 8 characters/);
+    const help = compiledCli(['queue', 'drop', '--help']);
+    expect(help.out.replace(/\s+/g, ' ')).toMatch(/at least 8 characters/);
   }, 30_000);
 });

@@ -6,7 +6,8 @@ import { queueCommands } from '../../src/cli/queue.js';
 import { SpoolError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

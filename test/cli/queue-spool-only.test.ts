@@ -4,16 +4,14 @@
  * the service's environment sets. The compiled CLI in its own process (npm test builds dist/ first).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { compiledCli } from '../support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,8 +22,7 @@ function cli(args: string[]): { code: number | null; out: string; err: string } 
   const env = { ...process.env };
   delete env.PB_PIN;
   delete env.PB_HMAC;
-  const r = spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8', timeout: 30_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+  return compiledCli(args, { env });
 }
 
 async function setup(spoolOver: Record<string, unknown> = {}): Promise<{ file: string; spoolDir: string }> {

@@ -4,16 +4,14 @@
  * zone alike; `queue ls`: the retry time), while --json keeps the stored ISO values.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { localTime, zoneOffset } from '../../src/time-format.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { compiledCli } from '../support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
 let dir: string;
 let cleanup: () => Promise<void>;
 
@@ -28,8 +26,7 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 function cli(args: string[], tz: string): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [bin, 'queue', ...args, '--spool', dir], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, TZ: tz } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+  return compiledCli(['queue', ...args, '--spool', dir], { env: { ...process.env, TZ: tz } });
 }
 
 describe('queue: times in the local zone', () => {

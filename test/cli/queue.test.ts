@@ -8,7 +8,8 @@ import { Spool } from '../../src/spool/store.js';
 import { serializeRecord } from '../../src/spool/codec.js';
 import type { PartRecord, SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -9,7 +9,7 @@ import { openSession } from '../../src/cli/session.js';
 import { silentLogger } from '../../src/log.js';
 import { PIN_MEMORY_FILE } from '../../src/state/pin-memory.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

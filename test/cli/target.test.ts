@@ -6,29 +6,16 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main, type Io } from '../../src/cli.js';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
+import { cli } from '../support/cli.js';
 
-interface Run {
-  out: string;
-  err: string;
-  code: number;
-}
 
-async function cli(args: string[], extra: Partial<Io> = {}): Promise<Run> {
-  let out = '';
-  let err = '';
-  process.exitCode = undefined;
-  await main(['node', 'pulsa-bridge', ...args], { out: (t) => void (out += t), err: (t) => void (err += t), ...extra });
-  const r = { out, err, code: Number(process.exitCode ?? 0) };
-  process.exitCode = undefined;
-  return r;
-}
 
 let dir: string;
 let server: TestServer;

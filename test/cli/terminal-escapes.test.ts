@@ -13,7 +13,8 @@ import { formatUssd } from '../../src/cli/ussd.js';
 import { silentLogger } from '../../src/log.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const NASTY = 'Rp 5000\x1b]0;pwned\x07\x1b[2J\x1b[H\u009b31m\rBONUS \u202e0987\u202c';
 /** What a terminal would act on (newlines are the CLI's own). */

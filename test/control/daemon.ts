@@ -11,7 +11,8 @@ import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 export interface ControlDaemon {
   daemon: Daemon;

@@ -11,7 +11,7 @@ import type { EventMessage } from '../../src/control/protocol.js';
 import type { ControlConnection } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 import { startControlDaemon } from './daemon.js';
 import { OPEN_ACCESS, OWN_PEER } from './access-fixtures.js';
 

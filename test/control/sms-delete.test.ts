@@ -13,7 +13,8 @@ import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
 import type { QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { pendingRecords, startStack, virtualModem, type Faults } from '../receive/harness.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { startControlDaemon } from './daemon.js';
 import { OPEN_ACCESS, OWN_PEER } from './access-fixtures.js';
 

@@ -13,7 +13,9 @@ import { ControlServer } from '../../src/control/server/server.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { reply, startServer } from '../forward/server.js';
-import { captureLogger, tempDir, until } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -6,7 +6,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { main } from '../../src/cli.js';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { statusFilePath } from '../../src/daemon/status-file.js';
@@ -15,8 +14,10 @@ import { startDemoReceiver } from '../../src/demo/receiver.js';
 import { silentLogger } from '../../src/log.js';
 import { pick, ResellerClient } from '../../src/reseller/client.js';
 import { runTransfer } from '../../src/transfer/runner.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
+import { cli } from '../support/cli.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,12 +25,6 @@ afterEach(async () => {
   process.exitCode = undefined;
 });
 
-async function cli(args: string[]): Promise<{ out: string; code: number }> {
-  let out = '';
-  process.exitCode = undefined;
-  await main(['node', 'pulsa-bridge', ...args], { out: (t) => void (out += t), err: (t) => void (out += t) });
-  return { out, code: Number(process.exitCode ?? 0) };
-}
 
 describe('daemon: balance watch and the virtual network', () => {
   it('a balance check runs on the modem scheduler; status and status --json show the last result', async () => {

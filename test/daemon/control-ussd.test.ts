@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { countLogged, hasSocat, logged, Processes, type Proc } from './process-harness.js';
 
 let dir: string;

@@ -10,7 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir, until } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { hang, reply, startServer, type TestServer } from '../forward/server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -9,9 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonProcess, distBuilt, killAll, SimProcess, until } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 
@@ -109,7 +110,7 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
     await until(async () => (await sim.state()).stored === 0, 'the first SMS deleted from the SIM', 15_000);
     await sim.quit(); // the device vanishes (the SIM saved to the state file)
     const seen = async () => `status.json: ${JSON.stringify((await status())?.modems[0])}\ndaemon's last lines:\n${daemon.out.slice(-15).join('\n')}`;
-    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000, seen);
+    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000, { everyMs: 20, explain: seen });
     sim = await SimProcess.start(link, ['--state', stateFile]);
     await sim.ask('sms 858 sesudah colok Rp 2000', 'sms from');
     await until(() => posted('sesudah colok'), 'the SMS after the replug', 30_000);

@@ -13,7 +13,8 @@ import { SIMULATION_SECRET } from '../../src/forward/webhook.js';
 import { silentLogger } from '../../src/log.js';
 import { Processes, logged } from './process-harness.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const procs = new Processes();
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -12,7 +12,7 @@ import { CleanupStack } from '../../src/daemon/cleanup.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { reply, startServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

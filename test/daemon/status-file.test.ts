@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StatusFile } from '../../src/daemon/status-file.js';
 import { silentLogger } from '../../src/log.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 
 let dir: string;
 beforeEach(async () => {

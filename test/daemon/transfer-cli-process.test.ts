@@ -2,15 +2,12 @@
  * `balance` and `test-transfer` as an operator runs them: the compiled `bin/pulsa-bridge` in its own process, without
  * a daemon, on simulated modems of each family (one virtual network per invocation). npm test builds dist/ first.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledCli } from '../support/cli.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
 let dir: string;
 let config: string;
 
@@ -39,8 +36,8 @@ afterAll(async () => {
 });
 
 function cli(args: string[]): { out: string; err: string; code: number } {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { out: r.stdout, err: r.stderr, code: r.status ?? -1 };
+  const r = compiledCli(args, { timeoutMs: 60_000 });
+  return { out: r.out, err: r.err, code: r.code ?? -1 };
 }
 
 describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {

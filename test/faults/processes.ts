@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep, until } from '../support/until.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** bin/pulsa-bridge runs dist/src/cli.js's main() (the module alone only exports it), as systemd does. */
@@ -19,22 +20,6 @@ export function distBuilt(): boolean {
 
 const live = new Set<ChildProcess>();
 
-export async function sleep(ms: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, ms));
-}
-
-/** Polls `cond` every 20 ms; throws naming `what` after `timeoutMs`, with what `explain` says then (e.g. a log tail). */
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs: number, explain?: () => string | Promise<string>): Promise<void> {
-  const started = performance.now();
-  for (;;) {
-    if (await cond()) return;
-    if (performance.now() - started > timeoutMs) {
-      const more = explain ? `\n${await explain()}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${more}`);
-    }
-    await sleep(20);
-  }
-}
 
 export class CliProcess {
   readonly child: ChildProcess;
@@ -118,7 +103,7 @@ export class SimProcess extends CliProcess {
 
   static async start(link: string, extra: string[] = []): Promise<SimProcess> {
     const sim = new SimProcess(link, extra);
-    await until(() => sim.logged('modem on') || !sim.running, 'the simulator to create its pseudo-terminal', 20_000);
+    await until(() => sim.logged('modem on') || !sim.running, 'the simulator to create its pseudo-terminal', 20_000, { everyMs: 20 });
     if (!sim.running) throw new Error(`simulate exited at start: ${sim.err.join('')}`);
     return sim;
   }
@@ -137,7 +122,7 @@ export class SimProcess extends CliProcess {
     await until(() => {
       for (let i = from; i < this.out.length && !found; i++) if (this.out[i]!.startsWith(reply)) found = this.out[i];
       return found !== undefined || !this.running || this.err.length > errFrom;
-    }, `the simulator's answer to ${line.slice(0, 40)}`, timeoutMs);
+    }, `the simulator's answer to ${line.slice(0, 40)}`, timeoutMs, { everyMs: 20 });
     if (found === undefined) throw new Error(`simulator did not answer ${line.slice(0, 60)}: ${this.err.join('').slice(-300) || 'it exited'}`);
     return found;
   }
@@ -164,7 +149,7 @@ export class DaemonProcess extends CliProcess {
 
   static async start(config: string, readyText = 'started'): Promise<DaemonProcess> {
     const d = new DaemonProcess(config);
-    await until(() => d.logged(readyText) || !d.running, 'the daemon to start', 30_000);
+    await until(() => d.logged(readyText) || !d.running, 'the daemon to start', 30_000, { everyMs: 20 });
     if (!d.running) throw new Error(`daemon exited at start: ${d.err.join('').slice(-500)}`);
     return d;
   }

@@ -10,7 +10,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FaultReceiver } from './receiver.js';
-import { DaemonProcess, killAll, SimProcess, sleep, until } from './processes.js';
+import { DaemonProcess, killAll, SimProcess } from './processes.js';
+import { sleep } from '../support/until.js';
+import { until } from '../support/until.js';
 import { judge, type RunCounts } from './verdict.js';
 import { ACCEPTED_SENDERS, injectLine, makeWorkload, prng, type TrialSms } from './workload.js';
 
@@ -119,7 +121,7 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
         const st = await env.sim.state();
         last = { stored: st.stored, held: st.held };
         return st.stored === 0 && st.held === 0 && wanted(receiver.posts).lost === 0;
-      }, 'every SMS delivered and the SIM empty', def.drainMs ?? 90_000);
+      }, 'every SMS delivered and the SIM empty', def.drainMs ?? 90_000, { everyMs: 20 });
       notes.push(`drive ${((driven - started) / 1000).toFixed(1)} s, drain ${((performance.now() - driven) / 1000).toFixed(1)} s`);
     } catch (err) {
       notes.push(String((err as Error).message));

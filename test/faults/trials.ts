@@ -4,7 +4,8 @@
  * repeated POST carried the same Idempotency-Key and body, nothing is left on the SIM. Moments are drawn from the
  * run's seeded PRNG, so a printed seed replays the same trial.
  */
-import { sleep, until } from './processes.js';
+import { sleep } from '../support/until.js';
+import { until } from '../support/until.js';
 import type { RunEnv, TrialDef } from './runner.js';
 import { between } from './workload.js';
 
@@ -162,7 +163,7 @@ export const TRIALS: TrialDef[] = [
     simArgs: ['--pin', '1234'],
     modem: { pin: '0000' },
     drive: async (env) => {
-      await until(async () => (await env.sim.state()).pinEntries >= 1, 'the daemon to try its PIN', 30_000);
+      await until(async () => (await env.sim.state()).pinEntries >= 1, 'the daemon to try its PIN', 30_000, { everyMs: 20 });
       // Longer than the supervisor's SIM retry (60 s): a second attempt would show here.
       const watchUntil = performance.now() + 75_000;
       while (performance.now() < watchUntil) {

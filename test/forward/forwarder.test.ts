@@ -12,7 +12,10 @@ import { PendingIndex } from '../../src/spool/pending-index.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { captureLogger, makeSms, tempDir, until } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { hang, refusedPort, reply, startServer, type TestServer } from './server.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

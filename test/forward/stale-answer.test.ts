@@ -11,7 +11,9 @@ import type { WebhookPoster } from '../../src/forward/webhook.js';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
-import { makeSms, tempDir, until } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -2,7 +2,8 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { WebhookClient, webhookUrl } from '../../src/forward/webhook.js';
 import { ConfigError } from '../../src/errors.js';
-import { makeSms, until } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 import { hang, refusedPort, reply, startServer, type TestServer } from './server.js';
 
 let server: TestServer | undefined;

@@ -10,9 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { bin, distBuilt, killAll, until } from '../faults/processes.js';
+import { bin, distBuilt, killAll } from '../faults/processes.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { makeSms, tempDir } from '../spool/helpers.js';
+import { makeSms } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

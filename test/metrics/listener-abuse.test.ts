@@ -10,9 +10,11 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { DaemonProcess, distBuilt, killAll, SimProcess, sleep, until } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { sleep } from '../support/until.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 const TOKEN = 'abuse-token-0123456789';

@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bin, CliProcess, distBuilt, killAll, SimProcess, until } from '../faults/processes.js';
+import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 

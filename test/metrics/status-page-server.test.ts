@@ -15,7 +15,8 @@ import { silentLogger } from '../../src/log.js';
 import { authorised } from '../../src/metrics/server.js';
 import { createHash } from 'node:crypto';
 import { reply, startServer } from '../forward/server.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const TOKEN = 'unit-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -10,9 +10,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { distBuilt, killAll, root, SimProcess, until, DaemonProcess } from '../faults/processes.js';
+import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../faults/processes.js';
+import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;

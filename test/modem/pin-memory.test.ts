@@ -13,7 +13,7 @@ import { Modem } from '../../src/modem/modem.js';
 import { parsePinTries } from '../../src/modem/pin-tries.js';
 import { PIN_MEMORY_FILE, PinMemoryFile } from '../../src/state/pin-memory.js';
 import { VirtualModem, type SimProfileId } from '../../src/sim/virtual-modem.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { uniquePath } from '../sim/wire.js';
 
 let dir: string;

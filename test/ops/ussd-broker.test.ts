@@ -13,6 +13,7 @@ import { ControlError } from '../../src/control/protocol.js';
 import { UssdBroker, type UssdOwner } from '../../src/ops/ussd-broker.js';
 import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
 import { ScriptedDevice, answer } from '../at/scripted-device.js';
+import { until } from '../support/until.js';
 
 const alice: UssdOwner = { id: 'conn-1', label: 'pulsa-bridge ussd (pid 11)' };
 const bob: UssdOwner = { id: 'conn-2', label: 'pulsa-bridge ussd (pid 22)' };
@@ -22,11 +23,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-const until = async (cond: () => boolean, what: string): Promise<void> => {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!cond()) throw new Error(`never happened: ${what}`);
-};
 
 async function setup(o: { timeoutMs?: number } = {}) {
   const path = `/dev/mock-ussd-broker-${process.pid}-${++counter}`;
@@ -75,8 +71,8 @@ describe('UssdBroker', () => {
   it('holds the lane only while AT+CUSD is in flight: other work runs while the network thinks; a menu, an answer, the end', async () => {
     const t = await setup();
     const opened = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.includes('AT+CUSD=1,"*888#",15'), 'the code was sent');
-    await until(() => t.holding() === 0, 'the lane was given back');
+    await until(() => t.commands.includes('AT+CUSD=1,"*888#",15'), 'the code was sent', 2000);
+    await until(() => t.holding() === 0, 'the lane was given back', 2000);
     // A receive task (here an AT+CSQ) runs between the request and the network's reply.
     const csq = await t.scheduler.schedule({ priority: 'receive', label: 'csq' }, (ctx) => ctx.target.signal());
     expect(csq.rssi).toBe(20);
@@ -87,7 +83,7 @@ describe('UssdBroker', () => {
     expect(t.sessions.current()).toEqual({ owner: alice, openedAt: '2026-03-01T08:00:00.000Z' });
 
     const answered = t.sessions.reply(alice, '2');
-    await until(() => t.commands.includes('AT+CUSD=1,"2",15'), 'the answer was sent');
+    await until(() => t.commands.includes('AT+CUSD=1,"2",15'), 'the answer was sent', 2000);
     await t.network('+CUSD: 0,"Nomor Anda 6281234567890",15');
     expect(await answered).toMatchObject({ status: 0, text: 'Nomor Anda 6281234567890' });
     expect(t.sessions.current()).toBeUndefined();
@@ -97,7 +93,7 @@ describe('UssdBroker', () => {
   it('another owner is told who holds the session and since when', async () => {
     const t = await setup();
     const opened = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 1,"1.Beli Paket",15');
     await opened;
     for (const attempt of [() => t.sessions.open(bob, '*123#'), () => t.sessions.reply(bob, '1'), () => t.sessions.cancel(bob)]) {
@@ -122,7 +118,7 @@ describe('UssdBroker', () => {
     // The late reply is not taken for the next session's answer.
     await t.network('+CUSD: 0,"late",15');
     const next = t.sessions.open(bob, '*888#');
-    await until(() => t.commands.filter((c) => c.startsWith('AT+CUSD=1')).length === 2, 'second code sent');
+    await until(() => t.commands.filter((c) => c.startsWith('AT+CUSD=1')).length === 2, 'second code sent', 2000);
     await t.network('+CUSD: 0,"fresh",15');
     expect(await next).toMatchObject({ status: 0, text: 'fresh' });
   });
@@ -130,43 +126,43 @@ describe('UssdBroker', () => {
   it('a menu left unanswered for the timeout is cancelled and the session freed', async () => {
     const t = await setup({ timeoutMs: 300 });
     const opened = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 1,"1.Beli Paket",15');
     await opened;
-    await until(() => t.commands.includes('AT+CUSD=2'), 'the idle session was cancelled');
+    await until(() => t.commands.includes('AT+CUSD=2'), 'the idle session was cancelled', 2000);
     expect(t.sessions.current()).toBeUndefined();
   });
 
   it('release() of the owner cancels its open menu; release() of anyone else does nothing', async () => {
     const t = await setup();
     const opened = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 1,"1.Beli Paket",15');
     await opened;
     t.sessions.release(bob.id);
     expect(t.sessions.current()?.owner).toEqual(alice);
     t.sessions.release(alice.id);
     expect(t.sessions.current()).toBeUndefined();
-    await until(() => t.commands.includes('AT+CUSD=2'), 'cancelled on the modem');
+    await until(() => t.commands.includes('AT+CUSD=2'), 'cancelled on the modem', 2000);
   });
 
   it('release() while the reply is awaited ends the wait as cancelled and cancels on the modem', async () => {
     const t = await setup();
     const opened = t.sessions.open(alice, '*888#').catch((e: unknown) => e);
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')) && t.holding() === 0, 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')) && t.holding() === 0, 'sent', 2000);
     t.sessions.release(alice.id);
     expect(await opened).toMatchObject({ code: 'cancelled' });
-    await until(() => t.commands.includes('AT+CUSD=2'), 'cancelled on the modem');
+    await until(() => t.commands.includes('AT+CUSD=2'), 'cancelled on the modem', 2000);
   });
 
   it('the same owner dialling again ends its open menu first', async () => {
     const t = await setup();
     const first = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 1,"1.Beli Paket",15');
     await first;
     const second = t.sessions.open(alice, '*123#');
-    await until(() => t.commands.includes('AT+CUSD=1,"*123#",15'), 'second code sent');
+    await until(() => t.commands.includes('AT+CUSD=1,"*123#",15'), 'second code sent', 2000);
     await t.network('+CUSD: 0,"ok",15');
     await second;
     const cusd = t.commands.filter((c) => c.startsWith('AT+CUSD'));
@@ -176,11 +172,11 @@ describe('UssdBroker', () => {
   it('decodes UCS2 replies and shows a reply in an unknown encoding raw, with its DCS', async () => {
     const t = await setup();
     const a = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 0,"00480061006C006F",72');
     expect(await a).toEqual({ status: 0, statusText: 'USSD done', text: 'Halo', dcs: 72, raw: '+CUSD: 0,"00480061006C006F",72' });
     const b = t.sessions.open(alice, '*889#');
-    await until(() => t.commands.some((c) => c.includes('*889#')), 'sent');
+    await until(() => t.commands.some((c) => c.includes('*889#')), 'sent', 2000);
     await t.network('+CUSD: 0,"C8329BFD06",68');
     expect(await b).toEqual({ status: 0, statusText: 'USSD done', text: 'C8329BFD06', undecoded: true, dcs: 68, raw: '+CUSD: 0,"C8329BFD06",68' });
   });
@@ -188,7 +184,7 @@ describe('UssdBroker', () => {
   it('the status of a reply without text is explained', async () => {
     const t = await setup();
     const a = t.sessions.open(alice, '*000#');
-    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent');
+    await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 4');
     expect(await a).toMatchObject({ status: 4, statusText: 'USSD not supported by the network or the SIM (+CUSD: 4)' });
     expect(t.sessions.current()).toBeUndefined();
@@ -200,7 +196,7 @@ describe('UssdBroker and a menu the network opened', () => {
     const t = await setup();
     await t.network('+CUSD: 1,"Promo! 1.Ya 2.Tidak",15');
     const opened = t.sessions.open(alice, '*888#');
-    await until(() => t.commands.includes('AT+CUSD=1,"*888#",15'), 'sent');
+    await until(() => t.commands.includes('AT+CUSD=1,"*888#",15'), 'sent', 2000);
     await t.network('+CUSD: 0,"ok",15');
     expect(await opened).toMatchObject({ status: 0, text: 'ok' });
     expect(t.commands.filter((c) => c.startsWith('AT+CUSD'))).toEqual(['AT+CUSD=2', 'AT+CUSD=1,"*888#",15']);

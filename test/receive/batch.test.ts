@@ -9,7 +9,7 @@ import { MAX_BATCH_SLOTS, planBatch, worthBatching } from '../../src/receive/bat
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 import { FakeModem, MemorySpool, receiverOn, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');

@@ -10,7 +10,7 @@ import type { ReceiveSpool } from '../../src/receive/receiver.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 
 export class SimulatedCrash extends Error {
   constructor(point: string) {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
-import { captureLogger } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
 import { FakeModem, MemorySpool, receiverOn } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');

@@ -9,7 +9,8 @@ import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { silentLogger } from '../../src/log.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { pendingRecords, settle, startStack, virtualModem, type Stack } from './harness.js';
 
 let n = 0;

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { captureLogger, tempDir, until } from '../spool/helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { pendingRecords, settle, startStack, virtualModem, type Stack } from './harness.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
 import type { SmsRecord } from '../../src/spool/types.js';

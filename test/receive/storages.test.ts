@@ -6,7 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { tempDir, until } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 import { pendingRecords, startStack, virtualModem, type Stack } from './harness.js';
 
 let n = 0;

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { jsonErrorWithoutText, loadConfig, maskSecrets, parseConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { tempDir } from '../spool/helpers.js';
+import { tempDir } from '../support/tmp.js';
 import { maskSecretEchoes, maskUrl, redactAtLine } from '../../src/redact.js';
 import { maskSecret } from '../../src/reseller/client.js';
 

@@ -16,7 +16,7 @@ import type { SerialCloseInfo, SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
 import { hostVirtualModemOnPty, uartLane, type PtyHost } from '../../src/sim/pty-host.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 
 const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 if (!hasSocat) console.warn('pty-host.test: socat is not installed; skipping the pseudo-terminal tests (apt-get install socat)');

@@ -10,7 +10,8 @@ import { silentLogger } from '../../src/log.js';
 import { serializeRecord } from '../../src/spool/codec.js';
 import { adoptingFile, createKey, markAdopting } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeDirs } from '../../src/spool/files.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin/pulsa-bridge');

@@ -11,7 +11,8 @@ import type { ReceiveModem } from '../../src/receive/receiver.js';
 import { receiverOn } from '../receive/fakes.js';
 import { Spool } from '../../src/spool/store.js';
 import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord } from '../../src/spool/types.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const DAY = 86_400_000;
 const NOW = new Date('2026-06-30T00:00:00Z');

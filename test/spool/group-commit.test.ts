@@ -14,7 +14,8 @@ import { diskOps } from '../../src/spool/files.js';
 import { compareReceived } from '../../src/spool/pending-index.js';
 import { Spool } from '../../src/spool/store.js';
 import type { PartRecord } from '../../src/spool/types.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

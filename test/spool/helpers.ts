@@ -1,10 +1,5 @@
-/** Test helpers shared by spool and forward tests: record factory, temp dirs, a logger whose lines can be read. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { Writable } from 'node:stream';
+/** Helpers of the spool and forward tests: a record factory and the forwarder's pick over a spool. */
 import { pickNext, type PickOptions } from '../../src/forward/schedule.js';
-import { createLogger, type Logger } from '../../src/log.js';
 import type { Spool } from '../../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../../src/spool/types.js';
 
@@ -22,40 +17,6 @@ export function makeSms(id: string, over: Partial<SmsRecord> = {}): SmsRecord {
     attempts: 0,
     ...over,
   };
-}
-
-export interface LogLine {
-  level: number;
-  msg: string;
-  [k: string]: unknown;
-}
-
-/** A real logger (createLogger, the JSON lines the daemon writes) writing into an array. */
-export function captureLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString('utf8').split('\n')) if (l.trim()) lines.push(JSON.parse(l) as LogLine);
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: 'debug', pretty: false, destination }), lines };
-}
-
-export async function tempDir(prefix: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpdir(), `pulsa-${prefix}-`));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** Poll `cond` with real timers (captured before any fake timers are installed). */
-const realSetTimeout = globalThis.setTimeout;
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const started = performance.now();
-  for (;;) {
-    if (await cond()) return;
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => realSetTimeout(r, 5));
-  }
 }
 
 /**

@@ -11,7 +11,8 @@ import { silentLogger } from '../../src/log.js';
 import { spoolFrom } from '../../src/cli/spool-access.js';
 import { serializeRecord } from '../../src/spool/codec.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

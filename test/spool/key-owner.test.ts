@@ -9,7 +9,8 @@ import { UnsafePathError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { readKey, spoolDirOwner } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 const SERVICE_UID = 65534;
 const cleanups: (() => Promise<void>)[] = [];

@@ -9,7 +9,9 @@ import { serializeRecord } from '../../src/spool/codec.js';
 import { parseProcStartTime, readLockOwner } from '../../src/spool/lock.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { captureLogger, makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -7,7 +7,8 @@ import { readKey } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { makeSms, nextDue, tempDir } from './helpers.js';
+import { makeSms, nextDue } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

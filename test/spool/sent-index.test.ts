@@ -10,7 +10,8 @@ import path from 'node:path';
 import { silentLogger } from '../../src/log.js';
 import { parseSentIndex, SENT_INDEX_FILE } from '../../src/spool/sent-index.js';
 import { Spool } from '../../src/spool/store.js';
-import { makeSms, tempDir } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

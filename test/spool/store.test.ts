@@ -8,7 +8,9 @@ import { SpoolError } from '../../src/errors.js';
 import { parseRecordFile, recordChecksum, serializeRecord } from '../../src/spool/codec.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
-import { captureLogger, makeSms, nextDue, tempDir } from './helpers.js';
+import { makeSms, nextDue } from './helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -12,7 +12,10 @@ import { readKey } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
 import { Processes, logged, type Proc } from '../daemon/process-harness.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { captureLogger, makeSms, tempDir, until } from './helpers.js';
+import { makeSms } from './helpers.js';
+import { captureLogger } from '../support/logger.js';
+import { tempDir } from '../support/tmp.js';
+import { until } from '../support/until.js';
 
 const procs = new Processes();
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -2,15 +2,16 @@
  * The process the unit starts, as the unit starts it: `node <ExecStart's flags> bin/pulsa-bridge run` on this Node
  * (CI runs the suite on 20, 22 and 24: .ci/node-versions). The flags are accepted without a word on stderr, the daemon
  * starts, logs JSON and stops cleanly (exit 0); with `metrics.listen` it serves metrics. The flags are read from the
- * unit by the same function the lean benchmark uses.
+ * unit file (support/systemd-unit.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { unitNodeFlags } from '../../bench/lean/unit-flags.js';
-import { bin, distBuilt, until } from '../faults/processes.js';
-import { tempDir } from '../spool/helpers.js';
+import { unitNodeFlags } from '../support/systemd-unit.js';
+import { bin, distBuilt } from '../faults/processes.js';
+import { until } from '../support/until.js';
+import { tempDir } from '../support/tmp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
