@@ -9,7 +9,7 @@ import { FakeChannel, nextTurn } from './fake-channel.js';
 import { isOutgoing } from '../../src/receive/sim-storage.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 import { MemorySpool, receiverOn } from '../receive/fakes.js';
-import { until } from '../spool/helpers.js';
+import { until } from '../support/until.js';
 
 const fixture = (path: string) => new URL(`../fixtures/transcripts/${path}`, import.meta.url);
 
