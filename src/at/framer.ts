@@ -29,8 +29,7 @@ function hasC0(s: string): boolean {
   return false;
 }
 
-// Indexed loops over bytes here and below: `for...of` on a Buffer allocates an iterator result per byte when V8 runs
-// without its optimising compiler (the unit's --lite-mode): 15 MB of garbage for a 100-SMS burst (bench/README.md).
+// Indexed loops over bytes here and below: the hot path of every line read, kept free of per-byte iterator objects.
 function isPlainAscii(bytes: Buffer): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;

@@ -75,9 +75,17 @@ export function statusCommand(io: Io): Command {
       let staleNote: string | undefined;
       if (daemon.running) {
         try {
-          running = JSON.parse(await readFile(statusFilePath(dir), 'utf8')) as typeof running;
-          const age = Date.now() - Date.parse(running!.writtenAt);
-          if (age > 3 * STATUS_INTERVAL_MS) staleNote = `status.json is ${Math.round(age / 1000)} s old: the daemon may be hung (check journalctl -u pulsa-bridge)`;
+          const file = JSON.parse(await readFile(statusFilePath(dir), 'utf8')) as StatusFile;
+          const age = Date.now() - Date.parse(file.writtenAt);
+          if (file.pid !== daemon.pid) {
+            // Left by a process that died (SIGKILL, watchdog): its counts and verdict are not the running daemon's.
+            staleNote = `status.json is from an earlier process (pid ${file.pid}); the daemon (pid ${daemon.pid}) has not written its own yet`;
+          } else if (!Number.isFinite(age)) {
+            staleNote = 'status.json has no readable writtenAt';
+          } else {
+            running = file;
+            if (age > 3 * STATUS_INTERVAL_MS) staleNote = `status.json is ${Math.round(age / 1000)} s old: the daemon may be hung (check journalctl -u pulsa-bridge)`;
+          }
         } catch (err) {
           staleNote = `no readable status.json yet (${errorMessage(err)})`;
         }

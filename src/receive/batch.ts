@@ -3,7 +3,8 @@
  * slot). Only slots both listings show with the same PDU go through the pipeline ('batch': all writes at once, AT+CMGD
  * once all are durable, no other command from the second listing on); the others (changed, missing, a failed listing,
  * a listing mostly of kept or outgoing slots) are returned for the per-slot path. planBatch, worthBatching: PURE.
- */import { errorMessage } from '../errors.js';
+ */
+import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TaskContext } from '../modem/scheduler.js';
 import type { StoredPdu } from '../sms/types.js';

@@ -2,7 +2,8 @@
  * The confirming read of a stored SMS (a PDU has no checksum): AT+CMGR again until two reads give the same PDU,
  * MAX_READS at most. 'agreed' carries the last read, made just now, so it is also the re-check before the caller's
  * AT+CMGD in the same scheduler task; 'gone' when a re-read finds the slot empty; 'disagree' with every read.
- */import type { Logger } from '../log.js';
+ */
+import type { Logger } from '../log.js';
 import type { StoredPdu } from '../sms/types.js';
 
 /** Two reads of a slot agree: the same length and PDU (hex, either case). */

@@ -3,7 +3,8 @@
  * operator's one scheduler task, so no SMS leaves the SIM before it is spooled; operatorResult() says what the run did.
  * An empty slot is `deleted: false`; a failed write deletes nothing (SpoolError); a failed join after the delete is a
  * `warning` (the parts are durable and joined at the multipart timeout).
- */import { errorMessage, SpoolError } from '../errors.js';
+ */
+import { errorMessage, SpoolError } from '../errors.js';
 import type { RunResult } from './pipeline.js';
 import type { HandledAs } from './types.js';
 

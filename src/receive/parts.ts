@@ -4,7 +4,8 @@
  * - Parts never mix (sms/multipart.ts clusterParts); parts of another modem never join nor count as retransmissions.
  * - Ages run on a monotonic clock. Parts of modems `adoptPartsOf` names are joined here with their own SIM identity.
  * - Joined record, then tombstones, then the parts deleted: a crash at any point re-joins to the same record id.
- */import type { Logger } from '../log.js';
+ */
+import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import { clusterParts, joinParts, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';

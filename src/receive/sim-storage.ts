@@ -3,7 +3,8 @@
  * - At NEARLY_FULL of the slots check() warns and returns the reason to sweep; afterSweep() warns when still that full.
  * - Policy keep is bounded: kept SMS (slot index + PDU, so a sweep leaves them alone) take at most KEEP_SHARE of the
  *   slots; keepOrArchive() answers 'archive' past that, so kept messages never fill the SIM.
- */import type { Logger } from '../log.js';
+ */
+import type { Logger } from '../log.js';
 
 /** Fraction of SIM storage use that triggers an extra sweep. */
 const NEARLY_FULL = 0.8;

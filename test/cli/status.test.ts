@@ -154,4 +154,17 @@ describe('status: the spool counts', () => {
     expect(r.out).toMatch(/note: status.json is \d+ s old/);
     expect(r.out).toContain('spool: 0 pending, 0 dead, 0 sent, 0 ignored, 0 quarantined, 0 parts\n');
   });
+
+  it("a status.json left by an earlier process (another pid): neither its counts nor its verdict are the running daemon's", async () => {
+    const { dir, cleanup } = await tempDir('cli-status-other-pid');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false }); // holds spool.lock with our pid
+    cleanups.push(() => owner.close());
+    await writeFile(statusFilePath(dir), JSON.stringify({ ...statusJson(new Date().toISOString()), pid: process.pid + 100_000 }));
+    const r = await status(['--spool', dir]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(`note: status.json is from an earlier process (pid ${process.pid + 100_000}); the daemon (pid ${process.pid}) has not written its own yet`);
+    expect(r.out).toContain('spool: 0 pending, 0 dead, 0 sent, 0 ignored, 0 quarantined, 0 parts\n');
+    expect(r.out).not.toContain('forwarder:');
+  });
 });
