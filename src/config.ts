@@ -584,4 +584,3 @@ export function maskSecrets(cfg: Config): unknown {
   };
 }
 
-export { jsonErrorWithoutText, loadSpoolConfig, type SpoolOnlyConfig } from './config-file.js';

@@ -28,7 +28,7 @@ export type ErrorCode =
 
 /** An error answered on the wire with its code, message, hint and data (the daemon's dispatcher and the USSD broker throw it). */
 export class ControlError extends Error {
-  override readonly name = 'ControlError';
+  override readonly name: string = 'ControlError';
   constructor(
     readonly code: ErrorCode,
     message: string,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { jsonErrorWithoutText, loadConfig, maskSecrets, parseConfig } from '../../src/config.js';
+import { jsonErrorWithoutText } from '../../src/config-file.js';
+import { loadConfig, maskSecrets, parseConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { tempDir } from '../support/tmp.js';
 import { maskSecretEchoes, maskUrl, redactAtLine } from '../../src/redact.js';

@@ -7,7 +7,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
-import { PROTOCOL_VERSION, type ErrorCode, type EventMessage, type Reply, type Request } from '../protocol.js';
+import { ControlError, PROTOCOL_VERSION, type EventMessage, type Reply, type Request } from '../protocol.js';
 
 export type ClientErrorCode = 'no_daemon' | 'permission' | 'io' | 'disconnected' | 'timeout' | 'protocol' | 'busy';
 
@@ -22,17 +22,9 @@ export class ControlClientError extends Error {
   }
 }
 
-/** An error the daemon answered with. */
-export class RemoteError extends Error {
-  override readonly name = 'RemoteError';
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly hint?: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
+/** An error the daemon answered with: the ControlError it sent, as this side of the socket received it. */
+export class RemoteError extends ControlError {
+  override readonly name: string = 'RemoteError';
 }
 
 type RequestBody = Request extends infer R ? (R extends Request ? Omit<R, 'v' | 'id'> : never) : never;
