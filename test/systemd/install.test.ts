@@ -509,7 +509,11 @@ describe('install.sh: what must stop it, and what it leaves running', () => {
     chmodSync(`${npmLog}.users`, 0o666);
     const run = spawnSync('chown', ['-R', 'nobody', checkout]);
     expect(run.status).toBe(0);
-    const r = install();
+    // The fake npm's build copies the real dist/ as that owner: from a copy it can read, whatever the repository's own
+    // parent directory allows (a clone in a 0700 `mktemp -d` is closed to nobody).
+    const dist = path.join(tmp, 'real-dist');
+    cpSync(path.join(repo, 'dist'), dist, { recursive: true });
+    const r = install([], { REAL_DIST: dist });
     expect(r.code, r.all).toBe(0);
     const users = readFileSync(`${npmLog}.users`, 'utf8').trim().split('\n');
     expect(users).toEqual(['nobody', 'nobody']);
