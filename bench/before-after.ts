@@ -5,7 +5,7 @@
  * load falls on both alike. Prints burst times, CPU, latency, idle CPU and peak RSS per round and their medians.
  * Figures only.
  *
- *   node dist/bench/before-after.js --old /tmp/old-checkout [--rounds 3] [--idle-sec 30]
+ *   node dist/bench/before-after.js --old /tmp/old-checkout [--rounds 3] [--idle-sec 30] [--after-node-arg FLAG]...
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -37,8 +37,8 @@ const FIELDS: Array<[keyof Figures, string, number]> = [
   ['idleAtPerMin', 'idle AT commands per minute', 1],
 ];
 
-function runLean(root: string, idleSec: number): Figures {
-  const r = spawnSync(process.execPath, [join(root, 'dist/bench/lean/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', '10', '--idle-sec', String(idleSec), '--no-trace', '--json'], {
+function runLean(root: string, idleSec: number, nodeArgs: string[] = []): Figures {
+  const r = spawnSync(process.execPath, [join(root, 'dist/bench/lean/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', '10', '--idle-sec', String(idleSec), '--no-trace', '--json', ...nodeArgs.flatMap((a) => ['--node-arg', a])], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -73,12 +73,15 @@ async function main(): Promise<void> {
   if (!old || !existsSync(join(old, 'dist/bench/lean/run.js'))) throw new Error('--old <dir>: a built checkout (npm run build there first)');
   const rounds = Number(opt('--rounds') ?? 3);
   const idleSec = Number(opt('--idle-sec') ?? 30);
+  // --after-node-arg FLAG (repeatable): the after daemon also gets FLAG, e.g. the old runtime's flags, to tell what the
+  // runtime changed from what the code changed.
+  const afterArgs = argv.flatMap((a, i) => (a === '--after-node-arg' && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
   const runs: Record<'before' | 'after', Figures[]> = { before: [], after: [] };
   for (let i = 0; i < rounds; i++) {
     const order: Array<['before' | 'after', string]> = i % 2 === 0 ? [['before', old], ['after', HERE]] : [['after', HERE], ['before', old]];
     for (const [label, root] of order) {
       process.stderr.write(`before-after: round ${i + 1}/${rounds}, ${label}\n`);
-      runs[label].push(runLean(root, idleSec));
+      runs[label].push(runLean(root, idleSec, label === 'after' ? afterArgs : []));
     }
   }
   const fmt = (v: number | undefined, digits: number) => (v === undefined ? '-' : v.toFixed(digits));
@@ -87,7 +90,7 @@ async function main(): Promise<void> {
     const a = runs.after.map((x) => x[key]).filter((v): v is number => v !== undefined);
     return [label, fmt(median(b), digits), fmt(median(a), digits), b.map((v) => v.toFixed(digits)).join(' / '), a.map((v) => v.toFixed(digits)).join(' / ')];
   });
-  process.stdout.write(`node ${process.version}; before = ${old}, after = ${HERE}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`);
+  process.stdout.write(`node ${process.version}; before = ${old}, after = ${HERE}${afterArgs.length ? ` with ${afterArgs.join(' ')}` : ''}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`);
   process.stdout.write(`${table(['figure', 'before (median)', 'after (median)', 'before, each round', 'after, each round'], rows)}\n`);
 }
 

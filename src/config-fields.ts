@@ -181,6 +181,21 @@ export function httpUrl() {
   );
 }
 
+/** `modems[1].name` from the issue path's keys ['modems', 1, 'name']. */
+function pathText(path: readonly v.IssuePathItem[]): string {
+  return path.map((p, i) => (typeof p.key === 'number' ? `[${p.key}]` : `${i > 0 ? '.' : ''}${String(p.key)}`)).join('');
+}
+
+/** Each problem valibot found, as `path: message`, once. */
+export function problemsOf(issues: readonly v.BaseIssue<unknown>[]): string[] {
+  const out: string[] = [];
+  for (const iss of issues) {
+    const path = pathText(iss.path ?? []);
+    out.push(path ? `${path}: ${iss.message}` : iss.message);
+  }
+  return [...new Set(out)];
+}
+
 /** Absent or null: undefined. */
 export function optional<T extends Schema>(s: T) {
   return v.pipe(v.nullish(s), v.transform((x) => x ?? undefined));

@@ -37,6 +37,18 @@ export function localClock(value: string | number | Date | undefined, ms = false
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${ms ? `.${pad(d.getMilliseconds(), 3)}` : ''}`;
 }
 
+/** `YYYY-MM-DD`, today's date in the local zone for `d` (balance checks count the days left from it). */
+export function localDate(d: Date): string {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** Whole days from `today` to `activeUntil` (both `YYYY-MM-DD`); negative once it has passed. */
+export function daysUntil(activeUntil: string, today: string): number {
+  const a = Date.parse(`${activeUntil}T00:00:00Z`);
+  const b = Date.parse(`${today}T00:00:00Z`);
+  return Math.round((a - b) / 86_400_000);
+}
+
 /** Whether a string is an ISO 8601 date-time (what the spool stores), so a record's field can be shown as local time. */
 export function looksLikeIsoTime(s: string): boolean {
   return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/.test(s);

@@ -6,6 +6,8 @@
  * with an `amount` or `date` group; the first yielding exactly one valid value wins.
  */
 
+import { daysUntil } from '../time-format.js';
+
 export interface BalancePatterns {
   /** Regex sources whose `amount` group (or first group) is the balance. */
   balance: readonly string[];
@@ -133,13 +135,6 @@ export function parseBalanceReply(text: string, patterns: BalancePatterns = DEFA
     balance: firstValue(text, compilePatterns(patterns.balance), 'amount', parseRupiah),
     activeUntil: firstValue(text, compilePatterns(patterns.activeUntil), 'date', parseActiveDate),
   };
-}
-
-/** Whole days from `today` (YYYY-MM-DD, the Pi's local date) to `activeUntil`; negative when lapsed. */
-export function daysUntil(activeUntil: string, today: string): number {
-  const a = Date.parse(`${activeUntil}T00:00:00Z`);
-  const b = Date.parse(`${today}T00:00:00Z`);
-  return Math.round((a - b) / 86_400_000);
 }
 
 export interface BalanceThresholds {

@@ -6,6 +6,7 @@
  * tick without touching the last result. Timers are injected; stop() cancels them and waits for a check in progress.
  */
 import type { Logger } from '../log.js';
+import { localDate } from '../time-format.js';
 import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
 
 export interface BalanceUssd {
@@ -52,10 +53,6 @@ export function withOverrides(s: BalanceCheckSettings | undefined, code?: string
 }
 
 /** `YYYY-MM-DD` of `d` in the machine's local time zone (a Pi in Indonesia runs on WIB). */
-export function localDate(d: Date): string {
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-}
-
 export async function checkBalance(modem: string, ussd: BalanceUssd, s: BalanceCheckSettings, now: Date = new Date(), timeoutMs?: number): Promise<BalanceResult> {
   const replies: string[] = [];
   const base = { modem, code: s.code, checkedAt: now.toISOString() };

@@ -2,8 +2,8 @@
  * One balance check's result as the CLI prints it (`balance`, and each modem's line in `status`). Replies and errors
  * come from the network, so the text is escaped for the terminal. PURE: no I/O.
  */
-import { daysUntil } from '../balance/parse.js';
-import { localDate, type BalanceResult } from '../balance/watch.js';
+import type { BalanceResult } from '../balance/watch.js';
+import { daysUntil, localDate } from '../time-format.js';
 import { safeText } from '../terminal-text.js';
 
 const rupiah = (n: number) => 'Rp ' + String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');

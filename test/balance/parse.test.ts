@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   compilePatterns,
-  daysUntil,
   DEFAULT_BALANCE_PATTERNS,
   judgeBalance,
   parseActiveDate,
   parseBalanceReply,
   parseRupiah,
 } from '../../src/balance/parse.js';
+import { daysUntil } from '../../src/time-format.js';
 
 describe('parseRupiah', () => {
   it.each([

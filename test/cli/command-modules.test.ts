@@ -62,8 +62,11 @@ describe('each command loads what it needs', () => {
       expect(r.modules, args.join(' ')).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
       expect(r.modules, args.join(' ')).not.toContain('daemon.js');
       for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${args.join(' ')} loads ${pkg}`).toBe(false);
-      // status and queue read the spool section alone: not the whole config schema, nor the balance command
-      if (args[0] !== 'config') for (const m of ['config.js', 'cli/balance.js']) expect(r.modules, `${args.join(' ')} loads ${m}`).not.toContain(m);
+      // status and queue read the spool section alone: not the config schema (nor its library), nor the balance command
+      if (args[0] !== 'config') {
+        for (const m of ['config.js', 'cli/balance.js', 'balance/watch.js']) expect(r.modules, `${args.join(' ')} loads ${m}`).not.toContain(m);
+        expect(packageLoaded(r, 'valibot'), `${args.join(' ')} loads the schema library`).toBe(false);
+      }
     }
     // the check sees the addon where it is loaded: `ports` lists ports through it
     expect(packageLoaded(loadedModules(['ports', '--json']), '@serialport/bindings-cpp')).toBe(true);

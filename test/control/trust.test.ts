@@ -142,6 +142,23 @@ describe('bounds', () => {
   });
 });
 
+describe('the limits sweep', () => {
+  it('runs only while a connection is open, and again for one opened after all had gone', async () => {
+    const { socket, server: s } = await server({ limits: { firstRequestMs: 300, lineMs: 300, idleMs: 300 } });
+    const sweeping = () => (s as unknown as { sweeper?: NodeJS.Timeout }).sweeper !== undefined;
+    expect(sweeping(), 'no client: no timer').toBe(false);
+    for (const round of [1, 2]) {
+      const c = await ControlClient.connect(socket);
+      cleanups.push(() => c.close());
+      expect(sweeping(), `round ${round}: a client`).toBe(true);
+      // Silent past firstRequestMs: the daemon closes it, which only the sweep can do.
+      const closed = await errorOf(new Promise((r) => setTimeout(r, 1200)).then(() => c.request({ op: 'status' })));
+      expect(closed?.message, `round ${round}`).toMatch(/^the daemon closed the control connection: no request for 300 ms$/);
+      await until(() => !sweeping(), `round ${round}: the timer to stop with the last connection`, 5000);
+    }
+  });
+});
+
 describe('no secrets in what the daemon logs and reports', () => {
   it('PINs in any segment of a forced AT line, and the webhook URL\'s credentials and query', async () => {
     const { dir, cleanup } = await tempDir('trust-daemon');

@@ -223,10 +223,6 @@ export class ControlServer {
       throw err;
     }
     this.server = server;
-    const l = this.limits;
-    const tick = Math.max(20, Math.min(1000, l.firstRequestMs / 4, l.lineMs / 4, l.idleMs / 4));
-    this.sweeper = setInterval(() => this.sweep(), tick);
-    this.sweeper.unref();
     this.log.info({ path: this.o.path }, `control socket listening at ${this.o.path}`);
   }
 
@@ -239,6 +235,7 @@ export class ControlServer {
     const server = this.server;
     this.server = undefined;
     if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     const closing = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     for (const c of this.conns) {
       c.send({ v: 1, event: 'closing', data: { reason: 'the daemon is stopping' } });
@@ -281,6 +278,18 @@ export class ControlServer {
     conn.end();
   }
 
+  /** The limits' sweep runs only while a connection is open: an idle daemon with no client wakes for nothing. */
+  private sweepWhileConnected(): void {
+    if (this.conns.size === 0) {
+      if (this.sweeper) clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    } else if (!this.sweeper && this.server) {
+      const l = this.limits;
+      this.sweeper = setInterval(() => this.sweep(), Math.max(20, Math.min(1000, l.firstRequestMs / 4, l.lineMs / 4, l.idleMs / 4)));
+      this.sweeper.unref();
+    }
+  }
+
   private sweep(): void {
     const now = this.now();
     const l = this.limits;
@@ -306,9 +315,11 @@ export class ControlServer {
     const reserved = open >= l.maxConnections;
     const conn = new Connection(this.nextId++, socket, this.log, l.maxBuffered, reserved, this.now());
     this.conns.add(conn);
+    this.sweepWhileConnected();
     socket.on('error', (err) => this.log.debug({ err, conn: conn.id }, 'control client socket error (it went away)'));
     socket.on('close', () => {
       this.conns.delete(conn);
+      this.sweepWhileConnected();
       conn.markClosed();
       this.log.debug({ conn: conn.id }, 'control client disconnected');
     });
