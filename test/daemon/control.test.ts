@@ -7,18 +7,19 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { hasSocat } from '../support/pty.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin/pulsa-bridge');
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 /** Root can run a command as `nobody` here: the other-uid checks run. */
 const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
 /** The checkout itself may be private (a clone under a 0700 temp dir): then `nobody` runs a bare socket client instead of the CLI. */
@@ -82,22 +83,8 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function writeConfig(link: string, control: Record<string, unknown> = {}): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-      spool: { dir: path.join(dir, 'spool'), fsync: true },
-      modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }],
-      log: { level: 'debug', pretty: false },
-      shutdownGraceSec: 1,
-      control,
-    }),
-  );
-  await chmod(file, 0o644);
-  return file;
-}
+const daemonConfig = (link: string, control: Record<string, unknown> = {}): Promise<string> =>
+  writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }], control }, { mode: 0o644 });
 
 async function startModem(): Promise<{ sim: Proc; link: string }> {
   const link = path.join(dir, 'modem');
@@ -117,7 +104,7 @@ const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `A
 describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)', () => {
   it('info and sms list through the daemon, two clients at once, while SMS keep arriving: none lost', async () => {
     const { sim, link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const sent = texts(8, 'during diagnostics');
     const feeding = (async () => {
@@ -150,7 +137,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('a client killed mid-request changes nothing: the daemon answers the next one and keeps forwarding', async () => {
     const { sim, link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const socket = path.join(dir, 'spool', 'control.sock');
     // A raw client: a request, then gone before the answer (half a line first, to be sure nothing waits for the rest).
@@ -178,7 +165,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('no daemon: the command opens the port itself, with the same output as through the daemon', async () => {
     const { link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const viaDaemon = await cli(['info', '--config', config]);
     const listViaDaemon = await cli(['sms', 'list', '--config', config]);
@@ -200,7 +187,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     await mkdir(runDir, { mode: 0o755 });
     await chmod(runDir, 0o755);
     const socket = path.join(runDir, 'control.sock');
-    let daemon = await startDaemon(await writeConfig(link, { socket }));
+    let daemon = await startDaemon(await daemonConfig(link, { socket }));
     const st = await stat(socket);
     expect(st.mode & 0o777).toBe(0o660);
     expect(st.gid).toBe(process.getgid!());
@@ -214,7 +201,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     }
     daemon.child.kill('SIGTERM');
     await daemon.exit;
-    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
     expect((await stat(socket)).gid).toBe(65534);
     if (asNobody) expect(connectAsNobody(socket)).toBe('ok');
     if (nobodyRunsCli) {
@@ -234,7 +221,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     const socket = path.join(runDir, 'control.sock');
     const config = path.join(dir, 'config.json');
     // nobody is in nogroup (the socket's group) but not in the operating group (the default, absent here).
-    let daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    let daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
     const read = await cli(['info', '--config', config], 'nobody');
     expect(read.code, read.err).toBe(0);
     const refused = await cli(['at', '--config', config, 'AT+CSQ'], 'nobody');
@@ -254,7 +241,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     daemon.child.kill('SIGTERM');
     await daemon.exit;
     // The same user once nogroup is the operating group: `at` goes through, and a USSD code is logged as such at info.
-    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
+    daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
     const allowed = await cli(['at', '--config', config, 'AT+CSQ;+CUSD=1,"*858*081234567890*5000#",15'], 'nobody');
     expect(allowed.code, allowed.err).toBe(0);
     await until(() => logged(daemon, 'on tsel-1: dials') || logged(daemon, 'USSD AT+CUSD'), 'the USSD code in the log', 10_000);
@@ -267,7 +254,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('a client pipelining 4 KiB `at` lines is answered busy and dropped; idle connections cannot lock the CLI out', async () => {
     const { link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const socket = path.join(dir, 'spool', 'control.sock');
     // 300 requests in one write, replies never read: a few run, the rest are `busy`, then the client is dropped.

@@ -11,9 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { hang, reply, startServer, type TestServer } from '../forward/server.js';
+import { hasSocat } from '../support/pty.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin/pulsa-bridge');
@@ -48,19 +50,8 @@ let cleanup: () => Promise<void>;
 let server: TestServer;
 const procs: Proc[] = [];
 
-async function writeConfig(over: Record<string, unknown> = {}): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  const cfg = {
-    webhook: { url: server.url, timeoutMs: 30_000, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: true },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-    log: { level: 'debug', pretty: false },
-    shutdownGraceSec: 1,
-    ...over,
-  };
-  await writeFile(file, JSON.stringify(cfg));
-  return file;
-}
+const daemonConfig = (over: Record<string, unknown> = {}): Promise<string> =>
+  writeConfig(dir, { webhook: testWebhook(server.url, { timeoutMs: 30_000 }), modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], ...over });
 
 async function seed(records: Array<ReturnType<typeof makeSms>>, dead: string[] = []): Promise<void> {
   const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
@@ -85,7 +76,6 @@ afterEach(async () => {
   await cleanup();
 });
 
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 
 describe('pulsa-bridge run (a real process)', () => {
   it.skipIf(!hasSocat)('end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook', async () => {
@@ -94,7 +84,7 @@ describe('pulsa-bridge run (a real process)', () => {
     const sim = run(['simulate', '--link', link], {}, 'pipe');
     procs.push(sim);
     await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
-    const daemon = run(['run', '--config', await writeConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
+    const daemon = run(['run', '--config', await daemonConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
     procs.push(daemon);
     await until(() => logged(daemon, 'ready: SIMCOM'), 'the daemon to initialise the modem over the pty', 20_000);
     sim.child.stdin!.write('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.\n');
@@ -134,7 +124,7 @@ describe('pulsa-bridge run (a real process)', () => {
   it('SIGTERM with a POST in flight: exits 0 within the grace bound and the record stays pending (nothing lost)', async () => {
     server = await startServer([hang]);
     await seed([makeSms('sms-term1')]);
-    const p = run(['run', '--config', await writeConfig()]);
+    const p = run(['run', '--config', await daemonConfig()]);
     procs.push(p);
     await until(() => server.requests.length === 1, 'the POST', 15_000);
     p.child.kill('SIGTERM');
@@ -147,7 +137,7 @@ describe('pulsa-bridge run (a real process)', () => {
   it('SIGKILL during a POST, then a restart: the record is delivered, with the same Idempotency-Key and body', async () => {
     server = await startServer([hang, reply(200, '{"success":true}')]);
     await seed([makeSms('sms-kill1')]);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const first = run(['run', '--config', config]);
     procs.push(first);
     await until(() => server.requests.length === 1, 'the first POST', 15_000);
@@ -170,7 +160,7 @@ describe('pulsa-bridge run (a real process)', () => {
   it('`queue retry --dead` while the daemon runs: the daemon is signalled (SIGHUP) and delivers at once', async () => {
     server = await startServer([reply(200, '{"success":true}')]);
     await seed([makeSms('sms-dead1')], ['sms-dead1']);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const daemon = run(['run', '--config', config]);
     procs.push(daemon);
     await until(() => logged(daemon, 'started'), 'the daemon to start', 15_000);
@@ -197,7 +187,7 @@ describe('pulsa-bridge run (a real process)', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(fakeBin));
     await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> ${record}\n`);
     await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
-    const p = run(['run', '--config', await writeConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
+    const p = run(['run', '--config', await daemonConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
     procs.push(p);
     await until(async () => (await readFile(record, 'utf8').catch(() => '')).includes('--ready'), 'systemd-notify --ready', 15_000);
     expect(p.out.length).toBeGreaterThan(0);
@@ -222,7 +212,7 @@ describe('pulsa-bridge run (a real process)', () => {
 
   it('a second daemon on the same spool refuses to start, naming the first', async () => {
     server = await startServer([reply(200)]);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const first = run(['run', '--config', config]);
     procs.push(first);
     await until(() => logged(first, 'started'), 'the first daemon', 15_000);

@@ -9,7 +9,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
@@ -66,17 +66,12 @@ async function webhook(port = 0) {
 }
 
 async function startDaemon(port: number, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<ChildProcess> {
-  const config = path.join(dir, 'config.json');
-  await writeFile(
-    config,
-    JSON.stringify({
-      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry },
-      spool: { dir: path.join(dir, 'spool'), fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 1,
-    }),
-  );
+  const config = await writeConfig(dir, {
+    webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry },
+    spool: { dir: path.join(dir, 'spool'), fsync: false },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    log: { level: 'info', pretty: false },
+  });
   const child = spawn(process.execPath, [bin, 'run', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   return child;
