@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { testWebhook, writeConfig } from '../support/config.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeConfig } from '../support/config.js';
 import { FaultReceiver } from './receiver.js';
-import { DaemonProcess, killAll, SimProcess } from './processes.js';
+import { DaemonProcess, killAll, SimProcess } from '../support/daemon.js';
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
 import { judge, type RunCounts } from './verdict.js';

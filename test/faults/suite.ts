@@ -4,7 +4,7 @@
  * FAULT_VERBOSE=1 prints each trial's notes, FAULT_KEEP=1 keeps its directory and daemon log. FAULT_ONLY=<text> keeps the trials whose name contains it. The base seed comes from FAULT_SEED or is drawn at random; it is printed first, and each run's seed with any problem.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { distBuilt, killAll } from './processes.js';
+import { distBuilt, killAll } from '../support/daemon.js';
 import { runTrial, summarise, table, type RunResult, type TrialSummary } from './runner.js';
 import { TRIALS } from './trials.js';
 import { hasSocat } from '../support/pty.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { bin, distBuilt, killAll } from '../faults/processes.js';
+import { bin, distBuilt, killAll } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { makeSms } from '../spool/helpers.js';

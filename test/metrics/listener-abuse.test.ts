@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../faults/processes.js';
+import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { testWebhook, writeConfig } from '../support/config.js';

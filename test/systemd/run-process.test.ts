@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { unitNodeFlags } from '../support/systemd-unit.js';
-import { bin, distBuilt } from '../faults/processes.js';
+import { bin, distBuilt } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
