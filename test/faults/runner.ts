@@ -10,7 +10,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { writeConfig } from '../support/config.js';
-import { FaultReceiver } from './receiver.js';
+import { FaultReceiver } from '../support/receiver.js';
 import { DaemonProcess, killAll, SimProcess } from '../support/daemon.js';
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
