@@ -7,33 +7,27 @@
  * own receive times (load only makes them longer); the figures for a 60 s outage are in bench/webhook-outage.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
 import { writeConfig } from '../support/config.js';
+import { DaemonProcess, distBuilt, killAll, runCli } from '../support/daemon.js';
 import { FaultReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
-
 let dir: string;
 let cleanup: () => Promise<void>;
-const children: ChildProcess[] = [];
 const receivers: FaultReceiver[] = [];
 
 beforeEach(async () => {
-  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(distBuilt(), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
   ({ dir, cleanup } = await tempDir('recovery'));
 });
 
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await killAll();
   for (const r of receivers.splice(0)) await r.close();
   await cleanup();
 });
@@ -48,16 +42,14 @@ async function webhook(): Promise<FaultReceiver> {
 }
 const answered = (r: FaultReceiver, status: string) => r.posts.filter((p) => p.answer === status);
 
-async function startDaemon(url: string, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<ChildProcess> {
+async function startDaemon(url: string, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<DaemonProcess> {
   const config = await writeConfig(dir, {
     webhook: { url, timeoutMs: 5000, retry },
     spool: { dir: path.join(dir, 'spool'), fsync: false },
     modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
     log: { level: 'info', pretty: false },
   });
-  const child = spawn(process.execPath, [bin, 'run', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  return child;
+  return new DaemonProcess(config);
 }
 
 async function seed(n: number): Promise<string[]> {
@@ -90,7 +82,7 @@ describe('pulsa-bridge run: the webhook recovers after an outage (issue 11 item 
     await until(() => answered(hook, '200').length === ids.length, 'every record POSTed after recovery', 8_000);
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
     expect(new Set(answered(hook, '200').map((h) => h.key))).toEqual(new Set(ids));
-    daemon.kill('SIGTERM');
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 
   it('connection refused: the daemon probes until the server listens again, then delivers the backlog', async () => {
@@ -98,25 +90,18 @@ describe('pulsa-bridge run: the webhook recovers after an outage (issue 11 item 
     await hook.down();
     const ids = await seed(6);
     const daemon = await startDaemon(hook.url);
-    let stderr = '';
-    daemon.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     await new Promise((r) => setTimeout(r, 1500)); // the refused outage
     hook.mode = { kind: 'ok' };
     await hook.up(); // the same port
     await until(() => hook.posts.length >= ids.length, 'every record POSTed after the server came back', 8_000);
     expect(hook.posts.slice(0, ids.length).every((h) => h.answer === '200')).toBe(true);
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
-    expect(stderr).toBe('');
-    daemon.kill('SIGTERM');
+    expect(daemon.err.join('')).toBe('');
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 });
 
-function cli(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [bin, ...args, '--config', path.join(dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
-}
+const cli = (args: string[]) => runCli([...args, '--config', path.join(dir, 'config.json')]);
 
 describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => {
   it('a backend deploy answering 404: nothing goes to dead, `queue ls` and `status` show the last status, all arrive after it', async () => {
@@ -133,6 +118,6 @@ describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => 
     expect((await cli(['queue', 'ls', '--area', 'dead'])).out).not.toContain('sms-outage');
     hook.mode = { kind: 'ok' };
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent after the deploy', 20_000);
-    daemon.kill('SIGTERM');
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 });
