@@ -16,7 +16,6 @@ import { until } from '../support/until.js';
 import { hang, reply, startServer, type TestServer } from '../forward/server.js';
 import { hasSocat } from '../support/pty.js';
 
-
 type Proc = CliProcess;
 const run = (args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc => new CliProcess(args, stdin, { env });
 const logged = (p: Proc, text: string) => p.logged(text);
@@ -50,7 +49,6 @@ afterEach(async () => {
   await server?.close();
   await cleanup();
 });
-
 
 describe('pulsa-bridge run (a real process)', () => {
   it.skipIf(!hasSocat)('end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook', async () => {

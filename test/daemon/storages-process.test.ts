@@ -14,7 +14,6 @@ import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
 
-
 let dir: string;
 let cleanup: () => Promise<void>;
 let server: TestServer;

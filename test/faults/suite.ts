@@ -9,7 +9,6 @@ import { runTrial, summarise, table, type RunResult, type TrialSummary } from '.
 import { TRIALS } from './trials.js';
 import { hasSocat } from '../support/pty.js';
 
-
 export function defineFaultSuite(set: 'full' | 'ci'): void {
   const baseSeed = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1_000_000));
   const rows: TrialSummary[] = [];

@@ -53,7 +53,6 @@ afterEach(async () => {
   await cleanup();
 });
 
-
 describe('the watchdog ping depends on progress', () => {
   it.skipIf(!immutable)('is withheld while the spool cannot be written, and resumes once it can', async () => {
     server = await startServer([reply(200)]);

@@ -13,7 +13,6 @@ import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
 
-
 let dir: string;
 let cleanup: () => Promise<void>;
 let server: TestServer | undefined;
@@ -29,7 +28,6 @@ afterEach(async () => {
   server = undefined;
   await cleanup();
 });
-
 
 /** `pulsa-bridge status --config FILE` in its own process: exit code and output. */
 function status(config: string): { code: number | null; out: string } {

@@ -21,7 +21,6 @@ export function distBuilt(): boolean {
 
 const live = new Set<ChildProcess>();
 
-
 export class CliProcess {
   readonly child: ChildProcess;
   readonly out: string[] = [];
