@@ -11,6 +11,7 @@ import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { cli } from '../support/cli.js';
@@ -33,11 +34,8 @@ afterEach(async () => {
 
 const modem = { name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 };
 
-async function writeConfig(modems: unknown[] = [modem]): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({ webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems }));
-  return file;
-}
+const daemonConfig = (modems: unknown[] = [modem]): Promise<string> =>
+  writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems });
 
 async function startDaemon(file: string): Promise<Daemon> {
   const { readFile } = await import('node:fs/promises');
@@ -57,7 +55,7 @@ const freshModem = (path: string) => {
 
 describe('through the running daemon, or directly: the same output', () => {
   it('info: the daemon path and the direct path print the same, with the config name; --verbose says which', async () => {
-    const file = await writeConfig();
+    const file = await daemonConfig();
     const direct = await cli(['info', '--config', file, '--verbose'], { virtualModem: freshModem });
     expect(direct.code).toBe(0);
     expect(direct.err).toMatch(/^path: direct, opening the virtual modem \(no daemon answered at .*control\.sock\)\n/);
@@ -72,7 +70,7 @@ describe('through the running daemon, or directly: the same output', () => {
   });
 
   it('sms list/read/delete through the daemon; deleting an empty slot says so (exit 1), on both paths', async () => {
-    const file = await writeConfig();
+    const file = await daemonConfig();
     const daemon = await startDaemon(file);
     const vm = daemon.virtualModems.get('tsel-1')!;
     vm.injectSms({ from: '0812999', text: 'pesan pribadi' });
@@ -100,7 +98,7 @@ describe('through the running daemon, or directly: the same output', () => {
   });
 
   it('sms send through the daemon prints what the direct path prints', async () => {
-    const file = await writeConfig();
+    const file = await daemonConfig();
     const daemon = await startDaemon(file);
     const r = await cli(['sms', 'send', '--config', file, '--to', '151', 'TRANSFERPULSA', '081234567890', '5000']);
     expect(r.code).toBe(0);
@@ -111,7 +109,7 @@ describe('through the running daemon, or directly: the same output', () => {
 
 describe('choosing the modem', () => {
   it('several modems: --modem picks one; without it, a usage error naming them; an unknown name too', async () => {
-    const file = await writeConfig([modem, { ...modem, name: 'xl-1' }]);
+    const file = await daemonConfig([modem, { ...modem, name: 'xl-1' }]);
     await startDaemon(file);
     const r = await cli(['info', '--config', file, '--modem', 'xl-1']);
     expect(r.out).toMatch(/^name: xl-1\n/);
@@ -122,7 +120,7 @@ describe('choosing the modem', () => {
   });
 
   it('a daemon that does not run the modem named: the port is opened directly', async () => {
-    const file = await writeConfig();
+    const file = await daemonConfig();
     await startDaemon(file);
     const other = path.join(dir, 'other.json');
     await writeFile(other, JSON.stringify({ webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1' }] }));

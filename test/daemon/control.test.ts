@@ -5,20 +5,19 @@
  * killed mid-request, the socket's permissions (another uid, through runuser, when it can be used here), and the
  * fallback to the port when no daemon runs (the same output).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
+import { bin, CliProcess, DaemonProcess, distBuilt, killAll, runCli, SimProcess } from '../support/daemon.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { hasSocat } from '../support/pty.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 /** Root can run a command as `nobody` here: the other-uid checks run. */
 const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
 /** The checkout itself may be private (a clone under a 0700 temp dir): then `nobody` runs a bare socket client instead of the CLI. */
@@ -29,95 +28,41 @@ function connectAsNobody(socket: string): string {
   return spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], { encoding: 'utf8' }).stdout;
 }
 
-interface Proc {
-  child: ChildProcess;
-  out: string[];
-  err: string[];
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function run(args: string[], o: { stdin?: 'ignore' | 'pipe'; as?: string } = {}): Proc {
-  const [cmd, argv] = o.as ? ['runuser', ['-u', o.as, '--', process.execPath, bin, ...args]] : [process.execPath, [bin, ...args]];
-  const child = spawn(cmd, argv as string[], { env: { ...process.env, LOG_LEVEL: 'debug' }, stdio: [o.stdin ?? 'ignore', 'pipe', 'pipe'] });
-  const out: string[] = [];
-  const err: string[] = [];
-  let buf = '';
-  child.stdout!.on('data', (c: Buffer) => {
-    buf += c.toString('utf8');
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    out.push(...parts);
-  });
-  child.stderr!.on('data', (c: Buffer) => err.push(c.toString('utf8')));
-  child.stdin?.on('error', () => undefined);
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  procs.push({ child, out, err, exit });
-  return { child, out, err, exit };
-}
-
-/** A CLI command to its end: stdout (whole), stderr, exit code. */
-async function cli(args: string[], as?: string): Promise<{ out: string; err: string; code: number | null }> {
-  const p = run(args, as ? { as } : {});
-  const { code } = await p.exit;
-  await new Promise((r) => setImmediate(r));
-  return { out: p.out.map((l) => `${l}\n`).join(''), err: p.err.join(''), code };
-}
-
-const logged = (p: Proc, text: string) => p.out.some((l) => l.includes(text));
+/** A CLI command to its end, as this user or (`as`) another. */
+const cli = (args: string[], as?: string) => runCli(args, as ? { as } : {});
 
 let dir: string;
 let cleanup: () => Promise<void>;
 let server: TestServer;
-const procs: Proc[] = [];
 
 beforeEach(async () => {
-  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(distBuilt(), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
   ({ dir, cleanup } = await tempDir('control'));
   server = await startServer([reply(200, '{"success":true}')]);
 });
 
 afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await killAll();
   await server.close();
   await cleanup();
 });
 
-async function writeConfig(link: string, control: Record<string, unknown> = {}): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-      spool: { dir: path.join(dir, 'spool'), fsync: true },
-      modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }],
-      log: { level: 'debug', pretty: false },
-      shutdownGraceSec: 1,
-      control,
-    }),
-  );
-  await chmod(file, 0o644);
-  return file;
-}
+const daemonConfig = (link: string, control: Record<string, unknown> = {}): Promise<string> =>
+  writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }], control }, { mode: 0o644 });
 
-async function startModem(): Promise<{ sim: Proc; link: string }> {
+async function startModem(): Promise<{ sim: SimProcess; link: string }> {
   const link = path.join(dir, 'modem');
-  const sim = run(['simulate', '--link', link], { stdin: 'pipe' });
-  await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
-  return { sim, link };
+  return { sim: await SimProcess.start(link, [], 15_000), link };
 }
 
-async function startDaemon(config: string): Promise<Proc> {
-  const daemon = run(['run', '--config', config]);
-  await until(() => logged(daemon, 'ready: SIMCOM') && logged(daemon, 'control socket listening'), 'the daemon to initialise the modem and listen', 20_000);
-  return daemon;
-}
+const startDaemon = (config: string): Promise<DaemonProcess> => DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
 
 const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
 
 describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)', () => {
   it('info and sms list through the daemon, two clients at once, while SMS keep arriving: none lost', async () => {
     const { sim, link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const sent = texts(8, 'during diagnostics');
     const feeding = (async () => {
@@ -150,7 +95,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('a client killed mid-request changes nothing: the daemon answers the next one and keeps forwarding', async () => {
     const { sim, link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const socket = path.join(dir, 'spool', 'control.sock');
     // A raw client: a request, then gone before the answer (half a line first, to be sure nothing waits for the rest).
@@ -161,7 +106,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
       s.destroy();
     }
     // A CLI process killed while its request is in the daemon's hands.
-    const victim = run(['sms', 'list', '--config', config]);
+    const victim = new CliProcess(['sms', 'list', '--config', config], 'ignore');
     await new Promise((r) => setTimeout(r, 300));
     victim.child.kill('SIGKILL');
     await victim.exit;
@@ -178,7 +123,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('no daemon: the command opens the port itself, with the same output as through the daemon', async () => {
     const { link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const viaDaemon = await cli(['info', '--config', config]);
     const listViaDaemon = await cli(['sms', 'list', '--config', config]);
@@ -200,7 +145,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     await mkdir(runDir, { mode: 0o755 });
     await chmod(runDir, 0o755);
     const socket = path.join(runDir, 'control.sock');
-    let daemon = await startDaemon(await writeConfig(link, { socket }));
+    let daemon = await startDaemon(await daemonConfig(link, { socket }));
     const st = await stat(socket);
     expect(st.mode & 0o777).toBe(0o660);
     expect(st.gid).toBe(process.getgid!());
@@ -214,7 +159,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     }
     daemon.child.kill('SIGTERM');
     await daemon.exit;
-    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
     expect((await stat(socket)).gid).toBe(65534);
     if (asNobody) expect(connectAsNobody(socket)).toBe('ok');
     if (nobodyRunsCli) {
@@ -234,7 +179,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     const socket = path.join(runDir, 'control.sock');
     const config = path.join(dir, 'config.json');
     // nobody is in nogroup (the socket's group) but not in the operating group (the default, absent here).
-    let daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup' }));
+    let daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
     const read = await cli(['info', '--config', config], 'nobody');
     expect(read.code, read.err).toBe(0);
     const refused = await cli(['at', '--config', config, 'AT+CSQ'], 'nobody');
@@ -244,20 +189,20 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     expect(balance.code).toBe(1);
     expect(balance.err).toMatch(/`balance` with a code or replies \(a USSD session that can move credit\) needs the operating level/);
     // The daemon's lines reach this process through a pipe: wait for them rather than read them at once.
-    await until(() => logged(daemon, 'at from uid 65534 pid') && daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).length >= 3, 'the requests and the refusals in the log', 10_000);
+    await until(() => daemon.logged('at from uid 65534 pid') && daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).length >= 3, 'the requests and the refusals in the log', 10_000);
     const requests = daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).map((l) => JSON.parse(l) as { peerUid: number; peerPid: number; msg: string });
     expect(requests.map((r) => r.msg.replace(/pid \d+ \(connection \d+\)/, 'pid P'))).toEqual(
       expect.arrayContaining(['control request from uid 65534 pid P: info', 'control request from uid 65534 pid P: at "AT+CSQ"']),
     );
     expect(requests.every((r) => r.peerUid === 65534 && r.peerPid > 1)).toBe(true);
-    expect(logged(daemon, '"level":40') && logged(daemon, 'from uid 65534 pid')).toBe(true); // the refusal, at warn
+    expect(daemon.logged('"level":40') && daemon.logged('from uid 65534 pid')).toBe(true); // the refusal, at warn
     daemon.child.kill('SIGTERM');
     await daemon.exit;
     // The same user once nogroup is the operating group: `at` goes through, and a USSD code is logged as such at info.
-    daemon = await startDaemon(await writeConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
+    daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
     const allowed = await cli(['at', '--config', config, 'AT+CSQ;+CUSD=1,"*858*081234567890*5000#",15'], 'nobody');
     expect(allowed.code, allowed.err).toBe(0);
-    await until(() => logged(daemon, 'on tsel-1: dials') || logged(daemon, 'USSD AT+CUSD'), 'the USSD code in the log', 10_000);
+    await until(() => daemon.logged('on tsel-1: dials') || daemon.logged('USSD AT+CUSD'), 'the USSD code in the log', 10_000);
     const moves = daemon.out.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 30 && l.msg.includes('AT+CUSD=1,\"*858*081234567890*5000#\"') || (l.msg.includes('*858*081234567890*5000#') && l.msg.includes('uid 65534')));
     expect(moves.length).toBeGreaterThan(0);
     expect(moves.every((l) => l.level === 30)).toBe(true);
@@ -267,7 +212,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
 
   it('a client pipelining 4 KiB `at` lines is answered busy and dropped; idle connections cannot lock the CLI out', async () => {
     const { link } = await startModem();
-    const config = await writeConfig(link);
+    const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const socket = path.join(dir, 'spool', 'control.sock');
     // 300 requests in one write, replies never read: a few run, the rest are `busy`, then the client is dropped.
@@ -287,7 +232,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     await closed;
     expect(answers.filter((a) => a === 'busy').length).toBeGreaterThanOrEqual(32);
     expect(answers.length).toBeLessThan(300);
-    expect(logged(daemon, 'went on sending past busy')).toBe(true);
+    expect(daemon.logged('went on sending past busy')).toBe(true);
     // 40 connections that never send anything: the CLI is told the socket is full, then gets in once they are closed.
     const idle = Array.from({ length: 40 }, () => connect(socket).on('error', () => undefined).resume());
     await until(() => idle.every((s) => !s.connecting), 'the idle connections', 5000);

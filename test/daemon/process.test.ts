@@ -3,64 +3,29 @@
  * first), a real spool directory, a real HTTP server on loopback. Signals are real: SIGTERM, SIGKILL, SIGHUP.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
+import { testWebhook, writeConfig } from '../support/config.js';
+import { CliProcess, distBuilt, killAll } from '../support/daemon.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { hang, reply, startServer, type TestServer } from '../forward/server.js';
+import { hasSocat } from '../support/pty.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
-
-interface Proc {
-  child: ChildProcess;
-  out: string[];
-  err: string[];
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function run(args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, LOG_LEVEL: 'debug', ...env }, stdio: [stdin, 'pipe', 'pipe'] });
-  const out: string[] = [];
-  const err: string[] = [];
-  let buf = '';
-  child.stdout!.on('data', (c: Buffer) => {
-    buf += c.toString('utf8');
-    const parts = buf.split('\n');
-    buf = parts.pop()!;
-    out.push(...parts);
-  });
-  child.stderr!.on('data', (c: Buffer) => err.push(c.toString('utf8')));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { child, out, err, exit };
-}
-
-const logged = (p: Proc, text: string) => p.out.some((l) => l.includes(text));
+type Proc = CliProcess;
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc => new CliProcess(args, stdin, { env });
+const logged = (p: Proc, text: string) => p.logged(text);
 
 let dir: string;
 let cleanup: () => Promise<void>;
 let server: TestServer;
-const procs: Proc[] = [];
 
-async function writeConfig(over: Record<string, unknown> = {}): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  const cfg = {
-    webhook: { url: server.url, timeoutMs: 30_000, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: true },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-    log: { level: 'debug', pretty: false },
-    shutdownGraceSec: 1,
-    ...over,
-  };
-  await writeFile(file, JSON.stringify(cfg));
-  return file;
-}
+const daemonConfig = (over: Record<string, unknown> = {}): Promise<string> =>
+  writeConfig(dir, { webhook: testWebhook(server.url, { timeoutMs: 30_000 }), modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], ...over });
 
 async function seed(records: Array<ReturnType<typeof makeSms>>, dead: string[] = []): Promise<void> {
   const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
@@ -75,27 +40,23 @@ async function areaOf(id: string): Promise<string | undefined> {
 }
 
 beforeEach(async () => {
-  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(distBuilt(), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
   ({ dir, cleanup } = await tempDir('daemon'));
 });
 
 afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  await killAll();
   await server?.close();
   await cleanup();
 });
-
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 
 describe('pulsa-bridge run (a real process)', () => {
   it.skipIf(!hasSocat)('end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook', async () => {
     server = await startServer([reply(200, '{"success":true}')]);
     const link = path.join(dir, 'modem');
     const sim = run(['simulate', '--link', link], {}, 'pipe');
-    procs.push(sim);
     await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
-    const daemon = run(['run', '--config', await writeConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
-    procs.push(daemon);
+    const daemon = run(['run', '--config', await daemonConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
     await until(() => logged(daemon, 'ready: SIMCOM'), 'the daemon to initialise the modem over the pty', 20_000);
     sim.child.stdin!.write('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.\n');
     sim.child.stdin!.write('sms 0812999 pesan pribadi\n');
@@ -122,7 +83,6 @@ describe('pulsa-bridge run (a real process)', () => {
     server = await startServer([reply(200)]);
     const link = path.join(dir, 'killed-modem');
     const sim = run(['simulate', '--link', link], {}, 'pipe');
-    procs.push(sim);
     await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
     const socatAlive = () => spawnSync('pgrep', ['-f', `link=${link}`]).status === 0;
     expect(socatAlive()).toBe(true);
@@ -134,8 +94,7 @@ describe('pulsa-bridge run (a real process)', () => {
   it('SIGTERM with a POST in flight: exits 0 within the grace bound and the record stays pending (nothing lost)', async () => {
     server = await startServer([hang]);
     await seed([makeSms('sms-term1')]);
-    const p = run(['run', '--config', await writeConfig()]);
-    procs.push(p);
+    const p = run(['run', '--config', await daemonConfig()]);
     await until(() => server.requests.length === 1, 'the POST', 15_000);
     p.child.kill('SIGTERM');
     const { code } = await p.exit;
@@ -147,14 +106,12 @@ describe('pulsa-bridge run (a real process)', () => {
   it('SIGKILL during a POST, then a restart: the record is delivered, with the same Idempotency-Key and body', async () => {
     server = await startServer([hang, reply(200, '{"success":true}')]);
     await seed([makeSms('sms-kill1')]);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const first = run(['run', '--config', config]);
-    procs.push(first);
     await until(() => server.requests.length === 1, 'the first POST', 15_000);
     first.child.kill('SIGKILL');
     expect((await first.exit).signal).toBe('SIGKILL');
     const second = run(['run', '--config', config]);
-    procs.push(second);
     await until(() => server.requests.length === 2, 'the POST after restart', 15_000);
     await until(async () => (await areaOf('sms-kill1')) === 'sent', 'the record to be sent');
     const [a, b] = server.requests;
@@ -170,9 +127,8 @@ describe('pulsa-bridge run (a real process)', () => {
   it('`queue retry --dead` while the daemon runs: the daemon is signalled (SIGHUP) and delivers at once', async () => {
     server = await startServer([reply(200, '{"success":true}')]);
     await seed([makeSms('sms-dead1')], ['sms-dead1']);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const daemon = run(['run', '--config', config]);
-    procs.push(daemon);
     await until(() => logged(daemon, 'started'), 'the daemon to start', 15_000);
     const cli = run(['queue', 'retry', '--dead', '--config', config]);
     expect((await cli.exit).code).toBe(0);
@@ -197,8 +153,7 @@ describe('pulsa-bridge run (a real process)', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(fakeBin));
     await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> ${record}\n`);
     await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
-    const p = run(['run', '--config', await writeConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
-    procs.push(p);
+    const p = run(['run', '--config', await daemonConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
     await until(async () => (await readFile(record, 'utf8').catch(() => '')).includes('--ready'), 'systemd-notify --ready', 15_000);
     expect(p.out.length).toBeGreaterThan(0);
     for (const line of p.out) expect(() => JSON.parse(line)).not.toThrow();
@@ -222,9 +177,8 @@ describe('pulsa-bridge run (a real process)', () => {
 
   it('a second daemon on the same spool refuses to start, naming the first', async () => {
     server = await startServer([reply(200)]);
-    const config = await writeConfig();
+    const config = await daemonConfig();
     const first = run(['run', '--config', config]);
-    procs.push(first);
     await until(() => logged(first, 'started'), 'the first daemon', 15_000);
     const second = run(['run', '--config', config]);
     const { code } = await second.exit;

@@ -5,16 +5,15 @@
  * The sweep interval is an hour in the reset trials, so an SMS that arrives after a reset reaches the webhook only if
  * the daemon noticed the reset. No wall-clock assertions: every wait is a bound on a condition.
  */
-import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
-
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+import { hasSocat } from '../support/pty.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -32,18 +31,12 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function config(modem: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({
-    webhook: { url: server.url, timeoutMs: 5000, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: true },
+const config = (modem: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> =>
+  writeConfig(dir, {
+    webhook: testWebhook(server.url, { timeoutMs: 5000 }),
     modems: [{ name: 'tsel-1', port: path.join(dir, 'modem'), senders: ['858'], commandTimeoutMs: 3000, ...modem }],
-    log: { level: 'debug', pretty: false },
-    shutdownGraceSec: 1,
     ...extra,
-  }));
-  return file;
-}
+  });
 
 interface StatusFile {
   modems: Array<{ state: string; lastError?: string; hint?: string; reconnects: number; receiver?: { received: number } }>;

@@ -5,52 +5,48 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { SIMULATION_SECRET } from '../../src/forward/webhook.js';
 import { silentLogger } from '../../src/log.js';
-import { Processes, logged } from './process-harness.js';
+import { CliProcess, killAll, runCli } from '../support/daemon.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
-const procs = new Processes();
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  procs.killAll();
+  await killAll();
   while (cleanups.length) await cleanups.pop()!();
 });
 
 async function configWith(webhook: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ file: string; dir: string }> {
   const { dir, cleanup } = await tempDir('sim-webhook');
   cleanups.push(cleanup);
-  const file = path.join(dir, 'config.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      webhook,
-      spool: { dir: path.join(dir, 'spool'), fsync: false },
-      modems: [{ name: 'tsel-1', port: '/dev/ttyUSB-none', senders: ['858'], sweepIntervalSec: 5 }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 0,
-      ...extra,
-    }),
-  );
+  const file = await writeConfig(dir, {
+    webhook,
+    spool: { dir: path.join(dir, 'spool'), fsync: false },
+    modems: [{ name: 'tsel-1', port: '/dev/ttyUSB-none', senders: ['858'], sweepIntervalSec: 5 }],
+    log: { level: 'info', pretty: false },
+    shutdownGraceSec: 0,
+    ...extra,
+  });
   return { file, dir };
 }
 
 describe('run --simulate and the webhook', () => {
   it('refuses a webhook on another machine (exit 78, naming the flag); --allow-remote-webhook lets it start', async () => {
     const { file } = await configWith({ url: 'https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway', hmacSecret: 'production-secret' });
-    const r = await procs.cli(['run', '--simulate', '--config', file]);
+    const r = await runCli(['run', '--simulate', '--config', file]);
     expect(r.code).toBe(78);
     expect(r.err).toContain('webhook: https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway is not on this machine');
     expect(r.err).toContain('--allow-remote-webhook');
 
-    const d = procs.spawn(['run', '--simulate', '--allow-remote-webhook', '--config', file]);
-    await until(() => logged(d, ' started"'), 'the daemon to start', 20_000);
+    const d = new CliProcess(['run', '--simulate', '--allow-remote-webhook', '--config', file], 'ignore');
+    await until(() => d.logged(' started"'), 'the daemon to start', 20_000);
     d.child.kill('SIGTERM');
     expect((await d.exit).code).toBe(0);
   }, 40_000);
@@ -126,15 +122,15 @@ describe('run --simulate and the webhook', () => {
 describe('config check', () => {
   it('warns about a plain http:// webhook on another machine and refuses an Authorization value with a CR', async () => {
     const { file } = await configWith({ url: 'http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway' });
-    let r = await procs.cli(['config', 'check', file]);
+    let r = await runCli(['config', 'check', file]);
     expect(r.code).toBe(0);
     expect(r.err).toContain('warning: webhook URL http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway is plain http://');
     const bad = await configWith({ baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'Bearer s3cret\r' } });
-    r = await procs.cli(['config', 'check', bad.file]);
+    r = await runCli(['config', 'check', bad.file]);
     expect(r.code).toBe(1);
     expect(r.err).toContain('webhook.headers.Authorization: a header value may hold visible ASCII characters and spaces only; found CR at position 14');
     expect(r.err + r.out).not.toContain('s3cret');
-    const run = await procs.cli(['run', '--config', bad.file]);
+    const run = await runCli(['run', '--config', bad.file]);
     expect(run.code).toBe(78);
   }, 40_000);
 });

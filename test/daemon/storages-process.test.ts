@@ -4,16 +4,15 @@
  * announces them as `+CMTI: "ME",n` (Quectel EC25 default, Huawei sticks). Every SMS reaches the webhook once and
  * neither memory keeps anything. Also SMS left in ME while the daemon was down, found by the start-up sweep.
  */
-import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
-
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+import { hasSocat } from '../support/pty.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -31,17 +30,11 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function config(): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({
-    webhook: { url: server.url, timeoutMs: 5000, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-    spool: { dir: path.join(dir, 'spool'), fsync: true },
+const config = (): Promise<string> =>
+  writeConfig(dir, {
+    webhook: testWebhook(server.url, { timeoutMs: 5000 }),
     modems: [{ name: 'qtl-1', port: path.join(dir, 'modem'), senders: ['858'], commandTimeoutMs: 3000, sweepIntervalSec: 3600 }],
-    log: { level: 'debug', pretty: false },
-    shutdownGraceSec: 1,
-  }));
-  return file;
-}
+  });
 
 const texts = [1, 2, 3, 4].map((i) => `Anda menerima Pulsa dari 62859410200${i} sebesar Rp${i}0000.`);
 const postsOf = (text: string) => server.requests.filter((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message === text).length;

@@ -7,79 +7,49 @@
  * own receive times (load only makes them longer); the figures for a 60 s outage are in bench/webhook-outage.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
+import { writeConfig } from '../support/config.js';
+import { DaemonProcess, distBuilt, killAll, runCli } from '../support/daemon.js';
+import { FaultReceiver } from '../support/receiver.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/pulsa-bridge');
-
 let dir: string;
 let cleanup: () => Promise<void>;
-const children: ChildProcess[] = [];
-const servers: Server[] = [];
+const receivers: FaultReceiver[] = [];
 
 beforeEach(async () => {
-  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(distBuilt(), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
   ({ dir, cleanup } = await tempDir('recovery'));
 });
 
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise<void>((r) => s.close(() => r()));
-  }
+  await killAll();
+  for (const r of receivers.splice(0)) await r.close();
   await cleanup();
 });
 
-interface Hit {
-  atMs: number;
-  id: string;
-  status: number;
+/** A webhook answering 500 'maintenance' until its mode changes. */
+async function webhook(): Promise<FaultReceiver> {
+  const r = new FaultReceiver();
+  r.mode = { kind: 'status', status: 500, body: 'maintenance' };
+  receivers.push(r);
+  await r.up();
+  return r;
 }
+const answered = (r: FaultReceiver, status: string) => r.posts.filter((p) => p.answer === status);
 
-/** A webhook on a fixed port whose answer is `status()` at the time of each request; it can also stop listening. */
-async function webhook(port = 0) {
-  const hits: Hit[] = [];
-  const state = { status: 500 };
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      hits.push({ atMs: performance.now(), id: String(req.headers['idempotency-key']), status: state.status });
-      res.writeHead(state.status, { 'content-type': 'text/plain' });
-      res.end(state.status === 200 ? '{"success":true}' : 'maintenance');
-    });
+async function startDaemon(url: string, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<DaemonProcess> {
+  const config = await writeConfig(dir, {
+    webhook: { url, timeoutMs: 5000, retry },
+    spool: { dir: path.join(dir, 'spool'), fsync: false },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    log: { level: 'info', pretty: false },
   });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  servers.push(server);
-  return { hits, state, server, port: (server.address() as AddressInfo).port };
-}
-
-async function startDaemon(port: number, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<ChildProcess> {
-  const config = path.join(dir, 'config.json');
-  await writeFile(
-    config,
-    JSON.stringify({
-      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, timeoutMs: 5000, retry },
-      spool: { dir: path.join(dir, 'spool'), fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 1,
-    }),
-  );
-  const child = spawn(process.execPath, [bin, 'run', '--config', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  return child;
+  return new DaemonProcess(config);
 }
 
 async function seed(n: number): Promise<string[]> {
@@ -101,63 +71,53 @@ describe('pulsa-bridge run: the webhook recovers after an outage (issue 11 item 
   it('500s: one request per probe interval during the outage, then every pending record at once', async () => {
     const hook = await webhook();
     const ids = await seed(8);
-    const daemon = await startDaemon(hook.port);
-    await until(() => hook.hits.length >= 6, 'six requests during the outage', 20_000);
-    const outage = [...hook.hits];
-    const gaps = outage.slice(1).map((h, i) => h.atMs - outage[i]!.atMs);
+    const daemon = await startDaemon(hook.url);
+    await until(() => hook.posts.length >= 6, 'six requests during the outage', 20_000);
+    const outage = [...hook.posts];
+    const gaps = outage.slice(1).map((h, i) => h.at - outage[i]!.at);
     // Without probing every record would be tried at once (8 requests within milliseconds).
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(250);
-    hook.state.status = 200;
+    hook.mode = { kind: 'ok' };
     // With a per-record backoff (20 s base, doubling) the backlog would take tens of seconds; probes take one interval.
-    await until(() => hook.hits.filter((h) => h.status === 200).length === ids.length, 'every record POSTed after recovery', 8_000);
+    await until(() => answered(hook, '200').length === ids.length, 'every record POSTed after recovery', 8_000);
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
-    expect(new Set(hook.hits.filter((h) => h.status === 200).map((h) => h.id))).toEqual(new Set(ids));
-    daemon.kill('SIGTERM');
+    expect(new Set(answered(hook, '200').map((h) => h.key))).toEqual(new Set(ids));
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 
   it('connection refused: the daemon probes until the server listens again, then delivers the backlog', async () => {
-    const first = await webhook();
-    const port = first.port;
-    first.server.closeAllConnections();
-    await new Promise<void>((r) => first.server.close(() => r()));
-    servers.splice(servers.indexOf(first.server), 1);
+    const hook = await webhook();
+    await hook.down();
     const ids = await seed(6);
-    const daemon = await startDaemon(port);
-    let stderr = '';
-    daemon.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const daemon = await startDaemon(hook.url);
     await new Promise((r) => setTimeout(r, 1500)); // the refused outage
-    const back = await webhook(port);
-    back.state.status = 200;
-    await until(() => back.hits.length >= ids.length, 'every record POSTed after the server came back', 8_000);
-    expect(back.hits.slice(0, ids.length).every((h) => h.status === 200)).toBe(true);
+    hook.mode = { kind: 'ok' };
+    await hook.up(); // the same port
+    await until(() => hook.posts.length >= ids.length, 'every record POSTed after the server came back', 8_000);
+    expect(hook.posts.slice(0, ids.length).every((h) => h.answer === '200')).toBe(true);
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent', 5_000);
-    expect(stderr).toBe('');
-    daemon.kill('SIGTERM');
+    expect(daemon.err.join('')).toBe('');
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 });
 
-function cli(args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [bin, ...args, '--config', path.join(dir, 'config.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out })));
-}
+const cli = (args: string[]) => runCli([...args, '--config', path.join(dir, 'config.json')]);
 
 describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => {
   it('a backend deploy answering 404: nothing goes to dead, `queue ls` and `status` show the last status, all arrive after it', async () => {
     const hook = await webhook();
-    hook.state.status = 404;
+    hook.mode = { kind: 'status', status: 404, body: 'maintenance' };
     const ids = await seed(3);
-    const daemon = await startDaemon(hook.port, { baseDelayMs: 1000, maxDelayMs: 2000, probeIntervalMs: 300 });
-    await until(() => new Set(hook.hits.map((h) => h.id)).size === ids.length, 'a 404 for every record', 20_000);
+    const daemon = await startDaemon(hook.url, { baseDelayMs: 1000, maxDelayMs: 2000, probeIntervalMs: 300 });
+    await until(() => new Set(hook.posts.map((h) => h.key)).size === ids.length, 'a 404 for every record', 20_000);
     const ls = await cli(['queue', 'ls']);
     expect(ls.code).toBe(0);
     for (const id of ids) expect(ls.out).toMatch(new RegExp(`${id}\\s+pending\\s.*retry \\d+.*HTTP 404`));
     await until(async () => (await cli(['status'])).out.includes('last not delivered: sms-outage'), '`status` to show the last result', 15_000);
     expect((await cli(['status'])).out).toMatch(/last not delivered: sms-outage\d \(HTTP 404: maintenance\)/);
     expect((await cli(['queue', 'ls', '--area', 'dead'])).out).not.toContain('sms-outage');
-    hook.state.status = 200;
+    hook.mode = { kind: 'ok' };
     await until(async () => (await sentCount(ids)) === ids.length, 'every record in sent after the deploy', 20_000);
-    daemon.kill('SIGTERM');
+    daemon.child.kill('SIGTERM');
   }, 60_000);
 });

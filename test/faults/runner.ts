@@ -9,8 +9,9 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FaultReceiver } from './receiver.js';
-import { DaemonProcess, killAll, SimProcess } from './processes.js';
+import { writeConfig } from '../support/config.js';
+import { FaultReceiver } from '../support/receiver.js';
+import { DaemonProcess, killAll, SimProcess } from '../support/daemon.js';
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
 import { judge, type RunCounts } from './verdict.js';
@@ -74,13 +75,11 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
   const sms = makeWorkload(seed, def.sms, seed.toString(36));
   try {
     await receiver.up();
-    await writeFile(configFile, JSON.stringify({
+    await writeConfig(dir, {
       webhook: { url: receiver.url, timeoutMs: 3000, connectTimeoutMs: 1000, retry: { baseDelayMs: 100, maxDelayMs: 1000 } },
-      spool: { dir: path.join(dir, 'spool'), fsync: true },
       modems: [{ name: 'tsel-1', port: link, senders: [...ACCEPTED_SENDERS], sweepIntervalSec: 5, commandTimeoutMs: 3000, ...def.modem }],
       log: { level: 'info', pretty: false },
-      shutdownGraceSec: 1,
-    }));
+    });
     const simArgs = ['--state', stateFile, ...(def.simArgs ?? [])];
     const env: RunEnv = {
       dir, link, receiver, notes,

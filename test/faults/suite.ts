@@ -3,13 +3,11 @@
  * summary table printed when the file ends. `full` is `npm run test:faults`; `ci` is the small set `npm test` runs.
  * FAULT_VERBOSE=1 prints each trial's notes, FAULT_KEEP=1 keeps its directory and daemon log. FAULT_ONLY=<text> keeps the trials whose name contains it. The base seed comes from FAULT_SEED or is drawn at random; it is printed first, and each run's seed with any problem.
  */
-import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { distBuilt, killAll } from './processes.js';
+import { distBuilt, killAll } from '../support/daemon.js';
 import { runTrial, summarise, table, type RunResult, type TrialSummary } from './runner.js';
 import { TRIALS } from './trials.js';
-
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+import { hasSocat } from '../support/pty.js';
 
 export function defineFaultSuite(set: 'full' | 'ci'): void {
   const baseSeed = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1_000_000));

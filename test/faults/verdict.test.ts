@@ -1,6 +1,6 @@
 /** The fault suite's judge (verdict.ts) must see each kind of failure it claims to count. */
 import { describe, expect, it } from 'vitest';
-import type { Post } from './receiver.js';
+import type { Post } from '../support/receiver.js';
 import { judge } from './verdict.js';
 import type { TrialSms } from './workload.js';
 import { makeWorkload } from './workload.js';

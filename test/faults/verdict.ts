@@ -7,7 +7,7 @@
  * - one SMS under two keys is a problem (the receiver could not deduplicate it).
  * - wrong texts: POSTs that match no SMS sent, from a filtered-out sender, or not JSON {sender, message}.
  */
-import type { Post } from './receiver.js';
+import type { Post } from '../support/receiver.js';
 import type { TrialSms } from './workload.js';
 
 export interface RunCounts {

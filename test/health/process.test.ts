@@ -10,10 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
-import { bin, distBuilt, killAll } from '../faults/processes.js';
+import { bin, distBuilt, killAll } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { makeSms } from '../spool/helpers.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,12 +53,6 @@ afterEach(async () => {
   await cleanup();
 });
 
-async function writeConfig(cfg: Record<string, unknown>): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({ spool: { dir: path.join(dir, 'spool'), fsync: true }, log: { level: 'debug', pretty: false }, shutdownGraceSec: 1, ...cfg }));
-  return file;
-}
-
 describe('the watchdog ping depends on progress', () => {
   it.skipIf(!immutable)('is withheld while the spool cannot be written, and resumes once it can', async () => {
     server = await startServer([reply(200)]);
@@ -67,7 +62,7 @@ describe('the watchdog ping depends on progress', () => {
     await writeFile(pings, '');
     await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> '${pings}'\n`);
     await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
-    const config = await writeConfig({ webhook: { url: server.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
+    const config = await writeConfig(dir, { webhook: { url: server.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
     const child = spawn(process.execPath, [bin, 'run', '--config', config], {
       env: { ...process.env, NOTIFY_SOCKET: path.join(dir, 'notify.sock'), WATCHDOG_USEC: '2000000', PATH: `${fakeBin}:${process.env.PATH}` },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -110,7 +105,7 @@ describe('the thread pool', () => {
     const seed = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger(), fsync: false });
     await seed.putPending(makeSms('sms-pool1'));
     await seed.close();
-    const config = await writeConfig({ webhook: { url: server.url }, modems });
+    const config = await writeConfig(dir, { webhook: { url: server.url }, modems });
     const env: NodeJS.ProcessEnv = { ...process.env, BLOCK_FIFOS: fifos.join(':') };
     delete env.UV_THREADPOOL_SIZE;
     const child = spawn(process.execPath, ['--require', path.join(here, 'fixtures/block-threads.cjs'), bin, 'run', '--config', config], { env, stdio: 'ignore' });

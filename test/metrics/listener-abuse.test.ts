@@ -6,17 +6,17 @@
  * flood ends the listener answers again.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { DaemonProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { DaemonProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { sleep } from '../support/until.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
+import { hasSocat } from '../support/pty.js';
 
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 const TOKEN = 'abuse-token-0123456789';
 
 let dir: string;
@@ -76,18 +76,11 @@ describe('the listener under abuse', () => {
     server = await startServer([reply(200, '{"success":true}')]);
     const link = path.join(dir, 'modem');
     const sim = await SimProcess.start(link);
-    const config = path.join(dir, 'config.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        spool: { dir: path.join(dir, 'spool'), fsync: true },
-        log: { level: 'debug', pretty: false },
-        shutdownGraceSec: 1,
-        webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-        modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
-        metrics: { listen: '127.0.0.1:0', token: TOKEN, maxConnections: 32 },
-      }),
-    );
+    const config = await writeConfig(dir, {
+      webhook: testWebhook(server.url),
+      modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
+      metrics: { listen: '127.0.0.1:0', token: TOKEN, maxConnections: 32 },
+    });
     const daemon = await DaemonProcess.start(config);
     await until(() => daemon.logged('modem ready'), 'the modem ready', 20_000);
     const { port } = listenAddress(daemon);

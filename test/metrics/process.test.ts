@@ -5,14 +5,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../faults/processes.js';
+import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
-
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
+import { hasSocat } from '../support/pty.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -29,12 +28,6 @@ afterEach(async () => {
   server = undefined;
   await cleanup();
 });
-
-async function writeConfig(cfg: Record<string, unknown>): Promise<string> {
-  const file = path.join(dir, 'config.json');
-  await writeFile(file, JSON.stringify({ spool: { dir: path.join(dir, 'spool'), fsync: true }, log: { level: 'debug', pretty: false }, shutdownGraceSec: 1, ...cfg }));
-  return file;
-}
 
 /** `pulsa-bridge status --config FILE` in its own process: exit code and output. */
 function status(config: string): { code: number | null; out: string } {
@@ -64,7 +57,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     server = await startServer([reply(200, '{"success":true}')]);
     const link = path.join(dir, 'modem');
     const sim = await SimProcess.start(link);
-    const config = await writeConfig({
+    const config = await writeConfig(dir, {
       webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
       modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
       metrics: { listen: '127.0.0.1:0' },
@@ -144,7 +137,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
   }, 120_000);
 
   it('status exits 3 when no daemon ever ran on the spool', async () => {
-    const config = await writeConfig({ webhook: { url: 'http://127.0.0.1:9/x' }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
+    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/x' }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
     const r = status(config);
     expect(r.out).toContain('daemon: not running');
     expect(r.code).toBe(3);
@@ -154,7 +147,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     const blocker = await startServer([reply(200)]);
     server = blocker;
     const port = new URL(blocker.url).port;
-    const config = await writeConfig({ webhook: { url: blocker.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], metrics: { listen: `127.0.0.1:${port}` } });
+    const config = await writeConfig(dir, { webhook: { url: blocker.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], metrics: { listen: `127.0.0.1:${port}` } });
     const daemon = new CliProcess(['run', '--config', config], 'ignore');
     const exit = await daemon.exit;
     expect(exit.code).not.toBe(0);

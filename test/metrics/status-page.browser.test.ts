@@ -4,19 +4,19 @@
  * pseudo-terminals, with a real webhook on loopback. Writes screenshots at desktop and phone widths (see SHOTS).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../faults/processes.js';
+import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
+import { hasSocat } from '../support/pty.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const hasSocat = spawnSync('sh', ['-c', 'command -v socat']).status === 0;
 const TOKEN = 'test-token-0123456789';
 /** The page asks every 3 s (the daemon's PAGE_REFRESH_MS, also in the JSON). */
 const REFRESH_MS = 3000;
@@ -60,21 +60,14 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     ({ dir, cleanup } = await tempDir('status-page'));
     server = await startServer([reply(200, '{"success":true}')]);
     sims = [await SimProcess.start(path.join(dir, 'tsel')), await SimProcess.start(path.join(dir, 'isat'))];
-    const config = path.join(dir, 'config.json');
-    await writeFile(
-      config,
-      JSON.stringify({
-        spool: { dir: path.join(dir, 'spool'), fsync: true },
-        log: { level: 'debug', pretty: false },
-        shutdownGraceSec: 1,
-        webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-        modems: [
-          { name: 'tsel-1', port: sims[0]!.link, senders: ['858'], number: '081234567890', operator: 'telkomsel' },
-          { name: 'isat-1', port: sims[1]!.link, senders: ['*'], operator: 'indosat' },
-        ],
-        metrics: { listen: '127.0.0.1:0', token: TOKEN, page: { showText: true } },
-      }),
-    );
+    const config = await writeConfig(dir, {
+      webhook: testWebhook(server.url),
+      modems: [
+        { name: 'tsel-1', port: sims[0]!.link, senders: ['858'], number: '081234567890', operator: 'telkomsel' },
+        { name: 'isat-1', port: sims[1]!.link, senders: ['*'], operator: 'indosat' },
+      ],
+      metrics: { listen: '127.0.0.1:0', token: TOKEN, page: { showText: true } },
+    });
     daemon = await DaemonProcess.start(config);
     await until(() => daemon.count('modem ready') >= 2 || !daemon.running, 'both modems ready', 30_000);
     base = `http://${listenAddress(daemon)}`;

@@ -4,8 +4,8 @@
  * sense at 9600 baud, a fake /proc naming the process that holds a port, and the native binding over a socat
  * pseudo-terminal (a silent end, a busy end, an end that answers). The pty part is skipped only when socat is missing.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { hasSocat, ptyPair, type PtyPair } from '../support/pty.js';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,6 @@ import { openSerialLink } from '../../src/serial/serial-link.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/sim/virtual-link.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 
-const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 if (!hasSocat) console.warn('probe.test: socat is not installed; skipping the native pseudo-terminal probes (apt-get install socat)');
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -229,21 +228,15 @@ describe('choosing ports and recommending the AT port', () => {
 
 describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => {
   let dir = '';
-  let socat: ChildProcess | undefined;
+  let pair: PtyPair | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'pulsa-probe-pty-'));
-    socat = spawn('socat', [`pty,raw,echo=0,link=${dir}/modem`, `pty,raw,echo=0,link=${dir}/bridge`], { stdio: 'ignore' });
-    for (let i = 0; i < 100 && !(existsSync(join(dir, 'modem')) && existsSync(join(dir, 'bridge'))); i++) await delay(50);
-    if (!existsSync(join(dir, 'bridge'))) throw new Error('socat did not create the pseudo-terminals within 5 s');
+    pair = await ptyPair(join(dir, 'modem'), join(dir, 'bridge'));
   });
 
   afterAll(async () => {
-    if (socat && socat.exitCode === null) {
-      const exited = new Promise((r) => socat?.once('exit', r));
-      socat.kill('SIGTERM');
-      await exited;
-    }
+    await pair?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -3,8 +3,8 @@
  * a tiny responder over a second native link. Skipped only when socat is not installed (CI installs it).
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { hasSocat, ptyPair, type PtyPair } from '../support/pty.js';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialAtChannel } from '../../src/at/channel.js';
@@ -14,7 +14,6 @@ import { silentLogger } from '../../src/log.js';
 import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
 
-const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 if (!hasSocat) console.warn('pty.test: socat is not installed; skipping the native pseudo-terminal test (apt-get install socat)');
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,25 +33,19 @@ describe('native serial binding', () => {
 
   describe.skipIf(!hasSocat)('over a socat pseudo-terminal pair', () => {
     let dir = '';
-    let socat: ChildProcess | undefined;
+    let pair: PtyPair | undefined;
     let modem: SerialLink | undefined;
     let bridge: SerialLink | undefined;
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'pulsa-pty-'));
-      socat = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${dir}/modem`, `pty,raw,echo=0,link=${dir}/bridge`], { stdio: 'ignore' });
-      for (let i = 0; i < 100 && !(existsSync(join(dir, 'modem')) && existsSync(join(dir, 'bridge'))); i++) await delay(50);
-      if (!existsSync(join(dir, 'bridge'))) throw new Error('socat did not create the pseudo-terminals within 5 s');
+      pair = await ptyPair(join(dir, 'modem'), join(dir, 'bridge'));
     });
 
     afterAll(async () => {
       await bridge?.close().catch(() => undefined);
       await modem?.close().catch(() => undefined);
-      if (socat && socat.exitCode === null) {
-        const exited = new Promise((r) => socat?.once('exit', r));
-        socat.kill('SIGTERM');
-        await exited;
-      }
+      await pair?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -101,8 +94,7 @@ describe('native serial binding', () => {
 
     it('a port another process (or link) holds is PORT_BUSY, with the ModemManager hint', async () => {
       // A pair of its own: the test above keeps both ends of the shared pair open.
-      const own = spawn('socat', [`pty,raw,echo=0,link=${dir}/busy-a`, `pty,raw,echo=0,link=${dir}/busy-b`], { stdio: 'ignore' });
-      for (let i = 0; i < 100 && !existsSync(join(dir, 'busy-a')); i++) await delay(50);
+      const own = await ptyPair(join(dir, 'busy-a'), join(dir, 'busy-b'));
       const first = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200 });
       try {
         const err = await openSerialLink({ path: join(dir, 'busy-a'), baudRate: 115200 }).then(
@@ -114,7 +106,7 @@ describe('native serial binding', () => {
         expect((err as PortError).hint).toMatch(/ModemManager/);
       } finally {
         await first.close();
-        own.kill('SIGTERM');
+        await own.close();
       }
     });
   });

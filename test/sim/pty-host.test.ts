@@ -4,7 +4,6 @@
  * Skipped only when socat is not installed (CI installs it); the missing-socat error is tested everywhere.
  */
 import { describe, it, expect, afterEach } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +16,8 @@ import { openSerialLink } from '../../src/serial/serial-link.js';
 import { hostVirtualModemOnPty, uartLane, type PtyHost } from '../../src/sim/pty-host.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { until } from '../support/until.js';
+import { hasSocat } from '../support/pty.js';
 
-const hasSocat = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
 if (!hasSocat) console.warn('pty-host.test: socat is not installed; skipping the pseudo-terminal tests (apt-get install socat)');
 
 const CMTI = { name: 'cmti', pattern: /^\+CMTI:/, parse: (l: string[]) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) };

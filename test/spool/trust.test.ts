@@ -10,17 +10,17 @@ import { silentLogger } from '../../src/log.js';
 import { serializeRecord } from '../../src/spool/codec.js';
 import { readKey } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
-import { Processes, logged, type Proc } from '../daemon/process-harness.js';
+import { DaemonProcess, killAll, runCli } from '../support/daemon.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { makeSms } from './helpers.js';
 import { captureLogger } from '../support/logger.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
-const procs = new Processes();
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  procs.killAll();
+  await killAll();
   while (cleanups.length) await cleanups.pop()!();
 });
 
@@ -28,28 +28,19 @@ async function setup(name: string, webhookUrl = 'http://127.0.0.1:9/api/v1/conve
   const { dir, cleanup } = await tempDir(`trust-${name}`);
   cleanups.push(cleanup);
   const spoolDir = path.join(dir, 'spool');
-  const config = path.join(dir, 'config.json');
-  await writeFile(
-    config,
-    JSON.stringify({
-      webhook: { url: webhookUrl, hmacSecret: 'production-secret' },
-      spool: { dir: spoolDir, fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 0,
-    }),
-  );
+  const config = await writeConfig(dir, {
+    webhook: { url: webhookUrl, hmacSecret: 'production-secret' },
+    spool: { dir: spoolDir, fsync: false },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    log: { level: 'info', pretty: false },
+    shutdownGraceSec: 0,
+  });
   return { dir, spoolDir, config };
 }
 
-async function started(config: string): Promise<Proc> {
-  const d = procs.spawn(['run', '--config', config]);
-  await until(() => logged(d, ' started"') || d.child.exitCode !== null, 'the daemon to start', 20_000);
-  expect(d.child.exitCode, d.err.join('')).toBeNull();
-  return d;
-}
+const started = (config: string): Promise<DaemonProcess> => DaemonProcess.start(config, ' started"', 20_000);
 
-async function stop(d: Proc): Promise<void> {
+async function stop(d: DaemonProcess): Promise<void> {
   d.child.kill('SIGTERM');
   expect((await d.exit).code).toBe(0);
 }
@@ -66,7 +57,7 @@ describe('directories the daemon must trust', () => {
     await mkdir(spoolDir);
     await chmod(spoolDir, 0o777);
     await writeFile(path.join(spoolDir, 'someone-elses-file'), 'keep me');
-    const r = await procs.cli(['run', '--config', config]);
+    const r = await runCli(['run', '--config', config]);
     expect(r.code).toBe(78);
     expect(r.err).toContain(`spool.dir ${spoolDir} is writable by group and others (mode 0777)`);
     expect(r.err).toMatch(new RegExp(`\\nhint: chmod go-w ${spoolDir}`));
@@ -78,7 +69,7 @@ describe('directories the daemon must trust', () => {
     const { dir, spoolDir, config } = await setup('owner');
     await mkdir(spoolDir, { mode: 0o750 });
     await (await import('node:fs/promises')).chown(spoolDir, 4321, 4321);
-    let r = await procs.cli(['run', '--config', config]);
+    let r = await runCli(['run', '--config', config]);
     expect(r.code).toBe(78);
     expect(r.err).toContain(`is owned by uid 4321, not by the daemon's user`);
 
@@ -89,7 +80,7 @@ describe('directories the daemon must trust', () => {
     const cfg = JSON.parse(await readFile(config, 'utf8')) as { spool: { dir: string }; stateDir?: string };
     cfg.spool.dir = linked;
     await writeFile(config, JSON.stringify(cfg));
-    r = await procs.cli(['run', '--config', config]);
+    r = await runCli(['run', '--config', config]);
     expect(r.code).toBe(78);
     expect(r.err).toContain(`hint: set spool.dir to the real directory ${real}`);
 
@@ -98,7 +89,7 @@ describe('directories the daemon must trust', () => {
     await mkdir(cfg.stateDir, { mode: 0o770 });
     await chmod(cfg.stateDir, 0o770);
     await writeFile(config, JSON.stringify(cfg));
-    r = await procs.cli(['run', '--config', config]);
+    r = await runCli(['run', '--config', config]);
     expect(r.code).toBe(78);
     expect(r.err).toContain(`stateDir ${cfg.stateDir} is writable by its group`);
   }, 30_000);
@@ -111,7 +102,7 @@ describe('directories the daemon must trust', () => {
     await writeFile(path.join(elsewhere, 'looks-like-ours.1.1.deadbeef.tmp'), 'x'); // even a name like the daemon's
     await mkdir(spoolDir, { mode: 0o750 });
     await symlink(elsewhere, path.join(spoolDir, 'tmp'));
-    const r = await procs.cli(['run', '--config', config]);
+    const r = await runCli(['run', '--config', config]);
     expect(r.code).toBe(78);
     expect(r.err).toContain('is a symbolic link');
     expect((await readdir(elsewhere)).sort()).toEqual(['looks-like-ours.1.1.deadbeef.tmp', 'precious.txt']);
@@ -150,7 +141,7 @@ describe('records signed with the spool key', () => {
     await writeFile(path.join(spoolDir, 'pending', 'old1.json'), serializeRecord(makeSms('old1')));
     let d = await started(config);
     await until(() => web.requests.some((r) => r.headers['idempotency-key'] === 'old1'), 'old1 delivered');
-    expect(logged(d, 'records written before record signing were signed (pending 1)')).toBe(true);
+    expect(d.logged('records written before record signing were signed (pending 1)')).toBe(true);
     const key = await readKey(spoolDir);
     expect(key).toHaveLength(32);
     expect((await lstat(path.join(spoolDir, 'spool.key'))).mode & 0o777).toBe(0o600);
@@ -169,14 +160,14 @@ describe('records signed with the spool key', () => {
     await stop(d);
 
     // The operator sees them, with the reason, and can drop them.
-    const ls = await procs.cli(['queue', 'ls', '--area', 'quarantine', '--json', '--config', config]);
+    const ls = await runCli(['queue', 'ls', '--area', 'quarantine', '--json', '--config', config]);
     expect(ls.code).toBe(0);
     const listed = JSON.parse(ls.out) as { records: { area: string; record: { id: string; reason: string; originalFile: string } }[] };
     expect(listed.records.map((r) => r.record.originalFile).sort()).toEqual(['pending/forged1.json', 'pending/forged2.json']);
     for (const r of listed.records) expect(r.record.reason).toMatch(/^unreadable record file: integrity check failed: /);
-    const show = await procs.cli(['queue', 'show', listed.records[0]!.record.id, '--config', config]);
+    const show = await runCli(['queue', 'show', listed.records[0]!.record.id, '--config', config]);
     expect(show.out).toContain('reason: unreadable record file: integrity check failed');
-    const drop = await procs.cli(['queue', 'drop', listed.records[0]!.record.id, '--config', config]);
+    const drop = await runCli(['queue', 'drop', listed.records[0]!.record.id, '--config', config]);
     expect(drop.code).toBe(0);
   }, 60_000);
 
@@ -189,7 +180,7 @@ describe('records signed with the spool key', () => {
     await truncate(junk, 30 * 1024 * 1024);
     const inode = (await stat(junk)).ino;
     const d = await started(config);
-    expect(logged(d, 'pending/junk.json is ')).toBe(true);
+    expect(d.logged('pending/junk.json is ')).toBe(true);
     // What the process read in all (its own code included) is far below the file's size: the junk was not read.
     const io = await readFile(`/proc/${d.child.pid}/io`, 'utf8');
     const rchar = Number(/rchar: (\d+)/.exec(io)![1]);

@@ -6,11 +6,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { unitNodeFlags } from '../support/systemd-unit.js';
-import { bin, distBuilt } from '../faults/processes.js';
+import { bin, distBuilt } from '../support/daemon.js';
 import { until } from '../support/until.js';
+import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 
 let dir: string;
@@ -27,19 +27,14 @@ afterEach(async () => {
 
 /** Starts the daemon with the unit's node flags, waits for its "started" line, stops it with SIGTERM. */
 async function runDaemon(extraConfig: Record<string, unknown>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const config = path.join(dir, 'config.json');
-  await writeFile(
-    config,
-    JSON.stringify({
-      webhook: { url: 'http://127.0.0.1:9/hook' },
-      spool: { dir: path.join(dir, 'spool') },
-      // A real modem whose port is missing: the supervisor retries it; the daemon runs meanwhile.
-      modems: [{ name: 'tsel-1', port: path.join(dir, 'no-such-port'), senders: ['858'] }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 1,
-      ...extraConfig,
-    }),
-  );
+  const config = await writeConfig(dir, {
+    webhook: { url: 'http://127.0.0.1:9/hook' },
+    spool: { dir: path.join(dir, 'spool') },
+    // A real modem whose port is missing: the supervisor retries it; the daemon runs meanwhile.
+    modems: [{ name: 'tsel-1', port: path.join(dir, 'no-such-port'), senders: ['858'] }],
+    log: { level: 'info', pretty: false },
+    ...extraConfig,
+  });
   const child = spawn(process.execPath, [...unitNodeFlags(), bin, 'run', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

@@ -1,8 +1,8 @@
 /**
- * The webhook side of the fault suite: a real HTTP server on 127.0.0.1 that records every POST (raw body,
- * Idempotency-Key, arrival time) and answers as told: 200, a status (500), 429 with Retry-After, or never (hang).
- * It can also go down (the listener closes, connections are cut) and come back on the same port.
- * Invariant: every request that reaches the handler is recorded before it is answered, whatever the mode.
+ * A webhook receiver for tests that need more than a scripted reply: a real HTTP server on 127.0.0.1 that records
+ * every POST (raw body, Idempotency-Key, arrival time, answer) and answers as its `mode` says: 200, a status (with an
+ * optional body), 429 with Retry-After, or never (hang). It can go down (listener closed, connections cut) and come
+ * back on the same port. Invariant: every request that reaches the handler is recorded before it is answered.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +17,7 @@ export interface Post {
   answer: string;
 }
 
-export type ReceiverMode = { kind: 'ok' } | { kind: 'status'; status: number } | { kind: 'retry-after'; seconds: number } | { kind: 'hang' };
+export type ReceiverMode = { kind: 'ok' } | { kind: 'status'; status: number; body?: string } | { kind: 'retry-after'; seconds: number } | { kind: 'hang' };
 
 export class FaultReceiver {
   readonly posts: Post[] = [];
@@ -92,7 +92,7 @@ export class FaultReceiver {
           break;
         case 'status':
           post.answer = String(mode.status);
-          res.writeHead(mode.status, { 'content-type': 'text/plain' }).end('fault suite: failing on purpose');
+          res.writeHead(mode.status, { 'content-type': 'text/plain' }).end(mode.body ?? 'fault suite: failing on purpose');
           break;
         case 'retry-after':
           post.answer = `429 Retry-After ${mode.seconds}`;

@@ -1,14 +1,15 @@
 /**
- * The two real processes of a fault trial, driven as an operator would: `pulsa-bridge simulate --link PATH` (the
- * virtual modem on a socat pseudo-terminal, commands on stdin) and `pulsa-bridge run --config FILE` (the compiled
- * daemon through bin/pulsa-bridge, native serial binding). Every wait is bounded and names what it waited for; every process started here is
- * registered so `killAll()` can end it, by its own pid only.
+ * The compiled bin/pulsa-bridge as child processes, driven as an operator would: DaemonProcess (`run --config FILE`,
+ * native serial binding), SimProcess (`simulate --link PATH`: the virtual modem on a socat pseudo-terminal, commands
+ * on stdin), CliProcess (any command; runCli() to its end; `as` runs it as another user through runuser). Output is
+ * kept line by line (LOG_LEVEL=debug). Every wait is bounded and names what it waited for; every process started here
+ * is registered so `killAll()` can end it, by its own pid only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sleep, until } from '../support/until.js';
+import { sleep, until } from './until.js';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** bin/pulsa-bridge runs dist/src/cli.js's main() (the module alone only exports it), as systemd does. */
@@ -20,7 +21,6 @@ export function distBuilt(): boolean {
 
 const live = new Set<ChildProcess>();
 
-
 export class CliProcess {
   readonly child: ChildProcess;
   readonly out: string[] = [];
@@ -28,9 +28,12 @@ export class CliProcess {
   readonly exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private buf = '';
 
-  constructor(args: string[], stdin: 'pipe' | 'ignore') {
-    this.child = spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, LOG_LEVEL: 'debug' },
+  /** `node bin/pulsa-bridge ...args`; with `node`, `node ...args` (a script of the test's own); `env` is added. */
+  constructor(args: string[], stdin: 'pipe' | 'ignore', opts: { as?: string; node?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+    const argv = opts.node ? args : [bin, ...args];
+    const [cmd, cmdArgs]: [string, string[]] = opts.as ? ['runuser', ['-u', opts.as, '--', process.execPath, ...argv]] : [process.execPath, argv];
+    this.child = spawn(cmd, cmdArgs, {
+      env: { ...process.env, LOG_LEVEL: 'debug', ...opts.env },
       stdio: [stdin, 'pipe', 'pipe'],
     });
     live.add(this.child);
@@ -75,6 +78,14 @@ export class CliProcess {
   }
 }
 
+/** A CLI command to its end: stdout (whole), stderr, exit code. */
+export async function runCli(args: string[], opts: { as?: string } = {}): Promise<{ out: string; err: string; code: number | null }> {
+  const p = new CliProcess(args, 'ignore', opts);
+  const { code } = await p.exit;
+  await new Promise((r) => setImmediate(r));
+  return { out: p.out.map((l) => `${l}\n`).join(''), err: p.err.join(''), code };
+}
+
 /** SIGKILLs every process this module started that is still running (test teardown). */
 export async function killAll(): Promise<void> {
   const waits: Promise<unknown>[] = [];
@@ -101,9 +112,9 @@ export class SimProcess extends CliProcess {
     super(['simulate', '--link', link, ...extra], 'pipe');
   }
 
-  static async start(link: string, extra: string[] = []): Promise<SimProcess> {
+  static async start(link: string, extra: string[] = [], timeoutMs = 20_000): Promise<SimProcess> {
     const sim = new SimProcess(link, extra);
-    await until(() => sim.logged('modem on') || !sim.running, 'the simulator to create its pseudo-terminal', 20_000, { everyMs: 20 });
+    await until(() => sim.logged('modem on') || !sim.running, 'the simulator to create its pseudo-terminal', timeoutMs, { everyMs: 20 });
     if (!sim.running) throw new Error(`simulate exited at start: ${sim.err.join('')}`);
     return sim;
   }
@@ -147,9 +158,11 @@ export class DaemonProcess extends CliProcess {
     super(['run', '--config', config], 'ignore');
   }
 
-  static async start(config: string, readyText = 'started'): Promise<DaemonProcess> {
+  /** Resolves once every one of `readyText` is logged; throws if the daemon exits first. */
+  static async start(config: string, readyText: string | readonly string[] = 'started', timeoutMs = 30_000): Promise<DaemonProcess> {
     const d = new DaemonProcess(config);
-    await until(() => d.logged(readyText) || !d.running, 'the daemon to start', 30_000, { everyMs: 20 });
+    const texts = typeof readyText === 'string' ? [readyText] : readyText;
+    await until(() => texts.every((t) => d.logged(t)) || !d.running, `the daemon to start (${texts.join(', ')})`, timeoutMs, { everyMs: 20 });
     if (!d.running) throw new Error(`daemon exited at start: ${d.err.join('').slice(-500)}`);
     return d;
   }
