@@ -10,13 +10,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { main } from '../../src/cli.js';
 import { parseConfig } from '../../src/config.js';
-import { Daemon } from '../../src/daemon.js';
 import { statusFilePath } from '../../src/daemon/status-file.js';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { reply, startServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -49,10 +49,8 @@ describe('status: the spooled count', () => {
       modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
       shutdownGraceSec: 1,
     });
-    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true });
-    cleanups.push(() => daemon.stop());
+    const daemon = await startInProcess(config, cleanups);
     const vm = daemon.virtualModems.get('tsel-1')!;
-    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
     vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281234567890.' });
     vm.injectSms({ from: '+6281299999999', text: 'promo' });
     await until(() => server.requests.length === 1, 'the POST', 10_000);

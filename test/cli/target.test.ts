@@ -3,18 +3,18 @@
  * running daemon's control socket when it holds the modem, directly on the port otherwise, with the same output,
  * `--json` and exit codes; `--verbose` says which path was taken.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
-import { Daemon } from '../../src/daemon.js';
-import { silentLogger } from '../../src/log.js';
+import type { Daemon } from '../../src/daemon.js';
 import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { cli } from '../support/cli.js';
+import { startInProcess } from '../support/in-process.js';
 
 
 
@@ -37,13 +37,9 @@ const modem = { name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 
 const daemonConfig = (modems: unknown[] = [modem]): Promise<string> =>
   writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems });
 
+/** The daemon on the config file an operator's command reads too. */
 async function startDaemon(file: string): Promise<Daemon> {
-  const { readFile } = await import('node:fs/promises');
-  const config = parseConfig(JSON.parse(await readFile(file, 'utf8')));
-  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-  cleanups.push(() => daemon.stop());
-  await until(() => daemon.status().modems.every((m) => m.state === 'running'), 'the modems to run', 10_000);
-  return daemon;
+  return startInProcess(parseConfig(JSON.parse(await readFile(file, 'utf8'))), cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
 }
 
 /** The direct path's device: the same simulated modem the daemon runs, with nothing stored. */

@@ -7,12 +7,11 @@
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { ControlClient } from '../../src/control/client/client.js';
-import { Daemon } from '../../src/daemon.js';
-import { silentLogger } from '../../src/log.js';
+import type { Daemon } from '../../src/daemon.js';
 import type { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
-import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 export interface ControlDaemon {
   daemon: Daemon;
@@ -34,9 +33,7 @@ export async function startControlDaemon(cleanups: Array<() => Promise<void> | v
     modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
     shutdownGraceSec: 1,
   });
-  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-  cleanups.push(() => daemon.stop());
-  await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
+  const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
   const client = await ControlClient.connect(config.control.socketPath);
   cleanups.push(() => client.close());
   return { daemon, vm: daemon.virtualModems.get('tsel-1')!, socket: config.control.socketPath, client, server, posts: () => server.requests.length };

@@ -10,12 +10,11 @@ import { peerCredentials } from '../../src/control/server/peer.js';
 import { ControlClient, RemoteError } from '../../src/control/client/client.js';
 import { Dispatcher } from '../../src/control/server/dispatch.js';
 import { ControlServer } from '../../src/control/server/server.js';
-import { Daemon } from '../../src/daemon.js';
-import { silentLogger } from '../../src/log.js';
 import { reply, startServer } from '../forward/server.js';
 import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -168,9 +167,7 @@ describe('no secrets in what the daemon logs and reports', () => {
     const url = hook.url.replace('http://', 'http://hookuser:hookpass@') + '?token=s3cr3ttoken';
     const config = parseConfig({ webhook: { url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], sweepIntervalSec: 3600 }], shutdownGraceSec: 1 });
     const { logger, lines } = captureLogger();
-    const daemon = await Daemon.start({ config, logger, simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-    cleanups.push(() => daemon.stop());
-    await until(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 10_000);
+    await startInProcess(config, cleanups, { logger, virtualModem: { bootStepMs: 0, noise: false } });
     const c = await ControlClient.connect(config.control.socketPath);
     cleanups.push(() => c.close());
     await c.request({ op: 'at', command: 'AT+CSQ;+CPIN="4321"', force: true });

@@ -7,17 +7,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
-import { Daemon } from '../../src/daemon.js';
 import { statusFilePath } from '../../src/daemon/status-file.js';
 import { OrderBook, STANDIN_OPERATORS } from '../../src/demo/orders.js';
 import { startDemoReceiver } from '../../src/demo/receiver.js';
-import { silentLogger } from '../../src/log.js';
 import { pick, ResellerClient } from '../../src/reseller/client.js';
 import { runTransfer } from '../../src/transfer/runner.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
 import { cli } from '../support/cli.js';
+import { startInProcess } from '../support/in-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -41,9 +40,7 @@ describe('daemon: balance watch and the virtual network', () => {
       ],
       shutdownGraceSec: 1,
     }, {});
-    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0 } });
-    cleanups.push(() => daemon.stop());
-    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0 } });
     const r = await daemon.balanceWatch!.checkNow('centre', config.modems[0]!.balance!);
     expect(r).toMatchObject({ modem: 'centre', code: '*888#', balance: 24025, activeUntil: '2030-08-28', state: 'warning' });
     expect(r.reply).toMatch(/^Sisa pulsa Rp\.24025\.Aktif sd 28\/08\/2030\./);
@@ -69,9 +66,7 @@ describe('daemon: balance watch and the virtual network', () => {
       modems: [{ name: 'centre', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081200000001', virtual: { balance: 0 } }],
       shutdownGraceSec: 1,
     }, {});
-    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0 } });
-    cleanups.push(() => daemon.stop());
-    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0 } });
     const outside = new TestNetwork({}, daemon.virtualNetwork);
     cleanups.push(() => outside.close());
     const sender = await outside.add('sender', { number: '081211110001', operator: 'telkomsel' });

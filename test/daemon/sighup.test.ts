@@ -5,13 +5,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
-import { Daemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { reply, startServer } from '../forward/server.js';
 import { makeSms } from '../spool/helpers.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -51,8 +51,7 @@ describe('Daemon: SIGHUP', () => {
       modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
       shutdownGraceSec: 1,
     });
-    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true });
-    cleanups.push(() => daemon.stop());
+    const daemon = await startInProcess(config, cleanups, { waitRunning: false });
 
     await until(() => server.requests.some((r) => r.headers['idempotency-key'] === 'hup1'), 'hup1 POSTed after the retry', 3000);
     await until(async () => (await daemon.spool.get('hup1'))?.area === 'sent', 'hup1 in sent', 3000);

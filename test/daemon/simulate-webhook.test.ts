@@ -16,6 +16,7 @@ import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -66,9 +67,7 @@ describe('run --simulate and the webhook', () => {
       },
       {},
     );
-    const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0 } });
-    cleanups.push(() => daemon.stop());
-    await until(() => daemon.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
+    const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0 } });
     daemon.virtualModems.get('tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
     await until(() => web.requests.length > 0, 'the simulated SMS posted', 15_000);
     const req = web.requests[0]!;

@@ -11,12 +11,12 @@ import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { statusFilePath, transferReportPath } from '../../src/daemon/status-file.js';
-import { silentLogger } from '../../src/log.js';
 import { authorised } from '../../src/metrics/server.js';
 import { createHash } from 'node:crypto';
 import { reply, startServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
+import { startInProcess } from '../support/in-process.js';
 
 const TOKEN = 'unit-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -37,9 +37,7 @@ async function start(metrics: Record<string, unknown>): Promise<{ daemon: Daemon
     metrics: { listen: '127.0.0.1:0', ...metrics },
     shutdownGraceSec: 1,
   });
-  const daemon = await Daemon.start({ config, logger: silentLogger(), simulate: true, virtualModem: { bootStepMs: 0, noise: false } });
-  cleanups.push(() => daemon.stop());
-  await until(() => daemon.status().modems.every((m) => m.state === 'running'), 'both modems running', 10_000);
+  const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
   return { daemon, url: `http://${daemon.metricsAddress}`, spoolDir };
 }
 
