@@ -41,7 +41,7 @@ describe('spool-only config reader', () => {
   it('answers as the schema does, for any input (output, or problems in the same order)', () => {
     fc.assert(
       fc.property(root, (raw) => {
-        expect(readSpoolSection(raw)).toEqual(bySchema(raw));
+        expect(readSpoolSection(raw)).toStrictEqual(bySchema(raw));
       }),
       { numRuns: 3000 },
     );

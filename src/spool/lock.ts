@@ -5,6 +5,7 @@
  * warning. release() removes only our own text. Clients take no lock; signalLockOwner SIGHUPs only a pulsa-bridge
  * process of the lock file's owner.
  */
+import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
@@ -26,12 +27,6 @@ interface LockContent extends SpoolLockOwner {
 
 /** Lock files held by this process (absolute paths): our own pid in a lock we do not hold is left from an earlier boot. */
 const heldLocks = new Set<string>();
-
-/** A random suffix for this process's own temporary names (node:crypto loaded here: readers of the lock never need it). */
-async function randomSuffix(): Promise<string> {
-  const { randomBytes } = await import('node:crypto');
-  return randomBytes(4).toString('hex');
-}
 
 function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -320,7 +315,7 @@ export class SpoolLock {
    */
   private async setStaleLockAside(st: Extract<LockState, { state: 'stale' }>): Promise<void> {
     const { file } = this;
-    const aside = `${file}.stale.${process.pid}.${await randomSuffix()}`;
+    const aside = `${file}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
       await fsp.rename(file, aside);
     } catch (err) {
@@ -372,7 +367,7 @@ export class SpoolLock {
    */
   private async createLockFile(text: string): Promise<boolean> {
     const { file } = this;
-    const tmp = `${file}.${process.pid}.${await randomSuffix()}`;
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     try {
       await fsp.writeFile(tmp, text, { flag: 'wx', mode: 0o640 });
       try {

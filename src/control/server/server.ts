@@ -223,6 +223,7 @@ export class ControlServer {
       throw err;
     }
     this.server = server;
+    this.sweepWhileConnected(); // a client may have connected to the socket before it was renamed into place
     this.log.info({ path: this.o.path }, `control socket listening at ${this.o.path}`);
   }
 
