@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Help } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, createProgram, type Io } from '../../src/cli.js';
+import { writeConfig } from '../support/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -53,8 +54,7 @@ describe('each command loads what it needs', () => {
   });
 
   it('status, queue and config check load neither the daemon nor the serial addon', async () => {
-    const config = path.join(dir, 'config.json');
-    await writeFile(config, JSON.stringify({ webhook: { url: 'http://127.0.0.1:9/hook' }, spool: { dir: path.join(dir, 'spool') }, modems: [{ name: 'm', port: '/dev/null', senders: ['858'] }] }));
+    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/hook' }, spool: { dir: path.join(dir, 'spool') }, modems: [{ name: 'm', port: '/dev/null', senders: ['858'] }] }, { defaults: false });
     await mkdir(path.join(dir, 'spool'));
     for (const args of [['status', '--config', config], ['queue', 'ls', '--config', config], ['config', 'check', config]]) {
       const r = loadedModules(args);

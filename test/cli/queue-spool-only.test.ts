@@ -4,13 +4,13 @@
  * the service's environment sets. The compiled CLI in its own process (npm test builds dist/ first).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
 import { tempDir } from '../support/tmp.js';
 import { compiledCli } from '../support/cli.js';
+import { writeConfig } from '../support/config.js';
 
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -32,14 +32,15 @@ async function setup(spoolOver: Record<string, unknown> = {}): Promise<{ file: s
   const spool = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false });
   await spool.putPending(makeSms('sms-one'));
   await spool.close();
-  const file = path.join(dir, 'config.json');
-  await writeFile(
-    file,
-    JSON.stringify({
+  // An operator's config with its secrets in the service's environment (not in this shell's).
+  const file = await writeConfig(
+    dir,
+    {
       webhook: { baseUrl: 'https://pulsa.example/api/v1/convert-pulsa', hmacSecret: 'env:PB_HMAC', headers: { Authorization: 'env:PB_AUTH' } },
       spool: { dir: spoolDir, ...spoolOver },
       modems: [{ name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech-if02-port0', pin: 'env:PB_PIN', senders: ['858'] }],
-    }),
+    },
+    { defaults: false },
   );
   return { file, spoolDir };
 }

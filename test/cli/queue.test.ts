@@ -2,7 +2,6 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
-import { main } from '../../src/cli.js';
 import { queueCommands } from '../../src/cli/queue.js';
 import { Spool } from '../../src/spool/store.js';
 import { serializeRecord } from '../../src/spool/codec.js';
@@ -10,6 +9,7 @@ import type { PartRecord, SmsRecord } from '../../src/spool/types.js';
 import { silentLogger } from '../../src/log.js';
 import { makeSms } from '../spool/helpers.js';
 import { tempDir } from '../support/tmp.js';
+import { cli as runCli } from '../support/cli.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -202,17 +202,7 @@ describe('queue stats', () => {
 });
 
 describe('usage errors exit 2, before the spool is touched', () => {
-  async function cli(args: string[]): Promise<{ out: string; err: string; code: number }> {
-    let out = '';
-    let err = '';
-    process.exitCode = undefined;
-    try {
-      await main(['node', 'pulsa-bridge', 'queue', ...args], { out: (t) => void (out += t), err: (t) => void (err += t) });
-      return { out, err, code: Number(process.exitCode ?? 0) };
-    } finally {
-      process.exitCode = undefined;
-    }
-  }
+  const cli = (args: string[]) => runCli(['queue', ...args]);
 
   it.each([['abc'], ['0'], ['-1'], ['1.5']])('queue ls -n %s', async (n) => {
     const r = await cli(['ls', '--spool', dir, '-n', n]);

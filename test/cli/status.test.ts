@@ -8,7 +8,6 @@ import { localTime } from '../../src/time-format.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { main } from '../../src/cli.js';
 import { parseConfig } from '../../src/config.js';
 import { statusFilePath } from '../../src/daemon/status-file.js';
 import { silentLogger } from '../../src/log.js';
@@ -17,6 +16,7 @@ import { reply, startServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { startInProcess } from '../support/in-process.js';
+import { cli } from '../support/cli.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,13 +24,7 @@ afterEach(async () => {
   process.exitCode = undefined;
 });
 
-async function status(args: string[]): Promise<{ out: string; err: string; code: number }> {
-  let out = '';
-  let err = '';
-  process.exitCode = undefined;
-  await main(['node', 'pulsa-bridge', 'status', ...args], { out: (t) => void (out += t), err: (t) => void (err += t) });
-  return { out, err, code: Number(process.exitCode ?? 0) };
-}
+const status = (args: string[]) => cli(['status', ...args]);
 
 interface StatusFile {
   modems: Array<{ receiver?: { spooled?: number; forwarded: number; received: number } }>;

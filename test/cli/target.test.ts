@@ -3,7 +3,7 @@
  * running daemon's control socket when it holds the modem, directly on the port otherwise, with the same output,
  * `--json` and exit codes; `--verbose` says which path was taken.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
@@ -118,8 +118,7 @@ describe('choosing the modem', () => {
   it('a daemon that does not run the modem named: the port is opened directly', async () => {
     const file = await daemonConfig();
     await startDaemon(file);
-    const other = path.join(dir, 'other.json');
-    await writeFile(other, JSON.stringify({ webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1' }] }));
+    const other = await writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1' }] }, { file: 'other.json', defaults: false });
     const r = await cli(['info', '--config', other, '--verbose'], { virtualModem: freshModem });
     expect(r.err).toMatch(/^path: direct, opening the virtual modem \(the daemon at .* does not run this modem\)\n/);
     expect(r.out).toMatch(/^name: xl-1\n/);

@@ -5,7 +5,6 @@
  */
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main, type Io } from '../../src/cli.js';
 import { formatBalance } from '../../src/cli/balance-format.js';
 import { queueCommands } from '../../src/cli/queue.js';
 import { formatOutcome } from '../../src/cli/terminal.js';
@@ -15,6 +14,7 @@ import { VirtualModem } from '../../src/sim/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
 import { tempDir } from '../support/tmp.js';
+import { cli } from '../support/cli.js';
 
 const NASTY = 'Rp 5000\x1b]0;pwned\x07\x1b[2J\x1b[H\u009b31m\rBONUS \u202e0987\u202c';
 /** What a terminal would act on (newlines are the CLI's own). */
@@ -64,10 +64,8 @@ describe('control characters from SMS and modems are shown as escapes', () => {
       return vm;
     };
     const run = async (args: string[]) => {
-      let out = '';
-      const io: Io = { out: (t) => void (out += t), err: (t) => void (out += t), virtualModem };
-      await main(['node', 'pulsa-bridge', ...args], io);
-      return out;
+      const r = await cli(args, { virtualModem });
+      return r.out + r.err;
     };
     const list = await run(['sms', 'list', '--simulate']);
     expect(list).toContain('Rp 5000\\x1b]0;pwned');

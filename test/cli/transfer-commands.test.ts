@@ -4,7 +4,7 @@
  * stand-in over real HTTP on loopback. Exit codes and output as runCli gives them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -16,6 +16,7 @@ import { transferCommand } from '../../src/cli/transfer.js';
 import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js';
 import { OrderBook, STANDIN_OPERATORS } from '../../src/demo/orders.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
+import { writeConfig } from '../support/config.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -26,14 +27,16 @@ afterEach(async () => {
 async function setup(modems: Array<Record<string, unknown>>, reseller: Record<string, unknown> = {}, receiver?: DemoReceiver) {
   const dir = await mkdtemp(join(tmpdir(), 'pb-transfer-cli-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'config.json');
-  const config = {
-    webhook: { baseUrl: receiver?.baseUrl ?? 'http://127.0.0.1:9/api/v1/convert-pulsa' },
-    spool: { dir: join(dir, 'spool') },
-    modems: modems.map((m) => ({ port: `/dev/null-${String(m.name)}`, senders: ['*'], ...m })),
-    reseller,
-  };
-  await writeFile(file, JSON.stringify(config));
+  const file = await writeConfig(
+    dir,
+    {
+      webhook: { baseUrl: receiver?.baseUrl ?? 'http://127.0.0.1:9/api/v1/convert-pulsa' },
+      spool: { dir: join(dir, 'spool') },
+      modems: modems.map((m) => ({ port: `/dev/null-${String(m.name)}`, senders: ['*'], ...m })),
+      reseller,
+    },
+    { defaults: false },
+  );
   const net = new TestNetwork();
   cleanups.push(() => net.close());
   return { file, net };

@@ -7,6 +7,7 @@ import { ControlClient, ControlClientError, RemoteError } from '../../src/contro
 import { ControlError, MAX_LINE_BYTES } from '../../src/control/protocol.js';
 import { ControlServer, type ControlHandler } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
+import { until } from '../support/until.js';
 
 let dir: string;
 let server: ControlServer | undefined;
@@ -111,7 +112,7 @@ describe('ControlServer over a real Unix socket', () => {
     void c.request({ op: 'ussd.open', code: '*888#' }).catch(() => undefined);
     await running;
     await c.close();
-    for (let i = 0; i < 100 && !(aborted && closed); i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => aborted && closed, 'the handler aborted and the connection closed', 1000, { everyMs: 10 });
     expect([aborted, closed]).toEqual([true, true]);
   });
 

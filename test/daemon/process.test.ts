@@ -68,10 +68,16 @@ describe('pulsa-bridge run (a real process)', () => {
     expect(server.requests[0]!.headers['x-pulsa-bridge-modem']).toBe('tsel-1');
     await until(() => logged(daemon, 'archived'), 'the private SMS to be archived', 10_000);
     // 'archived' is logged before AT+CMGD: ask the simulator until the SIM is empty.
-    for (let i = 0; i < 75 && !logged(sim, 'SIM empty'); i++) {
-      sim.child.stdin!.write('list\n');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await until(
+      () => {
+        if (logged(sim, 'SIM empty')) return true;
+        sim.child.stdin!.write('list\n');
+        return false;
+      },
+      'the simulator to list an empty SIM',
+      15_000,
+      { everyMs: 200 },
+    );
     expect(logged(sim, 'SIM empty')).toBe(true);
     daemon.child.kill('SIGTERM');
     expect((await daemon.exit).code).toBe(0);

@@ -7,17 +7,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledCli } from '../support/cli.js';
+import { writeConfig } from '../support/config.js';
 
 let dir: string;
 let config: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'pb-transfer-bin-'));
-  config = path.join(dir, 'config.json');
   const sim = (name: string, operator: string, number: string, extra: Record<string, unknown> = {}) => ({ name, simulate: true, senders: ['*'], operator, number, ...extra });
-  await writeFile(
-    config,
-    JSON.stringify({
+  config = await writeConfig(
+    dir,
+    {
       webhook: { baseUrl: 'http://127.0.0.1:9/api/v1/convert-pulsa' },
       spool: { dir: path.join(dir, 'spool') },
       modems: [
@@ -28,7 +28,8 @@ beforeAll(async () => {
         sim('xl-a', 'xl', '081711110001', { virtual: { balance: 20000, activeUntil: '2031-06-30' } }),
         sim('sf-a', 'smartfren', '088111110001', { virtual: { balance: 1250000, activeUntil: '2031-07-31' } }),
       ],
-    }),
+    },
+    { defaults: false },
   );
 });
 afterAll(async () => {

@@ -4,14 +4,14 @@
  * and `pulsa-bridge status` run as its own process for its exit code (0 healthy, 1 unhealthy, 3 not running).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { bin, CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
+import { CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
+import { compiledCli } from '../support/cli.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -31,8 +31,8 @@ afterEach(async () => {
 
 /** `pulsa-bridge status --config FILE` in its own process: exit code and output. */
 function status(config: string): { code: number | null; out: string } {
-  const r = spawnSync(process.execPath, [bin, 'status', '--config', config], { encoding: 'utf8', timeout: 30_000 });
-  return { code: r.status, out: r.stdout + r.stderr };
+  const r = compiledCli(['status', '--config', config]);
+  return { code: r.code, out: r.out + r.err };
 }
 
 /** The address the daemon logged for its metrics listener (configured with port 0). */

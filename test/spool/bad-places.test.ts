@@ -12,6 +12,7 @@ import { silentLogger } from '../../src/log.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeDirs } from '../../src/spool/files.js';
 import { tempDir } from '../support/tmp.js';
+import { writeConfig } from '../support/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(root, 'bin/pulsa-bridge');
@@ -28,17 +29,13 @@ afterEach(async () => {
 async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: string): Promise<{ code: number | null; signal: string | null; output: string }> {
   const { dir, cleanup } = await tempDir('bad-place');
   cleanups.push(cleanup);
-  const file = path.join(dir, 'config.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      webhook: { url: 'http://127.0.0.1:9/webhook' },
-      spool: { dir: spoolDir, fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
-      log: { level: 'info', pretty: false },
-      shutdownGraceSec: 0,
-    }),
-  );
+  const file = await writeConfig(dir, {
+    webhook: { url: 'http://127.0.0.1:9/webhook' },
+    spool: { dir: spoolDir, fsync: false },
+    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    log: { level: 'info', pretty: false },
+    shutdownGraceSec: 0,
+  });
   const child = spawn(process.execPath, [bin, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let termed = false;

@@ -18,13 +18,28 @@ export interface PtyPair {
 
 export async function ptyPair(a: string, b: string, timeoutMs = 5000): Promise<PtyPair> {
   const socat = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: 'ignore' });
-  const exited = new Promise((r) => socat.once('exit', r));
+  let failed: Error | undefined; // socat could not be started (spawn error): no 'exit' follows
+  const exited = new Promise<void>((r) => {
+    socat.once('exit', () => r());
+    socat.once('error', (err) => {
+      failed = err;
+      r();
+    });
+  });
   const close = async (): Promise<void> => {
-    if (socat.exitCode === null && socat.signalCode === null) socat.kill('SIGTERM');
+    if (!failed && socat.exitCode === null && socat.signalCode === null) socat.kill('SIGTERM');
     await exited;
   };
   try {
-    await until(() => existsSync(a) && existsSync(b), 'socat to create the pseudo-terminals', timeoutMs, { everyMs: 50 });
+    await until(
+      () => {
+        if (failed) throw new Error(`socat could not be started: ${failed.message}`);
+        return existsSync(a) && existsSync(b);
+      },
+      'socat to create the pseudo-terminals',
+      timeoutMs,
+      { everyMs: 50 },
+    );
   } catch (err) {
     await close();
     throw err;

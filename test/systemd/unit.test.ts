@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { compiledCli } from '../support/cli.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const unitFile = path.join(root, 'systemd/pulsa-bridge.service');
@@ -90,8 +91,10 @@ describe('systemd/pulsa-bridge.service', () => {
 });
 
 describe('exit codes the unit relies on (compiled CLI)', () => {
-  const bin = path.join(root, 'bin/pulsa-bridge');
-  const run = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, INVOCATION_ID: '' } });
+  const run = (args: string[]) => {
+    const r = compiledCli(args, { env: { ...process.env, INVOCATION_ID: '' } });
+    return { status: r.code, stdout: r.out, stderr: r.err };
+  };
 
   it('`run` with a missing or invalid config exits 78 (EX_CONFIG) and says why', () => {
     expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
