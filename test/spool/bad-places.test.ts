@@ -35,7 +35,7 @@ async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: strin
     modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
     log: { level: 'info', pretty: false },
     shutdownGraceSec: 0,
-  });
+  }, { defaults: false });
   const child = spawn(process.execPath, [bin, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let termed = false;
