@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Debian package: npm run package [-- --version V] [--out DIR] -> DIR/pulsa-bridge_V_all.deb
 #
-# One Architecture: all package for every Pi and x64 host: the compiled JavaScript (dist/src), the production
-# node_modules (`npm ci --omit=dev --omit=optional`: no TypeScript) with the serial addon's prebuilt binaries for linux
-# x64, armv6, armv7 and arm64 (glibc; the other platforms' are left out), run by Debian's /usr/bin/node (Depends:
-# nodejs (>= 20)). Nothing is compiled on the Pi.
+# One Architecture: all package for every Pi and x64 host: the compiled JavaScript (dist/src, and dist/cli: a bundle
+# per one-shot command), the production node_modules (`npm ci --omit=dev --omit=optional`: no TypeScript) with the
+# serial addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 (glibc; the other platforms' are left out),
+# run by Debian's /usr/bin/node (Depends: nodejs (>= 20)). Nothing is compiled on the Pi.
 #
 # Layout: /usr/lib/pulsa-bridge (the program), /usr/bin/pulsa-bridge, /usr/sbin/pulsa-bridge-modems (udev rule +
 # ModemManager), /lib/systemd/system/pulsa-bridge.service (generated from systemd/pulsa-bridge.service: ExecStart's
@@ -40,8 +40,10 @@ OUT=$(cd "$OUT" && pwd)
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
-if [ "$BUILD" = 1 ]; then npx tsc -p tsconfig.json; fi
-[ -f dist/src/cli.js ] || { echo "build-deb: dist/src/cli.js is missing (npm run build)" >&2; exit 1; }
+if [ "$BUILD" = 1 ]; then npm run -s build; fi
+for built in dist/src/cli.js dist/cli/status.js; do
+  [ -f "$built" ] || { echo "build-deb: $built is missing (npm run build)" >&2; exit 1; }
+done
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-deb.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
@@ -52,8 +54,9 @@ install -d "$LIB/dist" "$PKG/usr/bin" "$PKG/usr/sbin" "$PKG/lib/systemd/system" 
   "$PKG/usr/share/pulsa-bridge" "$DOC/examples" "$PKG/usr/share/man/man1" "$PKG/usr/share/man/man8" \
   "$PKG/usr/share/lintian/overrides" "$PKG/DEBIAN"
 
-# --- the program: dist/src without source maps, bin, the production dependencies ---------------------------------
+# --- the program: dist/src without source maps, the commands' bundles (dist/cli), bin, the production dependencies -
 cp -R dist/src "$LIB/dist/src"
+cp -R dist/cli "$LIB/dist/cli"
 find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
 cp -R web "$LIB/web"   # the status page's files: dist/src/metrics/server.js reads them from ../../../web

@@ -260,7 +260,7 @@ as_builder() {
 
 # --- build in the checkout (never pruned), assemble the production tree, check it, swap -------------------------
 cd "$SRC"
-[ -x node_modules/.bin/tsc ] || as_builder "$NPM" ci --no-audit --no-fund
+{ [ -x node_modules/.bin/tsc ] && [ -x node_modules/.bin/esbuild ]; } || as_builder "$NPM" ci --no-audit --no-fund
 as_builder rm -rf dist
 as_builder "$NPM" run build
 [ -f dist/src/cli.js ] || die "the build did not produce dist/src/cli.js"

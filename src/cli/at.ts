@@ -13,10 +13,16 @@ import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
 import { interactiveAt, type TerminalOps } from './terminal.js';
+import { targetOptions, withModemOps } from './target.js';
 import { UsageError } from './usage.js';
 import { safeJson, safeText } from '../terminal-text.js';
 
 export type AtOps = Pick<ModemOps, 'at'> & TerminalOps;
+
+/** The commands this module adds to the program (cli.ts): `at` on the running daemon's modem, else on the port. */
+export function commands(io: Io): Command[] {
+  return [atCommand(io, { options: targetOptions, withOps: withModemOps })];
+}
 
 export function atCommand(io: Io, target: OpsTarget<AtOps>): Command {
   return target

@@ -10,11 +10,10 @@ import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
+import type { OpenOps } from './ops-target.js';
+import { configOpener } from './target.js';
 import { UsageError } from './usage.js';
 import { formatBalance } from './balance-format.js';
-
-/** Opens a configured modem by name: through the daemon when it runs, else directly (the CLI's target resolution). */
-export type OpenOps = (config: Config, modem: string) => Promise<ModemOps>;
 
 /** ModemOps that can ask the daemon for a balance check (kept in its status); the direct path has none. */
 interface DaemonBalance {
@@ -30,6 +29,11 @@ interface BalanceOptions {
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [balanceCommand(io, configOpener(io))];
+}
 
 export function balanceCommand(io: Io, open: OpenOps): Command {
   return new Command('balance')

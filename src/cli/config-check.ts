@@ -8,6 +8,11 @@ import { loadConfig, maskSecrets } from '../config.js';
 import { configInitCommand } from './config-init.js';
 import { configPath, printJson, type Io } from './io.js';
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [configCommand(io)];
+}
+
 export function configCommand(io: Io): Command {
   const config = new Command('config').description('configuration tools');
   config

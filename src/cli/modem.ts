@@ -16,6 +16,11 @@ import { targetOptions, withModemOps, type TargetCliOptions } from './target.js'
 import { UsageError, wholeNumber } from './usage.js';
 import { safeJson, safeText } from '../terminal-text.js';
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return modemCommands(io);
+}
+
 export function modemCommands(io: Io): Command[] {
   return [infoCommand(io), smsCommand(io)];
 }

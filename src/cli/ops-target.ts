@@ -4,6 +4,7 @@
  * methods they use, never against a path, so the same code runs through the daemon or on the port.
  */
 import type { Command } from 'commander';
+import type { Config } from '../config.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import type { Io } from './io.js';
 
@@ -20,3 +21,6 @@ export interface OpsTarget<O extends Partial<ModemOps>> {
   /** Opens the target, runs `fn` on it, closes it whatever happens. */
   withOps<T>(io: Io, opts: TargetCliOptionsBase, fn: (ops: O) => Promise<T>): Promise<T>;
 }
+
+/** Opens a configured modem by name: through the daemon when it runs, else directly (the CLI's target resolution). */
+export type OpenOps = (config: Config, modem: string) => Promise<ModemOps>;

@@ -13,6 +13,11 @@ import { table } from './format.js';
 import { printJson, type Io } from './io.js';
 import { baudRates, wholeNumber } from './usage.js';
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [portsCommand(io)];
+}
+
 export function portsCommand(io: Io): Command {
   return new Command('ports')
     .description('list serial ports with USB ids, the stable /dev/serial/by-id path, and which look like known modems')

@@ -80,6 +80,11 @@ function withJsonError<A extends unknown[]>(io: Io, action: (...args: A) => Prom
   };
 }
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [queueCommands(io)];
+}
+
 export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
   const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
   const json = (v: unknown) => printJson(io, v);

@@ -29,6 +29,11 @@ export function reportApiError(io: Io, err: unknown, json: boolean | undefined):
   throw new CommandFailed(err.message);
 }
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return resellerCommands(io);
+}
+
 export function resellerCommands(io: Io): Command[] {
   const rates = new Command('rates')
     .description('list the operators, live rates, limits and payout methods of the reseller API (also checks the API key)')

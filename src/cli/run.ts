@@ -20,6 +20,11 @@ const STARTUP_STOP_BOUND_SEC = 10;
 /** How long the exit waits for the log's reader to take the last lines. */
 const LOG_FLUSH_BOUND_MS = 2000;
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(): Command[] {
+  return [runCommand()];
+}
+
 export function runCommand(): Command {
   return new Command('run')
     .description('run the daemon: receive SMS on every configured modem, spool them, forward them to the webhook')

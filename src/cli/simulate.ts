@@ -31,6 +31,11 @@ const SIMULATE_HELP = `commands (one per line):
   state                     one JSON line: SIM state, stored and held SMS, PIN entries seen
   help, quit`;
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [simulateCommand(io)];
+}
+
 export function simulateCommand(io: Io): Command {
   return new Command('simulate')
     .description('serve the virtual modem on a pseudo-terminal (needs socat): point a config\'s modems[].port at --link and run the real daemon without hardware; type `help` for the commands that inject SMS and faults')

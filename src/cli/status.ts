@@ -60,6 +60,11 @@ async function scanCounts(dir: string): Promise<SpoolStats> {
   }
 }
 
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [statusCommand(io)];
+}
+
 export function statusCommand(io: Io): Command {
   return new Command('status')
     .description('daemon and modem states (with the last error and a hint), receive/forward counters, spool depth; exit 0 healthy, 1 unhealthy, 3 not running, 4 unknown')

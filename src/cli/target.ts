@@ -18,7 +18,7 @@ import { createLogger, silentLogger, type Logger } from '../log.js';
 import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
 import { VirtualNetwork } from '../sim/operator-network.js';
 import { VirtualModem } from '../sim/virtual-modem.js';
-import type { OpenOps } from './balance.js';
+import type { OpenOps } from './ops-target.js';
 import { configPath, type Io } from './io.js';
 import { openSession } from './session.js';
 import { UsageError, wholeNumber } from './usage.js';

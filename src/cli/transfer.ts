@@ -17,7 +17,8 @@ import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
 import { DEFAULT_FLOWS, describeStep, FlowError, nationalNumber, renderFlow, type FlowStep, type TransferFlow } from '../transfer/flows.js';
 import { runTransfer, type StepReport, type TransferReport } from '../transfer/runner.js';
 import { realClock } from '../transfer/sms-watch.js';
-import type { OpenOps } from './balance.js';
+import type { OpenOps } from './ops-target.js';
+import { configOpener } from './target.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed, onStopSignal } from './lifecycle.js';
 import { reportApiError, resellerClient } from './reseller.js';
@@ -49,6 +50,11 @@ interface OrderInfo {
   center_number: string | undefined;
   statuses: Array<{ status: string; afterMs: number }>;
   final?: string;
+}
+
+/** The commands this module adds to the program (cli.ts). */
+export function commands(io: Io): Command[] {
+  return [transferCommand(io, configOpener(io))];
 }
 
 export function transferCommand(io: Io, open: OpenOps): Command {

@@ -12,6 +12,7 @@ import { ussdStatusLabel } from '../modem/ussd-session.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
+import { targetOptions, withModemOps } from './target.js';
 import { safeText } from '../terminal-text.js';
 
 export type UssdOps = Pick<ModemOps, 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
@@ -34,6 +35,11 @@ export function formatUssd(r: UssdOutcome): string {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/** The commands this module adds to the program (cli.ts): `ussd` on the running daemon's modem, else on the port. */
+export function commands(io: Io): Command[] {
+  return [ussdCommand(io, { options: targetOptions, withOps: withModemOps })];
 }
 
 export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Help } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, createProgram, type Io } from '../../src/cli.js';
@@ -12,20 +12,26 @@ import { writeConfig } from '../support/config.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Which modules a command loads (behaviour, not timing: bench/cli-startup.ts prints the times).
- * Runs bin/pulsa-bridge with a loader hook that records every module of dist/src it loads; returns them and the exit
- * code. The hook appends to a file synchronously: hooks registered with register() run on their own thread, and what
- * that thread writes to stderr can be lost when the command ends with process.exit() (`--version` does; seen in CI
- * runs on Node 22 and 24).
+ * Which modules a command loads (behaviour, not timing: bench/cli-startup.ts prints the times), by bin/pulsa-bridge
+ * (`via: 'bin'`: a one-shot command starts from its bundle in dist/cli) or by dist/src/cli.js's main() itself (`via:
+ * 'modules'`: what a command without a bundle loads, `run` among them). A loader hook records every module loaded (its
+ * path under the checkout); returns them and the exit code. The hook appends to a file synchronously: hooks
+ * registered with register() run on their own thread, and what that thread writes to stderr can be lost when the
+ * command ends with process.exit() (`--version` does; seen in CI runs on Node 22 and 24).
  */
-function loadedModules(args: string[]): { modules: string[]; code: number | null; stderr: string } {
+function loadedModules(args: string[], via: 'bin' | 'modules' = 'bin'): { modules: string[]; code: number | null; stderr: string } {
   const list = path.join(dir, `loaded-${++runs}.txt`);
   writeFileSync(list, '');
+  const prefix = pathToFileURL(root).href + '/';
   const hook = `data:text/javascript,${encodeURIComponent(
-    `import { appendFileSync } from 'node:fs'; export async function load(url, ctx, next) { appendFileSync(${JSON.stringify(list)}, (url.includes('/dist/src/') ? url.split('/dist/src/')[1] : url) + '\\n'); return next(url, ctx); }`,
+    `import { appendFileSync } from 'node:fs'; export async function load(url, ctx, next) { appendFileSync(${JSON.stringify(list)}, (url.startsWith(${JSON.stringify(prefix)}) ? url.slice(${prefix.length}) : url) + '\\n'); return next(url, ctx); }`,
   )}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hook)});`)}`;
-  const r = spawnSync(process.execPath, ['--import', register, path.join(root, 'bin/pulsa-bridge'), ...args], { encoding: 'utf8', timeout: 30_000 });
+  const start =
+    via === 'bin'
+      ? [path.join(root, 'bin/pulsa-bridge'), ...args]
+      : ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/src/cli.js')).href)}); await m.main(['node', 'pulsa-bridge', ...${JSON.stringify(args)}]);`];
+  const r = spawnSync(process.execPath, ['--import', register, ...start], { encoding: 'utf8', timeout: 30_000 });
   const modules = readFileSync(list, 'utf8').split('\n').filter(Boolean);
   return { modules, code: r.status, stderr: r.stderr };
 }
@@ -41,35 +47,92 @@ afterEach(async () => {
 });
 
 /** A package's code loaded (its path under node_modules). */
-const packageLoaded = (r: { modules: string[] }, pkg: string) => r.modules.some((m) => m.includes(`/node_modules/${pkg}/`));
+const packageLoaded = (r: { modules: string[] }, pkg: string) => r.modules.some((m) => m.startsWith(`node_modules/${pkg}/`) || m.includes(`/node_modules/${pkg}/`));
+
+/** packaging/bundle-cli.mjs's list: each file of dist/cli -> the modules of dist/src in it (paths under the checkout). */
+const bundleInputs = (): Record<string, string[]> => JSON.parse(readFileSync(path.join(root, 'dist/cli/inputs.json'), 'utf8')) as Record<string, string[]>;
+
+/** Our modules a run loaded, as paths under dist/src: those loaded as files, and those inside each bundle file it loaded. */
+function sources(r: { modules: string[] }): string[] {
+  const inputs = bundleInputs();
+  const out = new Set<string>();
+  for (const m of r.modules) {
+    if (m.startsWith('dist/src/')) out.add(m.slice('dist/src/'.length));
+    if (m.startsWith('dist/cli/')) for (const f of inputs[m] ?? [`(no inputs listed for ${m})`]) out.add(f.replace(/^dist\/src\//, ''));
+  }
+  return [...out];
+}
+
+const VIAS = ['bin', 'modules'] as const;
+const LONG_RUNNING = ['run', 'simulate'];
 
 describe('each command loads what it needs', () => {
   it('--version, --help and an unknown command load no command module', () => {
-    for (const [args, code] of [[['--version'], 0], [['--help'], 0], [['help'], 0], [['bogus'], 2]] as const) {
-      const r = loadedModules([...args]);
-      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
-      expect(r.modules.filter((m) => m.startsWith('cli/') && m !== 'cli/io.js' && m !== 'cli/lifecycle.js' && m !== 'cli/usage-error.js'), args.join(' ')).toEqual([]);
-      expect(r.modules, args.join(' ')).not.toContain('daemon.js');
+    for (const via of VIAS) {
+      for (const [args, code] of [[['--version'], 0], [['--help'], 0], [['help'], 0], [['bogus'], 2]] as const) {
+        const r = loadedModules([...args], via);
+        const what = `${via}: ${args.join(' ')}`;
+        expect(r.code, `${what}: ${r.stderr}`).toBe(code);
+        expect(sources(r), what).toContain('cli.js');
+        expect(sources(r).filter((m) => m.startsWith('cli/') && m !== 'cli/io.js' && m !== 'cli/lifecycle.js' && m !== 'cli/usage-error.js'), what).toEqual([]);
+        expect(sources(r), what).not.toContain('daemon.js');
+      }
     }
   });
 
   it('status, queue and config check load neither the daemon nor the serial addon', async () => {
     const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/hook' }, spool: { dir: path.join(dir, 'spool') }, modems: [{ name: 'm', port: '/dev/null', senders: ['858'] }] }, { defaults: false });
     await mkdir(path.join(dir, 'spool'));
-    for (const args of [['status', '--config', config], ['queue', 'ls', '--config', config], ['config', 'check', config]]) {
-      const r = loadedModules(args);
-      expect(r.code === 0 || r.code === 3, `${args.join(' ')}: exit ${r.code} ${r.stderr}`).toBe(true);
-      expect(r.modules, args.join(' ')).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
-      expect(r.modules, args.join(' ')).not.toContain('daemon.js');
-      for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${args.join(' ')} loads ${pkg}`).toBe(false);
-      // status and queue read the spool section alone: not the config schema (nor its library), nor the balance command
-      if (args[0] !== 'config') {
-        for (const m of ['config.js', 'cli/balance.js', 'balance/watch.js']) expect(r.modules, `${args.join(' ')} loads ${m}`).not.toContain(m);
-        expect(packageLoaded(r, 'valibot'), `${args.join(' ')} loads the schema library`).toBe(false);
+    for (const via of VIAS) {
+      for (const args of [['status', '--config', config], ['queue', 'ls', '--config', config], ['config', 'check', config]]) {
+        const r = loadedModules(args, via);
+        const what = `${via}: ${args.join(' ')}`;
+        expect(r.code === 0 || r.code === 3, `${what}: exit ${r.code} ${r.stderr}`).toBe(true);
+        expect(sources(r), what).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
+        expect(sources(r), what).not.toContain('daemon.js');
+        for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${what} loads ${pkg}`).toBe(false);
+        // status and queue read the spool section alone: not the config schema (nor its library), nor the balance command
+        if (args[0] !== 'config') {
+          for (const m of ['config.js', 'cli/balance.js', 'balance/watch.js']) expect(sources(r), `${what} loads ${m}`).not.toContain(m);
+          expect(packageLoaded(r, 'valibot'), `${what} loads the schema library`).toBe(false);
+        }
       }
     }
     // the check sees the addon where it is loaded: `ports` lists ports through it
     expect(packageLoaded(loadedModules(['ports', '--json']), '@serialport/bindings-cpp')).toBe(true);
+  });
+
+  it('bin starts every one-shot command from its bundle, run and simulate from the modules', () => {
+    for (const [word] of COMMANDS.flatMap((e) => e.commands)) {
+      for (const args of [[word, '--help'], ['help', word]]) {
+        const r = loadedModules(args);
+        const what = args.join(' ');
+        expect(r.code, `${what}: ${r.stderr}`).toBe(0);
+        if (LONG_RUNNING.includes(word)) {
+          expect(r.modules, what).toContain('dist/src/cli.js');
+          expect(r.modules.filter((m) => m.startsWith('dist/cli/')), what).toEqual([]);
+        } else {
+          expect(r.modules, what).toContain(`dist/cli/${word}.js`);
+          expect(r.modules.filter((m) => m.startsWith('dist/src/')), `${what}: one file, no module of dist/src`).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it('no bundle holds a module of a subdirectory that finds files next to itself', () => {
+    // A bundle lives in dist/cli/, a module of dist/src/<dir>/ one level deeper: a path relative to its import.meta.url
+    // would move. Those of dist/src/ itself are as deep as dist/cli/ (version.js's ../../package.json, cli.js's
+    // ../src/cli/<module>.js): the same file from both.
+    const inputs = bundleInputs();
+    const words = COMMANDS.flatMap((e) => e.commands.map(([w]) => w));
+    for (const w of ['top', ...words.filter((w) => !LONG_RUNNING.includes(w))]) expect(Object.keys(inputs), w).toContain(`dist/cli/${w}.js`);
+    for (const w of LONG_RUNNING) expect(Object.keys(inputs).filter((f) => f.startsWith(`dist/cli/${w}`)), w).toEqual([]);
+    for (const [bundle, files] of Object.entries(inputs)) {
+      for (const f of files) {
+        if (/^dist\/src\/[^/]+\.js$/.test(f)) continue;
+        expect(readFileSync(path.join(root, f), 'utf8').includes('import.meta'), `${bundle}: ${f} uses import.meta`).toBe(false);
+      }
+    }
   });
 
   it('run loads the daemon, and with an invalid config exits 78 with every problem on stderr', async () => {
@@ -77,15 +140,17 @@ describe('each command loads what it needs', () => {
     await writeFile(config, JSON.stringify({ webhook: { baseUrl: 'not a url' }, modems: [] }));
     const r = loadedModules(['run', '--config', config]);
     expect(r.code, r.stderr).toBe(78);
-    expect(r.modules).toContain('cli/run.js');
+    expect(sources(r)).toContain('cli/run.js');
     expect(r.stderr).toMatch(/error: invalid config/);
     expect(r.stderr).toMatch(/webhook/);
   });
 
   it('a usage error of a command reads as before: exit 2, the option named', () => {
-    const bad = loadedModules(['run', '--bogus']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/unknown option '--bogus'/);
+    for (const word of ['run', 'status']) {
+      const bad = loadedModules([word, '--bogus']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/unknown option '--bogus'/);
+    }
     const missing = loadedModules(['run', '--config', path.join(dir, 'missing.json')]);
     expect(missing.code).toBe(78);
     expect(missing.stderr).toMatch(/cannot read \(ENOENT\)/);

@@ -136,8 +136,10 @@ beforeEach(() => {
   }
   // The checkout's dev tools are there (npm ci already ran in it): the installer must only build.
   mkdirSync(path.join(checkout, 'node_modules/.bin'), { recursive: true });
-  writeFileSync(path.join(checkout, 'node_modules/.bin/tsc'), '#!/bin/sh\n');
-  chmodSync(path.join(checkout, 'node_modules/.bin/tsc'), 0o755);
+  for (const tool of ['tsc', 'esbuild']) {
+    writeFileSync(path.join(checkout, 'node_modules/.bin', tool), '#!/bin/sh\n');
+    chmodSync(path.join(checkout, 'node_modules/.bin', tool), 0o755);
+  }
   writeFileSync(path.join(checkout, 'node_modules/keep-me'), 'dev dependency');
   mkdirSync(bin);
   for (const [name, text] of [['npm', FAKE_NPM], ['dpkg', FAKE_DPKG], ['dpkg-query', FAKE_DPKG_QUERY]] as const) {
@@ -256,11 +258,18 @@ describe('install.sh: build, install, upgrade', () => {
     expect(calls).toHaveLength(2);
     expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
     expect(readFileSync(path.join(checkout, 'node_modules/keep-me'), 'utf8')).toBe('dev dependency');
-    for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
+    for (const f of ['dist/src/cli.js', 'dist/cli/status.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
       expect(existsSync(at(`opt/pulsa-bridge/${f}`)), f).toBe(true);
     }
     expect(existsSync(at('opt/pulsa-bridge.new'))).toBe(false);
     expect(readFileSync(configFile(), 'utf8')).toContain('"dir": "/var/lib/pulsa-bridge/spool"');
+  });
+
+  it('runs npm ci in the checkout first when a dev tool of the build is missing (a checkout from before the bundler)', () => {
+    rmSync(path.join(checkout, 'node_modules/.bin/esbuild'));
+    const r = install();
+    expect(r.code, r.all).toBe(0);
+    expect(npmCalls().slice(0, 2)).toEqual([`${checkout}|ci --no-audit --no-fund`, `${checkout}|run build`]);
   });
 
   it('does not enable the service on the example config: prints the next steps instead', () => {
