@@ -9,5 +9,6 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    globalSetup: ['./test/support/built.ts'],
   },
 });
