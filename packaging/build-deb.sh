@@ -41,9 +41,11 @@ SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || 
 export SOURCE_DATE_EPOCH
 
 if [ "$BUILD" = 1 ]; then npm run -s build; fi
-for built in dist/src/cli.js dist/cli/status.js; do
-  [ -f "$built" ] || { echo "build-deb: $built is missing (npm run build)" >&2; exit 1; }
-done
+[ -f dist/src/cli.js ] || { echo "build-deb: dist/src/cli.js is missing (npm run build)" >&2; exit 1; }
+[ -f dist/cli/status.js ] || { echo "build-deb: dist/cli/status.js is missing: npm run build makes the commands' bundles (where it said esbuild cannot run, build the package on a machine where it can)" >&2; exit 1; }
+# After tsc alone the bundles hold the previous build's code: one-shot commands would run it beside the new daemon.
+stale=$(find dist/src -name '*.js' -newer dist/cli/top.js -print -quit)
+[ -z "$stale" ] || { echo "build-deb: $stale is newer than the commands' bundles in dist/cli: npm run build" >&2; exit 1; }
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-deb.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
@@ -57,6 +59,7 @@ install -d "$LIB/dist" "$PKG/usr/bin" "$PKG/usr/sbin" "$PKG/lib/systemd/system" 
 # --- the program: dist/src without source maps, the commands' bundles (dist/cli), bin, the production dependencies -
 cp -R dist/src "$LIB/dist/src"
 cp -R dist/cli "$LIB/dist/cli"
+rm "$LIB/dist/cli/inputs.json"   # what each bundle holds: for the tests only
 find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
 cp -R web "$LIB/web"   # the status page's files: dist/src/metrics/server.js reads them from ../../../web

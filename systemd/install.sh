@@ -260,7 +260,12 @@ as_builder() {
 
 # --- build in the checkout (never pruned), assemble the production tree, check it, swap -------------------------
 cd "$SRC"
-{ [ -x node_modules/.bin/tsc ] && [ -x node_modules/.bin/esbuild ]; } || as_builder "$NPM" ci --no-audit --no-fund
+# npm ci when the dev tools are missing or the lock file changed since they were installed (a pull that changed the
+# dependencies). esbuild is optional: where its binary cannot run (a Pi 1 or Zero) npm leaves it out, the build says so
+# and the commands start from dist/src.
+if [ ! -x node_modules/.bin/tsc ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  as_builder "$NPM" ci --no-audit --no-fund
+fi
 as_builder rm -rf dist
 as_builder "$NPM" run build
 [ -f dist/src/cli.js ] || die "the build did not produce dist/src/cli.js"

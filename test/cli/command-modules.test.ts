@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -90,6 +90,7 @@ describe('each command loads what it needs', () => {
         expect(r.code === 0 || r.code === 3, `${what}: exit ${r.code} ${r.stderr}`).toBe(true);
         expect(sources(r), what).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
         expect(sources(r), what).not.toContain('daemon.js');
+        if (via === 'bin') expect(r.modules.filter((m) => m.startsWith('dist/src/')), `${what}: the bundle alone`).toEqual([]);
         for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${what} loads ${pkg}`).toBe(false);
         // status and queue read the spool section alone: not the config schema (nor its library), nor the balance command
         if (args[0] !== 'config') {
@@ -119,20 +120,46 @@ describe('each command loads what it needs', () => {
     }
   });
 
-  it('no bundle holds a module of a subdirectory that finds files next to itself', () => {
-    // A bundle lives in dist/cli/, a module of dist/src/<dir>/ one level deeper: a path relative to its import.meta.url
-    // would move. Those of dist/src/ itself are as deep as dist/cli/ (version.js's ../../package.json, cli.js's
-    // ../src/cli/<module>.js): the same file from both.
+  it('a bundle holds our modules only, none that finds files next to itself but two that find the same from dist/cli', () => {
+    // A bundle lives in dist/cli/; a path relative to a bundled module's import.meta.url would move. Two are written
+    // for both places: version.js's ../../package.json and cli.js's ../src/cli/<module>.js (dist/src/ is as deep as
+    // dist/cli/). Packages stay in node_modules (a second copy of one inside a bundle would go unseen by the checks).
     const inputs = bundleInputs();
     const words = COMMANDS.flatMap((e) => e.commands.map(([w]) => w));
     for (const w of ['top', ...words.filter((w) => !LONG_RUNNING.includes(w))]) expect(Object.keys(inputs), w).toContain(`dist/cli/${w}.js`);
     for (const w of LONG_RUNNING) expect(Object.keys(inputs).filter((f) => f.startsWith(`dist/cli/${w}`)), w).toEqual([]);
     for (const [bundle, files] of Object.entries(inputs)) {
       for (const f of files) {
-        if (/^dist\/src\/[^/]+\.js$/.test(f)) continue;
+        expect(f, `${bundle}: ${f}`).toMatch(/^dist\/src\//);
+        if (f === 'dist/src/version.js' || f === 'dist/src/cli.js') continue;
         expect(readFileSync(path.join(root, f), 'utf8').includes('import.meta'), `${bundle}: ${f} uses import.meta`).toBe(false);
       }
     }
+  });
+
+  it('the bundles: the same files from the same build; where esbuild cannot run, none, and the commands still start', async () => {
+    // A copy of what packaging/bundle-cli.mjs reads (its own dist/ is shared by every test): bin, dist/src, packages.
+    const copy = path.join(dir, 'checkout');
+    for (const d of ['bin', 'packaging', 'dist/src']) cpSync(path.join(root, d), path.join(copy, d), { recursive: true });
+    cpSync(path.join(root, 'package.json'), path.join(copy, 'package.json'));
+    symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'));
+    const bundleCli = (env: NodeJS.ProcessEnv = process.env) => spawnSync(process.execPath, [path.join(copy, 'packaging/bundle-cli.mjs')], { encoding: 'utf8', env, timeout: 60_000 });
+    const files = () => Object.fromEntries(readdirSync(path.join(copy, 'dist/cli')).map((f) => [f, readFileSync(path.join(copy, 'dist/cli', f), 'utf8')]));
+    expect(bundleCli().status).toBe(0);
+    const first = files();
+    expect(Object.keys(first)).toContain('status.js');
+    expect(bundleCli().status).toBe(0);
+    expect(files()).toEqual(first);
+    expect(existsSync(path.join(copy, 'dist/cli-entries'))).toBe(false);
+
+    const fake = path.join(dir, 'esbuild-that-cannot-run');
+    writeFileSync(fake, '#!/bin/sh\necho "this CPU cannot run this binary" >&2\nexit 132\n', { mode: 0o755 });
+    const r = bundleCli({ ...process.env, ESBUILD_BINARY_PATH: fake });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^bundle-cli: esbuild cannot run here \(.+\): no bundles; the commands start from dist\/src$/m);
+    expect(existsSync(path.join(copy, 'dist/cli'))).toBe(false);
+    const v = spawnSync(process.execPath, [path.join(copy, 'bin/pulsa-bridge'), '--version'], { encoding: 'utf8' });
+    expect(v.stdout.trim()).toBe(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version);
   });
 
   it('run loads the daemon, and with an invalid config exits 78 with every problem on stderr', async () => {

@@ -8,7 +8,7 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -136,10 +136,11 @@ beforeEach(() => {
   }
   // The checkout's dev tools are there (npm ci already ran in it): the installer must only build.
   mkdirSync(path.join(checkout, 'node_modules/.bin'), { recursive: true });
-  for (const tool of ['tsc', 'esbuild']) {
-    writeFileSync(path.join(checkout, 'node_modules/.bin', tool), '#!/bin/sh\n');
-    chmodSync(path.join(checkout, 'node_modules/.bin', tool), 0o755);
-  }
+  writeFileSync(path.join(checkout, 'node_modules/.bin/tsc'), '#!/bin/sh\n');
+  chmodSync(path.join(checkout, 'node_modules/.bin/tsc'), 0o755);
+  // npm's record of what it installed, as new as the lock file it installed from
+  writeFileSync(path.join(checkout, 'node_modules/.package-lock.json'), '{}\n');
+  utimesSync(path.join(checkout, 'node_modules/.package-lock.json'), new Date(), new Date(Date.now() + 1000));
   writeFileSync(path.join(checkout, 'node_modules/keep-me'), 'dev dependency');
   mkdirSync(bin);
   for (const [name, text] of [['npm', FAKE_NPM], ['dpkg', FAKE_DPKG], ['dpkg-query', FAKE_DPKG_QUERY]] as const) {
@@ -265,11 +266,18 @@ describe('install.sh: build, install, upgrade', () => {
     expect(readFileSync(configFile(), 'utf8')).toContain('"dir": "/var/lib/pulsa-bridge/spool"');
   });
 
-  it('runs npm ci in the checkout first when a dev tool of the build is missing (a checkout from before the bundler)', () => {
-    rmSync(path.join(checkout, 'node_modules/.bin/esbuild'));
-    const r = install();
-    expect(r.code, r.all).toBe(0);
-    expect(npmCalls().slice(0, 2)).toEqual([`${checkout}|ci --no-audit --no-fund`, `${checkout}|run build`]);
+  it('runs npm ci in the checkout first when the dev tools are missing or the lock file changed since they were installed', () => {
+    for (const change of ['tools missing', 'lock file newer'] as const) {
+      rmSync(npmLog, { force: true });
+      if (change === 'tools missing') rmSync(path.join(checkout, 'node_modules/.bin/tsc'));
+      else utimesSync(path.join(checkout, 'package-lock.json'), new Date(), new Date(Date.now() + 600_000));
+      const r = install();
+      expect(r.code, `${change}: ${r.all}`).toBe(0);
+      expect(npmCalls().slice(0, 2), change).toEqual([`${checkout}|ci --no-audit --no-fund`, `${checkout}|run build`]);
+      writeFileSync(path.join(checkout, 'node_modules/.bin/tsc'), '#!/bin/sh\n');
+      chmodSync(path.join(checkout, 'node_modules/.bin/tsc'), 0o755);
+      utimesSync(path.join(checkout, 'node_modules/.package-lock.json'), new Date(), new Date(Date.now() + 120_000));
+    }
   });
 
   it('does not enable the service on the example config: prints the next steps instead', () => {
