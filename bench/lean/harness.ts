@@ -10,7 +10,7 @@
  * - Arrivals are keyed by the tag a text starts with (bench/peer/workload.ts), first POST only; duplicates are counted.
  * - Figures read from /proc/<pid> (CPU, VmHWM, VmRSS) and the virtual modems' command logs. Nothing is asserted.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,10 @@ export interface HarnessOptions {
   modems: number;
   /** Flags for node before the script (e.g. --lite-mode). */
   nodeArgs?: string[];
+  /** The daemon's script (default: this checkout's bin/pulsa-bridge; another built checkout's to compare builds). */
+  bin?: string;
+  /** Copy the daemon's log (stdout and stderr) here once it has exited, at stop() (its work directory is removed). */
+  keepLog?: string;
   /** Extra environment for the daemon (e.g. UV_THREADPOOL_SIZE). */
   env?: Record<string, string>;
   /** Pace every pseudo-terminal like a UART at this rate (a real modem's wire); unpaced when absent. */
@@ -104,7 +108,8 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     await writeFile(configPath, JSON.stringify(config, null, 2));
     const logPath = join(workDir, 'daemon.log');
     const { RUNTIME_DIRECTORY: _runtime, ...env } = process.env; // the socket goes beside the spool (socketPath)
-    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), BIN, 'run', '--config', configPath], logPath, { ...env, ...(o.env ?? {}) });
+    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), o.bin ?? BIN, 'run', '--config', configPath], logPath, { ...env, ...(o.env ?? {}) });
+    if (o.keepLog) cleanups.push(() => copyFile(logPath, o.keepLog!)); // runs after the daemon's stop (reverse order)
     cleanups.push(() => peer.stop());
 
     const arrival = (tag: string, timeoutMs: number) =>

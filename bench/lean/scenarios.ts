@@ -240,7 +240,8 @@ export async function measureDaemon(o: { variant: string; nodeArgs?: string[]; e
 export interface FleetResult {
   variant: string;
   modems: number;
-  trickle?: { perModem: number; gapMs: number; latency: Summary };
+  /** samples: every latency (ms) in the order they arrived (one modem: the order injected, the first SMS after start first). */
+  trickle?: { perModem: number; gapMs: number; latency: Summary; samples: number[] };
   burst?: { messages: number; parts: number; allDeliveredMs: number; allSpooledMs: number; smsPerSecond: number; firstModemDoneMs: number; lastModemDoneMs: number; cpuS?: number; breakdown: Breakdown };
   peakRssMiB?: number;
   readyRssMiB?: number;
@@ -270,7 +271,7 @@ export async function measureFleet(o: { variant: string; modems: number; trickle
         }),
       );
       await h.simsEmpty(60_000);
-      r.trickle = { perModem: o.trickle, gapMs: o.gapMs, latency: summarize(latencies) };
+      r.trickle = { perModem: o.trickle, gapMs: o.gapMs, latency: summarize(latencies), samples: latencies };
       o.log(`  trickle: p95 ${r.trickle.latency.p95.toFixed(0)} ms\n`);
       await sleep(500);
     }
