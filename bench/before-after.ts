@@ -73,7 +73,12 @@ function runLean(root: string, idleSec: number, trickle: number, nodeArgs: strin
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The middle value; for an even count, the mean of the two middle ones. */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

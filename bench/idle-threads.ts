@@ -23,7 +23,13 @@ import { burstPlan, tagFor } from './peer/workload.js';
 import { table } from './stats.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+/** The middle value; for an even count, the mean of the two middle ones. */
+const median = (xs: number[]) => {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
 /** Threads node runs before any JS: the main thread, then its platform's (4 workers, delayed tasks, signal watchdog). */
 const PLATFORM_THREADS = 6;
 
@@ -188,7 +194,7 @@ async function main(): Promise<void> {
         const of = (x: Run) => x.gcs.filter((g) => g.kind === k);
         add(`GC ${k}: count`, rs.map((x) => of(x).length));
         add(`GC ${k}: pause ms, summed`, rs.map((x) => of(x).reduce((s, g) => s + g.pauseMs, 0)), 1);
-        add(`GC ${k}: heap MB returned, summed`, rs.map((x) => of(x).reduce((s, g) => s + g.beforeMB - g.afterMB, 0)), 1);
+        add(`GC ${k}: heap MB freed, summed`, rs.map((x) => of(x).reduce((s, g) => s + g.beforeMB - g.afterMB, 0)), 1);
       }
       if (kinds.length === 0) add('GC: none in the window', rs.map(() => 0));
     }

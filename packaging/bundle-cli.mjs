@@ -1,8 +1,8 @@
 // Bundles each one-shot CLI command into one file: dist/cli/<command>.js (npm run build runs this after tsc).
 // A bundle is dist/src/cli.js plus that command's module and what it imports, and commander (see EXTERNAL), in one ES
 // module; the other packages stay imports of node_modules. bin/pulsa-bridge starts a command from its bundle when
-// there is one: on Node 20 the ES module loader costs about a millisecond per module, and `status` or `queue ls` load
-// thirty (bench/README.md, "CLI start-up"). `run` and `simulate` are not bundled: they run for days, their start-up
+// there is one: node's ES module loader pays for every module, and `status` or `queue ls` load dozens (bench/README.md,
+// "CLI start-up"). `run` and `simulate` are not bundled: they run for days, their start-up
 // does not matter, and their stacks in the journal should name the source modules. dist/cli/top.js serves --version,
 // --help and no command. dist/cli/inputs.json lists the files in each file written (for the tests). Where esbuild
 // cannot run (a platform it ships no binary for), the bundles are left out with a warning and every command starts
@@ -17,7 +17,7 @@ const src = path.join(root, 'dist/src');
 const out = path.join(root, 'dist/cli');
 const NOT_BUNDLED = new Set(['run', 'simulate']);
 // Packages stay in node_modules, except commander, which every command loads: it is CommonJS, and an ES module
-// importing it costs node its CommonJS translation (about 10-15 ms here); in the bundle it is plain code. Its require()
+// importing it costs node its CommonJS translation on every start; in the bundle it is plain code. Its require()
 // of node's built-ins needs a require in the bundle's scope: esbuild's way for ES module output, the banner below.
 const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
 const EXTERNAL = Object.keys(pkg.dependencies).filter((d) => d !== 'commander');

@@ -11,7 +11,8 @@
 #   Debian's own nodejs 20 (Trixie: patched by Debian); another Node 20 runs with a warning (past its end of life);
 #   older stops the install with what really exists for this architecture (`dpkg --print-architecture`: a Pi 4/5 on
 #   the 32-bit OS boots a 64-bit kernel, but only armhf programs run there) and this OS.
-# - Everything npm runs (npm ci when the checkout's dev tools are missing, npm run build, the production install)
+# - Everything npm runs (npm ci when the checkout's dev tools are missing or package-lock.json changed since, npm run
+#   build, the production install)
 #   runs as the checkout's owner, not root. The install directory is assembled next to the old one (PREFIX.new: dist,
 #   bin, package files, `npm ci --omit=dev --omit=optional`: no TypeScript), the serial addon is loaded from it with
 #   the unit's node and flags, and it is swapped in whole only then: a failed install leaves the old one as it was.
@@ -274,7 +275,7 @@ STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
 trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 [ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
 as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs "$STAGE/"
-as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
+as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test" "$STAGE/dist/cli/inputs.json"
 # No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
 # addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.
 (cd "$STAGE" && as_builder "$NPM" ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)

@@ -19,7 +19,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * registered with register() run on their own thread, and what that thread writes to stderr can be lost when the
  * command ends with process.exit() (`--version` does; seen in CI runs on Node 22 and 24).
  */
-function loadedModules(args: string[], via: 'bin' | 'modules' = 'bin'): { modules: string[]; code: number | null; stderr: string } {
+function loadedModules(args: string[], via: 'bin' | 'modules' = 'bin'): { modules: string[]; code: number | null; stdout: string; stderr: string } {
   const list = path.join(dir, `loaded-${++runs}.txt`);
   writeFileSync(list, '');
   const prefix = pathToFileURL(root).href + '/';
@@ -33,7 +33,7 @@ function loadedModules(args: string[], via: 'bin' | 'modules' = 'bin'): { module
       : ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(path.join(root, 'dist/src/cli.js')).href)}); await m.main(['node', 'pulsa-bridge', ...${JSON.stringify(args)}]);`];
   const r = spawnSync(process.execPath, ['--import', register, ...start], { encoding: 'utf8', timeout: 30_000 });
   const modules = readFileSync(list, 'utf8').split('\n').filter(Boolean);
-  return { modules, code: r.status, stderr: r.stderr };
+  return { modules, code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 let runs = 0;
 
@@ -103,7 +103,8 @@ describe('each command loads what it needs', () => {
     expect(packageLoaded(loadedModules(['ports', '--json']), '@serialport/bindings-cpp')).toBe(true);
   });
 
-  it('bin starts every one-shot command from its bundle, run and simulate from the modules', () => {
+  // 40 processes (a command and its help, each two ways): a longer bound than one test's default
+  it('bin starts every one-shot command from its bundle, run and simulate from the modules', { timeout: 90_000 }, () => {
     for (const [word] of COMMANDS.flatMap((e) => e.commands)) {
       for (const args of [[word, '--help'], ['help', word]]) {
         const r = loadedModules(args);
@@ -115,6 +116,8 @@ describe('each command loads what it needs', () => {
         } else {
           expect(r.modules, what).toContain(`dist/cli/${word}.js`);
           expect(r.modules.filter((m) => m.startsWith('dist/src/')), `${what}: one file, no module of dist/src`).toEqual([]);
+          // the bundle (commander inside) prints what the modules print
+          if (args[0] === word) expect(r.stdout, what).toBe(loadedModules(args, 'modules').stdout);
         }
       }
     }
