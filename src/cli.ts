@@ -57,12 +57,13 @@ export const COMMANDS: Entry[] = [
 ];
 
 /**
- * A command module, from `bundled` (a command's bundle passes the one it holds) or imported. The path is built at run
- * time so that a bundler leaves these imports alone; `../src/cli/` names the same directory from dist/src/cli.js and
- * from a bundle in dist/cli/.
+ * A command module, from `bundled` (a command's bundle passes the one it holds) or imported. The specifier is a
+ * variable so that a bundler leaves these imports alone; `../src/cli/` names the same directory from dist/src/cli.js
+ * and from a bundle in dist/cli/ (and, under the test runner, src/cli/ from src/cli.ts).
  */
 async function loadModule(name: string, bundled: Readonly<Record<string, CommandModule>>): Promise<CommandModule> {
-  return bundled[name] ?? ((await import(new URL(`../src/cli/${name}.js`, import.meta.url).href)) as CommandModule);
+  const specifier = `../src/cli/${name}.js`;
+  return bundled[name] ?? ((await import(specifier)) as CommandModule);
 }
 
 /** The command word of argv (as process.argv: node, script, ...): the first word that is not an option; after `help`, the next. */

@@ -286,6 +286,7 @@ describe('errors an operator meets', () => {
   });
 
   it('a modem that never answers: `no answer to AT` with a hint, exit 1, port closed', async () => {
+    await import('../../src/cli/modem.js'); // loaded with real timers: the test runner's module loading needs them
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     let vm: VirtualModem | undefined;
     const virtualModem = (path: string) => {
@@ -296,13 +297,17 @@ describe('errors an operator meets', () => {
     };
     const { io, result } = captureIo({ virtualModem });
     let finished = false;
-    const done = main(['node', 'pulsa-bridge', 'info', '--simulate'], io).finally(() => (finished = true));
-    for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
-    await done;
-    const r = result();
-    expect(r.err).toMatch(/^error: no answer to AT on \/virtual\/cli at 115200 baud\nhint: is this the AT port\? .*\n$/);
-    expect(r.code).toBe(1);
-    expect(vm!.present).toBe(false);
+    try {
+      const done = main(['node', 'pulsa-bridge', 'info', '--simulate'], io).finally(() => (finished = true));
+      for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
+      await done;
+      const r = result();
+      expect(r.err).toMatch(/^error: no answer to AT on \/virtual\/cli at 115200 baud\nhint: is this the AT port\? .*\n$/);
+      expect(r.code).toBe(1);
+      expect(vm!.present).toBe(false);
+    } finally {
+      vm?.stop(); // a failed attempt must not leave /virtual/cli held for the next test (or its retry)
+    }
   });
 
   it.each([
