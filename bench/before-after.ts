@@ -73,13 +73,6 @@ function runLean(root: string, idleSec: number, trickle: number, nodeArgs: strin
   };
 }
 
-/** The middle value; for an even count, the mean of the two middle ones. */
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const opt = (name: string) => {
@@ -107,11 +100,11 @@ async function main(): Promise<void> {
       runs[label].push({ ...figures, load: `${load0}-${loadavg()[0]!.toFixed(2)}` });
     }
   }
-  const fmt = (v: number | undefined, digits: number) => (v === undefined ? '-' : v.toFixed(digits));
+  const fmt = (v: number | undefined, digits: number) => (v === undefined || Number.isNaN(v) ? '-' : v.toFixed(digits));
   const rows = fields(trickle).map(([key, label, digits]) => {
     const b = runs.before.map((x) => x[key]).filter((v): v is number => v !== undefined);
     const a = runs.after.map((x) => x[key]).filter((v): v is number => v !== undefined);
-    return [label, fmt(median(b), digits), fmt(median(a), digits), b.map((v) => v.toFixed(digits)).join(' / '), a.map((v) => v.toFixed(digits)).join(' / ')];
+    return [label, fmt(summarize(b).median, digits), fmt(summarize(a).median, digits), b.map((v) => v.toFixed(digits)).join(' / '), a.map((v) => v.toFixed(digits)).join(' / ')];
   });
   process.stdout.write(`node ${process.version}; before = ${old}, after = ${HERE}${afterArgs.length ? ` with ${afterArgs.join(' ')}` : ''}${bothArgs.length ? `; both with ${bothArgs.join(' ')}` : ''}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`);
   process.stdout.write(`${table(['figure', 'before (median)', 'after (median)', 'before, each round', 'after, each round'], rows)}\n`);

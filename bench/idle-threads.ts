@@ -20,16 +20,10 @@ import { join, resolve } from 'node:path';
 import { execStartNodeFlags } from './lean/unit-flags.js';
 import { startHarness } from './lean/harness.js';
 import { burstPlan, tagFor } from './peer/workload.js';
-import { table } from './stats.js';
+import { statusFieldKiB } from './peer/procstat.js';
+import { summarize, table } from './stats.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-/** The middle value; for an even count, the mean of the two middle ones. */
-const median = (xs: number[]) => {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 /** Threads node runs before any JS: the main thread, then its platform's (4 workers, delayed tasks, signal watchdog). */
 const PLATFORM_THREADS = 6;
 
@@ -47,8 +41,7 @@ function threadCpu(pid: number): Map<number, number> {
 }
 
 function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
+  return (statusFieldKiB(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') ?? Number.NaN) / 1024;
 }
 
 interface Gc {
@@ -180,7 +173,7 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   for (const d of dirs) {
     const rs = runs.get(d)!;
-    const add = (what: string, xs: number[], digits = 0) => rows.push([d.label, what, f(median(xs), digits), each(xs, digits)]);
+    const add = (what: string, xs: number[], digits = 0) => rows.push([d.label, what, f(summarize(xs).median, digits), each(xs, digits)]);
     add('CPU ms, all threads', rs.map((x) => x.mainMs + x.platformMs + x.laterMs));
     add('  main thread', rs.map((x) => x.mainMs));
     add('  node platform threads (V8 GC, compiler)', rs.map((x) => x.platformMs));

@@ -2,11 +2,11 @@
 // A bundle is dist/src/cli.js plus that command's module and what it imports, and commander (see EXTERNAL), in one ES
 // module; the other packages stay imports of node_modules. bin/pulsa-bridge starts a command from its bundle when
 // there is one: node's ES module loader pays for every module, and `status` or `queue ls` load dozens (bench/README.md,
-// "CLI start-up"). `run` and `simulate` are not bundled: they run for days, their start-up
-// does not matter, and their stacks in the journal should name the source modules. dist/cli/top.js serves --version,
-// --help and no command. dist/cli/inputs.json lists the files in each file written (for the tests). Where esbuild
-// cannot run (a platform it ships no binary for), the bundles are left out with a warning and every command starts
-// from dist/src as `run` does: slower, the same behaviour. A bundling error fails the build.
+// "CLI start-up"). `run` and `simulate` are not bundled: they run for days, their start-up does not matter, and their
+// stacks in the journal should name the source modules. dist/cli/top.js serves --version, --help and no command.
+// dist/cli/inputs.json lists the files in each file written (for the tests). Where esbuild cannot run (a platform it
+// ships no binary for), the bundles are left out with a warning and every command starts from dist/src as `run`
+// does: slower, the same behaviour. A bundling error fails the build.
 // Usage: node packaging/bundle-cli.mjs   (from the checkout, after `tsc -p tsconfig.json`)
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,7 +37,7 @@ try {
 // The entries' files: a fixed place under the checkout, since their paths are written into the bundles (the same
 // commit gives the same files: packaging/build-deb.sh).
 const entries = path.join(root, 'dist/cli-entries');
-/** esbuild's metafile: each file written (path under the checkout) -> the files in it (modules of dist/src only). */
+/** esbuild's metafile: each file written (path under the checkout) -> the files in it (dist/src modules, commander's). */
 const inputs = {};
 
 /**
