@@ -117,7 +117,7 @@ describe('ussd', () => {
 describe('formatUssd', () => {
   it('a reply in an unknown encoding is shown raw with its DCS', () => {
     expect(formatUssd({ status: 0, statusText: 'USSD done', text: 'C8329BFD06', undecoded: true, dcs: 68, raw: '+CUSD: 0,"C8329BFD06",68' })).toBe(
-      '[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nC8329BFD06\n',
+      '[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nC8329BFD06\n',
     );
   });
 });
@@ -139,7 +139,7 @@ describe('ussd: every reply form of the field notes, end to end', () => {
     ]);
     const t = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
     await run(t, ['*555#']);
-    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nE8329BFD4697D9EC37\n');
+    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nE8329BFD4697D9EC37\n');
   });
 });
 
