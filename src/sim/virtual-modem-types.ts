@@ -39,9 +39,11 @@ export interface VirtualModemOptions {
   /**
    * The form of +CUSD reply strings, overriding the family's (field notes: forms seen from networks and modems):
    * 'ucs2' hex with dcs 72, 'ucs2-dcs15' the same hex labelled dcs 15, 'ascii-hex' hex of the text with dcs 0 (an
-   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
+   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule;
+   * TS 23.038 §5 forms: 'ucs2-language' (dcs 17: packed language 'id', then UCS2 hex), 'gsm7-language' (dcs 16:
+   * 'id', CR, the text), 'compressed' (dcs 96: compressed GSM 7-bit, which no rule decodes).
    */
-  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
+  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled' | 'ucs2-language' | 'gsm7-language' | 'compressed';
   /**
    * Behaviours of real devices, switched on by name (docs/modems.md names the device of each):
    * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`
