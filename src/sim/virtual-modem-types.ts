@@ -81,6 +81,10 @@ export interface InjectSmsOptions {
   concatRef?: number;
   concatRefBits?: 8 | 16;
   partsOverride?: string[];
+  /** TP-PID (TS 23.040 §9.2.3.9), e.g. 0x40 for a Short Message Type 0; default 0. */
+  pid?: number;
+  /** TP-DCS octet as sent (class, message waiting groups); `encoding` must be the alphabet it names. */
+  dcs?: number;
   /** Delivery order of the parts, 0-based part numbers (e.g. [2, 0, 1]); parts not listed are not delivered. */
   order?: number[];
   /** Deliver every part twice (SMSC retransmission). */
