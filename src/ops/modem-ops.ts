@@ -37,6 +37,8 @@ export interface StoredSmsView {
   time?: string;
   text?: string;
   part?: string;
+  /** Why the receive path will not forward it (TP-PID or DCS: src/sms/disposal.ts), and what it does instead. */
+  notForwarded?: string;
   error?: string;
   pdu: string;
 }

@@ -17,7 +17,7 @@ import { newSmsRecord, type PartAssembler } from './parts.js';
 import { isOutgoing, type SimStorage } from './sim-storage.js';
 import { addCounts, noCounts, type HandledAs, type ReceiveCounts, type ReceiveModem, type ReceiveSpool, type Written } from './types.js';
 import { writeArchived, writeMessage, writeQuarantine } from './write.js';
-import { disposalOf, type Disposal } from './disposal.js';
+import { disposalOf, type Disposal } from '../sms/disposal.js';
 import { protocolId } from '../sms/protocol-id.js';
 import { octetHex } from '../sms/dcs.js';
 

@@ -5,7 +5,7 @@
  */
 import { parse } from 'node-pdu';
 import { describe, expect, it } from 'vitest';
-import { disposalOf } from '../../src/receive/disposal.js';
+import { disposalOf } from '../../src/sms/disposal.js';
 import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 

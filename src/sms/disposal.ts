@@ -4,8 +4,8 @@
  * area with the reason, never forwarded (data for the ME or the (U)SIM; a message waiting indication of the
  * "Discard Message" group 1100). Everything else (undefined) goes the normal way: sender filter, spool, webhook.
  */
-import { protocolId } from '../sms/protocol-id.js';
-import type { DecodedSms } from '../sms/types.js';
+import { protocolId } from './protocol-id.js';
+import type { DecodedSms } from './types.js';
 
 export interface Disposal {
   action: 'discard' | 'archive';
