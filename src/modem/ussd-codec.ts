@@ -5,7 +5,7 @@
  * string is its packGsm7. Invariants: packGsm7(x) round-trips through unpackGsm7Hex; decodeUssdPayload never throws
  * and returns the string unchanged when no encoding is recognised; embedded CR/LF are kept.
  */
-import { hexToBytes, septetsToText, udhFillBits, unpackSeptets } from '../sms/gsm7.js';
+import { hexToBytes, packSeptets, septetsToText, udhFillBits, unpackSeptets } from '../sms/gsm7.js';
 import { decodeUcs2Bytes, decodeUcs2Hex, hasLoneSurrogate } from '../sms/ucs2.js';
 import { cbsDcs, type CbsDcs, type DcsAlphabet } from '../sms/dcs.js';
 
@@ -74,6 +74,14 @@ function packedLanguage(octets: Uint8Array): string | undefined {
   return text.length === 2 && LETTER.test(text[0]!) && LETTER.test(text[1]!) ? text.toLowerCase() : undefined;
 }
 
+/** Two GSM 7-bit letters and a CR packed in three octets (3 zero fill bits), else undefined. */
+function packedLanguageAndCr(octets: Uint8Array): string | undefined {
+  if (octets.length < 3 || ((octets[2] ?? 0) & 0xe0) !== 0) return undefined;
+  const septets = unpackSeptets(octets.subarray(0, 3), 3);
+  if (septets === undefined || septets[2] !== 0x0d) return undefined;
+  return packedLanguage(packSeptets(septets.slice(0, 2)));
+}
+
 /** The language of DCS 0x11 as two 8-bit letters (a modem that unpacked it), else undefined. */
 function octetLanguage(octets: Uint8Array): string | undefined {
   const text = Buffer.from(octets.subarray(0, 2)).toString('latin1');
@@ -96,8 +104,11 @@ function ucs2WithIndication(text: string, d: CbsDcs): DecodedUssd | undefined {
   let language: string | undefined;
   if (octets === undefined && d.languagePrefix === 'ucs2') {
     // The language as two characters before the hex (a modem that wrote it in its character set).
-    const m = /^([A-Za-z]{2})((?:[0-9A-Fa-f]{4})+)$/.exec(text);
+    const m = /^([A-Za-z]{2})[\r\n ]?((?:[0-9A-Fa-f]{4})+)$/.exec(text);
     if (m) [language, octets] = [m[1]!.toLowerCase(), hexToBytes(m[2]!)];
+    // Or packed with a CR as DCS 0x10 writes it (three septets in three octets) before the UCS2.
+    const withCr = m || !isHex(text) ? undefined : packedLanguageAndCr(hexToBytes(text)!);
+    if (withCr !== undefined) [language, octets] = [withCr, hexToBytes(text)!.subarray(3)];
   }
   if (octets === undefined && d.udh && isHex(text)) octets = hexToBytes(text);
   if (octets === undefined) return undefined;

@@ -81,6 +81,9 @@ describe('decodeUssdPayload', () => {
       ['dcs 0x11, language "EN" in capitals: e=45, n=4E -> 45, 27', '4527' + hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex', language: 'en' }],
       ['dcs 0x11, language as two 8-bit letters', '6964' + hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex', language: 'id' }],
       ['dcs 0x11, language as two characters before the hex', 'id' + hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex', language: 'id' }],
+      ['dcs 0x11, language and a space before the hex', 'id ' + hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex', language: 'id' }],
+      // 'id' and CR packed as DCS 0x10 writes it: 69|(64&1)<<7 = 69, 64>>1|(0D&3)<<6 = 72, 0D>>2 = 03
+      ['dcs 0x11, language and CR packed in three octets', '697203' + hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex', language: 'id' }],
       ['dcs 0x11, no language at all (read whole)', hello, 0x11, false, { text: 'Sisa pulsa Rp.1000', form: 'ucs2-hex' }],
       ['dcs 0x10, text mode: language, CR, text', 'id\rSisa pulsa', 0x10, false, { text: 'Sisa pulsa', form: 'text', language: 'id' }],
       ['dcs 0x10, lines joined with LF', 'en\nBalance 5000', 0x10, false, { text: 'Balance 5000', form: 'text', language: 'en' }],
