@@ -151,8 +151,12 @@ function readTimestamp(r: Reader): { iso: string; ms: number } {
   return { iso, ms: local - offsetMinutes * 60_000 };
 }
 
+type Waiting = NonNullable<DecodedSms['waiting']>;
+
 interface Udh {
   concat: ConcatInfo | undefined;
+  /** Special SMS Message Indication (IEI 0x01, TS 23.040 §9.2.3.24.2): the first, with `store` from bit 7. */
+  waiting: Waiting | undefined;
   /** UDH octets including the UDHL octet. */
   octets: number;
 }
@@ -163,6 +167,7 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
   const octets = 1 + udhl;
   if (octets > ud.length) fail(`UDL too small for the UDH: UDH needs ${octets} octets, user data has ${ud.length}`);
   let concat: ConcatInfo | undefined;
+  let waiting: Waiting | undefined;
   let i = 1;
   while (i < octets) {
     const iei = ud[i] ?? 0;
@@ -173,6 +178,12 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
     }
     const data = ud.subarray(i + 2, i + 2 + iel);
     if (iei === 0x24 || iei === 0x25) fail(`UDH element 0x${iei.toString(16)}: national language shift tables are not supported`);
+    if (iei === 0x01 && iel === 2 && waiting === undefined) {
+      // Octet 1: bit 7 store (0 = discard after updating the indication), bits 1-0 the basic type; octet 2 the count.
+      const type = data[0] ?? 0;
+      const kinds = ['voicemail', 'fax', 'email', 'other'] as const;
+      waiting = { kind: kinds[type & 0x03]!, active: (data[1] ?? 0) > 0, store: (type & 0x80) !== 0 };
+    }
     if (iei === 0x00 || iei === 0x08) {
       const found = readConcat(iei, data, warnings);
       if (found !== undefined) {
@@ -182,7 +193,7 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
     }
     i += 2 + iel;
   }
-  return { concat, octets };
+  return { concat, waiting, octets };
 }
 
 function readConcat(iei: number, data: Uint8Array, warnings: string[]): ConcatInfo | undefined {
@@ -251,6 +262,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
   const ud = r.take(udOctets, 'TP-UD');
 
   let concat: ConcatInfo | undefined;
+  let udhWaiting: Waiting | undefined;
   let text: string;
   if (dcs.alphabet === 'gsm7') {
     let headerSeptets = 0;
@@ -260,6 +272,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
       if (udl === 0) fail('UDL too small for the UDH: UDL 0 with the UDH indicator set');
       const udh = parseUdh(ud, warnings);
       concat = udh.concat;
+      udhWaiting = udh.waiting;
       headerSeptets = Math.ceil((udh.octets * 8) / 7);
       if (headerSeptets > udl) fail(`UDL too small for the UDH: UDL ${udl} septets, UDH takes ${headerSeptets}`);
       fill = udhFillBits(udh.octets);
@@ -274,6 +287,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
       if (udl === 0) fail('UDL too small for the UDH: UDL 0 with the UDH indicator set');
       const udh = parseUdh(ud, warnings);
       concat = udh.concat;
+      udhWaiting = udh.waiting;
       body = ud.subarray(udh.octets);
     }
     if (dcs.alphabet === '8bit') {
@@ -306,7 +320,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
     protocolId,
     dataCoding,
     ...(dcs.messageClass === undefined ? {} : { messageClass: dcs.messageClass }),
-    ...(dcs.waiting === undefined ? {} : { waiting: dcs.waiting }),
+    ...(dcs.waiting ?? udhWaiting ? { waiting: (dcs.waiting ?? udhWaiting)! } : {}),
     ...(extraOctets === undefined ? {} : { extraOctets }),
   };
 }

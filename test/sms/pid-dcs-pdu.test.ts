@@ -65,6 +65,19 @@ describe('hand-built PDUs by TP-PID and TP-DCS', () => {
     expect(disposalOf(sms)?.action ?? 'forward').toBe(action);
   });
 
+  it.each([
+    // UDHI set (first octet 44); UDL 8 septets: UDH 05 octets = 6 septets (2 fill bits) + 'Hi' packed after them:
+    // (48<<2)&FF = 20, 48>>6 | (69<<1)&FF = D3. IE 01 (Special SMS Message Indication), length 02: type, count.
+    ['voicemail, 3 waiting, discard (bit 7 clear)', '0401020003', { kind: 'voicemail', active: true, store: false }, 'archive'],
+    ['voicemail, 3 waiting, store (bit 7 set)', '0401028003', { kind: 'voicemail', active: true, store: true }, 'forward'],
+    ['e-mail, none waiting any more, discard', '0401020200', { kind: 'email', active: false, store: false }, 'archive'],
+  ] as const)('UDH Special SMS Message Indication (TS 23.040 §9.2.3.24.2): %s', (_label, udh, waiting, action) => {
+    const { sms } = decoded('00' + '44' + '038158F8' + '00' + '00' + SCTS + '08' + udh + '20D3');
+    expect(sms.text).toBe('Hi');
+    expect(sms.waiting).toEqual(waiting);
+    expect(disposalOf(sms)?.action ?? 'forward').toBe(action);
+  });
+
   it('compressed text (DCS 0x20, 0x64) is refused by name, never shown as garbage', () => {
     for (const dcs of ['20', '64']) {
       const pdu = HEAD + '00' + dcs + SCTS + '02' + 'C834';
