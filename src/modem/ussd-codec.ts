@@ -135,10 +135,10 @@ function unpackWithUdh(hex: string, d: CbsDcs): string | undefined {
   return septets === undefined ? undefined : septetsToText(septets);
 }
 
-/** DCS 0x10: the text starts with its language, two characters and a CR (a LF, when lines were joined). */
+/** DCS 0x10: the text starts with its language, two characters and one CR (a LF when lines were joined); no more. */
 function takeLanguage(decoded: DecodedUssd, d: CbsDcs | undefined): DecodedUssd {
   if (d?.languagePrefix !== 'gsm7') return decoded;
-  const m = /^([A-Za-z]{2})(?:\r\n|\r|\n)/.exec(decoded.text);
+  const m = /^([A-Za-z]{2})[\r\n]/.exec(decoded.text);
   if (!m) return decoded;
   return { text: decoded.text.slice(m[0].length), form: decoded.form, language: m[1]!.toLowerCase() };
 }
@@ -165,7 +165,9 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
   }
   if (options.packed === true && alphabet === 'gsm7' && isHex(text)) {
     const decoded = unpackWithUdh(text, d ?? { alphabet });
-    if (decoded !== undefined && isPrintableUnicode(decoded)) return takeLanguage({ text: decoded, form: 'packed-gsm7-hex' }, d);
+    if (decoded !== undefined && isPrintableUnicode(decoded)) {
+      return takeLanguage({ text: decoded, form: 'packed-gsm7-hex' }, d);
+    }
   }
   const ucs2 = dcs === 15 ? ucs2LookingHexToText(text) : undefined;
   if (ucs2 !== undefined) return { text: ucs2, form: 'ucs2-hex' };

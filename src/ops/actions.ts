@@ -26,7 +26,8 @@ export function describeStored(p: StoredPdu): StoredSmsView {
   const v: StoredSmsView = { ...base, sender: d.sms.originator, time: d.sms.scTimestamp, text: d.sms.text };
   if (d.sms.concat) v.part = `${d.sms.concat.sequence}/${d.sms.concat.total} ref ${d.sms.concat.reference}`;
   const disposal = disposalOf(d.sms);
-  if (disposal) v.notForwarded = `${disposal.reason}: ${disposal.action === 'discard' ? 'discarded' : 'archived in ignored'}`;
+  const what = disposal?.action === 'discard' ? 'discarded' : 'archived in ignored';
+  if (disposal) v.notForwarded = `${disposal.reason}: ${what}`;
   return v;
 }
 

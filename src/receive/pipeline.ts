@@ -218,7 +218,8 @@ export class SlotPipeline {
     if (pid.replace !== undefined) {
       // §9.2.3.9: it replaces an earlier one from the same originator with the same TP-PID. The bridge keeps none on
       // the SIM and cannot take back what it forwarded: forwarded as its own message (docs/modems.md).
-      this.o.log.info({ index: stored.index, sender, pid: octetHex(sms.protocolId) }, `${pid.name}: forwarded as a new message (an earlier one it replaces is not withdrawn)`);
+      const fields = { index: stored.index, sender, pid: octetHex(sms.protocolId) };
+      this.o.log.info(fields, `${pid.name}: forwarded as a new message (an earlier one it replaces is not withdrawn)`);
     }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
@@ -237,7 +238,9 @@ export class SlotPipeline {
     const fields = { index: stored.index, sender, pid: octetHex(sms.protocolId), dcs: octetHex(sms.dataCoding) };
     if (disposal.action === 'discard') {
       this.o.log.info(fields, `${disposal.reason}: acknowledged and discarded, not forwarded`);
-      return { kind: 'release', stored, sender, write: async () => ({ handled: { spooled: 'none', reason: disposal.reason }, counts: { ignored: 1 } }) };
+      const handled: HandledAs = { spooled: 'none', reason: disposal.reason };
+      const write = async (): Promise<Written> => ({ handled, counts: { ignored: 1 } });
+      return { kind: 'release', stored, sender, write };
     }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;

@@ -33,7 +33,8 @@ export async function writeArchived(
   rec.ignoredReason = reason;
   const r = await spool.putIgnored(rec);
   log.info({ ...fields, id: rec.id }, `${reason}: archived (ignored area), not forwarded`);
-  return { handled: { spooled: 'ignored', id: rec.id, created: r.created }, counts: r.created ? { ignored: 1 } : { duplicates: 1 } };
+  const counts = r.created ? { ignored: 1 } : { duplicates: 1 };
+  return { handled: { spooled: 'ignored', id: rec.id, created: r.created }, counts };
 }
 
 /** A PDU kept raw with its modem and index (undecodable, or reads that never agreed); counted whether new or not. */

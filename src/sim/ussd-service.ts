@@ -89,7 +89,8 @@ export class UssdService {
         return `"${toHex(pack(toSeptets(USSD_LANGUAGE) ?? []))}${ucs2Hex(text)}",17`;
       case 'gsm7-language':
         // DCS 0x10: the language, a CR, then the text.
-        return this.host.profile.ussdPackedHex ? `"${packUssdHex(`${USSD_LANGUAGE}\r${text}`)}",16` : `"${USSD_LANGUAGE}\r${text}",16`;
+        const prefixed = `${USSD_LANGUAGE}\r${text}`;
+        return this.host.profile.ussdPackedHex ? `"${packUssdHex(prefixed)}",16` : `"${prefixed}",16`;
       case 'compressed':
         // DCS 0x60: compressed GSM 7-bit (TS 23.042); the octets stand for data no decoder here can read.
         return `"${packUssdHex(text)}",96`;

@@ -43,7 +43,14 @@ export interface VirtualModemOptions {
    * TS 23.038 §5 forms: 'ucs2-language' (dcs 17: packed language 'id', then UCS2 hex), 'gsm7-language' (dcs 16:
    * 'id', CR, the text), 'compressed' (dcs 96: compressed GSM 7-bit, which no rule decodes).
    */
-  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled' | 'ucs2-language' | 'gsm7-language' | 'compressed';
+  ussdReplyForm?:
+    | 'ucs2'
+    | 'ucs2-dcs15'
+    | 'ascii-hex'
+    | 'mislabelled'
+    | 'ucs2-language'
+    | 'gsm7-language'
+    | 'compressed';
   /**
    * Behaviours of real devices, switched on by name (docs/modems.md names the device of each):
    * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`

@@ -107,7 +107,9 @@ export function cbsDcs(dcs: number): CbsDcs {
     if (language !== undefined) return { alphabet: 'gsm7', language };
     return { alphabet: 'gsm7', reserved: `DCS ${hex}: reserved language of group 0010, read as GSM 7-bit` };
   }
-  if (group === 0x3) return { alphabet: 'gsm7', reserved: `DCS ${hex}: reserved language group 0011, read as GSM 7-bit` };
+  if (group === 0x3) {
+    return { alphabet: 'gsm7', reserved: `DCS ${hex}: reserved language group 0011, read as GSM 7-bit` };
+  }
   if (group <= 0x7 || group === 0x9) {
     // 01xx: general data coding (bit 5 compressed, bit 4 class meaning); 1001: the same alphabets, with a UDH.
     const alphabet = generalAlphabet((dcs >> 2) & 0x03);
@@ -139,8 +141,14 @@ export function cbsDcs(dcs: number): CbsDcs {
 /** One line for an operator: what a USSD/CBS DCS says, e.g. 'UCS2 with a language indication'. */
 export function describeCbsDcs(dcs: number): string {
   const d = cbsDcs(dcs);
-  const names: Record<CbsDcs['alphabet'], string> = { gsm7: 'GSM 7-bit', '8bit': '8-bit data', ucs2: 'UCS2', compressed: 'compressed' };
-  let text = d.alphabet === 'compressed' ? `compressed ${names[d.compressedAlphabet ?? 'gsm7']} (not decodable)` : names[d.alphabet];
+  const names: Record<CbsDcs['alphabet'], string> = {
+    gsm7: 'GSM 7-bit',
+    '8bit': '8-bit data',
+    ucs2: 'UCS2',
+    compressed: 'compressed',
+  };
+  const compressed = `compressed ${names[d.compressedAlphabet ?? 'gsm7']} (not decodable)`;
+  let text = d.alphabet === 'compressed' ? compressed : names[d.alphabet];
   if (d.wap) text = 'WAP Forum data';
   if (d.languagePrefix) text += ' with a language indication';
   if (d.language) text += `, language ${d.language}`;

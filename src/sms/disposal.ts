@@ -15,11 +15,13 @@ export interface Disposal {
 
 export function disposalOf(sms: Pick<DecodedSms, 'protocolId' | 'waiting'>): Disposal | undefined {
   const pid = protocolId(sms.protocolId);
-  if (pid.action === 'discard') return { action: 'discard', reason: `${pid.name} (TP-PID 0x${hex(sms.protocolId)})` };
-  if (pid.action === 'archive') return { action: 'archive', reason: `${pid.name} (TP-PID 0x${hex(sms.protocolId)}), meant for the modem or SIM` };
+  const named = `${pid.name} (TP-PID 0x${hex(sms.protocolId)})`;
+  if (pid.action === 'discard') return { action: 'discard', reason: named };
+  if (pid.action === 'archive') return { action: 'archive', reason: `${named}, meant for the modem or SIM` };
   const w = sms.waiting;
   if (w !== undefined && !w.store) {
-    return { action: 'archive', reason: `message waiting indication, discard group (${w.kind} ${w.active ? 'waiting' : 'cleared'})` };
+    const state = w.active ? 'waiting' : 'cleared';
+    return { action: 'archive', reason: `message waiting indication, discard group (${w.kind} ${state})` };
   }
   return undefined;
 }

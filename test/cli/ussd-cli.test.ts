@@ -124,16 +124,18 @@ describe('formatUssd', () => {
 
 describe('ussd: every reply form of the field notes, end to end', () => {
   const MENU = 'Sisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu';
-  it.each(['ucs2', 'ucs2-dcs15', 'ascii-hex', 'ucs2-language', 'gsm7-language'] as const)('%s: decoded', async (form) => {
+  const FORMS = ['ucs2', 'ucs2-dcs15', 'ascii-hex', 'ucs2-language', 'gsm7-language'] as const;
+  it.each(FORMS)('%s: decoded', async (form) => {
     const c = capture({}, { ussdReplyForm: form });
     await run(c, ['*888#']);
     expect(c.result().out).toBe(`[status 1: more input expected]\n${MENU}\n`);
   });
 
-  it('TS 23.038 §5: a UCS2 reply with a language indication (dcs 17) loses the language, not shown as hex', async () => {
+  it('TS 23.038 §5: a UCS2 reply with a language indication (dcs 17) is read without it, not shown as hex', async () => {
     const c = capture({}, { ussdReplyForm: 'ucs2-language' });
     await run(c, ['*888#', '--json']);
-    const [reply] = JSON.parse(c.result().out) as Array<{ text: string; dcs: number; raw: string; undecoded?: boolean }>;
+    type Reply = { text: string; dcs: number; raw: string; undecoded?: boolean };
+    const [reply] = JSON.parse(c.result().out) as Reply[];
     expect(reply).toMatchObject({ text: MENU, dcs: 17 });
     expect(reply!.undecoded).toBeUndefined();
     // The raw line: packed 'id' (69 32), then UCS2 'S' (0053) ...
@@ -143,13 +145,16 @@ describe('ussd: every reply form of the field notes, end to end', () => {
   it('a packed-hex modem (Huawei): dcs 16 with its language prefix decodes without it', async () => {
     const c = capture({}, { profile: 'huawei', ussdReplyForm: 'gsm7-language' });
     await run(c, ['*888#', '--reply', '2']);
-    expect(c.result().out).toBe(`[status 1: more input expected]\n${MENU}\n[status 0: done]\nNomor Anda 6281234567890\n`);
+    const out = `[status 1: more input expected]\n${MENU}\n[status 0: done]\nNomor Anda 6281234567890\n`;
+    expect(c.result().out).toBe(out);
   });
 
   it('compressed data (dcs 96) is refused by name, shown as it came', async () => {
-    const c = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'compressed' });
+    const menus = [{ code: '*555#', menu: { status: 0 as const, text: 'hellohello' } }];
+    const c = capture({}, { ussdMenus: menus, ussdReplyForm: 'compressed' });
     await run(c, ['*555#']);
-    expect(c.result().out).toBe('[status 0: done] undecoded, dcs 96 (0x60: compressed GSM 7-bit (not decodable)): shown as it came\nE8329BFD4697D9EC37\n');
+    const head = '[status 0: done] undecoded, dcs 96 (0x60: compressed GSM 7-bit (not decodable)): shown as it came';
+    expect(c.result().out).toBe(`${head}\nE8329BFD4697D9EC37\n`);
   });
 
   it('a reply no rule can read is shown raw with its DCS', async () => {

@@ -115,7 +115,7 @@ const ussdRoundTrip = target(
       (uni, gsm, ascii, ucs2Dcs, gsmDcs) => {
         // TS 23.038 §5: 0x11 starts with its language (packed 'id': 6932), group 1001 (0x98) with a user data header.
         const prefix = ucs2Dcs === 0x11 ? '6932' : ucs2Dcs === 0x98 ? '050003010101' : '';
-        const wantUcs2 = ucs2Dcs === 0x11 ? { text: uni, form: 'ucs2-hex', language: 'id' } : { text: uni, form: 'ucs2-hex' };
+        const wantUcs2 = { text: uni, form: 'ucs2-hex', ...(ucs2Dcs === 0x11 ? { language: 'id' } : {}) };
         eq(`UCS2 hex, dcs ${ucs2Dcs}`, decodeUssdPayload(prefix + encodeUcs2Hex(uni), ucs2Dcs), wantUcs2);
         // 0x10 (TS 23.038 §5): the text starts with its language and a CR.
         const full = gsmDcs === 0x10 ? `id\r${gsm}` : gsm;
@@ -125,7 +125,7 @@ const ussdRoundTrip = target(
           const crOnBoundary = septets.length % 8 === 0 && septets[septets.length - 1] === 0x0d;
           const want = crOnBoundary ? `${gsm}\r` : gsm;
           const packedText = packGsm7(full);
-          const wantGsm = gsmDcs === 0x10 ? { text: want, form: 'packed-gsm7-hex', language: 'id' } : { text: want, form: 'packed-gsm7-hex' };
+          const wantGsm = { text: want, form: 'packed-gsm7-hex', ...(gsmDcs === 0x10 ? { language: 'id' } : {}) };
           eq(`packed GSM hex, dcs ${gsmDcs}`, decodeUssdPayload(packedText, gsmDcs, { packed: true }), wantGsm);
         }
         if (/[A-Za-z]/.test(ascii)) {

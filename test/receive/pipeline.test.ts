@@ -87,12 +87,13 @@ describe('SlotPipeline', () => {
     const special = (from: string, text: string, o: { pid?: number; dcs?: number }) =>
       buildDeliverPdus({ originator: from, text, timestamp: TS, ...o })[0]!;
 
-    it('Short Message Type 0 from an accepted sender: deleted from the SIM with no record, nothing forwarded', async () => {
+    it('Short Message Type 0 from an accepted sender: deleted from the SIM, no record, nothing forwarded', async () => {
       const { modem, spool, pipeline } = setup();
       modem.put(2, special('858', 'ping', { pid: 0x40 }));
       const run = await pipeline.run([2], 'single');
       expect(modem.calls).toEqual(['read 2', 'read 2', 'delete 2']);
-      expect(run.slots[0]).toMatchObject({ outcome: 'released', handled: { spooled: 'none', reason: 'Short Message Type 0 (TP-PID 0x40)' } });
+      const handled = { spooled: 'none', reason: 'Short Message Type 0 (TP-PID 0x40)' };
+      expect(run.slots[0]).toMatchObject({ outcome: 'released', handled });
       expect([spool.pending.size, spool.ignored.size, spool.quarantine.size]).toEqual([0, 0, 0]);
       expect(run.counts).toEqual({ received: 1, spooled: 0, ignored: 1, quarantined: 0, duplicates: 0 });
     });
@@ -108,7 +109,7 @@ describe('SlotPipeline', () => {
       expect(storage.kept.size).toBe(0);
     });
 
-    it('(U)SIM data download and a discard-group voicemail indication: archived in ignored with the reason, then deleted', async () => {
+    it('(U)SIM data download, a discard-group voicemail indication: archived with why, then deleted', async () => {
       const { modem, spool, pipeline } = setup();
       modem.put(1, special('858', 'OTA', { pid: 0x7f, dcs: 0xf2 }));
       modem.put(2, special('858', 'Ada 1 pesan suara', { dcs: 0xc8 }));
@@ -132,7 +133,7 @@ describe('SlotPipeline', () => {
       expect(modem.calls).not.toContain('delete 1');
     });
 
-    it('Replace Short Message Type 1, a store-group indication and a flash SMS are forwarded like any SMS', async () => {
+    it('Replace Short Message Type 1, a store-group indication and a flash SMS are forwarded', async () => {
       const { spool, pipeline, modem } = setup();
       modem.put(1, special('858', 'Rp 1', { pid: 0x41 }));
       modem.put(2, special('858', 'Rp 2', { pid: 0x41 }));

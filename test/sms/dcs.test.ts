@@ -54,7 +54,8 @@ describe('TS 23.038 §4 (SMS TP-DCS): every value', () => {
   });
 
   it('reserved bits (bit 2 of 1100-1110, bit 3 of 1111) are named and change nothing else', () => {
-    expect(smsDcs(0xcc)).toMatchObject({ alphabet: 'gsm7', waiting: { kind: 'voicemail', active: true, store: false }, reserved: expect.any(String) });
+    const voicemail = { kind: 'voicemail', active: true, store: false };
+    expect(smsDcs(0xcc)).toMatchObject({ alphabet: 'gsm7', waiting: voicemail, reserved: expect.any(String) });
     expect(smsDcs(0xf8)).toMatchObject({ alphabet: 'gsm7', messageClass: 0, reserved: expect.any(String) });
   });
 
@@ -81,9 +82,11 @@ describe('TS 23.038 §4 (SMS TP-DCS): every value', () => {
         if (d.messageClass !== undefined) expect(n['classMessage'], at).toBe(d.messageClass);
         expect(['gsm7', '8bit', 'ucs2'][n['textAlphabet'] as number], at).toBe(d.compressedAlphabet ?? d.alphabet);
       } else if (v < 0xf0) {
-        expect([n['discardMessage'], n['messageIndication'], n['messageIndicationType']], at).toEqual([true, 1, ['voicemail', 'fax', 'email', 'other'].indexOf(d.waiting!.kind)]);
+        const type = ['voicemail', 'fax', 'email', 'other'].indexOf(d.waiting!.kind);
+        expect([n['discardMessage'], n['messageIndication'], n['messageIndicationType']], at).toEqual([true, 1, type]);
       } else {
-        expect([n['textAlphabet'] === 1 ? '8bit' : 'gsm7', n['classMessage']], at).toEqual([d.alphabet, d.messageClass]);
+        const alphabet = n['textAlphabet'] === 1 ? '8bit' : 'gsm7';
+        expect([alphabet, n['classMessage']], at).toEqual([d.alphabet, d.messageClass]);
       }
     }
   });
@@ -116,7 +119,10 @@ describe('TS 23.038 §5 (CBS and USSD): every value', () => {
   });
 
   it('reserved values read as GSM 7-bit with a warning: 0x12-0x1F, 0x25-0x2F, 0x30-0x3F, 0x80-0x8F, 0xA0-0xDF', () => {
-    const reserved = ALL.filter((v) => (v >= 0x12 && v <= 0x1f) || (v >= 0x25 && v <= 0x3f) || (v >> 4 === 8) || (v >= 0xa0 && v <= 0xdf));
+    const between = (v: number, lo: number, hi: number) => v >= lo && v <= hi;
+    const reserved = ALL.filter(
+      (v) => between(v, 0x12, 0x1f) || between(v, 0x25, 0x3f) || between(v, 0x80, 0x8f) || between(v, 0xa0, 0xdf),
+    );
     expect(reserved).toHaveLength(14 + 27 + 16 + 64);
     for (const v of reserved) expect(cbsDcs(v)).toEqual({ alphabet: 'gsm7', reserved: expect.any(String) });
   });

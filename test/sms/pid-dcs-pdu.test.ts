@@ -52,10 +52,42 @@ describe('hand-built PDUs by TP-PID and TP-DCS', () => {
     ['reserved group 1010: GSM 7-bit', 'A5', '02' + 'C834', 'Hi', undefined, undefined, 'forward'],
     ['reserved alphabet 11 of group 0000: GSM 7-bit', '0C', '02' + 'C834', 'Hi', undefined, undefined, 'forward'],
     // Message waiting: 1100 discard (GSM 7-bit), 1101 store (GSM 7-bit), 1110 store (UCS2); bit 3 sense, bits 1-0 type.
-    ['voicemail waiting, discard group 1100', 'C8', '02' + 'C834', 'Hi', undefined, { kind: 'voicemail', active: true, store: false }, 'archive'],
-    ['voicemail cleared, discard group 1100', 'C0', '00', '', undefined, { kind: 'voicemail', active: false, store: false }, 'archive'],
-    ['e-mail waiting, store group 1101', 'DA', '02' + 'C834', 'Hi', undefined, { kind: 'email', active: true, store: true }, 'forward'],
-    ['fax waiting, store group 1110 (UCS2)', 'E9', '04' + '00480069', 'Hi', undefined, { kind: 'fax', active: true, store: true }, 'forward'],
+    [
+      'voicemail waiting, discard group 1100',
+      'C8',
+      '02' + 'C834',
+      'Hi',
+      undefined,
+      { kind: 'voicemail', active: true, store: false },
+      'archive',
+    ],
+    [
+      'voicemail cleared, discard group 1100',
+      'C0',
+      '00',
+      '',
+      undefined,
+      { kind: 'voicemail', active: false, store: false },
+      'archive',
+    ],
+    [
+      'e-mail waiting, store group 1101',
+      'DA',
+      '02' + 'C834',
+      'Hi',
+      undefined,
+      { kind: 'email', active: true, store: true },
+      'forward',
+    ],
+    [
+      'fax waiting, store group 1110 (UCS2)',
+      'E9',
+      '04' + '00480069',
+      'Hi',
+      undefined,
+      { kind: 'fax', active: true, store: true },
+      'forward',
+    ],
   ] as const)('DCS %s: %s', (_label, dcs, ud, text, messageClass, waiting, action) => {
     const { sms } = decoded(HEAD + '00' + dcs + SCTS + ud);
     expect(sms.dataCoding).toBe(parseInt(dcs, 16));
@@ -68,8 +100,18 @@ describe('hand-built PDUs by TP-PID and TP-DCS', () => {
   it.each([
     // UDHI set (first octet 44); UDL 8 septets: UDH 05 octets = 6 septets (2 fill bits) + 'Hi' packed after them:
     // (48<<2)&FF = 20, 48>>6 | (69<<1)&FF = D3. IE 01 (Special SMS Message Indication), length 02: type, count.
-    ['voicemail, 3 waiting, discard (bit 7 clear)', '0401020003', { kind: 'voicemail', active: true, store: false }, 'archive'],
-    ['voicemail, 3 waiting, store (bit 7 set)', '0401028003', { kind: 'voicemail', active: true, store: true }, 'forward'],
+    [
+      'voicemail, 3 waiting, discard (bit 7 clear)',
+      '0401020003',
+      { kind: 'voicemail', active: true, store: false },
+      'archive',
+    ],
+    [
+      'voicemail, 3 waiting, store (bit 7 set)',
+      '0401028003',
+      { kind: 'voicemail', active: true, store: true },
+      'forward',
+    ],
     ['e-mail, none waiting any more, discard', '0401020200', { kind: 'email', active: false, store: false }, 'archive'],
   ] as const)('UDH Special SMS Message Indication (TS 23.040 §9.2.3.24.2): %s', (_label, udh, waiting, action) => {
     const { sms } = decoded('00' + '44' + '038158F8' + '00' + '00' + SCTS + '08' + udh + '20D3');
@@ -87,7 +129,8 @@ describe('hand-built PDUs by TP-PID and TP-DCS', () => {
   });
 
   it('a reserved DCS decodes with a warning naming it', () => {
-    expect(decoded(HEAD + '00' + 'A5' + SCTS + '02C834').warnings).toEqual(['DCS 0xA5: reserved coding group, read as GSM 7-bit']);
+    const { warnings } = decoded(HEAD + '00' + 'A5' + SCTS + '02C834');
+    expect(warnings).toEqual(['DCS 0xA5: reserved coding group, read as GSM 7-bit']);
   });
 
   it('pdu-builder, the independent encoder, writes the same octets for the PID and DCS of these rows', () => {
@@ -106,7 +149,9 @@ describe('hand-built PDUs by TP-PID and TP-DCS', () => {
       dataCodingScheme: { discardMessage: boolean; messageIndication: number; messageIndicationType: number };
     };
     expect(n.protocolIdentifier.getValue()).toBe(0x40);
-    expect([n.dataCodingScheme.discardMessage, n.dataCodingScheme.messageIndication, n.dataCodingScheme.messageIndicationType]).toEqual([true, 1, 0]);
-    expect(decoded(HEAD + '40' + 'C8' + SCTS + '02C834').sms).toMatchObject({ protocolId: 0x40, waiting: { kind: 'voicemail', active: true, store: false } });
+    const d = n.dataCodingScheme;
+    expect([d.discardMessage, d.messageIndication, d.messageIndicationType]).toEqual([true, 1, 0]);
+    const waiting = { kind: 'voicemail', active: true, store: false };
+    expect(decoded(HEAD + '40' + 'C8' + SCTS + '02C834').sms).toMatchObject({ protocolId: 0x40, waiting });
   });
 });
