@@ -179,6 +179,19 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
 }
 
 /**
+ * The language a DCS 0x10 / 0x11 reply named at its start, when `text` (what the profile's decoding step made of
+ * `payload`) is a decoding that took it off; undefined otherwise.
+ */
+export function ussdLanguage(payload: string, dcs: number | undefined, text: string): string | undefined {
+  if (dcs === undefined || cbsDcs(dcs).languagePrefix === undefined) return undefined;
+  for (const packed of [false, true]) {
+    const decoded = decodeUssdPayload(payload, dcs, { packed });
+    if (decoded.text === text) return decoded.language;
+  }
+  return undefined;
+}
+
+/**
  * True when `text` (what a decoding step made of `payload`) is the payload left as it came and that is not readable:
  * data in an 8-bit or UCS2 DCS that no rule could decode, or hex that reads as nothing (at least 4 octets, digits and
  * letters A-F mixed: a menu of plain words or a number alone is never that). The CLI shows it raw with its DCS.

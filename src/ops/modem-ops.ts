@@ -22,6 +22,8 @@ export interface UssdOutcome {
   /** True when `text` is the raw payload because no encoding was recognised (shown with its DCS). */
   undecoded?: boolean;
   dcs?: number;
+  /** ISO 639 language the reply named at its start (DCS 0x10, 0x11), taken off `text`. */
+  language?: string;
   /** The +CUSD line(s) as the modem sent them. */
   raw: string;
   /** The release notice line that came before this reply (the reply followed it). */

@@ -134,12 +134,21 @@ describe('ussd: every reply form of the field notes, end to end', () => {
   it('TS 23.038 §5: a UCS2 reply with a language indication (dcs 17) is read without it, not shown as hex', async () => {
     const c = capture({}, { ussdReplyForm: 'ucs2-language' });
     await run(c, ['*888#', '--json']);
-    type Reply = { text: string; dcs: number; raw: string; undecoded?: boolean };
+    type Reply = { text: string; dcs: number; language?: string; raw: string; undecoded?: boolean };
     const [reply] = JSON.parse(c.result().out) as Reply[];
-    expect(reply).toMatchObject({ text: MENU, dcs: 17 });
+    expect(reply).toMatchObject({ text: MENU, dcs: 17, language: 'id' });
     expect(reply!.undecoded).toBeUndefined();
     // The raw line: packed 'id' (69 32), then UCS2 'S' (0053) ...
     expect(reply!.raw).toMatch(/^\+CUSD: 1,"69320053/);
+  });
+
+  it('--json names the language of a dcs 16 reply; other replies have none', async () => {
+    const c = capture({}, { ussdReplyForm: 'gsm7-language' });
+    await run(c, ['*888#', '--json']);
+    expect(JSON.parse(c.result().out)).toMatchObject([{ text: MENU, dcs: 16, language: 'id' }]);
+    const plain = capture({});
+    await run(plain, ['*888#', '--json']);
+    expect((JSON.parse(plain.result().out) as Array<Record<string, unknown>>)[0]).not.toHaveProperty('language');
   });
 
   it('a packed-hex modem (Huawei): dcs 16 with its language prefix decodes without it', async () => {

@@ -5,6 +5,7 @@ import {
   decodeUssdPayload,
   isUndecodedUssd,
   parseCusdLine,
+  ussdLanguage,
   unpackGsm7Hex,
 } from '../../src/modem/ussd-codec.js';
 import { packGsm7 } from '../../src/sms/gsm7.js';
@@ -244,6 +245,18 @@ describe('parseCusdLine', () => {
 
   it('is undefined for other lines', () => {
     expect(parseCusdLine('+CMTI: "SM",1')).toBeUndefined();
+  });
+});
+
+describe('ussdLanguage', () => {
+  it('names the language a decoding took off, for the packed and the text forms', () => {
+    expect(ussdLanguage('6577039906', 0x10, 'Hi')).toBe('en');
+    expect(ussdLanguage('id\rSisa', 0x10, 'Sisa')).toBe('id');
+    expect(ussdLanguage('69320048', 0x11, 'H')).toBe('id');
+  });
+  it('is undefined for a DCS without a language prefix, or a text that kept it', () => {
+    expect(ussdLanguage('Sisa', 15, 'Sisa')).toBeUndefined();
+    expect(ussdLanguage('id\rSisa', 0x10, 'id\rSisa')).toBeUndefined();
   });
 });
 
