@@ -193,8 +193,10 @@ export function buildDeliverPdus(opts: DeliverPduOptions): BuiltPdu[] {
   const smsc = encodeSmscField(opts.smsc);
   const oa = encodeAddressField(opts.originator);
   const scts = encodeTimestamp(opts.timestamp, opts.tzQuarterHours ?? 0);
-  if (opts.dcs !== undefined && (!Number.isInteger(opts.dcs) || opts.dcs < 0 || opts.dcs > 0xff)) {
-    throw new RangeError(`dcs ${opts.dcs} is not an octet`);
+  for (const [name, value] of [['pid', opts.pid], ['dcs', opts.dcs]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > 0xff)) {
+      throw new RangeError(`${name} ${value} is not an octet (0-255)`);
+    }
   }
   const dcs = opts.dcs ?? (encoding === 'gsm7' ? 0x00 : 0x08);
   const concatenated = parts.length > 1;
