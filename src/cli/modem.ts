@@ -110,7 +110,10 @@ function encodeOrRefuse(to: string, text: string): SubmitPdu[] {
 function formatStored(d: StoredSmsView): string {
   const t = (v: unknown) => safeText(v);
   if (d.error) return `#${t(d.index)} [${t(d.status)}] undecodable: ${t(d.error)}\n  pdu ${t(d.pdu)}\n\n`;
-  return `#${t(d.index)} [${t(d.status)}] from ${t(d.sender)} at ${t(d.time)}${d.part ? ` (part ${t(d.part)})` : ''}\n  ${safeText(d.text ?? '', { multiline: true }).replace(/\n/g, '\n  ')}\n\n`;
+  const part = d.part ? ` (part ${t(d.part)})` : '';
+  const not = d.notForwarded ? ` (not forwarded: ${t(d.notForwarded)})` : '';
+  const text = safeText(d.text ?? '', { multiline: true }).replace(/\n/g, '\n  ');
+  return `#${t(d.index)} [${t(d.status)}] from ${t(d.sender)} at ${t(d.time)}${part}${not}\n  ${text}\n\n`;
 }
 
 /** AT+CPMS memories in order: mem1 (read, delete), mem2 (write, send), mem3 (where new SMS are stored). */

@@ -19,7 +19,8 @@ import { wholeNumber } from './usage.js';
 
 const SIMULATE_HELP = `commands (one per line):
   sms <sender> <text...>    an SMS arrives (e.g. sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281...)
-  inject <json>             an SMS given exactly: {"from","text"[,"encoding":"gsm7"|"ucs2","concatRef","concatRefBits"]}
+  inject <json>             an SMS given exactly: {"from","text"[,"encoding":"gsm7"|"ucs2","concatRef","concatRefBits",
+                            "pid","dcs"]} (pid 64: a Type 0, which the bridge discards; dcs 200: a voicemail indication)
   garbage                   noise bytes on the line
   stall <ms>                the modem stops answering for <ms> ms
   reboot                    the modem restarts (banners; CNMI lost)
@@ -99,6 +100,8 @@ export function simulateCommand(io: Io): Command {
                 ...(o.encoding ? { encoding: o.encoding } : {}),
                 ...(o.concatRef !== undefined ? { concatRef: o.concatRef } : {}),
                 ...(o.concatRefBits ? { concatRefBits: o.concatRefBits } : {}),
+                ...(typeof o.pid === 'number' ? { pid: o.pid } : {}),
+                ...(typeof o.dcs === 'number' ? { dcs: o.dcs } : {}),
               });
               io.out(`sms from ${o.from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`);
               break;

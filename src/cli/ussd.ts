@@ -14,6 +14,7 @@ import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
 import { targetOptions, withModemOps } from './target.js';
 import { safeText } from '../terminal-text.js';
+import { describeCbsDcs } from '../sms/dcs.js';
 
 export type UssdOps = Pick<ModemOps, 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
 
@@ -27,7 +28,8 @@ interface UssdCliOptions extends TargetCliOptionsBase {
 export function formatUssd(r: UssdOutcome): string {
   const head = `${r.releaseNotice !== undefined ? `(release notice first: ${r.releaseNotice})\n` : ''}[status ${r.status}: ${ussdStatusLabel(r.status)}${r.noReply ? ', no reply' : ''}]`;
   if (r.undecoded) {
-    const dcs = r.dcs === undefined ? 'no dcs' : `dcs ${r.dcs} (0x${r.dcs.toString(16).padStart(2, '0')})`;
+    const hex = r.dcs === undefined ? '' : r.dcs.toString(16).padStart(2, '0');
+    const dcs = r.dcs === undefined ? 'no dcs' : `dcs ${r.dcs} (0x${hex}: ${describeCbsDcs(r.dcs)})`;
     return `${head} undecoded, ${dcs}: shown as it came\n${safeText(r.text, { multiline: true })}\n`;
   }
   return `${head}\n${safeText(r.text, { multiline: true })}\n`;

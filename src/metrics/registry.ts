@@ -138,7 +138,7 @@ export class BridgeMetrics {
 
     // ---- receive
     new Counter({
-      name: 'pulsa_bridge_sms_received_total', help: 'SMS received, by modem and outcome (spooled for delivery, ignored by the sender filter, quarantined as undecodable, duplicate of a record already spooled)',
+      name: 'pulsa_bridge_sms_received_total', help: 'SMS received, by modem and outcome (spooled for delivery, ignored by the sender filter or not for a person by its TP-PID or DCS, quarantined as undecodable, duplicate of a record already spooled)',
       labelNames: ['modem', 'outcome'], registers,
       async collect() {
         const list = await modems();

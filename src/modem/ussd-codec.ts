@@ -5,8 +5,9 @@
  * string is its packGsm7. Invariants: packGsm7(x) round-trips through unpackGsm7Hex; decodeUssdPayload never throws
  * and returns the string unchanged when no encoding is recognised; embedded CR/LF are kept.
  */
-import { hexToBytes, septetsToText, unpackSeptets } from '../sms/gsm7.js';
-import { decodeUcs2Hex, hasLoneSurrogate } from '../sms/ucs2.js';
+import { hexToBytes, packSeptets, septetsToText, udhFillBits, unpackSeptets } from '../sms/gsm7.js';
+import { decodeUcs2Bytes, decodeUcs2Hex, hasLoneSurrogate } from '../sms/ucs2.js';
+import { cbsDcs, type CbsDcs, type DcsAlphabet } from '../sms/dcs.js';
 
 const CR = 0x0d;
 
@@ -31,19 +32,11 @@ export function unpackGsm7Hex(hex: string): string {
   return septetsToText(septets);
 }
 
-export type UssdAlphabet = 'gsm7' | '8bit' | 'ucs2';
+export type UssdAlphabet = DcsAlphabet | 'compressed';
 
-/** Alphabet of a CBS/USSD data coding scheme (TS 23.038 §5). */
+/** Alphabet of a CBS/USSD data coding scheme (TS 23.038 §5; src/sms/dcs.ts cbsDcs has the whole table). */
 export function dcsAlphabet(dcs: number): UssdAlphabet {
-  const group = dcs >> 4;
-  if (dcs === 0x11) return 'ucs2'; // UCS2 preceded by a language indication
-  if (group <= 0x3) return 'gsm7';
-  if ((group & 0xc) === 0x4 || group === 0x9) {
-    const a = (dcs >> 2) & 0x3;
-    return a === 1 ? '8bit' : a === 2 ? 'ucs2' : 'gsm7';
-  }
-  if (group === 0xf) return dcs & 0x04 ? '8bit' : 'gsm7';
-  return 'gsm7';
+  return cbsDcs(dcs).alphabet;
 }
 
 const PRINTABLE = /^[\x20-\x7e\r\n\t]*$/;
@@ -67,26 +60,114 @@ export interface DecodedUssd {
   text: string;
   /** How the string was read. */
   form: 'text' | 'ucs2-hex' | 'packed-gsm7-hex' | 'ascii-hex' | '8bit-hex';
+  /** ISO 639 language the text began with (DCS 0x10 and 0x11), taken off the text. */
+  language?: string;
+}
+
+const LETTER = /^[A-Za-z]$/;
+
+/** Two GSM 7-bit letters packed in two octets with 2 zero fill bits (the language of DCS 0x11), else undefined. */
+function packedLanguage(octets: Uint8Array): string | undefined {
+  if (octets.length < 2 || ((octets[1] ?? 0) & 0xc0) !== 0) return undefined;
+  const septets = unpackSeptets(octets.subarray(0, 2), 2);
+  const text = septets === undefined ? '' : septetsToText(septets);
+  return text.length === 2 && LETTER.test(text[0]!) && LETTER.test(text[1]!) ? text.toLowerCase() : undefined;
+}
+
+/** Two GSM 7-bit letters and a CR packed in three octets (3 zero fill bits), else undefined. */
+function packedLanguageAndCr(octets: Uint8Array): string | undefined {
+  if (octets.length < 3 || ((octets[2] ?? 0) & 0xe0) !== 0) return undefined;
+  const septets = unpackSeptets(octets.subarray(0, 3), 3);
+  if (septets === undefined || septets[2] !== 0x0d) return undefined;
+  return packedLanguage(packSeptets(septets.slice(0, 2)));
+}
+
+/** The language of DCS 0x11 as two 8-bit letters (a modem that unpacked it), else undefined. */
+function octetLanguage(octets: Uint8Array): string | undefined {
+  const text = Buffer.from(octets.subarray(0, 2)).toString('latin1');
+  return text.length === 2 && LETTER.test(text[0]!) && LETTER.test(text[1]!) ? text.toLowerCase() : undefined;
+}
+
+/** Octets after a user data header (group 1001), or undefined when the header does not fit. */
+function afterUdh(octets: Uint8Array): { body: Uint8Array; headerOctets: number } | undefined {
+  const headerOctets = 1 + (octets[0] ?? 0);
+  return headerOctets <= octets.length ? { body: octets.subarray(headerOctets), headerOctets } : undefined;
+}
+
+/**
+ * UCS2 hex of a UCS2 DCS: a group 1001 header skipped; for 0x11 the language taken off first (two packed GSM 7-bit
+ * letters, two octets; read as two 8-bit letters too; without either the whole is read as UCS2, as a network that
+ * left the language out sends it). Undefined unless it reads as printable text.
+ */
+function ucs2WithIndication(text: string, d: CbsDcs): DecodedUssd | undefined {
+  let octets = isHex(text) && text.length % 4 === 0 ? hexToBytes(text) : undefined;
+  let language: string | undefined;
+  if (octets === undefined && d.languagePrefix === 'ucs2') {
+    // The language as two characters before the hex (a modem that wrote it in its character set).
+    const m = /^([A-Za-z]{2})[\r\n ]?((?:[0-9A-Fa-f]{4})+)$/.exec(text);
+    if (m) [language, octets] = [m[1]!.toLowerCase(), hexToBytes(m[2]!)];
+    // Or packed with a CR as DCS 0x10 writes it (three septets in three octets) before the UCS2.
+    const withCr = m || !isHex(text) ? undefined : packedLanguageAndCr(hexToBytes(text)!);
+    if (withCr !== undefined) [language, octets] = [withCr, hexToBytes(text)!.subarray(3)];
+  }
+  if (octets === undefined && d.udh && isHex(text)) octets = hexToBytes(text);
+  if (octets === undefined) return undefined;
+  if (d.udh) octets = afterUdh(octets)?.body;
+  if (octets === undefined) return undefined;
+  if (d.languagePrefix === 'ucs2' && language === undefined && octets.length % 2 === 0) {
+    language = packedLanguage(octets) ?? octetLanguage(octets);
+    if (language !== undefined) octets = octets.subarray(2);
+  }
+  const decoded = decodeUcs2Bytes(octets);
+  if (decoded === undefined || !isPrintableUnicode(decoded)) return undefined;
+  return language === undefined ? { text: decoded, form: 'ucs2-hex' } : { text: decoded, form: 'ucs2-hex', language };
+}
+
+/** Packed GSM 7-bit hex, after a user data header when the DCS says there is one (group 1001). */
+function unpackWithUdh(hex: string, d: CbsDcs): string | undefined {
+  if (!d.udh) return unpackGsm7Hex(hex);
+  const octets = hexToBytes(hex);
+  const split = octets && afterUdh(octets);
+  if (split === undefined) return undefined;
+  const fill = udhFillBits(split.headerOctets);
+  const count = Math.floor((split.body.length * 8 - fill) / 7);
+  const septets = unpackSeptets(split.body, count, fill);
+  return septets === undefined ? undefined : septetsToText(septets);
+}
+
+/** DCS 0x10: the text starts with its language, two characters and one CR (a LF when lines were joined); no more. */
+function takeLanguage(decoded: DecodedUssd, d: CbsDcs | undefined): DecodedUssd {
+  if (d?.languagePrefix !== 'gsm7') return decoded;
+  const m = /^([A-Za-z]{2})[\r\n]/.exec(decoded.text);
+  if (!m) return decoded;
+  return { text: decoded.text.slice(m[0].length), form: decoded.form, language: m[1]!.toLowerCase() };
 }
 
 /**
  * Decodes the string of a +CUSD reply. `packed`: the modem sends and answers USSD as packed GSM 7-bit hex.
- * Order: UCS2 dcs (72, 0x11, ...) -> UCS2 hex; packed modem + GSM dcs + hex -> unpack; dcs 15 with hex that reads as
- * UCS2 -> UCS2; dcs 0 with hex that reads as printable ASCII -> ASCII; otherwise the text as it came.
+ * The DCS is read by TS 23.038 §5 (src/sms/dcs.ts): UCS2 hex (a language indication or a user data header taken off
+ * first); 8-bit data as Latin-1 when printable; packed modem + GSM dcs + hex -> unpack; dcs 15 with hex that reads
+ * as UCS2 -> UCS2; dcs 0 with hex that reads as printable ASCII -> ASCII; otherwise the text as it came. A DCS 0x10
+ * text loses its language prefix to `language`. Compressed data is never decoded (it is the payload as it came).
  */
 export function decodeUssdPayload(text: string, dcs: number | undefined, options: { packed?: boolean } = {}): DecodedUssd {
-  const alphabet = dcs === undefined ? 'gsm7' : dcsAlphabet(dcs);
-  if (alphabet === 'ucs2' && isHex(text) && text.length % 4 === 0) {
-    const decoded = decodeUcs2Hex(text);
-    if (decoded !== undefined && isPrintableUnicode(decoded)) return { text: decoded, form: 'ucs2-hex' };
+  const d = dcs === undefined ? undefined : cbsDcs(dcs);
+  const alphabet = d?.alphabet ?? 'gsm7';
+  if (alphabet === 'compressed') return { text, form: 'text' };
+  if (alphabet === 'ucs2' && d !== undefined) {
+    const decoded = ucs2WithIndication(text, d);
+    if (decoded !== undefined) return decoded;
   }
   if (alphabet === '8bit' && isHex(text)) {
-    const decoded = Buffer.from(text, 'hex').toString('latin1');
-    if (isPrintableUnicode(decoded)) return { text: decoded, form: '8bit-hex' };
+    const octets = d?.udh ? afterUdh(hexToBytes(text)!)?.body : hexToBytes(text);
+    const decoded = octets === undefined ? '' : Buffer.from(octets).toString('latin1');
+    if (decoded !== '' && isPrintableUnicode(decoded)) return { text: decoded, form: '8bit-hex' };
   }
   if (options.packed === true && alphabet === 'gsm7' && isHex(text)) {
-    const decoded = unpackGsm7Hex(text);
-    if (isPrintableUnicode(decoded)) return { text: decoded, form: 'packed-gsm7-hex' };
+    const decoded = unpackWithUdh(text, d ?? { alphabet });
+    if (decoded !== undefined && isPrintableUnicode(decoded)) {
+      return takeLanguage({ text: decoded, form: 'packed-gsm7-hex' }, d);
+    }
   }
   const ucs2 = dcs === 15 ? ucs2LookingHexToText(text) : undefined;
   if (ucs2 !== undefined) return { text: ucs2, form: 'ucs2-hex' };
@@ -94,7 +175,20 @@ export function decodeUssdPayload(text: string, dcs: number | undefined, options
     const decoded = Buffer.from(text, 'hex').toString('latin1');
     if (PRINTABLE.test(decoded) && /[A-Za-z]/.test(decoded)) return { text: decoded, form: 'ascii-hex' };
   }
-  return { text, form: 'text' };
+  return takeLanguage({ text, form: 'text' }, d);
+}
+
+/**
+ * The language a DCS 0x10 / 0x11 reply named at its start, when `text` (what the profile's decoding step made of
+ * `payload`) is a decoding that took it off; undefined otherwise.
+ */
+export function ussdLanguage(payload: string, dcs: number | undefined, text: string): string | undefined {
+  if (dcs === undefined || cbsDcs(dcs).languagePrefix === undefined) return undefined;
+  for (const packed of [false, true]) {
+    const decoded = decodeUssdPayload(payload, dcs, { packed });
+    if (decoded.text === text) return decoded.language;
+  }
+  return undefined;
 }
 
 /**

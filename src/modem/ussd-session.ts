@@ -13,7 +13,7 @@ import type { ModemAt } from './commands.js';
 import { describeFinal } from './error-codes.js';
 import type { ModemProfile } from './types.js';
 import { encodeUcs2Hex } from '../sms/ucs2.js';
-import { continueCusd, decodeUssdPayload, isUndecodedUssd, parseCusdLine, type CusdLine } from './ussd-codec.js';
+import { continueCusd, decodeUssdPayload, isUndecodedUssd, parseCusdLine, ussdLanguage, type CusdLine } from './ussd-codec.js';
 
 /** A request the modem accepted whose +CUSD reply is still to come (UssdSession.send). */
 export interface PendingUssdReply {
@@ -29,6 +29,8 @@ export interface UssdReply {
   dcs?: number;
   /** The text is the payload as it came: no encoding was recognised (shown raw with its DCS). */
   undecoded?: boolean;
+  /** ISO 639 language the reply named at its start (DCS 0x10, 0x11), taken off `text`. */
+  language?: string;
   /** The +CUSD line(s) as received ('' when the reply was an error result). */
   raw: string;
   /** The release notice line as received (`+CUSD: 2,"Initiating Release",15`, `+CUSD: 2`) that came before this reply. */
@@ -313,6 +315,8 @@ export class UssdSession {
     const reply: UssdReply = { status: line.status, text, raw: raw.join('\n') };
     if (line.dcs !== undefined) reply.dcs = line.dcs;
     if (line.payload !== undefined && isUndecodedUssd(line.payload, line.dcs, text)) reply.undecoded = true;
+    const language = line.payload === undefined ? undefined : ussdLanguage(line.payload, line.dcs, text);
+    if (language !== undefined) reply.language = language;
     if (this.replyListeners.size > 0) {
       for (const listener of [...this.replyListeners]) listener(reply);
       return;

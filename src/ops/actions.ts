@@ -8,6 +8,7 @@
 import { randomInt } from 'node:crypto';
 import type { Modem } from '../modem/modem.js';
 import { decodeDeliver } from '../sms/pdu.js';
+import { disposalOf } from '../sms/disposal.js';
 import { encodeSubmit, type SubmitPdu } from '../sms/submit.js';
 import type { StoredPdu } from '../sms/types.js';
 import type { StoredSmsView } from './modem-ops.js';
@@ -24,6 +25,9 @@ export function describeStored(p: StoredPdu): StoredSmsView {
   if (!d.ok) return { ...base, error: d.reason };
   const v: StoredSmsView = { ...base, sender: d.sms.originator, time: d.sms.scTimestamp, text: d.sms.text };
   if (d.sms.concat) v.part = `${d.sms.concat.sequence}/${d.sms.concat.total} ref ${d.sms.concat.reference}`;
+  const disposal = disposalOf(d.sms);
+  const what = disposal?.action === 'discard' ? 'discarded' : 'archived in ignored';
+  if (disposal) v.notForwarded = `${disposal.reason}: ${what}`;
   return v;
 }
 

@@ -22,6 +22,8 @@ export interface UssdOutcome {
   /** True when `text` is the raw payload because no encoding was recognised (shown with its DCS). */
   undecoded?: boolean;
   dcs?: number;
+  /** ISO 639 language the reply named at its start (DCS 0x10, 0x11), taken off `text`. */
+  language?: string;
   /** The +CUSD line(s) as the modem sent them. */
   raw: string;
   /** The release notice line that came before this reply (the reply followed it). */
@@ -37,6 +39,8 @@ export interface StoredSmsView {
   time?: string;
   text?: string;
   part?: string;
+  /** Why the receive path will not forward it (TP-PID or DCS: src/sms/disposal.ts), and what it does instead. */
+  notForwarded?: string;
   error?: string;
   pdu: string;
 }

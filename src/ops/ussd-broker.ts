@@ -53,6 +53,7 @@ export function toUssdOutcome(reply: UssdReply): UssdOutcome {
   const out: UssdOutcome = { status: reply.status, statusText: ussdStatusText(reply.status), text: reply.text, raw: reply.raw };
   if (reply.dcs !== undefined) out.dcs = reply.dcs;
   if (reply.undecoded) out.undecoded = true;
+  if (reply.language !== undefined) out.language = reply.language;
   if (reply.releaseNotice !== undefined) out.releaseNotice = reply.releaseNotice;
   if (reply.noReply) out.noReply = true;
   return out;

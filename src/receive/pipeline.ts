@@ -16,7 +16,10 @@ import { confirmRead } from './confirm-read.js';
 import { newSmsRecord, type PartAssembler } from './parts.js';
 import { isOutgoing, type SimStorage } from './sim-storage.js';
 import { addCounts, noCounts, type HandledAs, type ReceiveCounts, type ReceiveModem, type ReceiveSpool, type Written } from './types.js';
-import { writeMessage, writeQuarantine } from './write.js';
+import { writeArchived, writeMessage, writeQuarantine } from './write.js';
+import { disposalOf, type Disposal } from '../sms/disposal.js';
+import { protocolId } from '../sms/protocol-id.js';
+import { octetHex } from '../sms/dcs.js';
 
 /**
  * How the slots of a run were read, and so what may be done with them:
@@ -188,6 +191,8 @@ export class SlotPipeline {
         `SMS user data runs past its UDL: decoded by the UDL, ${sms.extraOctets.length / 2} extra octet(s) kept in the record: ${sms.extraOctets}`,
       );
     }
+    const disposal = disposalOf(sms);
+    if (disposal !== undefined) return this.dispose(stored, sms, readsAgreed, disposal);
     const verdict = this.o.accept(sender);
     const policy = verdict.accept ? undefined : await this.policy(stored, mode, memory);
     if (policy === 'keep' && stored.index !== undefined) {
@@ -209,11 +214,39 @@ export class SlotPipeline {
       };
       return { kind: 'release', stored, sender, write };
     }
+    const pid = protocolId(sms.protocolId);
+    if (pid.replace !== undefined) {
+      // §9.2.3.9: it replaces an earlier one from the same originator with the same TP-PID. The bridge keeps none on
+      // the SIM and cannot take back what it forwarded: forwarded as its own message (docs/modems.md).
+      const fields = { index: stored.index, sender, pid: octetHex(sms.protocolId) };
+      this.o.log.info(fields, `${pid.name}: forwarded as a new message (an earlier one it replaces is not withdrawn)`);
+    }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
     if (this.o.simulated === true) rec.simulated = true;
     return { kind: 'release', stored, sender, write: () => writeMessage(this.o.spool, this.o.log, rec, verdict.accept) };
+  }
+
+  /**
+   * An SMS the specifications do not give to a person: released from the modem like any handled SMS, never forwarded
+   * and never kept on the SIM, whoever sent it. Type 0 leaves no record (its contents are discarded, §9.2.3.9); the
+   * others are archived in the ignored area first (durable before the release), with the reason.
+   */
+  private dispose(stored: StoredPdu, sms: DecodedSms, readsAgreed: number, disposal: Disposal): Decision {
+    const sender = sms.originator;
+    const fields = { index: stored.index, sender, pid: octetHex(sms.protocolId), dcs: octetHex(sms.dataCoding) };
+    if (disposal.action === 'discard') {
+      this.o.log.info(fields, `${disposal.reason}: acknowledged and discarded, not forwarded`);
+      const handled: HandledAs = { spooled: 'none', reason: disposal.reason };
+      const write = async (): Promise<Written> => ({ handled, counts: { ignored: 1 } });
+      return { kind: 'release', stored, sender, write };
+    }
+    const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
+    rec.readsAgreed = readsAgreed;
+    if (this.o.simulated === true) rec.simulated = true;
+    const write = () => writeArchived(this.o.spool, this.o.log, rec, disposal.reason, fields);
+    return { kind: 'release', stored, sender, write };
   }
 
   /**

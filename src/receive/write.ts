@@ -22,6 +22,21 @@ export async function writeMessage(spool: Pick<ReceiveSpool, 'putPending' | 'put
   return { handled: { spooled: 'ignored', id: rec.id, created: r.created }, counts: r.created ? { ignored: 1 } : {} };
 }
 
+/** A message the specifications do not give to a person (data download, a discard-group indication): archived. */
+export async function writeArchived(
+  spool: Pick<ReceiveSpool, 'putIgnored'>,
+  log: Logger,
+  rec: SmsRecord,
+  reason: string,
+  fields: Record<string, unknown>,
+): Promise<Written> {
+  rec.ignoredReason = reason;
+  const r = await spool.putIgnored(rec);
+  log.info({ ...fields, id: rec.id }, `${reason}: archived (ignored area), not forwarded`);
+  const counts = r.created ? { ignored: 1 } : { duplicates: 1 };
+  return { handled: { spooled: 'ignored', id: rec.id, created: r.created }, counts };
+}
+
 /** A PDU kept raw with its modem and index (undecodable, or reads that never agreed); counted whether new or not. */
 export async function writeQuarantine(
   spool: Pick<ReceiveSpool, 'putQuarantine'>,

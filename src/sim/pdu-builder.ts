@@ -27,6 +27,11 @@ export interface DeliverPduOptions {
   partsOverride?: string[];
   /** TP-PID; default 0. */
   pid?: number;
+  /**
+   * TP-DCS octet written as given (message class, message waiting groups...); the text is still encoded by
+   * `encoding`, which must be the alphabet that octet names. Default 0x00 (GSM 7-bit) or 0x08 (UCS2).
+   */
+  dcs?: number;
   /** TP-MMS: the SMSC has more messages waiting. Default false. */
   moreMessagesToSend?: boolean;
 }
@@ -188,7 +193,12 @@ export function buildDeliverPdus(opts: DeliverPduOptions): BuiltPdu[] {
   const smsc = encodeSmscField(opts.smsc);
   const oa = encodeAddressField(opts.originator);
   const scts = encodeTimestamp(opts.timestamp, opts.tzQuarterHours ?? 0);
-  const dcs = encoding === 'gsm7' ? 0x00 : 0x08;
+  for (const [name, value] of [['pid', opts.pid], ['dcs', opts.dcs]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > 0xff)) {
+      throw new RangeError(`${name} ${value} is not an octet (0-255)`);
+    }
+  }
+  const dcs = opts.dcs ?? (encoding === 'gsm7' ? 0x00 : 0x08);
   const concatenated = parts.length > 1;
 
   return parts.map((partText, i) => {

@@ -86,6 +86,8 @@ export class SmsDelivery {
       concatRef: opts.concatRef ?? this.nextConcatRef(concatRefBits),
       concatRefBits,
       ...(opts.partsOverride ? { partsOverride: opts.partsOverride } : {}),
+      ...(opts.pid === undefined ? {} : { pid: opts.pid }),
+      ...(opts.dcs === undefined ? {} : { dcs: opts.dcs }),
     });
     const order = opts.order ?? parts.map((_, i) => i);
     const delivered: BuiltPdu[] = [];

@@ -4,7 +4,10 @@
  * unreadable hex is +CME ERROR: 50. A reboot ends the session (reset()). No I/O and no timers here.
  */
 import { OK, type ErrorSpec, type Outcome } from './at-command.js';
-import { fromHex, packUssdHex, toSeptets, unpackUssdHex } from './septets.js';
+import { fromHex, pack, packUssdHex, toHex, toSeptets, unpackUssdHex } from './septets.js';
+
+/** ISO 639 code of Indonesian: the language a language-indicating reply form names. */
+const USSD_LANGUAGE = 'id';
 import type { SimProfile } from './sim-profiles.js';
 import { continueUssd, startUssd, type UssdMenu, type UssdScript } from './ussd-script.js';
 import type { VirtualModemOptions } from './virtual-modem-types.js';
@@ -81,6 +84,16 @@ export class UssdService {
         return `"${Buffer.from(text, 'latin1').toString('hex').toUpperCase()}",0`;
       case 'mislabelled':
         return `"${packUssdHex(text)}",68`;
+      case 'ucs2-language':
+        // TS 23.038 §5, DCS 0x11: the language as two packed GSM 7-bit characters (two octets), then UCS2.
+        return `"${toHex(pack(toSeptets(USSD_LANGUAGE) ?? []))}${ucs2Hex(text)}",17`;
+      case 'gsm7-language':
+        // DCS 0x10: the language, a CR, then the text.
+        const prefixed = `${USSD_LANGUAGE}\r${text}`;
+        return this.host.profile.ussdPackedHex ? `"${packUssdHex(prefixed)}",16` : `"${prefixed}",16`;
+      case 'compressed':
+        // DCS 0x60: compressed GSM 7-bit (TS 23.042); the octets stand for data no decoder here can read.
+        return `"${packUssdHex(text)}",96`;
       default:
         break;
     }

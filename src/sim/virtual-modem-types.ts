@@ -39,9 +39,18 @@ export interface VirtualModemOptions {
   /**
    * The form of +CUSD reply strings, overriding the family's (field notes: forms seen from networks and modems):
    * 'ucs2' hex with dcs 72, 'ucs2-dcs15' the same hex labelled dcs 15, 'ascii-hex' hex of the text with dcs 0 (an
-   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule.
+   * Indonesian operator menu), 'mislabelled' packed GSM 7-bit hex labelled 8-bit (dcs 68): readable by no rule;
+   * TS 23.038 §5 forms: 'ucs2-language' (dcs 17: packed language 'id', then UCS2 hex), 'gsm7-language' (dcs 16:
+   * 'id', CR, the text), 'compressed' (dcs 96: compressed GSM 7-bit, which no rule decodes).
    */
-  ussdReplyForm?: 'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled';
+  ussdReplyForm?:
+    | 'ucs2'
+    | 'ucs2-dcs15'
+    | 'ascii-hex'
+    | 'mislabelled'
+    | 'ucs2-language'
+    | 'gsm7-language'
+    | 'compressed';
   /**
    * Behaviours of real devices, switched on by name (docs/modems.md names the device of each):
    * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`
@@ -79,6 +88,10 @@ export interface InjectSmsOptions {
   concatRef?: number;
   concatRefBits?: 8 | 16;
   partsOverride?: string[];
+  /** TP-PID (TS 23.040 §9.2.3.9), e.g. 0x40 for a Short Message Type 0; default 0. */
+  pid?: number;
+  /** TP-DCS octet as sent (class, message waiting groups); `encoding` must be the alphabet it names. */
+  dcs?: number;
   /** Delivery order of the parts, 0-based part numbers (e.g. [2, 0, 1]); parts not listed are not delivered. */
   order?: number[];
   /** Deliver every part twice (SMSC retransmission). */

@@ -9,6 +9,7 @@
 import type { ConcatInfo, DecodedSms, SmsEncoding, StoredPdu } from './types.js';
 import { bytesToHex, septetsToText, udhFillBits, unpackSeptets } from './gsm7.js';
 import { decodeUcs2Bytes, hasLoneSurrogate, replaceLoneSurrogates } from './ucs2.js';
+import { octetHex, smsDcs, type SmsDcs } from './dcs.js';
 
 export type DecodeResult = { ok: true; sms: DecodedSms; warnings: string[] } | { ok: false; reason: string };
 
@@ -109,33 +110,11 @@ function readSmsc(r: Reader, warnings: string[]): string | undefined {
   }
 }
 
-interface Dcs {
-  encoding: SmsEncoding;
-  note?: string;
-}
-
-/** TS 23.038 §4. Compressed text cannot be decoded: failure. Reserved groups are read as GSM 7-bit (as §4 says). */
-function interpretDcs(dcs: number): Dcs {
-  const hex = `0x${dcs.toString(16).padStart(2, '0').toUpperCase()}`;
-  const group = dcs >> 4;
-  if (group <= 0x7) {
-    // 00xx xxxx general data coding; 01xx xxxx the same, marked for automatic deletion.
-    if (dcs & 0x20) fail(`DCS ${hex}: compressed text is not supported`);
-    switch ((dcs >> 2) & 0x03) {
-      case 0:
-        return { encoding: 'gsm7' };
-      case 1:
-        return { encoding: '8bit' };
-      case 2:
-        return { encoding: 'ucs2' };
-      default:
-        return { encoding: 'gsm7', note: `DCS ${hex}: reserved alphabet, read as GSM 7-bit` };
-    }
-  }
-  if (group <= 0xb) return { encoding: 'gsm7', note: `DCS ${hex}: reserved coding group, read as GSM 7-bit` };
-  if (group === 0xc || group === 0xd) return { encoding: 'gsm7' }; // message waiting: discard / store, GSM 7-bit
-  if (group === 0xe) return { encoding: 'ucs2' }; // message waiting: store, UCS2
-  return { encoding: dcs & 0x04 ? '8bit' : 'gsm7' }; // 1111: data coding / message class
+/** TS 23.038 §4 via smsDcs. Compressed text cannot be decoded: failure, naming it. */
+function interpretDcs(dcs: number): SmsDcs & { alphabet: SmsEncoding } {
+  const d = smsDcs(dcs);
+  if (d.alphabet === 'compressed') fail(`DCS ${octetHex(dcs)}: compressed text (TS 23.042) is not supported`);
+  return d as SmsDcs & { alphabet: SmsEncoding };
 }
 
 function bcdPair(byte: number, field: string): number {
@@ -172,8 +151,12 @@ function readTimestamp(r: Reader): { iso: string; ms: number } {
   return { iso, ms: local - offsetMinutes * 60_000 };
 }
 
+type Waiting = NonNullable<DecodedSms['waiting']>;
+
 interface Udh {
   concat: ConcatInfo | undefined;
+  /** Special SMS Message Indication (IEI 0x01, TS 23.040 §9.2.3.24.2): the first, with `store` from bit 7. */
+  waiting: Waiting | undefined;
   /** UDH octets including the UDHL octet. */
   octets: number;
 }
@@ -184,6 +167,7 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
   const octets = 1 + udhl;
   if (octets > ud.length) fail(`UDL too small for the UDH: UDH needs ${octets} octets, user data has ${ud.length}`);
   let concat: ConcatInfo | undefined;
+  let waiting: Waiting | undefined;
   let i = 1;
   while (i < octets) {
     const iei = ud[i] ?? 0;
@@ -194,6 +178,12 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
     }
     const data = ud.subarray(i + 2, i + 2 + iel);
     if (iei === 0x24 || iei === 0x25) fail(`UDH element 0x${iei.toString(16)}: national language shift tables are not supported`);
+    if (iei === 0x01 && iel === 2 && waiting === undefined) {
+      // Octet 1: bit 7 store (0 = discard after updating the indication), bits 1-0 the basic type; octet 2 the count.
+      const type = data[0] ?? 0;
+      const kinds = ['voicemail', 'fax', 'email', 'other'] as const;
+      waiting = { kind: kinds[type & 0x03]!, active: (data[1] ?? 0) > 0, store: (type & 0x80) !== 0 };
+    }
     if (iei === 0x00 || iei === 0x08) {
       const found = readConcat(iei, data, warnings);
       if (found !== undefined) {
@@ -203,7 +193,7 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
     }
     i += 2 + iel;
   }
-  return { concat, octets };
+  return { concat, waiting, octets };
 }
 
 function readConcat(iei: number, data: Uint8Array, warnings: string[]): ConcatInfo | undefined {
@@ -249,13 +239,14 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
   const udhi = (fo & 0x40) !== 0;
 
   const { originator, originatorType } = readOriginator(r);
-  r.u8('TP-PID');
-  const dcs = interpretDcs(r.u8('TP-DCS'));
-  if (dcs.note) warnings.push(dcs.note);
+  const protocolId = r.u8('TP-PID');
+  const dataCoding = r.u8('TP-DCS');
+  const dcs = interpretDcs(dataCoding);
+  if (dcs.reserved) warnings.push(dcs.reserved);
   const ts = readTimestamp(r);
   const udl = r.u8('TP-UDL');
 
-  const udOctets = dcs.encoding === 'gsm7' ? Math.ceil((udl * 7) / 8) : udl;
+  const udOctets = dcs.alphabet === 'gsm7' ? Math.ceil((udl * 7) / 8) : udl;
   if (udOctets > r.remaining) fail(`UDL too large: UDL ${udl} needs ${udOctets} octets, only ${r.remaining} left`);
   let extraOctets: string | undefined;
   if (udOctets < r.remaining) {
@@ -271,8 +262,9 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
   const ud = r.take(udOctets, 'TP-UD');
 
   let concat: ConcatInfo | undefined;
+  let udhWaiting: Waiting | undefined;
   let text: string;
-  if (dcs.encoding === 'gsm7') {
+  if (dcs.alphabet === 'gsm7') {
     let headerSeptets = 0;
     let fill = 0;
     let body = ud;
@@ -280,6 +272,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
       if (udl === 0) fail('UDL too small for the UDH: UDL 0 with the UDH indicator set');
       const udh = parseUdh(ud, warnings);
       concat = udh.concat;
+      udhWaiting = udh.waiting;
       headerSeptets = Math.ceil((udh.octets * 8) / 7);
       if (headerSeptets > udl) fail(`UDL too small for the UDH: UDL ${udl} septets, UDH takes ${headerSeptets}`);
       fill = udhFillBits(udh.octets);
@@ -294,9 +287,10 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
       if (udl === 0) fail('UDL too small for the UDH: UDL 0 with the UDH indicator set');
       const udh = parseUdh(ud, warnings);
       concat = udh.concat;
+      udhWaiting = udh.waiting;
       body = ud.subarray(udh.octets);
     }
-    if (dcs.encoding === '8bit') {
+    if (dcs.alphabet === '8bit') {
       text = bytesToHex(body);
     } else {
       const decoded = decodeUcs2Bytes(body);
@@ -319,10 +313,14 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
     smsc,
     scTimestamp: ts.iso,
     scTimestampMs: ts.ms,
-    encoding: dcs.encoding,
+    encoding: dcs.alphabet,
     text,
     concat,
     pdu,
+    protocolId,
+    dataCoding,
+    ...(dcs.messageClass === undefined ? {} : { messageClass: dcs.messageClass }),
+    ...(dcs.waiting ?? udhWaiting ? { waiting: (dcs.waiting ?? udhWaiting)! } : {}),
     ...(extraOctets === undefined ? {} : { extraOctets }),
   };
 }

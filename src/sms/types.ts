@@ -29,6 +29,17 @@ export interface DecodedSms {
   concat: ConcatInfo | undefined;
   /** The raw PDU hex as read (upper case), SMSC included. */
   pdu: string;
+  /** TP-PID octet (TS 23.040 §9.2.3.9; src/sms/protocol-id.ts says what it means). */
+  protocolId: number;
+  /** TP-DCS octet (TS 23.038 §4). */
+  dataCoding: number;
+  /** Message class from the DCS (0 flash ... 3 TE-specific), when it gives one. */
+  messageClass?: 0 | 1 | 2 | 3;
+  /**
+   * Message waiting indication from DCS groups 1100-1110 (store false: group 1100, "Discard Message"), else from a
+   * Special SMS Message Indication in the UDH (IEI 0x01; store false: bit 7 of its first octet clear).
+   */
+  waiting?: { kind: 'voicemail' | 'fax' | 'email' | 'other'; active: boolean; store: boolean };
   /** Octets after the user data its UDL declares (hex, upper case), left out of the text; absent when none. */
   extraOctets?: string;
 }

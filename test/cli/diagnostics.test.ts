@@ -195,6 +195,21 @@ describe('sms', () => {
     expect(missing.code).toBe(1);
   });
 
+  it('list says which stored messages the receive path will not forward (TP-PID, DCS) and why', async () => {
+    const vm = createSimulatedModem('/virtual/cli');
+    vm.stop();
+    vm.injectSms({ from: '858', text: 'ping', pid: 0x40, delivery: 'store' });
+    vm.injectSms({ from: '858', text: 'OTA', pid: 0x7f, dcs: 0xf2, encoding: 'gsm7', delivery: 'store' });
+    const virtualModem = () => (vm.start(), vm);
+    const r = await cli(['sms', 'list', '--simulate'], { virtualModem });
+    const header = (index: number) => r.out.split('\n').find((l) => l.startsWith(`#${index} `));
+    expect(header(3)).toMatch(/^#3 \[unread\] from 858 at \S+ \(not forwarded: /);
+    expect(header(3)).toMatch(/\(not forwarded: Short Message Type 0 \(TP-PID 0x40\): discarded\)$/);
+    expect(header(4)).toMatch(/\(not forwarded: \(U\)SIM Data download \(TP-PID 0x7F\), meant for the modem or SIM: archived/);
+    expect(r.out).toContain('discarded)\n  ping\n');
+    expect(r.out).not.toMatch(/#1 .*not forwarded/);
+  });
+
   it('delete 1, then list shows only the other message (the SIM keeps its storage between sessions)', async () => {
     const vm = createSimulatedModem('/virtual/cli');
     vm.stop();

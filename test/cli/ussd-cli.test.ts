@@ -117,17 +117,53 @@ describe('ussd', () => {
 describe('formatUssd', () => {
   it('a reply in an unknown encoding is shown raw with its DCS', () => {
     expect(formatUssd({ status: 0, statusText: 'USSD done', text: 'C8329BFD06', undecoded: true, dcs: 68, raw: '+CUSD: 0,"C8329BFD06",68' })).toBe(
-      '[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nC8329BFD06\n',
+      '[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nC8329BFD06\n',
     );
   });
 });
 
 describe('ussd: every reply form of the field notes, end to end', () => {
   const MENU = 'Sisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu';
-  it.each(['ucs2', 'ucs2-dcs15', 'ascii-hex'] as const)('%s: decoded', async (form) => {
+  const FORMS = ['ucs2', 'ucs2-dcs15', 'ascii-hex', 'ucs2-language', 'gsm7-language'] as const;
+  it.each(FORMS)('%s: decoded', async (form) => {
     const c = capture({}, { ussdReplyForm: form });
     await run(c, ['*888#']);
     expect(c.result().out).toBe(`[status 1: more input expected]\n${MENU}\n`);
+  });
+
+  it('TS 23.038 §5: a UCS2 reply with a language indication (dcs 17) is read without it, not shown as hex', async () => {
+    const c = capture({}, { ussdReplyForm: 'ucs2-language' });
+    await run(c, ['*888#', '--json']);
+    type Reply = { text: string; dcs: number; language?: string; raw: string; undecoded?: boolean };
+    const [reply] = JSON.parse(c.result().out) as Reply[];
+    expect(reply).toMatchObject({ text: MENU, dcs: 17, language: 'id' });
+    expect(reply!.undecoded).toBeUndefined();
+    // The raw line: packed 'id' (69 32), then UCS2 'S' (0053) ...
+    expect(reply!.raw).toMatch(/^\+CUSD: 1,"69320053/);
+  });
+
+  it('--json names the language of a dcs 16 reply; other replies have none', async () => {
+    const c = capture({}, { ussdReplyForm: 'gsm7-language' });
+    await run(c, ['*888#', '--json']);
+    expect(JSON.parse(c.result().out)).toMatchObject([{ text: MENU, dcs: 16, language: 'id' }]);
+    const plain = capture({});
+    await run(plain, ['*888#', '--json']);
+    expect((JSON.parse(plain.result().out) as Array<Record<string, unknown>>)[0]).not.toHaveProperty('language');
+  });
+
+  it('a packed-hex modem (Huawei): dcs 16 with its language prefix decodes without it', async () => {
+    const c = capture({}, { profile: 'huawei', ussdReplyForm: 'gsm7-language' });
+    await run(c, ['*888#', '--reply', '2']);
+    const out = `[status 1: more input expected]\n${MENU}\n[status 0: done]\nNomor Anda 6281234567890\n`;
+    expect(c.result().out).toBe(out);
+  });
+
+  it('compressed data (dcs 96) is refused by name, shown as it came', async () => {
+    const menus = [{ code: '*555#', menu: { status: 0 as const, text: 'hellohello' } }];
+    const c = capture({}, { ussdMenus: menus, ussdReplyForm: 'compressed' });
+    await run(c, ['*555#']);
+    const head = '[status 0: done] undecoded, dcs 96 (0x60: compressed GSM 7-bit (not decodable)): shown as it came';
+    expect(c.result().out).toBe(`${head}\nE8329BFD4697D9EC37\n`);
   });
 
   it('a reply no rule can read is shown raw with its DCS', async () => {
@@ -139,7 +175,7 @@ describe('ussd: every reply form of the field notes, end to end', () => {
     ]);
     const t = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
     await run(t, ['*555#']);
-    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44): shown as it came\nE8329BFD4697D9EC37\n');
+    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nE8329BFD4697D9EC37\n');
   });
 });
 

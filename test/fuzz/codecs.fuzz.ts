@@ -113,13 +113,20 @@ const ussdRoundTrip = target(
       fc.constantFrom(72, 0x11, 0x5a, 0x98),
       fc.constantFrom(0x0f, 0x00, 0x01, 0x10, 0xf0),
       (uni, gsm, ascii, ucs2Dcs, gsmDcs) => {
-        eq(`UCS2 hex, dcs ${ucs2Dcs}`, decodeUssdPayload(encodeUcs2Hex(uni), ucs2Dcs), { text: uni, form: 'ucs2-hex' });
-        const septets = textToSeptets(gsm) ?? [];
+        // TS 23.038 §5: 0x11 starts with its language (packed 'id': 6932), group 1001 (0x98) with a user data header.
+        const prefix = ucs2Dcs === 0x11 ? '6932' : ucs2Dcs === 0x98 ? '050003010101' : '';
+        const wantUcs2 = { text: uni, form: 'ucs2-hex', ...(ucs2Dcs === 0x11 ? { language: 'id' } : {}) };
+        eq(`UCS2 hex, dcs ${ucs2Dcs}`, decodeUssdPayload(prefix + encodeUcs2Hex(uni), ucs2Dcs), wantUcs2);
+        // 0x10 (TS 23.038 §5): the text starts with its language and a CR.
+        const full = gsmDcs === 0x10 ? `id\r${gsm}` : gsm;
+        const septets = textToSeptets(full) ?? [];
         const zeroOnBoundary = septets.length % 8 === 0 && septets[septets.length - 1] === 0;
         if (!zeroOnBoundary) {
           const crOnBoundary = septets.length % 8 === 0 && septets[septets.length - 1] === 0x0d;
           const want = crOnBoundary ? `${gsm}\r` : gsm;
-          eq(`packed GSM hex, dcs ${gsmDcs}`, decodeUssdPayload(packGsm7(gsm), gsmDcs, { packed: true }), { text: want, form: 'packed-gsm7-hex' });
+          const packedText = packGsm7(full);
+          const wantGsm = { text: want, form: 'packed-gsm7-hex', ...(gsmDcs === 0x10 ? { language: 'id' } : {}) };
+          eq(`packed GSM hex, dcs ${gsmDcs}`, decodeUssdPayload(packedText, gsmDcs, { packed: true }), wantGsm);
         }
         if (/[A-Za-z]/.test(ascii)) {
           eq('ASCII hex, dcs 0', decodeUssdPayload(Buffer.from(ascii, 'latin1').toString('hex').toUpperCase(), 0), { text: ascii, form: 'ascii-hex' });

@@ -82,4 +82,66 @@ describe('SlotPipeline', () => {
     expect(direct.slots[0]!.outcome).toBe('released');
     expect(modem.calls).toEqual(['read 9', 'cnma']);
   });
+
+  describe('TP-PID and DCS values the specifications do not give to a person', () => {
+    const special = (from: string, text: string, o: { pid?: number; dcs?: number }) =>
+      buildDeliverPdus({ originator: from, text, timestamp: TS, ...o })[0]!;
+
+    it('Short Message Type 0 from an accepted sender: deleted from the SIM, no record, nothing forwarded', async () => {
+      const { modem, spool, pipeline } = setup();
+      modem.put(2, special('858', 'ping', { pid: 0x40 }));
+      const run = await pipeline.run([2], 'single');
+      expect(modem.calls).toEqual(['read 2', 'read 2', 'delete 2']);
+      const handled = { spooled: 'none', reason: 'Short Message Type 0 (TP-PID 0x40)' };
+      expect(run.slots[0]).toMatchObject({ outcome: 'released', handled });
+      expect([spool.pending.size, spool.ignored.size, spool.quarantine.size]).toEqual([0, 0, 0]);
+      expect(run.counts).toEqual({ received: 1, spooled: 0, ignored: 1, quarantined: 0, duplicates: 0 });
+    });
+
+    it('Type 0 by +CMT is acknowledged (AT+CNMA); under policy keep it is not kept on the SIM', async () => {
+      const { modem, storage, pipeline } = setup('keep');
+      const p = special('999', '', { pid: 0x40 });
+      const direct = await pipeline.run([{ index: undefined, stat: 0, length: p.tpduLength, pdu: p.pdu }], 'single');
+      expect(direct.slots[0]!.outcome).toBe('released');
+      modem.put(4, special('999', '', { pid: 0x40 }));
+      await pipeline.run([4], 'single');
+      expect(modem.calls).toEqual(['cnma', 'read 4', 'read 4', 'delete 4']);
+      expect(storage.kept.size).toBe(0);
+    });
+
+    it('(U)SIM data download, a discard-group voicemail indication: archived with why, then deleted', async () => {
+      const { modem, spool, pipeline } = setup();
+      modem.put(1, special('858', 'OTA', { pid: 0x7f, dcs: 0xf2 }));
+      modem.put(2, special('858', 'Ada 1 pesan suara', { dcs: 0xc8 }));
+      const run = await pipeline.run([1, 2], 'single');
+      expect(run.slots.map((s) => s.outcome)).toEqual(['released', 'released']);
+      expect([...spool.ignored.values()].map((r) => [r.text, r.ignoredReason])).toEqual([
+        ['OTA', '(U)SIM Data download (TP-PID 0x7F), meant for the modem or SIM'],
+        ['Ada 1 pesan suara', 'message waiting indication, discard group (voicemail waiting)'],
+      ]);
+      expect(spool.pending.size).toBe(0);
+      expect(run.counts).toMatchObject({ received: 2, ignored: 2, spooled: 0 });
+    });
+
+    it('an archive that fails to write leaves the message on the SIM', async () => {
+      const spool = new MemorySpool({ gated: true });
+      spool.failWhen = (text) => text === 'OTA';
+      const { modem, pipeline } = setup('archive', spool);
+      modem.put(1, special('858', 'OTA', { pid: 0x7f, dcs: 0xf2 }));
+      const run = await pipeline.run([1], 'single');
+      expect(run.slots[0]!.outcome).toBe('failed');
+      expect(modem.calls).not.toContain('delete 1');
+    });
+
+    it('Replace Short Message Type 1, a store-group indication and a flash SMS are forwarded', async () => {
+      const { spool, pipeline, modem } = setup();
+      modem.put(1, special('858', 'Rp 1', { pid: 0x41 }));
+      modem.put(2, special('858', 'Rp 2', { pid: 0x41 }));
+      modem.put(3, special('858', 'Pesan suara baru', { dcs: 0xd8 }));
+      modem.put(4, special('858', 'Flash', { dcs: 0x10 }));
+      const run = await pipeline.run([1, 2, 3, 4], 'single');
+      expect([...spool.pending.values()].map((r) => r.text)).toEqual(['Rp 1', 'Rp 2', 'Pesan suara baru', 'Flash']);
+      expect(run.counts).toMatchObject({ spooled: 4, ignored: 0 });
+    });
+  });
 });

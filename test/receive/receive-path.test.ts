@@ -51,6 +51,26 @@ describe('receive path (virtual modem, real spool directory)', () => {
     expect(log.some((c) => /^AT\+CMGD=/i.test(c))).toBe(true);
   });
 
+  it('Type 0 discarded, SIM data download and a discard-group indication archived, the rest spooled', async () => {
+    stack = await startStack(dir, vm, logger);
+    vm.injectSms({ from: '858', text: '', pid: 0x40 }); // +CMT (direct): acknowledged with AT+CNMA
+    vm.injectSms({ from: '858', text: 'ping', pid: 0x40, delivery: 'store' }); // stored: deleted with AT+CMGD
+    vm.injectSms({ from: '858', text: 'OTA', pid: 0x7f, dcs: 0xf2, encoding: 'gsm7', delivery: 'store' });
+    vm.injectSms({ from: '858', text: 'Ada 1 pesan suara baru', dcs: 0xc8, encoding: 'gsm7' });
+    vm.injectSms({ from: '858', text: TSEL, pid: 0x41 });
+    await settle(stack, vm);
+    expect((await pendingRecords(stack.spool)).map((r) => r.text)).toEqual([TSEL]);
+    const archived = (await stack.spool.list('ignored')) as SmsRecord[];
+    expect(archived.map((r) => r.ignoredReason).sort()).toEqual([
+      '(U)SIM Data download (TP-PID 0x7F), meant for the modem or SIM',
+      'message waiting indication, discard group (voicemail waiting)',
+    ]);
+    expect(vm.storedMessages()).toHaveLength(0);
+    const discarded = 'Short Message Type 0 (TP-PID 0x40): acknowledged and discarded';
+    expect(lines.filter((l) => String(l.msg).startsWith(discarded))).toHaveLength(2);
+    expect(lines.some((l) => String(l.msg).includes('ping'))).toBe(false); // a Type 0's text is not even logged
+  });
+
   it('a crash between reading and the spool write loses nothing: the SMS stays on the SIM and is spooled after restart', async () => {
     stack = await startStack(dir, vm, logger, { faults: { beforePendingWrite: () => true } });
     vm.injectSms({ from: '858', text: TSEL });
