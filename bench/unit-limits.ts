@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
-import { startHarness } from './lean/harness.js';
-import { unitNodeFlags } from './lean/unit-flags.js';
+import { startHarness } from './process/harness.js';
+import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
 import { statusFieldKiB } from './peer/procstat.js';
 

@@ -14,7 +14,8 @@ import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from 
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
 import { VIRTUAL_QUIRKS } from './sim/virtual-modem-types.js';
 import { maskUrl } from './redact.js';
-import { deepFreeze, readJson, RETENTION_DAYS, SPOOL_DEFAULTS } from './config-file.js';
+import { deepFreeze, readJson } from './config-file.js';
+import { spoolSchema } from './config-spool.js';
 import {
   adder,
   anyObject,
@@ -41,20 +42,6 @@ import {
 } from './config-fields.js';
 
 export type { ProfileSetting };
-
-/** The spool section (config-file.ts reads the same rules by hand for the spool-only commands). */
-export function spoolSchema() {
-  const days = (fallback: number) => withDefault(int(RETENTION_DAYS.min, RETENTION_DAYS.max), fallback);
-  return withDefault(
-    object({
-      dir: orDefault(text(), SPOOL_DEFAULTS.dir as string),
-      sentRetentionDays: days(SPOOL_DEFAULTS.sentRetentionDays),
-      ignoredRetentionDays: days(SPOOL_DEFAULTS.ignoredRetentionDays),
-      fsync: withDefault(bool(), SPOOL_DEFAULTS.fsync as boolean),
-    }),
-    () => ({}),
-  );
-}
 
 /** The convert-pulsa service's API prefix: a webhook base URL is expected to end in it. */
 const API_PREFIX = '/api/v1/convert-pulsa';

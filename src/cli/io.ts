@@ -28,8 +28,8 @@ export const defaultIo: Io = {
 const DEFAULT_CONFIG_PATH = '/etc/pulsa-bridge/config.json';
 
 /** The config file to use: the one given, else `$PULSA_BRIDGE_CONFIG`, else DEFAULT_CONFIG_PATH. */
-export function configPath(given?: string): string {
-  return given ?? process.env.PULSA_BRIDGE_CONFIG ?? DEFAULT_CONFIG_PATH;
+export function configPath(given?: string, env: Record<string, string | undefined> = process.env): string {
+  return given ?? env.PULSA_BRIDGE_CONFIG ?? DEFAULT_CONFIG_PATH;
 }
 
 export function printJson(io: Io, value: unknown): void {

@@ -3,6 +3,7 @@
  * known modems; with --probe, which of them answer AT (read-only commands only: AT, AT+CGMI, AT+CGMM, AT+CGSN; a port
  * another process holds is left alone) and which to put in the config.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { silentLogger } from '../log.js';
 import { USB_FINGERPRINTS } from '../modem/profiles/index.js';
@@ -20,7 +21,7 @@ export function commands(io: Io): Command[] {
 
 export function portsCommand(io: Io): Command {
   return new Command('ports')
-    .description('list serial ports with USB ids, the stable /dev/serial/by-id path, and which look like known modems')
+    .description(summaryOf('ports'))
     .option('--json', 'print JSON')
     .option('--probe', 'find the AT port(s): send only AT, AT+CGMI, AT+CGMM, AT+CGSN to each USB serial port (ports another process holds are left alone)')
     .option('--baud <rates>', 'with --probe: baud rates to try in order, comma-separated', baudRates, [115200])

@@ -5,6 +5,7 @@
  * starts; a start-up stuck in the kernel gets a bound), the stop, the last log lines flushed (bounded), exit 0.
  * The only command module that loads the daemon.
  */
+import { summaryOf } from './command-list.js';
 import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command } from 'commander';
@@ -27,7 +28,7 @@ export function commands(): Command[] {
 
 export function runCommand(): Command {
   return new Command('run')
-    .description('run the daemon: receive SMS on every configured modem, spool them, forward them to the webhook')
+    .description(summaryOf('run'))
     .option('-c, --config <file>', 'config file', configPath())
     .option('--simulate', 'run every modem on the virtual modem (no hardware); the webhook must be on this machine')
     .option('--allow-remote-webhook', 'with simulated modems, post to a webhook on another machine anyway (requests marked X-Pulsa-Bridge-Simulated, signed with the simulation secret)')

@@ -6,6 +6,7 @@
  * when the simulator ends (not after SIGKILL), so stopping and starting it again on the same --link is an unplug and
  * replug of the same SIM.
  */
+import { summaryOf } from './command-list.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -38,7 +39,7 @@ export function commands(io: Io): Command[] {
 
 export function simulateCommand(io: Io): Command {
   return new Command('simulate')
-    .description('serve the virtual modem on a pseudo-terminal (needs socat): point a config\'s modems[].port at --link and run the real daemon without hardware; type `help` for the commands that inject SMS and faults')
+    .description(summaryOf('simulate'))
     .requiredOption('-l, --link <path>', 'path to create for the bridge to open, e.g. /tmp/pulsa-modem')
     .addOption(new Option('--profile <id>', 'behave like this modem family').choices(['generic', 'simcom', 'huawei']).default('simcom'))
     .option('--pin <pin>', 'the SIM starts locked with this PIN')

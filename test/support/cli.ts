@@ -34,7 +34,7 @@ export async function cli(args: string[], extra: Partial<Io> = {}): Promise<CliR
   }
 }
 
-/** bin/pulsa-bridge of this checkout (a one-shot command from its bundle in dist/cli, run and simulate from dist/src). */
+/** bin/pulsa-bridge of this checkout (every command from dist/src). */
 export const BIN = fileURLToPath(new URL('../../bin/pulsa-bridge', import.meta.url));
 
 /** `bin/pulsa-bridge ...args` run to its end; `env` replaces the environment when given. */
