@@ -8,7 +8,6 @@ import { Command } from 'commander';
 import { silentLogger } from '../log.js';
 import { USB_FINGERPRINTS } from '../modem/profiles/index.js';
 import { listPorts } from '../serial/ports.js';
-import { probePorts } from '../modem/probe.js';
 import { atVerdict, describeModem, isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';
 import { table } from './format.js';
 import { printJson, type Io } from './io.js';
@@ -54,6 +53,7 @@ export function portsCommand(io: Io): Command {
 
       // --probe: read-only AT on the USB-like ports, in parallel (a few at a time), each bounded by its timeouts.
       const candidates = result.ports.filter((p) => isProbeCandidate(p, opts.all === true));
+      const { probePorts } = await import('../modem/probe.js'); // the modem stack, only for --probe
       const probes = await probePorts(
         candidates.map((p) => p.path),
         { baudRates: opts.baud, timeoutMs: opts.timeout, link: io.ports?.binding === 'mock' ? 'virtual' : 'native', logger: silentLogger() },

@@ -10,7 +10,7 @@ import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command } from 'commander';
 import { loadConfig, simulatedWebhookProblem, type Config } from '../config.js';
-import { Daemon } from '../daemon.js';
+import type { Daemon } from '../daemon.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import { configPath } from './io.js';
@@ -75,6 +75,7 @@ export async function runDaemon(config: Config, simulate: boolean, allowRemoteWe
   onStopSignal((signal) => requestStop(signal));
   let daemon: Daemon;
   try {
+    const { Daemon } = await import('../daemon.js'); // after the signal handlers: loading it takes a moment
     daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
   } finally {
     // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).

@@ -77,8 +77,8 @@ describe('each command loads what it needs', () => {
         }
       }
     }
-    // the check sees the addon where it is loaded: `ports` lists ports through it
-    expect(packageLoaded(loadedModules(['ports', '--json']), '@serialport/bindings-cpp')).toBe(true);
+    // the check sees the addon where it is loaded: `ports --probe` opens ports through it
+    expect(packageLoaded(loadedModules(['ports', '--probe', '--json']), '@serialport/bindings-cpp')).toBe(true);
   });
 
   // a process per command and form: a longer bound than one test's default
