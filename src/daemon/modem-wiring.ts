@@ -83,14 +83,8 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         logger: w.logger.child({ stage: 'receive' }),
         ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
         ...(w.simulated === true ? { simulated: true } : {}),
-        storageUsage: async () => {
-          // Right after a sweep's listing the count is known without AT+CPMS? (the idle budget).
-          const recent = modem.recentUsage(2_000);
-          if (recent) return recent;
-          // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
-          const rows = await modem.storageUsage();
-          return rows[2] ?? rows[0];
-        },
+        // Right after a sweep's listing the count is known without AT+CPMS? (the idle budget).
+        storageUsage: () => modem.receiveUsage(2_000),
       });
       w.onReceiver?.(receiver);
       return receiver;

@@ -14,7 +14,7 @@ import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, SimIdentity } from '../spool/types.js';
 import { confirmRead } from './confirm-read.js';
 import { newSmsRecord, type PartAssembler } from './parts.js';
-import { isOutgoing, type SimStorage } from './sim-storage.js';
+import { isOutgoing, type SimStorage } from '../modem/sim-memory.js';
 import { addCounts, noCounts, type HandledAs, type ReceiveCounts, type ReceiveModem, type ReceiveSpool, type Written } from './types.js';
 import { writeMessage, writeQuarantine } from './write.js';
 

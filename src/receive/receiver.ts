@@ -21,7 +21,7 @@ import { BatchReader, MAX_BATCH_SLOTS } from './batch.js';
 import { operatorResult, type OperatorDeleteResult } from './operator-delete.js';
 import { PartAssembler, type Joined } from './parts.js';
 import { SlotPipeline, type RunResult, type SlotInput, type Stage } from './pipeline.js';
-import { isOutgoing, SimStorage } from './sim-storage.js';
+import { isOutgoing, SimStorage } from '../modem/sim-memory.js';
 import { addCounts, type ReceiveModem, type ReceiveSpool } from './types.js';
 
 export type { ReceiveModem, ReceiveSpool } from './types.js';
@@ -116,7 +116,7 @@ export class Receiver {
   /** Every slot's way: read -> confirm -> decide -> write -> release (./pipeline.ts). */
   private readonly pipeline: SlotPipeline;
   private readonly monotonic: () => number;
-  /** The SIM's storage: how full, and the messages kept by policy 'keep' (sim-storage.ts). */
+  /** The SIM's storage: how full, and the messages kept by policy 'keep' (modem/sim-memory.ts). */
   private readonly storage: SimStorage;
   private sweepQueued = false;
   /** Indications for another memory than the chosen one, waiting (`ME:67`): a second one for the same slot is dropped. */
