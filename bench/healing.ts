@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
 import { createModemSupervisor } from '../src/daemon/modem-wiring.js';
 import { silentLogger } from '../src/log.js';
-import { VirtualModem, type SimProfileId } from '../src/sim/virtual-modem.js';
+import { VirtualModem, type SimProfileId } from '../src/virtual-modem/virtual-modem.js';
 import { Spool } from '../src/spool/store.js';
 import { summarize, type Summary } from './stats.js';
 

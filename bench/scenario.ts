@@ -22,8 +22,8 @@ import { parseConfig } from '../src/config.js';
 import { Daemon } from '../src/daemon.js';
 import { startDemoReceiver, type DemoReceiver } from '../src/demo/receiver.js';
 import { createLogger, type Logger } from '../src/log.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../src/sim/pty-host.js';
-import { VirtualModem, type VirtualModemOptions } from '../src/sim/virtual-modem.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../src/virtual-modem/pty-host.js';
+import { VirtualModem, type VirtualModemOptions } from '../src/virtual-modem/virtual-modem.js';
 import type { SmsRecord } from '../src/spool/types.js';
 import { summarize, type Summary } from './stats.js';
 

@@ -12,7 +12,7 @@ import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
-import { VIRTUAL_QUIRKS } from './sim/virtual-modem-types.js';
+import { VIRTUAL_QUIRKS } from './virtual-modem/virtual-modem-types.js';
 import { maskUrl } from './redact.js';
 import { deepFreeze, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
@@ -87,7 +87,7 @@ function modemSchema(env: Env) {
       object({
         balance: withDefault(int(0, 100_000_000), 50_000),
         activeUntil: optional(matching(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD', true)),
-        /** Behaviours of real devices the virtual modem imitates (src/sim/virtual-modem-types.ts VIRTUAL_QUIRKS). */
+        /** Behaviours of real devices the virtual modem imitates (src/virtual-modem/virtual-modem-types.ts VIRTUAL_QUIRKS). */
         quirks: withDefault(v.array(oneOf(VIRTUAL_QUIRKS), 'expected an array of quirk names'), []),
       }),
     ),

@@ -32,8 +32,8 @@ import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor } from './modem/supervisor.js';
 import { maskUrl } from './redact.js';
 import { createNotifier } from './sd-notify.js';
-import type { VirtualNetwork } from './sim/operator-network.js';
-import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
+import type { VirtualNetwork } from './virtual-modem/operator-network.js';
+import type { VirtualModem, VirtualModemOptions } from './virtual-modem/virtual-modem.js';
 import { makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool } from './spool/store.js';
@@ -377,7 +377,7 @@ interface SimulatorModules {
 }
 
 async function loadSimulator(): Promise<SimulatorModules> {
-  const [{ VirtualModem }, { VirtualNetwork }] = await Promise.all([import('./sim/virtual-modem.js'), import('./sim/operator-network.js')]);
+  const [{ VirtualModem }, { VirtualNetwork }] = await Promise.all([import('./virtual-modem/virtual-modem.js'), import('./virtual-modem/operator-network.js')]);
   return { VirtualModem, network: new VirtualNetwork() };
 }
 

@@ -55,7 +55,7 @@ function partOf(path: string): string {
   return top === 'control' && second !== undefined ? `control/${second}` : top!;
 }
 
-const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'config-spool.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'sim', 'sms', 'spool', 'state', 'status.ts'];
+const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'config-spool.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'virtual-modem', 'sms', 'spool', 'state', 'status.ts'];
 
 /**
  * What each part of src/ may import besides SHARED, floor by floor from the bottom; an arrow to anything else points
@@ -67,16 +67,16 @@ const ALLOWED: Record<string, string[]> = {
   // the ground: bytes and ports, pure decoding and rules, the spool, one HTTP request, the health model, balance parsing
   serial: [], sms: [], filter: [], spool: [], http: [], health: [], balance: [], demo: [], 'control/protocol.ts': [],
   // the virtual modem is a device behind a serial link; the AT layer reads lines off one
-  sim: ['serial', 'balance'],
+  'virtual-modem': ['serial', 'balance'],
   at: ['serial'],
-  modem: ['at', 'serial', 'sms', 'sim'],
+  modem: ['at', 'serial', 'sms', 'virtual-modem'],
   state: ['modem'],
   // operator commands, the same on both paths (through the daemon or on the port)
   ops: ['at', 'modem', 'sms', 'control/protocol.ts'],
   transfer: ['ops', 'control/protocol.ts', 'demo'],
   'config-file.ts': [],
   'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
-  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'sim', 'spool', 'transfer'],
+  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'virtual-modem', 'spool', 'transfer'],
   // the stages
   receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
   forward: ['spool', 'http', 'config.ts'],
@@ -110,7 +110,7 @@ function backArrows(imports: readonly Import[]): string[] {
 
 /** [from folder, forbidden targets (folders, files or package names), why] */
 const RULES: Array<[string, string[], string]> = [
-  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'sim'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
+  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'virtual-modem'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
   ['at', ['modem', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the AT layer knows lines and commands, not what a modem or a message is'],
   ['sms', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'sms/ is pure: PDUs in, messages out'],
   ['filter', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'filter/ is pure'],

@@ -15,7 +15,7 @@
  *   `strace` (if installed and allowed) the daemon's fsync/fdatasync calls are counted and summed during the burst.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { summarize, type Summary } from '../stats.js';
 import { burstPlan, commandHistogram, commandName, prng, singleText, tagFor } from '../peer/workload.js';
 import { startHarness, type Harness } from './harness.js';

@@ -7,8 +7,8 @@ import type { Config, ModemConfig } from '../config.js';
 import { DirectOps } from '../ops/direct-ops.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { createLogger, silentLogger, type Logger } from '../log.js';
-import { VirtualNetwork } from '../sim/operator-network.js';
-import { VirtualModem } from '../sim/virtual-modem.js';
+import { VirtualNetwork } from '../virtual-modem/operator-network.js';
+import { VirtualModem } from '../virtual-modem/virtual-modem.js';
 import type { Io } from './io.js';
 import { openSession } from './session.js';
 

@@ -5,7 +5,7 @@
  * everywhere.
  */
 import type { listPorts } from '../serial/ports.js';
-import type { VirtualModem } from '../sim/virtual-modem.js';
+import type { VirtualModem } from '../virtual-modem/virtual-modem.js';
 import { safeJson } from '../terminal-text.js';
 
 export interface Io {

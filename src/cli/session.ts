@@ -12,7 +12,7 @@ import { createModem, openChannel } from '../modem/factory.js';
 import type { Modem } from '../modem/modem.js';
 import type { ProfileId } from '../modem/types.js';
 import { PinMemoryFile } from '../state/pin-memory.js';
-import { VirtualModem } from '../sim/virtual-modem.js';
+import { VirtualModem } from '../virtual-modem/virtual-modem.js';
 import { UsageError } from './usage.js';
 
 interface SessionOptions {

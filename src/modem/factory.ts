@@ -36,7 +36,7 @@ export interface ChannelSettings {
 
 /** Opens the link a target names. */
 export function openLink(target: LinkTarget): Promise<SerialLink> {
-  if (target.link === 'virtual') return import('../sim/virtual-link.js').then((m) => m.openVirtualLink(target.path));
+  if (target.link === 'virtual') return import('../virtual-modem/virtual-link.js').then((m) => m.openVirtualLink(target.path));
   return openSerialLink({ path: target.path, baudRate: target.baudRate, ...(target.rtscts ? { rtscts: true } : {}) });
 }
 

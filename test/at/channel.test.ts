@@ -4,7 +4,7 @@ import type { AtResponse, Urc, UrcEntry } from '../../src/at/types.js';
 import { AtCommandError, PortError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { SerialLink } from '../../src/serial/link.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 const PDU = '07912658050000F0040B912618485400F900004130228180238205C8329BFD06';

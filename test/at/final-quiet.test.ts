@@ -5,7 +5,7 @@ import { escapeBytes } from '../../src/at/noise-report.js';
 import { FINAL_RESULTS, looksLikeFinal, matchFinalResult } from '../../src/at/results.js';
 import { AtCommandError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 let counter = 0;

@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Io } from '../../src/cli.js';
 import { runSessionCli } from './session-ops.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { encodeSubmit } from '../../src/sms/submit.js';
 
 function capture(extra: Partial<Io> = {}) {

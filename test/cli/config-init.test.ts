@@ -10,7 +10,7 @@ import { type Io } from '../../src/cli.js';
 import { PLACEHOLDER_BASE_URL } from '../../src/cli/config-init.js';
 import { parseConfig } from '../../src/config.js';
 import type { PortInfo } from '../../src/serial/ports.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 import { cli } from '../support/cli.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allCommands, createProgram, main } from '../../src/cli.js';
 import { createSimulatedModem } from '../../src/cli/session.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli, captureIo } from '../support/cli.js';
 
 

@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Io } from '../../src/cli.js';
 import type { PortInfo } from '../../src/serial/ports.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli } from '../support/cli.js';
 
 

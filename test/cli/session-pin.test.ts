@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSession } from '../../src/cli/session.js';
 import { silentLogger } from '../../src/log.js';
 import { PIN_MEMORY_FILE } from '../../src/state/pin-memory.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 
 let dir: string;

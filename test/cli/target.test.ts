@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import type { Daemon } from '../../src/daemon.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Io } from '../../src/cli.js';
 import { runSessionCli } from './session-ops.js';
 import { formatUssd } from '../../src/cli/ussd.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import type { UssdScript } from '../../src/sim/ussd-script.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
+import type { UssdScript } from '../../src/virtual-modem/ussd-script.js';
 
 const PACKAGES: UssdScript = [
   {

@@ -4,8 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Io } from '../../src/cli.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import type { UssdScript } from '../../src/sim/ussd-script.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
+import type { UssdScript } from '../../src/virtual-modem/ussd-script.js';
 import { runSessionCli } from './session-ops.js';
 
 const BALANCE: UssdScript = [{ code: '*100#', menu: { status: 0, text: 'Sisa pulsa Rp.24025' } }];

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { ControlClient } from '../../src/control/client/client.js';
 import type { Daemon } from '../../src/daemon.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { startInProcess } from '../support/in-process.js';

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { createChannel, createModem, openChannel, openLink } from '../../src/modem/factory.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 const started: VirtualModem[] = [];
 afterEach(() => {

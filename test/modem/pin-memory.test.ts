@@ -12,9 +12,9 @@ import { openChannel } from '../../src/modem/factory.js';
 import { Modem } from '../../src/modem/modem.js';
 import { parsePinTries } from '../../src/modem/pin-tries.js';
 import { PIN_MEMORY_FILE, PinMemoryFile } from '../../src/state/pin-memory.js';
-import { VirtualModem, type SimProfileId } from '../../src/sim/virtual-modem.js';
+import { VirtualModem, type SimProfileId } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
-import { uniquePath } from '../sim/wire.js';
+import { uniquePath } from '../virtual-modem/wire.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -16,8 +16,8 @@ import { probePort, probePorts } from '../../src/modem/probe.js';
 import { findHolders } from '../../src/serial/holders.js';
 import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
-import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/sim/virtual-link.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 if (!hasSocat) console.warn('probe.test: socat is not installed; skipping the native pseudo-terminal probes (apt-get install socat)');
 

@@ -10,7 +10,7 @@ import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import type { UssdReply } from '../../src/modem/ussd-session.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { until } from '../support/until.js';
 import { TranscriptDevice } from './transcript-device.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../../src/sms/pdu.js';

@@ -10,8 +10,8 @@ import { generic } from '../../src/modem/profiles/index.js';
 import type { ModemProfile } from '../../src/modem/types.js';
 import { buildUrcTable } from '../../src/modem/urcs.js';
 import { UssdSession, ussdCommandGeneric } from '../../src/modem/ussd-session.js';
-import { openVirtualLink } from '../../src/sim/virtual-link.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { openVirtualLink } from '../../src/virtual-modem/virtual-link.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 let counter = 0;
 const cleanups: Array<() => Promise<void> | void> = [];

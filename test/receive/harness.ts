@@ -9,7 +9,7 @@ import type { Logger } from '../../src/log.js';
 import type { ReceiveSpool } from '../../src/receive/receiver.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
 import { until } from '../support/until.js';
 
 export class SimulatedCrash extends Error {

@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config.js';
 import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';

@@ -3,7 +3,7 @@ import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { pendingRecords, settle, startStack, virtualModem, type Stack } from './harness.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 
 const TSEL = 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188';

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { pendingRecords, startStack, virtualModem, type Stack } from './harness.js';

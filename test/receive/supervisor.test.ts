@@ -7,12 +7,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { silentLogger } from '../../src/log.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
 import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
-import { uniquePath } from '../sim/wire.js';
+import { uniquePath } from '../virtual-modem/wire.js';
 import { modemConfig, pendingRecords, startStack, virtualModem, type Stack } from './harness.js';
 
 let dir: string;

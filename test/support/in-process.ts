@@ -7,7 +7,7 @@
 import type { Config } from '../../src/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { silentLogger, type Logger } from '../../src/log.js';
-import type { VirtualModemOptions } from '../../src/sim/virtual-modem.js';
+import type { VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
 import { until } from './until.js';
 
 export type Cleanups = Array<() => Promise<void> | void>;

@@ -9,8 +9,8 @@ import { DirectOps } from '../../src/ops/direct-ops.js';
 import { createModem, openChannel } from '../../src/modem/factory.js';
 import type { Modem } from '../../src/modem/modem.js';
 import type { OperatorKey } from '../../src/balance/operators.js';
-import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/sim/operator-network.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/virtual-modem/operator-network.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 let counter = 0;
 

@@ -3,7 +3,7 @@
  * like the native link where the layers above can tell: open errors, busy, write/data in order, close events.
  */
 import { describe, expect, it } from 'vitest';
-import { openVirtualLink, registerVirtualDevice, type DeviceSide } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice, type DeviceSide } from '../../src/virtual-modem/virtual-link.js';
 
 function recorder(path: string) {
   const written: string[] = [];
