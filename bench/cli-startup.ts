@@ -57,7 +57,7 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
       webhook: { url: 'http://127.0.0.1:9/hook' },
       spool: { dir: spool },
       control: { socket: join(dir, 'control.sock') },
-      modems: [{ name: 'sim-1', simulate: true, senders: ['858'] }],
+      modems: [{ name: 'sim-1', port: 'virtual:sim-1', senders: ['858'] }],
       log: { level: 'warn', pretty: false },
       shutdownGraceSec: 1,
     }),

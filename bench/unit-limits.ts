@@ -121,7 +121,7 @@ async function backlog(records: number): Promise<void> {
       JSON.stringify({
         webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway` },
         spool: { dir: spoolDir, fsync: false },
-        modems: [{ name: 'm0', simulate: true, senders: ['858'] }],
+        modems: [{ name: 'm0', port: 'virtual:m0', senders: ['858'] }],
         log: { level: 'info', pretty: false },
       }),
     );

@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -76,7 +76,7 @@ const ALLOWED: Record<string, string[]> = {
   transfer: ['ops', 'control/protocol.ts', 'demo'],
   'config-file.ts': [],
   'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
-  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'virtual-modem', 'spool', 'transfer'],
+  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'serial', 'spool', 'transfer'],
   // the stages
   receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
   forward: ['spool', 'http', 'config.ts'],
@@ -90,7 +90,7 @@ const ALLOWED: Record<string, string[]> = {
   // the composition root and its parts
   daemon: BELOW_THE_ROOT,
   'daemon.ts': [...BELOW_THE_ROOT, 'daemon'],
-  'demo.ts': ['daemon.ts', 'demo', 'config.ts'],
+  'demo.ts': ['daemon.ts', 'demo', 'config.ts', 'virtual-modem'],
   // the command line on top: everything but the daemon's side of the socket
   cli: [...BELOW_THE_ROOT.filter((p) => p !== 'control/server'), 'control/client', 'daemon', 'daemon.ts', 'demo', 'reseller', 'transfer'],
   'cli.ts': ['cli'],
@@ -215,5 +215,20 @@ describe('architecture: imports follow the data flow', () => {
         (i.target === 'node:https' && i.file !== 'http/request.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+  });
+
+  it('the virtual modem enters through the link factory only: no other module imports it or names simulation', () => {
+    // The simulator's own command (`pulsa-bridge simulate`) and the demo may use it; everything else sees a port.
+    const users = new Set(['modem/factory.ts', 'cli/simulate.ts', 'demo.ts']);
+    const bad = ALL.filter((i) => under(i.target, 'virtual-modem') && !under(i.file, 'virtual-modem') && !users.has(i.file));
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+    const mentions = files(SRC)
+      .map((f) => relative(SRC, f).split(sep).join('/'))
+      .filter((f) => !under(f, 'virtual-modem') && !under(f, 'demo') && !users.has(f) && f !== 'serial/port-kind.ts')
+      .flatMap((f) => readFileSync(join(SRC, f), 'utf8').split('\n').map((line, n) => ({ f, n: n + 1, line })))
+      .filter(({ line }) => /simulat/i.test(line.replace(/\/\/.*$|^\s*\*.*$|\/\*.*?\*\//g, '')))
+      // The CLI's --simulate option names the port it stands for; the codec refuses an older release's `simulated` field.
+      .filter(({ f, line }) => !/--simulate|'simulate'|simulate\?:|opts\.simulate|SIMULATE_PORT/.test(line) && !(f === 'spool/codec.ts' && /obj\.simulated/.test(line)));
+    expect(mentions.map((m) => `src/${m.f}:${m.n}: ${m.line.trim()}`)).toEqual([]);
   });
 });

@@ -90,7 +90,7 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
     cleanups.push(() => rm(workDir, { recursive: true, force: true }));
     const receiver: DemoReceiver = await startDemoReceiver();
     cleanups.push(() => receiver.close());
-    const vm = new VirtualModem({ path: `/virtual/peer-${spec.id}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 50_000_000 });
+    const vm = new VirtualModem({ path: `virtual:peer-${spec.id}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 50_000_000 });
     cleanups.push(async () => vm.stop());
     const modemPath = join(workDir, 'ttyV0');
     const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: modemPath, baudRate: 115200 });

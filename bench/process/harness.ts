@@ -80,7 +80,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       // Each modem its own SIM and device identity, as in a modem pool (the spool keys records and multipart groups by SIM).
       const n = String(k).padStart(3, '0');
       const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
-      const vm = new VirtualModem({ path: `/virtual/process-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
+      const vm = new VirtualModem({ path: `virtual:process-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
       cleanups.push(async () => vm.stop());
       const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
       cleanups.push(() => host.close());

@@ -5,7 +5,6 @@
  * everywhere.
  */
 import type { listPorts } from '../serial/ports.js';
-import type { VirtualModem } from '../virtual-modem/virtual-modem.js';
 import { safeJson } from '../terminal-text.js';
 
 export interface Io {
@@ -13,10 +12,8 @@ export interface Io {
   err: (text: string) => void;
   /** Input for the interactive AT terminal and `simulate` (default: process.stdin). */
   input?: NodeJS.ReadableStream;
-  /** Tests: builds and starts the device behind --simulate (default: a SIM800-like modem with two SMS stored). */
-  virtualModem?: (path: string) => VirtualModem;
-  /** Tests: the listing behind `ports` and the binding `ports --probe` opens (default: listPorts, native). */
-  ports?: { list: () => ReturnType<typeof listPorts>; binding?: 'native' | 'mock' };
+  /** Tests: the listing behind `ports` (default: listPorts; a listed `virtual:` path opens a virtual modem). */
+  ports?: { list: () => ReturnType<typeof listPorts> };
 }
 
 export const defaultIo: Io = {

@@ -56,7 +56,7 @@ export function portsCommand(io: Io): Command {
       const { probePorts } = await import('../modem/probe.js'); // the modem stack, only for --probe
       const probes = await probePorts(
         candidates.map((p) => p.path),
-        { baudRates: opts.baud, timeoutMs: opts.timeout, link: io.ports?.binding === 'mock' ? 'virtual' : 'native', logger: silentLogger() },
+        { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
       );
       const probed: ProbedPort[] = result.ports.map((port) => {
         const i = candidates.indexOf(port);

@@ -57,7 +57,7 @@ export function simulateCommand(io: Io): Command {
     .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string; quirk?: VirtualQuirk[] }) => {
       const storageCapacity = opts.storage;
       const vm = new VirtualModem({
-        path: `/virtual/pty:${opts.link}`,
+        path: `virtual:pty:${opts.link}`,
         profile: opts.profile,
         ...(opts.pin ? { pin: opts.pin } : {}),
         ...(storageCapacity ? { storageCapacity } : {}),

@@ -4,7 +4,7 @@
  * itself (DirectOps). Commands get a ModemOps and never know which; both paths raise the same BridgeError.
  * A socket this user may not use is an error, never a silent fallback. Missing or unknown targets are usage errors
  * (exit 2) found before anything opens. The ModemOps is always closed. configOpener does the same for commands
- * naming configured modems; its simulated modems share one virtual network.
+ * naming configured modems.
  */
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';

@@ -66,7 +66,6 @@ export interface PipelineOptions {
   otherSenders: OtherSendersPolicy;
   now: () => number;
   log: Logger;
-  simulated?: boolean;
 }
 
 /** What one confirmed (or +CMT) PDU needs: left on the SIM, or an optional write and then its release. */
@@ -212,7 +211,6 @@ export class SlotPipeline {
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    if (this.o.simulated === true) rec.simulated = true;
     return { kind: 'release', stored, sender, write: () => writeMessage(this.o.spool, this.o.log, rec, verdict.accept) };
   }
 

@@ -47,8 +47,6 @@ export interface ReceiverOptions {
   adoptPartsOf?: (modem: string) => boolean;
   /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
   scheduler?: ReceiveScheduler;
-  /** The modem is simulated: every record written carries `simulated: true` (spool/types.ts). */
-  simulated?: boolean;
 }
 
 /** What the receiver needs of the modem's scheduler (AtScheduler satisfies it; the receiver ignores ctx.target). */
@@ -152,7 +150,6 @@ export class Receiver {
       now: this.now,
       monotonic: this.monotonic,
       accept: options.accept,
-      ...(options.simulated === true ? { simulated: true } : {}),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
     this.storage = new SimStorage({ ...(options.storageUsage ? { usage: options.storageUsage } : {}), log: this.log });
@@ -166,7 +163,6 @@ export class Receiver {
       otherSenders: options.otherSenders,
       now: this.now,
       log: this.log,
-      ...(options.simulated === true ? { simulated: true } : {}),
     });
     this.batch = new BatchReader({ modem: options.modem, pipeline: this.pipeline, storage: this.storage, log: this.log, monotonic: this.monotonic });
   }

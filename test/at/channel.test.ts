@@ -33,7 +33,7 @@ afterEach(async () => {
 });
 
 async function setup(handler: Handler, options: { echo?: boolean; timeoutMs?: number } = {}) {
-  const path = `/dev/mock-at-${process.pid}-${++counter}`;
+  const path = `virtual:mock-at-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler, { echo: options.echo ?? false });
   const unregister = registerVirtualDevice(path, device);
   const link: SerialLink = await openVirtualLink(path);
@@ -457,7 +457,7 @@ describe('SerialAtChannel: port closed or vanished', () => {
 
 describe('SerialAtChannel: transcript', () => {
   it('keeps the last lines in and out, bounded', async () => {
-    const path = `/dev/mock-at-${process.pid}-${++counter}`;
+    const path = `virtual:mock-at-${process.pid}-${++counter}`;
     const device = new ScriptedDevice(basic);
     const unregister = registerVirtualDevice(path, device);
     const link = await openVirtualLink(path);

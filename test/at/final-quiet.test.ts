@@ -23,7 +23,7 @@ function captureLog(): { lines: () => Array<Record<string, unknown>>; logger: Re
 }
 
 async function setup(handler: Handler, extra: { noiseReportMs?: number } = {}) {
-  const path = `/dev/mock-final-${process.pid}-${++counter}`;
+  const path = `virtual:mock-final-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler);
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function setup(handler: Handler) {
-  const path = `/dev/mock-raw-${process.pid}-${++counter}`;
+  const path = `virtual:mock-raw-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler);
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);

@@ -118,12 +118,12 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
   async function stack(faults?: Faults) {
     const { dir, cleanup } = await tempDir('del-stack');
     cleanups.push(cleanup);
-    const vm = virtualModem('/virtual/del');
+    const vm = virtualModem('virtual:del');
     const s = await startStack(dir, vm, silentLogger(), faults ? { faults } : {});
     cleanups.push(() => s.stop());
     await s.supervisor.currentReceiver()!.drained();
     const d = new Dispatcher({
-      modems: [{ name: 'tsel-1', port: '/virtual/del', scheduler: s.supervisor.scheduler, state: () => s.supervisor.status().state, receiver: () => s.supervisor.currentReceiver() }],
+      modems: [{ name: 'tsel-1', port: 'virtual:del', scheduler: s.supervisor.scheduler, state: () => s.supervisor.status().state, receiver: () => s.supervisor.currentReceiver() }],
       version: 't',
       logger: silentLogger(),
       status: () => ({}),

@@ -38,7 +38,7 @@ function sim(profile: SimProfileId, pin = '1234', iccid?: string): VirtualModem 
 
 /** One connection: channel + Modem + init; returns the init error (undefined when the SIM came up). */
 async function initOnce(vm: VirtualModem, pin: string, memory: PinMemoryFile): Promise<BridgeError | undefined> {
-  const channel = await openChannel({ path: vm.path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), defaultTimeoutMs: 2000 });
+  const channel = await openChannel({ path: vm.path, baudRate: 115200 }, { logger: silentLogger(), defaultTimeoutMs: 2000 });
   const modem = new Modem({ channel, name: 'm1', logger: silentLogger(), pin, rejectedPins: memory, pollIntervalMs: 1 });
   try {
     await modem.init();

@@ -23,7 +23,7 @@ afterEach(async () => {
 
 async function replay(file: string, options: Partial<ModemOptions> = {}) {
   const device = new TranscriptDevice(new URL(`../fixtures/transcripts/${file}`, import.meta.url));
-  const path = `/dev/mock-transcript-${process.pid}-${++n}`;
+  const path = `virtual:mock-transcript-${process.pid}-${++n}`;
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
   const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 3000, quietGapMs: 50, maxDrainMs: 300 });

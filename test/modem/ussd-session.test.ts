@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function setup(ussd: ModemProfile['ussd']) {
-  const vm = new VirtualModem({ path: `/virtual/ussd-session-${process.pid}-${++counter}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({ path: `virtual:ussd-session-${process.pid}-${++counter}`, profile: 'simcom', bootStepMs: 0, noise: false });
   const link = await openVirtualLink(vm.start());
   const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 2000, urcs: buildUrcTable(generic) });
   const profile: ModemProfile = { ...generic, ussd };

@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 async function setup(o: { timeoutMs?: number } = {}) {
-  const path = `/dev/mock-ussd-broker-${process.pid}-${++counter}`;
+  const path = `virtual:mock-ussd-broker-${process.pid}-${++counter}`;
   const commands: string[] = [];
   const device = new ScriptedDevice((input) => {
     if (input.kind !== 'command') return undefined;

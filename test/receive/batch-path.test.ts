@@ -21,7 +21,7 @@ const { logger } = captureLogger();
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('batch'));
-  vm = virtualModem('/virtual/batch-1');
+  vm = virtualModem('virtual:batch-1');
 });
 
 afterEach(async () => {

@@ -26,7 +26,7 @@ async function waitingParts(s: Stack) {
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('receive'));
-  vm = virtualModem(`/virtual/receive-${++n}`);
+  vm = virtualModem(`virtual:receive-${++n}`);
   lines.length = 0;
 });
 
@@ -193,7 +193,7 @@ describe('receive path (virtual modem, real spool directory)', () => {
 
   it('treats a modem that reports each SMS twice as one record', async () => {
     vm.stop();
-    vm = virtualModem(`/virtual/receive-twice-${n}`, { reportTwice: true });
+    vm = virtualModem(`virtual:receive-twice-${n}`, { reportTwice: true });
     stack = await startStack(dir, vm, logger);
     vm.injectSms({ from: '858', text: TSEL });
     vm.injectSms({ from: 'TELKOMSEL', text: 'Transfer pulsa Rp10.000 dari 081234567890 berhasil. SN: 1' });

@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 function meModem(over: Parameters<typeof virtualModem>[1] = {}): VirtualModem {
-  const vm = virtualModem(`/dev/mock-storages-${process.pid}-${++n}`, { quirks: ['store-in-me'], ...over });
+  const vm = virtualModem(`virtual:mock-storages-${process.pid}-${++n}`, { quirks: ['store-in-me'], ...over });
   modems.push(vm);
   return vm;
 }

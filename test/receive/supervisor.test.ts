@@ -99,7 +99,7 @@ describe('reconnects', () => {
     const { logger, lines } = captureLogger();
     const vm = virtualModem(uniquePath(), { profile: 'simcom' });
     const spool = await Spool.open(dir, { logger: silentLogger() });
-    const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start(), binding: 'mock' });
+    const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start() });
     stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
     supervisor.start();
     await until(() => supervisor.status().state === 'running', 'running');
@@ -129,7 +129,7 @@ describe('idle traffic', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const vm = new VirtualModem({ path: uniquePath(), profile: 'simcom', bootStepMs: 0 });
     const spool = await Spool.open(dir, { logger: silentLogger() });
-    const supervisor = createModemSupervisor(modemConfig(), { spool, logger: silentLogger(), path: vm.start(), binding: 'mock' });
+    const supervisor = createModemSupervisor(modemConfig(), { spool, logger: silentLogger(), path: vm.start() });
     stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
     supervisor.start();
     const advanceUntil = async (cond: () => boolean, what: string) => {

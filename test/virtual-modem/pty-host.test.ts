@@ -35,7 +35,7 @@ function tempDir(): string {
 }
 
 function modem(): VirtualModem {
-  const vm = new VirtualModem({ path: `/virtual/pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({ path: `virtual:pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
   cleanups.push(() => vm.stop());
   return vm;
 }

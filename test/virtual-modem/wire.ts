@@ -11,7 +11,7 @@ const FINAL = /^(OK|ERROR|\+CME ERROR: .*|\+CMS ERROR: .*|COMMAND NOT SUPPORT)$/
 let counter = 0;
 export function uniquePath(): string {
   counter += 1;
-  return `/dev/vmodem-test-${process.pid}-${counter}`;
+  return `virtual:vmodem-test-${process.pid}-${counter}`;
 }
 
 export class Wire {
