@@ -9,6 +9,5 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    globalSetup: ['./test/support/built.ts'],
   },
 });

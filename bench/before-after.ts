@@ -1,6 +1,6 @@
 /**
  * This checkout against another build of the bridge (an older commit built in a scratch checkout), interleaved in one
- * run: each round runs the lean bench of both (`dist/bench/lean/run.js --only daemon,fleet --fleet-runs single --json`,
+ * run: each round runs the process bench of both (`dist/bench/process/run.js --only daemon,fleet --fleet-runs single --json`,
  * each checkout its own bench, daemon and unit flags), the order alternating from round to round, so the machine's
  * load falls on both alike. Prints burst times, CPU, latency, idle CPU and peak RSS per round and their medians, then
  * every single-SMS latency of every run in the order injected (when that checkout's bench reports them). Figures only.
@@ -47,12 +47,12 @@ const fields = (trickle: number): Array<[Exclude<keyof Figures, 'trickleSamples'
   ['idleAtPerMin', 'idle AT commands per minute', 1],
 ];
 
-function runLean(root: string, idleSec: number, trickle: number, nodeArgs: string[] = []): Figures {
-  const r = spawnSync(process.execPath, [join(root, 'dist/bench/lean/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', String(trickle), '--idle-sec', String(idleSec), '--no-trace', '--json', ...nodeArgs.flatMap((a) => ['--node-arg', a])], {
+function runProcessBench(root: string, idleSec: number, trickle: number, nodeArgs: string[] = []): Figures {
+  const r = spawnSync(process.execPath, [join(root, 'dist/bench/process/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', String(trickle), '--idle-sec', String(idleSec), '--no-trace', '--json', ...nodeArgs.flatMap((a) => ['--node-arg', a])], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
-  if (r.status !== 0) throw new Error(`lean bench in ${root} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0) throw new Error(`process bench in ${root} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const j = JSON.parse(r.stdout) as {
     daemon: Array<{ burst30?: { allDeliveredMs: number; cpuS?: number }; burst100?: { allDeliveredMs: number; peakRssMiB?: number }; idle?: { cpuSPerMinute?: number; atPerMinute: number } }>;
     fleet: Array<{ trickle?: { latency: { median: number; p95: number }; samples?: number[] } }>;
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const old = opt('--old');
-  if (!old || !existsSync(join(old, 'dist/bench/lean/run.js'))) throw new Error('--old <dir>: a built checkout (npm run build there first)');
+  if (!old || !existsSync(join(old, 'dist/bench/process/run.js'))) throw new Error('--old <dir>: a built checkout (npm run build there first)');
   const rounds = Number(opt('--rounds') ?? 3);
   const idleSec = Number(opt('--idle-sec') ?? 30);
   const trickle = Number(opt('--trickle') ?? 10);
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     for (const [label, root] of order) {
       process.stderr.write(`before-after: round ${i + 1}/${rounds}, ${label}\n`);
       const load0 = loadavg()[0]!.toFixed(2);
-      const figures = runLean(root, idleSec, trickle, label === 'after' ? [...bothArgs, ...afterArgs] : bothArgs);
+      const figures = runProcessBench(root, idleSec, trickle, label === 'after' ? [...bothArgs, ...afterArgs] : bothArgs);
       runs[label].push({ ...figures, load: `${load0}-${loadavg()[0]!.toFixed(2)}` });
     }
   }

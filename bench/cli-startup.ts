@@ -1,6 +1,7 @@
 /**
  * How fast the CLI answers, against node's own start-up in the same run: `node -e ''`, then `pulsa-bridge --version`,
- * `--help`, `status` with no daemon and with a daemon running, and `queue ls`. Each is a fresh process, wall time from
+ * `--help`, `status`, `queue ls`, `config check`, `ports`, every other command's `--help` (its start without a modem),
+ * and with a daemon running `status`, `info` and `at AT` through it. Each is a fresh process, wall time from
  * spawn to exit and its peak RSS (GNU time's %M), median of `rounds` rounds taken interleaved (every command once per
  * round), so a busy moment of the machine weighs on all alike. Figures only.
  *
@@ -14,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { table } from './stats.js';
+import { COMMANDS } from '../src/cli/command-list.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/pulsa-bridge');
 /** What each command may take beyond node's own start-up here. */
-export const CLI_BUDGET_MS = 60;
+export const CLI_BUDGET_MS = 120;
 
 export interface CliRow {
   command: string;
@@ -55,7 +57,7 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
       webhook: { url: 'http://127.0.0.1:9/hook' },
       spool: { dir: spool },
       control: { socket: join(dir, 'control.sock') },
-      modems: [{ name: 'sim-1', simulate: true, senders: ['858'] }],
+      modems: [{ name: 'sim-1', port: 'virtual:sim-1', senders: ['858'] }],
       log: { level: 'warn', pretty: false },
       shutdownGraceSec: 1,
     }),
@@ -66,12 +68,22 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
     ['pulsa-bridge --help', [BIN, '--help']],
     ['pulsa-bridge status (no daemon)', [BIN, 'status', '--config', config]],
     ['pulsa-bridge queue ls', [BIN, 'queue', 'ls', '--config', config]],
+    ['pulsa-bridge config check', [BIN, 'config', 'check', '--config', config]],
+    ['pulsa-bridge ports --json', [BIN, 'ports', '--json']],
+    // Every other command's start: parsing, loading its module, its --help (what it does next talks to a modem or the API)
+    ...COMMANDS.flatMap((e) => e.commands.map(([word]) => word))
+      .filter((w) => !['status', 'queue', 'config', 'ports'].includes(w))
+      .map((w): [string, string[]] => [`pulsa-bridge ${w} --help`, [BIN, w, '--help']]),
   ];
   if (old) {
     const oldBin = join(old, 'bin/pulsa-bridge');
     commands.push(['old: --version', [oldBin, '--version']], ['old: --help', [oldBin, '--help']], ['old: status (no daemon)', [oldBin, 'status', '--config', config]], ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]]);
   }
-  const running: [string, string[]] = ['pulsa-bridge status (daemon running)', [BIN, 'status', '--config', config]];
+  const running: Array<[string, string[]]> = [
+    ['pulsa-bridge status (daemon running)', [BIN, 'status', '--config', config]],
+    ['pulsa-bridge info (daemon running)', [BIN, 'info', '--config', config, '--modem', 'sim-1', '--json']],
+    ['pulsa-bridge at AT (daemon running)', [BIN, 'at', '--config', config, '--modem', 'sim-1', 'AT']],
+  ];
   const samples = new Map<string, Array<ReturnType<typeof once>>>();
   const take = (name: string, args: string[]) => samples.set(name, [...(samples.get(name) ?? []), once(args)]);
   try {
@@ -89,7 +101,7 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
       // node -e '' again beside it: the daemon's own load counts for both
       for (let i = 0; i < rounds; i++) {
         take("node -e '' (daemon running)", ['-e', '']);
-        take(running[0], running[1]);
+        for (const [name, args] of running) take(name, args);
       }
     } finally {
       daemon.kill('SIGTERM');

@@ -25,6 +25,7 @@ import type { EventMessage } from '../src/control/protocol.js';
 import { Daemon } from '../src/daemon.js';
 import { createLogger } from '../src/log.js';
 import { summarize, type Summary } from './stats.js';
+import { configureVirtualModems, virtualModemAt } from '../src/virtual-modem/virtual-ports.js';
 
 export interface ControlOptions {
   samples: number;
@@ -66,16 +67,18 @@ export async function runControl(o: ControlOptions): Promise<ControlResult> {
   const config = parseConfig({
     webhook: { url },
     spool: { dir: join(dir, 'spool'), fsync: true },
-    modems: [{ name: 'bench-1', simulate: true, senders: ['858'], sweepIntervalSec: 3600 }],
+    modems: [{ name: 'bench-1', port: 'virtual:bench-1', senders: ['858'], sweepIntervalSec: 3600 }],
     log: { level: o.logLevel },
     shutdownGraceSec: 1,
   });
   const logger = createLogger({ level: o.logLevel === 'info' ? 'warn' : o.logLevel, pretty: false, destination: process.stderr });
-  const daemon = await Daemon.start({ config, logger, simulate: true, virtualModem: { bootStepMs: 0, noise: false, latencyMs: o.modemLatencyMs } });
+  const undoDefaults = configureVirtualModems({ bootStepMs: 0, noise: false, latencyMs: o.modemLatencyMs });
+  const daemon = await Daemon.start({ config, logger });
+  undoDefaults();
   const clients: ControlClient[] = [];
   try {
     await waitFor(() => daemon.status().modems[0]?.state === 'running', 'the modem to run', 30_000);
-    const vm = daemon.virtualModems.get('bench-1')!;
+    const vm = virtualModemAt('virtual:bench-1')!;
     const watcher = await ControlClient.connect(config.control.socketPath);
     const a = await ControlClient.connect(config.control.socketPath);
     const b = await ControlClient.connect(config.control.socketPath);

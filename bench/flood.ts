@@ -2,7 +2,7 @@
  * The control-socket flood: one local client pipelines 4 KiB `at` request lines into the running daemon's control
  * socket as fast as the socket takes them (reading and discarding the replies, reconnecting when dropped) for
  * `--sec` seconds, while an SMS arrives every few seconds. The daemon is its own process with the unit's node flags
- * on a virtual modem behind a pseudo-terminal (lean/harness.ts).
+ * on a virtual modem behind a pseudo-terminal (process/harness.ts).
  *
  *   node dist/bench/flood.js [--sec 60] [--sms-every-ms 5000] [--json]
  *
@@ -17,8 +17,8 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { peerCredentials } from '../src/control/server/peer.js';
-import { startHarness } from './lean/harness.js';
-import { unitNodeFlags } from './lean/unit-flags.js';
+import { startHarness } from './process/harness.js';
+import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
 import { summarize, type Summary } from './stats.js';
 

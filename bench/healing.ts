@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseConfig } from '../src/config.js';
 import { createModemSupervisor } from '../src/daemon/modem-wiring.js';
 import { silentLogger } from '../src/log.js';
-import { VirtualModem, type SimProfileId } from '../src/sim/virtual-modem.js';
+import { VirtualModem, type SimProfileId } from '../src/virtual-modem/virtual-modem.js';
 import { Spool } from '../src/spool/store.js';
 import { summarize, type Summary } from './stats.js';
 
@@ -60,10 +60,10 @@ let seq = 0;
 
 async function start(profile: SimProfileId): Promise<Bench> {
   const dir = await mkdtemp(join(tmpdir(), 'pulsa-bench-healing-'));
-  const vm = new VirtualModem({ path: `/virtual/bench-healing-${process.pid}-${++seq}`, profile, noise: false });
+  const vm = new VirtualModem({ path: `virtual:bench-healing-${process.pid}-${++seq}`, profile, noise: false });
   const spool = await Spool.open(dir, { logger: silentLogger() });
-  const m = parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: `bench-${profile}`, simulate: true, senders: ['858'] }] }, {}).modems[0]!;
-  const supervisor = createModemSupervisor(m, { spool, logger: silentLogger(), path: vm.start(), binding: 'mock' });
+  const m = parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: `bench-${profile}`, port: `virtual:bench-${profile}`, senders: ['858'] }] }, {}).modems[0]!;
+  const supervisor = createModemSupervisor(m, { spool, logger: silentLogger(), path: vm.start() });
   supervisor.start();
   await until(() => (supervisor.status().receiver?.sweeps ?? 0) >= 1, `${profile} running`, 30_000);
   return { vm, spool, supervisor, dir };

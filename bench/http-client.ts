@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { unitNodeFlags } from './lean/unit-flags.js';
+import { unitNodeFlags } from './process/unit-flags.js';
 import { table } from './stats.js';
 
 const VARIANTS = ['node alone', 'node:http (httpRequest)', 'fetch (node built-in)', 'undici request'] as const;

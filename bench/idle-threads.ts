@@ -1,7 +1,7 @@
 /**
  * What a daemon spends CPU on in the idle window right after a burst, thread by thread, for one or more built
  * checkouts interleaved in one run: each run starts that checkout's daemon (`node <its unit's flags> [--node-arg]...
- * <checkout>/bin/pulsa-bridge run`, one virtual modem, bench/lean/harness.ts), delivers a burst of 30, waits 1 s, then
+ * <checkout>/bin/pulsa-bridge run`, one virtual modem, bench/process/harness.ts), delivers a burst of 30, waits 1 s, then
  * reads /proc/<pid>/task/<tid>/schedstat (ns on CPU, every thread) every `--slice-sec` through `--idle-sec`.
  * Printed per checkout (medians over rounds): CPU ms of the window on the main thread, on node's platform threads (the
  * six it starts with: V8's GC helpers and compile jobs, the delayed-task and signal threads) and on the threads started
@@ -17,8 +17,8 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { execStartNodeFlags } from './lean/unit-flags.js';
-import { startHarness } from './lean/harness.js';
+import { execStartNodeFlags } from './process/unit-flags.js';
+import { startHarness } from './process/harness.js';
 import { burstPlan, tagFor } from './peer/workload.js';
 import { statusFieldKiB } from './peer/procstat.js';
 import { summarize, table } from './stats.js';

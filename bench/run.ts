@@ -4,13 +4,13 @@
  * serial wire time of one SMS at 115200 baud, and memory after a burst. Prints a plain table (or JSON with --json).
  * Only prints figures: nothing here asserts times. Every scenario is bounded (timeouts) and stopped cleanly.
  *
- *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios cli,mock,pty,pty-paced,lean,backlog,control,outage,healing]
+ *   node dist/bench/run.js [--json] [--samples 50] [--burst 100] [--scenarios cli,mock,pty,pty-paced,process,backlog,control,outage,healing]
  *                          [--backlog 5000] [--backlog-spread-ms 10000] [--idle-sec 60] [--modems 16]
  *
  * 'cli' (default set, run first) prints the CLI's start-up per command beside `node -e ''` (cli-startup.ts).
- * 'lean' (in the default set) measures the real daemon process (lean/run.ts: burst of 30 with where its time goes,
+ * 'process' (in the default set) measures the real daemon process (process/run.ts: burst of 30 with where its time goes,
  * VmHWM through 100 SMS, idle AT commands and CPU per minute, node flag variants, `--modems` modems in one daemon, the
- * memory budget beside node alone); `node dist/bench/lean/run.js` runs it alone with more options.
+ * memory budget beside node alone); `node dist/bench/process/run.js` runs it alone with more options.
  *
  * 'backlog' (not in the default set: it writes thousands of fsynced records) drains a large pending backlog through the
  * production Forwarder (see backlog.ts). 'control' measures how long an SMS waits when it arrives while operators use
@@ -34,7 +34,7 @@ import { runControl, type ControlResult } from './control.js';
 import { runOutage, type OutageResult } from './webhook-outage.js';
 import { runHealing, type HealingRow } from './healing.js';
 import { runScenario, type ScenarioOptions, type ScenarioResult } from './scenario.js';
-import { LEAN_DEFAULTS, leanReport, runLean, type LeanResults } from './lean/run.js';
+import { PROCESS_DEFAULTS, processReport, runProcessBench, type ProcessResults } from './process/run.js';
 import { cliReport, measureCli, type CliRow } from './cli-startup.js';
 import { ms, smsExchange, summarize, table, wireTimeMs, type Summary } from './stats.js';
 
@@ -54,14 +54,14 @@ interface Args {
   modems: number;
 }
 
-const SCENARIOS = ['cli', 'mock', 'pty', 'pty-paced', 'lean', 'backlog', 'control', 'outage', 'healing'];
+const SCENARIOS = ['cli', 'mock', 'pty', 'pty-paced', 'process', 'backlog', 'control', 'outage', 'healing'];
 /** Per-answer delay of the virtual modem in the control scenario: a USB modem answers in tens of ms. */
 const CONTROL_MODEM_LATENCY_MS = 20;
 
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['cli', 'mock', 'pty', 'pty-paced', 'lean', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
+  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['cli', 'mock', 'pty', 'pty-paced', 'process', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -89,7 +89,7 @@ function parseArgs(argv: string[]): Args {
       args.backlogSpreadMs = v === '0' ? 0 : count(v, 3_600_000);
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios cli,mock,pty,pty-paced,lean,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N] [--idle-sec S] [--modems N]\n',
+        'usage: node dist/bench/run.js [--json] [--samples N] [--burst N] [--scenarios cli,mock,pty,pty-paced,process,backlog,control,outage,healing] [--backlog N] [--outage-sec S] [--outage-records N] [--backlog-spread-ms MS (0: no waiting phase)] [--healing-samples N] [--idle-sec S] [--modems N]\n',
       );
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
@@ -307,7 +307,7 @@ async function main(): Promise<number> {
   // First, on a quiet machine: the CLI's start-up beside node's own (cli-startup.ts).
   let cli: CliRow[] | undefined;
   if (args.scenarios.includes('cli')) cli = await measureCli(10, (l) => process.stderr.write(l));
-  const wanted = args.scenarios.filter((s) => !['cli', 'backlog', 'control', 'outage', 'healing', 'lean'].includes(s)).filter((s) => {
+  const wanted = args.scenarios.filter((s) => !['cli', 'backlog', 'control', 'outage', 'healing', 'process'].includes(s)).filter((s) => {
     if (s !== 'mock' && !hasSocat) {
       process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
       return false;
@@ -350,14 +350,14 @@ async function main(): Promise<number> {
     healing = await runHealing({ samples: args.healingSamples });
     process.stderr.write(`bench: healing done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
-  let lean: LeanResults | undefined;
-  const leanArgs = { ...LEAN_DEFAULTS, idleSec: args.idleSec, modems: Math.max(2, args.modems), env: {}, nodeArgs: [] };
-  if (args.scenarios.includes('lean')) {
-    if (!hasSocat) process.stderr.write('bench: socat is not installed: skipping scenario lean (apt-get install socat)\n');
+  let daemonProcess: ProcessResults | undefined;
+  const processArgs = { ...PROCESS_DEFAULTS, idleSec: args.idleSec, modems: Math.max(2, args.modems), env: {}, nodeArgs: [] };
+  if (args.scenarios.includes('process')) {
+    if (!hasSocat) process.stderr.write('bench: socat is not installed: skipping scenario process (apt-get install socat)\n');
     else {
       const started = performance.now();
-      lean = await runLean(leanArgs, (l) => process.stderr.write(l));
-      process.stderr.write(`bench: lean done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+      daemonProcess = await runProcessBench(processArgs, (l) => process.stderr.write(l));
+      process.stderr.write(`bench: process done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     }
   }
   const spool = await spoolCost(50);
@@ -380,7 +380,7 @@ async function main(): Promise<number> {
           ...(control ? { control } : {}),
           ...(outage ? { outage } : {}),
           ...(healing ? { healing } : {}),
-          ...(lean ? { lean } : {}),
+          ...(daemonProcess ? { process: daemonProcess } : {}),
           ...(cli ? { cli } : {}),
         },
         null,
@@ -390,7 +390,7 @@ async function main(): Promise<number> {
   } else {
     if (cli) process.stdout.write(`${cliReport(cli, 10)}\n\n`);
     process.stdout.write(report(args, results, spool, backlog, control, outage, healing));
-    if (lean) process.stdout.write(`\n${leanReport(lean, leanArgs)}\n`);
+    if (daemonProcess) process.stdout.write(`\n${processReport(daemonProcess, processArgs)}\n`);
   }
   return 0;
 }

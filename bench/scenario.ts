@@ -1,8 +1,8 @@
 /**
  * One benchmark scenario: the production daemon (Daemon.start, real spool with fsync in a temp dir) receiving SMS from
  * the virtual modem and POSTing them to the local demo receiver (real HTTP on 127.0.0.1), over
- *   - 'mock': the mock serial binding (simulate: true), or
- *   - 'pty':  a socat pseudo-terminal pair opened with the native binding at 115200 baud (simulate: false, the
+ *   - 'mock': a virtual modem's port (`virtual:<name>`), or
+ *   - 'pty':  a socat pseudo-terminal pair opened with the native binding at 115200 baud (the
  *             modem's port is the pty link), optionally paced like a 115200-baud UART (paceBaud).
  *
  * Timestamps (performance.now(), one process, one clock):
@@ -22,10 +22,11 @@ import { parseConfig } from '../src/config.js';
 import { Daemon } from '../src/daemon.js';
 import { startDemoReceiver, type DemoReceiver } from '../src/demo/receiver.js';
 import { createLogger, type Logger } from '../src/log.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../src/sim/pty-host.js';
-import { VirtualModem, type VirtualModemOptions } from '../src/sim/virtual-modem.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../src/virtual-modem/pty-host.js';
+import { VirtualModem, type VirtualModemOptions } from '../src/virtual-modem/virtual-modem.js';
 import type { SmsRecord } from '../src/spool/types.js';
 import { summarize, type Summary } from './stats.js';
+import { configureVirtualModems, stopVirtualModems, virtualModemAt } from '../src/virtual-modem/virtual-ports.js';
 
 export type Transport = 'mock' | 'pty';
 
@@ -208,7 +209,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     let host: PtyHost | undefined;
     const linkPath = join(work, 'ttyV0');
     if (o.transport === 'pty') {
-      vm = new VirtualModem({ path: `/virtual/${MODEM}-pty`, ...VM_OPTIONS });
+      vm = new VirtualModem({ path: `virtual:${MODEM}-pty`, ...VM_OPTIONS });
       const hosted = vm;
       cleanups.push(async () => hosted.stop());
       host = await hostVirtualModemOnPty(vm, { linkPath, logger, baudRate: BAUD, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
@@ -223,7 +224,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         modems: [
           {
             name: MODEM,
-            ...(o.transport === 'pty' ? { port: linkPath, simulate: false } : { simulate: true }),
+            port: o.transport === 'pty' ? linkPath : `virtual:${MODEM}`,
             baudRate: BAUD,
             senders: ['858'],
             // The safety-net sweep (AT+CMGL) would land in the middle of a sample; the bench runs well under an hour.
@@ -234,9 +235,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       },
       {},
     );
-    const daemon = await Daemon.start({ config, logger, simulate: o.transport === 'mock', virtualModem: VM_OPTIONS });
-    cleanups.push(() => daemon.stop());
-    if (o.transport === 'mock') vm = daemon.virtualModems.get(MODEM);
+    const undoDefaults = configureVirtualModems(VM_OPTIONS);
+    const daemon = await Daemon.start({ config, logger });
+    undoDefaults();
+    cleanups.push(async () => {
+      await daemon.stop();
+      stopVirtualModems();
+    });
+    if (o.transport === 'mock') vm = virtualModemAt(`virtual:${MODEM}`);
     if (!vm) throw new Error('bench: no virtual modem');
     const modem = vm;
     const supervisor = daemon.supervisors[0]!;

@@ -1,5 +1,5 @@
 /**
- * The status page's cost, in one run: the real daemon (bench/lean/harness.ts: its own process with the unit's node
+ * The status page's cost, in one run: the real daemon (bench/process/harness.ts: its own process with the unit's node
  * flags, two virtual modems on socat pseudo-terminals, a local webhook) with the listener and the page on, measured
  * in interleaved phases: no page open, then ten pages open in Debian's Chromium (playwright-core, each page refreshing
  * itself every 3 s as an operator's would), then none again. Per phase: the daemon's CPU seconds per minute, its RSS
@@ -12,8 +12,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { startHarness, type Harness } from './lean/harness.js';
-import { unitNodeFlags } from './lean/unit-flags.js';
+import { startHarness, type Harness } from './process/harness.js';
+import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
 
 const TOKEN = 'bench-token-0123456789';

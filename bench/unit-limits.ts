@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/log.js';
 import { Spool } from '../src/spool/store.js';
 import { SPOOL_RECORD_VERSION, type SmsRecord } from '../src/spool/types.js';
-import { startHarness } from './lean/harness.js';
-import { unitNodeFlags } from './lean/unit-flags.js';
+import { startHarness } from './process/harness.js';
+import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
 import { statusFieldKiB } from './peer/procstat.js';
 
@@ -121,7 +121,7 @@ async function backlog(records: number): Promise<void> {
       JSON.stringify({
         webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway` },
         spool: { dir: spoolDir, fsync: false },
-        modems: [{ name: 'm0', simulate: true, senders: ['858'] }],
+        modems: [{ name: 'm0', port: 'virtual:m0', senders: ['858'] }],
         log: { level: 'info', pretty: false },
       }),
     );

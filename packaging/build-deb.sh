@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package: npm run package [-- --version V] [--out DIR] -> DIR/pulsa-bridge_V_all.deb
 #
-# One Architecture: all package for every Pi and x64 host: the compiled JavaScript (dist/src, and dist/cli: a bundle
-# per one-shot command), the production node_modules (`npm ci --omit=dev --omit=optional`: no TypeScript) with the
-# serial addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 (glibc; the other platforms' are left out),
+# One Architecture: all package for every Pi and x64 host: the compiled JavaScript (dist/src), the production
+# node_modules (`npm ci --omit=dev --omit=optional`: no TypeScript, no libraries' tests or examples) with the serial
+# addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 (glibc; the other platforms' are left out),
 # run by Debian's /usr/bin/node (Depends: nodejs (>= 20)). Nothing is compiled on the Pi.
 #
 # Layout: /usr/lib/pulsa-bridge (the program), /usr/bin/pulsa-bridge, /usr/sbin/pulsa-bridge-modems (udev rule +
@@ -42,10 +42,6 @@ export SOURCE_DATE_EPOCH
 
 if [ "$BUILD" = 1 ]; then npm run -s build; fi
 [ -f dist/src/cli.js ] || { echo "build-deb: dist/src/cli.js is missing (npm run build)" >&2; exit 1; }
-[ -f dist/cli/status.js ] || { echo "build-deb: dist/cli/status.js is missing: npm run build makes the commands' bundles (where it said esbuild cannot run, build the package on a machine where it can)" >&2; exit 1; }
-# After tsc alone the bundles hold the previous build's code: one-shot commands would run it beside the new daemon.
-stale=$(find dist/src -name '*.js' -newer dist/cli/top.js -print -quit)
-[ -z "$stale" ] || { echo "build-deb: $stale is newer than the commands' bundles in dist/cli: npm run build" >&2; exit 1; }
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-deb.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
@@ -56,10 +52,8 @@ install -d "$LIB/dist" "$PKG/usr/bin" "$PKG/usr/sbin" "$PKG/lib/systemd/system" 
   "$PKG/usr/share/pulsa-bridge" "$DOC/examples" "$PKG/usr/share/man/man1" "$PKG/usr/share/man/man8" \
   "$PKG/usr/share/lintian/overrides" "$PKG/DEBIAN"
 
-# --- the program: dist/src without source maps, the commands' bundles (dist/cli), bin, the production dependencies -
+# --- the program: dist/src without source maps, bin, the production dependencies ----------------------------------
 cp -R dist/src "$LIB/dist/src"
-cp -R dist/cli "$LIB/dist/cli"
-rm "$LIB/dist/cli/inputs.json"   # what each bundle holds: for the tests only
 find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
 cp -R web "$LIB/web"   # the status page's files: dist/src/metrics/server.js reads them from ../../../web
@@ -79,18 +73,25 @@ done
 rm -rf "$LIB/node_modules/@serialport/bindings-cpp/src" "$LIB/node_modules/@serialport/bindings-cpp/binding.gyp"
 # Documentation and type declarations inside node_modules (lintian: docs belong in /usr/share/doc).
 find "$LIB/node_modules" -type f \( -iname 'README*' -o -iname 'CHANGELOG*' -o -iname 'HISTORY*' -o -name '*.md' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
-# The libraries' own test suites, doc sites and release scripts at each package's root (pino and thread-stream ship
-# them: lintian flags the doc site's CDN links and the scripts); nothing loads them at run time.
+# The libraries' own test suites, examples, benchmarks, doc sites and release scripts, at any depth (pino-pretty keeps
+# its tests beside its code, sonic-boom nests a test folder, tdigest ships specs): nothing loads them at run time, and
+# lintian flags a doc site's CDN links and the scripts. The check after the clean-up loads every dependency.
 for pkgdir in "$LIB"/node_modules/* "$LIB"/node_modules/@*/*; do
   [ -d "$pkgdir" ] || continue
-  rm -rf "$pkgdir/test" "$pkgdir/tests" "$pkgdir/docs" "$pkgdir/benchmarks" "$pkgdir/index.html"
+  rm -rf "$pkgdir/docs" "$pkgdir/index.html"
   find "$pkgdir" -maxdepth 1 -type f -name '*.sh' -delete
 done
+find "$LIB/node_modules" -depth -type d \( -name test -o -name tests -o -name __tests__ -o -name spec -o -name specs \
+  -o -name example -o -name examples -o -name benchmark -o -name benchmarks -o -name bench \) -exec rm -rf {} +
+find "$LIB/node_modules" -type f \( -name '*.test.js' -o -name '*.test.mjs' -o -name '*.test.cjs' -o -name '*.spec.js' \
+  -o -name '*.test-d.ts' -o -name 'test.js' -o -name 'test-*.js' -o -name 'example.js' -o -name 'example*.html' \) -delete
 # Dotfiles of the libraries' own repositories (.npmignore, CI configs).
 find "$LIB/node_modules" -name '.*' ! -name '.bin' ! -name '.package-lock.json' -exec rm -rf {} +
 find "$LIB/node_modules" -type d -empty -delete
 # A tree with TypeScript in it means the optional peer came back: the package would be 3 times the size.
 [ ! -e "$LIB/node_modules/typescript" ] || { echo "build-deb: typescript is in the production tree" >&2; exit 1; }
+# Every production dependency still loads from the cleaned tree (a package that needed a removed file fails here).
+(cd "$LIB" && node -e 'for (const d of Object.keys(require("./package.json").dependencies)) require.resolve(d); import("pino").then(() => import("pino-pretty")).then(() => import("prom-client")).then(() => import("valibot")).then(() => import("commander")).then(() => import("@serialport/stream")).catch((e) => { console.error("build-deb: a dependency no longer loads: " + e.message); process.exit(1); })') || exit 1
 
 cat > "$PKG/usr/bin/pulsa-bridge" <<'WRAP'
 #!/bin/sh

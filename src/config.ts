@@ -12,9 +12,10 @@ import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
 import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
-import { VIRTUAL_QUIRKS } from './sim/virtual-modem-types.js';
+import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
-import { deepFreeze, readJson, RETENTION_DAYS, SPOOL_DEFAULTS } from './config-file.js';
+import { deepFreeze, readJson } from './config-file.js';
+import { spoolSchema } from './config-spool.js';
 import {
   adder,
   anyObject,
@@ -27,7 +28,6 @@ import {
   object,
   oneOf,
   optional,
-  orDefault,
   problemsOf,
   recordOf,
   refine,
@@ -41,20 +41,6 @@ import {
 } from './config-fields.js';
 
 export type { ProfileSetting };
-
-/** The spool section (config-file.ts reads the same rules by hand for the spool-only commands). */
-export function spoolSchema() {
-  const days = (fallback: number) => withDefault(int(RETENTION_DAYS.min, RETENTION_DAYS.max), fallback);
-  return withDefault(
-    object({
-      dir: orDefault(text(), SPOOL_DEFAULTS.dir as string),
-      sentRetentionDays: days(SPOOL_DEFAULTS.sentRetentionDays),
-      ignoredRetentionDays: days(SPOOL_DEFAULTS.ignoredRetentionDays),
-      fsync: withDefault(bool(), SPOOL_DEFAULTS.fsync as boolean),
-    }),
-    () => ({}),
-  );
-}
 
 /** The convert-pulsa service's API prefix: a webhook base URL is expected to end in it. */
 const API_PREFIX = '/api/v1/convert-pulsa';
@@ -70,7 +56,7 @@ const OWN_HEADERS = ['content-type', 'content-length', 'idempotency-key', 'x-api
 function modemSchema(env: Env) {
   const modem = object({
     name: v.pipe(text(), matching(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - or _ (at most 40)', true)),
-    /** Serial port, preferably /dev/serial/by-id/...; a simulated modem gets `/virtual/<name>`. */
+    /** Serial port, preferably /dev/serial/by-id/...; or a virtual modem's `virtual:<name>?...` (serial/port-kind.ts). */
     port: text(),
     baudRate: withDefault(int(300, 4_000_000), 115200),
     profile: withDefault(oneOf(PROFILE_SETTINGS), 'auto'),
@@ -87,31 +73,14 @@ function modemSchema(env: Env) {
     sweepIntervalSec: withDefault(int(5, 86_400), 60),
     multipartTimeoutSec: withDefault(int(10, 7 * 86_400), 600),
     commandTimeoutMs: withDefault(int(500, 180_000), 10_000),
-    /** Use the built-in virtual modem instead of hardware (demo, tests, training). */
-    simulate: withDefault(bool(), false),
     /** The SIM's operator: picks the balance check and transfer flow defaults. */
     operator: optional(oneOf(OPERATORS)),
     /** The SIM's own number (08..., 628... or +628...): the sender of test transfers, a centre SIM's address. */
     number: optional(v.pipe(text(), matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true))),
     /** Periodic balance and active-period check (absent: checked only on demand). */
     balance: optional(balanceSchema()),
-    /** The virtual SIM behind a simulated modem: its starting balance and active-until date. */
-    virtual: optional(
-      object({
-        balance: withDefault(int(0, 100_000_000), 50_000),
-        activeUntil: optional(matching(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD', true)),
-        /** Behaviours of real devices the virtual modem imitates (src/sim/virtual-modem-types.ts VIRTUAL_QUIRKS). */
-        quirks: withDefault(v.array(oneOf(VIRTUAL_QUIRKS), 'expected an array of quirk names'), []),
-      }),
-    ),
   });
   return v.pipe(
-    v.unknown(),
-    // A simulated modem needs no port: it gets a virtual one named after it.
-    v.transform((x: unknown) => {
-      const o = asRecord(x);
-      return o && o.simulate === true && isMissing(o.port) ? { ...o, port: `/virtual/${String(o.name)}` } : x;
-    }),
     modem,
     v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<v.InferOutput<typeof modem>>) => {
       const m = dataset.value;
@@ -448,9 +417,8 @@ function configSchema(env: Env = process.env) {
       if (isPlainRemote(url)) {
         warnings.push(`webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`);
       }
-      if (c.modems.some((m) => m.simulate) && !isLoopbackUrl(url)) {
-        warnings.push(`a simulated modem posts made-up SMS, and webhook ${maskUrl(url)} is not on this machine: \`run\` refuses this config unless given --allow-remote-webhook`);
-      }
+      const madeUp = madeUpSmsProblem(c.modems.map((m) => m.port), isLoopbackUrl(url), maskUrl(url));
+      if (madeUp) warnings.push(`${madeUp}: \`run\` refuses this config`);
       if (resellerBase !== undefined && isPlainRemote(resellerBase) && (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)) {
         warnings.push(`reseller URL ${maskUrl(resellerBase)} is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://`);
       }
@@ -562,19 +530,6 @@ function isPlainRemote(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * Why a simulated run must not start with this config (undefined: it may): simulated modems post made-up SMS, so their
- * webhook must be on this machine unless the operator says otherwise (`run --simulate --allow-remote-webhook`).
- */
-export function simulatedWebhookProblem(cfg: Pick<Config, 'webhook' | 'modems'>, simulateAll: boolean, allowRemote: boolean): string | undefined {
-  if (allowRemote || (!simulateAll && !cfg.modems.some((m) => m.simulate))) return undefined;
-  if (isLoopbackUrl(cfg.webhook.endpoint)) return undefined;
-  return (
-    `webhook: ${maskUrl(cfg.webhook.endpoint)} is not on this machine, and simulated modems post made-up SMS: run the simulation against a ` +
-    `local receiver, or pass --allow-remote-webhook (its requests carry X-Pulsa-Bridge-Simulated: true and are signed with the simulation secret, never webhook.hmacSecret)`
-  );
 }
 
 const MASK = '********';

@@ -5,12 +5,13 @@
  * start() is one straight sequence; each step that acquires something pushes its release on one cleanup stack, so a
  * failure at any step releases exactly what was acquired, in reverse, and stop() unwinds the same stack. Nothing in
  * the spool is lost by any stop: a POST abandoned at the grace bound leaves its record pending, SMS not yet spooled
- * stay on the SIM. What is loaded only when used: the simulator (a simulated modem), prom-client and the listener
- * (`metrics.listen`), the status page (`metrics.page`).
+ * stay on the SIM. What is loaded only when used: prom-client and the listener (`metrics.listen`), the status page
+ * (`metrics.page`); a virtual modem's port loads the simulator (the link factory).
  */
 import { rm } from 'node:fs/promises';
 import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
-import { balanceSettingsFor, simulatedWebhookProblem, type Config, type ModemConfig } from './config.js';
+import { balanceSettingsFor, isLoopbackUrl, type Config } from './config.js';
+import { madeUpSmsProblem } from './serial/port-kind.js';
 import { ControlError, type EventMessage } from './control/protocol.js';
 import { ussdBrokerOn, type UssdBroker } from './ops/ussd-broker.js';
 import { CleanupStack } from './daemon/cleanup.js';
@@ -32,8 +33,6 @@ import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor } from './modem/supervisor.js';
 import { maskUrl } from './redact.js';
 import { createNotifier } from './sd-notify.js';
-import type { VirtualNetwork } from './sim/operator-network.js';
-import type { VirtualModem, VirtualModemOptions } from './sim/virtual-modem.js';
 import { makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
 import { Spool } from './spool/store.js';
@@ -50,12 +49,6 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 export interface DaemonOptions {
   config: Config;
   logger: Logger;
-  /** Run every modem on the virtual modem, whatever the config says. */
-  simulate?: boolean;
-  /** Options for the virtual modems created for simulated modems (demo scripts, benchmarks). */
-  virtualModem?: Partial<VirtualModemOptions>;
-  /** Let simulated modems post to a webhook that is not on this machine (config.simulatedWebhookProblem). */
-  allowRemoteWebhook?: boolean;
 }
 
 /** What a started daemon is made of (built by start(), in its order). */
@@ -63,8 +56,6 @@ interface DaemonParts {
   spool: Spool;
   forwarder: Forwarder;
   supervisors: ModemSupervisor<Modem, Receiver>[];
-  virtualModems: Map<string, VirtualModem>;
-  network: VirtualNetwork | undefined;
   ussd: Map<string, UssdBroker>;
   balanceWatch: BalanceWatch;
   health: HealthMonitor<Awaited<ReturnType<Spool['stats']>>>;
@@ -78,8 +69,6 @@ export class Daemon {
   readonly spool: Spool;
   readonly forwarder: Forwarder;
   readonly supervisors: readonly ModemSupervisor<Modem, Receiver>[];
-  /** Virtual modems by modem name (only for simulated modems). */
-  readonly virtualModems: ReadonlyMap<string, VirtualModem>;
   /** One USSD session per modem, by modem name: operators (control socket) and balance checks share it. */
   readonly ussdBrokers: ReadonlyMap<string, UssdBroker>;
   /** Balance checks per modem (periodic per config, and on demand for the control socket's `balance` op). */
@@ -89,7 +78,6 @@ export class Daemon {
   readonly metrics: BridgeMetrics | undefined;
   /** Where the metrics listener is bound (host:port), when configured. */
   readonly metricsAddress: string | undefined;
-  private readonly network: VirtualNetwork | undefined;
   private readonly board: StatusBoard;
   private readonly cleanup: CleanupStack;
   private readonly logger: Logger;
@@ -98,8 +86,6 @@ export class Daemon {
     this.spool = p.spool;
     this.forwarder = p.forwarder;
     this.supervisors = p.supervisors;
-    this.virtualModems = p.virtualModems;
-    this.network = p.network;
     this.ussdBrokers = p.ussd;
     this.balanceWatch = p.balanceWatch;
     this.health = p.health;
@@ -110,19 +96,10 @@ export class Daemon {
     this.logger = logger;
   }
 
-  /**
-   * The virtual operators' network joining the simulated modems that have a `number` and an `operator`. Only a daemon
-   * with a simulated modem has one.
-   */
-  get virtualNetwork(): VirtualNetwork {
-    if (!this.network) throw new Error('no simulated modem: this daemon has no virtual network');
-    return this.network;
-  }
-
   static async start(o: DaemonOptions): Promise<Daemon> {
     const { config, logger } = o;
-    const simulationProblem = simulatedWebhookProblem(config, o.simulate === true, o.allowRemoteWebhook === true);
-    if (simulationProblem) throw new ConfigError([simulationProblem]);
+    const madeUp = madeUpSmsProblem(config.modems.map((m) => m.port), isLoopbackUrl(config.webhook.endpoint), maskUrl(config.webhook.endpoint));
+    if (madeUp) throw new ConfigError([madeUp]);
     const cleanup = new CleanupStack();
     try {
       return await Daemon.startSteps(o, cleanup);
@@ -136,7 +113,6 @@ export class Daemon {
   private static async startSteps(o: DaemonOptions, cleanup: CleanupStack): Promise<Daemon> {
     const { config, logger } = o;
     const startedAt = new Date().toISOString();
-    const simulated = (m: ModemConfig) => o.simulate === true || m.simulate;
 
     // 1. SIGHUP re-reads the spool; the handler is in before the lock is taken (its default would end the process).
     const sighup = new SpoolRescanOnSighup(logger);
@@ -158,9 +134,7 @@ export class Daemon {
     await checkSocketDir(config.control.socketPath);
     for (const warning of config.warnings) logger.warn(warning);
 
-    // 3. What is loaded only when used: the simulator, the metrics.
-    const sim = config.modems.some(simulated) ? await loadSimulator() : undefined;
-    if (sim) cleanup.push('the virtual network', () => sim.network.close());
+    // 3. What is loaded only when used: the metrics.
     const metricsModules = config.metrics.listen ? await Promise.all([import('./metrics/registry.js'), import('./metrics/server.js')]) : undefined;
     const feeds: MetricFeeds | undefined = metricsModules && new metricsModules[0].MetricFeeds();
 
@@ -176,9 +150,6 @@ export class Daemon {
       connectTimeoutMs: config.webhook.connectTimeoutMs,
       headers: { ...config.webhook.headers },
       ...(config.webhook.hmacSecret ? { hmacSecret: config.webhook.hmacSecret } : {}),
-      // Made-up SMS are marked and never signed with the production secret (webhook.ts): records say so themselves
-      // (`simulated`, whatever this config says when they are delivered); these modems' records are treated so too.
-      simulatedModems: new Set(config.modems.filter(simulated).map((m) => m.name)),
       userAgent: USER_AGENT,
     });
     const forwarder = new Forwarder({
@@ -195,24 +166,15 @@ export class Daemon {
       strictOrderHoldMs: config.webhook.strictOrderHoldSec * 1000,
     });
 
-    // 6. The modems (built, not started): a virtual modem for each simulated one, a supervisor and a USSD broker each.
+    // 6. The modems (built, not started): a supervisor and a USSD broker each.
     const rejectedPins = new PinMemoryFile(stateDir, logger.child({ stage: 'state' }));
-    const virtualModems = new Map<string, VirtualModem>();
     const supervisors: ModemSupervisor<Modem, Receiver>[] = [];
     const ussd = new Map<string, UssdBroker>();
     for (const m of config.modems) {
-      const path = simulated(m) ? `/virtual/${m.name}` : m.port;
-      if (simulated(m)) {
-        const vm = startVirtualModem(m, path, sim!, o.virtualModem);
-        cleanup.push(`the virtual modem ${m.name}`, () => vm.stop());
-        virtualModems.set(m.name, vm);
-      }
       const supervisor = createModemSupervisor(m, {
         spool: spooledEvents(spool, events.publish),
         logger,
-        path,
-        binding: simulated(m) ? 'mock' : 'native',
-        simulated: simulated(m),
+        path: m.port,
         rejectedPins,
         onStateChange: statusChanged.publish,
         onUrc: (urc) => events.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
@@ -346,7 +308,7 @@ export class Daemon {
     cleanup.push('the watchdog', notifier.startWatchdog(() => health.liveness()));
 
     return new Daemon(
-      { spool, forwarder, supervisors, virtualModems, network: sim?.network, ussd, balanceWatch, health, board, metrics, metricsAddress, cleanup },
+      { spool, forwarder, supervisors, ussd, balanceWatch, health, board, metrics, metricsAddress, cleanup },
       logger,
     );
   }
@@ -368,33 +330,6 @@ export class Daemon {
     await this.cleanup.unwind(this.logger);
     this.logger.info('pulsa-bridge stopped');
   }
-}
-
-/** The simulator's classes, loaded only when a modem is simulated. */
-interface SimulatorModules {
-  VirtualModem: typeof VirtualModem;
-  network: VirtualNetwork;
-}
-
-async function loadSimulator(): Promise<SimulatorModules> {
-  const [{ VirtualModem }, { VirtualNetwork }] = await Promise.all([import('./sim/virtual-modem.js'), import('./sim/operator-network.js')]);
-  return { VirtualModem, network: new VirtualNetwork() };
-}
-
-/** A simulated modem's virtual modem, started at `path`; a SIM with a number and an operator joins the virtual network. */
-function startVirtualModem(m: ModemConfig, path: string, sim: SimulatorModules, options: Partial<VirtualModemOptions> | undefined): VirtualModem {
-  const line = m.number && m.operator ? sim.network.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
-  const vm = new sim.VirtualModem({
-    path,
-    profile: 'simcom',
-    ...options,
-    ...(m.pin ? { pin: m.pin } : {}),
-    ...(m.virtual && m.virtual.quirks.length > 0 ? { quirks: m.virtual.quirks } : {}),
-    ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ...options?.identity, ownNumber: line.ownNumber } } : {}),
-  });
-  line?.connect(vm);
-  vm.start();
-  return vm;
 }
 
 /**

@@ -13,6 +13,7 @@ import { Daemon } from './daemon.js';
 import { startDemoReceiver, type ReceivedSms } from './demo/receiver.js';
 import { createLogger } from './log.js';
 import { runTransferDemo } from './demo/transfer-demo.js';
+import { stopVirtualModems, virtualModemAt } from './virtual-modem/virtual-ports.js';
 
 const MULTIPART_TEXT =
   'Terima kasih telah menggunakan layanan kami. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 ' +
@@ -33,12 +34,13 @@ export async function runDemo(): Promise<number> {
     reseller: { apiKey: receiver.apiKey, order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Demo' } },
     modems: [
       // The centre SIM: the stand-in's Telkomsel centre number; its balance is watched.
+      // A virtual modem's port names its SIM (number, operator, starting balance): the virtual network joins them.
       {
-        name: 'demo-telkomsel', simulate: true, senders: ['858', 'TELKOMSEL'], sweepIntervalSec: 60,
-        operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 }, virtual: { balance: 24025 },
+        name: 'demo-telkomsel', port: 'virtual:demo-telkomsel?number=081200000001&operator=telkomsel&balance=24025', senders: ['858', 'TELKOMSEL'],
+        sweepIntervalSec: 60, operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 },
       },
       // A second virtual Telkomsel SIM that sends credit to the centre in the test transfer.
-      { name: 'demo-sender', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081211110001', virtual: { balance: 75000 } },
+      { name: 'demo-sender', port: 'virtual:demo-sender?number=081211110001&operator=telkomsel&balance=75000', senders: ['858'], operator: 'telkomsel', number: '081211110001' },
     ],
     shutdownGraceSec: 2,
   };
@@ -54,10 +56,10 @@ export async function runDemo(): Promise<number> {
     );
   });
 
-  const daemon = await Daemon.start({ config, logger, simulate: true });
+  const daemon = await Daemon.start({ config, logger });
   let code = 0;
   try {
-    const vm = daemon.virtualModems.get('demo-telkomsel');
+    const vm = virtualModemAt('virtual:demo-telkomsel');
     if (!vm) throw new Error('the virtual modem did not start');
     await waitFor(() => daemon.supervisors.every((s) => s.status().state === 'running'), 15_000, 'the virtual modems to be ready');
 
@@ -87,6 +89,7 @@ export async function runDemo(): Promise<number> {
     code = 1;
   } finally {
     await daemon.stop();
+    stopVirtualModems();
     await receiver.close();
     await rm(workDir, { recursive: true, force: true });
   }

@@ -262,8 +262,7 @@ as_builder() {
 # --- build in the checkout (never pruned), assemble the production tree, check it, swap -------------------------
 cd "$SRC"
 # npm ci when the dev tools are missing or the lock file changed since they were installed (a pull that changed the
-# dependencies). esbuild is optional: where its binary cannot run (a Pi 1 or Zero) npm leaves it out, the build says so
-# and the commands start from dist/src.
+# dependencies).
 if [ ! -x node_modules/.bin/tsc ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   as_builder "$NPM" ci --no-audit --no-fund
 fi
@@ -275,7 +274,7 @@ STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
 trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 [ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
 as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs "$STAGE/"
-as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test" "$STAGE/dist/cli/inputs.json"
+as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
 # No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
 # addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.
 (cd "$STAGE" && as_builder "$NPM" ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)

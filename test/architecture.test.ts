@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -55,7 +55,7 @@ function partOf(path: string): string {
   return top === 'control' && second !== undefined ? `control/${second}` : top!;
 }
 
-const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'sim', 'sms', 'spool', 'state', 'status.ts'];
+const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'config-spool.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'virtual-modem', 'sms', 'spool', 'state', 'status.ts'];
 
 /**
  * What each part of src/ may import besides SHARED, floor by floor from the bottom; an arrow to anything else points
@@ -67,15 +67,16 @@ const ALLOWED: Record<string, string[]> = {
   // the ground: bytes and ports, pure decoding and rules, the spool, one HTTP request, the health model, balance parsing
   serial: [], sms: [], filter: [], spool: [], http: [], health: [], balance: [], demo: [], 'control/protocol.ts': [],
   // the virtual modem is a device behind a serial link; the AT layer reads lines off one
-  sim: ['serial', 'balance'],
+  'virtual-modem': ['serial', 'balance'],
   at: ['serial'],
-  modem: ['at', 'serial', 'sms', 'sim'],
+  modem: ['at', 'serial', 'sms', 'virtual-modem'],
   state: ['modem'],
   // operator commands, the same on both paths (through the daemon or on the port)
   ops: ['at', 'modem', 'sms', 'control/protocol.ts'],
   transfer: ['ops', 'control/protocol.ts', 'demo'],
   'config-file.ts': [],
-  'config.ts': ['config-file.ts', 'config-fields.ts', 'balance', 'modem', 'sim', 'spool', 'transfer'],
+  'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
+  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'serial', 'spool', 'transfer'],
   // the stages
   receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
   forward: ['spool', 'http', 'config.ts'],
@@ -89,7 +90,7 @@ const ALLOWED: Record<string, string[]> = {
   // the composition root and its parts
   daemon: BELOW_THE_ROOT,
   'daemon.ts': [...BELOW_THE_ROOT, 'daemon'],
-  'demo.ts': ['daemon.ts', 'demo', 'config.ts'],
+  'demo.ts': ['daemon.ts', 'demo', 'config.ts', 'virtual-modem'],
   // the command line on top: everything but the daemon's side of the socket
   cli: [...BELOW_THE_ROOT.filter((p) => p !== 'control/server'), 'control/client', 'daemon', 'daemon.ts', 'demo', 'reseller', 'transfer'],
   'cli.ts': ['cli'],
@@ -109,7 +110,7 @@ function backArrows(imports: readonly Import[]): string[] {
 
 /** [from folder, forbidden targets (folders, files or package names), why] */
 const RULES: Array<[string, string[], string]> = [
-  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'sim'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
+  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'virtual-modem'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
   ['at', ['modem', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the AT layer knows lines and commands, not what a modem or a message is'],
   ['sms', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'sms/ is pure: PDUs in, messages out'],
   ['filter', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'filter/ is pure'],
@@ -214,5 +215,20 @@ describe('architecture: imports follow the data flow', () => {
         (i.target === 'node:https' && i.file !== 'http/request.ts'),
     );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+  });
+
+  it('the virtual modem enters through the link factory only: no other module imports it or names simulation', () => {
+    // The simulator's own command (`pulsa-bridge simulate`) and the demo may use it; everything else sees a port.
+    const users = new Set(['modem/factory.ts', 'cli/simulate.ts', 'demo.ts']);
+    const bad = ALL.filter((i) => under(i.target, 'virtual-modem') && !under(i.file, 'virtual-modem') && !users.has(i.file));
+    expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
+    const mentions = files(SRC)
+      .map((f) => relative(SRC, f).split(sep).join('/'))
+      .filter((f) => !under(f, 'virtual-modem') && !under(f, 'demo') && !users.has(f) && f !== 'serial/port-kind.ts')
+      .flatMap((f) => readFileSync(join(SRC, f), 'utf8').split('\n').map((line, n) => ({ f, n: n + 1, line })))
+      .filter(({ line }) => /simulat/i.test(line.replace(/\/\/.*$|^\s*\*.*$|\/\*.*?\*\//g, '')))
+      // The CLI's --simulate option names the port it stands for; the codec refuses an older release's `simulated` field.
+      .filter(({ f, line }) => !/--simulate|'simulate'|simulate\?:|opts\.simulate|SIMULATE_PORT/.test(line) && !(f === 'spool/codec.ts' && /obj\.simulated/.test(line)));
+    expect(mentions.map((m) => `src/${m.f}:${m.n}: ${m.line.trim()}`)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, maskSecrets, parseConfig, simulatedWebhookProblem } from '../src/config.js';
+import { loadConfig, maskSecrets, parseConfig } from '../src/config.js';
+import { madeUpSmsProblem } from '../src/serial/port-kind.js';
 import { ConfigError } from '../src/errors.js';
 
 const minimal = () => ({
@@ -90,8 +91,8 @@ describe('config', () => {
   });
 
   it('a simulated modem needs no port', () => {
-    const c = parseConfig({ webhook: { url: 'http://127.0.0.1:1/x' }, modems: [{ name: 'sim', simulate: true, senders: ['*'] }] }, {});
-    expect(c.modems[0]!.port).toBe('/virtual/sim');
+    const c = parseConfig({ webhook: { url: 'http://127.0.0.1:1/x' }, modems: [{ name: 'sim', port: 'virtual:sim', senders: ['*'] }] }, {});
+    expect(c.modems[0]!.port).toBe('virtual:sim');
   });
 
   it('loads the shipped config.example.json as it is', async () => {
@@ -164,13 +165,12 @@ describe('config', () => {
     expect(parseConfig({ ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'Bearer a\tb c' } } }, {}).webhook.headers).toEqual({ Authorization: 'Bearer a\tb c' });
   });
 
-  it('a simulated run needs a webhook on this machine unless allowed', () => {
-    const remote = parseConfig({ ...minimal(), webhook: { url: 'https://x.example/hook' } }, {});
-    expect(simulatedWebhookProblem(remote, true, false)).toMatch(/^webhook: https:\/\/x\.example\/hook is not on this machine.*--allow-remote-webhook/);
-    expect(simulatedWebhookProblem(remote, true, true)).toBeUndefined();
-    expect(simulatedWebhookProblem(remote, false, false)).toBeUndefined(); // real modems only
-    const local = parseConfig({ ...minimal(), webhook: { url: 'http://127.0.0.1:9/hook' } }, {});
-    expect(simulatedWebhookProblem(local, true, false)).toBeUndefined();
+  it('a virtual modem needs a webhook on this machine: made-up SMS never leave it', () => {
+    expect(madeUpSmsProblem(['virtual:a', '/dev/ttyUSB0'], false, 'https://x.example/hook')).toMatch(/^webhook: https:\/\/x\.example\/hook is not on this machine, and virtual:a is a virtual modem/);
+    expect(madeUpSmsProblem(['/dev/ttyUSB0'], false, 'https://x.example/hook')).toBeUndefined(); // real modems only
+    expect(madeUpSmsProblem(['virtual:a'], true, 'http://127.0.0.1:9/hook')).toBeUndefined();
+    const remote = parseConfig({ ...minimal(), webhook: { url: 'https://x.example/hook' }, modems: [{ name: 'v', port: 'virtual:v', senders: ['858'] }] }, {});
+    expect(remote.warnings.join('\n')).toMatch(/virtual:v is a virtual modem.*`run` refuses this config/);
   });
 
   it('masks credentials inside URLs, in the config and in its warnings', () => {

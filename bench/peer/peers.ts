@@ -19,7 +19,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { unitNodeFlags } from '../lean/unit-flags.js';
+import { unitNodeFlags } from '../process/unit-flags.js';
 import { SENDER } from './workload.js';
 
 export interface PeerContext {
@@ -123,7 +123,7 @@ export const bridgePeer: PeerSpec = {
       log: { level: 'info', pretty: false },
     };
     await writeFile(configPath, JSON.stringify(config, null, 2));
-    // Node's flags as the systemd unit runs it (bench/lean/unit-flags.ts reads them from the unit file).
+    // Node's flags as the systemd unit runs it (bench/process/unit-flags.ts reads them from the unit file).
     return launch(process.execPath, [...unitNodeFlags(), BIN, 'run', '--config', configPath], join(ctx.workDir, 'bridge.log'), process.env);
   },
 };

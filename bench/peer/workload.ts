@@ -7,7 +7,7 @@
  * part boundary) and 5 UCS2 ones (curly quotes, a check mark, an emoji: single, 2 and 3 parts) - 39 parts in all
  * with the virtual modem's splitting (the count actually delivered is reported by the caller).
  */
-import { prng } from '../../src/sim/prng.js';
+import { prng } from '../../src/virtual-modem/prng.js';
 
 export type SmsKind = 'gsm7' | 'gsm7-long' | 'ucs2' | 'ucs2-long';
 
@@ -78,7 +78,7 @@ export function burstPlan(count: number): PlannedSms[] {
   return out;
 }
 
-/** Small deterministic PRNG (src/sim/prng.ts): the same sequence from the same seed. */
+/** Small deterministic PRNG (src/virtual-modem/prng.ts): the same sequence from the same seed. */
 export { prng };
 
 /** The AT command's name without its arguments: `AT+CMGR=3` -> `AT+CMGR`, `AT+CPMS?` -> `AT+CPMS?`, `ATE1` -> `ATE1`. */

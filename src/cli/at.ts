@@ -5,6 +5,7 @@
  * interactive terminal (terminal.ts). A line that is not an AT command is a usage error (exit 2) with a suggestion;
  * a line the daemon refuses without --force says why.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { checkAtLine } from '../ops/at-guard.js';
 import type { ModemOps } from '../ops/modem-ops.js';
@@ -27,9 +28,7 @@ export function commands(io: Io): Command[] {
 export function atCommand(io: Io, target: OpsTarget<AtOps>): Command {
   return target
     .options(new Command('at'))
-    .description(
-      'send one AT line as typed and print every answer line (`AT+CSQ;+CREG?` shows both); with no command, an interactive AT terminal (URCs shown as they arrive; Ctrl-C or Ctrl-D exits)',
-    )
+    .description(summaryOf('at'))
     .argument('[command...]', 'AT command line, e.g. AT+CSQ (quote it in the shell)')
     .option('--force', 'through the daemon: allow a command that changes settings the daemon relies on (it re-checks them afterwards)')
     .option('--json', 'print JSON (one-shot mode)')

@@ -4,6 +4,7 @@
  * on the port; the output is the same. The reply is shown verbatim and never guessed (state `unknown` when no pattern
  * matches); --json gives modem, code, reply, balance, activeUntil, state, reasons, hint. Exit 1 when a check failed.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { checkBalance, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
 import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
@@ -37,7 +38,7 @@ export function commands(io: Io): Command[] {
 
 export function balanceCommand(io: Io, open: OpenOps): Command {
   return new Command('balance')
-    .description('check the balance and active period of a SIM now (USSD), on one modem or on every modem with a balance check')
+    .description(summaryOf('balance'))
     .option('-c, --config <file>', 'config file')
     .option('-m, --modem <name>', 'modem to check (repeatable; default: every modem with a balance check)', collect)
     .option('--code <code>', 'USSD code to dial instead of the configured one, e.g. *888#')

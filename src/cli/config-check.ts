@@ -1,12 +1,14 @@
 /**
- * `pulsa-bridge config check [FILE]`: validates a config file and prints the effective config (defaults applied,
+ * `pulsa-bridge config check [FILE]` (or `-c FILE`, as every command takes it): validates a config file and prints the effective config (defaults applied,
  * secrets and URL credentials masked) on stdout, and on stderr the warnings the daemon would log at start
  * (`warning: ...`), so stdout stays `FILE: OK` + JSON (or JSON alone with --json). An invalid file exits 1.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { loadConfig, maskSecrets } from '../config.js';
 import { configInitCommand } from './config-init.js';
 import { configPath, printJson, type Io } from './io.js';
+import { UsageError } from './usage-error.js';
 
 /** The commands this module adds to the program (cli.ts). */
 export function commands(io: Io): Command[] {
@@ -14,13 +16,18 @@ export function commands(io: Io): Command[] {
 }
 
 export function configCommand(io: Io): Command {
-  const config = new Command('config').description('configuration tools');
+  const config = new Command('config').description(summaryOf('config'));
   config
     .command('check')
     .description('validate a config file and print the effective config (defaults applied, secrets masked)')
-    .argument('[file]', 'config file', configPath())
+    .argument('[file]', 'config file (the same as --config)')
+    .option('-c, --config <file>', `config file (default: $PULSA_BRIDGE_CONFIG or ${configPath(undefined, {})})`)
     .option('--json', 'print JSON only')
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .action(async (given: string | undefined, opts: { config?: string; json?: boolean }) => {
+      if (given !== undefined && opts.config !== undefined && given !== opts.config) {
+        throw new UsageError(`two config files given: ${given} and --config ${opts.config}`, { hint: 'give one' });
+      }
+      const file = configPath(given ?? opts.config);
       const cfg = await loadConfig(file);
       if (!opts.json) io.out(`${file}: OK\n`);
       printJson(io, maskSecrets(cfg));

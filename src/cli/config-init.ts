@@ -1,6 +1,6 @@
 /**
  * `pulsa-bridge config init [FILE]`: writes a first config from what `ports --probe` finds (one modem per recommended
- * AT port; with --simulate one simulated modem), with the placeholder webhook URL install.sh recognises, validated
+ * AT port; with --simulate one virtual modem), with the placeholder webhook URL install.sh recognises, validated
  * before it is written. An existing file is never overwritten without --force (checked before probing and again
  * atomically); written mode 0640 via a temporary file. No AT port found: nothing written, exit 1 with a hint.
  */
@@ -14,6 +14,7 @@ import { silentLogger } from '../log.js';
 import { isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { baudRates, wholeNumber } from './usage.js';
+import { virtualPortFor } from '../serial/port-kind.js';
 
 /** The base URL written until the operator sets the real one (install.sh looks for `convert.example.com`). */
 export const PLACEHOLDER_BASE_URL = 'https://convert.example.com/api/v1/convert-pulsa';
@@ -21,9 +22,8 @@ const CONFIG_MODE = 0o640;
 
 export interface InitModem {
   name: string;
-  port?: string;
+  port: string;
   profile?: string;
-  simulate?: boolean;
   senders: string[];
 }
 
@@ -90,7 +90,7 @@ export function configInitCommand(io: Io): Command {
     .description('write a first config from `ports --probe`: one modem per AT port found, placeholders for the webhook')
     .argument('[file]', 'config file to write', configPath())
     .option('--force', 'overwrite an existing file')
-    .option('--simulate', 'one simulated modem instead of probing the ports')
+    .option('--simulate', 'one virtual modem (port virtual:virtual-1) instead of probing the ports')
     .option('--senders <ids>', 'accepted operator sender ids, comma-separated', (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''), ['858'])
     .option('--baud <rates>', 'baud rates to probe, comma-separated', baudRates, [115200])
     .option('--timeout <ms>', 'per-command probe timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 1000)
@@ -100,7 +100,7 @@ export function configInitCommand(io: Io): Command {
       if (!opts.force && (await fileOwner(file))) throw refuseExisting(file);
       let modems: InitModem[];
       if (opts.simulate) {
-        modems = [{ name: 'sim-1', simulate: true, senders: opts.senders }];
+        modems = [{ name: 'virtual-1', port: virtualPortFor('virtual-1'), senders: opts.senders }];
       } else {
         // The probe and the serial addon load here, not with the module: `config check` shares it and needs neither.
         const [{ probePorts }, { USB_FINGERPRINTS }, { listPorts }] = await Promise.all([import('../modem/probe.js'), import('../modem/profiles/index.js'), import('../serial/ports.js')]);
@@ -110,7 +110,7 @@ export function configInitCommand(io: Io): Command {
         const candidates = listed.ports.filter((p) => isProbeCandidate(p, opts.all === true));
         const probes = await probePorts(
           candidates.map((p) => p.path),
-          { baudRates: opts.baud, timeoutMs: opts.timeout, link: io.ports?.binding === 'mock' ? 'virtual' : 'native', logger: silentLogger() },
+          { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
         );
         const rows: ProbedPort[] = candidates.map((port, i) => ({ port, probe: probes[i]! }));
         modems = modemsFromProbe(rows, opts.senders);
@@ -134,7 +134,7 @@ export function configInitCommand(io: Io): Command {
       }
       if (opts.json) return printJson(io, { file, modems });
       io.out(`wrote ${file} (mode 0640) with ${modems.length} modem(s):\n`);
-      for (const m of modems) io.out(`  ${m.name}: ${m.simulate ? 'simulated' : `${m.port} [${m.profile}]`}, senders ${m.senders.join(', ')}\n`);
+      for (const m of modems) io.out(`  ${m.name}: ${m.port}${m.profile ? ` [${m.profile}]` : ''}, senders ${m.senders.join(', ')}\n`);
       io.out(
         'next steps:\n' +
           `  1. sudoedit ${file}    webhook.baseUrl (now ${PLACEHOLDER_BASE_URL}), modems[].senders; a SIM PIN as "pin": "env:PB_PIN" with PB_PIN=... in /etc/pulsa-bridge/env\n` +

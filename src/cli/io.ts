@@ -5,7 +5,6 @@
  * everywhere.
  */
 import type { listPorts } from '../serial/ports.js';
-import type { VirtualModem } from '../sim/virtual-modem.js';
 import { safeJson } from '../terminal-text.js';
 
 export interface Io {
@@ -13,10 +12,8 @@ export interface Io {
   err: (text: string) => void;
   /** Input for the interactive AT terminal and `simulate` (default: process.stdin). */
   input?: NodeJS.ReadableStream;
-  /** Tests: builds and starts the device behind --simulate (default: a SIM800-like modem with two SMS stored). */
-  virtualModem?: (path: string) => VirtualModem;
-  /** Tests: the listing behind `ports` and the binding `ports --probe` opens (default: listPorts, native). */
-  ports?: { list: () => ReturnType<typeof listPorts>; binding?: 'native' | 'mock' };
+  /** Tests: the listing behind `ports` (default: listPorts; a listed `virtual:` path opens a virtual modem). */
+  ports?: { list: () => ReturnType<typeof listPorts> };
 }
 
 export const defaultIo: Io = {
@@ -28,8 +25,8 @@ export const defaultIo: Io = {
 const DEFAULT_CONFIG_PATH = '/etc/pulsa-bridge/config.json';
 
 /** The config file to use: the one given, else `$PULSA_BRIDGE_CONFIG`, else DEFAULT_CONFIG_PATH. */
-export function configPath(given?: string): string {
-  return given ?? process.env.PULSA_BRIDGE_CONFIG ?? DEFAULT_CONFIG_PATH;
+export function configPath(given?: string, env: Record<string, string | undefined> = process.env): string {
+  return given ?? env.PULSA_BRIDGE_CONFIG ?? DEFAULT_CONFIG_PATH;
 }
 
 export function printJson(io: Io, value: unknown): void {

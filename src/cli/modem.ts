@@ -5,6 +5,7 @@
  * `sms read` or `sms delete` is an error (exit 1) saying so; input that cannot work (no port, an undialable number)
  * is a usage error, found before the port is opened.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { encodeForSend } from '../ops/actions.js';
 import type { StoredSmsView } from '../ops/modem-ops.js';
@@ -27,7 +28,7 @@ export function modemCommands(io: Io): Command[] {
 
 function infoCommand(io: Io): Command {
   return targetOptions(new Command('info'))
-    .description('everything the modem says about itself: config name, identity, SIM, signal, registration, operator, SMS storage, SMSC, profile')
+    .description(summaryOf('info'))
     .option('--json', 'print JSON')
     .action(async (opts: TargetCliOptions) => {
       await withModemOps(io, opts, async (ops) => {
@@ -42,7 +43,7 @@ const noSms = (i: number, what: string) =>
   new BridgeError('AT_ERROR', `no SMS at index ${i}${what}`, { hint: '`pulsa-bridge sms list` shows the stored messages and their indexes' });
 
 function smsCommand(io: Io): Command {
-  const sms = new Command('sms').description('SMS on the SIM/modem storage (decoded, with indexes)');
+  const sms = new Command('sms').description(summaryOf('sms'));
   targetOptions(sms.command('list'))
     .description('list every SMS stored on the modem, decoded')
     .option('--json', 'print JSON')

@@ -3,11 +3,11 @@
  * known modems; with --probe, which of them answer AT (read-only commands only: AT, AT+CGMI, AT+CGMM, AT+CGSN; a port
  * another process holds is left alone) and which to put in the config.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { silentLogger } from '../log.js';
 import { USB_FINGERPRINTS } from '../modem/profiles/index.js';
 import { listPorts } from '../serial/ports.js';
-import { probePorts } from '../modem/probe.js';
 import { atVerdict, describeModem, isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';
 import { table } from './format.js';
 import { printJson, type Io } from './io.js';
@@ -20,7 +20,7 @@ export function commands(io: Io): Command[] {
 
 export function portsCommand(io: Io): Command {
   return new Command('ports')
-    .description('list serial ports with USB ids, the stable /dev/serial/by-id path, and which look like known modems')
+    .description(summaryOf('ports'))
     .option('--json', 'print JSON')
     .option('--probe', 'find the AT port(s): send only AT, AT+CGMI, AT+CGMM, AT+CGSN to each USB serial port (ports another process holds are left alone)')
     .option('--baud <rates>', 'with --probe: baud rates to try in order, comma-separated', baudRates, [115200])
@@ -53,9 +53,10 @@ export function portsCommand(io: Io): Command {
 
       // --probe: read-only AT on the USB-like ports, in parallel (a few at a time), each bounded by its timeouts.
       const candidates = result.ports.filter((p) => isProbeCandidate(p, opts.all === true));
+      const { probePorts } = await import('../modem/probe.js'); // the modem stack, only for --probe
       const probes = await probePorts(
         candidates.map((p) => p.path),
-        { baudRates: opts.baud, timeoutMs: opts.timeout, link: io.ports?.binding === 'mock' ? 'virtual' : 'native', logger: silentLogger() },
+        { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
       );
       const probed: ProbedPort[] = result.ports.map((port) => {
         const i = candidates.indexOf(port);

@@ -5,6 +5,7 @@
  * --json keeps ISO UTC and, on failure, also prints {"error", "code", "hint"?} on stdout (the SPOOL_* code tells the
  * cause apart); stderr and exit code 1 are the same either way.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { BridgeError, errorMessage, SpoolError } from '../errors.js';
 import { localClock, localTime, looksLikeIsoTime } from '../time-format.js';
@@ -86,7 +87,7 @@ export function commands(io: Io): Command[] {
 }
 
 export function queueCommands(io: Io, openSpool: (o: SpoolCliOptions) => Promise<Spool> = spoolFrom): Command {
-  const queue = new Command('queue').description('the spool: what was received, what waits for delivery, what failed');
+  const queue = new Command('queue').description(summaryOf('queue'));
   const json = (v: unknown) => printJson(io, v);
   /** Every command closes what it opened (a client holds no lock, but close() waits for its writes). */
   const opened: Spool[] = [];

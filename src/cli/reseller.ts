@@ -4,6 +4,7 @@
  * config's `reseller` section: base URL (default webhook.baseUrl) and API key (from the config or `env:NAME`).
  * An API error is shown with its status and body (the key masked) and exits 1; a missing key is a usage error.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { USER_AGENT } from '../version.js';
@@ -36,7 +37,7 @@ export function commands(io: Io): Command[] {
 
 export function resellerCommands(io: Io): Command[] {
   const rates = new Command('rates')
-    .description('list the operators, live rates, limits and payout methods of the reseller API (also checks the API key)')
+    .description(summaryOf('rates'))
     .option('-c, --config <file>', 'config file')
     .option('--json', 'print JSON only')
     .action(async (opts: { config?: string; json?: boolean }) => {
@@ -50,7 +51,7 @@ export function resellerCommands(io: Io): Command[] {
       }
     });
   const calculate = new Command('calculate')
-    .description('estimate what a conversion pays out for an operator and a credit amount')
+    .description(summaryOf('calculate'))
     .option('-c, --config <file>', 'config file')
     .requiredOption('--operator-id <n>', 'operator id, as `rates` lists it', wholeNumber('an operator id (a whole number >= 1)', 1))
     .requiredOption('--amount <rupiah>', 'credit amount in whole rupiah', wholeNumber('an amount in whole rupiah (>= 1)', 1))

@@ -5,11 +5,14 @@
  * starts; a start-up stuck in the kernel gets a bound), the stop, the last log lines flushed (bounded), exit 0.
  * The only command module that loads the daemon.
  */
+import { summaryOf } from './command-list.js';
 import { writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command } from 'commander';
-import { loadConfig, simulatedWebhookProblem, type Config } from '../config.js';
-import { Daemon } from '../daemon.js';
+import { isLoopbackUrl, loadConfig, type Config } from '../config.js';
+import { maskUrl } from '../redact.js';
+import { madeUpSmsProblem, virtualPortFor } from '../serial/port-kind.js';
+import type { Daemon } from '../daemon.js';
 import { ConfigError, errorMessage } from '../errors.js';
 import { createLogger, runsUnderSystemd, syslogPriority } from '../log.js';
 import { configPath } from './io.js';
@@ -27,23 +30,22 @@ export function commands(): Command[] {
 
 export function runCommand(): Command {
   return new Command('run')
-    .description('run the daemon: receive SMS on every configured modem, spool them, forward them to the webhook')
+    .description(summaryOf('run'))
     .option('-c, --config <file>', 'config file', configPath())
-    .option('--simulate', 'run every modem on the virtual modem (no hardware); the webhook must be on this machine')
-    .option('--allow-remote-webhook', 'with simulated modems, post to a webhook on another machine anyway (requests marked X-Pulsa-Bridge-Simulated, signed with the simulation secret)')
-    .action(async (opts: { config: string; simulate?: boolean; allowRemoteWebhook?: boolean }) => {
-      const config = await loadConfig(opts.config).catch((err: unknown) => {
+    .option('--simulate', "run every modem on a virtual modem (its port becomes virtual:<name>, with the modem's number and operator); the webhook must be on this machine")
+    .action(async (opts: { config: string; simulate?: boolean }) => {
+      const loaded = await loadConfig(opts.config).catch((err: unknown) => {
         throw err instanceof ConfigError ? new DaemonConfigInvalid(err) : err;
       });
-      const allowRemoteWebhook = opts.allowRemoteWebhook === true;
-      const problem = simulatedWebhookProblem(config, opts.simulate === true, allowRemoteWebhook);
+      const config = opts.simulate ? { ...loaded, modems: loaded.modems.map((m) => ({ ...m, port: virtualPortFor(m.name, m) })) } : loaded;
+      const problem = madeUpSmsProblem(config.modems.map((m) => m.port), isLoopbackUrl(config.webhook.endpoint), maskUrl(config.webhook.endpoint));
       if (problem) throw new DaemonConfigInvalid(new ConfigError([problem], { file: opts.config }));
-      await runDaemon(config, opts.simulate === true, allowRemoteWebhook);
+      await runDaemon(config);
     });
 }
 
 /** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
-export async function runDaemon(config: Config, simulate: boolean, allowRemoteWebhook = false): Promise<void> {
+export async function runDaemon(config: Config): Promise<void> {
   const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
@@ -74,7 +76,8 @@ export async function runDaemon(config: Config, simulate: boolean, allowRemoteWe
   onStopSignal((signal) => requestStop(signal));
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ config, logger, simulate, allowRemoteWebhook });
+    const { Daemon } = await import('../daemon.js'); // after the signal handlers: loading it takes a moment
+    daemon = await Daemon.start({ config, logger });
   } finally {
     // Start-up is over: this timer must not cut the stop below short (it waits shutdownGraceSec for deliveries).
     guard.started();

@@ -6,13 +6,14 @@
  * when the simulator ends (not after SIGKILL), so stopping and starting it again on the same --link is an unplug and
  * replug of the same SIM.
  */
+import { summaryOf } from './command-list.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../errors.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../sim/pty-host.js';
-import { VirtualModem, type InjectSmsOptions, type SimSnapshot } from '../sim/virtual-modem.js';
-import { VIRTUAL_QUIRKS, type VirtualQuirk } from '../sim/virtual-modem-types.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../virtual-modem/pty-host.js';
+import { VirtualModem, type InjectSmsOptions, type SimSnapshot } from '../virtual-modem/virtual-modem.js';
+import { VIRTUAL_QUIRKS, type VirtualQuirk } from '../virtual-modem/virtual-modem-types.js';
 import type { Io } from './io.js';
 import { onStopSignal } from './lifecycle.js';
 import { wholeNumber } from './usage.js';
@@ -39,7 +40,7 @@ export function commands(io: Io): Command[] {
 
 export function simulateCommand(io: Io): Command {
   return new Command('simulate')
-    .description('serve the virtual modem on a pseudo-terminal (needs socat): point a config\'s modems[].port at --link and run the real daemon without hardware; type `help` for the commands that inject SMS and faults')
+    .description(summaryOf('simulate'))
     .requiredOption('-l, --link <path>', 'path to create for the bridge to open, e.g. /tmp/pulsa-modem')
     .addOption(new Option('--profile <id>', 'behave like this modem family').choices(['generic', 'simcom', 'huawei']).default('simcom'))
     .option('--pin <pin>', 'the SIM starts locked with this PIN')
@@ -57,7 +58,7 @@ export function simulateCommand(io: Io): Command {
     .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string; quirk?: VirtualQuirk[] }) => {
       const storageCapacity = opts.storage;
       const vm = new VirtualModem({
-        path: `/virtual/pty:${opts.link}`,
+        path: `virtual:pty:${opts.link}`,
         profile: opts.profile,
         ...(opts.pin ? { pin: opts.pin } : {}),
         ...(storageCapacity ? { storageCapacity } : {}),

@@ -4,7 +4,7 @@
  * spool.dir and the integrity key from the config's stateDir. The spool's store module is loaded only when a command
  * opens the spool: `status` beside a running daemon reads the daemon's own counts from status.json instead.
  */
-import { loadSpoolConfig } from '../config-file.js';
+import { loadSpoolConfig } from '../config-spool.js';
 import { errorMessage } from '../errors.js';
 import { silentLogger } from '../log/silent.js';
 import { readLockOwner } from '../spool/lock.js';

@@ -6,11 +6,12 @@
  * (the reasons are printed: a modem down or needing PIN/PUK, pending records older than health.maxPendingAgeSec, the
  * spool unwritable, status.json stale); 3 not running; 4 unknown (the spool lock could not be read).
  */
+import { summaryOf } from './command-list.js';
 import { localTime } from '../time-format.js';
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { loadSpoolConfig } from '../config-file.js';
+import { loadSpoolConfig } from '../config-spool.js';
 import type { StatusSnapshot } from '../status.js';
 import type { SpoolStats } from '../spool/store.js';
 import { STATUS_INTERVAL_MS, statusFilePath } from '../daemon/status-file.js';
@@ -67,7 +68,7 @@ export function commands(io: Io): Command[] {
 
 export function statusCommand(io: Io): Command {
   return new Command('status')
-    .description('daemon and modem states (with the last error and a hint), receive/forward counters, spool depth; exit 0 healthy, 1 unhealthy, 3 not running, 4 unknown')
+    .description(summaryOf('status'))
     .option('-c, --config <file>', 'config file (for spool.dir)')
     .option('-s, --spool <dir>', 'spool directory')
     .option('--json', 'print JSON')

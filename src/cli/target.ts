@@ -4,38 +4,23 @@
  * itself (DirectOps). Commands get a ModemOps and never know which; both paths raise the same BridgeError.
  * A socket this user may not use is an error, never a silent fallback. Missing or unknown targets are usage errors
  * (exit 2) found before anything opens. The ModemOps is always closed. configOpener does the same for commands
- * naming configured modems; its simulated modems share one virtual network.
+ * naming configured modems.
  */
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';
 import { controlSocketCandidates, loadConfig, type Config, type ModemConfig } from '../config.js';
 import { ControlClient, ControlClientError, RemoteError } from '../control/client/client.js';
-import { DirectOps } from '../ops/direct-ops.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { RemoteOps } from '../control/client/remote-ops.js';
 import { BridgeError, ConfigError, type ErrorCode } from '../errors.js';
-import { createLogger, silentLogger, type Logger } from '../log.js';
-import { PROFILE_SETTINGS } from '../modem/profiles/index.js';
-import { VirtualNetwork } from '../sim/operator-network.js';
-import { VirtualModem } from '../sim/virtual-modem.js';
+import { PROFILE_SETTINGS } from '../modem/types.js';
 import type { OpenOps } from './ops-target.js';
+
+export type { TargetCliOptions } from './direct-target.js';
 import { configPath, type Io } from './io.js';
-import { openSession } from './session.js';
+import type { DirectOpener, TargetCliOptions } from './direct-target.js';
 import { UsageError, wholeNumber } from './usage.js';
 
-export interface TargetCliOptions {
-  modem?: string;
-  config?: string;
-  port?: string;
-  /** Given on the command line (commander's default 115200 otherwise; a named modem then uses its config's). */
-  baud: number;
-  simulate?: boolean;
-  profile?: string;
-  pin?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-}
 
 /** The options of every command that needs a modem. */
 export function targetOptions(cmd: Command): Command {
@@ -49,10 +34,6 @@ export function targetOptions(cmd: Command): Command {
     .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
     .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
     .option('-v, --verbose', 'say which path the command takes (the running daemon or the port) and log the AT traffic to stderr');
-}
-
-function loggerFor(opts: { verbose?: boolean }): Logger {
-  return opts.verbose ? createLogger({ level: 'debug', pretty: false, destination: process.stderr }) : silentLogger();
 }
 
 /** Opens the target, runs `fn` on it, closes it whatever happens. */
@@ -69,6 +50,11 @@ const noTarget = (why: string) =>
   new UsageError('no port given', {
     hint: `pass --port /dev/serial/by-id/... (see \`pulsa-bridge ports\`), --modem NAME from a config (--config FILE; ${why}), or --simulate to use the virtual modem`,
   });
+
+/** The port opened by this process (direct-target.ts, loaded only then). */
+async function direct(...a: Parameters<typeof import('./direct-target.js').openDirect>): Promise<ModemOps> {
+  return (await import('./direct-target.js')).openDirect(...a);
+}
 
 export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemOps> {
   if (opts.simulate) {
@@ -97,18 +83,9 @@ export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemO
 
 /** An opener (see the header) for commands that hold the loaded config and name the modem. */
 export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
-  let network: VirtualNetwork | undefined;
-  const onNetwork = (m: ModemConfig) => (path: string): VirtualModem => {
-    network ??= new VirtualNetwork();
-    const line = m.number && m.operator ? network.join({ number: m.number, operator: m.operator, ...(m.virtual ?? {}) }) : undefined;
-    const vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ownNumber: line.ownNumber } } : {}) });
-    line?.connect(vm);
-    vm.start();
-    return vm;
-  };
+  let opener: DirectOpener | undefined; // the port-opening side, loaded when a modem is not the daemon's
   return async (config: Config, name: string): Promise<ModemOps> => {
     const m = pickModem(config, name);
-    const opts: TargetCliOptions = { modem: name, baud: 115200, timeout: m.commandTimeoutMs, ...(o.verbose ? { verbose: true } : {}) };
     const found = await findDaemon(config);
     if (found.client) {
       const held = await daemonHolds(found.client, name, undefined);
@@ -119,7 +96,8 @@ export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
       await found.client.close();
     }
     const why = found.client ? 'the daemon does not run this modem' : 'no daemon answered';
-    return m.simulate ? direct({ ...io, virtualModem: onNetwork(m) }, opts, m, why, { virtualPath: m.port, config }) : direct(io, opts, m, why, { config });
+    opener ??= (await import('./direct-target.js')).directOpener(io, o);
+    return opener(config, m, why);
   };
 }
 
@@ -171,34 +149,6 @@ async function daemonHolds(client: ControlClient, name: string | undefined, port
 
 async function canonical(path: string): Promise<string> {
   return realpath(path).catch(() => path);
-}
-
-/**
- * The port opened by this process. `virtualPath`: where a simulated modem is opened (default /virtual/cli; the
- * opener's modems each need their own). `config`: its stateDir (or spool dir) holds the daemon's memory of rejected
- * PINs, which the direct path honours too.
- */
-async function direct(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, o: { virtualPath?: string; config?: Config } = {}): Promise<ModemOps> {
-  const { virtualPath, config } = o;
-  const simulate = opts.simulate === true || (m?.simulate === true && !opts.port);
-  const port = opts.port ?? (simulate ? virtualPath : m?.port);
-  const name = m?.name ?? port ?? '/virtual/cli';
-  if (opts.verbose) io.err(`path: direct, opening ${simulate ? 'the virtual modem' : port}${why ? ` (${why})` : ''}\n`);
-  const pin = opts.pin ?? process.env.PULSA_BRIDGE_PIN ?? m?.pin;
-  const profile = opts.profile ?? (m && m.profile !== 'auto' ? m.profile : undefined);
-  const session = await openSession({
-    ...(port ? { port } : {}),
-    baud: m && opts.baud === 115200 ? m.baudRate : opts.baud,
-    simulate,
-    ...(profile ? { profile } : {}),
-    ...(pin ? { pin } : {}),
-    ...(config ? { stateDir: config.stateDir ?? config.spool.dir } : {}), // the daemon's memory of rejected PINs
-    timeoutMs: opts.timeout,
-    logger: loggerFor(opts),
-    name,
-    ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
-  });
-  return new DirectOps(session, name, loggerFor(opts));
 }
 
 const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([

@@ -4,6 +4,7 @@
  * without --yes it asks first (and refuses when it cannot ask); Ctrl-C stops before the next step and prints what was
  * already sent. Exit 0 when confirmed, 1 otherwise, 2 for usage errors.
  */
+import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
@@ -59,7 +60,7 @@ export function commands(io: Io): Command[] {
 
 export function transferCommand(io: Io, open: OpenOps): Command {
   return new Command('test-transfer')
-    .description('send credit from the SIM in one modem to a centre SIM and watch it arrive (with --order: through a reseller order)')
+    .description(summaryOf('test-transfer'))
     .option('-c, --config <file>', 'config file')
     .option('--from <modem>', 'sending modem (default: the only modem)')
     .option('--to <number|modem>', "the centre SIM's number, or the name of the modem it sits in (not with --order)")

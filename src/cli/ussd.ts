@@ -4,6 +4,7 @@
  * A menu still open at exit is always cancelled (AT+CUSD=2): left open, the next code dialled would answer it.
  * Exit 1 for status 4 (not supported), 5 (timed out) and a release notice without reply; extra words are a usage error.
  */
+import { summaryOf } from './command-list.js';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { Command } from 'commander';
@@ -47,7 +48,7 @@ export function commands(io: Io): Command[] {
 export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
   const cmd = target
     .options(new Command('ussd'))
-    .description('dial a USSD code and print the replies, e.g. `pulsa-bridge ussd --modem telkomsel-1 "*888#"`; on a terminal, menus are answered interactively unless --reply is given')
+    .description(summaryOf('ussd'))
     .argument('<code>', 'USSD code, e.g. *888# (quote it in the shell)')
     .option('-r, --reply <text>', 'an answer to the next menu (status 1); repeat for several: --reply 1 --reply 2', collect, [])
     .option('--no-interactive', 'never ask for menu answers, even on a terminal')

@@ -17,10 +17,8 @@ import { ModemSupervisor, type ModemHandle, type ModemIdentityLike } from '../mo
 export interface ModemWiring {
   spool: ReceiveSpool;
   logger: Logger;
-  /** Serial path actually opened (the config's port, or the virtual modem's path). */
+  /** The port opened (the config's; tests pass a virtual modem's `virtual:` path). */
   path: string;
-  /** 'mock': the virtual modem registered at `path` (the name the receive tests pass); 'native': the serial port. */
-  binding: 'native' | 'mock';
   onStateChange?: () => void;
   /** Rejected SIM PINs, kept in the state directory (shared by every modem). */
   rejectedPins?: RejectedPins;
@@ -32,8 +30,6 @@ export interface ModemWiring {
   adoptPartsOf?: (modem: string) => boolean;
   /** Each new receiver (after every (re)connect), for the metrics. */
   onReceiver?: (receiver: Receiver) => void;
-  /** The modem is simulated: its records are marked `simulated` (the forwarder never signs them with the real secret). */
-  simulated?: boolean;
 }
 
 /** One configured modem, wired (see the header). */
@@ -49,7 +45,7 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
     ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
     connect: (): Promise<AtChannel> =>
       openChannel(
-        { path: w.path, baudRate: m.baudRate, link: w.binding === 'mock' ? 'virtual' : 'native' },
+        { path: w.path, baudRate: m.baudRate },
         { logger: log.child({ stage: 'at' }), defaultTimeoutMs: m.commandTimeoutMs, name: m.name },
       ),
     createModem: (channel) => {
@@ -82,15 +78,8 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
         sweepIntervalMs: m.sweepIntervalSec * 1000,
         logger: w.logger.child({ stage: 'receive' }),
         ...(w.adoptPartsOf ? { adoptPartsOf: w.adoptPartsOf } : {}),
-        ...(w.simulated === true ? { simulated: true } : {}),
-        storageUsage: async () => {
-          // Right after a sweep's listing the count is known without AT+CPMS? (the idle budget).
-          const recent = modem.recentUsage(2_000);
-          if (recent) return recent;
-          // +CPMS? rows are mem1 (read/delete), mem2 (write), mem3 (receive): incoming SMS land in mem3.
-          const rows = await modem.storageUsage();
-          return rows[2] ?? rows[0];
-        },
+        // Right after a sweep's listing the count is known without AT+CPMS? (the idle budget).
+        storageUsage: () => modem.receiveUsage(2_000),
       });
       w.onReceiver?.(receiver);
       return receiver;

@@ -61,7 +61,7 @@ export interface ForwarderStats {
 export const DEFAULT_STRICT_ORDER_HOLD_MS = 300_000;
 
 /**
- * Default of ForwarderOptions.concurrency: POSTs in flight at once. bench/lean fleet (16 modems x 30 SMS, loopback
+ * Default of ForwarderOptions.concurrency: POSTs in flight at once. bench/process fleet (16 modems x 30 SMS, loopback
  * webhook): with 8 the last POST follows the last SIM read by 50-200 ms, with 4 by 450-800 ms, with 1 by 1.8-5.4 s.
  * A webhook 100 ms away caps the forwarder at concurrency x 10 SMS/s.
  */

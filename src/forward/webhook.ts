@@ -1,8 +1,7 @@
 /**
  * The only webhook HTTP: POST one SMS record to `{base}/webhook/sms-gateway` as `{ sender, message }`, with
  * `Idempotency-Key: <rec.id>` and the X-Pulsa-Bridge-* headers; configured static headers cannot override them and
- * an X-API-KEY is dropped. With hmacSecret the request is signed (X-Signature v2 over signedString() and the body);
- * simulated records carry X-Pulsa-Bridge-Simulated and are signed with SIMULATION_SECRET, never the real secret.
+ * an X-API-KEY is dropped. With hmacSecret the request is signed (X-Signature v2 over signedString() and the body).
  * post() never throws for HTTP or network problems: it returns an Outcome (policy.ts). No retries or redirects (the
  * forwarder owns retries) except one resend of a stale keep-alive socket; at most BODY_READ_LIMIT of a body is read.
  */
@@ -27,8 +26,6 @@ export interface WebhookClientOptions {
   /** Static extra headers, e.g. Authorization. */
   headers?: Record<string, string>;
   hmacSecret?: string;
-  /** Modems whose records are simulated: marked X-Pulsa-Bridge-Simulated and signed with SIMULATION_SECRET only. */
-  simulatedModems?: ReadonlySet<string>;
   userAgent: string;
   /** Clock for X-Timestamp (tests). */
   clock?: () => Date;
@@ -38,12 +35,6 @@ export interface WebhookClientOptions {
 export interface WebhookPoster {
   post(rec: SmsRecord): Promise<Outcome>;
 }
-
-/**
- * The fixed, public secret simulated requests are signed with (docs/webhook.md): a test receiver can
- * check its verification code with it; a production server, holding the real secret, rejects them.
- */
-export const SIMULATION_SECRET = 'pulsa-bridge-simulation-not-a-secret';
 
 /** What the signature covers, each value exactly as the request sends it. */
 export interface SignedFacts {
@@ -100,9 +91,7 @@ export class WebhookClient implements WebhookPoster {
       h['x-pulsa-bridge-incomplete'] = 'true';
       h['x-pulsa-bridge-parts'] = `${rec.multipart.received.length}/${rec.multipart.total}`;
     }
-    const simulated = rec.simulated === true || this.opts.simulatedModems?.has(rec.sim.modem) === true;
-    if (simulated) h['x-pulsa-bridge-simulated'] = 'true';
-    const secret = simulated ? SIMULATION_SECRET : this.opts.hmacSecret;
+    const secret = this.opts.hmacSecret;
     if (secret !== undefined) {
       const ts = String(Math.floor((this.opts.clock ?? (() => new Date()))().getTime() / 1000));
       h['x-timestamp'] = ts;

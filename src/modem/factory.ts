@@ -1,25 +1,22 @@
 /**
- * The one place that builds link -> AT channel -> modem, for the daemon, the CLI and the port probe. A link is the
- * native port or the virtual modem at the path; opening rejects with PortError (code + hint), never a raw error.
+ * The one place that builds link -> AT channel -> modem, for the daemon, the CLI and the port probe. The path decides
+ * the link: a virtual port (`virtual:...`, serial/port-kind.ts) opens the virtual modem it names, any other path the
+ * native port; opening rejects with PortError (code + hint), never a raw error.
  * A detection channel knows every profile's URC rows and results, so noise is recognised before the modem is known.
  * Nothing here sends a byte. The virtual link's module is loaded only when a virtual link is opened.
  */
 import { SerialAtChannel } from '../at/channel.js';
 import type { Logger } from '../log.js';
 import type { SerialLink } from '../serial/link.js';
+import { isVirtualPort } from '../serial/port-kind.js';
 import { openSerialLink } from '../serial/serial-link.js';
 import { Modem, type ModemOptions } from './modem.js';
 import { detectionFinalResults, detectionUrcTable } from './profiles/index.js';
 
-/** 'native': the serial port at the path; 'virtual': the virtual modem registered at the path. */
-export type LinkKind = 'native' | 'virtual';
-
 export interface LinkTarget {
   path: string;
   baudRate: number;
-  /** Default 'native'. */
-  link?: LinkKind;
-  /** Hardware flow control (native only). Default false. */
+  /** Hardware flow control (native ports). Default false. */
   rtscts?: boolean;
 }
 
@@ -36,7 +33,7 @@ export interface ChannelSettings {
 
 /** Opens the link a target names. */
 export function openLink(target: LinkTarget): Promise<SerialLink> {
-  if (target.link === 'virtual') return import('../sim/virtual-link.js').then((m) => m.openVirtualLink(target.path));
+  if (isVirtualPort(target.path)) return import('../virtual-modem/virtual-ports.js').then((m) => m.openVirtualPort(target.path));
   return openSerialLink({ path: target.path, baudRate: target.baudRate, ...(target.rtscts ? { rtscts: true } : {}) });
 }
 

@@ -4,7 +4,7 @@
  * Invariants: never deletes or acknowledges on its own (the owner does, after its durable write); indexes are used as
  * the modem reports them; the PIN is never logged and a rejected PIN is never sent again (sim-unlock.ts); one USSD
  * session at a time; info() tolerates single failures. Signs of a restart become 'reboot' / 'reset-suspected' events.
- * Every SMS command first makes sure the read/delete memory is the one the work means (inStorage()).
+ * Every SMS command first makes sure the read/delete memory is the one the work means (sim-memory.ts).
  */
 import { EventEmitter } from 'node:events';
 import type { AtChannel, AtResponse, FinalResultEntry, Urc } from '../at/types.js';
@@ -19,8 +19,6 @@ import {
   parseCmgr,
   parseCmgs,
   parseCopsName,
-  parseCpmsQuery,
-  parseCpmsSet,
   parseCsca,
   parseCsq,
   parseRegistrationQuery,
@@ -28,50 +26,21 @@ import {
   type SignalQuality,
   type StorageUsage,
 } from './parse.js';
-import { isSimResetError, judgeCmee, judgeCnmi, type ProbeOutcome } from './liveness.js';
+import { isSimResetError, type ProbeOutcome } from './liveness.js';
 import { ANY_RESET_HINTS, detectionUrcTable, generic, getProfile, PROFILES, profileUrcTable } from './profiles/index.js';
 import { SimUnlock, type RejectedPins } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
-import { buildUrcTable } from './urcs.js';
 import { UssdSession, type PendingUssdReply, type UssdReply } from './ussd-session.js';
 import { isHex } from './ussd-codec.js';
+import { SmsMemories, type StorageFill } from './sim-memory.js';
+import { StateProbe, type ProbeSample, type SampledState } from './state-probe.js';
 
-/** Memories that hold received SMS (27.005: SM the SIM, ME the modem, MT both); others (SR, BM) never do. */
-const RECEIVE_MEMORIES = ['SM', 'ME', 'MT'];
-/** A memory the modem refused to select is not tried again for this long. */
-const REFUSED_FOR_MS = 10 * 60_000;
-
-/** One memory's fill as the modem last reported it. */
-export interface StorageFill {
-  storage: string;
-  used: number;
-  total: number;
-  /** ISO time of the answer that showed it. */
-  checkedAt: string;
-}
-
-export type { ModemIdentity, PendingUssdReply, ProbeOutcome, Registration, SignalQuality, StorageUsage, UssdReply };
+export type { ModemIdentity, PendingUssdReply, ProbeOutcome, ProbeSample, Registration, SampledState, SignalQuality, StorageFill, StorageUsage, UssdReply };
 
 /** AT+CMGL: the bound of the whole listing (a full SIM at 9600 baud) and the longest pause between two of its lines. */
 const LIST_TIMEOUT_MS = 120_000;
 const LIST_IDLE_TIMEOUT_MS = 15_000;
-
-/** What a liveness probe may sample on the same AT line as its state read (signal or registration, for health). */
-export type ProbeSample = 'signal' | 'registration';
-export interface SampledState {
-  signal?: SignalQuality;
-  registration?: Registration;
-}
-
-function sampled(kind: ProbeSample, lines: readonly string[]): SampledState {
-  if (kind === 'signal') {
-    const q = parseCsq(lines);
-    return q ? { signal: q } : {};
-  }
-  const r = parseRegistrationQuery(lines, 'CREG');
-  return r ? { registration: r } : {};
-}
 
 export interface ModemOptions {
   channel: AtChannel;
@@ -144,21 +113,10 @@ export class Modem extends EventEmitter<ModemEvents> {
   private readonly ussdSession: UssdSession;
   private readonly urcEvents: UrcEvents;
   private readonly delay: (ms: number) => Promise<void>;
-  /** Probe commands that answered once in this session (an ERROR from one of them later means a restart). */
-  private readonly probeAnswered = new Set<string>();
-  /** Probe commands this firmware refuses (the probe falls back to the next one). */
-  private readonly probeRefused = new Set<string>();
-  /** Probe commands this firmware refuses with a sample on the same line (`AT+CNMI?;+CSQ`): sampled on their own. */
-  private readonly combinedRefused = new Set<string>();
-  /** SIM use as the last full listing saw it, kept current by deletes and indications (see recentUsage). */
-  private listed: { at: number; used: number } | undefined;
-  /** The read/delete memory (mem1) as the modem has it now; undefined when unknown (before init, after a failed switch). */
-  private readMemory: string | undefined;
-  /** The memory the work in progress reads (inStorage); undefined: the one init chose. */
-  private foreignMemory: string | undefined;
-  /** Memories the modem refused to select, with the time (not tried again for REFUSED_FOR_MS). */
-  private readonly refusedMemories = new Map<string, number>();
-  private readonly fills = new Map<string, StorageFill>();
+  /** The liveness probe's memory of what this firmware answers (state-probe.ts). */
+  private readonly prober: StateProbe;
+  /** Which SMS memory the SMS commands read and delete in, and how full each is (sim-memory.ts). */
+  private readonly memories: SmsMemories;
 
   constructor(options: ModemOptions) {
     super();
@@ -167,6 +125,8 @@ export class Modem extends EventEmitter<ModemEvents> {
     this.channel = options.channel;
     this.log = options.logger.child({ modem: options.name });
     this.at = new ModemAt(this.channel, this.name, this.log);
+    this.memories = new SmsMemories({ channel: this.channel, at: this.at, name: this.name, log: this.log });
+    this.prober = new StateProbe({ channel: this.channel, at: this.at, log: this.log });
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     const configured = options.profile;
     this.currentProfile = configured === undefined || configured === 'auto' ? generic : getProfile(configured);
@@ -228,10 +188,8 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   async init(): Promise<ModemIdentity> {
     this.initDone = false;
-    this.probeAnswered.clear();
-    this.listed = undefined;
-    this.readMemory = undefined;
-    this.foreignMemory = undefined;
+    this.prober.newSession();
+    this.memories.forget();
     const configured = this.options.profile;
     const fixedProfile = configured !== undefined && configured !== 'auto';
     this.installTables();
@@ -260,8 +218,7 @@ export class Modem extends EventEmitter<ModemEvents> {
       delay: this.delay,
     });
     this.currentIdentity = identity;
-    this.readMemory = this.state.storage;
-    if (this.state.storage !== undefined && this.state.capacities[0]) this.noteFill(this.state.storage, this.state.capacities[0]);
+    this.memories.initialised(this.state.storage, this.state.capacities[0]);
     this.initDone = true;
     this.log.info({ profile: this.currentProfile.id, storage: this.state.storage, cnmi: this.state.cnmi }, 'modem ready');
     return identity;
@@ -314,24 +271,14 @@ export class Modem extends EventEmitter<ModemEvents> {
   }
 
   async storageUsage(): Promise<StorageUsage[]> {
-    const rows = parseCpmsQuery((await this.channel.run('AT+CPMS?')).lines);
-    for (const row of rows) this.noteFill(row.memory, row);
-    return rows;
+    return this.memories.usage();
   }
 
-  // ---- storages -------------------------------------------------------------------------------------------------
+  // ---- storages (sim-memory.ts) ----------------------------------------------------------------------------------
 
-  /**
-   * The memories to look for received SMS in: the one init chose first, then every other memory AT+CPMS=? offers that
-   * can hold received SMS (SM, ME). MT is the union of SM and ME (27.005): listed only when it is the chosen one, then
-   * alone. A memory refused lately is left out. Empty when init kept the modem default (nothing to switch back to).
-   */
+  /** The memories to look for received SMS in (SmsMemories.receiveStorages). */
   receiveStorages(now: number = Date.now()): string[] {
-    const home = this.state.storage;
-    if (home === undefined) return [];
-    if (home === 'MT') return ['MT'];
-    const others = (this.state.offered ?? []).filter((m) => m !== home && m !== 'MT' && RECEIVE_MEMORIES.includes(m) && !this.refusedLately(m, now));
-    return [home, ...new Set(others)];
+    return this.memories.receiveStorages(this.state.storage, this.state.offered ?? [], now);
   }
 
   /** The chosen memory (the one indications without a memory name mean). */
@@ -341,72 +288,12 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   /** Each memory's fill as the modem last showed it (init, AT+CPMS answers, sweeps). */
   storageFills(): StorageFill[] {
-    return [...this.fills.values()].map((f) => ({ ...f }));
+    return this.memories.fills();
   }
 
-  /**
-   * Runs `work` with `storage` as the read/delete memory: AT+CPMS="<storage>" first (its answer's fill is handed to
-   * `work`), the chosen memory selected again after, also when `work` throws. A storage the modem refuses is a
-   * BridgeError AT_ERROR naming it (and is left out of receiveStorages() for a while); the chosen memory itself, or
-   * any memory when init kept the modem default, runs `work` at once.
-   */
+  /** Runs `work` with `storage` as the read/delete memory (SmsMemories.inStorage). */
   async inStorage<T>(storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
-    const want = storage.toUpperCase();
-    const home = this.state.storage;
-    if (home === undefined || want === home || want === '') return work(undefined);
-    if (this.foreignMemory !== undefined && this.foreignMemory !== want) throw new BridgeError('AT_ERROR', `${this.name}: storage ${want} asked for while working in ${this.foreignMemory}`);
-    const outer = this.foreignMemory;
-    this.foreignMemory = want;
-    try {
-      const fill = await this.selectReadMemory(want);
-      return await work(fill);
-    } finally {
-      this.foreignMemory = outer;
-      await this.ensureReadMemory().catch((err: unknown) => {
-        this.at.rethrowIfGone(err);
-        this.log.error({ err, storage: home }, `could not select SMS storage ${home} again (AT+CPMS); retried before the next SMS command: ${err instanceof Error ? err.message : String(err)}`);
-      });
-    }
-  }
-
-  /** Points mem1 at `memory` (AT+CPMS="<memory>"); notes and returns the fill its answer shows. */
-  private async selectReadMemory(memory: string): Promise<{ used: number; total: number } | undefined> {
-    if (this.readMemory === memory) return this.fills.get(memory);
-    let lines: string[];
-    const before = this.readMemory;
-    try {
-      this.readMemory = undefined; // unknown until the modem answered (a timeout leaves it unknown)
-      lines = (await this.channel.run(`AT+CPMS="${memory}"`)).lines;
-    } catch (err) {
-      this.at.rethrowIfGone(err);
-      if (err instanceof AtCommandError && err.code === 'AT_ERROR') {
-        this.readMemory = before; // refused: the selection did not change (27.005)
-        this.refusedMemories.set(memory, Date.now());
-        this.log.error({ storage: memory, final: err.final }, `the modem refuses to select SMS storage ${memory} (${describeFinal(err.final)}): SMS it announces there cannot be read; not tried again for ${REFUSED_FOR_MS / 60_000} minutes`);
-        throw new BridgeError('AT_ERROR', `${this.name}: the modem refuses SMS storage ${memory} (${describeFinal(err.final)})`, { cause: err, hint: 'the SMS stays in the modem; `pulsa-bridge at AT+CPMS=?` shows the memories it offers' });
-      }
-      throw err;
-    }
-    this.readMemory = memory;
-    const fill = parseCpmsSet(lines)[0];
-    if (fill) this.noteFill(memory, fill);
-    return fill;
-  }
-
-  /** Before every SMS command: mem1 is where the work in progress wants it (a failed switch back is retried here). */
-  private async ensureReadMemory(): Promise<void> {
-    const want = this.foreignMemory ?? this.state.storage;
-    if (want === undefined || this.readMemory === want) return;
-    await this.selectReadMemory(want);
-  }
-
-  private refusedLately(memory: string, now: number): boolean {
-    const at = this.refusedMemories.get(memory);
-    return at !== undefined && now - at < REFUSED_FOR_MS;
-  }
-
-  private noteFill(storage: string, fill: { used: number; total: number }): void {
-    this.fills.set(storage.toUpperCase(), { storage: storage.toUpperCase(), used: fill.used, total: fill.total, checkedAt: new Date().toISOString() });
+    return this.memories.inStorage(this.state.storage, storage, work);
   }
 
   async info(): Promise<ModemInfo> {
@@ -441,83 +328,17 @@ export class Modem extends EventEmitter<ModemEvents> {
     };
   }
 
-  /**
-   * The liveness probe (one command): reads back a setting init applied, AT+CNMI? (the one that matters: without it
-   * no +CMTI comes) or else AT+CMEE?, or plain AT when the firmware refuses both. A timeout rejects (AT_TIMEOUT).
-   */
-  async probeState(options: { timeoutMs?: number; sample?: ProbeSample } = {}): Promise<ProbeOutcome & SampledState> {
-    const candidates: Array<[string, (lines: readonly string[]) => ProbeOutcome['settings']]> = [];
-    const cnmi = this.state.cnmi;
-    if (cnmi !== undefined) candidates.push(['AT+CNMI?', (lines) => judgeCnmi(lines, cnmi)]);
-    const cmee = this.state.cmee;
-    if (cmee !== undefined) candidates.push(['AT+CMEE?', (lines) => judgeCmee(lines, cmee)]);
-    const run = options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs };
-    const extra = options.sample === 'signal' ? '+CSQ' : options.sample === 'registration' ? '+CREG?' : undefined;
-    for (const [command, judge] of candidates) {
-      if (this.probeRefused.has(command)) continue;
-      let lines: readonly string[];
-      try {
-        if (extra && !this.combinedRefused.has(command)) {
-          // One line, one command against the idle budget: the setting read back and the sample (`AT+CNMI?;+CSQ`).
-          try {
-            const both = (await this.channel.run(`${command};${extra}`, { ...run, responsePrefixes: [command.slice(2, -1), extra.replace('?', '')] })).lines;
-            const outcome = { settings: judge(both), detail: `${command};${extra} -> ${both.join(' | ') || 'OK'}` };
-            if (outcome.settings === 'intact') this.probeAnswered.add(command);
-            return { ...outcome, ...sampled(options.sample!, both) };
-          } catch (err) {
-            this.at.rethrowIfGone(err);
-            if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
-            // The combined line was refused: probe alone below, and from now on sample on its own line.
-            this.log.info({ command: `${command};${extra}`, final: err.final }, 'liveness probe: the modem refuses a sample on the probe line; sampling on its own line');
-            this.combinedRefused.add(command);
-          }
-        }
-        lines = (await this.channel.run(command, run)).lines;
-      } catch (err) {
-        this.at.rethrowIfGone(err);
-        if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
-        if (this.probeAnswered.has(command)) return { settings: 'lost', detail: `${command} answered ${describeFinal(err.final)} (it answered before)` };
-        this.log.info({ command, final: err.final }, 'liveness probe: the modem refuses this query; using the next one');
-        this.probeRefused.add(command);
-        continue;
-      }
-      const settings = judge(lines);
-      if (settings === 'intact') this.probeAnswered.add(command);
-      const outcome = { settings, detail: `${command} -> ${lines.join(' | ') || 'OK'}` };
-      if (!extra) return outcome;
-      // The sample on its own line: one more command, on sample ticks only; its refusal does not fail the probe.
-      try {
-        const alone = await this.sampleAlone(extra, run);
-        return { ...outcome, detail: `${outcome.detail}; ${alone.detail}`, ...alone.state };
-      } catch (err) {
-        this.at.rethrowIfGone(err);
-        if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
-        return { ...outcome, detail: `${outcome.detail}; AT${extra} answered ${describeFinal(err.final)}` };
-      }
-    }
-    if (extra) {
-      const alone = await this.sampleAlone(extra, run);
-      return { settings: 'unknown', detail: `${alone.detail} (no setting can be read back on this modem)`, ...alone.state };
-    }
-    await this.channel.run('AT', run);
-    return { settings: 'unknown', detail: 'AT -> OK (no setting can be read back on this modem)' };
-  }
-
-  /** The probe's sample (`AT+CSQ` or `AT+CREG?`) on its own line. */
-  private async sampleAlone(extra: string, run: { timeoutMs: number } | undefined): Promise<{ detail: string; state: SampledState }> {
-    const lines = (await this.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] })).lines;
-    return { detail: `AT${extra} -> ${lines.join(' | ')}`, state: sampled(extra === '+CSQ' ? 'signal' : 'registration', lines) };
+  /** The liveness probe (one command, StateProbe.probe): reads back a setting init applied. */
+  probeState(options: { timeoutMs?: number; sample?: ProbeSample } = {}): Promise<ProbeOutcome & SampledState> {
+    return this.prober.probe(this.state, options);
   }
 
   /**
-   * SIM use without a command when the last full listing is at most `maxAgeMs` old (kept current by deletes and new
-   * SMS indications); undefined otherwise, or when init kept the modem's default storage (capacity unknown).
-   * The sweep's storage check uses it: idle traffic stays at one AT+CMGL per sweep.
+   * How full the memory received SMS land in is: from the last full listing when it is at most `maxAgeMs` old (no
+   * command: idle traffic stays at one AT+CMGL per sweep), else AT+CPMS? (SmsMemories.receiveUsage).
    */
-  recentUsage(maxAgeMs: number, now: number = Date.now()): { used: number; total: number } | undefined {
-    const capacity = this.state.capacities[2] ?? this.state.capacities[0];
-    if (!this.listed || this.state.storage === undefined || !capacity || now - this.listed.at > maxAgeMs) return undefined;
-    return { used: Math.max(0, Math.min(capacity.total, this.listed.used)), total: capacity.total };
+  receiveUsage(maxAgeMs: number): Promise<{ used: number; total: number } | undefined> {
+    return this.memories.receiveUsage(this.state.storage, this.state.capacities[2] ?? this.state.capacities[0], maxAgeMs);
   }
 
   /** An SMS command failed: +CMS ERROR 310-316 after init means the SIM was re-read (a restart). */
@@ -529,7 +350,7 @@ export class Modem extends EventEmitter<ModemEvents> {
 
   /** channel.run for the SMS commands: failures are checked for signs of a restart, then rethrown. */
   private async runSms(command: string, timeoutMs: number, idleTimeoutMs?: number): Promise<AtResponse> {
-    if (this.initDone) await this.ensureReadMemory();
+    if (this.initDone) await this.memories.ensure(this.state.storage);
     try {
       return await this.channel.run(command, { timeoutMs, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) });
     } catch (err) {
@@ -545,12 +366,7 @@ export class Modem extends EventEmitter<ModemEvents> {
     // goes silent in the middle of one is noticed after LIST_IDLE_TIMEOUT_MS without a line, not after the whole bound.
     const res = await this.runSms(`AT+CMGL=${which === 'all' ? 4 : 0}`, LIST_TIMEOUT_MS, LIST_IDLE_TIMEOUT_MS);
     const { messages, skipped } = parseCmgl(res.lines);
-    const memory = this.foreignMemory ?? this.state.storage;
-    if (which === 'all' && this.foreignMemory === undefined) this.listed = { at: Date.now(), used: messages.length + skipped.length };
-    if (which === 'all' && memory !== undefined) {
-      const total = this.fills.get(memory)?.total;
-      if (total !== undefined) this.noteFill(memory, { used: messages.length + skipped.length, total });
-    }
+    if (which === 'all') this.memories.listed(this.state.storage, messages.length + skipped.length);
     if (skipped.length > 0) this.log.error({ skipped }, 'AT+CMGL lines that could not be read were skipped');
     return messages;
   }
@@ -575,10 +391,7 @@ export class Modem extends EventEmitter<ModemEvents> {
   async deleteSms(index: number): Promise<void> {
     try {
       await this.runSms(`AT+CMGD=${index}`, 15_000);
-      if (this.listed && this.foreignMemory === undefined) this.listed.used--;
-      const memory = this.foreignMemory ?? this.state.storage;
-      const fill = memory === undefined ? undefined : this.fills.get(memory);
-      if (fill && fill.used > 0) fill.used--;
+      this.memories.deleted(this.state.storage);
     } catch (err) {
       if (!(err instanceof AtCommandError && err.errorCode === 321)) throw err;
       this.log.debug({ index }, 'AT+CMGD: slot already empty (+CMS ERROR: 321), counted as deleted');
@@ -682,7 +495,7 @@ export class Modem extends EventEmitter<ModemEvents> {
     if (urc.name === 'cusd') this.ussdSession.onCusd(urc);
     for (const event of this.urcEvents.map(urc, ctx)) {
       if (event.name === 'reboot') this.initDone = false;
-      if (event.name === 'sms' && this.listed && (event.info.storage === '' || event.info.storage === this.state.storage)) this.listed.used++;
+      if (event.name === 'sms') this.memories.announced(this.state.storage, event.info.storage);
       this.emitEvent(event);
     }
   };

@@ -11,7 +11,7 @@ import { AtCommandError, BridgeError, errorMessage, type ErrorCode } from '../er
 import { silentLogger, type Logger } from '../log.js';
 import { findHolders, type Holder } from '../serial/holders.js';
 import type { SerialLink } from '../serial/link.js';
-import { createChannel, openLink, type LinkKind, type LinkTarget } from './factory.js';
+import { createChannel, openLink, type LinkTarget } from './factory.js';
 import { extractId, plainAnswer } from './parse.js';
 import { detectProfile } from './profiles/index.js';
 import type { ProfileId } from './types.js';
@@ -21,8 +21,6 @@ export interface ProbeOptions {
   baudRates?: readonly number[];
   /** Per-command timeout in ms. Default 1000. */
   timeoutMs?: number;
-  /** Native ports (default) or virtual modems registered at the paths. */
-  link?: LinkKind;
   logger?: Logger;
   /** Hard limit for one port's whole probe. Default: enough for every baud rate's timeouts plus identification. */
   deadlineMs?: number;
@@ -74,7 +72,6 @@ const IDENTIFY_COMMANDS = ['AT+CGMI', 'AT+CGMM', 'AT+CGSN'] as const;
 interface Normalised {
   baudRates: readonly number[];
   timeoutMs: number;
-  link: LinkKind;
   log: Logger;
   deadlineMs: number;
   procRoot: string;
@@ -90,7 +87,6 @@ function normalise(opts: ProbeOptions): Normalised {
   return {
     baudRates,
     timeoutMs,
-    link: opts.link ?? 'native',
     log: opts.logger ?? silentLogger(),
     deadlineMs: opts.deadlineMs !== undefined && opts.deadlineMs > 0 ? opts.deadlineMs : natural,
     procRoot: opts.procRoot ?? '/proc',
@@ -108,9 +104,8 @@ function busyError(path: string, holders: readonly Holder[], cause?: ProbeError)
   return { code: 'PORT_BUSY', message: `${path}: ${BUSY_MESSAGE}${who}`, hint: cause?.hint ?? BUSY_HINT };
 }
 
-/** The device path the /proc check looks for, or undefined when it does not apply (virtual, pty, missing path). */
-async function deviceToCheck(path: string, o: Normalised): Promise<string | undefined> {
-  if (o.link === 'virtual') return undefined;
+/** The device path the /proc check looks for, or undefined when it does not apply (no device node, pty, missing path). */
+async function deviceToCheck(path: string): Promise<string | undefined> {
   const real = await realpath(path).catch(() => undefined);
   if (real === undefined || real.startsWith('/dev/pts/')) return undefined;
   return real;
@@ -119,7 +114,7 @@ async function deviceToCheck(path: string, o: Normalised): Promise<string | unde
 /** Probes one port. Never rejects. */
 export async function probePort(path: string, opts: ProbeOptions = {}): Promise<ProbeResult> {
   const o = normalise(opts);
-  const device = await deviceToCheck(path, o);
+  const device = await deviceToCheck(path);
   const holders = device ? ((await findHolders([device], o.procRoot)).get(device) ?? []) : [];
   return probeWithDeadline(path, o, holders);
 }
@@ -128,7 +123,7 @@ export async function probePort(path: string, opts: ProbeOptions = {}): Promise<
 export async function probePorts(paths: readonly string[], opts: ProbePortsOptions = {}): Promise<ProbeResult[]> {
   const o = normalise(opts);
   const concurrency = opts.concurrency !== undefined && opts.concurrency >= 1 ? Math.floor(opts.concurrency) : DEFAULT_CONCURRENCY;
-  const devices = await Promise.all(paths.map((p) => deviceToCheck(p, o)));
+  const devices = await Promise.all(paths.map((p) => deviceToCheck(p)));
   const holders = await findHolders(devices.filter((d): d is string => d !== undefined), o.procRoot);
   const results: ProbeResult[] = new Array<ProbeResult>(paths.length);
   let next = 0;
@@ -198,7 +193,7 @@ async function probeOpen(path: string, o: Normalised): Promise<ProbeResult> {
 async function probeRate(path: string, baudRate: number, o: Normalised): Promise<RateOutcome> {
   let link: SerialLink;
   try {
-    link = await o.open({ path, baudRate, link: o.link });
+    link = await o.open({ path, baudRate });
   } catch (err) {
     const e = errorOf(err);
     o.log.debug({ path, baudRate, code: e.code }, `probe: cannot open ${path}: ${e.message}`);

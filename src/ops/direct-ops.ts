@@ -16,7 +16,7 @@ import { UssdBroker, type UssdOwner } from './ussd-broker.js';
 export interface DirectTarget {
   modem: Modem;
   channel: AtChannel;
-  /** Releases the port (and the virtual modem behind --simulate). */
+  /** Releases the port. */
   close(): Promise<void>;
 }
 

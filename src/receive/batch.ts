@@ -10,7 +10,7 @@ import type { TaskContext } from '../modem/scheduler.js';
 import type { StoredPdu } from '../sms/types.js';
 import { samePdu } from './confirm-read.js';
 import type { RunResult, SlotPipeline } from './pipeline.js';
-import { isKeptIn, isOutgoing, type SimStorage } from './sim-storage.js';
+import { isKeptIn, isOutgoing, type SimStorage } from '../modem/sim-memory.js';
 
 /** Slots handled by one batch at most (announced first): the deletes of one batch hold the modem (no +CMT ack between). */
 export const MAX_BATCH_SLOTS = 32;

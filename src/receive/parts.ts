@@ -41,8 +41,6 @@ export interface PartAssemblerOptions {
   monotonic: () => number;
   /** A joined message is pending when its sender is accepted, else archived in ignored. */
   accept: (sender: string) => { accept: boolean };
-  /** Parts are read on a simulated modem: each carries `simulated: true`. */
-  simulated?: boolean;
   adoptPartsOf?: (modem: string) => boolean;
 }
 
@@ -116,7 +114,6 @@ export class PartAssembler {
       encoding: sms.encoding,
       readsAgreed,
       ...(sms.extraOctets === undefined ? {} : { extraOctets: sms.extraOctets }),
-      ...(this.o.simulated === true ? { simulated: true as const } : {}),
     };
     if (shared) parts.push(part);
     const r = await this.o.spool.putPart(part);
@@ -257,7 +254,6 @@ export class PartAssembler {
     if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
     if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
     // One made-up part makes the message made-up (whoever joins it: an adopted part's modem may be gone or real now).
-    if (sorted.some((p) => p.simulated === true)) rec.simulated = true;
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
       this.log.warn(

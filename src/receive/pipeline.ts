@@ -14,7 +14,7 @@ import type { DecodedSms, StoredPdu } from '../sms/types.js';
 import type { PartRecord, SimIdentity } from '../spool/types.js';
 import { confirmRead } from './confirm-read.js';
 import { newSmsRecord, type PartAssembler } from './parts.js';
-import { isOutgoing, type SimStorage } from './sim-storage.js';
+import { isOutgoing, type SimStorage } from '../modem/sim-memory.js';
 import { addCounts, noCounts, type HandledAs, type ReceiveCounts, type ReceiveModem, type ReceiveSpool, type Written } from './types.js';
 import { writeArchived, writeMessage, writeQuarantine } from './write.js';
 import { disposalOf, type Disposal } from '../sms/disposal.js';
@@ -69,7 +69,6 @@ export interface PipelineOptions {
   otherSenders: OtherSendersPolicy;
   now: () => number;
   log: Logger;
-  simulated?: boolean;
 }
 
 /** What one confirmed (or +CMT) PDU needs: left on the SIM, or an optional write and then its release. */
@@ -224,7 +223,6 @@ export class SlotPipeline {
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    if (this.o.simulated === true) rec.simulated = true;
     return { kind: 'release', stored, sender, write: () => writeMessage(this.o.spool, this.o.log, rec, verdict.accept) };
   }
 

@@ -21,7 +21,7 @@ import { BatchReader, MAX_BATCH_SLOTS } from './batch.js';
 import { operatorResult, type OperatorDeleteResult } from './operator-delete.js';
 import { PartAssembler, type Joined } from './parts.js';
 import { SlotPipeline, type RunResult, type SlotInput, type Stage } from './pipeline.js';
-import { isOutgoing, SimStorage } from './sim-storage.js';
+import { isOutgoing, SimStorage } from '../modem/sim-memory.js';
 import { addCounts, type ReceiveModem, type ReceiveSpool } from './types.js';
 
 export type { ReceiveModem, ReceiveSpool } from './types.js';
@@ -47,8 +47,6 @@ export interface ReceiverOptions {
   adoptPartsOf?: (modem: string) => boolean;
   /** The modem's scheduler (attached by the supervisor); a private one, attached to `modem`, when absent. */
   scheduler?: ReceiveScheduler;
-  /** The modem is simulated: every record written carries `simulated: true` (spool/types.ts). */
-  simulated?: boolean;
 }
 
 /** What the receiver needs of the modem's scheduler (AtScheduler satisfies it; the receiver ignores ctx.target). */
@@ -116,7 +114,7 @@ export class Receiver {
   /** Every slot's way: read -> confirm -> decide -> write -> release (./pipeline.ts). */
   private readonly pipeline: SlotPipeline;
   private readonly monotonic: () => number;
-  /** The SIM's storage: how full, and the messages kept by policy 'keep' (sim-storage.ts). */
+  /** The SIM's storage: how full, and the messages kept by policy 'keep' (modem/sim-memory.ts). */
   private readonly storage: SimStorage;
   private sweepQueued = false;
   /** Indications for another memory than the chosen one, waiting (`ME:67`): a second one for the same slot is dropped. */
@@ -152,7 +150,6 @@ export class Receiver {
       now: this.now,
       monotonic: this.monotonic,
       accept: options.accept,
-      ...(options.simulated === true ? { simulated: true } : {}),
       ...(options.adoptPartsOf ? { adoptPartsOf: options.adoptPartsOf } : {}),
     });
     this.storage = new SimStorage({ ...(options.storageUsage ? { usage: options.storageUsage } : {}), log: this.log });
@@ -166,7 +163,6 @@ export class Receiver {
       otherSenders: options.otherSenders,
       now: this.now,
       log: this.log,
-      ...(options.simulated === true ? { simulated: true } : {}),
     });
     this.batch = new BatchReader({ modem: options.modem, pipeline: this.pipeline, storage: this.storage, log: this.log, monotonic: this.monotonic });
   }

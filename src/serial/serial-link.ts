@@ -1,7 +1,7 @@
 /**
  * The only module that opens serial ports: a serialport stream on the native binding behind SerialLink (built from
  * @serialport/stream and bindings-cpp, as `serialport` builds it, without that package's parsers), with the errors an
- * operator meets turned into PortError with a hint. The virtual modem is another SerialLink (src/sim/virtual-link.ts).
+ * operator meets turned into PortError with a hint. The virtual modem is another SerialLink (src/virtual-modem/virtual-link.ts).
  * Invariants: write() on a closed port rejects at once (serialport would queue it forever); every write has its own
  * timeout; 'close' is emitted once per open with disconnected=true when the device vanished.
  */

@@ -109,7 +109,8 @@ export function parseRecordFile(text: string, area: SpoolArea, fileName: string,
 
 function checkShape(obj: Record<string, unknown>): string | undefined {
   const str = (k: string) => typeof obj[k] === 'string';
-  if (obj.kind !== 'quarantine' && obj.simulated !== undefined && obj.simulated !== true) return 'simulated must be true when present';
+  // An older version marked what a virtual modem made up and signed it with a public secret: never sent with the real one.
+  if (obj.kind !== 'quarantine' && obj.simulated !== undefined) return 'made up by a virtual modem (an older version\'s simulated record): never sent';
   if (obj.kind === 'sms') {
     const sim = obj.sim as Record<string, unknown> | undefined;
     if (!str('sender') || !str('text') || !str('receivedAt') || !str('scTimestamp')) return 'sms record misses a text field';

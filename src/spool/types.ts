@@ -56,12 +56,6 @@ export interface SmsRecord {
   readsAgreed?: number;
   /** Octets that followed the user data its UDL declares (hex; for a multipart message, per part, comma-separated). */
   extraOctets?: string;
-  /**
-   * true when it was read on a simulated modem (`run --simulate`, `simulate: true`): a made-up SMS. The forwarder
-   * always sends such a record marked X-Pulsa-Bridge-Simulated and signed with the simulation secret, whatever the
-   * config says when it is delivered. Absent (older records, real modems) = not simulated.
-   */
-  simulated?: true;
   /** Delivery bookkeeping. */
   attempts: number;
   /**
@@ -108,8 +102,6 @@ export interface PartRecord {
   readsAgreed?: number;
   /** As SmsRecord.extraOctets, for this part. */
   extraOctets?: string;
-  /** As SmsRecord.simulated: the part was read on a simulated modem (a message joined from it is simulated). */
-  simulated?: true;
   /**
    * Set on a tombstone: the part was joined into the SMS record with this id. Tombstones let a retransmitted part
    * that arrives after its message was joined be recognised (and not forwarded again as a bogus incomplete message);

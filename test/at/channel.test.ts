@@ -4,7 +4,7 @@ import type { AtResponse, Urc, UrcEntry } from '../../src/at/types.js';
 import { AtCommandError, PortError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { SerialLink } from '../../src/serial/link.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 const PDU = '07912658050000F0040B912618485400F900004130228180238205C8329BFD06';
@@ -33,7 +33,7 @@ afterEach(async () => {
 });
 
 async function setup(handler: Handler, options: { echo?: boolean; timeoutMs?: number } = {}) {
-  const path = `/dev/mock-at-${process.pid}-${++counter}`;
+  const path = `virtual:mock-at-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler, { echo: options.echo ?? false });
   const unregister = registerVirtualDevice(path, device);
   const link: SerialLink = await openVirtualLink(path);
@@ -457,7 +457,7 @@ describe('SerialAtChannel: port closed or vanished', () => {
 
 describe('SerialAtChannel: transcript', () => {
   it('keeps the last lines in and out, bounded', async () => {
-    const path = `/dev/mock-at-${process.pid}-${++counter}`;
+    const path = `virtual:mock-at-${process.pid}-${++counter}`;
     const device = new ScriptedDevice(basic);
     const unregister = registerVirtualDevice(path, device);
     const link = await openVirtualLink(path);

@@ -5,7 +5,7 @@ import { escapeBytes } from '../../src/at/noise-report.js';
 import { FINAL_RESULTS, looksLikeFinal, matchFinalResult } from '../../src/at/results.js';
 import { AtCommandError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 let counter = 0;
@@ -23,7 +23,7 @@ function captureLog(): { lines: () => Array<Record<string, unknown>>; logger: Re
 }
 
 async function setup(handler: Handler, extra: { noiseReportMs?: number } = {}) {
-  const path = `/dev/mock-final-${process.pid}-${++counter}`;
+  const path = `virtual:mock-final-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler);
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);

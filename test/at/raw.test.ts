@@ -4,7 +4,7 @@ import { responsePrefixesOf, runRawAt } from '../../src/at/raw.js';
 import type { Urc, UrcEntry } from '../../src/at/types.js';
 import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer, type Handler } from './scripted-device.js';
 
 /** The URCs the raw line must not swallow or steal: +CREG and +CSQ-like rows a profile might have. */
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 async function setup(handler: Handler) {
-  const path = `/dev/mock-raw-${process.pid}-${++counter}`;
+  const path = `virtual:mock-raw-${process.pid}-${++counter}`;
   const device = new ScriptedDevice(handler);
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);

@@ -1,10 +1,10 @@
 /**
- * A tiny scripted modem behind a virtual serial link, for AT-channel tests (independent of src/sim).
+ * A tiny scripted modem behind a virtual serial link, for AT-channel tests (independent of src/virtual-modem).
  * Commands are collected up to CR and passed to a handler; after the device sent a `> ` prompt it collects message
  * text up to Ctrl-Z (or ESC = cancel). Replies are chunks emitted one macrotask apart, so each reaches the bridge as
  * its own 'data' chunk. Echo (when on) repeats the command + CR before the handler runs, as a modem does.
  */
-import type { DeviceSide, VirtualDevice } from '../../src/sim/virtual-link.js';
+import type { DeviceSide, VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 
 export type Input = { kind: 'command'; text: string } | { kind: 'text'; text: string } | { kind: 'cancel'; text: string };
 export type Reply = string | Buffer | Array<string | Buffer> | undefined | void;

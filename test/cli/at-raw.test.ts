@@ -7,14 +7,15 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Io } from '../../src/cli.js';
 import { runSessionCli } from './session-ops.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { encodeSubmit } from '../../src/sms/submit.js';
+import type { TestIo } from '../support/cli.js';
 
 function capture(extra: Partial<Io> = {}) {
   let out = '';
   let err = '';
   let vm: VirtualModem | undefined;
-  const io: Io = {
+  const io: TestIo = {
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     virtualModem: (path) => {

@@ -10,7 +10,7 @@ import { type Io } from '../../src/cli.js';
 import { PLACEHOLDER_BASE_URL } from '../../src/cli/config-init.js';
 import { parseConfig } from '../../src/config.js';
 import type { PortInfo } from '../../src/serial/ports.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 import { cli } from '../support/cli.js';
 
@@ -37,15 +37,15 @@ function fakePorts(): Io['ports'] {
     started.push(vm);
     return vm;
   };
-  mk('/dev/ttyUSB0', 'huawei');
-  mk('/dev/ttyUSB1', 'huawei').stall('forever');
-  mk('/dev/ttyUSB4', 'simcom');
+  mk('virtual:ttyUSB0', 'huawei');
+  mk('virtual:ttyUSB1', 'huawei').stall('forever');
+  mk('virtual:ttyUSB4', 'simcom');
   const ports: PortInfo[] = [
-    { path: '/dev/ttyUSB0', vendorId: '12d1', productId: '1001', byIdPath: `${HW}0-port0` },
-    { path: '/dev/ttyUSB1', vendorId: '12d1', productId: '1001', byIdPath: `${HW}1-port0` },
-    { path: '/dev/ttyUSB4', vendorId: '1e0e', productId: '9001', byIdPath: `${SIM}2-port0` },
+    { path: 'virtual:ttyUSB0', vendorId: '12d1', productId: '1001', byIdPath: `${HW}0-port0` },
+    { path: 'virtual:ttyUSB1', vendorId: '12d1', productId: '1001', byIdPath: `${HW}1-port0` },
+    { path: 'virtual:ttyUSB4', vendorId: '1e0e', productId: '9001', byIdPath: `${SIM}2-port0` },
   ];
-  return { list: () => Promise.resolve({ ports, source: 'sysfs' as const }), binding: 'mock' };
+  return { list: () => Promise.resolve({ ports, source: 'sysfs' as const }) };
 }
 
 describe('config init', () => {
@@ -77,14 +77,14 @@ describe('config init', () => {
     expect(await readFile(file, 'utf8')).toBe('{"mine": true}\n');
     const f = await cli(['config', 'init', file, '--simulate', '--force', '--json']);
     expect(f.code).toBe(0);
-    expect(JSON.parse(f.out)).toEqual({ file, modems: [{ name: 'sim-1', simulate: true, senders: ['858'] }] });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ modems: [{ name: 'sim-1', simulate: true }] });
+    expect(JSON.parse(f.out)).toEqual({ file, modems: [{ name: 'virtual-1', port: 'virtual:virtual-1', senders: ['858'] }] });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ modems: [{ name: 'virtual-1', port: 'virtual:virtual-1' }] });
     expect(((await stat(file)).mode & 0o777).toString(8)).toBe('640');
   });
 
   it('no port answers AT: nothing written, exit 1 with a hint', async () => {
     const file = path.join(dir, 'config.json');
-    const ports: Io['ports'] = { list: () => Promise.resolve({ ports: [{ path: '/dev/ttyUSB9', vendorId: '1a86' }], source: 'sysfs' as const }), binding: 'mock' };
+    const ports: Io['ports'] = { list: () => Promise.resolve({ ports: [{ path: '/dev/ttyUSB9', vendorId: '1a86' }], source: 'sysfs' as const }) };
     const r = await cli(['config', 'init', file, '--timeout', '100'], { ports });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/no serial port answered AT .*nothing written\nhint: /);

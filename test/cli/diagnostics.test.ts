@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allCommands, createProgram, main } from '../../src/cli.js';
-import { createSimulatedModem } from '../../src/cli/session.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { cli, captureIo } from '../support/cli.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
+import { cli, captureIo, sampleModem, withSimulateDevice } from '../support/cli.js';
 
 
 
@@ -100,15 +99,15 @@ describe('at, interactive', () => {
   it('answers typed commands, shows URCs as they arrive, and returns on end of input', async () => {
     const input = new PassThrough();
     let vm: VirtualModem | undefined;
-    const { io, result } = captureIo({
-      input,
-      virtualModem: (path) => {
+    const device = {
+      virtualModem: (path: string) => {
         vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, noise: false });
         vm.start();
         return vm;
       },
-    });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], io);
+    };
+    const { io, result } = captureIo({ input });
+    const done = withSimulateDevice(device, () => main(['node', 'pulsa-bridge', 'at', '--simulate'], io));
     input.write('AT+CSQ\n');
     await vi.waitFor(() => expect(result().out).toContain('+CSQ: 20,99\nOK\n'));
     vm!.injectUrc('+CMTI: "SM",3');
@@ -128,7 +127,7 @@ describe('at, interactive', () => {
   it('end of input right after a command still prints its answer before returning', async () => {
     const input = new PassThrough();
     const { io, result } = captureIo({ input });
-    const done = main(['node', 'pulsa-bridge', 'at', '--simulate'], io);
+    const done = withSimulateDevice({}, () => main(['node', 'pulsa-bridge', 'at', '--simulate'], io));
     input.end('AT+CSQ\nATI\n');
     await done;
     expect(result().out).toContain('+CSQ: 20,99\nOK\n');
@@ -211,7 +210,7 @@ describe('sms', () => {
   });
 
   it('delete 1, then list shows only the other message (the SIM keeps its storage between sessions)', async () => {
-    const vm = createSimulatedModem('/virtual/cli');
+    const vm = sampleModem('virtual:cli');
     vm.stop();
     const virtualModem = () => (vm.start(), vm);
     const del = await cli(['sms', 'delete', '--simulate', '1'], { virtualModem });
@@ -224,7 +223,7 @@ describe('sms', () => {
   });
 
   it('send: a short text in one part, a long one as concatenated parts the modem reads back whole', async () => {
-    const vm = createSimulatedModem('/virtual/cli');
+    const vm = sampleModem('virtual:cli');
     vm.stop();
     const virtualModem = () => (vm.start(), vm);
     const one = await cli(['sms', 'send', '--simulate', '--to', '151', 'TRANSFERPULSA', '081234567890', '5000'], { virtualModem });
@@ -263,7 +262,7 @@ describe('errors an operator meets', () => {
   });
 
   it('an empty AT command is a usage error (exit 2), before any port is opened', async () => {
-    const factory = vi.fn(createSimulatedModem);
+    const factory = vi.fn(sampleModem);
     const r = await cli(['at', '--simulate', ''], { virtualModem: factory });
     expect(r.out).toBe('');
     expect(r.err).toMatch(/^error: empty AT command\nhint: .*AT\+CSQ.*interactive terminal\n$/);
@@ -272,7 +271,7 @@ describe('errors an operator meets', () => {
   });
 
   it('sms send to an undialable number is a usage error (exit 2), before any port is opened', async () => {
-    const factory = vi.fn(createSimulatedModem);
+    const factory = vi.fn(sampleModem);
     const r = await cli(['sms', 'send', '--simulate', '--to', 'abc!', 'hello'], { virtualModem: factory });
     expect(r.out).toBe('');
     expect(r.err).toBe('error: destination "abc!" is not a dialable number (digits, * and #, at most 20)\n');
@@ -285,7 +284,7 @@ describe('errors an operator meets', () => {
     [['sms', 'delete', '--simulate', '--', '-1'], "error: command-argument value '-1' is invalid for argument 'index'. expected a storage index (a whole number >= 0)."],
     [['simulate', '--link', '/tmp/never-created', '--baud', 'fast'], "error: option '--baud <rate>' argument 'fast' is invalid. expected a baud rate such as 115200 or 9600."],
   ])('numeric option %j is validated: usage error, exit 2', async (args, message) => {
-    const factory = vi.fn(createSimulatedModem);
+    const factory = vi.fn(sampleModem);
     const r = await cli(args, { virtualModem: factory });
     expect(r.err).toContain(message);
     expect(r.code).toBe(2);
@@ -293,7 +292,7 @@ describe('errors an operator meets', () => {
   });
 
   it('--baud abc is a usage error, before any port is opened', async () => {
-    const factory = vi.fn(createSimulatedModem);
+    const factory = vi.fn(sampleModem);
     const r = await cli(['info', '--simulate', '--baud', 'abc'], { virtualModem: factory });
     expect(r.err).toContain("error: option '-b, --baud <rate>' argument 'abc' is invalid. expected a baud rate such as 115200 or 9600.");
     expect(r.code).toBe(2);
@@ -310,18 +309,18 @@ describe('errors an operator meets', () => {
       vm.stall('forever');
       return vm;
     };
-    const { io, result } = captureIo({ virtualModem });
+    const { io, result } = captureIo({});
     let finished = false;
     try {
-      const done = main(['node', 'pulsa-bridge', 'info', '--simulate'], io).finally(() => (finished = true));
+      const done = withSimulateDevice({ virtualModem }, () => main(['node', 'pulsa-bridge', 'info', '--simulate'], io)).finally(() => (finished = true));
       for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
       await done;
       const r = result();
-      expect(r.err).toMatch(/^error: no answer to AT on \/virtual\/cli at 115200 baud\nhint: is this the AT port\? .*\n$/);
+      expect(r.err).toMatch(/^error: no answer to AT on virtual:cli\?samples=1 at 115200 baud\nhint: is this the AT port\? .*\n$/);
       expect(r.code).toBe(1);
       expect(vm!.present).toBe(false);
     } finally {
-      vm?.stop(); // a failed attempt must not leave /virtual/cli held for the next test (or its retry)
+      vm?.stop(); // a failed attempt must not leave virtual:cli held for the next test (or its retry)
     }
   });
 

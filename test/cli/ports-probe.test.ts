@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Io } from '../../src/cli.js';
 import type { PortInfo } from '../../src/serial/ports.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli } from '../support/cli.js';
 
 
@@ -25,22 +25,22 @@ beforeEach(() => {
 
 /** Fake listing: the paths are mock-binding devices (only tests register them). */
 function fakePorts(): Io['ports'] {
-  const huawei = new VirtualModem({ path: '/dev/ttyUSB0', profile: 'huawei', bootStepMs: 0, noise: false });
-  const diag = new VirtualModem({ path: '/dev/ttyUSB1', profile: 'huawei', bootStepMs: 0, noise: false });
-  const sim800 = new VirtualModem({ path: '/dev/ttyUSB2', profile: 'simcom', bootStepMs: 0, noise: false });
+  const huawei = new VirtualModem({ path: 'virtual:ttyUSB0', profile: 'huawei', bootStepMs: 0, noise: false });
+  const diag = new VirtualModem({ path: 'virtual:ttyUSB1', profile: 'huawei', bootStepMs: 0, noise: false });
+  const sim800 = new VirtualModem({ path: 'virtual:ttyUSB2', profile: 'simcom', bootStepMs: 0, noise: false });
   for (const vm of [huawei, diag, sim800]) {
     vm.start();
     started.push(vm);
   }
   diag.stall('forever'); // a diagnostics interface: reads, never answers
   const ports: PortInfo[] = [
-    { path: '/dev/ttyS0' },
-    { path: '/dev/ttyUSB0', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}0-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
-    { path: '/dev/ttyUSB1', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}1-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
-    { path: '/dev/ttyUSB2', vendorId: '1a86', productId: '7523' },
+    { path: '/dev/ttyS-none' },
+    { path: 'virtual:ttyUSB0', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}0-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
+    { path: 'virtual:ttyUSB1', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}1-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
+    { path: 'virtual:ttyUSB2', vendorId: '1a86', productId: '7523' },
     { path: '/dev/ttyUSB3', vendorId: '1a86', productId: '7523' }, // listed, but the device is gone
   ];
-  return { list: () => Promise.resolve({ ports, source: 'sysfs' as const }), binding: 'mock' };
+  return { list: () => Promise.resolve({ ports, source: 'sysfs' as const }) };
 }
 
 describe('ports --probe on this machine', () => {
@@ -64,15 +64,15 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
     expect(lines[0]).toMatch(/^PORT\s+USB ID\s+LOOKS LIKE\s+AT\s+MODEM\s+BY-ID PATH$/);
-    expect(r.out).toMatch(/^\/dev\/ttyS0\s+-\s+-\s+-\s+-\s+-$/m);
-    expect(r.out).toMatch(/^\/dev\/ttyUSB0\s+12d1:1001\s+Huawei E173 \[huawei\]\s+yes\s+huawei E173 \[huawei\]\s+\/dev\/serial\/by-id\/\S+-if00-port0$/m);
-    expect(r.out).toMatch(/^\/dev\/ttyUSB1\s+12d1:1001\s+Huawei E173 \[huawei\]\s+no\s+-\s+\/dev\/serial\/by-id\/\S+-if01-port0$/m);
-    expect(r.out).toMatch(/^\/dev\/ttyUSB2\s+1a86:7523\s+-\s+yes\s+SIMCOM_Ltd SIMCOM_SIM800L \[simcom\]\s+-$/m);
+    expect(r.out).toMatch(/^\/dev\/ttyS-none\s+-\s+-\s+-\s+-\s+-$/m);
+    expect(r.out).toMatch(/^virtual:ttyUSB0\s+12d1:1001\s+Huawei E173 \[huawei\]\s+yes\s+huawei E173 \[huawei\]\s+\/dev\/serial\/by-id\/\S+-if00-port0$/m);
+    expect(r.out).toMatch(/^virtual:ttyUSB1\s+12d1:1001\s+Huawei E173 \[huawei\]\s+no\s+-\s+\/dev\/serial\/by-id\/\S+-if01-port0$/m);
+    expect(r.out).toMatch(/^virtual:ttyUSB2\s+1a86:7523\s+-\s+yes\s+SIMCOM_Ltd SIMCOM_SIM800L \[simcom\]\s+-$/m);
     expect(r.out).toMatch(/^\/dev\/ttyUSB3\s+1a86:7523\s+-\s+error\s+-\s+-$/m);
     expect(r.out).toContain('serial port /dev/ttyUSB3 does not exist\n  hint: check the cable');
-    expect(r.out).toContain('not probed (no USB ids; --all probes them): /dev/ttyS0\n');
+    expect(r.out).toContain('not probed (no USB ids; --all probes them): /dev/ttyS-none\n');
     expect(lines.at(-2)).toBe(
-      `use as "port" in the config (one per modem): ${HW_BY_ID}0-port0 (huawei E173 [huawei]), /dev/ttyUSB2 (SIMCOM_Ltd SIMCOM_SIM800L [simcom])` +
+      `use as "port" in the config (one per modem): ${HW_BY_ID}0-port0 (huawei E173 [huawei]), virtual:ttyUSB2 (SIMCOM_Ltd SIMCOM_SIM800L [simcom])` +
         ' [no /dev/serial/by-id link for some: ttyUSB numbers can change after a USB reset]',
     );
     expect(started[1]!.commandLog()).toEqual([]); // the stalled port dropped what it got
@@ -84,26 +84,26 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
     expect(r.code).toBe(0);
     const parsed = JSON.parse(r.out) as { ports: Array<PortInfo & { probe?: Record<string, unknown> }>; recommended: unknown[] };
     expect(parsed.ports.map((p) => [p.path, p.probe?.answers ?? null])).toEqual([
-      ['/dev/ttyS0', null],
-      ['/dev/ttyUSB0', true],
-      ['/dev/ttyUSB1', false],
-      ['/dev/ttyUSB2', true],
+      ['/dev/ttyS-none', null],
+      ['virtual:ttyUSB0', true],
+      ['virtual:ttyUSB1', false],
+      ['virtual:ttyUSB2', true],
       ['/dev/ttyUSB3', false],
     ]);
-    expect(parsed.ports[1]!.probe).toEqual({ path: '/dev/ttyUSB0', answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '356938035643809', profile: 'huawei' });
+    expect(parsed.ports[1]!.probe).toEqual({ path: 'virtual:ttyUSB0', answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '356938035643809', profile: 'huawei' });
     expect(parsed.ports[2]!.probe).toMatchObject({ answers: false, error: { code: 'MODEM_SILENT' } });
     expect(parsed.ports[4]!.probe).toMatchObject({ answers: false, error: { code: 'PORT_NOT_FOUND' } });
     expect(parsed.recommended).toEqual([
       { path: `${HW_BY_ID}0-port0`, stable: true, modem: 'huawei E173 [huawei]', alternatives: [] },
-      { path: '/dev/ttyUSB2', stable: false, modem: 'SIMCOM_Ltd SIMCOM_SIM800L [simcom]', alternatives: [] },
+      { path: 'virtual:ttyUSB2', stable: false, modem: 'SIMCOM_Ltd SIMCOM_SIM800L [simcom]', alternatives: [] },
     ]);
   });
 
   it('--all probes the plain ttyS too; nothing answering says so', async () => {
-    const ports: PortInfo[] = [{ path: '/dev/ttyS0' }];
-    const r = await cli(['ports', '--probe', '--all', '--timeout', '100'], { ports: { list: () => Promise.resolve({ ports, source: 'sysfs' as const }), binding: 'mock' } });
+    const ports: PortInfo[] = [{ path: '/dev/ttyS-none' }];
+    const r = await cli(['ports', '--probe', '--all', '--timeout', '100'], { ports: { list: () => Promise.resolve({ ports, source: 'sysfs' as const }) } });
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^\/dev\/ttyS0\s+-\s+-\s+error\s+-\s+-$/m);
+    expect(r.out).toMatch(/^\/dev\/ttyS-none\s+-\s+-\s+error\s+-\s+-$/m);
     expect(r.out).not.toContain('not probed');
     expect(r.out.trimEnd().split('\n').at(-1)).toBe('no port answered AT (tried 115200 baud; busy ports were left alone)');
   });

@@ -18,6 +18,8 @@ import type { Io } from '../../src/cli/io.js';
 import type { OpsTarget, TargetCliOptionsBase } from '../../src/cli/ops-target.js';
 import { openSession, type Session } from '../../src/cli/session.js';
 import { wholeNumber } from '../../src/cli/usage.js';
+import { SIMULATE_PORT } from '../../src/serial/port-kind.js';
+import { withSimulateDevice, type TestIo } from '../support/cli.js';
 
 export type SessionOps = Pick<ModemOps, 'at' | 'onEvent' | 'ussdOpen' | 'ussdReply' | 'ussdCancel'>;
 
@@ -80,14 +82,12 @@ export const sessionTarget: OpsTarget<SessionOps> = {
     const logger = loggerFor(opts);
     const pin = opts.pin ?? process.env.PULSA_BRIDGE_PIN;
     const session = await openSession({
-      ...(opts.port ? { port: opts.port } : {}),
+      ...(opts.port || opts.simulate ? { port: opts.port ?? SIMULATE_PORT } : {}),
       baud: opts.baud,
-      simulate: opts.simulate === true,
       ...(opts.profile ? { profile: opts.profile } : {}),
       ...(pin ? { pin } : {}),
       timeoutMs: opts.timeout,
       logger,
-      ...(io.virtualModem ? { virtualModem: io.virtualModem } : {}),
     });
     const ops = sessionOps(session, logger);
     try {
@@ -100,7 +100,11 @@ export const sessionTarget: OpsTarget<SessionOps> = {
 };
 
 /** Runs `pulsa-bridge <args>` with the `at` and `ussd` commands on sessionTarget; sets process.exitCode like main(). */
-export async function runSessionCli(args: string[], io: Io): Promise<void> {
+export async function runSessionCli(args: string[], io: TestIo): Promise<void> {
+  await withSimulateDevice(io, () => runSession(args, io));
+}
+
+async function runSession(args: string[], io: Io): Promise<void> {
   const program = new Command().name('pulsa-bridge');
   program.addCommand(atCommand(io, sessionTarget));
   program.addCommand(ussdCommand(io, sessionTarget));

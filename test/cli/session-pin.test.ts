@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSession } from '../../src/cli/session.js';
 import { silentLogger } from '../../src/log.js';
 import { PIN_MEMORY_FILE } from '../../src/state/pin-memory.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 
 let dir: string;
@@ -20,25 +20,22 @@ afterEach(() => cleanup());
 
 /** One CLI run: a session on a PIN-locked virtual SIM (the same SIM each run), init, close. */
 async function cliRun(pin: string): Promise<{ error: string | undefined; pinEntries: number }> {
-  let vm: VirtualModem | undefined;
+  const vm = new VirtualModem({ path: 'virtual:pin-locked', profile: 'generic', pin: '1234', bootStepMs: 0, noise: false });
+  vm.start();
   const session = await openSession({
-    simulate: true,
+    port: 'virtual:pin-locked',
     baud: 115200,
     pin,
     stateDir: dir,
     timeoutMs: 2000,
     logger: silentLogger(),
-    virtualModem: (p) => {
-      vm = new VirtualModem({ path: p, profile: 'generic', pin: '1234', bootStepMs: 0, noise: false });
-      vm.start();
-      return vm;
-    },
   });
   try {
     const error = await session.modem.init().then(() => undefined, (e: Error) => e.message);
-    return { error, pinEntries: vm!.commandLog().filter((l) => /^AT\+CPIN="/i.test(l)).length };
+    return { error, pinEntries: vm.commandLog().filter((l) => /^AT\+CPIN="/i.test(l)).length };
   } finally {
     await session.close();
+    vm.stop();
   }
 }
 

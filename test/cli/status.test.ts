@@ -17,6 +17,7 @@ import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { startInProcess } from '../support/in-process.js';
 import { cli } from '../support/cli.js';
+import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -40,11 +41,11 @@ describe('status: the spooled count', () => {
     const config = parseConfig({
       webhook: { url: server.url },
       spool: { dir: spoolDir, fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
       shutdownGraceSec: 1,
     });
     const daemon = await startInProcess(config, cleanups);
-    const vm = daemon.virtualModems.get('tsel-1')!;
+    const vm = virtualModemAt('virtual:tsel-1')!;
     vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281234567890.' });
     vm.injectSms({ from: '+6281299999999', text: 'promo' });
     await until(() => server.requests.length === 1, 'the POST', 10_000);

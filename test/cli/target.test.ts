@@ -8,13 +8,14 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config.js';
 import type { Daemon } from '../../src/daemon.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { cli } from '../support/cli.js';
 import { startInProcess } from '../support/in-process.js';
+import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 
 
 
@@ -32,7 +33,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const modem = { name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 };
+const modem = { name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 };
 
 const daemonConfig = (modems: unknown[] = [modem]): Promise<string> =>
   writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems });
@@ -54,7 +55,7 @@ describe('through the running daemon, or directly: the same output', () => {
     const file = await daemonConfig();
     const direct = await cli(['info', '--config', file, '--verbose'], { virtualModem: freshModem });
     expect(direct.code).toBe(0);
-    expect(direct.err).toMatch(/^path: direct, opening the virtual modem \(no daemon answered at .*control\.sock\)\n/);
+    expect(direct.err).toMatch(/^path: direct, opening virtual:tsel-1 \(no daemon answered at .*control\.sock\)\n/);
     expect(direct.out).toMatch(/^name: tsel-1\n/);
     await startDaemon(file);
     const viaDaemon = await cli(['info', '--config', file, '--verbose']);
@@ -68,7 +69,7 @@ describe('through the running daemon, or directly: the same output', () => {
   it('sms list/read/delete through the daemon; deleting an empty slot says so (exit 1), on both paths', async () => {
     const file = await daemonConfig();
     const daemon = await startDaemon(file);
-    const vm = daemon.virtualModems.get('tsel-1')!;
+    const vm = virtualModemAt('virtual:tsel-1')!;
     vm.injectSms({ from: '0812999', text: 'pesan pribadi' });
     await until(() => vm.storedMessages().length === 1 && daemon.status().modems[0]!.scheduler.running === undefined, 'the kept SMS', 5000);
     const list = await cli(['sms', 'list', '--config', file, '--modem', 'tsel-1', '--json']);
@@ -99,13 +100,13 @@ describe('through the running daemon, or directly: the same output', () => {
     const r = await cli(['sms', 'send', '--config', file, '--to', '151', 'TRANSFERPULSA', '081234567890', '5000']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^sent to 151 in 1 part\(s\); message reference\(s\) \d+\n$/);
-    expect(daemon.virtualModems.get('tsel-1')!.sentMessages().map((m) => [m.destination, m.text])).toEqual([['151', 'TRANSFERPULSA 081234567890 5000']]);
+    expect(virtualModemAt('virtual:tsel-1')!.sentMessages().map((m) => [m.destination, m.text])).toEqual([['151', 'TRANSFERPULSA 081234567890 5000']]);
   });
 });
 
 describe('choosing the modem', () => {
   it('several modems: --modem picks one; without it, a usage error naming them; an unknown name too', async () => {
-    const file = await daemonConfig([modem, { ...modem, name: 'xl-1' }]);
+    const file = await daemonConfig([modem, { ...modem, name: 'xl-1', port: 'virtual:xl-1' }]);
     await startDaemon(file);
     const r = await cli(['info', '--config', file, '--modem', 'xl-1']);
     expect(r.out).toMatch(/^name: xl-1\n/);
@@ -118,9 +119,9 @@ describe('choosing the modem', () => {
   it('a daemon that does not run the modem named: the port is opened directly', async () => {
     const file = await daemonConfig();
     await startDaemon(file);
-    const other = await writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1' }] }, { file: 'other.json', defaults: false });
+    const other = await writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1', port: 'virtual:xl-1' }] }, { file: 'other.json', defaults: false });
     const r = await cli(['info', '--config', other, '--verbose'], { virtualModem: freshModem });
-    expect(r.err).toMatch(/^path: direct, opening the virtual modem \(the daemon at .* does not run this modem\)\n/);
+    expect(r.err).toMatch(/^path: direct, opening virtual:xl-1 \(the daemon at .* does not run this modem\)\n/);
     expect(r.out).toMatch(/^name: xl-1\n/);
   });
 });

@@ -10,7 +10,7 @@ import { queueCommands } from '../../src/cli/queue.js';
 import { formatOutcome } from '../../src/cli/terminal.js';
 import { formatUssd } from '../../src/cli/ussd.js';
 import { silentLogger } from '../../src/log.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from '../spool/helpers.js';
 import { tempDir } from '../support/tmp.js';

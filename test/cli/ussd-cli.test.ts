@@ -7,8 +7,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Io } from '../../src/cli.js';
 import { runSessionCli } from './session-ops.js';
 import { formatUssd } from '../../src/cli/ussd.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
-import type { UssdScript } from '../../src/sim/ussd-script.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
+import type { UssdScript } from '../../src/virtual-modem/ussd-script.js';
+import { withSimulateDevice, type TestIo } from '../support/cli.js';
 
 const PACKAGES: UssdScript = [
   {
@@ -28,7 +29,7 @@ function capture(extra: Partial<Io> = {}, vmOptions: Partial<VirtualModemOptions
   let out = '';
   let err = '';
   let vm: VirtualModem | undefined;
-  const io: Io = {
+  const io: TestIo = {
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     virtualModem: (path) => {
@@ -183,11 +184,11 @@ describe('ussd through the program main() runs (target.ts: the port here, no dae
   it('--reply 1 --reply 2 answers in turn, and extra words are refused', async () => {
     const { main } = await import('../../src/cli.js');
     const c = capture({}, { ussdMenus: PACKAGES });
-    await main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*123#', '--reply', '1', '--reply', '2'], c.io);
+    await withSimulateDevice(c.io, () => main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*123#', '--reply', '1', '--reply', '2'], c.io));
     expect(c.result().out).toBe('[status 1: more input expected]\n1.Paket\n2.Info\n[status 1: more input expected]\n1.Harian\n2.Mingguan\n[status 0: done]\nPaket mingguan aktif\n');
     expect(c.result().code).toBe(0);
     const d = capture();
-    await main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*888#', '1'], d.io);
+    await withSimulateDevice(d.io, () => main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*888#', '1'], d.io));
     expect(d.result().err).toMatch(/^error: too many arguments for 'ussd'/);
     expect(d.result().code).toBe(2);
   });

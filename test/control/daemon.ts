@@ -8,10 +8,11 @@ import path from 'node:path';
 import { parseConfig } from '../../src/config.js';
 import { ControlClient } from '../../src/control/client/client.js';
 import type { Daemon } from '../../src/daemon.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { startInProcess } from '../support/in-process.js';
+import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 
 export interface ControlDaemon {
   daemon: Daemon;
@@ -30,11 +31,11 @@ export async function startControlDaemon(cleanups: Array<() => Promise<void> | v
   const config = parseConfig({
     webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
     spool: { dir: path.join(dir, 'spool'), fsync: false },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
+    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
     shutdownGraceSec: 1,
   });
   const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
   const client = await ControlClient.connect(config.control.socketPath);
   cleanups.push(() => client.close());
-  return { daemon, vm: daemon.virtualModems.get('tsel-1')!, socket: config.control.socketPath, client, server, posts: () => server.requests.length };
+  return { daemon, vm: virtualModemAt('virtual:tsel-1')!, socket: config.control.socketPath, client, server, posts: () => server.requests.length };
 }

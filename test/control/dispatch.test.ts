@@ -30,7 +30,7 @@ describe('the daemon answers on its control socket', () => {
     expect(socket.endsWith('/spool/control.sock')).toBe(true);
     expect((await stat(socket)).mode & 0o777).toBe(0o660);
     const hello = await client.request<{ protocol: number; modems: Array<{ name: string; state: string }> }>({ op: 'hello', client: 'test' });
-    expect(hello).toMatchObject({ protocol: 1, modems: [{ name: 'tsel-1', state: 'running', port: '/virtual/tsel-1' }] });
+    expect(hello).toMatchObject({ protocol: 1, modems: [{ name: 'tsel-1', state: 'running', port: 'virtual:tsel-1' }] });
     const info = await client.request<Record<string, unknown>>({ op: 'info', modem: 'tsel-1' });
     expect(info).toMatchObject({ name: 'tsel-1', profile: 'simcom', simState: 'READY', operator: 'TELKOMSEL', errors: [] });
     // `modem` may be omitted when the daemon runs one.

@@ -9,8 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Dispatcher } from '../../src/control/server/dispatch.js';
 import type { ControlConnection } from '../../src/control/server/server.js';
 import { silentLogger } from '../../src/log.js';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import type { QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { pendingRecords, startStack, virtualModem, type Faults } from '../receive/harness.js';
 import { tempDir } from '../support/tmp.js';
@@ -118,12 +118,12 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
   async function stack(faults?: Faults) {
     const { dir, cleanup } = await tempDir('del-stack');
     cleanups.push(cleanup);
-    const vm = virtualModem('/virtual/del');
+    const vm = virtualModem('virtual:del');
     const s = await startStack(dir, vm, silentLogger(), faults ? { faults } : {});
     cleanups.push(() => s.stop());
     await s.supervisor.currentReceiver()!.drained();
     const d = new Dispatcher({
-      modems: [{ name: 'tsel-1', port: '/virtual/del', scheduler: s.supervisor.scheduler, state: () => s.supervisor.status().state, receiver: () => s.supervisor.currentReceiver() }],
+      modems: [{ name: 'tsel-1', port: 'virtual:del', scheduler: s.supervisor.scheduler, state: () => s.supervisor.status().state, receiver: () => s.supervisor.currentReceiver() }],
       version: 't',
       logger: silentLogger(),
       status: () => ({}),

@@ -165,7 +165,7 @@ describe('no secrets in what the daemon logs and reports', () => {
     const hook = await startServer([reply(200, '{"success":true}')]);
     cleanups.push(() => hook.close());
     const url = hook.url.replace('http://', 'http://hookuser:hookpass@') + '?token=s3cr3ttoken';
-    const config = parseConfig({ webhook: { url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'], sweepIntervalSec: 3600 }], shutdownGraceSec: 1 });
+    const config = parseConfig({ webhook: { url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], sweepIntervalSec: 3600 }], shutdownGraceSec: 1 });
     const { logger, lines } = captureLogger();
     await startInProcess(config, cleanups, { logger, virtualModem: { bootStepMs: 0, noise: false } });
     const c = await ControlClient.connect(config.control.socketPath);

@@ -17,6 +17,7 @@ import { until } from '../support/until.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
 import { cli } from '../support/cli.js';
 import { startInProcess } from '../support/in-process.js';
+import { virtualNetwork } from '../../src/virtual-modem/virtual-ports.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -36,7 +37,7 @@ describe('daemon: balance watch and the virtual network', () => {
       webhook: { baseUrl: receiver.baseUrl },
       spool: { dir: spoolDir, fsync: false },
       modems: [
-        { name: 'centre', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081200000001', balance: { minBalance: 100000 }, virtual: { balance: 24025, activeUntil: '2030-08-28' } },
+        { name: 'centre', port: 'virtual:centre?number=081200000001&operator=telkomsel&balance=24025&activeUntil=2030-08-28', senders: ['858'], operator: 'telkomsel', number: '081200000001', balance: { minBalance: 100000 } },
       ],
       shutdownGraceSec: 1,
     }, {});
@@ -63,11 +64,11 @@ describe('daemon: balance watch and the virtual network', () => {
     const config = parseConfig({
       webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
       spool: { dir: path.join(dir, 'spool'), fsync: false },
-      modems: [{ name: 'centre', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081200000001', virtual: { balance: 0 } }],
+      modems: [{ name: 'centre', port: 'virtual:centre?number=081200000001&operator=telkomsel&balance=0', senders: ['858'], operator: 'telkomsel', number: '081200000001' }],
       shutdownGraceSec: 1,
     }, {});
     const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0 } });
-    const outside = new TestNetwork({}, daemon.virtualNetwork);
+    const outside = new TestNetwork({}, virtualNetwork());
     cleanups.push(() => outside.close());
     const sender = await outside.add('sender', { number: '081211110001', operator: 'telkomsel' });
 
@@ -81,6 +82,6 @@ describe('daemon: balance watch and the virtual network', () => {
     await until(async () => pick(await client.order(trx), ['data.status']) === 'approved', 'the order approved', 15_000);
     expect(receiver.received.filter((s) => s.approved === trx)).toHaveLength(1);
     expect(receiver.received.filter((s) => s.sender === '858')).toHaveLength(1);
-    expect(daemon.virtualNetwork.line('081200000001')!.balance).toBe(10_000);
+    expect(virtualNetwork().line('081200000001')!.balance).toBe(10_000);
   });
 });

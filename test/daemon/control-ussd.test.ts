@@ -174,8 +174,8 @@ describe('balance and test-transfer through the running daemon, on its virtual n
       reseller: { apiKey: receiver.apiKey, order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Test' } },
       modems: [
         // The stand-in's Telkomsel centre number.
-        { name: 'centre', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081200000001', virtual: { balance: 24025, activeUntil: '2031-01-31' } },
-        { name: 'sender', simulate: true, senders: ['858'], operator: 'telkomsel', number: '081211110001', virtual: { balance: 75000 } },
+        { name: 'centre', port: 'virtual:centre?number=081200000001&operator=telkomsel&balance=24025&activeUntil=2031-01-31', senders: ['858'], operator: 'telkomsel', number: '081200000001' },
+        { name: 'sender', port: 'virtual:sender?number=081211110001&operator=telkomsel&balance=75000', senders: ['858'], operator: 'telkomsel', number: '081211110001' },
       ],
     });
     const daemon = await DaemonProcess.start(file, ['modem centre ready:', 'modem sender ready:', 'control socket listening']);

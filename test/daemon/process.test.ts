@@ -25,7 +25,7 @@ let cleanup: () => Promise<void>;
 let server: TestServer;
 
 const daemonConfig = (over: Record<string, unknown> = {}): Promise<string> =>
-  writeConfig(dir, { webhook: testWebhook(server.url, { timeoutMs: 30_000 }), modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], ...over });
+  writeConfig(dir, { webhook: testWebhook(server.url, { timeoutMs: 30_000 }), modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }], ...over });
 
 async function seed(records: Array<ReturnType<typeof makeSms>>, dead: string[] = []): Promise<void> {
   const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });

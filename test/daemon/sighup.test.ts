@@ -48,7 +48,7 @@ describe('Daemon: SIGHUP', () => {
     const config = parseConfig({
       webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
       spool: { dir: spoolDir, fsync: false },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
       shutdownGraceSec: 1,
     });
     const daemon = await startInProcess(config, cleanups, { waitRunning: false });

@@ -53,7 +53,7 @@ describe('Daemon.start: a failed step unwinds what was acquired', () => {
       webhook: { url: webhook.url },
       spool: { dir: spoolDir, fsync: false },
       control: { socket: path.join(dir, 'run', 'control.sock') },
-      modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
       shutdownGraceSec: 1,
     };
     const sighupBefore = process.listenerCount('SIGHUP');

@@ -14,19 +14,25 @@ let config: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'pb-transfer-bin-'));
-  const sim = (name: string, operator: string, number: string, extra: Record<string, unknown> = {}) => ({ name, simulate: true, senders: ['*'], operator, number, ...extra });
+  const sim = (name: string, operator: string, number: string, virtualSim: { balance?: number; activeUntil?: string } = {}) => ({
+    name,
+    port: `virtual:${name}?${new URLSearchParams({ number, operator, ...Object.fromEntries(Object.entries(virtualSim).map(([k, v]) => [k, String(v)])) })}`,
+    senders: ['*'],
+    operator,
+    number,
+  });
   config = await writeConfig(
     dir,
     {
       webhook: { baseUrl: 'http://127.0.0.1:9/api/v1/convert-pulsa' },
       spool: { dir: path.join(dir, 'spool') },
       modems: [
-        sim('tsel-a', 'telkomsel', '081211110001', { virtual: { balance: 75000, activeUntil: '2031-03-31' } }),
-        sim('tsel-b', 'telkomsel', '081200000001', { virtual: { balance: 1000, activeUntil: '2031-04-30' } }),
-        sim('isat-a', 'indosat', '085611110001', { virtual: { balance: 30000, activeUntil: '2031-05-31' } }),
+        sim('tsel-a', 'telkomsel', '081211110001', { balance: 75000, activeUntil: '2031-03-31' }),
+        sim('tsel-b', 'telkomsel', '081200000001', { balance: 1000, activeUntil: '2031-04-30' }),
+        sim('isat-a', 'indosat', '085611110001', { balance: 30000, activeUntil: '2031-05-31' }),
         sim('isat-b', 'indosat', '085600000001'),
-        sim('xl-a', 'xl', '081711110001', { virtual: { balance: 20000, activeUntil: '2031-06-30' } }),
-        sim('sf-a', 'smartfren', '088111110001', { virtual: { balance: 1250000, activeUntil: '2031-07-31' } }),
+        sim('xl-a', 'xl', '081711110001', { balance: 20000, activeUntil: '2031-06-30' }),
+        sim('sf-a', 'smartfren', '088111110001', { balance: 1250000, activeUntil: '2031-07-31' }),
       ],
     },
     { defaults: false },

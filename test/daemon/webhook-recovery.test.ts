@@ -46,7 +46,7 @@ async function startDaemon(url: string, retry: Record<string, number> = { baseDe
   const config = await writeConfig(dir, {
     webhook: { url, timeoutMs: 5000, retry },
     spool: { dir: path.join(dir, 'spool'), fsync: false },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
     log: { level: 'info', pretty: false },
   });
   return new DaemonProcess(config);

@@ -4,8 +4,8 @@
  * settings without a banner.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
-import { boot, shutdownBooted, uniquePath } from '../sim/wire.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
+import { boot, shutdownBooted, uniquePath } from '../virtual-modem/wire.js';
 
 const TS = new Date(Date.UTC(2026, 0, 8, 5, 34, 56));
 

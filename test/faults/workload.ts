@@ -4,7 +4,7 @@
  * double spaces) plus a few from a private number the filter must not forward. PURE: same seed, same messages.
  * Every text carries a unique tag, so two SMS never share (sender, text, timestamp) and the record ids differ.
  */
-import { prng } from '../../src/sim/prng.js';
+import { prng } from '../../src/virtual-modem/prng.js';
 
 export interface TrialSms {
   from: string;
@@ -18,7 +18,7 @@ export interface TrialSms {
 export const ACCEPTED_SENDERS = ['858', '168', 'TELKOMSEL', 'Indosat', 'AXIS3'] as const;
 export const PRIVATE_SENDER = '+6281299990000';
 
-/** Small deterministic PRNG (src/sim/prng.ts): the same sequence from the same seed. */
+/** Small deterministic PRNG (src/virtual-modem/prng.ts): the same sequence from the same seed. */
 export { prng };
 
 export const pick = <T>(rng: () => number, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;

@@ -58,31 +58,5 @@ describe('the webhook signature covers the Idempotency-Key, timestamp, modem and
     expect(verify(secret, req.headers, req.body, nowSec + 301)).toBe(false); // outside the server's window
     expect(verify('another-secret', req.headers, req.body, nowSec)).toBe(false);
   });
-
-  it('a simulated modem\'s request is marked and signed with the simulation secret, never the production one', async () => {
-    server = await startServer([reply(200)]);
-    const c = new WebhookClient({ url: server.url, userAgent: 't', hmacSecret: 'production-secret', simulatedModems: new Set(['sim-1']), clock: () => NOW });
-    await c.post(makeSms('sms-s1', { sim: { modem: 'sim-1' } }));
-    await c.post(makeSms('sms-r1', { sim: { modem: 'real-1' } }));
-    const [sim, real] = server.requests as [NonNullable<TestServer['requests'][0]>, NonNullable<TestServer['requests'][0]>];
-    expect(sim.headers['x-pulsa-bridge-simulated']).toBe('true');
-    expect(verify('production-secret', sim.headers, sim.body, nowSec)).toBe(false);
-    expect(verify('pulsa-bridge-simulation-not-a-secret', sim.headers, sim.body, nowSec)).toBe(true); // documented in docs/webhook.md
-    expect(real.headers['x-pulsa-bridge-simulated']).toBeUndefined();
-    expect(verify('production-secret', real.headers, real.body, nowSec)).toBe(true);
-  });
-
-  it('a record marked simulated is sent marked and signed with the simulation secret, whatever the config\'s modems', async () => {
-    server = await startServer([reply(200)]);
-    // No simulated modem in this client's config: the record alone says it is made-up.
-    const c = new WebhookClient({ url: server.url, userAgent: 't', hmacSecret: 'production-secret', clock: () => NOW });
-    await c.post({ ...makeSms('sms-s2', { sim: { modem: 'tsel-1' } }), simulated: true });
-    await c.post(makeSms('sms-r2', { sim: { modem: 'tsel-1' } })); // an older record (no field): real
-    const [sim, real] = server.requests as [NonNullable<TestServer['requests'][0]>, NonNullable<TestServer['requests'][0]>];
-    expect(sim.headers['x-pulsa-bridge-simulated']).toBe('true');
-    expect(verify('production-secret', sim.headers, sim.body, nowSec)).toBe(false);
-    expect(verify('pulsa-bridge-simulation-not-a-secret', sim.headers, sim.body, nowSec)).toBe(true);
-    expect(real.headers['x-pulsa-bridge-simulated']).toBeUndefined();
-    expect(verify('production-secret', real.headers, real.body, nowSec)).toBe(true);
-  });
 });
+

@@ -5,7 +5,7 @@
  *
  * What must hold:
  * - any string of GSM-alphabet characters survives textToSeptets -> pack (any fill bits) -> unpack -> septetsToText,
- *   and its septets equal those of the simulator's independent table (src/sim/septets.ts);
+ *   and its septets equal those of the simulator's independent table (src/virtual-modem/septets.ts);
  * - packGsm7 -> unpackGsm7 gives the text back for every GSM string (CR padding rule of TS 23.038 §6.1.2.3.1; a
  *   text ending in CR on an octet boundary comes back as CR CR, which the standard defines as the same);
  *   unpackGsm7Hex (USSD, which also drops a zero-filled last septet for Huawei) too, except for a text whose last
@@ -26,7 +26,7 @@ import {
 } from '../../src/sms/gsm7.js';
 import { decodeUcs2Bytes, decodeUcs2Hex, encodeUcs2Bytes, encodeUcs2Hex, hasLoneSurrogate, replaceLoneSurrogates } from '../../src/sms/ucs2.js';
 import { continueCusd, decodeUssdPayload, parseCusdLine, unpackGsm7Hex } from '../../src/modem/ussd-codec.js';
-import { packUssdHex, toSeptets as simToSeptets } from '../../src/sim/septets.js';
+import { packUssdHex, toSeptets as simToSeptets } from '../../src/virtual-modem/septets.js';
 import { gsm7TextArb, unicodeTextArb } from './pdu-gen.js';
 import { type FuzzTarget, target } from './support.js';
 

@@ -2,8 +2,8 @@
  * Generators of VALID SMS-DELIVER PDUs together with what they encode, for the PDU fuzz targets.
  *
  * Two independent encoders build them, neither of them src/sms/:
- * - src/sim/pdu-builder.ts (`buildDeliverPdus`): whole messages, split into concatenated parts by the builder;
- * - `assembleDeliver` below: one TPDU octet by octet from the builder's field encoders and src/sim/septets.ts, for
+ * - src/virtual-modem/pdu-builder.ts (`buildDeliverPdus`): whole messages, split into concatenated parts by the builder;
+ * - `assembleDeliver` below: one TPDU octet by octet from the builder's field encoders and src/virtual-modem/septets.ts, for
  *   what the builder does not make: 8-bit data, UDHs with other information elements beside (or without) the
  *   concatenation element, and every data coding scheme value that means the same alphabet.
  * Contract: every generated PDU is valid per TS 23.040 / 23.038, so the decoder must return exactly `expect`.
@@ -11,8 +11,8 @@
 import fc from 'fast-check';
 import { GSM7_DEFAULT_CHARS, GSM7_EXTENSION_CHARS } from '../../src/sms/gsm7.js';
 import type { ConcatInfo, DecodedSms } from '../../src/sms/types.js';
-import { encodeAddressField, encodeSmscField, encodeTimestamp } from '../../src/sim/pdu-builder.js';
-import { pack, toHex, toSeptets } from '../../src/sim/septets.js';
+import { encodeAddressField, encodeSmscField, encodeTimestamp } from '../../src/virtual-modem/pdu-builder.js';
+import { pack, toHex, toSeptets } from '../../src/virtual-modem/septets.js';
 
 export interface Expected {
   originator: string;

@@ -20,8 +20,8 @@ import { joinParts } from '../../src/sms/multipart.js';
 import { decodeDeliver, STATUS_REPORT_REASON, type DecodeResult } from '../../src/sms/pdu.js';
 import { hasLoneSurrogate } from '../../src/sms/ucs2.js';
 import { encodeSubmit } from '../../src/sms/submit.js';
-import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
-import { readSubmitPdu } from '../../src/sim/submit-reader.js';
+import { buildDeliverPdus, buildStatusReportPdu } from '../../src/virtual-modem/pdu-builder.js';
+import { readSubmitPdu } from '../../src/virtual-modem/submit-reader.js';
 import { assembledArb, gsm7TextArb, originatorArb, smscArb, timestampArb, unicodeTextArb, type Expected } from './pdu-gen.js';
 import { mutate, mutationArb, SEED_PDUS, type FuzzTarget, target } from './support.js';
 
@@ -52,7 +52,7 @@ const messageArb = fc.record({
 
 const validBuilt = target(
   'pdu/valid-built-messages',
-  'every part of a message built by src/sim/pdu-builder.ts decodes to exactly what was encoded; the parts join to the text',
+  'every part of a message built by src/virtual-modem/pdu-builder.ts decodes to exactly what was encoded; the parts join to the text',
   60,
   () =>
     fc.property(messageArb, (m) => {
@@ -283,7 +283,7 @@ const statusReports = target(
 
 const submitRoundTrip = target(
   'pdu/submit-round-trip',
-  'every SMS-SUBMIT part of encodeSubmit reads back (src/sim/submit-reader.ts) to the destination, and the parts to the text',
+  'every SMS-SUBMIT part of encodeSubmit reads back (src/virtual-modem/submit-reader.ts) to the destination, and the parts to the text',
   60,
   () =>
     fc.property(

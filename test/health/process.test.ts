@@ -62,7 +62,7 @@ describe('the watchdog ping depends on progress', () => {
     await writeFile(pings, '');
     await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> '${pings}'\n`);
     await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
-    const config = await writeConfig(dir, { webhook: { url: server.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
+    const config = await writeConfig(dir, { webhook: { url: server.url }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }] });
     const child = spawn(process.execPath, [bin, 'run', '--config', config], {
       env: { ...process.env, NOTIFY_SOCKET: path.join(dir, 'notify.sock'), WATCHDOG_USEC: '2000000', PATH: `${fakeBin}:${process.env.PATH}` },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,7 +99,7 @@ describe('the thread pool', () => {
     server = await startServer([reply(200)]);
     // Four modems (simulated), each holding a pool thread forever: with libuv's default of four threads nothing else
     // (spool, status file, forwarder) would ever get one.
-    const modems = ['a', 'b', 'c', 'd'].map((n) => ({ name: `tsel-${n}`, simulate: true, senders: ['858'] }));
+    const modems = ['a', 'b', 'c', 'd'].map((n) => ({ name: `tsel-${n}`, port: `virtual:tsel-${n}`, senders: ['858'] }));
     const fifos = modems.map((m) => path.join(dir, `${m.name}.fifo`));
     for (const f of fifos) execFileSync('mkfifo', [f]);
     const seed = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger(), fsync: false });

@@ -137,7 +137,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
   }, 120_000);
 
   it('status exits 3 when no daemon ever ran on the spool', async () => {
-    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/x' }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }] });
+    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/x' }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }] });
     const r = status(config);
     expect(r.out).toContain('daemon: not running');
     expect(r.code).toBe(3);
@@ -147,7 +147,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     const blocker = await startServer([reply(200)]);
     server = blocker;
     const port = new URL(blocker.url).port;
-    const config = await writeConfig(dir, { webhook: { url: blocker.url }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }], metrics: { listen: `127.0.0.1:${port}` } });
+    const config = await writeConfig(dir, { webhook: { url: blocker.url }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }], metrics: { listen: `127.0.0.1:${port}` } });
     const daemon = new CliProcess(['run', '--config', config], 'ignore');
     const exit = await daemon.exit;
     expect(exit.code).not.toBe(0);

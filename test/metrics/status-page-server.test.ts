@@ -17,6 +17,7 @@ import { reply, startServer } from '../forward/server.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { startInProcess } from '../support/in-process.js';
+import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 
 const TOKEN = 'unit-token-0123456789';
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -33,7 +34,7 @@ async function start(metrics: Record<string, unknown>): Promise<{ daemon: Daemon
   const config = parseConfig({
     webhook: { url: server.url },
     spool: { dir: spoolDir, fsync: false },
-    modems: [{ name: 'a', simulate: true, senders: ['858'] }, { name: 'b', simulate: true, senders: ['858'] }],
+    modems: [{ name: 'a', port: 'virtual:a', senders: ['858'] }, { name: 'b', port: 'virtual:b', senders: ['858'] }],
     metrics: { listen: '127.0.0.1:0', ...metrics },
     shutdownGraceSec: 1,
   });
@@ -65,7 +66,7 @@ describe('the status page listener', () => {
     expect(file.spool.pending).toBe(0);
 
     // A modem stops: the next reader judges anew (a state change renews the snapshot), everywhere the same.
-    daemon.virtualModems.get('b')!.stop();
+    virtualModemAt('virtual:b')!.stop();
     await until(async () => (await fetch(`${url}/healthz`)).status === 503, '/healthz to say unhealthy', 15_000);
     const after = (await (await fetch(`${url}/api/status`)).json()) as { health: { healthy: boolean; problems: Array<{ message: string }> } };
     const healthz = await (await fetch(`${url}/healthz`)).text();

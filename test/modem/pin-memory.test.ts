@@ -12,9 +12,9 @@ import { openChannel } from '../../src/modem/factory.js';
 import { Modem } from '../../src/modem/modem.js';
 import { parsePinTries } from '../../src/modem/pin-tries.js';
 import { PIN_MEMORY_FILE, PinMemoryFile } from '../../src/state/pin-memory.js';
-import { VirtualModem, type SimProfileId } from '../../src/sim/virtual-modem.js';
+import { VirtualModem, type SimProfileId } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
-import { uniquePath } from '../sim/wire.js';
+import { uniquePath } from '../virtual-modem/wire.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -38,7 +38,7 @@ function sim(profile: SimProfileId, pin = '1234', iccid?: string): VirtualModem 
 
 /** One connection: channel + Modem + init; returns the init error (undefined when the SIM came up). */
 async function initOnce(vm: VirtualModem, pin: string, memory: PinMemoryFile): Promise<BridgeError | undefined> {
-  const channel = await openChannel({ path: vm.path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), defaultTimeoutMs: 2000 });
+  const channel = await openChannel({ path: vm.path, baudRate: 115200 }, { logger: silentLogger(), defaultTimeoutMs: 2000 });
   const modem = new Modem({ channel, name: 'm1', logger: silentLogger(), pin, rejectedPins: memory, pollIntervalMs: 1 });
   try {
     await modem.init();

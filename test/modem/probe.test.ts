@@ -16,14 +16,14 @@ import { probePort, probePorts } from '../../src/modem/probe.js';
 import { findHolders } from '../../src/serial/holders.js';
 import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
-import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/sim/virtual-link.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 if (!hasSocat) console.warn('probe.test: socat is not installed; skipping the native pseudo-terminal probes (apt-get install socat)');
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let counter = 0;
-const mockPath = () => `/dev/probe-test-${process.pid}-${++counter}`;
+const mockPath = () => `virtual:probe-test-${process.pid}-${++counter}`;
 
 const started: Array<{ stop(): void }> = [];
 function modem(profile: 'simcom' | 'huawei' | 'generic', extra: Partial<ConstructorParameters<typeof VirtualModem>[0]> = {}): VirtualModem {
@@ -43,7 +43,7 @@ describe('probing virtual modems (virtual links)', () => {
     const simcom = modem('simcom', { noise: false });
     // Huawei noise URCs slipped into every response must not end up in the model name.
     const huawei = modem('huawei', { identity: { imei: '861234567890123' }, noise: { midResponseProbability: 1, intervalMs: 0 } });
-    const [a, b] = await probePorts([simcom.path, huawei.path], { link: 'virtual', timeoutMs: 500 });
+    const [a, b] = await probePorts([simcom.path, huawei.path], { timeoutMs: 500 });
     expect(a).toEqual({ path: simcom.path, answers: true, baudRate: 115200, manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', imei: '356938035643809', profile: 'simcom' });
     expect(b).toEqual({ path: huawei.path, answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '861234567890123', profile: 'huawei' });
     for (const vm of [simcom, huawei]) {
@@ -58,7 +58,7 @@ describe('probing virtual modems (virtual links)', () => {
     const vm = modem('simcom', { noise: false });
     vm.stall('forever');
     let done = false;
-    const result = probePort(vm.path, { link: 'virtual', timeoutMs: 1000, baudRates: [115200, 9600] }).finally(() => (done = true));
+    const result = probePort(vm.path, { timeoutMs: 1000, baudRates: [115200, 9600] }).finally(() => (done = true));
     for (let i = 0; i < 200 && !done; i++) await vi.advanceTimersByTimeAsync(100);
     expect(done).toBe(true);
     const r = await result;
@@ -70,7 +70,7 @@ describe('probing virtual modems (virtual links)', () => {
   });
 
   it('a missing path is PORT_NOT_FOUND, reported (not thrown), with the by-id hint', async () => {
-    const r = await probePort('/dev/probe-test-nothing-here', { link: 'virtual' });
+    const r = await probePort('/dev/probe-test-nothing-here', {});
     expect(r).toMatchObject({ path: '/dev/probe-test-nothing-here', answers: false, error: { code: 'PORT_NOT_FOUND' } });
     expect(r.error?.hint).toMatch(/by-id/);
     expect(atVerdict(r)).toBe('error');
@@ -102,7 +102,7 @@ describe('probing virtual modems (virtual links)', () => {
         baud = o.baudRate;
         return openLink(o);
       };
-      const r = await probePort(path, { link: 'virtual', baudRates: [115200, 9600], timeoutMs: 200, open });
+      const r = await probePort(path, { baudRates: [115200, 9600], timeoutMs: 200, open });
       expect(r).toMatchObject({ answers: true, baudRate: 9600, manufacturer: 'Virtual', model: 'VM-3GPP', profile: 'generic' });
       expect(writes.filter((b) => b === 115200)).toHaveLength(1);
     } finally {
@@ -120,7 +120,7 @@ describe('probing virtual modems (virtual links)', () => {
       onWrite: () => void side?.emit(Buffer.from([0xff, 0xfe, 0x01, 0x0d])),
     });
     try {
-      const r = await probePort(path, { link: 'virtual', baudRates: [115200, 9600], timeoutMs: 100 });
+      const r = await probePort(path, { baudRates: [115200, 9600], timeoutMs: 100 });
       expect(r.answers).toBe(false);
       expect(r.error?.code).toBe('MODEM_SILENT');
       expect(r.error?.message).toBe('no OK to AT at 115200 (4 bytes of garbage, no OK), 9600 (4 bytes of garbage, no OK)');
@@ -132,8 +132,14 @@ describe('probing virtual modems (virtual links)', () => {
 
   it('an open that never completes is cut by the deadline', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const open = () => new Promise<SerialLink>(() => undefined);
-    const result = probePort('/dev/stuck', { link: 'virtual', timeoutMs: 1000, deadlineMs: 5000, open });
+    let opening = false;
+    const open = () => {
+      opening = true;
+      return new Promise<SerialLink>(() => undefined);
+    };
+    const result = probePort('/dev/stuck', { timeoutMs: 1000, deadlineMs: 5000, open });
+    // The holder check (a real fs call) comes first: the deadline starts once the open is under way.
+    while (!opening) await new Promise((r) => setImmediate(r));
     await vi.advanceTimersByTimeAsync(5000);
     const r = await result;
     expect(r).toMatchObject({ answers: false, error: { code: 'AT_TIMEOUT', message: 'probe of /dev/stuck did not finish within 5000 ms' } });
@@ -151,7 +157,7 @@ describe('probing virtual modems (virtual links)', () => {
       return link;
     };
     const paths = [vms[0]!.path, '/dev/probe-test-missing', vms[1]!.path, vms[2]!.path];
-    const results = await probePorts(paths, { link: 'virtual', timeoutMs: 500, concurrency: 2, open: opener });
+    const results = await probePorts(paths, { timeoutMs: 500, concurrency: 2, open: opener });
     expect(results.map((r) => [r.path, r.answers, r.profile ?? r.error?.code])).toEqual([
       [paths[0], true, 'simcom'],
       [paths[1], false, 'PORT_NOT_FOUND'],
@@ -189,7 +195,7 @@ describe('ports held by another process', () => {
 
   it('a held port is reported busy and never opened', async () => {
     const open = vi.fn(openLink);
-    const r = await probePort(join(dir, 'ttyUSB7'), { link: 'native', procRoot: join(dir, 'proc'), open });
+    const r = await probePort(join(dir, 'ttyUSB7'), { procRoot: join(dir, 'proc'), open });
     expect(open).not.toHaveBeenCalled();
     expect(r.answers).toBe(false);
     expect(r.error?.code).toBe('PORT_BUSY');
@@ -241,7 +247,7 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
   });
 
   it('a silent end: answers false within the timeouts, and the port is closed afterwards', async () => {
-    const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 150 });
+    const r = await probePort(join(dir, 'bridge'), { timeoutMs: 150 });
     expect(r).toMatchObject({ path: join(dir, 'bridge'), answers: false, error: { code: 'MODEM_SILENT', message: 'no OK to AT at 115200 (silent)' } });
     // Closed and unlocked: the port opens again.
     const again = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200 });
@@ -254,7 +260,7 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
     let received = 0;
     modemEnd.on('data', (c) => void (received += c.length));
     try {
-      const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 150 });
+      const r = await probePort(join(dir, 'bridge'), { timeoutMs: 150 });
       expect(r.answers).toBe(false);
       expect(r.error?.code).toBe('PORT_BUSY');
       expect(r.error?.message).toBe(`${join(dir, 'bridge')}: busy (ModemManager or the pulsa-bridge daemon?)`);
@@ -285,7 +291,7 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
       }
     });
     try {
-      const r = await probePort(join(dir, 'bridge'), { link: 'native', timeoutMs: 2000 });
+      const r = await probePort(join(dir, 'bridge'), { timeoutMs: 2000 });
       expect(r).toEqual({ path: join(dir, 'bridge'), answers: true, baudRate: 115200, manufacturer: 'Quectel', model: 'EC25', imei: '867962040000001', profile: 'quectel' });
     } finally {
       await modemEnd.close();

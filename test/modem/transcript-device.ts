@@ -5,7 +5,7 @@
  * per line, `!` lines in their place). Mismatches are collected in `problems`.
  */
 import { readFileSync } from 'node:fs';
-import type { DeviceSide, VirtualDevice } from '../../src/sim/virtual-link.js';
+import type { DeviceSide, VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { parseTranscript } from './fake-channel.js';
 
 export class TranscriptDevice implements VirtualDevice {

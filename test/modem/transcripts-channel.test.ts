@@ -10,7 +10,7 @@ import { AtCommandError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import type { UssdReply } from '../../src/modem/ussd-session.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { until } from '../support/until.js';
 import { TranscriptDevice } from './transcript-device.js';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../../src/sms/pdu.js';
@@ -23,7 +23,7 @@ afterEach(async () => {
 
 async function replay(file: string, options: Partial<ModemOptions> = {}) {
   const device = new TranscriptDevice(new URL(`../fixtures/transcripts/${file}`, import.meta.url));
-  const path = `/dev/mock-transcript-${process.pid}-${++n}`;
+  const path = `virtual:mock-transcript-${process.pid}-${++n}`;
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
   const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 3000, quietGapMs: 50, maxDrainMs: 300 });

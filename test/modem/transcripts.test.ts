@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { Modem, type ModemOptions } from '../../src/modem/modem.js';
 import { FakeChannel, nextTurn } from './fake-channel.js';
-import { isOutgoing } from '../../src/receive/sim-storage.js';
+import { isOutgoing } from '../../src/modem/sim-memory.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 import { MemorySpool, receiverOn } from '../receive/fakes.js';
 import { until } from '../support/until.js';

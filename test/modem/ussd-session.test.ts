@@ -10,8 +10,8 @@ import { generic } from '../../src/modem/profiles/index.js';
 import type { ModemProfile } from '../../src/modem/types.js';
 import { buildUrcTable } from '../../src/modem/urcs.js';
 import { UssdSession, ussdCommandGeneric } from '../../src/modem/ussd-session.js';
-import { openVirtualLink } from '../../src/sim/virtual-link.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { openVirtualLink } from '../../src/virtual-modem/virtual-link.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 let counter = 0;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function setup(ussd: ModemProfile['ussd']) {
-  const vm = new VirtualModem({ path: `/virtual/ussd-session-${process.pid}-${++counter}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({ path: `virtual:ussd-session-${process.pid}-${++counter}`, profile: 'simcom', bootStepMs: 0, noise: false });
   const link = await openVirtualLink(vm.start());
   const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 2000, urcs: buildUrcTable(generic) });
   const profile: ModemProfile = { ...generic, ussd };

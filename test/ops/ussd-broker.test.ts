@@ -11,7 +11,7 @@ import { buildUrcTable } from '../../src/modem/urcs.js';
 import { generic } from '../../src/modem/profiles/index.js';
 import { ControlError } from '../../src/control/protocol.js';
 import { UssdBroker, type UssdOwner } from '../../src/ops/ussd-broker.js';
-import { openVirtualLink, registerVirtualDevice } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { ScriptedDevice, answer } from '../at/scripted-device.js';
 import { until } from '../support/until.js';
 
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 async function setup(o: { timeoutMs?: number } = {}) {
-  const path = `/dev/mock-ussd-broker-${process.pid}-${++counter}`;
+  const path = `virtual:mock-ussd-broker-${process.pid}-${++counter}`;
   const commands: string[] = [];
   const device = new ScriptedDevice((input) => {
     if (input.kind !== 'command') return undefined;

@@ -92,6 +92,7 @@ check "not enabled on the example config" test ! -e /etc/systemd/system/multi-us
 out=$(pulsa-bridge --version 2>&1)
 if [ "$out" = "$V1" ]; then pass "/usr/bin/pulsa-bridge --version: $out"; else fail "/usr/bin/pulsa-bridge --version said: $out"; fi
 check "no typescript in /usr/lib/pulsa-bridge" test ! -e /usr/lib/pulsa-bridge/node_modules/typescript
+check "no libraries' tests, examples or benchmarks in /usr/lib/pulsa-bridge" bash -c '[ -z "$(find /usr/lib/pulsa-bridge/node_modules \( -type d \( -name test -o -name tests -o -name examples -o -name example -o -name benchmarks \) \) -o -name "*.test.js" | head -1)" ]'
 
 # --- 3. config: invalid, then valid ------------------------------------------------------------------------------------
 install -d -o pulsa-bridge -g pulsa-bridge -m 0750 /run/pulsa-bridge-test

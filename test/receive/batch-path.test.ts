@@ -7,7 +7,7 @@ import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { pendingRecords, settle, startStack, virtualModem, type Stack } from './harness.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 const LONG =
   'Terima kasih. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 tgl 2026-11-22 pukul 10:15 WIB. ' +
@@ -21,7 +21,7 @@ const { logger } = captureLogger();
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('batch'));
-  vm = virtualModem('/virtual/batch-1');
+  vm = virtualModem('virtual:batch-1');
 });
 
 afterEach(async () => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
 import { MAX_BATCH_SLOTS, planBatch, worthBatching } from '../../src/receive/batch.js';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 import { until } from '../support/until.js';

@@ -9,7 +9,7 @@ import type { Logger } from '../../src/log.js';
 import type { ReceiveSpool } from '../../src/receive/receiver.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
 import { until } from '../support/until.js';
 
 export class SimulatedCrash extends Error {
@@ -35,7 +35,7 @@ export function withFaults(spool: Spool, faults: Faults): ReceiveSpool {
 }
 
 export function modemConfig(over: Record<string, unknown> = {}): ModemConfig {
-  return parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: 'tsel-1', simulate: true, senders: ['858', 'TELKOMSEL'], ...over }] }, {}).modems[0]!;
+  return parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858', 'TELKOMSEL'], ...over }] }, {}).modems[0]!;
 }
 
 export interface Stack {
@@ -52,7 +52,7 @@ export async function startStack(
 ): Promise<Stack> {
   const spool = await Spool.open(dir, { logger });
   const m = modemConfig(opts.modem);
-  const supervisor = createModemSupervisor(m, { spool: opts.faults ? withFaults(spool, opts.faults) : spool, logger, path: vm.start(), binding: 'mock', ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}) });
+  const supervisor = createModemSupervisor(m, { spool: opts.faults ? withFaults(spool, opts.faults) : spool, logger, path: vm.start(), ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}) });
   supervisor.start();
   await until(() => supervisor.status().state === 'running', 'modem running', 10_000);
   return {

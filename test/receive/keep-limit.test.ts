@@ -4,7 +4,7 @@
  * then deleted from the SIM) instead of kept. Operator SMS keep flowing through.
  */
 import { describe, expect, it } from 'vitest';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import { captureLogger } from '../support/logger.js';
 import { FakeModem, MemorySpool, receiverOn } from './fakes.js';
 

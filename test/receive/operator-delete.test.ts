@@ -4,7 +4,7 @@
  * the part's slot was deleted (found in review).
  */
 import { describe, expect, it } from 'vitest';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 import { FakeModem, MemorySpool, receiverOn, slot } from './fakes.js';
 

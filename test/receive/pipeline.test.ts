@@ -7,9 +7,9 @@ import { createSenderFilter } from '../../src/filter/sender.js';
 import { silentLogger } from '../../src/log.js';
 import { PartAssembler } from '../../src/receive/parts.js';
 import { SlotPipeline } from '../../src/receive/pipeline.js';
-import { SimStorage } from '../../src/receive/sim-storage.js';
+import { SimStorage } from '../../src/modem/sim-memory.js';
 import type { OtherSendersPolicy } from '../../src/config.js';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import { FakeModem, MemorySpool, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');

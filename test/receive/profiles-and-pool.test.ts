@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config.js';
 import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { Spool } from '../../src/spool/store.js';
 import type { SmsRecord } from '../../src/spool/types.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { silentLogger } from '../../src/log.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
@@ -42,7 +42,7 @@ describe.each([
   ['generic', { profile: 'generic' as const }],
 ])('receive path on a %s-like modem', (_name, options) => {
   it('30 SMS (multipart, UCS2) arrive as 30 correct records; the SIM ends empty', async () => {
-    const vm = virtualModem(`/virtual/profile-${++n}`, options);
+    const vm = virtualModem(`virtual:profile-${++n}`, options);
     modems.push(vm);
     const stack = await startStack(dir, vm, silentLogger());
     stacks.push(stack);
@@ -62,18 +62,18 @@ describe('a pool of two modems in one daemon', () => {
       {
         webhook: { url: 'http://127.0.0.1:9/unused' },
         modems: [
-          { name: 'tsel-1', simulate: true, senders: ['858'] },
-          { name: 'xl-1', simulate: true, senders: ['168'] },
+          { name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] },
+          { name: 'xl-1', port: 'virtual:xl-1', senders: ['168'] },
         ],
       },
       {},
     );
-    const a = new VirtualModem({ path: `/virtual/pool-a-${++n}`, profile: 'simcom', bootStepMs: 0, identity: { imsi: '510100000000001' } });
-    const b = new VirtualModem({ path: `/virtual/pool-b-${n}`, profile: 'huawei', bootStepMs: 0, identity: { imsi: '510110000000002' } });
+    const a = new VirtualModem({ path: `virtual:pool-a-${++n}`, profile: 'simcom', bootStepMs: 0, identity: { imsi: '510100000000001' } });
+    const b = new VirtualModem({ path: `virtual:pool-b-${n}`, profile: 'huawei', bootStepMs: 0, identity: { imsi: '510110000000002' } });
     modems.push(a, b);
     const supervisors = [
-      createModemSupervisor(cfg.modems[0]!, { spool, logger: silentLogger(), path: a.start(), binding: 'mock' }),
-      createModemSupervisor(cfg.modems[1]!, { spool, logger: silentLogger(), path: b.start(), binding: 'mock' }),
+      createModemSupervisor(cfg.modems[0]!, { spool, logger: silentLogger(), path: a.start() }),
+      createModemSupervisor(cfg.modems[1]!, { spool, logger: silentLogger(), path: b.start() }),
     ];
     for (const s of supervisors) s.start();
     try {

@@ -3,7 +3,7 @@ import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { pendingRecords, settle, startStack, virtualModem, type Stack } from './harness.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 
 const TSEL = 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188';
@@ -26,7 +26,7 @@ async function waitingParts(s: Stack) {
 
 beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('receive'));
-  vm = virtualModem(`/virtual/receive-${++n}`);
+  vm = virtualModem(`virtual:receive-${++n}`);
   lines.length = 0;
 });
 
@@ -213,7 +213,7 @@ describe('receive path (virtual modem, real spool directory)', () => {
 
   it('treats a modem that reports each SMS twice as one record', async () => {
     vm.stop();
-    vm = virtualModem(`/virtual/receive-twice-${n}`, { reportTwice: true });
+    vm = virtualModem(`virtual:receive-twice-${n}`, { reportTwice: true });
     stack = await startStack(dir, vm, logger);
     vm.injectSms({ from: '858', text: TSEL });
     vm.injectSms({ from: 'TELKOMSEL', text: 'Transfer pulsa Rp10.000 dari 081234567890 berhasil. SN: 1' });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AtCommandError } from '../../src/errors.js';
 import { AtScheduler } from '../../src/modem/scheduler.js';
 import { createSenderFilter } from '../../src/filter/sender.js';
-import { buildDeliverPdus, buildStatusReportPdu } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus, buildStatusReportPdu } from '../../src/virtual-modem/pdu-builder.js';
 import type { StoredPdu } from '../../src/sms/types.js';
 import { FakeModem, MemorySpool, receiverOn } from './fakes.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import type { VirtualModem } from '../../src/sim/virtual-modem.js';
+import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { pendingRecords, startStack, virtualModem, type Stack } from './harness.js';
@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 function meModem(over: Parameters<typeof virtualModem>[1] = {}): VirtualModem {
-  const vm = virtualModem(`/dev/mock-storages-${process.pid}-${++n}`, { quirks: ['store-in-me'], ...over });
+  const vm = virtualModem(`virtual:mock-storages-${process.pid}-${++n}`, { quirks: ['store-in-me'], ...over });
   modems.push(vm);
   return vm;
 }

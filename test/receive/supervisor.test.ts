@@ -7,12 +7,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createModemSupervisor } from '../../src/daemon/modem-wiring.js';
 import { silentLogger } from '../../src/log.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { Spool } from '../../src/spool/store.js';
 import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
-import { uniquePath } from '../sim/wire.js';
+import { uniquePath } from '../virtual-modem/wire.js';
 import { modemConfig, pendingRecords, startStack, virtualModem, type Stack } from './harness.js';
 
 let dir: string;
@@ -99,7 +99,7 @@ describe('reconnects', () => {
     const { logger, lines } = captureLogger();
     const vm = virtualModem(uniquePath(), { profile: 'simcom' });
     const spool = await Spool.open(dir, { logger: silentLogger() });
-    const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start(), binding: 'mock' });
+    const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start() });
     stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
     supervisor.start();
     await until(() => supervisor.status().state === 'running', 'running');
@@ -129,7 +129,7 @@ describe('idle traffic', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const vm = new VirtualModem({ path: uniquePath(), profile: 'simcom', bootStepMs: 0 });
     const spool = await Spool.open(dir, { logger: silentLogger() });
-    const supervisor = createModemSupervisor(modemConfig(), { spool, logger: silentLogger(), path: vm.start(), binding: 'mock' });
+    const supervisor = createModemSupervisor(modemConfig(), { spool, logger: silentLogger(), path: vm.start() });
     stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
     supervisor.start();
     const advanceUntil = async (cond: () => boolean, what: string) => {

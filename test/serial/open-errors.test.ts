@@ -27,7 +27,7 @@ describe('a close that fails', () => {
     const { openSerialLink } = await import('../../src/serial/serial-link.js');
     const { SerialPortMock } = await import('serialport');
     // serialport's mock binding stands in for the native one (the link's port factory swaps it).
-    const path = '/virtual/close-fails';
+    const path = 'virtual:close-fails';
     // A fresh mock port per open (the failed close left the old one locked, as a vanished device's fd would be).
     const mockPort = ({ path: p, baudRate }: { path: string; baudRate: number }) => {
       SerialPortMock.binding.createPort(p, { echo: false, record: false });

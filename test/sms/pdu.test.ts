@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeDeliver, STATUS_REPORT_REASON } from '../../src/sms/pdu.js';
 import type { StoredPdu } from '../../src/sms/types.js';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 
 /** TPDU length as AT+CMGL reports it: all octets minus the SMSC length octet and the SMSC octets. */
 function tpduLength(pdu: string): number {

@@ -32,7 +32,7 @@ async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: strin
   const file = await writeConfig(dir, {
     webhook: { url: 'http://127.0.0.1:9/webhook' },
     spool: { dir: spoolDir, fsync: false },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
     log: { level: 'info', pretty: false },
     shutdownGraceSec: 0,
   }, { defaults: false });

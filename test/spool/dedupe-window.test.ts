@@ -41,7 +41,7 @@ describe('dedupe memory', () => {
   });
 
   it('config: a retention below the dedupe memory is allowed, with a warning', () => {
-    const cfg = parseConfig({ webhook: { url: 'http://127.0.0.1:1/x' }, spool: { sentRetentionDays: 0 }, modems: [{ name: 'm', simulate: true, senders: ['858'] }] });
+    const cfg = parseConfig({ webhook: { url: 'http://127.0.0.1:1/x' }, spool: { sentRetentionDays: 0 }, modems: [{ name: 'm', port: 'virtual:m', senders: ['858'] }] });
     expect(cfg.warnings.join('\n')).toContain(`spool.sentRetentionDays 0 is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days`);
   });
 

@@ -31,7 +31,7 @@ async function setup(name: string, webhookUrl = 'http://127.0.0.1:9/api/v1/conve
   const config = await writeConfig(dir, {
     webhook: { url: webhookUrl, hmacSecret: 'production-secret' },
     spool: { dir: spoolDir, fsync: false },
-    modems: [{ name: 'tsel-1', simulate: true, senders: ['858'] }],
+    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
     log: { level: 'info', pretty: false },
     shutdownGraceSec: 0,
   });

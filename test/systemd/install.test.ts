@@ -259,7 +259,7 @@ describe('install.sh: build, install, upgrade', () => {
     expect(calls).toHaveLength(2);
     expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
     expect(readFileSync(path.join(checkout, 'node_modules/keep-me'), 'utf8')).toBe('dev dependency');
-    for (const f of ['dist/src/cli.js', 'dist/cli/status.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
+    for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
       expect(existsSync(at(`opt/pulsa-bridge/${f}`)), f).toBe(true);
     }
     expect(existsSync(at('opt/pulsa-bridge.new'))).toBe(false);

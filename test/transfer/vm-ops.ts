@@ -9,8 +9,8 @@ import { DirectOps } from '../../src/ops/direct-ops.js';
 import { createModem, openChannel } from '../../src/modem/factory.js';
 import type { Modem } from '../../src/modem/modem.js';
 import type { OperatorKey } from '../../src/balance/operators.js';
-import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/sim/operator-network.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualNetwork, type LineOptions, type NetworkOptions } from '../../src/virtual-modem/operator-network.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
 let counter = 0;
 
@@ -36,11 +36,11 @@ export class TestNetwork {
 
   async add(name: string, line: LineOptions & { operator: OperatorKey }, profile: 'generic' | 'simcom' | 'huawei' = 'simcom'): Promise<TestLine> {
     const joined = this.network.join(line);
-    const path = `/virtual/transfer-test-${process.pid}-${++counter}-${name}`;
+    const path = `virtual:transfer-test-${process.pid}-${++counter}-${name}`;
     const vm = new VirtualModem({ path, profile, bootStepMs: 0, noise: false, ussdMenus: joined.ussdMenus, onSmsSubmitted: joined.onSmsSubmitted, identity: { ownNumber: joined.ownNumber } });
     joined.connect(vm);
     vm.start();
-    const channel = await openChannel({ path, baudRate: 115200, link: 'virtual' }, { logger: silentLogger(), name });
+    const channel = await openChannel({ path, baudRate: 115200 }, { logger: silentLogger(), name });
     const modem = createModem(channel, { name, logger: silentLogger(), profile: 'auto' });
     await modem.init();
     const ops = new DirectOps({ modem, channel, close: async () => undefined }, name);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parse, type Deliver, type Report, Submit } from 'node-pdu';
-import { buildDeliverPdus, buildStatusReportPdu, encodeAddressField, encodeTimestamp } from '../../src/sim/pdu-builder.js';
-import { fromHex, fromSeptets, packUssdHex, unpack, unpackUssdHex } from '../../src/sim/septets.js';
-import { readSubmitPdu } from '../../src/sim/submit-reader.js';
+import { buildDeliverPdus, buildStatusReportPdu, encodeAddressField, encodeTimestamp } from '../../src/virtual-modem/pdu-builder.js';
+import { fromHex, fromSeptets, packUssdHex, unpack, unpackUssdHex } from '../../src/virtual-modem/septets.js';
+import { readSubmitPdu } from '../../src/virtual-modem/submit-reader.js';
 
 // 2024-01-08 12:34:56 at +07:00 (WIB)
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));

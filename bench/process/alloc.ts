@@ -3,7 +3,7 @@
  * inspector, with objects already collected by young and full GCs included (so garbage counts, which is what drives
  * promotion and the old generation's growth). Figures only.
  *
- *   node dist/bench/lean/run.js --only alloc
+ *   node dist/bench/process/run.js --only alloc
  *
  * The daemon starts with the unit's flags plus a preload (`--require`) that starts sampling on the first SIGUSR2 and
  * writes the profile on the second. Between them: 100 SMS (a third of them two-part) injected at once, until the SIM
@@ -51,7 +51,7 @@ function frameName(n: ProfileNode): string {
 }
 
 export async function measureAlloc(o: { nodeArgs: string[]; log: (l: string) => void }): Promise<AllocResult> {
-  o.log('lean: allocations through a 100-SMS burst (sampling heap profiler)\n');
+  o.log('process: allocations through a 100-SMS burst (sampling heap profiler)\n');
   const dir = await mkdtemp(join(tmpdir(), 'pulsa-alloc-'));
   try {
     const preload = join(dir, 'sample.cjs');

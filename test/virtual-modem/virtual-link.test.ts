@@ -3,7 +3,7 @@
  * like the native link where the layers above can tell: open errors, busy, write/data in order, close events.
  */
 import { describe, expect, it } from 'vitest';
-import { openVirtualLink, registerVirtualDevice, type DeviceSide } from '../../src/sim/virtual-link.js';
+import { openVirtualLink, registerVirtualDevice, type DeviceSide } from '../../src/virtual-modem/virtual-link.js';
 
 function recorder(path: string) {
   const written: string[] = [];
@@ -24,19 +24,19 @@ function recorder(path: string) {
 
 describe('virtual link', () => {
   it('a second open of the path is refused as busy, and the first link keeps working', async () => {
-    const { written, state, unregister } = recorder('/virtual/busy-test');
+    const { written, state, unregister } = recorder('virtual:busy-test');
     try {
-      const first = await openVirtualLink('/virtual/busy-test');
-      const err = await openVirtualLink('/virtual/busy-test').then(() => undefined, (e: unknown) => e);
+      const first = await openVirtualLink('virtual:busy-test');
+      const err = await openVirtualLink('virtual:busy-test').then(() => undefined, (e: unknown) => e);
       expect((err as { code?: string }).code).toBe('PORT_BUSY');
-      expect((err as { message?: string }).message).toBe('serial port /virtual/busy-test is busy (held by another process)');
+      expect((err as { message?: string }).message).toBe('serial port virtual:busy-test is busy (held by another process)');
       const got = new Promise<string>((resolve) => first.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
       await first.write('AT\r');
       expect(written).toEqual(['AT\r']);
       state.side!.emit('OK\r\n');
       expect(await got).toBe('OK\r\n');
       await first.close();
-      const again = await openVirtualLink('/virtual/busy-test');
+      const again = await openVirtualLink('virtual:busy-test');
       await again.close();
     } finally {
       unregister();
@@ -44,20 +44,20 @@ describe('virtual link', () => {
   });
 
   it('a missing or unplugged device is PORT_NOT_FOUND with the native wording', async () => {
-    await expect(openVirtualLink('/virtual/nothing-here')).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: 'serial port /virtual/nothing-here does not exist' });
-    const { state, unregister } = recorder('/virtual/unplugged');
+    await expect(openVirtualLink('virtual:nothing-here')).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: 'serial port virtual:nothing-here does not exist' });
+    const { state, unregister } = recorder('virtual:unplugged');
     state.present = false;
     try {
-      await expect(openVirtualLink('/virtual/unplugged')).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+      await expect(openVirtualLink('virtual:unplugged')).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
     } finally {
       unregister();
     }
   });
 
   it('unplug closes once with disconnected=true after the bytes already sent; writes then fail as closed', async () => {
-    const { state, unregister } = recorder('/virtual/unplug');
+    const { state, unregister } = recorder('virtual:unplug');
     try {
-      const link = await openVirtualLink('/virtual/unplug');
+      const link = await openVirtualLink('virtual:unplug');
       const events: string[] = [];
       link.on('data', (c: Buffer) => events.push(`data ${c.toString('latin1').trim()}`));
       const closed = new Promise<void>((resolve) => link.on('close', (info) => (events.push(`close ${info.disconnected}`), resolve())));
@@ -76,9 +76,9 @@ describe('virtual link', () => {
   });
 
   it('close() emits close with disconnected=false, and what the device sends afterwards is dropped', async () => {
-    const { state, unregister } = recorder('/virtual/close');
+    const { state, unregister } = recorder('virtual:close');
     try {
-      const link = await openVirtualLink('/virtual/close');
+      const link = await openVirtualLink('virtual:close');
       const side = state.side!;
       const infos: boolean[] = [];
       link.on('close', (info) => infos.push(info.disconnected));

@@ -2,7 +2,7 @@
  * The daemon's speed and memory on the real process, printed, never asserted: `npm run bench` runs them after its own scenarios, or
  * alone:
  *
- *   node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16]
+ *   node dist/bench/process/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16]
  *                               [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]...
  *                               [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]
  *                               (--only takes daemon, variants, fleet, commit, floor, alloc, budget)
@@ -34,7 +34,7 @@ import { measureFloor, type FloorResult } from './floor.js';
 import { measureDaemon, measureFleet, type Breakdown, type DaemonResult, type FleetResult } from './scenarios.js';
 import { unitNodeFlags } from './unit-flags.js';
 
-export interface LeanArgs {
+export interface ProcessBenchArgs {
   json: boolean;
   only: string[];
   idleSec: number;
@@ -51,7 +51,7 @@ export interface LeanArgs {
   unitFlags: boolean;
 }
 
-export const LEAN_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor', 'alloc', 'budget'];
+export const PROCESS_PARTS = ['daemon', 'variants', 'fleet', 'commit', 'floor', 'alloc', 'budget'];
 /** The memory budget (against regressions, not a target): one modem through a 100-SMS burst; 16 modems bursting at once. On Node 20. */
 export const BUDGET_MIB = { oneModem: 72, sixteenModems: 112 };
 
@@ -82,9 +82,9 @@ async function nodeAloneMiB(flags: string[]): Promise<number> {
   return samples.sort((x, y) => x - y)[1]!;
 }
 export const FLEET_RUNS = ['single', 'multi', 'single-paced', 'multi-paced', 'multi-uv'];
-export const LEAN_DEFAULTS: LeanArgs = { json: false, only: LEAN_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
+export const PROCESS_DEFAULTS: ProcessBenchArgs = { json: false, only: PROCESS_PARTS, idleSec: 60, modems: 16, trickle: 10, gapMs: 1000, trace: true, env: {}, nodeArgs: [], fleetRuns: ['single', 'multi', 'single-paced', 'multi-paced'], unitFlags: true };
 
-export interface LeanResults {
+export interface ProcessResults {
   /** The node flags every daemon but the variants started with (the unit's, then --node-arg). */
   nodeFlags: string[];
   daemon: DaemonResult[];
@@ -95,10 +95,10 @@ export interface LeanResults {
   budget?: BudgetResult;
 }
 
-export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<LeanResults> {
+export async function runProcessBench(a: ProcessBenchArgs, log: (l: string) => void): Promise<ProcessResults> {
   const unit = a.unitFlags ? unitNodeFlags() : [];
-  const out: LeanResults = { nodeFlags: [...unit, ...a.nodeArgs], daemon: [], fleet: [], commit: [] };
-  log(`lean: daemon node flags: ${out.nodeFlags.join(' ') || '(none)'}${a.unitFlags ? ' (the unit\'s ExecStart' + (a.nodeArgs.length ? ', then --node-arg)' : ')') : ''}\n`);
+  const out: ProcessResults = { nodeFlags: [...unit, ...a.nodeArgs], daemon: [], fleet: [], commit: [] };
+  log(`process: daemon node flags: ${out.nodeFlags.join(' ') || '(none)'}${a.unitFlags ? ' (the unit\'s ExecStart' + (a.nodeArgs.length ? ', then --node-arg)' : ')') : ''}\n`);
   const base = { env: a.env, nodeArgs: a.nodeArgs };
   const withFlags = (flags: string[], env: Record<string, string> = {}) => ({ nodeArgs: [...unit, ...flags, ...base.nodeArgs], env: { ...base.env, ...env } });
   /** A variant: its own flags instead of the unit's. */
@@ -134,7 +134,7 @@ export async function runLean(a: LeanArgs, log: (l: string) => void): Promise<Le
   if (a.only.includes('floor')) out.floor = await measureFloor({ nodeArgs: [...unit, ...a.nodeArgs], log });
   if (a.only.includes('alloc')) out.alloc = await measureAlloc({ nodeArgs: [...unit, ...a.nodeArgs], log });
   if (a.only.includes('commit')) {
-    log('lean: spool write patterns (group commit)\n');
+    log('process: spool write patterns (group commit)\n');
     for (let round = 0; round < 3; round++) out.commit.push(...(await commitPatterns(60, [4, 16])));
   }
   return out;
@@ -150,11 +150,11 @@ function breakdownRows(label: string, b: Breakdown, parts: number): string[][] {
   return rows;
 }
 
-export function leanReport(r: LeanResults, a: LeanArgs): string {
+export function processReport(r: ProcessResults, a: ProcessBenchArgs): string {
   const out: string[] = [];
   if (r.daemon.length > 0) {
     out.push(`Daemon node flags: ${r.nodeFlags.join(' ') || '(none)'}${a.unitFlags ? " (the systemd unit's ExecStart" + (a.nodeArgs.length ? ', then --node-arg)' : ')') : ''}; variants set their own.`);
-    out.push('Lean targets, one modem (real daemon process over a pty; times from the first injection to the last POST):');
+    out.push('Process targets, one modem (real daemon process over a pty; times from the first injection to the last POST):');
     out.push(
       table(
         ['variant', 'ready RSS', 'burst 30 ms', 'ms/part', 'burst CPU s', 'burst 100 ms', 'VmHWM MiB', 'RSS after', 'idle AT/min', 'idle CPU s/min'],
@@ -260,8 +260,8 @@ export function machine(): string {
 
 class UsageError extends Error {}
 
-export function parseLeanArgs(argv: string[]): LeanArgs {
-  const a: LeanArgs = { ...LEAN_DEFAULTS, env: {}, nodeArgs: [] };
+export function parseLeanArgs(argv: string[]): ProcessBenchArgs {
+  const a: ProcessBenchArgs = { ...PROCESS_DEFAULTS, env: {}, nodeArgs: [] };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const value = () => {
@@ -277,7 +277,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     if (k === '--json') a.json = true;
     else if (k === '--only') {
       a.only = value().split(',').map((s) => s.trim());
-      for (const p of a.only) if (!LEAN_PARTS.includes(p)) throw new UsageError(`unknown part ${p} (${LEAN_PARTS.join(', ')})`);
+      for (const p of a.only) if (!PROCESS_PARTS.includes(p)) throw new UsageError(`unknown part ${p} (${PROCESS_PARTS.join(', ')})`);
     } else if (k === '--idle-sec') a.idleSec = int(0, 3600);
     else if (k === '--modems') a.modems = int(2, 64);
     else if (k === '--trickle') a.trickle = int(0, 100);
@@ -294,7 +294,7 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
     }
     else if (k === '--no-unit-flags') a.unitFlags = false;
     else if (k === '--help' || k === '-h') {
-      process.stdout.write('usage: node dist/bench/lean/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
+      process.stdout.write('usage: node dist/bench/process/run.js [--json] [--only daemon,variants,fleet,commit,floor,alloc,budget] [--idle-sec 60] [--modems 16] [--trickle 10] [--gap-ms 1000] [--no-trace] [--env K=V]... [--node-arg FLAG]... [--fleet-runs single,multi,single-paced,multi-paced,multi-uv] [--no-unit-flags]\n');
       process.exit(0);
     } else throw new UsageError(`unknown argument ${k} (try --help)`);
   }
@@ -303,16 +303,16 @@ export function parseLeanArgs(argv: string[]): LeanArgs {
 
 async function main(): Promise<void> {
   const a = parseLeanArgs(process.argv.slice(2));
-  const r = await runLean(a, (l) => process.stderr.write(l));
+  const r = await runProcessBench(a, (l) => process.stderr.write(l));
   if (a.json) process.stdout.write(JSON.stringify({ machine: machine(), args: a, ...r }, null, 2) + '\n');
-  else process.stdout.write(`${machine()}\n\n${leanReport(r, a)}\n`);
+  else process.stdout.write(`${machine()}\n\n${processReport(r, a)}\n`);
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   main().then(
     () => process.exit(0),
     (err: unknown) => {
-      process.stderr.write(`bench lean: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(`bench process: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(err instanceof UsageError ? 2 : 1);
     },
   );

@@ -2,16 +2,16 @@
  * Test helper: drives a VirtualModem through a real SerialLink (the virtual link) with a tiny line reader of its own
  * (independent of src/at/). Lines are split on CR/LF, empty lines dropped; the `> ` prompt shows up as a line '> '.
  */
-import { openVirtualLink } from '../../src/sim/virtual-link.js';
+import { openVirtualLink } from '../../src/virtual-modem/virtual-link.js';
 import type { SerialLink } from '../../src/serial/link.js';
-import { VirtualModem, type VirtualModemOptions } from '../../src/sim/virtual-modem.js';
+import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
 
 const FINAL = /^(OK|ERROR|\+CME ERROR: .*|\+CMS ERROR: .*|COMMAND NOT SUPPORT)$/;
 
 let counter = 0;
 export function uniquePath(): string {
   counter += 1;
-  return `/dev/vmodem-test-${process.pid}-${counter}`;
+  return `virtual:vmodem-test-${process.pid}-${counter}`;
 }
 
 export class Wire {

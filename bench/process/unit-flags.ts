@@ -1,5 +1,5 @@
 /**
- * The node flags of the systemd unit (systemd/pulsa-bridge.service, `ExecStart=`): the lean benchmarks start the
+ * The node flags of the systemd unit (systemd/pulsa-bridge.service, `ExecStart=`): the process benchmarks start the
  * daemon with exactly these by default, so the unit file stays the one source of truth for how production runs node.
  *
  * Contract: unitNodeFlags() returns the words of the ExecStart line between the node executable and the script
@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** The unit in the checkout: from dist/bench/lean/ (compiled) or bench/lean/ (the tests import the source). */
+/** The unit in the checkout: from dist/bench/process/ (compiled) or bench/process/ (the tests import the source). */
 export const UNIT_FILE = ['../../../systemd/pulsa-bridge.service', '../../systemd/pulsa-bridge.service']
   .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
   .find((file) => existsSync(file)) ?? fileURLToPath(new URL('../../../systemd/pulsa-bridge.service', import.meta.url));

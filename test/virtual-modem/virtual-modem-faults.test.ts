@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openVirtualLink } from '../../src/sim/virtual-link.js';
+import { openVirtualLink } from '../../src/virtual-modem/virtual-link.js';
 import type { SerialCloseInfo } from '../../src/serial/link.js';
 import { Wire, boot, running, settle, shutdownBooted } from './wire.js';
 

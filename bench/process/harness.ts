@@ -1,5 +1,5 @@
 /**
- * The lean benchmarks' test bench: the real daemon as its own process (`node [nodeArgs] bin/pulsa-bridge run`, as
+ * The process benchmarks' test bench: the real daemon as its own process (`node [nodeArgs] bin/pulsa-bridge run`, as
  * systemd starts it), opening N virtual modems (SIMCom profile, 255 slots, no noise) each served on its own socat
  * pseudo-terminal by THIS process, and POSTing to a local receiver (src/demo/receiver.ts, real HTTP on 127.0.0.1).
  *
@@ -15,8 +15,8 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../../src/sim/pty-host.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { hostVirtualModemOnPty, type PtyHost } from '../../src/virtual-modem/pty-host.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { BIN, launch, type RunningPeer } from '../peer/peers.js';
 import { readCpuTimes, readPeakRssKiB, statusFieldKiB, type CpuTimes } from '../peer/procstat.js';
 import { SENDER, singleText, tagFor, tagOf } from '../peer/workload.js';
@@ -71,7 +71,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined); // best effort: figures are taken already
   };
   try {
-    const workDir = await mkdtemp(join(tmpdir(), 'pulsa-lean-'));
+    const workDir = await mkdtemp(join(tmpdir(), 'pulsa-process-'));
     cleanups.push(() => rm(workDir, { recursive: true, force: true }));
     const receiver: DemoReceiver = await startDemoReceiver();
     cleanups.push(() => receiver.close());
@@ -80,7 +80,7 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
       // Each modem its own SIM and device identity, as in a modem pool (the spool keys records and multipart groups by SIM).
       const n = String(k).padStart(3, '0');
       const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
-      const vm = new VirtualModem({ path: `/virtual/lean-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
+      const vm = new VirtualModem({ path: `virtual:process-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
       cleanups.push(async () => vm.stop());
       const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
       cleanups.push(() => host.close());

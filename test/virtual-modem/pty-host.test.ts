@@ -13,8 +13,8 @@ import { BridgeError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { SerialCloseInfo, SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
-import { hostVirtualModemOnPty, uartLane, type PtyHost } from '../../src/sim/pty-host.js';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { hostVirtualModemOnPty, uartLane, type PtyHost } from '../../src/virtual-modem/pty-host.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { until } from '../support/until.js';
 import { hasSocat } from '../support/pty.js';
 
@@ -35,7 +35,7 @@ function tempDir(): string {
 }
 
 function modem(): VirtualModem {
-  const vm = new VirtualModem({ path: `/virtual/pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({ path: `virtual:pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
   cleanups.push(() => vm.stop());
   return vm;
 }

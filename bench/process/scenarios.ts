@@ -1,5 +1,5 @@
 /**
- * The lean targets, measured on the real daemon process (harness.ts). Figures only, nothing asserted.
+ * The process targets, measured on the real daemon process (harness.ts). Figures only, nothing asserted.
  *
  * - measureDaemon (one modem): a 30-SMS burst (bench/peer/workload.ts: 39 parts) timed from the first injection to the
  *   last POST, with where the time goes (breakdown below); an idle window (AT commands and CPU seconds per minute);
@@ -15,7 +15,7 @@
  *   `strace` (if installed and allowed) the daemon's fsync/fdatasync calls are counted and summed during the burst.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { VirtualModem } from '../../src/sim/virtual-modem.js';
+import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { summarize, type Summary } from '../stats.js';
 import { burstPlan, commandHistogram, commandName, prng, singleText, tagFor } from '../peer/workload.js';
 import { startHarness, type Harness } from './harness.js';
@@ -161,7 +161,7 @@ function injectPlan(h: Harness, k: number, count: number, phase: 'B' | 'L', firs
 
 export async function measureDaemon(o: { variant: string; nodeArgs?: string[]; env?: Record<string, string>; idleSec: number; trace: boolean; log: (l: string) => void }): Promise<DaemonResult> {
   const r: DaemonResult = { variant: o.variant, notes: [] };
-  o.log(`lean: daemon, one modem (${o.variant})\n`);
+  o.log(`process: daemon, one modem (${o.variant})\n`);
   const h = await startHarness({ modems: 1, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), log: o.log });
   try {
     r.readyRssMiB = await h.rssMiB();
@@ -250,7 +250,7 @@ export interface FleetResult {
 
 export async function measureFleet(o: { variant: string; modems: number; trickle: number; gapMs: number; nodeArgs?: string[]; env?: Record<string, string>; paceBaud?: number; seed: number; log: (l: string) => void }): Promise<FleetResult> {
   const r: FleetResult = { variant: o.variant, modems: o.modems, notes: [] };
-  o.log(`lean: fleet of ${o.modems} modem(s) (${o.variant})\n`);
+  o.log(`process: fleet of ${o.modems} modem(s) (${o.variant})\n`);
   const h = await startHarness({ modems: o.modems, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}), log: o.log });
   try {
     r.readyRssMiB = await h.rssMiB();

@@ -124,7 +124,7 @@ async function daemonBuiltins(nodeArgs: string[]): Promise<{ builtins: string[];
 
 export async function measureFloor(o: { nodeArgs: string[]; rounds?: number; log: (l: string) => void }): Promise<FloorResult> {
   const rounds = o.rounds ?? 3;
-  o.log('lean: memory floor (node, built-ins, native addon, daemon)\n');
+  o.log('process: memory floor (node, built-ins, native addon, daemon)\n');
   const daemonSamples: Sample[] = [];
   let builtins: string[] = [];
   for (let i = 0; i < rounds; i++) {

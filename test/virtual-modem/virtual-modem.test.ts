@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse, type Deliver } from 'node-pdu';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
-import { packUssdHex, unpackUssdHex } from '../../src/sim/septets.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
+import { packUssdHex, unpackUssdHex } from '../../src/virtual-modem/septets.js';
 import { boot, shutdownBooted } from './wire.js';
 
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));
