@@ -242,7 +242,6 @@ export class SlotPipeline {
     }
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
-    if (this.o.simulated === true) rec.simulated = true;
     const write = () => writeArchived(this.o.spool, this.o.log, rec, disposal.reason, fields);
     return { kind: 'release', stored, sender, write };
   }

@@ -195,7 +195,7 @@ describe('sms', () => {
   });
 
   it('list says which stored messages the receive path will not forward (TP-PID, DCS) and why', async () => {
-    const vm = createSimulatedModem('/virtual/cli');
+    const vm = sampleModem('virtual:cli');
     vm.stop();
     vm.injectSms({ from: '858', text: 'ping', pid: 0x40, delivery: 'store' });
     vm.injectSms({ from: '858', text: 'OTA', pid: 0x7f, dcs: 0xf2, encoding: 'gsm7', delivery: 'store' });

@@ -1,12 +1,12 @@
 /**
  * SMS-DELIVER PDUs written by hand from TS 23.040 §9.2.2.1 with the TP-PID and TP-DCS values whose handling differs:
- * the decoder reports them, src/sim/pdu-builder.ts (the independent encoder) writes the same octets, and the receive
+ * the decoder reports them, src/virtual-modem/pdu-builder.ts (the independent encoder) writes the same octets, and the receive
  * path's disposal follows from them (discard, archive, forward).
  */
 import { parse } from 'node-pdu';
 import { describe, expect, it } from 'vitest';
 import { disposalOf } from '../../src/sms/disposal.js';
-import { buildDeliverPdus } from '../../src/sim/pdu-builder.js';
+import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 
 // 2024-01-08 10:15:00 +07:00 (zone 28 quarters: swapped BCD 82).
