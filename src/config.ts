@@ -212,7 +212,7 @@ function resellerSchema(env: Env) {
         apiKey: optional(secret(env)),
         timeoutMs: withDefault(int(100, 600_000), 15_000),
         /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
-        orderPaths: withDefault(object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths }), () => ({})),
+        orderPaths: withDefault(object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths, amount: paths }), () => ({})),
         /** Defaults for `test-transfer --order` (each can be given on the command line). */
         order: withDefault(
           object({

@@ -16,6 +16,7 @@ import { loadConfig, type Config, type ModemConfig } from '../config.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
 import { DEFAULT_FLOWS, describeStep, FlowError, nationalNumber, renderFlow, type FlowStep, type TransferFlow } from '../transfer/flows.js';
+import { checkOrderAnswer } from '../transfer/order-check.js';
 import { runTransfer, type StepReport, type TransferReport } from '../transfer/runner.js';
 import { realClock } from '../transfer/sms-watch.js';
 import type { OpenOps } from './ops-target.js';
@@ -218,15 +219,30 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
         io.err(`error: the order response has no ${missing.join(' and no ')}\nraw response:\n${safeJson(created, 2)}\n`);
         throw new CommandFailed('the order response could not be read; nothing was sent');
       }
+      const answeredAmount = pick(created, paths.amount);
       order = { trx_id: trx, ussd_code: code, center_number: centerNumber, statuses: [{ status: pick(created, paths.status) ?? '?', afterMs: Date.now() - t0 }] };
-      out(`order ${trx} created (${order.statuses[0]!.status}): dial ${code}${centerNumber ? `, centre ${centerNumber}` : ''}`);
-      if (!centerNumber) out(`  note: no centre number in the order (looked at ${paths.centerNumber.join(', ')}); the confirmation SMS is not watched. Raw response: ${JSON.stringify(created)}`);
-      const ussdTemplate = flow.steps.find((s) => s.kind === 'ussd');
-      if (/^[*#][0-9*#]+#$/.test(code)) steps = [{ kind: 'ussd', code, replies: [...(ussdTemplate?.kind === 'ussd' ? (ussdTemplate.replies ?? []) : [])] }];
-      else if (centerNumber) steps = render(centerNumber);
-      else throw new CommandFailed(`the order's code ${JSON.stringify(code)} is not a USSD code and no centre number was found to run the ${flow.operator} flow; nothing was sent`);
-      toNumber = centerNumber;
-      centre = config.modems.find((m) => sameNumber(m.number, centerNumber));
+      out(`order ${trx} created (${order.statuses[0]!.status}): code ${code}${centerNumber ? `, centre ${centerNumber}` : ''}${answeredAmount !== undefined ? `, amount ${answeredAmount}` : ''}`);
+      // Money moves only on what was asked: the answer is checked against the request, and what is dialled is the
+      // flow rendered from the checked values (order-check.ts).
+      const checked = checkOrderAnswer(flow, { amount: opts.amount }, { code, centreNumber: centerNumber, amount: answeredAmount });
+      if (!checked.ok) {
+        io.err(
+          `error: the order does not match what was asked; nothing was dialled
+` +
+            `  asked:    Rp ${opts.amount} from ${fromNumber}, ${flow.operator} flow (${flow.steps.map((s) => (s.kind === 'ussd' ? s.code : s.kind === 'sms' ? `SMS "${s.text}" to ${s.to}` : `await SMS from ${s.from}`)).join(', ')})
+` +
+            `  answered: order ${safeText(trx)}: code ${safeText(code)}, centre ${safeText(centerNumber ?? '(none)')}, amount ${safeText(answeredAmount ?? '(not given)')}
+` +
+            checked.problems.map((p) => `  - ${safeText(p)}
+`).join('') +
+            `hint: do not pay this order; check the reseller API (reseller.orderPaths if its fields are elsewhere) and cancel it there
+`,
+        );
+        throw new CommandFailed(`order ${trx} refused: it does not match the request; nothing was dialled`);
+      }
+      steps = checked.steps;
+      toNumber = checked.centre;
+      centre = config.modems.find((m) => sameNumber(m.number, checked.centre));
     }
     const fromOps = await open(config, from.name);
     opened.push(fromOps);
@@ -259,17 +275,30 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
 
   await keepReport(io, config, { at: new Date().toISOString(), from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...report }, opts.json === true);
   if (opts.json) printJson(io, { from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...(order ? { order } : {}), ...report });
-  const ok = order ? order.final !== undefined && order.final !== 'pending' && !/fail|reject|cancel|expired/i.test(order.final) : report.outcome === 'confirmed' || (report.outcome === 'sent' && !centre);
+  // The run's own steps decide first: a failed, timed-out or interrupted step is never a success, whatever the order
+  // says afterwards; an order counts only when its status is one that means approved.
+  const ranOk = report.outcome === 'confirmed' || (report.outcome === 'sent' && !centre);
+  const orderOk = order === undefined || (order.final !== undefined && APPROVED.test(order.final));
   if (!opts.json) {
     if (report.outcome === 'sent' && !centre && !order) out(`sent; the centre ${toNumber} is not a modem of this bridge: check its balance there`);
-    out(`result: ${order ? `order ${order.trx_id} ended ${order.final ?? 'pending (timed out)'}` : report.outcome} after ${(report.totalMs / 1000).toFixed(1)} s`);
+    const secs = (report.totalMs / 1000).toFixed(1);
+    out(`result: ${order ? `order ${order.trx_id} ended ${order.final ?? 'pending (timed out)'} after ${secs} s (the transfer: ${report.outcome})` : `${report.outcome} after ${secs} s`}`);
   }
-  if (!ok) {
+  if (!ranOk || !orderOk) {
     const already = report.sent.length ? `already sent: ${report.sent.join('; ')}` : 'nothing was sent';
-    if (!opts.json) io.err(`${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`);
-    throw new CommandFailed(`test transfer ${report.outcome === 'confirmed' || report.outcome === 'sent' ? `order ${order?.trx_id} not approved` : report.outcome}`);
+    if (!ranOk && order?.final !== undefined && APPROVED.test(order.final)) {
+      io.err(`WARNING: order ${order.trx_id} says ${order.final}, but this transfer's own step ${report.outcome === 'failed' ? 'failed' : `ended ${report.outcome}`}: the order was not approved by this transfer; check the order and the centre SIM by hand\n`);
+    }
+    if (!opts.json || report.sent.length) io.err(`${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`);
+    const what = !ranOk ? `the transfer ${report.outcome}` : `order ${order?.trx_id} ${order?.final === undefined ? 'still pending' : `ended ${safeText(order.final)}`}`;
+    const reason = `test transfer failed: ${what}${order && !ranOk ? ` (the order says ${safeText(order.final ?? 'pending')})` : ''}`;
+    io.err(`error: ${reason}\n`);
+    throw new CommandFailed(reason);
   }
 }
+
+/** Order statuses that mean approved (any other, or none, is not a success). */
+const APPROVED = /^(approved|success|successful|succeeded|completed?|paid|done|settled)$/i;
 
 async function pollOrder(client: ResellerClient, order: OrderInfo, config: Config, opts: TransferOptions, timeoutMs: number, signal: AbortSignal, out: (s: string) => void): Promise<void> {
   const paths = orderPaths(config.reseller.orderPaths);

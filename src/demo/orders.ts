@@ -4,7 +4,7 @@
  * way the service's API document describes it (amount, sender number and `SN:` serial found in the text).
  * PURE apart from the injected clock and id source; the HTTP routes live in receiver.ts.
  */
-import { parseOperatorSms } from './operator-sms.js';
+import { parseOperatorSms } from '../sms/operator-facts.js';
 
 export interface StandinOperator {
   operator_id: number;

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseOperatorSms, type OperatorSmsFacts } from './operator-sms.js';
+import { parseOperatorSms, type OperatorSmsFacts } from '../sms/operator-facts.js';
 import { OrderBook, type StandinOrder } from './orders.js';
 
 export interface ReceivedSms {

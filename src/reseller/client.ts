@@ -127,6 +127,7 @@ export const DEFAULT_ORDER_PATHS = Object.freeze({
     'center_phone_number', 'data.center_phone_number', 'destination_number', 'data.destination_number',
   ],
   status: ['status', 'data.status', 'order.status', 'data.order.status', 'state', 'data.state'],
+  amount: ['pulsa_amount', 'data.pulsa_amount', 'order.pulsa_amount', 'data.order.pulsa_amount', 'amount', 'data.amount'],
 });
 
 export type OrderPaths = { [K in keyof typeof DEFAULT_ORDER_PATHS]: readonly string[] };

@@ -6,7 +6,7 @@
  */
 import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
 import { errorMessage } from '../errors.js';
-import { parseOperatorSms } from '../demo/operator-sms.js';
+import { parseOperatorSms } from '../sms/operator-facts.js';
 import { describeStep, extractToken, type FlowStep } from './flows.js';
 import { realClock, SmsWatch, TransferInterrupted, TransferTimeout, type DeliveryAnswer, type SeenSms, type WatchClock } from './sms-watch.js';
 

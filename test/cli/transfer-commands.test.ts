@@ -214,6 +214,61 @@ describe('test-transfer command', () => {
   });
 });
 
+/** A reseller API that answers what it likes: POST /orders -> `order`, GET /orders/{id} -> `status` (real HTTP). */
+async function hostileReseller(order: Record<string, unknown>, status: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && req.url?.endsWith('/orders')) res.end(JSON.stringify({ success: true, data: order }));
+      else res.end(JSON.stringify({ success: true, data: { ...order, status } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+describe('test-transfer --order against a reseller API that answers something else', () => {
+  const order = { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '08990000111', payoutAccountName: 'Tester' };
+  const modems = [
+    { name: 'sender', operator: 'telkomsel', number: '081211110001' },
+    { name: 'centre', operator: 'telkomsel', number: '081200000001' },
+  ];
+
+  it('Rp 5000 asked, a code for another number and Rp 99000 answered: nothing dialled, both printed, exit 1', async () => {
+    const api = await hostileReseller({ trx_id: 'CVT-20261129-EVIL', ussd_code: '*858*081299999999*99000#', center_number: '081200000001', status: 'pending' }, 'approved');
+    cleanups.push(api.close);
+    const { file, net } = await setup(modems, { baseUrl: api.url, apiKey: 'k', order });
+    const sender = await net.add('sender', { number: '081211110001', operator: 'telkomsel' });
+    const lines = new Map([['sender', sender], ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })]]);
+    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '5000', '--yes'], opener(net, lines));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('error: the order does not match what was asked; nothing was dialled');
+    expect(r.err).toMatch(/asked: +Rp 5000 from 081211110001, Telkomsel flow \(\*858\*\{to\}\*\{amount\}#\)/);
+    expect(r.err).toContain('answered: order CVT-20261129-EVIL: code *858*081299999999*99000#, centre 081200000001');
+    expect(r.err).toContain("the order's code *858*081299999999*99000# sends Rp 99000, Rp 5000 was asked");
+    expect(sender.vm.commandLog().filter((l) => /CUSD|ATD/i.test(l))).toEqual([]);
+    expect(net.network.line('081211110001')!.balance).toBe(50_000);
+  });
+
+  it("the transfer's own USSD step fails while the order says approved: never a success, both said, exit 1", async () => {
+    const api = await hostileReseller({ trx_id: 'CVT-20261129-LIE', ussd_code: '*858*081200000001*5000#', center_number: '081200000001', status: 'pending' }, 'approved');
+    cleanups.push(api.close);
+    const { file, net } = await setup(modems, { baseUrl: api.url, apiKey: 'k', order });
+    // The sending SIM has no credit: the operator refuses the transfer.
+    const sender = await net.add('sender', { number: '081211110001', operator: 'telkomsel', balance: 0 });
+    const lines = new Map([['sender', sender], ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })]]);
+    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '5000', '--yes', '--poll-interval', '100', '--timeout', '5'], opener(net, lines));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/1\. dial USSD \*858\*081200000001\*5000# on sender, then answer "1": FAILED/);
+    expect(r.out).toMatch(/^result: order CVT-20261129-LIE ended approved after [\d.]+ s \(the transfer: failed\)$/m);
+    expect(r.err).toContain("WARNING: order CVT-20261129-LIE says approved, but this transfer's own step failed");
+    expect(r.err).toContain('error: test transfer failed: the transfer failed (the order says approved)');
+  });
+});
+
 describe('rates and calculate', () => {
   it('print what the stand-in answers; a wrong key is a 401 with its body', async () => {
     const receiver = await startDemoReceiver({ apiKey: 'k-rates-9999' });

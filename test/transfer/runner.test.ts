@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FLOWS, renderFlow, type FlowStep } from '../../src/transfer/flows.js';
 import { runTransfer, type StepReport } from '../../src/transfer/runner.js';
 import type { WatchClock } from '../../src/transfer/sms-watch.js';
-import { parseOperatorSms } from '../../src/demo/operator-sms.js';
+import { parseOperatorSms } from '../../src/sms/operator-facts.js';
 import { TestNetwork } from './vm-ops.js';
 
 let net: TestNetwork | undefined;

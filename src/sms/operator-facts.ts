@@ -1,8 +1,8 @@
 /**
  * PURE: pulls the three facts the server matches an order on out of an operator SMS: the credit amount, the
- * sender's phone number and the serial (after `SN:`). Used by the demo receiver and the test-transfer tooling to
- * show what the server would see. Wording differs by operator and changes over time, so this is tolerant: any
- * field it cannot find is undefined. The bridge itself never depends on it (it forwards text verbatim).
+ * sender's phone number and the serial (after `SN:`). Test transfers match their confirmation with it; the demo shows
+ * what the server would see. Wording differs by operator and changes over time, so this is tolerant: any field it
+ * cannot find is undefined. The receive path never depends on it (it forwards text verbatim).
  */
 export interface OperatorSmsFacts {
   /** Amount in whole rupiah. */

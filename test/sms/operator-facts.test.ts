@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseOperatorSms } from '../../src/demo/operator-sms.js';
+import { parseOperatorSms } from '../../src/sms/operator-facts.js';
 
 describe('parseOperatorSms', () => {
   it.each([
