@@ -2,11 +2,12 @@
  * The spool's integrity key: `<stateDir>/spool.key`, one line of 64 hex digits, mode 0600, the HMAC key every record is
  * signed with (codec.ts), so a file written without it is not taken for a record. createKey never replaces a key and
  * a crash leaves none or the whole key. readKey refuses (UnsafePathError) a symlink, a non-regular, foreign-owned or
- * group/other-readable file, or one that is not one key line; ENOENT -> undefined. While the adoption marker
- * `spool.key.adopting` exists, each start signs unsigned records again (an interrupted upgrade resumes).
+ * group/other-readable file, or one that is not one key line; ENOENT -> undefined. The adoption marker
+ * `spool.key.adopting` (an interrupted upgrade resumes signing unsigned records) counts only when it is the daemon's
+ * own: a regular file of its user, not writable by others, holding a MAC under the key; any other is refused.
  * A client (CLI, even under sudo) expects the key owned by the spool directory's owner.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs, { constants as C, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UnsafePathError } from '../errors.js';
@@ -73,11 +74,18 @@ export async function readKey(stateDir: string, owner: KeyOwner | undefined = se
   }
 }
 
-/** Owner: a new key, durably (see the header). Returns the key now in the file (another's, when one appeared meanwhile). */
-export async function createKey(stateDir: string, doFsync: boolean): Promise<Buffer> {
+/** A new key's bytes (createKey writes them). */
+export function newKey(): Buffer {
+  return randomBytes(32);
+}
+
+/**
+ * Owner: `key` (newKey()) as the spool's key, durably (see the header). Returns the key now in the file (another's, when
+ * one appeared meanwhile).
+ */
+export async function createKey(stateDir: string, doFsync: boolean, key: Buffer = newKey()): Promise<Buffer> {
   const file = keyFile(stateDir);
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const key = randomBytes(32);
   const fh = await fsp.open(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
   try {
     await fh.writeFile(`${key.toString('hex')}\n`);
@@ -122,26 +130,57 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Whether an adoption (signing of records that predate the key) is unfinished. */
-export async function isAdopting(stateDir: string): Promise<boolean> {
+const MARKER_LINE = /^adopting v1 ([0-9a-f]{64})\n?$/;
+
+/** What the marker holds: a MAC of its purpose under the key, so only a holder of the key can write one. */
+function markerMac(key: Buffer): string {
+  return createHmac('sha256', key).update('pulsa-bridge spool.key.adopting v1').digest('hex');
+}
+
+/**
+ * Whether an adoption (signing of records that predate the key) is unfinished: 'yes' only for the daemon's own marker
+ * (a regular file of `owner`, not writable by others, whose MAC verifies with `key`); 'refused' with the reason for any
+ * other file of that name (it is never obeyed); 'no' when there is none.
+ */
+export async function adoptionState(stateDir: string, key: Buffer, owner: KeyOwner | undefined = selfOwner()): Promise<{ state: 'yes' | 'no' } | { state: 'refused'; reason: string }> {
+  const file = adoptingFile(stateDir);
+  let fd: number;
   try {
-    return (await fsp.lstat(adoptingFile(stateDir))).isFile();
+    fd = await new Promise<number>((resolve, reject) => fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, f) => (err ? reject(err) : resolve(f))));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { state: 'no' };
+    if (code === 'ELOOP') return { state: 'refused', reason: `${file} is a symbolic link` };
+    return { state: 'refused', reason: `${file} cannot be read (${code ?? String(err)})` };
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return { state: 'refused', reason: `${file} is not a regular file` };
+    if (owner !== undefined && st.uid !== owner.uid) return { state: 'refused', reason: `${file} is owned by uid ${st.uid}, not by ${owner.who} (uid ${owner.uid})` };
+    if ((st.mode & 0o022) !== 0) return { state: 'refused', reason: `${file} is writable by others (mode ${(st.mode & 0o777).toString(8)})` };
+    const buf = Buffer.alloc(Math.min(st.size, 256));
+    const m = MARKER_LINE.exec(buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('latin1'));
+    const want = Buffer.from(markerMac(key), 'hex');
+    if (!m || !timingSafeEqual(Buffer.from(m[1]!, 'hex'), want)) return { state: 'refused', reason: `${file} was not written by this spool's daemon (its MAC does not verify with ${SPOOL_KEY_FILE})` };
+    return { state: 'yes' };
+  } finally {
+    fs.closeSync(fd);
   }
 }
 
-/** Owner: durably mark the adoption as started (before the key is created). */
-export async function markAdopting(stateDir: string, doFsync: boolean): Promise<void> {
-  const fh = await fsp.open(adoptingFile(stateDir), C.O_WRONLY | C.O_CREAT | C.O_TRUNC | C.O_NOFOLLOW, 0o600);
+/** Owner: durably mark the adoption as started, bound to `key` (written before the key itself). */
+export async function markAdopting(stateDir: string, key: Buffer, doFsync: boolean): Promise<void> {
+  const file = adoptingFile(stateDir);
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fh = await fsp.open(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, 0o600);
   try {
-    await fh.writeFile(`signing the records written before ${SPOOL_KEY_FILE}; removed when done\n`);
+    await fh.writeFile(`adopting v1 ${markerMac(key)}\n`);
     if (doFsync) await fh.sync();
   } finally {
     await fh.close();
   }
-  if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
+  await fsp.rename(tmp, file);
+  if (doFsync) await syncDir(path.dirname(file));
 }
 
 /** Owner: every record is signed; durably remove the marker. */

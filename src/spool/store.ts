@@ -14,7 +14,7 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { createKey, doneAdopting, isAdopting, keyFile, markAdopting, readKey, spoolDirOwner } from './integrity-key.js';
+import { adoptionState, createKey, doneAdopting, keyFile, markAdopting, newKey, readKey, spoolDirOwner } from './integrity-key.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -138,13 +138,21 @@ export class Spool extends EventEmitter {
     try {
       const keyDir = opts.keyDir ?? spool.dir;
       let key = await readKey(keyDir);
-      // The marker goes down before the key and comes off only when every record is signed: a start that dies in
-      // between resumes the adoption instead of quarantining the records it had not signed yet.
-      const adopting = key === undefined || (await isAdopting(keyDir));
+      // The marker goes down before the key (bound to it by a MAC) and comes off only when every record is signed: a
+      // start that dies in between resumes the adoption instead of quarantining the records it had not signed yet.
+      // A marker that is not the daemon's own is never obeyed: unsigned records are then quarantined, not signed.
+      let adopting = key === undefined;
       if (key === undefined) {
-        await markAdopting(keyDir, opts.fsync ?? true);
-        key = await createKey(keyDir, opts.fsync ?? true);
+        const fresh = newKey();
+        await markAdopting(keyDir, fresh, opts.fsync ?? true);
+        key = await createKey(keyDir, opts.fsync ?? true, fresh);
         spool.logger.warn({ file: keyFile(keyDir) }, `spool: integrity key ${keyFile(keyDir)} created: records are signed with it from now on (back it up with the spool)`);
+      } else {
+        const marker = await adoptionState(keyDir, key);
+        adopting = marker.state === 'yes';
+        if (marker.state === 'refused') {
+          spool.logger.error({ reason: marker.reason }, `spool: ignoring the adoption marker: ${marker.reason}; unsigned records are quarantined, not signed (remove the file once you have checked the quarantine)`);
+        }
       }
       spool.files.setKey(key);
       await clearTmp(spool.scanDeps);

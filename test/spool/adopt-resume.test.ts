@@ -4,11 +4,12 @@
  * that died part-way leaves a key, the marker and some unsigned records, and the next start signs them. Real files.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '../../src/log.js';
+import { captureLogger } from '../support/logger.js';
 import { serializeRecord } from '../../src/spool/codec.js';
-import { adoptingFile, createKey, markAdopting } from '../../src/spool/integrity-key.js';
+import { adoptingFile, createKey, markAdopting, newKey } from '../../src/spool/integrity-key.js';
 import { Spool } from '../../src/spool/store.js';
 import { makeSms } from './helpers.js';
 import { tempDir } from '../support/tmp.js';
@@ -27,8 +28,9 @@ describe('adoption resumed after a crash', () => {
     const spoolDir = path.join(dir, 'spool');
     for (const a of ['tmp', 'pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts']) await mkdir(path.join(spoolDir, a), { recursive: true, mode: 0o700 });
     // The state a first start leaves when it dies part-way: marker, key, one record signed, the rest not.
-    await markAdopting(spoolDir, true);
-    const key = await createKey(spoolDir, true);
+    const fresh = newKey();
+    await markAdopting(spoolDir, fresh, true);
+    const key = await createKey(spoolDir, true, fresh);
     await writeFile(path.join(spoolDir, 'pending', 'p1.json'), serializeRecord(makeSms('p1'), { area: 'pending', key }));
     await writeFile(path.join(spoolDir, 'pending', 'p2.json'), serializeRecord(makeSms('p2')));
     await writeFile(path.join(spoolDir, 'pending', 'p3.json'), serializeRecord(makeSms('p3')));
@@ -59,5 +61,48 @@ describe('adoption resumed after a crash', () => {
     expect((await spool.list('pending')).map((r) => r.id)).toEqual(['a1']);
     await spool.close();
     expect(await exists(adoptingFile(spoolDir))).toBe(false);
+  });
+
+  it('a marker that is not the daemon\'s own is never obeyed: a forged "Rp 500000" record is quarantined, not signed', async () => {
+    const { dir, cleanup } = await tempDir('adopt-forged');
+    cleanups.push(cleanup);
+    const spoolDir = path.join(dir, 'spool');
+    const first = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false }); // the key exists: adoption done
+    await first.close();
+    const forged = () => serializeRecord(makeSms('forged', { text: 'Anda mendapatkan penambahan pulsa Rp 500000 dari nomor 6281299999999' }));
+    // Each way someone without the key might write the marker: just the name, the old text, a guessed MAC, mode 0666.
+    for (const [content, mode] of [
+      ['', 0o600],
+      ['signing the records written before spool.key; removed when done\n', 0o600],
+      [`adopting v1 ${'0'.repeat(64)}\n`, 0o600],
+      [`adopting v1 ${'a'.repeat(64)}\n`, 0o666],
+    ] as const) {
+      await writeFile(path.join(spoolDir, 'pending', 'forged.json'), forged());
+      await writeFile(adoptingFile(spoolDir), content, { mode });
+      await chmod(adoptingFile(spoolDir), mode);
+      const { logger, lines } = captureLogger();
+      const spool = await Spool.open(spoolDir, { logger, fsync: false });
+      expect(await spool.list('pending'), JSON.stringify(content)).toEqual([]);
+      expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([expect.stringMatching(/^corrupt\.pending\.forged\./)]);
+      await spool.close();
+      expect(lines.map((l) => l.msg).join('\n')).toMatch(/ignoring the adoption marker: .*(not written by this spool's daemon|writable by others)/);
+      await rm(path.join(spoolDir, 'quarantine'), { recursive: true, force: true });
+      await mkdir(path.join(spoolDir, 'quarantine'), { mode: 0o700 });
+    }
+  });
+
+  it("the daemon's own marker in a link is refused (no symlink is followed)", async () => {
+    const { dir, cleanup } = await tempDir('adopt-link');
+    cleanups.push(cleanup);
+    const spoolDir = path.join(dir, 'spool');
+    const first = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false });
+    await first.close();
+    await writeFile(path.join(dir, 'elsewhere'), 'x');
+    await symlink(path.join(dir, 'elsewhere'), adoptingFile(spoolDir));
+    await writeFile(path.join(spoolDir, 'pending', 'u1.json'), serializeRecord(makeSms('u1')));
+    const spool = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false });
+    expect(await spool.list('pending')).toEqual([]);
+    expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([expect.stringMatching(/^corrupt\.pending\.u1\./)]);
+    await spool.close();
   });
 });

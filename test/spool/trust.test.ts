@@ -171,6 +171,25 @@ describe('records signed with the spool key', () => {
     expect(drop.code).toBe(0);
   }, 60_000);
 
+  it('a forged "Rp 500000" record plus a spool.key.adopting file of any owner, then a restart: quarantined, never POSTed', async () => {
+    const web = await server();
+    const { spoolDir, config } = await setup('adopting', web.url);
+    const d = await started(config); // first start: key created, adoption done
+    await stop(d);
+    await writeFile(path.join(spoolDir, 'pending', 'forged9.json'), serializeRecord(makeSms('forged9', { text: 'Anda mendapatkan penambahan pulsa Rp 500000' })));
+    for (const [content, uid] of [['adopting\n', 0], [`adopting v1 ${'f'.repeat(64)}\n`, 4321]] as const) {
+      await writeFile(path.join(spoolDir, 'spool.key.adopting'), content, { mode: 0o600 });
+      await (await import('node:fs/promises')).chown(path.join(spoolDir, 'spool.key.adopting'), uid, uid);
+      const again = await started(config);
+      expect(again.logged('ignoring the adoption marker')).toBe(true);
+      await new Promise((r) => setTimeout(r, 300));
+      await stop(again);
+    }
+    expect(web.requests.map((r) => r.headers['idempotency-key'])).toEqual([]);
+    const ls = await runCli(['queue', 'ls', '--area', 'quarantine', '--json', '--config', config]);
+    expect((JSON.parse(ls.out) as { records: { record: { originalFile: string } }[] }).records.map((r) => r.record.originalFile)).toEqual(['pending/forged9.json']);
+  }, 60_000);
+
   it('a 30 MB junk file in pending/ is moved aside as it is, never read', async () => {
     const { spoolDir, config } = await setup('junk');
     await mkdir(path.join(spoolDir, 'pending'), { recursive: true, mode: 0o750 });
