@@ -1,8 +1,9 @@
 /**
  * Reading a config file: readJson() turns an unreadable file or bad JSON into a ConfigError naming the file, without
- * quoting its text (it may hold a secret).
+ * quoting its text (it may hold a secret). fileModeVerdict() judges its mode: writable by others is refused (whoever
+ * can write it decides where the SMS go and what is dialled); readable by others with secrets in it is a warning.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { ConfigError } from './errors.js';
 
 export async function readJson(file: string): Promise<unknown> {
@@ -43,3 +44,42 @@ export function deepFreeze<T>(o: T): T {
   }
   return o;
 }
+
+/** The secrets a parsed config holds in clear (not `env:NAME`), by where they are. */
+function secretsInClear(raw: unknown): string[] {
+  const obj = (x: unknown): Record<string, unknown> | undefined => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined);
+  const clear = (x: unknown): boolean => typeof x === 'string' && x !== '' && !x.startsWith('env:');
+  const r = obj(raw);
+  const found: string[] = [];
+  const webhook = obj(r?.webhook);
+  if (clear(webhook?.hmacSecret)) found.push('webhook.hmacSecret');
+  for (const [name, value] of Object.entries(obj(webhook?.headers) ?? {})) if (clear(value)) found.push(`webhook.headers.${name}`);
+  if (clear(obj(r?.reseller)?.apiKey)) found.push('reseller.apiKey');
+  if (clear(obj(r?.metrics)?.token)) found.push('metrics.token');
+  const modems = Array.isArray(r?.modems) ? r.modems : [];
+  modems.forEach((m, i) => clear(obj(m)?.pin) && found.push(`modems[${i}].pin`));
+  return found;
+}
+
+/**
+ * What the config file's mode means (see the header): `problem` refuses it, `warning` is told at start and by
+ * `config check`. Without a mode to read (no file system permissions), nothing.
+ */
+export async function fileModeVerdict(file: string, raw: unknown): Promise<{ problem?: string; warning?: string }> {
+  let mode: number;
+  try {
+    mode = (await stat(file)).mode & 0o777;
+  } catch {
+    return {}; // read a moment ago: a file gone meanwhile is the next read's error
+  }
+  const octal = mode.toString(8).padStart(4, '0');
+  if ((mode & 0o002) !== 0) {
+    return { problem: `the config file is writable by others (mode ${octal}): anyone on this machine could change where the SMS go and what is dialled; chmod o-w ${file} (the package installs it 0640 root:pulsa-bridge)` };
+  }
+  const secrets = secretsInClear(raw);
+  if ((mode & 0o004) !== 0 && secrets.length > 0) {
+    return { warning: `${file} is readable by everyone (mode ${octal}) and holds ${secrets.join(', ')}: chmod o-r ${file}, or give them as env:NAME from a root-only environment file` };
+  }
+  return {};
+}
+

@@ -14,7 +14,7 @@ import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from 
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
 import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
-import { deepFreeze, readJson } from './config-file.js';
+import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
 import {
   adder,
@@ -481,12 +481,16 @@ export function parseConfig(raw: unknown, env: Env = process.env): Config {
 /** Reads and validates a config file. Throws ConfigError (naming the file) on any problem. */
 export async function loadConfig(file: string, env: Env = process.env): Promise<Config> {
   const raw = await readJson(file);
+  const mode = await fileModeVerdict(file, raw);
+  let config: Config;
   try {
-    return parseConfig(raw, env);
+    config = parseConfig(raw, env);
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
+    if (err instanceof ConfigError) throw new ConfigError(mode.problem ? [mode.problem, ...err.problems] : err.problems, { file });
     throw err;
   }
+  if (mode.problem) throw new ConfigError([mode.problem], { file });
+  return mode.warning ? deepFreeze({ ...config, warnings: [...config.warnings, mode.warning] }) : config;
 }
 
 /**

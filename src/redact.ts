@@ -1,6 +1,7 @@
 /**
  * Secrets out of what is shown or logged (PURE). redactAtLine: the arguments of every PIN/PUK/password segment of an
- * AT line (+CPIN, +CPIN2, +CPWD, +CLCK, +CSIM, the ** dial codes) become `[redacted]`. maskUrl: user info, query
+ * AT line (+CPIN, +CPIN2, +CPWD, +CLCK, +CSIM, the ** dial codes) become `[redacted]`; a USSD answer longer than a
+ * menu choice is masked (maskUssdAnswer). maskUrl: user info, query
  * values and fragment masked, the endpoint still recognisable (unparseable text masked by pattern).
  * maskSecretEchoes: a secret (API key) out of text someone else wrote, in any case or encoding, and any run of
  * MIN_ECHO or more of its characters.
@@ -14,9 +15,33 @@ const ARGS = String.raw`(?:"[^"]*"?|[^;"])*`;
 const SECRET_SET = new RegExp(String.raw`([+^](?:CPIN2?|CPWD|CLCK|CSIM)\s*=)${ARGS}`, 'gi');
 const SECRET_DIAL = /(\*[TPW,!@IG]*\*[TPW,!@IG]*0[TPW,!@IG]*(?:4|42|5|52)[TPW,!@IG]*\*)[^;]*/gi; // dial modifiers may sit inside
 
-/** The AT line as it may appear in logs, messages, labels and status (see the header). */
+const redactOnce = (line: string): string => line.replace(SECRET_SET, `$1${REDACTED}`).replace(SECRET_DIAL, `$1${REDACTED}`);
+
+/** The line without the spaces a modem ignores (V.250: spaces outside quoted strings are not part of a command). */
+const asTheModemReadsIt = (line: string): string => line.replace(/("[^"]*"?)|[ \t]+/g, (m, quoted: string | undefined) => quoted ?? '');
+
+/**
+ * The AT line as it may appear in logs, messages, labels and status (see the header). Judged as the modem reads it:
+ * when spaces hide a secret segment (`AT + CPIN = 4321`, `ATD * * 04*...`), the line is shown without them.
+ */
 export function redactAtLine(line: string): string {
-  return line.replace(SECRET_SET, `$1${REDACTED}`).replace(SECRET_DIAL, `$1${REDACTED}`);
+  const shown = maskUssdInAtLine(redactOnce(line));
+  const compact = asTheModemReadsIt(shown);
+  const again = redactOnce(compact);
+  return again === compact ? shown : again;
+}
+
+/**
+ * A USSD answer as it may be logged: a one- or two-character menu choice as it is, anything longer (a PIN, a token,
+ * an account number someone typed into a menu) masked with its length.
+ */
+export function maskUssdAnswer(text: string): string {
+  return [...text].length <= 2 ? text : `[${[...text].length} characters]`;
+}
+
+/** An AT line's USSD answer (`AT+CUSD=1,"654321",15`) masked as maskUssdAnswer does; a dialled code (`*...#`) stays. */
+export function maskUssdInAtLine(line: string): string {
+  return line.replace(/(\+CUSD\s*=\s*1\s*,\s*")([^"]*)(")/gi, (m, a: string, text: string, b: string) => (/^[*#]/.test(text) ? m : `${a}${maskUssdAnswer(text)}${b}`));
 }
 
 /** A URL as it may be shown (see the header). */

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, maskSecrets, parseConfig } from '../src/config.js';
 import { madeUpSmsProblem } from '../src/serial/port-kind.js';
 import { ConfigError } from '../src/errors.js';
+import { runCli } from './support/daemon.js';
 
 const minimal = () => ({
   webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa' },
@@ -197,3 +198,40 @@ describe('config', () => {
     expect(parseConfig({ ...minimal(), log: { pretty: true } }, {}).log).toEqual({ level: 'info', pretty: true });
   });
 });
+
+describe('the config file\'s own permissions', () => {
+  it('writable by others: refused (config check exit 1, run exit 78); secrets readable by others: warned; 0640: quiet', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pb-config-mode-'));
+    try {
+      const file = join(dir, 'config.json');
+      const raw = { ...minimal(), webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', hmacSecret: 'hmac-secret-123', headers: { Authorization: 'Bearer t0ken' } }, reseller: { apiKey: 'api-key-123' } };
+      await writeFile(file, JSON.stringify(raw));
+      await chmod(file, 0o666);
+      await expect(loadConfig(file, {})).rejects.toMatchObject({ problems: [expect.stringMatching(/^the config file is writable by others \(mode 0666\).*chmod o-w /)] });
+      const check = await runCli(['config', 'check', file]);
+      expect(check.code).toBe(1);
+      expect(check.err).toContain('writable by others (mode 0666)');
+      expect(check.err + check.out).not.toMatch(/hmac-secret-123|t0ken|api-key-123/);
+      const run = await runCli(['run', '--config', file]);
+      expect(run.code).toBe(78);
+      expect(run.err).toContain('writable by others');
+
+      await chmod(file, 0o644);
+      const warned = await loadConfig(file, {});
+      expect(warned.warnings.join('\n')).toContain('is readable by everyone (mode 0644) and holds webhook.hmacSecret, webhook.headers.Authorization, reseller.apiKey');
+      const checked = await runCli(['config', 'check', file]);
+      expect(checked.code).toBe(0);
+      expect(checked.err).toContain('warning: ' + file + ' is readable by everyone (mode 0644)');
+
+      await chmod(file, 0o640);
+      expect((await loadConfig(file, {})).warnings.join('\n')).not.toContain('readable by everyone');
+      // Secrets by reference are not secrets in the file.
+      await writeFile(file, JSON.stringify({ ...raw, webhook: { ...raw.webhook, hmacSecret: 'env:PB_HMAC', headers: {} }, reseller: { apiKey: 'env:PB_KEY' } }));
+      await chmod(file, 0o644);
+      expect((await loadConfig(file, { PB_HMAC: 'x'.repeat(16), PB_KEY: 'y'.repeat(16) })).warnings.join('\n')).not.toContain('readable by everyone');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+

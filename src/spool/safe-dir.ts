@@ -33,9 +33,13 @@ export async function checkPrivateDir(dir: string, what: string): Promise<void> 
     );
   }
   if ((st.mode & GROUP_OR_OTHER_WRITE) !== 0) {
+    // A shared directory (/tmp, sticky) is others' too: the fix is a private one, never a change to it.
+    const shared = (st.mode & STICKY) !== 0;
     throw new UnsafePathError(
       `${what} ${abs} is writable by ${writers(st.mode)} (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}): others could drop or replace records`,
-      `chmod go-w ${abs} (the daemon's own directories are 0750), or set ${what} to a private directory`,
+      shared
+        ? `set ${what} to a private directory of the service user, e.g. under /run/pulsa-bridge or /var/lib/pulsa-bridge (${abs} is shared: leave its mode alone)`
+        : `chmod go-w ${abs} (the daemon's own directories are 0750), or set ${what} to a private directory`,
     );
   }
   let parent = await fsp.realpath(path.dirname(abs));
@@ -47,7 +51,7 @@ export async function checkPrivateDir(dir: string, what: string): Promise<void> 
     if ((ps.mode & GROUP_OR_OTHER_WRITE) !== 0 && (ps.mode & STICKY) === 0) {
       throw new UnsafePathError(
         `${what} ${abs} lies under ${parent}, writable by ${writers(ps.mode)} without the sticky bit: others could rename it away`,
-        `chmod go-w ${parent}, or put ${what} under a private directory, e.g. /var/lib/pulsa-bridge`,
+        `put ${what} under a private directory of the service user, e.g. /var/lib/pulsa-bridge (${parent} may be others' too: do not change its mode)`,
       );
     }
     const up = path.dirname(parent);

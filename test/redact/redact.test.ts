@@ -5,7 +5,7 @@ import { jsonErrorWithoutText } from '../../src/config-file.js';
 import { loadConfig, maskSecrets, parseConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { tempDir } from '../support/tmp.js';
-import { maskSecretEchoes, maskUrl, redactAtLine } from '../../src/redact.js';
+import { maskSecretEchoes, maskUrl, maskUssdAnswer, redactAtLine } from '../../src/redact.js';
 import { maskSecret } from '../../src/reseller/client.js';
 
 describe('redactAtLine: every segment that carries a PIN, PUK or password', () => {
@@ -24,10 +24,31 @@ describe('redactAtLine: every segment that carries a PIN, PUK or password', () =
     ['ATD**05*12345678*1234*1234#', 'ATD**05*[redacted]'],
     ['AT+CSQ;+CREG?', 'AT+CSQ;+CREG?'],
     ['AT+CPIN?', 'AT+CPIN?'],
+    // Spaces a modem ignores (V.250) do not hide a secret from the redaction.
+    ['AT+ CPIN=4321', 'AT+CPIN=[redacted]'],
+    ['AT + CLCK="SC",1,"4321"', 'AT+CLCK=[redacted]'],
+    ['ATD * * 04*4321*1111*1111#;', 'ATD**04*[redacted];'],
+    ['AT+C PIN="4321"', 'AT+CPIN=[redacted]'],
+    ['AT+CSQ ;+ CPWD = "SC" ,"4321","8765"', 'AT+CSQ;+CPWD=[redacted]'],
   ])('%s -> %s', (line, want) => expect(redactAtLine(line)).toBe(want));
 
   it('leaves no digit of the PIN anywhere in the line', () => {
     for (const line of ['AT+CSQ;+CPIN="4321"', 'AT+CSQ ; +CLCK = "SC" , 1 , "4321"', 'AT+CREG?;+CPWD="SC","4321","8765"']) expect(redactAtLine(line)).not.toMatch(/4321|8765/);
+  });
+});
+
+describe('USSD answers in logs: a menu choice shown, anything longer masked', () => {
+  it.each([
+    ['1', '1'],
+    ['99', '99'],
+    ['654321', '[6 characters]'],
+    ['OKAB12', '[6 characters]'],
+  ])('%s -> %s', (text, want) => expect(maskUssdAnswer(text)).toBe(want));
+
+  it('in an AT line: the answer masked, a dialled code kept', () => {
+    expect(redactAtLine('AT+CUSD=1,"654321",15')).toBe('AT+CUSD=1,"[6 characters]",15');
+    expect(redactAtLine('AT+CUSD=1,"1",15')).toBe('AT+CUSD=1,"1",15');
+    expect(redactAtLine('AT+CUSD=1,"*858*081200000001*5000#",15')).toBe('AT+CUSD=1,"*858*081200000001*5000#",15');
   });
 });
 

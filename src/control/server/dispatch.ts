@@ -16,7 +16,7 @@ import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../..
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from '../../ops/actions.js';
 import { refusal, type AccessPolicy } from './access.js';
 import { checkAtLine } from '../../ops/at-guard.js';
-import { redactAtLine } from '../../redact.js';
+import { maskUssdAnswer, redactAtLine } from '../../redact.js';
 import type { AtOutcome, UssdOutcome } from '../../ops/modem-ops.js';
 import { ControlError, PROTOCOL_VERSION, type EventMessage, type Request } from '../protocol.js';
 import type { ControlConnection, ControlHandler } from './server.js';
@@ -256,7 +256,9 @@ export class Dispatcher {
     }
     const o = { signal, ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}) };
     const outcome = req.op === 'ussd.open' ? await sessions.open(owner, req.code, o) : await sessions.reply(owner, req.text, o);
-    this.log.info({ modem: m.name, request: req.op === 'ussd.open' ? req.code : req.text, status: outcome.status, peer: conn.who }, `operator (${conn.who}): USSD ${req.op === 'ussd.open' ? req.code : `answer ${JSON.stringify(req.text)}`} on ${m.name}: status ${outcome.status}`);
+    // An answer may be a PIN or a token typed into a menu: logged only when it is a one- or two-character choice.
+    const shown = req.op === 'ussd.open' ? req.code : maskUssdAnswer(req.text);
+    this.log.info({ modem: m.name, request: shown, status: outcome.status, peer: conn.who }, `operator (${conn.who}): USSD ${req.op === 'ussd.open' ? req.code : `answer ${JSON.stringify(shown)}`} on ${m.name}: status ${outcome.status}`);
     this.o.publish?.({ v: PROTOCOL_VERSION, event: 'ussd', modem: m.name, id: req.id, data: { owner: owner.label, request: req.op === 'ussd.open' ? req.code : req.text, ...outcome } });
     return outcome;
   }
