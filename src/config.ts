@@ -388,6 +388,8 @@ function configSchema(env: Env = process.env) {
         ),
         /** Open connections at most (beyond it new ones are closed at once): file descriptors stay for the spool. */
         maxConnections: withDefault(int(4, 4096), 128),
+        /** Host names the listener answers besides loopback names and IP literals (DNS rebinding is refused). */
+        hosts: withDefault(v.array(v.pipe(text(), matching(/^[A-Za-z0-9.-]{1,253}$/, 'a host name', true)), 'expected an array of host names'), []),
       }),
       () => ({}),
     ),

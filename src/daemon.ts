@@ -258,6 +258,7 @@ export class Daemon {
         token: config.metrics.token,
         protectMetrics: config.metrics.protectMetrics,
         maxConnections: config.metrics.maxConnections,
+        hosts: config.metrics.hosts,
         logger: logger.child({ stage: 'metrics' }),
       });
       cleanup.push('the metrics listener', () => listener.close());

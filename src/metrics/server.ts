@@ -2,14 +2,16 @@
  * The optional read-only HTTP listener (config `metrics`): /metrics (Prometheus), /healthz (200 `ok` or 503 with one
  * reason per line), the status page and /api/status, all from the daemon's one status snapshot. GET and HEAD only.
  * With `token` the page (and /metrics, /healthz with protectMetrics) need Bearer or Basic auth, compared in constant
- * time. Bounded in connections, header size and time, URL length and body (none), so a client cannot take memory or
- * the daemon's file descriptors. The page is served with a strict Content-Security-Policy. A failing answer is 500 and
+ * time. Bounded in connections (a share per client address; idle ones give way to new ones), header size and time,
+ * URL length and body (none), so a client cannot take memory, the daemon's file descriptors or others' /healthz; the
+ * Host header must name this listener (no DNS rebinding); repeated warnings are summarised. The page is served with a strict Content-Security-Policy. A failing answer is 500 and
  * logged; the listener never blocks the daemon.
  */
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { RepeatedWarnings } from '../log/repeated.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Registry } from 'prom-client';
@@ -25,6 +27,8 @@ export interface MetricsServerOptions {
   token?: string | undefined;
   protectMetrics?: boolean | undefined;
   maxConnections?: number | undefined;
+  /** Host names answered besides loopback names and IP literals (the Host check). */
+  hosts?: readonly string[] | undefined;
   logger: Logger;
 }
 
@@ -36,12 +40,29 @@ export interface MetricsServer {
 
 export const MAX_URL = 2048;
 export const MAX_HEADER_BYTES = 8192;
-export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 15_000;
+export const HEADERS_TIMEOUT_MS = 5_000;
+export const REQUEST_TIMEOUT_MS = 10_000;
 /** Connections beyond metrics.maxConnections that are still answered (503), before new ones are closed unanswered. */
 export const OVERFLOW = 16;
 /** A socket with no traffic either way for this long is closed (a client that stopped reading, or went away). */
-export const IDLE_TIMEOUT_MS = 30_000;
+export const IDLE_TIMEOUT_MS = 10_000;
+/** The share of the connection slots one client address may hold. */
+export const PER_ADDRESS_SHARE = 0.25;
+
+/**
+ * Whether a request's Host header names this listener: a loopback name, an IP literal, or one of `hosts`. Anything
+ * else is what a DNS-rebinding page in a browser would send (a name that resolved to 127.0.0.1 a moment ago).
+ */
+export function hostAllowed(header: string | undefined, hosts: readonly string[]): boolean {
+  if (header === undefined) return true; // HTTP/1.0 clients and probes: no browser page sends no Host
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:]*))(?::\d{1,5})?$/.exec(header.trim());
+  if (!m) return false;
+  if (m[1] !== undefined) return true; // [IPv6]
+  const name = m[2]!.toLowerCase().replace(/\.$/, '');
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(name)) return true;
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  return hosts.some((h) => h.toLowerCase() === name);
+}
 
 /**
  * The page's files: web/status-page/ at the package's root, beside dist/ in an install (this module runs from
@@ -123,14 +144,16 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
 
   const cap = o.maxConnections ?? 128;
   let open = 0; // connections open now
-  let busyLogged = 0;
+  // One warning line per cause per minute, with how many times it happened (no client can flood the log).
+  const warnings = new RepeatedWarnings((line) => o.logger.warn(line), 60_000);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (open > cap) {
-      if (Date.now() - busyLogged > 60_000) {
-        busyLogged = Date.now();
-        o.logger.warn(`metrics: ${open} connections open (metrics.maxConnections ${cap}): answering 503`);
-      }
+      warnings.note('busy', `metrics: ${open} connections open (metrics.maxConnections ${cap}): answering 503`);
       return text(res, 503, 'too many connections to this listener: try again in a few seconds\n', { 'retry-after': '5', connection: 'close' });
+    }
+    if (!hostAllowed(req.headers.host, o.hosts ?? [])) {
+      warnings.note('host', `metrics: refused a request for Host ${JSON.stringify(String(req.headers.host).slice(0, 100))} (not a loopback name, an IP address or metrics.hosts)`);
+      return text(res, 421, 'this listener does not answer for that host name (add it to metrics.hosts)\n', { connection: 'close' });
     }
     const url = req.url ?? '/';
     if (url.length > MAX_URL) return text(res, 414, 'URL too long\n', { connection: 'close' });
@@ -176,19 +199,49 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
   // Up to `cap` connections are served; the next OVERFLOW get a 503 with Retry-After (a page view too many sees why
   // and tries again); beyond those Node closes new connections at once ('drop').
   server.maxConnections = cap + OVERFLOW;
-  server.on('connection', (socket) => {
+  // Each address holds at most its share of the slots. A connection that would pass the cap or its address's share
+  // takes the place of the oldest idle one (no request in flight: waiting for headers, or kept alive), its own
+  // address's first, so idle connections, from one client or many, never starve /healthz; with none idle it is closed.
+  const share = Math.max(2, Math.floor(cap * PER_ADDRESS_SHARE));
+  const sockets = new Map<Socket, { address: string; busy: number }>();
+  const ofAddress = (address: string) => [...sockets].filter(([, s]) => s.address === address);
+  const evictIdle = (candidates: Array<[Socket, { busy: number }]>): boolean => {
+    const idle = candidates.find(([, s]) => s.busy === 0);
+    if (!idle) return false;
+    sockets.delete(idle[0]);
+    idle[0].destroy();
+    return true;
+  };
+  server.on('connection', (socket: Socket) => {
     open++;
-    socket.once('close', () => open--);
+    const address = socket.remoteAddress ?? '?';
+    socket.once('close', () => {
+      open--;
+      sockets.delete(socket);
+    });
+    const mine = ofAddress(address);
+    if (mine.length >= share || sockets.size >= cap) {
+      const made = (mine.length >= share ? evictIdle(mine) : false) || evictIdle([...sockets]);
+      if (!made) {
+        warnings.note('full', `metrics: ${sockets.size} connections busy (${mine.length} from ${address}; metrics.maxConnections ${cap}, ${share} per address): a new one from ${address} is closed`);
+        socket.destroy();
+        return;
+      }
+      warnings.note('evicted', `metrics: listener full (${cap}, ${share} per address): idle connections are closed to make room`);
+    }
+    sockets.set(socket, { address, busy: 0 });
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const s = sockets.get(req.socket);
+    if (!s) return;
+    s.busy++;
+    res.once('close', () => s.busy--);
   });
   server.maxRequestsPerSocket = 1_000;
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
-  let refusedLogged = 0;
   server.on('drop', () => {
-    // Connections beyond maxConnections are closed by Node; logged at most once a minute.
-    const now = Date.now();
-    if (now - refusedLogged < 60_000) return;
-    refusedLogged = now;
-    o.logger.warn(`metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`);
+    // Connections beyond maxConnections are closed by Node.
+    warnings.note('drop', `metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // Malformed requests, oversized headers, timeouts: a status line when the socket still takes one, then closed.
@@ -210,6 +263,7 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     address,
     close: () =>
       new Promise<void>((resolve) => {
+        warnings.flush();
         server.close(() => resolve());
         server.closeAllConnections();
       }),

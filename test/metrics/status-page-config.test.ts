@@ -22,7 +22,7 @@ function problems(raw: unknown, env: Record<string, string> = {}): string[] {
 describe('metrics config', () => {
   it('defaults: page on and masked, metrics open, 128 connections; a bare port listens on 127.0.0.1', () => {
     const c = parseConfig(base({ listen: '9469' }), {});
-    expect(c.metrics).toEqual({ listen: '127.0.0.1:9469', protectMetrics: false, maxConnections: 128, page: { enabled: true, showText: false, showNumbers: false, recent: 20 } });
+    expect(c.metrics).toEqual({ listen: '127.0.0.1:9469', protectMetrics: false, maxConnections: 128, hosts: [], page: { enabled: true, showText: false, showNumbers: false, recent: 20 } });
     expect(c.warnings).toEqual([]);
     expect(parseConfig(base(undefined), {}).metrics.listen).toBeUndefined();
   });
