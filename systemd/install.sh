@@ -204,6 +204,25 @@ case "$(readlink -f "$NODE")" in /home/*|/root/*)
   echo "error: node is $NODE: the service cannot run a node from a home directory (nvm); install it system-wide." >&2
   node_help; exit 1 ;;
 esac
+# The unit runs this node as the service, and this script runs it as root: it must come from root's own paths. Every
+# directory on the way to it (the path on PATH and the file it resolves to) and the file itself belong to root and are
+# not writable by group or others (a sticky directory such as /tmp passes): nobody else can put another node there.
+unsafe_in_path() {
+  local p=$1 u m
+  while [ -n "$p" ]; do
+    read -r u m < <(stat -c '%u %a' "$p" 2>/dev/null) || { printf '%s (cannot be read)' "$p"; return 0; }
+    if [ "$u" != 0 ]; then printf '%s (owned by uid %s)' "$p" "$u"; return 0; fi
+    if [ -d "$p" ] && [ -k "$p" ]; then :; elif (( 8#$m & 8#022 )); then printf '%s (mode %s)' "$p" "$m"; return 0; fi
+    [ "$p" = / ] && return 1
+    p=$(dirname "$p")
+  done
+  return 1
+}
+for node_path in "$(dirname "$NODE")" "$(readlink -f "$NODE")"; do
+  if bad=$(unsafe_in_path "$node_path"); then
+    die "node is $NODE, and $bad is not root's alone: anyone who can write there could replace the node this script runs as root and the service runs; install Node.js system-wide (apt, NodeSource or nodejs.org under /usr/local) and run this again"
+  fi
+done
 NODE_VERSION=$(env -u NODE_OPTIONS "$NODE" --version 2>/dev/null || true)
 NODE_MAJOR=${NODE_VERSION#v}; NODE_MAJOR=${NODE_MAJOR%%.*}
 case "$NODE_MAJOR" in ''|*[!0-9]*)
@@ -297,19 +316,20 @@ CONFIG=$ETC/config.json
 ENV_FILE=$ETC/env
 # The unit's EnvironmentFile (KEY=VALUE lines: `env:NAME` secrets), exported for `config check` as systemd would pass
 # them: parsed, never run; comments (# ;), blank lines and one pair of surrounding quotes as systemd reads them. Only a
-# file owned by the installing user (root) and not writable by others is read. Call it in a subshell.
+# file owned by the installing user (root) and writable by nobody else (group or others) is read, and never a variable
+# that changes how a program starts (LD_*, NODE_OPTIONS, ...): the check runs node as root. Call it in a subshell.
 load_env_file() {
   local line key value
   [ -f "$1" ] || return 0
-  if [ "$(stat -c %u "$1")" != "$(id -u)" ] || [ -n "$(find "$1" -maxdepth 0 -perm -0002)" ]; then
-    warn "$1 is not read for the config check: it must belong to root and not be writable by others"; return 0
+  if [ -L "$1" ] || [ "$(stat -c %u "$1")" != "$(id -u)" ] || [ -n "$(find "$1" -maxdepth 0 -perm /0022)" ]; then
+    warn "$1 is not read for the config check: it must be a file of root's, writable by root alone (chown root: $1; chmod 600 $1)"; return 0
   fi
   while IFS= read -r line || [ -n "$line" ]; do
     line=${line#"${line%%[![:space:]]*}"}
     case "$line" in ''|'#'*|';'*) continue ;; esac
     key=${line%%=*}; [ "$key" != "$line" ] || continue
     key=${key%"${key##*[![:space:]]}"}
-    case "$key" in ''|[0-9]*|*[!A-Za-z0-9_]*|PATH) continue ;; esac
+    case "$key" in ''|[0-9]*|*[!A-Za-z0-9_]*|PATH|LD_*|NODE_OPTIONS|NODE_PATH|NODE_REPL_EXTERNAL_MODULE|BASH_ENV|ENV|IFS|PS4|SHELLOPTS|BASHOPTS|GCONV_PATH|HOSTALIASES|LOCPATH|MALLOC_*|PYTHON*|PERL5*|RUBYOPT) continue ;; esac
     value=${line#*=}
     value=${value#"${value%%[![:space:]]*}"}
     value=${value%"${value##*[![:space:]]}"}

@@ -38,7 +38,7 @@ export function explainOpenError(path: string, err: unknown): PortError {
   if (lower.includes('permission denied') || lower.includes('eacces')) {
     return new PortError('PORT_PERMISSION', `permission denied opening ${path}`, {
       cause: err,
-      hint: 'add the service user to the dialout group (`sudo usermod -aG dialout $USER`, then log in again)',
+      hint: 'a modem named for the bridge (`sudo pulsa-bridge-modems --modem SERIAL`) has its port owned by the service user alone: run diagnostics through the daemon, or with sudo; do not add users to dialout (they could talk to the modem behind the daemon)',
     });
   }
   if (lower.includes('lock') || lower.includes('busy') || lower.includes('resource temporarily unavailable') || lower.includes('ebusy')) {

@@ -336,11 +336,32 @@ describe('install.sh: build, install, upgrade', () => {
     expect(r.out).not.toContain('does not pass the check');
     expect(r.out).toContain('skipped (--no-systemctl): systemctl restart pulsa-bridge.service');
     expect(existsSync(marker)).toBe(false);
-    // A file others may write is not trusted.
-    chmodSync(at('etc/pulsa-bridge/env'), 0o666);
-    const open = install();
-    expect(open.out).toContain('does not pass the check');
-    expect(open.out).toContain('is not read for the config check: it must belong to root and not be writable by others');
+    // Variables that change how a program starts never reach the root step that runs node.
+    const preload = path.join(tmp, 'preloaded');
+    writeFileSync(path.join(tmp, 'evil.cjs'), `require('fs').writeFileSync(${JSON.stringify(preload)}, 'x')`);
+    writeFileSync(at('etc/pulsa-bridge/env'), `PB_TEST_PIN=1234\nNODE_OPTIONS=--require ${path.join(tmp, 'evil.cjs')}\nLD_PRELOAD=/nonexistent/evil.so\n`, { mode: 0o600 });
+    const guarded = install();
+    expect(guarded.code, guarded.all).toBe(0);
+    expect(guarded.out).not.toContain('does not pass the check');
+    expect(existsSync(preload)).toBe(false);
+    expect(guarded.all).not.toContain('evil.so');
+    // A file its group or others may write is not trusted.
+    for (const mode of [0o666, 0o620]) {
+      chmodSync(at('etc/pulsa-bridge/env'), mode);
+      const open = install();
+      expect(open.out).toContain('does not pass the check');
+      expect(open.all).toContain("is not read for the config check: it must be a file of root's, writable by root alone");
+    }
+  });
+
+  it('takes node only from root\'s own paths: a node in a directory others can write is refused', () => {
+    const shared = path.join(tmp, 'shared-bin');
+    mkdirSync(shared);
+    chmodSync(shared, 0o777);
+    symlinkSync(process.execPath, path.join(shared, 'node'));
+    const r = install([], { PATH: `${shared}:${bin}:${process.env.PATH}` });
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain(`node is ${path.join(shared, 'node')}, and ${shared} (mode 777) is not root's alone`);
   });
 
   it('--prefix never takes a system directory or a directory that is not a pulsa-bridge install', () => {
@@ -408,9 +429,9 @@ describe('install.sh: udev rule for the modems named', () => {
       'ACTION=="remove", GOTO="pulsa_bridge_end"',
       'SUBSYSTEM!="tty|usb", GOTO="pulsa_bridge_end"',
       'ATTRS{serial}=="A1B2C3D4", ENV{ID_MM_DEVICE_IGNORE}="1"',
-      'SUBSYSTEM=="tty", ATTRS{serial}=="A1B2C3D4", ENV{ID_MM_CANDIDATE}="0", GROUP="dialout", MODE="0660"',
+      'SUBSYSTEM=="tty", ATTRS{serial}=="A1B2C3D4", ENV{ID_MM_CANDIDATE}="0", OWNER="pulsa-bridge", GROUP="root", MODE="0600"',
       'ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", ENV{ID_MM_DEVICE_IGNORE}="1"',
-      'SUBSYSTEM=="tty", ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", ENV{ID_MM_CANDIDATE}="0", GROUP="dialout", MODE="0660"',
+      'SUBSYSTEM=="tty", ENV{ID_SERIAL}=="SimTech__Incorporated_SimTech__Incorporated_0123456789ABCDEF", ENV{ID_MM_CANDIDATE}="0", OWNER="pulsa-bridge", GROUP="root", MODE="0600"',
       'LABEL="pulsa_bridge_end"',
     ]);
     expect(text).not.toContain('idVendor');
