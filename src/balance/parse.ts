@@ -35,7 +35,7 @@ const DATE =
 const BALANCE_WORD =
   String.raw`\b(?<!(?:beli|isi|transfer|kirim|paket|tarif|harga|bonus|hadiah)\s+)` +
   String.raw`(?:sisa\s+)?(?:pulsa|saldo|balance|sisa|credit)` +
-  String.raw`(?:\s+(?:utama|anda|reguler|kamu|utama\s+anda|utama\s+kamu|is|your))*`;
+  String.raw`(?:\s*(?:utama|anda|reguler|kamu|is|your)\b)*`;
 
 /** Defaults for the Indonesian operators (field-notes.md, docs/balance-and-transfers.md) and common variants. */
 export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
@@ -50,6 +50,8 @@ export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
     String.raw`(?:aktif|masa\s+aktif|berlaku|active|valid(?:ity)?)\s*(?:s\.?\s*/?\s*d\.?|sampai(?:\s+dengan)?|hingga` +
       String.raw`|until|till|to|sd|tgl|:)?\s*(?:tgl\.?\s*|tanggal\s*)?:?\s*` + DATE,
     String.raw`(?:exp(?:ired|\.)?|kadaluarsa|tenggang)\s*(?:date|pada|tgl|on|:)?\s*:?\s*` + DATE,
+    // XL: `Pulsa 80000 s.d 23Jan16`: "until" right after the balance is the SIM's active-until.
+    BALANCE_WORD + String.raw`\s*:?\s*(?:Rp\.?\s*)?\d[\d.,]*\s*,?\s*(?:s\.?\s*/?\s*d\.?|sd)\s*` + DATE,
   ]),
 });
 
