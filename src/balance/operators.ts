@@ -1,6 +1,7 @@
 /**
  * The Indonesian operators a modem's SIM may belong to, and what each one's balance check looks like by default
- * (field-notes.md: Telkomsel `*888#`, XL `*123#`; the others are the codes operators publish today). PURE data.
+ * (Telkomsel `*888#`, XL `*123#`, Indosat `*555#` as gateways logged them, test/fixtures/balance/replies.json; the
+ * others are the codes operators publish today). PURE data.
  * Codes change: every default here is overridden by `modems[].balance.code` in the config, never hard-wired.
  */
 

@@ -22,18 +22,36 @@ export interface ParsedBalance {
   activeUntil: string | null;
 }
 
-const AMOUNT = String.raw`(?<amount>\d[\d.,]*)`;
-const DATE = String.raw`(?<date>\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{4})`;
+// An amount ends where the number ends: `5GB`, `30 hari`, `100 SMS` are quotas, not rupiah.
+const QUOTA_UNIT = String.raw`(?:[GMK]B\b|hari|days?\b|menit|mnt\b|minutes?\b|sms\b|detik|poin|points?\b|%|x\b)`;
+const AMOUNT = String.raw`(?<amount>\d[\d.,]*)(?![\d.,]*\s*${QUOTA_UNIT})`;
+const MONTH_WORD = String.raw`[A-Za-z]{3,9}\.?`;
+/** Numeric (D/M/Y, Y-M-D, M/D/Y where D > 12), named month (`28 Agu 2026`, `18-AUG-14`, `23Jan16`), month first. */
+const DATE =
+  String.raw`(?<date>\d{4}[/.-]\d{1,2}[/.-]\d{1,2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}` +
+  String.raw`|\d{1,2}[\s.-]*${MONTH_WORD}[\s.,-]*\d{4}|\d{1,2}[\s.-]*${MONTH_WORD}[\s.,-]*\d{2}(?!\d)` +
+  String.raw`|${MONTH_WORD}\s*\d{1,2}(?:st|nd|rd|th)?,?\s*\d{4})`;
+/** A word before the amount that says balance; a purchase or a price list (`beli pulsa 10000`) does not. */
+const BALANCE_WORD =
+  String.raw`\b(?<!(?:beli|isi|transfer|kirim|paket|tarif|harga|bonus|hadiah)\s+)` +
+  String.raw`(?:sisa\s+)?(?:pulsa|saldo|balance|sisa|credit)` +
+  String.raw`(?:\s*(?:utama|anda|reguler|kamu|is|your)\b)*`;
 
-/** Defaults for the Indonesian operators (field-notes.md) and common variants. */
+/** Defaults for the Indonesian operators (field-notes.md, docs/balance-and-transfers.md) and common variants. */
 export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
   balance: Object.freeze([
-    String.raw`(?:sisa\s+)?(?:pulsa|saldo|balance)(?:\s+(?:utama|anda|reguler|kamu))?\s*(?:adalah|:)?\s*Rp\.?\s*` + AMOUNT,
-    String.raw`\bRp\.?\s*` + AMOUNT,
+    // With "Rp" the word before may be any of the balance words; without it the word is required (an amount alone
+    // in a reply is never taken).
+    BALANCE_WORD + String.raw`\s*(?:adalah|sebesar|saat\s+ini|skrg|sekarang|:|=)?\s*(?:adalah|sebesar|:)?\s*` +
+      String.raw`(?:Rp\.?|IDR)?\s*` + AMOUNT,
+    String.raw`\b(?:Rp\.?|IDR)\s*(?<amount>\d[\d.,]*)`,
   ]),
   activeUntil: Object.freeze([
-    String.raw`(?:aktif|masa\s+aktif|berlaku|active)\s*(?:s\.?\s*/?\s*d\.?|sampai(?:\s+dengan)?|hingga|until|sd|tgl|:)?\s*(?:tgl\.?\s*)?` + DATE,
-    String.raw`(?:exp(?:ired|\.)?|kadaluarsa|tenggang)\s*(?:date|pada|tgl|:)?\s*` + DATE,
+    String.raw`(?:aktif|masa\s+aktif|berlaku|active|valid(?:ity)?)\s*(?:s\.?\s*/?\s*d\.?|sampai(?:\s+dengan)?|hingga` +
+      String.raw`|until|till|to|sd|tgl|:)?\s*(?:tgl\.?\s*|tanggal\s*)?:?\s*` + DATE,
+    String.raw`(?:exp(?:ired|\.)?|kadaluarsa|tenggang)\s*(?:date|pada|tgl|on|:)?\s*:?\s*` + DATE,
+    // XL: `Pulsa 80000 s.d 23Jan16`: "until" right after the balance is the SIM's active-until.
+    BALANCE_WORD + String.raw`\s*:?\s*(?:Rp\.?\s*)?\d[\d.,]*\s*,?\s*(?:s\.?\s*/?\s*d\.?|sd)\s*` + DATE,
   ]),
 });
 
@@ -78,22 +96,33 @@ function safeInt(digits: string): number | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-/** `28/08/2026`, `28-08-26`, `28.08.2026`, `2026-08-28`, `28 Agu 2026` -> `2026-08-28`; impossible dates -> null. */
+/**
+ * `28/08/2026`, `28-08-26`, `2026-08-28`, `28 Agu 2026`, `18-AUG-14`, `23Jan16`, `Aug 28, 2026` -> `2026-08-28`.
+ * Numeric dates are day first (the operators' order); month first only where the day cannot be a month (`08/28/2026`).
+ * Two-digit years are 20yy. An impossible date or an unknown month name -> null.
+ */
 export function parseActiveDate(raw: string): string | null {
-  const s = raw.trim();
+  const s = raw.trim().replace(/\s+/g, ' ');
   let y: number, mo: number, d: number;
-  const iso = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
-  const dmy = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{2}|\d{4})$/.exec(s);
-  const named = /^(\d{1,2})\s+([A-Za-z]{3,9})\.?\s+(\d{4})$/.exec(s);
+  const iso = /^(\d{4})([/.-])(\d{1,2})\2(\d{1,2})$/.exec(s);
+  const numeric = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{2}|\d{4})$/.exec(s);
+  const named = /^(\d{1,2})[ .-]*([A-Za-z]{3,9})\.?[ .,-]*(\d{2}|\d{4})$/.exec(s);
+  const monthFirst = /^([A-Za-z]{3,9})\.? ?(\d{1,2})(?:st|nd|rd|th)?,? ?(\d{4})$/i.exec(s);
   if (iso) {
-    [y, mo, d] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
-  } else if (dmy) {
-    const year = dmy[4] as string;
-    [d, mo, y] = [Number(dmy[1]), Number(dmy[3]), year.length === 2 ? 2000 + Number(year) : Number(year)];
+    [y, mo, d] = [Number(iso[1]), Number(iso[3]), Number(iso[4])];
+  } else if (numeric) {
+    const [a, b] = [Number(numeric[1]), Number(numeric[3])];
+    y = year(numeric[4] as string);
+    // Day first unless that reading is impossible and the month-first one is not (`08/28/2026`).
+    [d, mo] = b > 12 && a >= 1 && a <= 12 ? [b, a] : [a, b];
   } else if (named) {
     const month = MONTHS[(named[2] as string).toLowerCase()];
     if (month === undefined) return null;
-    [d, mo, y] = [Number(named[1]), month, Number(named[3])];
+    [d, mo, y] = [Number(named[1]), month, year(named[3] as string)];
+  } else if (monthFirst) {
+    const month = MONTHS[(monthFirst[1] as string).toLowerCase()];
+    if (month === undefined) return null;
+    [d, mo, y] = [Number(monthFirst[2]), month, Number(monthFirst[3])];
   } else {
     return null;
   }
@@ -101,6 +130,10 @@ export function parseActiveDate(raw: string): string | null {
   const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   if (d > days) return null;
   return `${y}-${String(mo).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+}
+
+function year(digits: string): number {
+  return digits.length === 2 ? 2000 + Number(digits) : Number(digits);
 }
 
 /** Compiles pattern sources once; a bad source throws a SyntaxError naming it (config validation calls this). */

@@ -4,7 +4,7 @@
  * stand-in over real HTTP on loopback. Exit codes and output as runCli gives them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -97,6 +97,29 @@ describe('balance command', () => {
     expect(text.out).toContain('tsel: Rp 5.000, active until 2030-01-31');
     expect(text.out).toContain('warning: balance Rp 5000 is below Rp 10000');
     expect(text.out).toContain('hint: top up the SIM');
+  });
+
+  it('--json reads each operator reply of test/fixtures/balance/replies.json as the fixture says', async () => {
+    type Fixture = { operator: string; code: string; text: string; balance: number | null; activeUntil: string | null };
+    const fixtureFile = new URL('../fixtures/balance/replies.json', import.meta.url);
+    const { replies } = JSON.parse(await readFile(fixtureFile, 'utf8')) as { replies: Fixture[] };
+    const names = replies.map((_f, i) => `f${i}`);
+    const { file, net } = await setup(replies.map((f, i) => ({ name: names[i], operator: f.operator })));
+    const lines = new Map<string, Awaited<ReturnType<TestNetwork['add']>>>();
+    for (const [i, f] of replies.entries()) {
+      const number = `0812${String(2000000 + i)}`;
+      const line = await net.add(names[i]!, { number, operator: f.operator as never, balanceText: () => f.text });
+      lines.set(names[i]!, line);
+    }
+    const all = await run(['balance', '-c', file, '--json'], opener(net, lines));
+    const got = JSON.parse(all.out) as Array<Record<string, unknown>>;
+    expect(got.map((r) => [r.code, r.reply, r.balance, r.activeUntil])).toEqual(
+      replies.map((f) => [f.code, f.text, f.balance, f.activeUntil]),
+    );
+    // A reply read in neither part is unknown, never ok.
+    for (const [i, f] of replies.entries()) {
+      if (f.balance === null && f.activeUntil === null) expect(got[i]!.state).toBe('unknown');
+    }
   });
 
   it('--code and --reply override the config; a modem with no check is a usage error; a failed check exits 1', async () => {
