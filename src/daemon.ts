@@ -216,6 +216,11 @@ export class Daemon {
         modems: () => supervisors.map((s) => s.status()),
         forwarder: () => forwarder.stats(),
         spool: () => spool.stats(),
+        sims: () =>
+          config.modems.flatMap((m) => {
+            const r = balanceWatch.lastResult(m.name);
+            return r ? [{ modem: m.name, activeUntil: r.activeUntil, state: r.state, reasons: r.reasons }] : [];
+          }),
       },
     });
     const board = new StatusBoard({
@@ -226,8 +231,8 @@ export class Daemon {
       balance: (name) => balanceWatch.lastResult(name),
       forwarder: () => forwarder.stats(),
       judge: async () => {
-        const { healthy, problems, snapshot } = await health.health();
-        return { healthy, problems, spool: snapshot.spool };
+        const { snapshot, ...verdict } = await health.health();
+        return { ...verdict, spool: snapshot.spool };
       },
       maxAgeMs: SNAPSHOT_MAX_AGE_MS,
     });

@@ -35,8 +35,11 @@ type StatusFile = Omit<StatusSnapshot, 'health' | 'spool'> & Partial<Pick<Status
  */
 function verdictOf(running: StatusFile | undefined, staleNote: string | undefined, spool: { pending: number; oldestPendingAgeMs?: number | undefined }): Verdict {
   let problems: HealthProblem[] = [];
-  if (running?.health) problems = [...running.health.problems];
-  else if (running) {
+  let warnings: HealthProblem[] = [];
+  if (running?.health) {
+    problems = [...running.health.problems];
+    warnings = [...(running.health.warnings ?? [])];
+  } else if (running) {
     const writtenAtMs = Date.parse(running.writtenAt);
     problems = judgeHealth({
       nowMs: Date.now(),
@@ -48,7 +51,7 @@ function verdictOf(running: StatusFile | undefined, staleNote: string | undefine
     }).problems;
   }
   if (staleNote) problems.push({ code: 'status-stale', message: staleNote });
-  return { healthy: problems.length === 0, problems };
+  return { healthy: problems.length === 0, state: problems.length > 0 ? 'unhealthy' : warnings.length > 0 ? 'degraded' : 'healthy', problems, warnings };
 }
 
 /** The spool's counts, read from the directory (no daemon, or its status.json is missing or stale). */
@@ -130,7 +133,7 @@ export function statusCommand(io: Io): Command {
           out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
           if (m.lastError) out(`  last error: ${m.lastError}\n`);
           if (m.hint) out(`  hint: ${m.hint}\n`);
-          if (m.signal || m.registration) {
+          if ((m.signal || m.registration) && m.state === 'running') {
             const sig = m.signal ? `signal ${m.signal.dbm ?? 'unknown'} dBm (${m.signal.bars}/5)` : 'signal not sampled yet';
             const reg = m.registration ? `registration ${m.registration.text}` : 'registration not sampled yet';
             out(`  ${sig}, ${reg} (sampled ${localTime(m.signal?.sampledAt ?? m.registration?.sampledAt)})\n`);
@@ -145,7 +148,11 @@ export function statusCommand(io: Io): Command {
       }
       out(`spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts${fromDaemon ? ` (the daemon's count at ${localTime(running!.writtenAt)})` : ''}\n`);
       if (stats.dead > 0) out('  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n');
-      if (verdict) out(verdict.healthy ? 'health: ok\n' : `health: UNHEALTHY\n${verdict.problems.map((p) => `  - ${p.message}\n`).join('')}`);
+      if (verdict) {
+        const line = (p: HealthProblem) => `  - ${p.message}\n${p.hint ? `    hint: ${p.hint}\n` : ''}`;
+        const warned = (verdict.warnings ?? []).map(line).join('');
+        out(!verdict.healthy ? `health: UNHEALTHY\n${verdict.problems.map(line).join('')}${warned}` : warned ? `health: degraded (money flows; warnings)\n${warned}` : 'health: ok\n');
+      }
       done();
     });
 }

@@ -47,8 +47,8 @@ export class StatusBoard {
   snapshot(): Promise<StatusSnapshot> {
     const now = Date.now();
     if (this.snap && now - this.snap.atMs < this.o.maxAgeMs) return this.snap.value;
-    const value = this.o.judge().then(({ healthy, problems, spool }) => {
-      this.lastHealth = { healthy, problems };
+    const value = this.o.judge().then(({ spool, ...verdict }) => {
+      this.lastHealth = verdict;
       return { ...this.status(), health: this.lastHealth, spool };
     });
     const entry = { atMs: now, value };

@@ -1,9 +1,10 @@
 /**
  * The health model (PURE: a snapshot in, verdicts out; the snapshot carries nowMs), shared by the daemon and `status`.
  * liveness (systemd watchdog): is the process making progress (spool writable, no wedged modem, forwarder running)?
- * A restart can fix these. health (/healthz, `status` exit code): liveness plus what an operator must fix (a modem
- * down or needing its PIN, old pending records, unrecorded results). Each problem is one actionable line; `healthy`
- * is exactly "no problems".
+ * A restart can fix these. health (/healthz, `status`, the page): liveness plus whatever stops money flowing (the
+ * webhook failing, a modem disconnected or down or needing its PIN, a SIM whose active period ended, old pending
+ * records, unrecorded results): `unhealthy`; what only warns (a SIM's balance low or its period ending soon, a balance
+ * check failing): `degraded`. Each problem is one line with a hint; `healthy` is exactly "no problems".
  */
 
 export type HealthProblemCode =
@@ -16,18 +17,28 @@ export type HealthProblemCode =
   | 'forwarder-stuck'
   | 'results-unrecorded'
   | 'pending-too-old'
-  | 'status-stale';
+  | 'status-stale'
+  | 'webhook-unreachable'
+  | 'sim-expired'
+  | 'sim-warning';
 
 export interface HealthProblem {
   code: HealthProblemCode;
   /** The modem concerned, for per-modem problems. */
   modem?: string;
   message: string;
+  /** What to do about it. */
+  hint?: string;
 }
 
 export interface Verdict {
+  /** No problem (warnings may remain: then `state` is degraded). */
   healthy: boolean;
+  /** unhealthy: money cannot flow; degraded: only warnings; healthy: neither. */
+  state?: 'healthy' | 'degraded' | 'unhealthy';
   problems: HealthProblem[];
+  /** What only warns (absent from liveness verdicts). */
+  warnings?: HealthProblem[];
 }
 
 export interface ModemSnapshot {
@@ -49,8 +60,16 @@ export interface HealthSnapshot {
   modems: ModemSnapshot[];
   /** The last spool write probe: its result, and a probe started but not finished (a hung fs call). */
   spoolProbe: { okAtMs?: number | undefined; failedAtMs?: number | undefined; error?: string | undefined; pendingSinceMs?: number | undefined };
-  forwarder: { running: boolean; unrecorded: number; inFlight?: { id: string; sinceMs: number } | undefined };
+  forwarder: {
+    running: boolean;
+    unrecorded: number;
+    inFlight?: { id: string; sinceMs: number } | undefined;
+    /** Set while the webhook fails (connection refused, timeouts, 5xx): since when (ISO), failures in a row. */
+    endpointDown?: { since: string; failures: number; lastError: string } | undefined;
+  };
   spool: { pending: number; oldestPendingAgeMs?: number | undefined };
+  /** Each SIM's last balance check that said anything of its account (absent: none yet). */
+  sims?: Array<{ modem: string; activeUntil: string | null; state: string; reasons: readonly string[] }> | undefined;
 }
 
 export interface HealthThresholds {
@@ -99,19 +118,46 @@ export function judgeLiveness(s: HealthSnapshot, t: HealthThresholds = DEFAULT_T
   return { healthy: problems.length === 0, problems };
 }
 
-/** Liveness plus what needs an operator: modems down or locked, old pending records, unrecorded results. */
+/** The local calendar day of `ms`, YYYY-MM-DD (a SIM's active period ends at the end of its last day). */
+function localDay(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** Liveness plus what needs an operator (see the header); warnings make it degraded, problems unhealthy. */
 export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THRESHOLDS): Verdict {
   const problems = [...judgeLiveness(s, t).problems];
+  const warnings: HealthProblem[] = [];
   for (const m of s.modems) {
     if (m.state === 'running' || problems.some((p) => p.modem === m.name)) continue;
     const inState = s.nowMs - Date.parse(m.since);
-    const why = `${m.lastError ? `: ${m.lastError}` : ''}${m.hint ? ` (hint: ${m.hint})` : ''}`;
+    const why = m.lastError ? `: ${m.lastError}` : '';
+    const hint = m.hint ? { hint: m.hint } : {};
     if (m.state === 'sim-not-ready') {
-      problems.push({ code: 'sim-not-ready', modem: m.name, message: `modem ${m.name}: SIM not ready${why}` });
+      problems.push({ code: 'sim-not-ready', modem: m.name, message: `modem ${m.name}: SIM not ready${why}`, ...hint });
+    } else if (m.state === 'disconnected') {
+      // Gone (unplugged, reset, the port vanished): no SMS comes in from now, whatever the grace.
+      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is disconnected since ${m.since}${why}`, hint: m.hint ?? 'check the cable and the power; `pulsa-bridge ports` lists what is plugged in' });
     } else if ((m.state === 'connecting' || m.state === 'initialising') && (inState <= t.startupGraceMs || s.nowMs - s.startedAtMs <= t.startupGraceMs)) {
       continue; // starting up or reconnecting: not down yet
     } else {
-      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state} since ${m.since}${why}` });
+      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state} since ${m.since}${why}`, ...hint });
+    }
+  }
+  const down = s.forwarder.endpointDown;
+  if (down) {
+    problems.push({
+      code: 'webhook-unreachable',
+      message: `the webhook fails since ${down.since} (${down.failures} attempt${down.failures === 1 ? '' : 's'} in a row): ${down.lastError}`,
+      hint: 'SMS wait in the spool and go as soon as it answers; check the server, the network and webhook.url (`pulsa-bridge queue ls` shows what waits)',
+    });
+  }
+  const today = localDay(s.nowMs);
+  for (const sim of s.sims ?? []) {
+    if (sim.activeUntil !== null && sim.activeUntil < today) {
+      problems.push({ code: 'sim-expired', modem: sim.modem, message: `modem ${sim.modem}: the SIM's active period ended on ${sim.activeUntil}: it no longer receives transfers`, hint: "top the SIM up now, before its grace period ends and the number is recycled" });
+    } else if (sim.state === 'warning' || sim.state === 'error') {
+      warnings.push({ code: 'sim-warning', modem: sim.modem, message: `modem ${sim.modem}: ${sim.reasons.length ? sim.reasons.join('; ') : `the balance check says ${sim.state}`}`, hint: sim.state === 'error' ? 'check the balance code with `pulsa-bridge balance`' : 'top the SIM up' });
     }
   }
   if (s.forwarder.unrecorded > 0) {
@@ -119,7 +165,7 @@ export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THR
   }
   const age = s.spool.oldestPendingAgeMs;
   if (s.spool.pending > 0 && age !== undefined && age > t.maxPendingAgeMs) {
-    problems.push({ code: 'pending-too-old', message: `${s.spool.pending} record(s) pending, the oldest for ${secs(age)} (threshold ${secs(t.maxPendingAgeMs)}): is the webhook reachable?` });
+    problems.push({ code: 'pending-too-old', message: `${s.spool.pending} record(s) pending, the oldest for ${secs(age)} (threshold ${secs(t.maxPendingAgeMs)})`, hint: 'is the webhook reachable? `pulsa-bridge queue ls` shows what waits and the last error' });
   }
-  return { healthy: problems.length === 0, problems };
+  return { healthy: problems.length === 0, state: problems.length > 0 ? 'unhealthy' : warnings.length > 0 ? 'degraded' : 'healthy', problems, warnings };
 }

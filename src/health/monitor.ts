@@ -18,8 +18,10 @@ export type SpoolCounts = HealthSnapshot['spool'];
 export interface HealthSource<S extends SpoolCounts = SpoolCounts> {
   startedAtMs: number;
   modems(): Array<Omit<ModemSnapshot, 'runningTask'> & { scheduler?: { running: string | undefined } }>;
-  forwarder(): { running: boolean; unrecorded: number; inFlightId?: string | undefined };
+  forwarder(): { running: boolean; unrecorded: number; inFlightId?: string | undefined; endpointDown?: { since: string; failures: number; lastError: string } | undefined };
   spool(): Promise<S>;
+  /** Each SIM's last balance check (absent: no balance watch). */
+  sims?(): NonNullable<HealthSnapshot['sims']>;
 }
 
 export interface HealthMonitorOptions<S extends SpoolCounts = SpoolCounts> {
@@ -111,7 +113,8 @@ export class HealthMonitor<S extends SpoolCounts = SpoolCounts> {
       startedAtMs: this.o.source.startedAtMs,
       modems,
       spoolProbe: { ...this.probe },
-      forwarder: { running: f.running, unrecorded: f.unrecorded, inFlight: this.inFlight },
+      forwarder: { running: f.running, unrecorded: f.unrecorded, inFlight: this.inFlight, ...(f.endpointDown ? { endpointDown: { since: f.endpointDown.since, failures: f.endpointDown.failures, lastError: f.endpointDown.lastError } } : {}) },
+      ...(this.o.source.sims ? { sims: this.o.source.sims() } : {}),
     };
   }
 

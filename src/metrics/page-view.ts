@@ -84,8 +84,9 @@ export function buildPageView(i: PageInput): unknown {
       hint: optNums(m.hint) ?? null,
       lastError: m.lastError ? nums(m.lastError) : null,
       device: [identity.manufacturer, identity.model].filter(Boolean).join(' ') || null,
-      signal: m.signal ? { dbm: m.signal.dbm ?? null, bars: m.signal.bars } : null,
-      registration: m.registration ? { text: m.registration.text, registered: m.registration.registered } : null,
+      // The network and the signal only while the modem is there: a sample from before it went away is not its state.
+      signal: m.signal && m.state === 'running' ? { dbm: m.signal.dbm ?? null, bars: m.signal.bars } : null,
+      registration: m.registration && m.state === 'running' ? { text: m.registration.text, registered: m.registration.registered } : null,
       operator: identity.operator ?? cfg.operator ?? null,
       number: number === undefined ? null : i.showNumbers ? number : maskNumber(number),
       lastSmsAt: i.lastSmsAt(m.name) ?? null,
@@ -111,7 +112,12 @@ export function buildPageView(i: PageInput): unknown {
     generatedAt: new Date(i.nowMs).toISOString(),
     refreshMs: i.refreshMs,
     masked: { text: !i.showText, numbers: !i.showNumbers },
-    health: { healthy: s.health.healthy, problems: s.health.problems.map((p) => ({ code: p.code, modem: p.modem ?? null, message: nums(p.message) })) },
+    health: {
+      healthy: s.health.healthy,
+      state: s.health.state ?? (s.health.healthy ? 'healthy' : 'unhealthy'),
+      problems: s.health.problems.map((p) => ({ code: p.code, modem: p.modem ?? null, message: nums(p.message), hint: p.hint ?? null })),
+      warnings: (s.health.warnings ?? []).map((p) => ({ code: p.code, modem: p.modem ?? null, message: nums(p.message), hint: p.hint ?? null })),
+    },
     modems,
     spool: { pending: s.spool.pending, dead: s.spool.dead, quarantined: s.spool.quarantine, sent: s.spool.sent, ignored: s.spool.ignored, parts: s.spool.parts, oldestPendingAgeMs: s.spool.oldestPendingAgeMs ?? null },
     webhook: {

@@ -20,7 +20,7 @@ export interface MetricsServerOptions {
   /** "host:port"; "[::1]:9469" for IPv6; port 0 picks a free one (tests). */
   listen: string;
   registry: Registry;
-  health(): Promise<{ healthy: boolean; problems: Array<{ message: string }> }>;
+  health(): Promise<{ healthy: boolean; state?: string | undefined; problems: Array<{ message: string; hint?: string | undefined }>; warnings?: Array<{ message: string; hint?: string | undefined }> | undefined }>;
   /** The status page's JSON (serialised); absent: no page. */
   page?: (() => Promise<string>) | undefined;
   /** Protects the page (and with protectMetrics, /metrics and /healthz). */
@@ -175,7 +175,10 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     }
     if (path === '/healthz') {
       const v = await o.health();
-      const body = v.healthy ? 'ok\n' : `unhealthy\n${v.problems.map((p) => `- ${p.message}\n`).join('')}`;
+      // 200 while money can flow (degraded: warnings listed), 503 with each problem and its hint when it cannot.
+      const line = (p: { message: string; hint?: string | undefined }) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`;
+      const warnings = v.warnings ?? [];
+      const body = !v.healthy ? `unhealthy\n${v.problems.map(line).join('')}${warnings.map(line).join('')}` : warnings.length > 0 ? `degraded\n${warnings.map(line).join('')}` : 'ok\n';
       res.writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(head ? undefined : body);
       return;
     }

@@ -57,10 +57,10 @@ describe('buildPageView', () => {
     const v = buildPageView(input({ showText: true, showNumbers: true })) as View;
     expect(v.recent[0]).toMatchObject({ sender: '+6281299998888', text: 'Anda menerima pulsa dari 6282112235774 tgl 2018-01-08' });
     expect(v.modems[0]).toMatchObject({
-      state: 'disconnected', hint: 'check the cable', signal: { dbm: -73, bars: 4 }, operator: 'telkomsel', number: '081234567890', reconnects: 3,
+      state: 'disconnected', hint: 'check the cable', signal: null, registration: null, operator: 'telkomsel', number: '081234567890', reconnects: 3,
       balance: { state: 'warning', rupiah: 1000, activeUntil: '2026-01-05', hint: 'top up 081234567890' }, ussd: { owner: "the daemon's balance check of tsel-1" },
     });
-    expect(v.health).toEqual({ healthy: false, problems: [{ code: 'modem-down', modem: 'tsel-1', message: 'modem tsel-1 is disconnected' }] });
+    expect(v.health).toEqual({ healthy: false, state: 'unhealthy', problems: [{ code: 'modem-down', modem: 'tsel-1', message: 'modem tsel-1 is disconnected', hint: null }], warnings: [] });
     expect(v.spool).toEqual({ pending: 2, dead: 1, quarantined: 1, sent: 10, ignored: 3, parts: 0, oldestPendingAgeMs: 90_000 });
     expect(v.webhook).toMatchObject({ state: 'failing', failingSince: '2026-01-01T00:02:00.000Z', failures: 4, nextProbeAt: '2026-01-01T00:02:30.000Z' });
     expect(v.errors.map((e: View) => e.source)).toEqual(['webhook', 'modem tsel-1', 'balance tsel-1', 'spool']);

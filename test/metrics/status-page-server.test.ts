@@ -52,7 +52,7 @@ describe('the status page listener', () => {
     const page = (await (await fetch(`${url}/api/status`)).json()) as { health: unknown; modems: Array<{ name: string; state: string }> };
     expect(page.modems.map((m) => [m.name, m.state])).toEqual([['a', 'running'], ['b', 'running']]);
     const snap = await daemon.snapshot();
-    expect(page.health).toEqual({ healthy: snap.health.healthy, problems: [] });
+    expect(page.health).toEqual({ healthy: snap.health.healthy, state: 'healthy', problems: [], warnings: [] });
     expect(await (await fetch(`${url}/healthz`)).text()).toBe('ok\n');
     await until(async () => {
       try {
@@ -62,16 +62,17 @@ describe('the status page listener', () => {
       }
     }, 'status.json with the snapshot', 10_000);
     const file = JSON.parse(await readFile(statusFilePath(spoolDir), 'utf8')) as { health: unknown; spool: { pending: number } };
-    expect(file.health).toEqual({ healthy: true, problems: [] });
+    expect(file.health).toEqual({ healthy: true, state: 'healthy', problems: [], warnings: [] });
     expect(file.spool.pending).toBe(0);
 
     // A modem stops: the next reader judges anew (a state change renews the snapshot), everywhere the same.
     virtualModemAt('virtual:b')!.stop();
     await until(async () => (await fetch(`${url}/healthz`)).status === 503, '/healthz to say unhealthy', 15_000);
-    const after = (await (await fetch(`${url}/api/status`)).json()) as { health: { healthy: boolean; problems: Array<{ message: string }> } };
+    const after = (await (await fetch(`${url}/api/status`)).json()) as { health: { healthy: boolean; problems: Array<{ message: string; hint: string | null }> } };
     const healthz = await (await fetch(`${url}/healthz`)).text();
     expect(after.health.healthy).toBe(false);
-    expect(healthz).toBe(`unhealthy\n${after.health.problems.map((p) => `- ${p.message}\n`).join('')}`);
+    expect(after.health.problems.map((p) => p.message)).toEqual([expect.stringMatching(/^modem b is disconnected since /)]);
+    expect(healthz).toBe(`unhealthy\n${after.health.problems.map((p) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`).join('')}`);
   });
 
   it('the token guards the page, its files and JSON (bearer or Basic); /metrics and /healthz stay open; strict CSP; HEAD', async () => {

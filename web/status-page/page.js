@@ -181,12 +181,20 @@ function replace(id, nodes) {
 function render(d) {
   refreshMs = d.refreshMs || refreshMs;
   const v = document.getElementById('verdict');
-  v.className = `verdict ${d.health.healthy ? 'ok' : 'bad'}`;
-  v.textContent = d.health.healthy ? '✔ healthy' : `✖ UNHEALTHY: ${d.health.problems.length} problem${d.health.problems.length === 1 ? '' : 's'}`;
+  const warnings = d.health.warnings || [];
+  const state = d.health.state || (d.health.healthy ? 'healthy' : 'unhealthy');
+  const count = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  v.className = `verdict ${state === 'healthy' ? 'ok' : state === 'degraded' ? 'warn' : 'bad'}`;
+  v.textContent = state === 'healthy' ? '✔ healthy' : state === 'degraded' ? `⚠ degraded: ${count(warnings.length, 'warning')} (money flows)` : `✖ UNHEALTHY: ${count(d.health.problems.length, 'problem')}`;
   document.getElementById('meta').textContent = `version ${d.version}, running since ${new Date(d.startedAt).toLocaleString()}; updated ${new Date(d.generatedAt).toLocaleTimeString()}`;
   const problems = document.getElementById('problems');
-  problems.hidden = d.health.healthy;
-  replace('problem-list', d.health.problems.map((p) => el('li', null, `✖ ${p.message}`)));
+  problems.hidden = d.health.problems.length === 0 && warnings.length === 0;
+  const item = (mark, p) => {
+    const li = el('li', null, `${mark} ${p.message}`);
+    if (p.hint) li.append(el('p', 'hint', `hint: ${p.hint}`));
+    return li;
+  };
+  replace('problem-list', [...d.health.problems.map((p) => item('✖', p)), ...warnings.map((p) => item('⚠', p))]);
   replace('modems', d.modems.map(modemCard));
   replace('spool', spoolCards(d.spool, d.webhook));
   const masked = [d.masked.text && 'message text', d.masked.numbers && 'phone numbers'].filter(Boolean);
