@@ -11,6 +11,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs, { constants as C, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { UnsafePathError } from '../errors.js';
+import type { Logger } from '../log.js';
 
 export const SPOOL_KEY_FILE = 'spool.key';
 const KEY_LINE = /^([0-9a-f]{64})\n?$/;
@@ -187,4 +188,26 @@ export async function markAdopting(stateDir: string, key: Buffer, doFsync: boole
 export async function doneAdopting(stateDir: string, doFsync: boolean): Promise<void> {
   await fsp.rm(adoptingFile(stateDir), { force: true });
   if (doFsync) await syncDir(path.dirname(adoptingFile(stateDir)));
+}
+
+/**
+ * The owner's key at open, and whether unsigned records are to be signed (adopted) now: a spool without a key gets
+ * one (the marker, bound to it by a MAC, goes down first and comes off only when every record is signed: a start that
+ * dies in between resumes); with a key, only the daemon's own marker resumes an adoption; any other is refused, logged,
+ * and the unsigned records are then quarantined, never signed.
+ */
+export async function ownerKey(stateDir: string, doFsync: boolean, logger: Logger): Promise<{ key: Buffer; adopting: boolean }> {
+  const existing = await readKey(stateDir);
+  if (existing === undefined) {
+    const fresh = newKey();
+    await markAdopting(stateDir, fresh, doFsync);
+    const key = await createKey(stateDir, doFsync, fresh);
+    logger.warn({ file: keyFile(stateDir) }, `spool: integrity key ${keyFile(stateDir)} created: records are signed with it from now on (back it up with the spool)`);
+    return { key, adopting: true };
+  }
+  const marker = await adoptionState(stateDir, existing);
+  if (marker.state === 'refused') {
+    logger.error({ reason: marker.reason }, `spool: ignoring the adoption marker: ${marker.reason}; unsigned records are quarantined, not signed (remove the file once you have checked the quarantine)`);
+  }
+  return { key: existing, adopting: marker.state === 'yes' };
 }

@@ -14,7 +14,8 @@ import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { adoptionState, createKey, doneAdopting, keyFile, markAdopting, newKey, readKey, spoolDirOwner } from './integrity-key.js';
+import { doneAdopting, keyFile, ownerKey, readKey, spoolDirOwner } from './integrity-key.js';
+import { markedDead, markedDelivered, markedRetry } from './marks.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
 import * as operator from './operator.js';
@@ -137,23 +138,7 @@ export class Spool extends EventEmitter {
     spool.lock = await SpoolLock.acquire(spool.dir, { logger: spool.logger, clock: spool.clock });
     try {
       const keyDir = opts.keyDir ?? spool.dir;
-      let key = await readKey(keyDir);
-      // The marker goes down before the key (bound to it by a MAC) and comes off only when every record is signed: a
-      // start that dies in between resumes the adoption instead of quarantining the records it had not signed yet.
-      // A marker that is not the daemon's own is never obeyed: unsigned records are then quarantined, not signed.
-      let adopting = key === undefined;
-      if (key === undefined) {
-        const fresh = newKey();
-        await markAdopting(keyDir, fresh, opts.fsync ?? true);
-        key = await createKey(keyDir, opts.fsync ?? true, fresh);
-        spool.logger.warn({ file: keyFile(keyDir) }, `spool: integrity key ${keyFile(keyDir)} created: records are signed with it from now on (back it up with the spool)`);
-      } else {
-        const marker = await adoptionState(keyDir, key);
-        adopting = marker.state === 'yes';
-        if (marker.state === 'refused') {
-          spool.logger.error({ reason: marker.reason }, `spool: ignoring the adoption marker: ${marker.reason}; unsigned records are quarantined, not signed (remove the file once you have checked the quarantine)`);
-        }
-      }
+      const { key, adopting } = await ownerKey(keyDir, opts.fsync ?? true, spool.logger);
       spool.files.setKey(key);
       await clearTmp(spool.scanDeps);
       // An adopting start reads every sent file too: the upgrade signs them (scan.ts).
@@ -537,13 +522,7 @@ export class Spool extends EventEmitter {
   async markDelivered(id: string, info: { status: number; at: Date }): Promise<void> {
     assertId(id);
     return this.withLock(id, async () => {
-      const rec = await this.loadPending(id);
-      rec.attempts += 1;
-      rec.lastStatus = info.status;
-      rec.deliveredAt = info.at.toISOString();
-      delete rec.nextAttemptAt;
-      rec.rev = (rec.rev ?? 0) + 1;
-      await this.moveSms('pending', 'sent', rec);
+      await this.moveSms('pending', 'sent', markedDelivered(await this.loadPending(id), info));
     });
   }
 
@@ -559,26 +538,9 @@ export class Spool extends EventEmitter {
     assertId(id);
     return this.withLock(id, async () => {
       const rec = await this.loadPending(id);
-      const nextAttemptAt = info.nextAttemptAt.toISOString();
-      if (
-        info.baseRev !== undefined &&
-        (rec.rev ?? 0) === info.baseRev + 1 &&
-        rec.lastError === info.error &&
-        rec.nextAttemptAt === nextAttemptAt &&
-        rec.lastStatus === info.status
-      ) {
-        this.logger.debug({ id, rev: rec.rev }, `spool: retry mark of ${id} is already on disk; written again, not counted twice`);
-        await this.moveSms('pending', 'pending', rec);
-        this.lastError = { id, error: info.error, at: this.clock().toISOString() };
-        return;
-      }
-      rec.attempts += 1;
-      rec.lastError = info.error;
-      if (info.status !== undefined) rec.lastStatus = info.status;
-      else delete rec.lastStatus;
-      rec.nextAttemptAt = nextAttemptAt;
-      rec.rev = (rec.rev ?? 0) + 1;
-      await this.moveSms('pending', 'pending', rec);
+      const { record, again } = markedRetry(rec, info);
+      if (again) this.logger.debug({ id, rev: rec.rev }, `spool: retry mark of ${id} is already on disk; written again, not counted twice`);
+      await this.moveSms('pending', 'pending', record);
       this.lastError = { id, error: info.error, at: this.clock().toISOString() };
     });
   }
@@ -587,16 +549,7 @@ export class Spool extends EventEmitter {
   async markDead(id: string, reason: string, status?: number): Promise<void> {
     assertId(id);
     return this.withLock(id, async () => {
-      const rec = await this.loadPending(id);
-      rec.deadReason = reason;
-      rec.lastError = reason;
-      if (status !== undefined) {
-        rec.attempts += 1;
-        rec.lastStatus = status;
-      }
-      delete rec.nextAttemptAt;
-      rec.rev = (rec.rev ?? 0) + 1;
-      await this.moveSms('pending', 'dead', rec);
+      await this.moveSms('pending', 'dead', markedDead(await this.loadPending(id), reason, status));
       this.lastError = { id, error: reason, at: this.clock().toISOString() };
     });
   }
