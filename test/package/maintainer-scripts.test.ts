@@ -46,7 +46,7 @@ describe('postinst', () => {
   it("exports the env file's KEY=VALUE lines for the check as systemd reads them, and runs nothing in it", () => {
     mkdirSync(at('etc/pulsa-bridge'), { recursive: true });
     const marker = at('ran');
-    writeFileSync(at('etc/pulsa-bridge/env'), `# SIM PIN\n\n; comment\n  PB_PIN = "12 34"  \nQ='a b'\ntouch ${marker}\n$(touch ${marker})=1\nPATH=/nowhere\nNODE_OPTIONS=--max-old-space-size=200\n`, { mode: 0o600 });
+    writeFileSync(at('etc/pulsa-bridge/env'), `# SIM PIN\n\n; comment\n  PB_PIN = "12 34"  \nQ='a b'\ntouch ${marker}\n$(touch ${marker})=1\nPATH=/nowhere\nNODE_OPTIONS=--max-old-space-size=200\nLD_PRELOAD=/nowhere/evil.so\n`, { mode: 0o600 });
     const r = dash(postinstFunctions(`(load_env_file ${at('etc/pulsa-bridge/env')} && env)`));
     expect(r.code, r.err).toBe(0);
     const vars = r.out.split('\n');
@@ -54,6 +54,7 @@ describe('postinst', () => {
     expect(vars).toContain("Q=a b");
     expect(vars).toContain('NODE_OPTIONS=--max-old-space-size=200');
     expect(vars).not.toContain('PATH=/nowhere');
+    expect(vars.some((v) => v.startsWith('LD_PRELOAD='))).toBe(false); // never into the root step (runuser)
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -63,7 +64,7 @@ describe('postinst', () => {
     chmodSync(at('etc/pulsa-bridge/env'), 0o666);
     const r = dash(postinstFunctions(`(load_env_file ${at('etc/pulsa-bridge/env')} && env)`));
     expect(r.out.split('\n')).not.toContain('PB_PIN=1234');
-    expect(r.err).toContain('is not read for the config check: it must belong to root and not be writable by others');
+    expect(r.err).toContain("is not read for the config check: it must be a file of root's, writable by root alone");
   });
 
   it('warns about an install.sh install that shadows the package, with the commands that remove it; deletes nothing', () => {
