@@ -44,7 +44,7 @@ function verdictOf(running: StatusFile | undefined, staleNote: string | undefine
     problems = judgeHealth({
       nowMs: Date.now(),
       startedAtMs: Date.parse(running.startedAt),
-      modems: running.modems.map((m) => ({ name: m.name, state: m.state, since: m.since, lastError: m.lastError, hint: m.hint })),
+      modems: running.modems.map((m) => ({ name: m.name, state: m.state, since: m.since, downSince: m.downSince, lastError: m.lastError, hint: m.hint })),
       spoolProbe: { okAtMs: writtenAtMs }, // status.json was written in the spool directory
       forwarder: { running: running.forwarder.running ?? true, unrecorded: running.forwarder.unrecorded ?? 0 },
       spool,
@@ -130,7 +130,8 @@ export function statusCommand(io: Io): Command {
         }
         for (const m of running.modems) {
           const id = m.identity;
-          out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
+          const down = m.state !== 'running' && m.downSince ? `, down since ${localTime(m.downSince)}` : '';
+          out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${down}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
           if (m.lastError) out(`  last error: ${m.lastError}\n`);
           if (m.hint) out(`  hint: ${m.hint}\n`);
           if ((m.signal || m.registration) && m.state === 'running') {
@@ -140,7 +141,7 @@ export function statusCommand(io: Io): Command {
           }
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
-          if (r) out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
+          if (r) out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}, failed attempts ${m.failedAttempts ?? 0}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
           const memories = r?.storages ?? [];
           if (memories.length > 0) out(`  SMS storage: ${memories.map((x) => `${x.storage} ${x.used}/${x.total}`).join(', ')} (checked ${localTime(memories.map((x) => x.checkedAt).sort().at(-1))})\n`);
           if (m.balance) out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));

@@ -78,7 +78,7 @@ describe('status: the spooled count', () => {
     const r = await status(['--spool', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('modem tsel-1: running since ');
-    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0\n/);
+    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0, failed attempts 0\n/);
   });
 
   it('prints its times in the local zone with the offset, like queue (issue 12: one zone everywhere)', async () => {
