@@ -434,7 +434,7 @@ describe('config check', () => {
     expect(cfg.webhook).toMatchObject({ baseUrl: 'https://********:********@convert.example.com/api', endpoint: 'https://********:********@convert.example.com/api/webhook/sms-gateway' });
     expect(cfg.warnings).toHaveLength(2); // the base URL, and the example's host
     const json = await cli(['config', 'check', file, '--json']);
-    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa')] });
+    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa'), expect.stringContaining("is the example's address")] });
   });
 
   it('a broken config prints every problem as `- path: ...` and exits 1', async () => {
