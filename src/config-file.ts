@@ -4,7 +4,26 @@
  * can write it decides where the SMS go and what is dialled); readable by others with secrets in it is a warning.
  */
 import { readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { ConfigError } from './errors.js';
+
+/** Which group may read a config this user cannot (the file's, else its directory's), and how to join it. */
+async function whoMayRead(file: string): Promise<string> {
+  let gid: number | undefined;
+  for (const p of [file, dirname(file)]) {
+    gid = await stat(p).then((s) => s.gid, () => undefined);
+    if (gid !== undefined) break;
+  }
+  const name = gid === undefined ? undefined : await groupName(gid);
+  const group = name ?? (gid === undefined ? 'pulsa-bridge' : `gid ${gid}`);
+  return `it is readable by the group ${group}: join it (sudo adduser $USER ${name ?? 'pulsa-bridge'}, then log in again) or run with sudo`;
+}
+
+/** A group's name from /etc/group (undefined when it is not there). */
+async function groupName(gid: number): Promise<string | undefined> {
+  const text = await readFile('/etc/group', 'utf8').catch(() => '');
+  return text.split('\n').map((l) => l.split(':')).find((f) => f[2] === String(gid))?.[0];
+}
 
 export async function readJson(file: string): Promise<unknown> {
   let body: string;
@@ -12,7 +31,7 @@ export async function readJson(file: string): Promise<unknown> {
     body = await readFile(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new ConfigError([`cannot read (${e.code ?? e.message})`], { file });
+    throw new ConfigError([`cannot read (${e.code ?? e.message})${e.code === 'EACCES' ? `: ${await whoMayRead(file)}` : ''}`], { file });
   }
   try {
     return JSON.parse(body) as unknown;

@@ -419,6 +419,12 @@ function configSchema(env: Env = process.env) {
       if (isPlainRemote(url)) {
         warnings.push(`webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`);
       }
+      // The shipped example's values left in place: the daemon would post to nowhere and open a port that is not there.
+      const exampleHost = (u: string | undefined) => u !== undefined && /^https?:\/\/([^/]*\.)?example\.(com|org|net)(:\d+)?(\/|$)/i.test(u);
+      if (exampleHost(c.webhook.baseUrl) || exampleHost(c.webhook.url)) warnings.push(`webhook ${maskUrl(url)} is the example's address: set webhook.baseUrl to the convert-pulsa server`);
+      c.modems.forEach((m, i) => {
+        if (/0123456789ABCDEF/.test(m.port)) warnings.push(`modems[${i}].port ${m.port} is the example's made-up modem: set the port \`pulsa-bridge ports\` shows (its /dev/serial/by-id/ path)`);
+      });
       const madeUp = madeUpSmsProblem(c.modems.map((m) => m.port), isLoopbackUrl(url), maskUrl(url));
       if (madeUp) warnings.push(`${madeUp}: \`run\` refuses this config`);
       if (resellerBase !== undefined && isPlainRemote(resellerBase) && (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)) {

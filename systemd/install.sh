@@ -448,7 +448,8 @@ next_steps() {
   say "  4. journalctl -u pulsa-bridge -f    (journalctl -u pulsa-bridge -p warning: problems only)"
 }
 if is_example; then
-  say "$CONFIG still holds the example values: the service is not enabled yet."
+  example_values=$(grep -n -o -e '"[A-Za-z]*": *"[^"]*convert\.example\.com[^"]*"' -e '"[A-Za-z]*": *"[^"]*0123456789ABCDEF[^"]*"' "$CONFIG" | sed 's/^\([0-9]*\):/line \1: /' | paste -sd ';' | sed 's/;/; /g')
+  say "$CONFIG still holds the example values ($example_values): the service is not enabled yet."
   next_steps
 elif ! check=$(config_check "$DEST" 2>&1 >/dev/null); then
   say "$CONFIG does not pass the check, the service is not (re)started:"

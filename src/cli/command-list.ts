@@ -25,7 +25,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { module: 'at', commands: [['at', 'send one AT line as typed and print every answer line (`AT+CSQ;+CREG?` shows both); with no command, an interactive AT terminal (URCs shown as they arrive; Ctrl-C or Ctrl-D exits)']] },
   { module: 'ussd', commands: [['ussd', 'dial a USSD code and print the replies, e.g. `pulsa-bridge ussd --modem telkomsel-1 "*888#"`; on a terminal, menus are answered interactively unless --reply is given']] },
   { module: 'queue', commands: [['queue', 'the spool: what was received, what waits for delivery, what failed']] },
-  { module: 'status', commands: [['status', 'daemon and modem states (with the last error and a hint), receive/forward counters, spool depth; exit 0 healthy, 1 unhealthy, 3 not running, 4 unknown']] },
+  { module: 'status', commands: [['status', 'daemon and modem states (with the last error and a hint), receive/forward counters, spool depth; exit 0 healthy (or degraded), 1 unhealthy, 2 usage, 3 not running, 4 unknown, 6 config unreadable']] },
   { module: 'simulate', commands: [['simulate', "serve the virtual modem on a pseudo-terminal (needs socat): point a config's modems[].port at --link and run the real daemon without hardware; type `help` for the commands that inject SMS and faults"]] },
   { module: 'balance', commands: [['balance', 'check the balance and active period of a SIM now (USSD), on one modem or on every modem with a balance check']] },
   { module: 'transfer', commands: [['test-transfer', 'send credit from the SIM in one modem to a centre SIM and watch it arrive (with --order: through a reseller order)']] },

@@ -3,6 +3,8 @@
  * secrets and URL credentials masked) on stdout, and on stderr the warnings the daemon would log at start
  * (`warning: ...`), so stdout stays `FILE: OK` + JSON (or JSON alone with --json). An invalid file exits 1.
  */
+import { existsSync } from 'node:fs';
+import { isVirtualPort } from '../serial/port-kind.js';
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import { loadConfig, maskSecrets } from '../config.js';
@@ -29,9 +31,11 @@ export function configCommand(io: Io): Command {
       }
       const file = configPath(given ?? opts.config);
       const cfg = await loadConfig(file);
-      if (!opts.json) io.out(`${file}: OK\n`);
+      // Ports that are not on this machine now (a typo, a modem unplugged, a config written elsewhere): named, not fatal.
+      const missing = cfg.modems.flatMap((m, i) => (isVirtualPort(m.port) || existsSync(m.port) ? [] : [`modems[${i}].port ${m.port} (${m.name}) does not exist on this machine: is the modem plugged in? \`pulsa-bridge ports\` lists what is`]));
+      if (!opts.json) io.out(`${file}: OK${cfg.warnings.length + missing.length > 0 ? `, with ${cfg.warnings.length + missing.length} warning(s)` : ''}\n`);
       printJson(io, maskSecrets(cfg));
-      for (const w of cfg.warnings) io.err(`warning: ${w}\n`);
+      for (const w of [...cfg.warnings, ...missing]) io.err(`warning: ${w}\n`);
     });
   config.addCommand(configInitCommand(io)); // `config init` (config-init.ts)
   return config;

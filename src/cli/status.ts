@@ -2,9 +2,9 @@
  * `pulsa-bridge status`: is the daemon running, what state is each modem in (and why, with the hint), what has it
  * received, spooled and forwarded, and how deep is the spool. Reads `status.json`, which the running daemon rewrites
  * every few seconds in the spool directory, plus the spool itself (as a client) and its lock.
- * Exit codes, for monitoring (like systemctl is-active / LSB status): 0 running and healthy; 1 running but unhealthy
- * (the reasons are printed: a modem down or needing PIN/PUK, pending records older than health.maxPendingAgeSec, the
- * spool unwritable, status.json stale); 3 not running; 4 unknown (the spool lock could not be read).
+ * Exit codes, for monitoring (like systemctl is-active / LSB status), one table, STATUS_EXIT: 0 running and healthy
+ * (degraded included: money flows, warnings printed); 1 running but unhealthy (the reasons printed); 2 a usage error;
+ * 3 not running; 4 unknown (the spool lock could not be read); 6 the config cannot be read or is invalid.
  */
 import { summaryOf } from './command-list.js';
 import { localTime } from '../time-format.js';
@@ -15,16 +15,16 @@ import { loadSpoolConfig } from '../config-spool.js';
 import type { StatusSnapshot } from '../status.js';
 import type { SpoolStats } from '../spool/store.js';
 import { STATUS_INTERVAL_MS, statusFilePath } from '../daemon/status-file.js';
-import { errorMessage } from '../errors.js';
+import { ConfigError, errorMessage } from '../errors.js';
 import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
-import { CommandFailed } from './lifecycle.js';
+import { CommandFailed, formatError } from './lifecycle.js';
 import { formatBalance } from './balance-format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { spoolFrom, spoolHolder } from './spool-access.js';
 import { maskUrl } from '../redact.js';
 import { safeText } from '../terminal-text.js';
 
-export const STATUS_EXIT = { healthy: 0, unhealthy: 1, notRunning: 3, unknown: 4 } as const;
+export const STATUS_EXIT = { healthy: 0, unhealthy: 1, usage: 2, notRunning: 3, unknown: 4, configUnreadable: 6 } as const;
 
 /** status.json as the daemon writes it; a daemon of an older release wrote no `health` or `spool`. */
 type StatusFile = Omit<StatusSnapshot, 'health' | 'spool'> & Partial<Pick<StatusSnapshot, 'health' | 'spool'>> & { pid: number; writtenAt: string };
@@ -44,7 +44,7 @@ function verdictOf(running: StatusFile | undefined, staleNote: string | undefine
     problems = judgeHealth({
       nowMs: Date.now(),
       startedAtMs: Date.parse(running.startedAt),
-      modems: running.modems.map((m) => ({ name: m.name, state: m.state, since: m.since, lastError: m.lastError, hint: m.hint })),
+      modems: running.modems.map((m) => ({ name: m.name, state: m.state, since: m.since, downSince: m.downSince, lastError: m.lastError, hint: m.hint })),
       spoolProbe: { okAtMs: writtenAtMs }, // status.json was written in the spool directory
       forwarder: { running: running.forwarder.running ?? true, unrecorded: running.forwarder.unrecorded ?? 0 },
       spool,
@@ -78,7 +78,15 @@ export function statusCommand(io: Io): Command {
     .action(async (opts: { config?: string; spool?: string; json?: boolean }) => {
       // Modem states, errors, identities and balance replies come from modems and networks: escaped (terminal-text.ts).
       const out = (text: string) => io.out(safeText(text, { multiline: true }));
-      const dir = opts.spool ?? (await loadSpoolConfig(configPath(opts.config))).spool.dir;
+      let dir: string;
+      try {
+        dir = opts.spool ?? (await loadSpoolConfig(configPath(opts.config))).spool.dir;
+      } catch (err) {
+        // Not "unhealthy" (1): a probe must tell a broken bridge from a config it cannot read (permissions, a typo).
+        if (!(err instanceof ConfigError)) throw err;
+        io.err(formatError(err));
+        throw new CommandFailed('status: the config cannot be read', STATUS_EXIT.configUnreadable);
+      }
       const daemon = await spoolHolder(dir);
       let running: StatusFile | undefined;
       let staleNote: string | undefined;
@@ -130,7 +138,8 @@ export function statusCommand(io: Io): Command {
         }
         for (const m of running.modems) {
           const id = m.identity;
-          out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
+          const down = m.state !== 'running' && m.downSince ? `, down since ${localTime(m.downSince)}` : '';
+          out(`modem ${m.name}: ${m.state} since ${localTime(m.since)}${down}${id ? ` (${id.manufacturer ?? '?'} ${id.model ?? '?'}, profile ${id.profile ?? '?'}, IMSI ${id.imsi ?? '?'})` : ''}\n`);
           if (m.lastError) out(`  last error: ${m.lastError}\n`);
           if (m.hint) out(`  hint: ${m.hint}\n`);
           if ((m.signal || m.registration) && m.state === 'running') {
@@ -140,7 +149,7 @@ export function statusCommand(io: Io): Command {
           }
           const r = m.receiver;
           // A daemon started before `spooled` existed wrote the same count as `forwarded` only.
-          if (r) out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
+          if (r) out(`  received ${r.received}, spooled ${r.spooled ?? r.forwarded}, ignored ${r.ignored}, quarantined ${r.quarantined}, duplicates ${r.duplicates}, parts waiting ${r.partsWaiting}, reconnects ${m.reconnects}, failed attempts ${m.failedAttempts ?? 0}${r.lastSweepAt ? `, last sweep ${localTime(r.lastSweepAt)}` : ''}\n`);
           const memories = r?.storages ?? [];
           if (memories.length > 0) out(`  SMS storage: ${memories.map((x) => `${x.storage} ${x.used}/${x.total}`).join(', ')} (checked ${localTime(memories.map((x) => x.checkedAt).sort().at(-1))})\n`);
           if (m.balance) out(formatBalance(m.balance).replace(/^[^:]*: /, `  balance (checked ${localTime(m.balance.checkedAt)}): `).replace(/\n {2}/g, '\n    '));

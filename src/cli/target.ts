@@ -106,7 +106,7 @@ async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
   try {
     return await loadConfig(configPath(opts.config));
   } catch (err) {
-    const absent = err instanceof ConfigError && err.problems.length === 1 && /^cannot read \((ENOENT|EACCES)\)$/.test(err.problems[0]!);
+    const absent = err instanceof ConfigError && err.problems.length === 1 && /^cannot read \((ENOENT|EACCES)\)/.test(err.problems[0]!);
     if (absent && opts.config === undefined && (opts.port || !opts.modem)) return undefined;
     throw err;
   }

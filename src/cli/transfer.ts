@@ -290,7 +290,7 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
       io.err(`WARNING: order ${order.trx_id} says ${order.final}, but this transfer's own step ${report.outcome === 'failed' ? 'failed' : `ended ${report.outcome}`}: the order was not approved by this transfer; check the order and the centre SIM by hand\n`);
     }
     if (!opts.json || report.sent.length) io.err(`${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`);
-    const what = !ranOk ? `the transfer ${report.outcome}` : `order ${order?.trx_id} ${order?.final === undefined ? 'still pending' : `ended ${safeText(order.final)}`}`;
+    const what = !ranOk ? (report.outcome === 'unknown' ? "the transfer ended unknown: the operator's reply (shown verbatim above) says neither that it went nor that it was refused" : `the transfer ${report.outcome}`) : `order ${order?.trx_id} ${order?.final === undefined ? 'still pending' : `ended ${safeText(order.final)}`}`;
     const reason = `test transfer failed: ${what}${order && !ranOk ? ` (the order says ${safeText(order.final ?? 'pending')})` : ''}`;
     io.err(`error: ${reason}\n`);
     throw new CommandFailed(reason);

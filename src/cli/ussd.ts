@@ -4,6 +4,7 @@
  * A menu still open at exit is always cancelled (AT+CUSD=2): left open, the next code dialled would answer it.
  * Exit 1 for status 4 (not supported), 5 (timed out) and a release notice without reply; extra words are a usage error.
  */
+import { UsageError } from './usage-error.js';
 import { summaryOf } from './command-list.js';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -55,6 +56,10 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
     .option('--cancel', 'cancel the session after the last reply (always done when a menu is still open)')
     .option('--json', 'print JSON (every reply, in order)');
   return cmd.action(async (code: string, opts: UssdCliOptions) => {
+    // Checked before any port opens: an empty or malformed code is the operator's typo, not the network's answer.
+    if (!/^[*#]?[0-9*#+]*[0-9][0-9*#+]*#?$/.test(code.trim())) {
+      throw new UsageError(code.trim() === '' ? 'empty USSD code' : `${JSON.stringify(code)} is not a USSD code`, { hint: 'digits with * and #, e.g. "*888#" (quoted in the shell)' });
+    }
     const input = io.input ?? process.stdin;
     const interactive = opts.reply.length === 0 && opts.interactive !== false && !opts.json && (input as { isTTY?: boolean }).isTTY === true;
     // The session timeout is the daemon's / modem's (30 s) unless --timeout was given.

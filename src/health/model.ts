@@ -7,6 +7,8 @@
  * check failing): `degraded`. Each problem is one line with a hint; `healthy` is exactly "no problems".
  */
 
+import { localTime } from '../time-format.js';
+
 export type HealthProblemCode =
   | 'spool-unwritable'
   | 'spool-probe-stuck'
@@ -47,6 +49,8 @@ export interface ModemSnapshot {
   state: string;
   /** When the state was entered (ISO). */
   since: string;
+  /** While not running: when it was last up, or the daemon's start (kept across retries). */
+  downSince?: string | undefined;
   lastError?: string | undefined;
   hint?: string | undefined;
   /** Label of the AT task running on the modem's scheduler, and since when (epoch ms) the same one has been seen. */
@@ -137,18 +141,18 @@ export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THR
       problems.push({ code: 'sim-not-ready', modem: m.name, message: `modem ${m.name}: SIM not ready${why}`, ...hint });
     } else if (m.state === 'disconnected') {
       // Gone (unplugged, reset, the port vanished): no SMS comes in from now, whatever the grace.
-      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is disconnected since ${m.since}${why}`, hint: m.hint ?? 'check the cable and the power; `pulsa-bridge ports` lists what is plugged in' });
+      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is disconnected, down since ${localTime(m.downSince ?? m.since)}${why}`, hint: m.hint ?? 'check the cable and the power; `pulsa-bridge ports` lists what is plugged in' });
     } else if ((m.state === 'connecting' || m.state === 'initialising') && (inState <= t.startupGraceMs || s.nowMs - s.startedAtMs <= t.startupGraceMs)) {
       continue; // starting up or reconnecting: not down yet
     } else {
-      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state} since ${m.since}${why}`, ...hint });
+      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state}, down since ${localTime(m.downSince ?? m.since)}${why}`, ...hint });
     }
   }
   const down = s.forwarder.endpointDown;
   if (down) {
     problems.push({
       code: 'webhook-unreachable',
-      message: `the webhook fails since ${down.since} (${down.failures} attempt${down.failures === 1 ? '' : 's'} in a row): ${down.lastError}`,
+      message: `the webhook fails since ${localTime(down.since)} (${down.failures} attempt${down.failures === 1 ? '' : 's'} in a row): ${down.lastError}`,
       hint: 'SMS wait in the spool and go as soon as it answers; check the server, the network and webhook.url (`pulsa-bridge queue ls` shows what waits)',
     });
   }

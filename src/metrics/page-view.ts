@@ -81,6 +81,8 @@ export function buildPageView(i: PageInput): unknown {
       name: m.name,
       state: m.state,
       since: m.since,
+      downSince: m.state === 'running' ? null : (m.downSince ?? m.since),
+      failedAttempts: m.failedAttempts ?? 0,
       hint: optNums(m.hint) ?? null,
       lastError: m.lastError ? nums(m.lastError) : null,
       device: [identity.manufacturer, identity.model].filter(Boolean).join(' ') || null,

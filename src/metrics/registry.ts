@@ -15,6 +15,7 @@ export interface ModemMetricsView {
   name: string;
   state: string;
   reconnects: number;
+  failedAttempts?: number | undefined;
   identity?: { manufacturer?: string | undefined; model?: string | undefined; profile?: string | undefined } | undefined;
   signal?: { dbm?: number | undefined; rssi: number; sampledAt: string } | undefined;
   registration?: { stat: number; registered: boolean; source: string; sampledAt: string } | undefined;
@@ -231,11 +232,19 @@ export class BridgeMetrics {
       },
     });
     new Counter({
-      name: 'pulsa_bridge_modem_reconnects_total', help: 'Times the modem connection was re-established (after a failure, unplug or hang)', labelNames: ['modem'], registers,
+      name: 'pulsa_bridge_modem_reconnects_total', help: 'Connections re-established after one that ran (after an unplug, a reset or a hang); failed attempts are counted apart', labelNames: ['modem'], registers,
       async collect() {
         const list = await modems();
         this.reset();
         for (const m of list) this.inc({ modem: m.name }, m.reconnects);
+      },
+    });
+    new Counter({
+      name: 'pulsa_bridge_modem_connect_failures_total', help: 'Attempts to connect to or initialise the modem that failed (a missing port retried counts each try)', labelNames: ['modem'], registers,
+      async collect() {
+        const list = await modems();
+        this.reset();
+        for (const m of list) this.inc({ modem: m.name }, m.failedAttempts ?? 0);
       },
     });
   }

@@ -8,6 +8,7 @@
  * - Receiver counts add up across sessions; the last error clears once the modem runs again; a retry is one log line.
  * - Deletes nothing (the receiver owns acknowledgement); knows the receiver only as SupervisedReceiver.
  */
+import { RepeatedWarnings } from '../log/repeated.js';
 import type { AtChannel } from '../at/types.js';
 import { BridgeError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -103,9 +104,17 @@ export interface SupervisorStatus<S extends ReceiverCounts = ReceiverCounts> {
   name: string;
   state: ModemState;
   since: string;
+  /**
+   * While not running: since when the modem is down (when it was last running, or when the daemon started), kept across
+   * the retries' state changes. Undefined while it runs.
+   */
+  downSince?: string | undefined;
   lastError: string | undefined;
   hint: string | undefined;
+  /** Connections re-established after one that ran (not the first, not failed attempts). */
   reconnects: number;
+  /** Attempts to connect or initialise that failed. */
+  failedAttempts: number;
   identity: ModemIdentityLike | undefined;
   receiver: S | undefined;
   /** Queue depth and the running task of the modem's scheduler. */
@@ -132,13 +141,19 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
   /** The configured modem's one scheduler of AT work (the daemon hands it to the control plane). */
   readonly scheduler: AtScheduler<ModemHandle<M>>;
 
+  /** A connection ran before (the next one that runs is a reconnect). */
+  private ranBefore = false;
+  /** Connect errors, summarised when the same one repeats. */
+  private readonly repeated: RepeatedWarnings;
+
   constructor(options: SupervisorOptions<M, R>) {
     this.o = options;
     this.log = options.logger.child({ modem: options.name });
+    this.repeated = new RepeatedWarnings((line) => this.log.error(line), 10 * 60_000);
     this.scheduler = options.scheduler;
     this.statusValue = {
-      name: options.name, state: 'stopped', since: new Date().toISOString(), lastError: undefined, hint: undefined,
-      reconnects: 0, identity: undefined, receiver: undefined,
+      name: options.name, state: 'stopped', since: new Date().toISOString(), downSince: new Date().toISOString(), lastError: undefined, hint: undefined,
+      reconnects: 0, failedAttempts: 0, identity: undefined, receiver: undefined,
     };
   }
 
@@ -175,6 +190,7 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.repeated.flush();
     this.signalStop();
     this.scheduler.detach('stopped');
     await this.receiver?.stop();
@@ -186,7 +202,16 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
 
   private setState(state: ModemState, error?: unknown): void {
     const changed = this.statusValue.state !== state;
-    if (changed) this.statusValue.since = new Date().toISOString();
+    const now = new Date().toISOString();
+    if (changed) this.statusValue.since = now;
+    if (state === 'running') {
+      // A connection re-established after one that ran counts; the first one, and failed attempts, do not.
+      if (changed && this.ranBefore) this.statusValue.reconnects++;
+      this.ranBefore = true;
+      this.statusValue.downSince = undefined;
+    } else if (this.statusValue.downSince === undefined) {
+      this.statusValue.downSince = now;
+    }
     this.statusValue.state = state;
     if (error !== undefined) {
       this.statusValue.lastError = errorMessage(error);
@@ -229,6 +254,7 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
         }
       } catch (err) {
         failures++;
+        this.statusValue.failedAttempts++;
         const code = err instanceof BridgeError ? err.code : undefined;
         const portGone = code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION';
         if (code === 'SIM_NOT_READY') {
@@ -245,15 +271,15 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
         if (this.stopping) break;
         const hint = err instanceof BridgeError && err.hint ? ` (hint: ${err.hint})` : '';
         const line = `modem ${this.o.name}: ${errorMessage(err)}${hint}; retrying in ${delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`}`;
-        // One line per retry: a replug polls every replugPoll, and a stack says nothing an operator can act on.
+        // The same error again (a missing port, retried for hours) is summarised: one line per cause per 10 minutes with
+        // a count; a replug polls every replugPoll, and a stack says nothing an operator can act on.
         if (portGone && replugging() && failures > 1) this.log.debug({ code, retryInMs: delay, attempt: failures }, line);
-        else this.log.error({ code, retryInMs: delay, attempt: failures }, line);
+        else this.repeated.note(`${code ?? ''}:${errorMessage(err)}`, line);
         this.log.debug({ err }, 'the error behind the retry above');
       } finally {
         await this.teardown();
       }
       if (this.stopping) break;
-      this.statusValue.reconnects++;
       await this.sleep(delay);
     }
   }

@@ -2,12 +2,15 @@
  * Executes a rendered transfer flow (flows.ts) on the sending modem through ModemOps and, when the centre SIM is in a
  * modem of this bridge, waits there for the confirmation SMS. Steps run in order; the first failure ends the run.
  * Credit safety: each step records whether what it sent left the modem (`sent`, `not-sent`, `unknown`), so an
- * interrupted run is never repeated blindly. An operator reply saying the transfer failed fails the step, shown verbatim.
+ * interrupted run is never repeated blindly. The operator's replies are judged (operator-replies.ts): a refusal fails
+ * the step with its reason; a reply that matches nothing known ends the run `unknown`, never a success, unless the
+ * confirmation SMS then arrives on a centre SIM of this bridge. Replies are always shown verbatim.
  */
 import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
 import { errorMessage } from '../errors.js';
 import { parseOperatorSms } from '../sms/operator-facts.js';
 import { describeStep, extractToken, type FlowStep } from './flows.js';
+import { judgeReply } from './operator-replies.js';
 import { realClock, SmsWatch, TransferInterrupted, TransferTimeout, type DeliveryAnswer, type SeenSms, type WatchClock } from './sms-watch.js';
 
 export type SentState = 'sent' | 'not-sent' | 'unknown';
@@ -17,7 +20,7 @@ export interface StepReport {
   step: number;
   kind: FlowStep['kind'] | 'confirm';
   description: string;
-  status: 'ok' | 'failed' | 'timeout' | 'interrupted';
+  status: 'ok' | 'failed' | 'timeout' | 'interrupted' | 'unknown';
   /** Milliseconds since the run started, at the step's start, and its duration. */
   startMs: number;
   ms: number;
@@ -35,7 +38,7 @@ export interface Confirmation {
 }
 
 export interface TransferReport {
-  outcome: 'confirmed' | 'sent' | 'failed' | 'timeout' | 'interrupted';
+  outcome: 'confirmed' | 'sent' | 'failed' | 'timeout' | 'interrupted' | 'unknown';
   steps: StepReport[];
   /** Human lines: what left the modem (with `unknown` ones marked), for the interruption note. */
   sent: string[];
@@ -61,7 +64,8 @@ export interface RunOptions {
   onStep?: (s: StepReport) => void;
 }
 
-const FAILED_REPLY = /\b(gagal|failed|tidak cukup|tidak valid|salah|dibatalkan|maaf)\b/i;
+/** A reply that matched nothing known: the step ends `unknown` (see the header). */
+class UnknownReply extends Error {}
 
 function digits62(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
@@ -131,7 +135,9 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
           }
           if (r.status === 1) await o.from.ussdCancel();
           if (r.status >= 2) throw new Error(`the network answered ${r.statusText}${r.text ? `: ${r.text}` : ''}`);
-          if (FAILED_REPLY.test(r.text)) throw new Error(`the operator's reply says it failed: ${r.text}`);
+          const verdict = judgeReply(r.text);
+          if (verdict.kind === 'refused') throw new Error(`the operator refused (${verdict.reason}): ${r.text}`);
+          if (verdict.kind !== 'confirmed') throw new UnknownReply(`the operator's reply says neither that the transfer went nor that it was refused: ${r.text}`);
         } else if (step.kind === 'sms') {
           if (step.usesToken && token === undefined) throw new Error('no token was captured for {token}');
           const text = step.text.replace('{token}', token ?? '');
@@ -142,15 +148,19 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
         } else {
           const sms = await fromWatch.next((s) => sameSender(s.sender, step.from), step.timeoutSec * 1000, `SMS from ${step.from} on ${fromName} (step ${i + 1})`, o.signal);
           base.replies.push(sms.text);
+          const verdict = judgeReply(sms.text);
+          if (verdict.kind === 'refused') throw new Error(`the operator refused (${verdict.reason}): ${sms.text}`);
           if (step.token) {
             token = extractToken(step.token, sms.text);
             if (token === undefined) throw new Error(`the SMS from ${step.from} carries no token matching /${step.token}/: ${sms.text}`);
+          } else if (verdict.kind === 'unknown') {
+            // Nothing more is sent on a message not understood (a `Y` could confirm something else).
+            throw new UnknownReply(`the operator's SMS is not a known question or confirmation; nothing more was sent: ${sms.text}`);
           }
-          if (FAILED_REPLY.test(sms.text) && !step.token) throw new Error(`the operator's reply says it failed: ${sms.text}`);
         }
         finish({ ...base, status: 'ok', ms: clock.now() - t0 - startMs, sent: step.kind === 'await-sms' ? 'not-sent' : sentState });
       } catch (err) {
-        const status = err instanceof TransferTimeout ? 'timeout' : err instanceof TransferInterrupted || interrupted() ? 'interrupted' : 'failed';
+        const status = err instanceof TransferTimeout ? 'timeout' : err instanceof TransferInterrupted || interrupted() ? 'interrupted' : err instanceof UnknownReply ? 'unknown' : 'failed';
         if (sentState === 'unknown') sent.push(`${step.kind === 'sms' ? 'SMS' : 'USSD'} step ${i + 1} on ${fromName} (MAY have been sent: the outcome is unknown)`);
         finish({ ...base, status, ms: clock.now() - t0 - startMs, sent: sentState, error: errorMessage(err) });
         outcome = status;
@@ -158,7 +168,9 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
       }
     }
 
-    if (outcome === 'sent' && centreWatch && o.centre) {
+    // The confirmation SMS decides when the centre SIM is in this bridge, also after a reply not understood.
+    const lastUnknownUssd = outcome === 'unknown' && steps.at(-1)?.kind === 'ussd' && steps.at(-1)?.sent === 'sent';
+    if ((outcome === 'sent' || lastUnknownUssd) && centreWatch && o.centre) {
       const startMs = clock.now() - t0;
       const from62 = digits62(o.fromNumber);
       const what = `the confirmation SMS (Rp ${o.amount}${from62 ? ` from ${from62}` : ''}) on ${o.centre.name}`;
@@ -175,7 +187,7 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
       } catch (err) {
         const status = err instanceof TransferTimeout ? 'timeout' : 'interrupted';
         finish({ ...base, status, ms: clock.now() - t0 - startMs, replies: [], error: errorMessage(err) });
-        outcome = status;
+        outcome = lastUnknownUssd && status === 'timeout' ? 'unknown' : status;
       }
     }
   } finally {

@@ -70,6 +70,14 @@ export interface DefaultUssdOptions {
   /** Starting credit in rupiah (the balance menu and transfers use it). Default 24025. */
   balance?: number;
   ownNumber?: string;
+  /** The clock the active period follows: it ends 60 days after the moment the menu is asked (never expired). */
+  now?: () => Date;
+}
+
+/** `dd/mm/yyyy` of the day 60 days from now: the default active period's end. */
+export function defaultActiveUntil(now: Date = new Date()): string {
+  const d = new Date(now.getTime() + 60 * 86_400_000);
+  return `${String(d.getDate()).padStart(2, '0')}/${String(d.getMonth() + 1).padStart(2, '0')}/${d.getFullYear()}`;
 }
 
 /**
@@ -84,7 +92,7 @@ export function defaultUssdScript(options: DefaultUssdOptions = {}): UssdScript 
       code: '*888#',
       menu: () => ({
         status: 1,
-        text: `Sisa pulsa Rp.${balance}.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu`,
+        text: `Sisa pulsa Rp.${balance}.Aktif sd ${defaultActiveUntil(options.now?.())}.\n1.Beli Paket\n2.Info Kartu`,
         replies: {
           '1': { status: 0, text: 'Maaf, layanan belum tersedia.' },
           '2': { status: 0, text: `Nomor Anda ${ownNumber}` },

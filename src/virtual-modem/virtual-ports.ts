@@ -5,6 +5,7 @@
  * an operator. Tests and the demo reach the devices and the network here; configureVirtualModems() sets what devices
  * built afterwards start with (boot delays, noise); stopVirtualModems() powers off those built here.
  */
+import { createHash } from 'node:crypto';
 import { PortError } from '../errors.js';
 import type { SerialLink } from '../serial/link.js';
 import { isVirtualPort, VIRTUAL_PORT_PREFIX } from '../serial/port-kind.js';
@@ -78,6 +79,29 @@ export const SAMPLE_SMS: ReadonlyArray<{ from: string; text: string }> = [
   { from: '168', text: 'Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000.' },
 ];
 
+/** `n` decimal digits drawn from a name (stable: the same name gives the same digits). */
+function digitsOf(name: string, salt: string, n: number): string {
+  const hex = createHash('sha256').update(`${salt}:${name}`).digest('hex');
+  return BigInt(`0x${hex}`).toString().slice(0, n).padStart(n, '0');
+}
+
+/** The Luhn check digit of an IMEI's first 14 digits. */
+function luhn(digits: string): string {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 0) d *= 2;
+    sum += d > 9 ? d - 9 : d;
+  }
+  return String((10 - (sum % 10)) % 10);
+}
+
+/** A virtual modem's identity from its name: a valid IMEI (Luhn), an IMSI and ICCID of the Telkomsel network. */
+function identityOf(name: string): { imei: string; imsi: string; iccid: string } {
+  const imei14 = `35693803${digitsOf(name, 'imei', 6)}`;
+  return { imei: imei14 + luhn(imei14), imsi: `51010${digitsOf(name, 'imsi', 10)}`, iccid: `896210${digitsOf(name, 'iccid', 14)}` };
+}
+
 let network: VirtualNetwork | undefined;
 const built = new Map<string, VirtualModem>();
 let defaults: Partial<VirtualModemOptions> = {};
@@ -142,7 +166,9 @@ export function ensureVirtualModem(port: string): VirtualModem | undefined {
     ...(spec.samples ? { bootStepMs: 0 } : {}), // --simulate's device answers at once
     ...(spec.pin ? { pin: spec.pin } : {}),
     ...(spec.quirks.length > 0 ? { quirks: spec.quirks } : {}),
-    ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted, identity: { ...defaults.identity, ownNumber: line.ownNumber } } : {}),
+    // Each device its own IMEI, IMSI and ICCID (from its name: the same across restarts), unless the defaults say.
+    identity: { ...(spec.samples ? {} : identityOf(spec.name)), ...defaults.identity, ...(line ? { ownNumber: line.ownNumber } : {}) },
+    ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted } : {}),
   });
   line?.connect(vm);
   vm.start();

@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { allCommands, createProgram, main } from '../../src/cli.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli, captureIo, sampleModem, withSimulateDevice } from '../support/cli.js';
+import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
 
 
@@ -140,7 +141,7 @@ describe('ussd', () => {
   it('dials *888# and prints the decoded balance menu', async () => {
     const r = await cli(['ussd', '--simulate', '*888#']);
     expect(r.code).toBe(0);
-    expect(r.out).toBe('[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu\n');
+    expect(r.out).toBe(`[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n`);
   });
 
   it('walks the credit-transfer menu with --reply', async () => {
@@ -381,7 +382,11 @@ describe('config check', () => {
   it('the example config is OK and printed with defaults', async () => {
     const r = await cli(['config', 'check', 'config.example.json']);
     expect(r.code).toBe(0);
-    expect(r.out.split('\n')[0]).toBe('config.example.json: OK');
+    // OK, and the example's values named: its webhook host and its made-up modem (not plugged in here either).
+    expect(r.out.split('\n')[0]).toBe('config.example.json: OK, with 3 warning(s)');
+    expect(r.err).toContain("warning: webhook https://convert.example.com/api/v1/convert-pulsa/webhook/sms-gateway is the example's address");
+    expect(r.err).toMatch(/warning: modems\[0\]\.port \S+0123456789ABCDEF\S+ is the example's made-up modem/);
+    expect(r.err).toMatch(/warning: modems\[0\]\.port \S+ \(telkomsel-1\) does not exist on this machine/);
     const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as { modems: Array<{ name: string }> };
     expect(cfg.modems[0]!.name).toBe('telkomsel-1');
   });
@@ -421,15 +426,15 @@ describe('config check', () => {
     expect(r.code).toBe(0);
     expect(r.out).not.toContain('pa55');
     expect(r.err).not.toContain('pa55');
-    expect(r.err).toBe(
+    expect(r.err).toContain(
       'warning: webhook base URL https://********:********@convert.example.com/api does not end in /api/v1/convert-pulsa; ' +
         'posting to https://********:********@convert.example.com/api/webhook/sms-gateway\n',
     );
     const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as { webhook: { baseUrl: string; endpoint: string }; warnings: string[] };
     expect(cfg.webhook).toMatchObject({ baseUrl: 'https://********:********@convert.example.com/api', endpoint: 'https://********:********@convert.example.com/api/webhook/sms-gateway' });
-    expect(cfg.warnings).toHaveLength(1);
+    expect(cfg.warnings).toHaveLength(2); // the base URL, and the example's host
     const json = await cli(['config', 'check', file, '--json']);
-    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa')] });
+    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa'), expect.stringContaining("is the example's address")] });
   });
 
   it('a broken config prints every problem as `- path: ...` and exits 1', async () => {

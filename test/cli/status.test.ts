@@ -18,6 +18,7 @@ import { until } from '../support/until.js';
 import { startInProcess } from '../support/in-process.js';
 import { cli } from '../support/cli.js';
 import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
+import { STATUS_EXIT } from '../../src/cli/status.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -78,7 +79,7 @@ describe('status: the spooled count', () => {
     const r = await status(['--spool', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('modem tsel-1: running since ');
-    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0\n/);
+    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0, failed attempts 0\n/);
   });
 
   it('prints its times in the local zone with the offset, like queue (issue 12: one zone everywhere)', async () => {
@@ -161,3 +162,23 @@ describe('status: the spool counts', () => {
     expect(r.out).not.toContain('forwarder:');
   });
 });
+
+describe('status exit codes a probe can tell apart', () => {
+  it('a config it cannot read is 6 (not 1, unhealthy), with the reason; a usage error is 2', async () => {
+    const missing = await cli(['status', '--config', '/nonexistent/pulsa-bridge/config.json']);
+    expect(missing.code).toBe(6);
+    expect(missing.err).toContain('cannot read (ENOENT)');
+    expect((await cli(['status', '--bogus'])).code).toBe(2);
+    // The table every probe reads.
+    expect(STATUS_EXIT).toEqual({ healthy: 0, unhealthy: 1, usage: 2, notRunning: 3, unknown: 4, configUnreadable: 6 });
+  });
+
+  it('ussd with an empty code, or one that is not a USSD code, is a usage error (2) before any port opens', async () => {
+    for (const code of ['', 'hello']) {
+      const r = await cli(['ussd', '--simulate', code]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/^error: (empty USSD code|"hello" is not a USSD code)\nhint: digits with \* and #/);
+    }
+  });
+});
+

@@ -10,6 +10,7 @@ import { formatUssd } from '../../src/cli/ussd.js';
 import { VirtualModem, type VirtualModemOptions } from '../../src/virtual-modem/virtual-modem.js';
 import type { UssdScript } from '../../src/virtual-modem/ussd-script.js';
 import { withSimulateDevice, type TestIo } from '../support/cli.js';
+import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
 const PACKAGES: UssdScript = [
   {
@@ -107,7 +108,7 @@ describe('ussd', () => {
     const c = capture({}, { profile: 'huawei' });
     await run(c, ['*888#', '--reply', '2']);
     expect(c.result().out).toBe(
-      '[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu\n[status 0: done]\nNomor Anda 6281234567890\n',
+      `[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n[status 0: done]\nNomor Anda 6281234567890\n`,
     );
     const sent = c.vm().commandLog().filter((l) => l.startsWith('AT+CUSD=1'));
     expect(sent).toHaveLength(2);
@@ -124,7 +125,7 @@ describe('formatUssd', () => {
 });
 
 describe('ussd: every reply form of the field notes, end to end', () => {
-  const MENU = 'Sisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu';
+  const MENU = `Sisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu`;
   const FORMS = ['ucs2', 'ucs2-dcs15', 'ascii-hex', 'ucs2-language', 'gsm7-language'] as const;
   it.each(FORMS)('%s: decoded', async (form) => {
     const c = capture({}, { ussdReplyForm: form });

@@ -14,6 +14,7 @@ import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { hasSocat } from '../support/pty.js';
 import { CliProcess, DaemonProcess, killAll, runCli, SimProcess } from '../support/daemon.js';
+import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -35,7 +36,7 @@ const daemonConfig = (modem: Record<string, unknown>, extra: Record<string, unkn
 
 const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
 const webhookTexts = () => server.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message);
-const MENU = '[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu\n';
+const MENU = `[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n`;
 
 async function stop(daemon: DaemonProcess): Promise<void> {
   daemon.child.kill('SIGTERM');
@@ -73,7 +74,7 @@ describe.skipIf(!hasSocat)('USSD, raw AT and balance through the running daemon 
       expect(viaDaemon.code, viaDaemon.err).toBe(0);
       expect(daemon.out.some((l) => /operator \(uid \d+ pid \d+\): balance check on tsel-1 \(the configured code\)/.test(l))).toBe(true);
       const a = JSON.parse(viaDaemon.out) as Record<string, unknown>;
-      expect(a).toMatchObject({ modem: 'tsel-1', code: '*888#', balance: 24025, activeUntil: '2026-08-28' });
+      expect(a).toMatchObject({ modem: 'tsel-1', code: '*888#', balance: 24025, activeUntil: defaultActiveUntil().split('/').reverse().join('-') });
       await stop(daemon);
       const direct = await runCli(['balance', '--config', config, '--json']);
       expect(direct.code, direct.err).toBe(0);

@@ -8,7 +8,7 @@ const snapshot = (over: Partial<PageSnapshot> = {}): PageSnapshot => ({
   webhookUrl: 'https://user:secret@api.example/api/v1/convert-pulsa/webhook/sms-gateway',
   modems: [
     {
-      name: 'tsel-1', state: 'disconnected', since: '2026-01-01T00:01:00.000Z', lastError: 'serial port /dev/ttyUSB0 does not exist', hint: 'check the cable', reconnects: 3,
+      name: 'tsel-1', state: 'disconnected', since: '2026-01-01T00:01:00.000Z', lastError: 'serial port /dev/ttyUSB0 does not exist', hint: 'check the cable', reconnects: 3, failedAttempts: 7,
       identity: { manufacturer: 'SIMCOM', model: 'SIM800L', imsi: '510101234567890' }, receiver: undefined, scheduler: { queued: 0, running: undefined } as never,
       signal: { rssi: 20, dbm: -73, bars: 4, sampledAt: '2026-01-01T00:00:30.000Z' },
       balance: { modem: 'tsel-1', code: '*888#', reply: 'Sisa pulsa Rp 1.000', replies: [], balance: 1000, activeUntil: '2026-01-05', state: 'warning', reasons: ['balance Rp 1000 is below Rp 5000'], hint: 'top up 081234567890', checkedAt: '2026-01-01T00:00:40.000Z' },

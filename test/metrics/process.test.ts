@@ -122,13 +122,13 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
       body = await r.text();
       return r.status === 503;
     }, '/healthz to answer 503', 20_000);
-    expect(body).toMatch(/^unhealthy\n- modem tsel-1 is (disconnected|failed) since /);
+    expect(body).toMatch(/^unhealthy\n- modem tsel-1 is (disconnected|failed), down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/);
     text = await (await fetch(`http://${addr}/metrics`)).text();
     expect(sample(text, 'pulsa_bridge_modem_up{modem="tsel-1"}')).toBe(0);
     expect(sample(text, 'pulsa_bridge_healthy')).toBe(0);
     let down = status(config);
     await until(() => (down = status(config)).code === 1, 'status to see the modem down (status.json is rewritten every 5 s)', 20_000);
-    expect(down.out).toMatch(/health: UNHEALTHY\n {2}- modem tsel-1 is (disconnected|failed) since /);
+    expect(down.out).toMatch(/health: UNHEALTHY\n {2}- modem tsel-1 is (disconnected|failed), down since /);
 
     await daemon.stop('SIGTERM');
     const stopped = status(config);

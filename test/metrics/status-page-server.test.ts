@@ -71,7 +71,7 @@ describe('the status page listener', () => {
     const after = (await (await fetch(`${url}/api/status`)).json()) as { health: { healthy: boolean; problems: Array<{ message: string; hint: string | null }> } };
     const healthz = await (await fetch(`${url}/healthz`)).text();
     expect(after.health.healthy).toBe(false);
-    expect(after.health.problems.map((p) => p.message)).toEqual([expect.stringMatching(/^modem b is disconnected since /)]);
+    expect(after.health.problems.map((p) => p.message)).toEqual([expect.stringMatching(/^modem b is disconnected, down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/)]);
     expect(healthz).toBe(`unhealthy\n${after.health.problems.map((p) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`).join('')}`);
   });
 

@@ -12,6 +12,7 @@ import { buildUrcTable } from '../../src/modem/urcs.js';
 import { UssdSession, ussdCommandGeneric } from '../../src/modem/ussd-session.js';
 import { openVirtualLink } from '../../src/virtual-modem/virtual-link.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
+import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
 let counter = 0;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -63,7 +64,7 @@ describe('UssdSession on the virtual modem', () => {
     const t = await setup({ send: 'text', charset: 'UCS2' });
     const menu = await t.session.start('*888#');
     expect(menu).toMatchObject({ status: 1, dcs: 72 });
-    expect(menu.text).toBe('Sisa pulsa Rp.24025.Aktif sd 28/08/2026.\n1.Beli Paket\n2.Info Kartu');
+    expect(menu.text).toBe(`Sisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu`);
     expect(t.cusd()).toEqual(['AT+CSCS="UCS2"', 'AT+CUSD=1,"002A0038003800380023",15']);
     await t.session.cancel();
   });

@@ -80,7 +80,7 @@ pass "rebuilt as $V2 (the upgrade)"
 # --- 2. install -------------------------------------------------------------------------------------------------------
 if "${APT[@]}" install "$WORK/pulsa-bridge_${V1}_all.deb" > "$WORK/install1.log" 2>&1; then pass "apt-get install ./pulsa-bridge_${V1}_all.deb"; else cat "$WORK/install1.log"; stop "apt-get install failed"; fi
 grep '^pulsa-bridge:' "$WORK/install1.log" | sed 's/^/        | /'
-check "postinst: the example config is not enabled, the next steps are printed" grep -q 'still holds the example values: the service is not enabled yet' "$WORK/install1.log"
+check "postinst: the example config is not enabled, the next steps are printed" grep -q 'still holds the example values (line [0-9]*: "baseUrl": "https://convert.example.com.*): the service is not enabled yet' "$WORK/install1.log"
 check "user pulsa-bridge (group pulsa-bridge, in dialout), group pulsa-bridge-ops" bash -c 'id -gn pulsa-bridge | grep -qx pulsa-bridge && id -nG pulsa-bridge | grep -qw dialout && getent group pulsa-bridge-ops'
 check "/etc/pulsa-bridge/config.json: a conffile, 0640 root:pulsa-bridge" bash -c 'dpkg-query -W -f="\${Conffiles}" pulsa-bridge | grep -q /etc/pulsa-bridge/config.json && [ "$(stat -c "%a %U:%G" /etc/pulsa-bridge/config.json)" = "640 root:pulsa-bridge" ]'
 check "/var/lib/pulsa-bridge: 0750 pulsa-bridge" bash -c '[ "$(stat -c "%a %U:%G" /var/lib/pulsa-bridge)" = "750 pulsa-bridge:pulsa-bridge" ]'

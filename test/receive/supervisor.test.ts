@@ -124,6 +124,34 @@ describe('reconnects', () => {
   });
 });
 
+describe('down since and the counters tell the truth', () => {
+  it('down since is when the modem was last up, kept across retries; reconnects counts connections re-established, failed attempts apart; the repeating error is one line', async () => {
+    const { logger, lines } = captureLogger();
+    const vm = virtualModem(uniquePath(), { profile: 'simcom' });
+    const spool = await Spool.open(dir, { logger: silentLogger() });
+    const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start() });
+    stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
+    supervisor.start();
+    await until(() => supervisor.status().state === 'running', 'running');
+    expect(supervisor.status()).toMatchObject({ reconnects: 0, failedAttempts: 0, downSince: undefined });
+    vm.unplug();
+    await until(() => supervisor.status().state === 'disconnected', 'disconnected');
+    const downSince = supervisor.status().downSince;
+    expect(downSince).toBeDefined();
+    await until(() => supervisor.status().failedAttempts >= 3, 'three failed attempts', 10_000);
+    // Every retry changes the state (connecting, disconnected again): down since does not move, nothing reconnected.
+    expect(supervisor.status().downSince).toBe(downSince);
+    expect(supervisor.status().reconnects).toBe(0);
+    vm.replug();
+    await until(() => supervisor.status().state === 'running', 'running again', 5_000);
+    expect(supervisor.status()).toMatchObject({ reconnects: 1, downSince: undefined });
+    expect(supervisor.status().failedAttempts).toBeGreaterThanOrEqual(3);
+    // The same error repeated while unplugged: logged once (then summarised), not once per attempt.
+    const same = lines.filter((l) => /retrying in/.test(String(l.msg)) && l.level >= 50);
+    expect(same.length).toBeLessThanOrEqual(2);
+  });
+});
+
 describe('idle traffic', () => {
   it('at most 3 AT commands per idle minute with the default sweep (60 s) and probe (30 s) intervals', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });

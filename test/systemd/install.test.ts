@@ -283,7 +283,7 @@ describe('install.sh: build, install, upgrade', () => {
   it('does not enable the service on the example config: prints the next steps instead', () => {
     const r = install();
     expect(r.code, r.all).toBe(0);
-    expect(r.out).toContain('still holds the example values: the service is not enabled yet');
+    expect(r.out).toMatch(/still holds the example values \(line \d+: "baseUrl": "https:\/\/convert\.example\.com[^)]*"port": "\/dev\/serial\/by-id\/[^"]*0123456789ABCDEF[^"]*"\): the service is not enabled yet/);
     expect(r.out).toContain('sudo systemctl enable --now pulsa-bridge');
     expect(r.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
   });

@@ -3,6 +3,7 @@ import { parse, type Deliver } from 'node-pdu';
 import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import { packUssdHex, unpackUssdHex } from '../../src/virtual-modem/septets.js';
 import { boot, shutdownBooted } from './wire.js';
+import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
 const TS = new Date(Date.UTC(2024, 0, 8, 5, 34, 56));
 
@@ -260,7 +261,7 @@ describe('USSD', () => {
     const { wire } = await boot();
     await wire.cmd('ATE0');
     await wire.cmd('AT+CUSD=1,"*888#",15');
-    expect(await wire.until((l) => l.endsWith('2.Info Kartu",15'))).toEqual(['+CUSD: 1,"Sisa pulsa Rp.24025.Aktif sd 28/08/2026.', '1.Beli Paket', '2.Info Kartu",15']);
+    expect(await wire.until((l) => l.endsWith('2.Info Kartu",15'))).toEqual([`+CUSD: 1,"Sisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.`, '1.Beli Paket', '2.Info Kartu",15']);
     expect((await wire.cmd('AT+CUSD=2')).final).toBe('OK');
     await wire.cmd('AT+CUSD=1,"1",15');
     expect(await wire.next()).toBe('+CUSD: 4');

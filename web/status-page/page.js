@@ -44,11 +44,20 @@ function duration(ms) {
   return `${Math.round(s / 86400)} d`;
 }
 
+/** `YYYY-MM-DD HH:MM:SS +HH:MM` in the viewer's zone: the one form every time on the page takes (as the CLI's). */
+function localTime(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  const p = (n) => String(Math.trunc(Math.abs(n))).padStart(2, '0');
+  const ahead = -d.getTimezoneOffset();
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${ahead < 0 ? '-' : '+'}${p(ahead / 60)}:${p(ahead % 60)}`;
+}
+
 function when(iso) {
   const t = el('time', null, ago(iso));
   if (iso) {
     t.dateTime = iso;
-    t.title = new Date(iso).toLocaleString();
+    t.title = localTime(iso);
   }
   return t;
 }
@@ -92,10 +101,11 @@ function modemCard(m) {
   h.append(el('span', 'name', m.name), badge(STATES, m.state));
   card.append(h);
   const reg = m.registration ? `${m.registration.registered ? '✔' : '✖'} ${m.registration.text}` : 'not sampled yet';
+  const up = m.state === 'running';
   const rows = [
-    ['since', when(m.since)],
-    ['signal', bars(m.signal)],
-    ['network', `${reg}${m.operator ? `, ${m.operator}` : ''}`],
+    up ? ['since', when(m.since)] : ['down since', when(m.downSince || m.since)],
+    // The network and the signal only while the modem is connected: an old sample is not its state.
+    ...(up ? [['signal', bars(m.signal)], ['network', `${reg}${m.operator ? `, ${m.operator}` : ''}`]] : []),
     ['SIM number', m.number],
     ['device', m.device],
     ['last SMS', when(m.lastSmsAt)],
@@ -135,7 +145,7 @@ function spoolCards(s, w) {
   hook.append(h);
   const rows = [['target', w.target]];
   if (w.state === 'failing') {
-    rows.push(['failing since', when(w.failingSince)], ['failures', w.failures], ['last error', w.lastError], ['next probe', w.nextProbeAt ? new Date(w.nextProbeAt).toLocaleTimeString() : '—']);
+    rows.push(['failing since', when(w.failingSince)], ['failures', w.failures], ['last error', w.lastError], ['next probe', w.nextProbeAt ? localTime(w.nextProbeAt) : '—']);
   }
   rows.push(['delivered', w.delivered], ['retried', w.retried], ['dead', w.dead]);
   if (w.posting) rows.push(['posting', w.posting]);
@@ -186,7 +196,7 @@ function render(d) {
   const count = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
   v.className = `verdict ${state === 'healthy' ? 'ok' : state === 'degraded' ? 'warn' : 'bad'}`;
   v.textContent = state === 'healthy' ? '✔ healthy' : state === 'degraded' ? `⚠ degraded: ${count(warnings.length, 'warning')} (money flows)` : `✖ UNHEALTHY: ${count(d.health.problems.length, 'problem')}`;
-  document.getElementById('meta').textContent = `version ${d.version}, running since ${new Date(d.startedAt).toLocaleString()}; updated ${new Date(d.generatedAt).toLocaleTimeString()}`;
+  document.getElementById('meta').textContent = `version ${d.version}, running since ${localTime(d.startedAt)}; updated ${localTime(d.generatedAt)}`;
   const problems = document.getElementById('problems');
   problems.hidden = d.health.problems.length === 0 && warnings.length === 0;
   const item = (mark, p) => {
