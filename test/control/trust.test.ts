@@ -181,6 +181,37 @@ describe('bounds', () => {
   });
 });
 
+describe('operating requests are rate-limited per uid', () => {
+  it('a burst of 30, then `busy` with the limit until tokens come back (5 a second); another uid is not held up', async () => {
+    const { dir, cleanup } = await tempDir('trust-rate');
+    cleanups.push(cleanup);
+    const { logger, lines } = captureLogger();
+    let clock = 1_000_000;
+    const dispatcher = new Dispatcher({ modems: [], version: 't', logger, status: () => ({ ok: true }), now: () => clock, access: { daemonUid: process.getuid!(), operateGid: 4242, operateGroup: 'ops' } });
+    const uids = [4_000_010, 4_000_011];
+    const s = new ControlServer({ path: path.join(dir, 'c.sock'), logger, handler: dispatcher.handle, identify: () => Promise.resolve({ ok: true, peer: { pid: 9, uid: uids.shift()!, gid: 1, groups: [4242] } }) });
+    await s.listen();
+    cleanups.push(() => s.close());
+    const a = await ControlClient.connect(path.join(dir, 'c.sock'));
+    cleanups.push(() => a.close());
+    const codes: string[] = [];
+    for (let i = 0; i < 35; i++) codes.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    expect(codes.filter((c) => c === 'unknown_modem').length).toBe(30); // it reached the dispatcher (no such modem)
+    expect(codes.slice(30)).toEqual(['busy', 'busy', 'busy', 'busy', 'busy']);
+    const e = await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' }));
+    expect(e!.message).toBe('busy: uid 4000010 sent more than 30 operating requests at once (then 5 a second)');
+    expect(await a.request({ op: 'status' })).toEqual({ ok: true }); // reading is not counted
+    const b = await ControlClient.connect(path.join(dir, 'c.sock'));
+    cleanups.push(() => b.close());
+    expect((await errorOf(b.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code).toBe('unknown_modem');
+    clock += 1000; // five more a second
+    const after: string[] = [];
+    for (let i = 0; i < 6; i++) after.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    expect(after).toEqual(['unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'busy']);
+    expect(lines.filter((l) => l.msg.includes('operating requests at once')).length).toBe(1); // summarised
+  });
+});
+
 describe('the limits sweep', () => {
   it('runs only while a connection is open, and again for one opened after all had gone', async () => {
     const { socket, server: s } = await server({ limits: { firstRequestMs: 300, lineMs: 300, idleMs: 300 } });
