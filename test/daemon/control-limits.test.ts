@@ -83,7 +83,7 @@ describe.skipIf(!asNobody)('a reading user against the compiled daemon', () => {
     const config = await writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel' }], control: { socket, group: 'nogroup' } }, { mode: 0o644 });
     const daemon = await DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
     const idle = new CliProcess(['-e', READER, socket, '34', 'idle'], 'pipe', { as: 'nobody', node: true });
-    const idleCounts = () => JSON.parse(idle.out.at(-1) ?? '{}') as Record<string, number>;
+    const idleCounts = () => JSON.parse(idle.out.at(-1) ?? '{}') as { connected: number; refused: number };
     // At most 8 of them are admitted (control limits: 8 per uid), counted at connect although they send nothing.
     await until(() => idleCounts().connected === 34, 'the reader\'s 34 connections', 20_000);
     const logLinesBefore = daemon.out.length;
@@ -98,7 +98,7 @@ describe.skipIf(!asNobody)('a reading user against the compiled daemon', () => {
     // The flood: 8 connections loop `balance`.
     // (a connection refused while the idle ones are still being closed tries again, as an attacker would)
     const reader = new CliProcess(['-e', READER, socket, '8', 'flood'], 'pipe', { as: 'nobody', node: true });
-    const counts = () => JSON.parse(reader.out.at(-1) ?? '{}') as Record<string, number>;
+    const counts = () => JSON.parse(reader.out.at(-1) ?? '{}') as { ok: number };
     await until(() => counts().ok >= 200, 'the reader\'s balance answers', 30_000, { explain: () => `${JSON.stringify(counts())}\n${daemon.out.slice(-5).join('\n')}` });
     const ussd = await runCli(['ussd', '*888#', '--config', config, '--no-interactive']);
     expect(ussd.code, ussd.err).toBe(0);
