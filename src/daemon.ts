@@ -9,7 +9,13 @@
  * (`metrics.page`); a virtual modem's port loads the simulator (the link factory).
  */
 import { rm } from 'node:fs/promises';
-import { BalanceWatch, SHARED_CHECK_MIN_INTERVAL_MS, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
+import {
+  BalanceWatch,
+  SHARED_CHECK_MIN_INTERVAL_MS,
+  withOverrides,
+  type BalanceResult,
+  type BalanceUssd,
+} from './balance/watch.js';
 import { balanceSettingsFor, isLoopbackUrl, type Config } from './config.js';
 import { madeUpSmsProblem } from './serial/port-kind.js';
 import { ControlError, type EventMessage } from './control/protocol.js';
@@ -353,7 +359,14 @@ function ussdForBalance(ussd: ReadonlyMap<string, UssdBroker>, name: string, seq
  * kept as the modem's last result. A modem without settings and without a code is a ControlError `bad_request`.
  */
 /** `shared`: the reading level's balance (the last or the one shared check, BalanceWatch.shared). */
-async function checkBalanceNow(config: Config, watch: BalanceWatch, name: string, code: string | undefined, replies: readonly string[] | undefined, shared: boolean): Promise<BalanceResult> {
+async function checkBalanceNow(
+  config: Config,
+  watch: BalanceWatch,
+  name: string,
+  code: string | undefined,
+  replies: readonly string[] | undefined,
+  shared: boolean,
+): Promise<BalanceResult> {
   const m = config.modems.find((x) => x.name === name);
   const settings = m && withOverrides(balanceSettingsFor(m), code, replies);
   if (!settings) {
@@ -363,7 +376,8 @@ async function checkBalanceNow(config: Config, watch: BalanceWatch, name: string
   try {
     return (await watch.shared(name, settings, SHARED_CHECK_MIN_INTERVAL_MS)).result;
   } catch (err) {
-    throw new ControlError('busy', `busy: ${errorMessage(err)}`, 'the reading level gets the last balance check or a shared one; try again later, or ask an operator');
+    const hint = 'the reading level gets the last balance check or a shared one; try again later, or ask an operator';
+    throw new ControlError('busy', `busy: ${errorMessage(err)}`, hint);
   }
 }
 

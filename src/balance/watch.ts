@@ -165,7 +165,11 @@ export class BalanceWatch {
    * flight, else one new check that everyone asking meanwhile shares. So any number of requests dial at most one
    * USSD per modem per `minIntervalMs`. `fresh` says whether this call started the check.
    */
-  async shared(name: string, settings: BalanceCheckSettings, minIntervalMs: number): Promise<{ result: BalanceResult; fresh: boolean }> {
+  async shared(
+    name: string,
+    settings: BalanceCheckSettings,
+    minIntervalMs: number,
+  ): Promise<{ result: BalanceResult; fresh: boolean }> {
     const inFlight = this.sharing.get(name);
     if (inFlight) return { result: await inFlight, fresh: false };
     const last = this.last.get(name);
@@ -173,7 +177,8 @@ export class BalanceWatch {
     const lastAt = Math.max(last ? Date.parse(last.checkedAt) || 0 : 0, this.sharedAt.get(name) ?? -Infinity);
     if (last && now - lastAt < minIntervalMs) return { result: last, fresh: false };
     if (!last && now - (this.sharedAt.get(name) ?? -Infinity) < minIntervalMs) {
-      throw new Error(`no balance known yet for ${name}, and a check ran less than ${Math.round(minIntervalMs / 1000)} s ago`);
+      const s = Math.round(minIntervalMs / 1000);
+      throw new Error(`no balance known yet for ${name}, and a check ran less than ${s} s ago`);
     }
     const busy = this.o.busy?.(name);
     if (busy !== undefined) {

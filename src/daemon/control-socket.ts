@@ -36,7 +36,13 @@ export async function openControlSocket(config: Config, logger: Logger, o: Contr
     const dispatcher = new Dispatcher({ ...o, access, logger });
     // The reserved connections are the operating level's: a reading user never locks operators out.
     const privileged = (peer: Parameters<typeof levelOf>[0]) => levelOf(peer, access) === 'operate';
-    const server = new ControlServer({ path, handler: dispatcher.handle, logger: logger.child({ stage: 'control' }), privileged, ...(gid !== undefined ? { gid } : {}) });
+    const server = new ControlServer({
+      path,
+      handler: dispatcher.handle,
+      logger: logger.child({ stage: 'control' }),
+      privileged,
+      ...(gid !== undefined ? { gid } : {}),
+    });
     await server.listen();
     return server;
   } catch (err) {

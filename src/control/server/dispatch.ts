@@ -65,7 +65,12 @@ export interface DispatcherOptions {
   /** Events for the subscribed clients (`ussd`: each reply of a session). */
   publish?: (event: EventMessage) => void;
   /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
-  balance?: (modem: string, code: string | undefined, replies: readonly string[] | undefined, shared: boolean) => Promise<unknown>;
+  balance?: (
+    modem: string,
+    code: string | undefined,
+    replies: readonly string[] | undefined,
+    shared: boolean,
+  ) => Promise<unknown>;
   /** Who may operate (access.ts): checked before anything else. */
   access: AccessPolicy;
   /** Requests queued or running on one modem at once, from all connections (default 8); beyond: `busy`. */
@@ -147,14 +152,18 @@ export class Dispatcher {
     const uid = conn.peer.ok ? conn.peer.peer.uid : undefined;
     const peerFields = conn.peer.ok ? { peerUid: conn.peer.peer.uid, peerPid: conn.peer.peer.pid } : {};
     if (refused) {
-      this.warnings.note(`refused:${uid ?? '?'}:${req.op}`, `control: ${req.op} from ${conn.who} refused: ${refused.message}`, { conn: conn.id, op: req.op, ...peerFields });
+      const line = `control: ${req.op} from ${conn.who} refused: ${refused.message}`;
+      this.warnings.note(`refused:${uid ?? '?'}:${req.op}`, line, { conn: conn.id, op: req.op, ...peerFields });
       throw new ControlError('forbidden', refused.message, refused.hint);
     }
     const operating = levelNeeded(req) === 'operate';
     if (operating && !this.rate.take(String(uid ?? 'unknown'))) {
       const r = this.o.operateRate ?? { burst: 30, perSecond: 5 };
-      const message = `busy: uid ${uid ?? '(unknown)'} sent more than ${r.burst} operating requests at once (then ${r.perSecond} a second)`;
-      this.warnings.note(`rate:${uid ?? '?'}`, `control: ${req.op} from ${conn.who} refused: ${message}`, { conn: conn.id, op: req.op, ...peerFields });
+      const who = `uid ${uid ?? '(unknown)'}`;
+      const rate = `${r.burst} operating requests at once (then ${r.perSecond} a second)`;
+      const message = `busy: ${who} sent more than ${rate}`;
+      const line = `control: ${req.op} from ${conn.who} refused: ${message}`;
+      this.warnings.note(`rate:${uid ?? '?'}`, line, { conn: conn.id, op: req.op, ...peerFields });
       throw new ControlError('busy', message, 'slow down: wait a second and try again');
     }
     // The reading level's `balance` dials nothing of its own (the shared check) and takes no queue slot.
@@ -168,8 +177,11 @@ export class Dispatcher {
         const n = this.queued.get(key) ?? 0;
         if (n >= max) {
           const whose = reader ? 'reading-level' : 'operator';
-          this.warnings.note(`queue:${key}`, `control: ${req.op} from ${conn.who}: ${n} ${whose} requests already queued or running on ${m.name}: busy`, { conn: conn.id, op: req.op, modem: m.name, ...peerFields });
-          throw new ControlError('busy', `busy: ${n} ${whose} requests are already queued or running on ${m.name}`, 'wait for them to finish, then try again', { modem: m.name, queued: n });
+          const what = `${n} ${whose} requests are already queued or running on ${m.name}`;
+          const fields = { conn: conn.id, op: req.op, modem: m.name, ...peerFields };
+          this.warnings.note(`queue:${key}`, `control: ${req.op} from ${conn.who}: ${what}: busy`, fields);
+          const data = { modem: m.name, queued: n };
+          throw new ControlError('busy', `busy: ${what}`, 'wait for them to finish, then try again', data);
         }
         this.queued.set(key, n + 1);
         counted = key;
@@ -269,7 +281,8 @@ export class Dispatcher {
         if (!this.o.balance) throw new ControlError('bad_request', 'balance checks are not offered by this daemon');
         if (levelOf(conn.peer, this.o.access) === 'read') {
           // The last check, or the one check all readers share: a reader never makes the modem dial at will.
-          this.log.debug({ modem: m.name, peer: conn.who }, `balance of ${m.name} for ${conn.who} (reading level: the shared check)`);
+          const line = `balance of ${m.name} for ${conn.who} (reading level: the shared check)`;
+          this.log.debug({ modem: m.name, peer: conn.who }, line);
           return this.o.balance(m.name, undefined, undefined, true);
         }
         const open = this.sessions.get(m.name)!.current();

@@ -149,7 +149,10 @@ class Connection implements ControlConnection {
   write(message: Reply | EventMessage): void {
     if (this.closed || this.socket.destroyed) return;
     if (this.socket.writableLength > this.maxBuffered) {
-      this.warnings.note('not-reading', `control client ${this.id} (${this.who}) stopped reading (${this.socket.writableLength} bytes waiting): disconnecting it`, { conn: this.id, peerUid: this.peer.ok ? this.peer.peer.uid : undefined });
+      const waiting = this.socket.writableLength;
+      const line = `control client ${this.id} (${this.who}) stopped reading (${waiting} bytes waiting)`;
+      const peerUid = this.peer.ok ? this.peer.peer.uid : undefined;
+      this.warnings.note('not-reading', `${line}: disconnecting it`, { conn: this.id, peerUid });
       this.socket.destroy();
       return;
     }
@@ -207,8 +210,9 @@ export class ControlServer {
     this.now = o.now ?? Date.now;
     this.identify = o.identify ?? ((socket) => peerCredentials(socket));
     this.privileged = o.privileged ?? ((p) => p.ok && (p.peer.uid === 0 || p.peer.uid === this.daemonUid));
-    this.warnings = new RepeatedWarnings((line, fields) => this.log.warn(fields ?? {}, line), o.warnIntervalMs ?? 10_000);
-    this.requestLines = new RepeatedWarnings((line, fields) => this.log.info(fields ?? {}, line), o.warnIntervalMs ?? 10_000);
+    const interval = o.warnIntervalMs ?? 10_000;
+    this.warnings = new RepeatedWarnings((line, fields) => this.log.warn(fields ?? {}, line), interval);
+    this.requestLines = new RepeatedWarnings((line, fields) => this.log.info(fields ?? {}, line), interval);
   }
 
   get connections(): readonly ControlConnection[] {
@@ -348,7 +352,8 @@ export class ControlServer {
       this.log.debug({ conn: conn.id }, 'control client disconnected');
     });
     if (open >= this.backstop()) {
-      this.warnings.note('full', `control socket full (${open} connections open or being identified): refusing connection ${conn.id}`, { conn: conn.id });
+      const line = `control socket full (${open} connections open or being identified): refusing connection ${conn.id}`;
+      this.warnings.note('full', line, { conn: conn.id });
       this.dismiss(conn, `the daemon's control socket is full (${open} connections open)`, true);
       return;
     }
@@ -383,7 +388,9 @@ export class ControlServer {
     const privileged = this.privileged(peer);
     const refuse = (cause: string, message: string, hint: string): false => {
       const uid = peer.ok ? peer.peer.uid : undefined;
-      this.warnings.note(`${cause}:${uid ?? '?'}`, `control client ${conn.id} (${conn.who}): ${message}: refusing the connection`, { conn: conn.id, peerUid: uid, ...(peer.ok ? { peerPid: peer.peer.pid } : {}) });
+      const fields = { conn: conn.id, peerUid: uid, ...(peer.ok ? { peerPid: peer.peer.pid } : {}) };
+      const line = `control client ${conn.id} (${conn.who}): ${message}: refusing the connection`;
+      this.warnings.note(`${cause}:${uid ?? '?'}`, line, fields);
       conn.write(errorReply(null, { code: 'busy', message, hint }));
       conn.end();
       return false;
@@ -391,15 +398,18 @@ export class ControlServer {
     if (peer.ok && peer.peer.uid !== 0 && peer.peer.uid !== this.daemonUid) {
       const same = admitted.filter((c) => c.peer.ok && c.peer.peer.uid === peer.peer.uid).length;
       if (same >= l.maxPerUid) {
-        return refuse('per-uid', `uid ${peer.peer.uid} already holds ${same} control connections (at most ${l.maxPerUid})`, 'close the other pulsa-bridge commands of this user first');
+        const message = `uid ${peer.peer.uid} already holds ${same} control connections (at most ${l.maxPerUid})`;
+        return refuse('per-uid', message, 'close the other pulsa-bridge commands of this user first');
       }
     }
     const total = admitted.length;
+    const hint = 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket';
     if (!privileged && admitted.filter((c) => !this.privileged(c.peer)).length >= l.maxConnections) {
-      return refuse('full-readers', `the daemon's control socket is full (${total} connections open; the last ${l.reservedConnections} are kept for operators)`, 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket');
+      const kept = `the last ${l.reservedConnections} are kept for operators`;
+      return refuse('full-readers', `the daemon's control socket is full (${total} connections open; ${kept})`, hint);
     }
     if (total >= l.maxConnections + l.reservedConnections) {
-      return refuse('full', `the daemon's control socket is full (${total} connections open)`, 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket');
+      return refuse('full', `the daemon's control socket is full (${total} connections open)`, hint);
     }
     conn.admitted = true;
     return true;
@@ -413,7 +423,9 @@ export class ControlServer {
       this.warnings.note('busy', `control client ${conn.id} (${conn.who}): ${message}`, { conn: conn.id });
     }
     if (conn.busyInARow >= this.limits.maxBusyInARow) {
-      this.warnings.note('past-busy', `control client ${conn.id} (${conn.who}) went on sending past busy (${conn.busyInARow} requests refused in a row): disconnecting it`, { conn: conn.id });
+      const n = conn.busyInARow;
+      const line = `control client ${conn.id} (${conn.who}) went on sending past busy (${n} requests refused in a row)`;
+      this.warnings.note('past-busy', `${line}: disconnecting it`, { conn: conn.id });
       conn.socket.destroy();
     }
   }
@@ -440,7 +452,8 @@ export class ControlServer {
       const peer = conn.peer;
       const view = describeRequest(req);
       const fields = { conn: conn.id, op: req.op, ...(req.modem !== undefined ? { modem: req.modem } : {}), ...(peer.ok ? { peerUid: peer.peer.uid, peerPid: peer.peer.pid } : { peerError: peer.error }), ...(view.moves.length > 0 ? { moves: view.moves } : {}) };
-      const line = `control request from ${conn.who} (connection ${conn.id}): ${view.text}${view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : ''}`;
+      const moves = view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : '';
+      const line = `control request from ${conn.who} (connection ${conn.id}): ${view.text}${moves}`;
       // What an operator does is logged line by line (they are rate-limited); what anyone may repeat, summarised.
       if (levelNeeded(req) === 'operate' && this.privileged(peer)) this.log.info(fields, line);
       else this.requestLines.note(`${peer.ok ? peer.peer.uid : '?'}:${req.op}`, line, fields);
