@@ -9,7 +9,13 @@
  * (`metrics.page`); a virtual modem's port loads the simulator (the link factory).
  */
 import { rm } from 'node:fs/promises';
-import { BalanceWatch, withOverrides, type BalanceResult, type BalanceUssd } from './balance/watch.js';
+import {
+  BalanceWatch,
+  SHARED_CHECK_MIN_INTERVAL_MS,
+  withOverrides,
+  type BalanceResult,
+  type BalanceUssd,
+} from './balance/watch.js';
 import { balanceSettingsFor, isLoopbackUrl, type Config } from './config.js';
 import { madeUpSmsProblem } from './serial/port-kind.js';
 import { ControlError, type EventMessage } from './control/protocol.js';
@@ -285,7 +291,7 @@ export class Daemon {
       version: VERSION,
       status: () => board.snapshot(),
       publish: events.publish,
-      balance: (name, code, replies) => checkBalanceNow(config, balanceWatch, name, code, replies),
+      balance: (name, code, replies, shared) => checkBalanceNow(config, balanceWatch, name, code, replies, shared),
     });
     if (control) {
       const unsubscribe = events.subscribe((e) => control.broadcast(e));
@@ -357,13 +363,27 @@ function ussdForBalance(ussd: ReadonlyMap<string, UssdBroker>, name: string, seq
  * A balance check now (the control socket's `balance` op): the modem's settings, or the code and replies given;
  * kept as the modem's last result. A modem without settings and without a code is a ControlError `bad_request`.
  */
-function checkBalanceNow(config: Config, watch: BalanceWatch, name: string, code: string | undefined, replies: readonly string[] | undefined): Promise<BalanceResult> {
+/** `shared`: the reading level's balance (the last or the one shared check, BalanceWatch.shared). */
+async function checkBalanceNow(
+  config: Config,
+  watch: BalanceWatch,
+  name: string,
+  code: string | undefined,
+  replies: readonly string[] | undefined,
+  shared: boolean,
+): Promise<BalanceResult> {
   const m = config.modems.find((x) => x.name === name);
   const settings = m && withOverrides(balanceSettingsFor(m), code, replies);
   if (!settings) {
     throw new ControlError('bad_request', `modem ${name} has no balance check`, 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config');
   }
-  return watch.checkNow(name, settings);
+  if (!shared) return watch.checkNow(name, settings);
+  try {
+    return (await watch.shared(name, settings, SHARED_CHECK_MIN_INTERVAL_MS)).result;
+  } catch (err) {
+    const hint = 'the reading level gets the last balance check or a shared one; try again later, or ask an operator';
+    throw new ControlError('busy', `busy: ${errorMessage(err)}`, hint);
+  }
 }
 
 /** Prunes old sent and ignored records now and every hour; returns the timer's removal. */

@@ -119,10 +119,17 @@ export interface BalanceWatchOptions {
   onResult?: (r: BalanceResult) => void;
 }
 
+/** How often the control socket's reading level may cause a balance check of a modem (BalanceWatch.shared). */
+export const SHARED_CHECK_MIN_INTERVAL_MS = 10 * 60_000;
+
 export class BalanceWatch {
   private readonly last = new Map<string, BalanceResult>();
   private readonly handles = new Map<string, unknown>();
   private readonly running = new Set<Promise<unknown>>();
+  /** The one check of the configured code in flight per modem that readers share. */
+  private readonly sharing = new Map<string, Promise<BalanceResult>>();
+  /** When a reader last started a shared check per modem (ms clock). */
+  private readonly sharedAt = new Map<string, number>();
   private readonly timers: WatchTimers;
   private stopped = false;
 
@@ -150,6 +157,38 @@ export class BalanceWatch {
     } finally {
       this.running.delete(p);
     }
+  }
+
+  /**
+   * A balance for someone who may not make the modem talk at will (the control socket's reading level): the last
+   * result when it is younger than `minIntervalMs` or a shared check started less than that ago, else the check in
+   * flight, else one new check that everyone asking meanwhile shares. So any number of requests dial at most one
+   * USSD per modem per `minIntervalMs`. `fresh` says whether this call started the check.
+   */
+  async shared(
+    name: string,
+    settings: BalanceCheckSettings,
+    minIntervalMs: number,
+  ): Promise<{ result: BalanceResult; fresh: boolean }> {
+    const inFlight = this.sharing.get(name);
+    if (inFlight) return { result: await inFlight, fresh: false };
+    const last = this.last.get(name);
+    const now = this.timers.now().getTime();
+    const lastAt = Math.max(last ? Date.parse(last.checkedAt) || 0 : 0, this.sharedAt.get(name) ?? -Infinity);
+    if (last && now - lastAt < minIntervalMs) return { result: last, fresh: false };
+    if (!last && now - (this.sharedAt.get(name) ?? -Infinity) < minIntervalMs) {
+      const s = Math.round(minIntervalMs / 1000);
+      throw new Error(`no balance known yet for ${name}, and a check ran less than ${s} s ago`);
+    }
+    const busy = this.o.busy?.(name);
+    if (busy !== undefined) {
+      if (last) return { result: last, fresh: false }; // an operator's session is not a reader's to wait on or break
+      throw new Error(`no balance known yet for ${name}, and its USSD is busy: ${busy}`);
+    }
+    this.sharedAt.set(name, now);
+    const p = this.checkNow(name, settings).finally(() => this.sharing.delete(name));
+    this.sharing.set(name, p);
+    return { result: await p, fresh: true };
   }
 
   async stop(): Promise<void> {

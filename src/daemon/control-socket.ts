@@ -1,12 +1,13 @@
 /**
  * The daemon's control socket, wired: who may operate (root, the daemon's uid, control.operateGroup), the dispatcher
- * over the daemon's modems, the server on config `control.socket`. A socket that cannot be opened is logged and the
- * daemon runs on without it (diagnostics never stop SMS): openControlSocket() then resolves undefined.
+ * over the daemon's modems, the server on config `control.socket` (its reserved connections for the operating
+ * level). A socket that cannot be opened is logged and the daemon runs on without it (diagnostics never stop SMS):
+ * openControlSocket() then resolves undefined.
  */
 import { lstat, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Config } from '../config.js';
-import type { AccessPolicy } from '../control/server/access.js';
+import { levelOf, type AccessPolicy } from '../control/server/access.js';
 import { Dispatcher, type DispatcherOptions } from '../control/server/dispatch.js';
 import { ControlServer } from '../control/server/server.js';
 import { errorMessage } from '../errors.js';
@@ -31,8 +32,17 @@ export async function openControlSocket(config: Config, logger: Logger, o: Contr
   const path = config.control.socketPath;
   try {
     const gid = config.control.group === undefined ? undefined : await groupId(config.control.group).catch((err: unknown) => Promise.reject(new Error(`control.group: ${errorMessage(err)}`)));
-    const dispatcher = new Dispatcher({ ...o, access: await accessPolicy(config, logger), logger });
-    const server = new ControlServer({ path, handler: dispatcher.handle, logger: logger.child({ stage: 'control' }), ...(gid !== undefined ? { gid } : {}) });
+    const access = await accessPolicy(config, logger);
+    const dispatcher = new Dispatcher({ ...o, access, logger });
+    // The reserved connections are the operating level's: a reading user never locks operators out.
+    const privileged = (peer: Parameters<typeof levelOf>[0]) => levelOf(peer, access) === 'operate';
+    const server = new ControlServer({
+      path,
+      handler: dispatcher.handle,
+      logger: logger.child({ stage: 'control' }),
+      privileged,
+      ...(gid !== undefined ? { gid } : {}),
+    });
     await server.listen();
     return server;
   } catch (err) {

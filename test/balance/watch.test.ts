@@ -9,6 +9,7 @@ import { BalanceWatch, checkBalance, type BalanceResult, type BalanceUssd, type 
 import { silentLogger } from '../../src/log.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
 import { captureLogger } from '../support/logger.js';
+import { until } from '../support/until.js';
 
 let net: TestNetwork | undefined;
 afterEach(async () => {
@@ -174,6 +175,43 @@ describe('BalanceWatch', () => {
     await t.advanceTo(630_000);
     expect(calls).toEqual(['*888#']);
     expect(watch.lastResult('tsel')).toMatchObject({ balance: 9000 });
+    await watch.stop();
+  });
+  it('shared(): many askers at once get one check; within the interval the last result; after it, one new check', async () => {
+    const calls: string[] = [];
+    let answer: (() => void) | undefined;
+    let held: string | undefined;
+    const ussd: BalanceUssd = {
+      ussdOpen: (code) => {
+        calls.push(code);
+        return new Promise((r) => (answer = () => r({ status: 0, statusText: 'USSD done', text: `Sisa pulsa Rp.${9000 + calls.length}.Aktif sd 28/09/2026.` })));
+      },
+      ussdReply: () => Promise.reject(new Error('no menu')),
+      ussdCancel: async () => undefined,
+    };
+    let clock = NOW.getTime();
+    const timers: WatchTimers = { now: () => new Date(clock), setTimeout: () => 0, clearTimeout: () => undefined };
+    const s = { ...settings('telkomsel'), intervalHours: 0 };
+    const watch = new BalanceWatch({ modems: [{ name: 'tsel', settings: s }], ussdFor: () => ussd, busy: () => held, logger: silentLogger(), timers });
+    const asked = Array.from({ length: 50 }, () => watch.shared('tsel', s, 600_000));
+    await until(() => answer !== undefined, 'the one check to dial');
+    answer!();
+    const got = await Promise.all(asked);
+    expect(calls).toEqual(['*888#']);
+    expect(new Set(got.map((g) => g.result.balance))).toEqual(new Set([9001]));
+    expect(got.filter((g) => g.fresh).length).toBe(1);
+    clock += 599_000;
+    expect((await watch.shared('tsel', s, 600_000)).result.balance).toBe(9001); // the last result, nothing dialled
+    held = 'a USSD session opened by an operator is open';
+    clock += 100_000;
+    expect((await watch.shared('tsel', s, 600_000))).toMatchObject({ result: { balance: 9001 }, fresh: false }); // not the reader's to wait on
+    held = undefined;
+    answer = undefined;
+    const next = watch.shared('tsel', s, 600_000);
+    await until(() => answer !== undefined, 'the next check to dial');
+    answer!();
+    expect(await next).toMatchObject({ result: { balance: 9002 }, fresh: true });
+    expect(calls).toEqual(['*888#', '*888#']);
     await watch.stop();
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The control socket's trust rules on a real Unix socket: peer credentials that cannot be had give the reading level
- * only (fail closed); the bounds answer `busy` (per connection, per modem, a full socket keeps a slot for status);
+ * only (fail closed); the bounds answer `busy` (per connection, per modem, per uid at connect, slots kept for operators);
  * and nothing the daemon logs or reports carries a PIN or a URL secret.
  */
 import path from 'node:path';
@@ -122,22 +122,93 @@ describe('bounds', () => {
     expect(await Promise.all(first)).toEqual(['done', 'done', 'done', 'done']);
   });
 
-  it('a full socket keeps slots for status, then says it is full; idle and half-sent lines are closed', async () => {
-    const { socket } = await server({ limits: { maxConnections: 3, reservedConnections: 1, firstRequestMs: 400, lineMs: 400, idleMs: 400 } });
-    const held = await Promise.all([1, 2, 3].map(() => ControlClient.connect(socket)));
-    for (const h of held) cleanups.push(() => h.close());
-    await Promise.all(held.map((h) => h.request({ op: 'hello' })));
-    const reserved = await ControlClient.connect(socket);
-    cleanups.push(() => reserved.close());
-    expect(await reserved.request({ op: 'status' })).toEqual({ ok: true });
-    const refused = await errorOf(reserved.request({ op: 'at', command: 'AT+CSQ' }));
-    expect([refused!.code, refused!.message]).toEqual(['busy', "busy: the daemon's control socket is full (3 connections); this connection may only ask for status"]);
-    const over = await ControlClient.connect(socket);
-    const e = await errorOf(over.request({ op: 'status' }));
-    expect([e!.name, (e as unknown as { code: string }).code, e!.message]).toEqual(['ControlClientError', 'busy', "the daemon's control socket is full (4 connections open)"]);
+  it('connections count when they connect: a reader\'s idle ones are capped per uid, the last slots are operators\'', async () => {
+    const plan: number[] = []; // the uid of each next connection, in connection order
+    const identify = () => Promise.resolve({ ok: true as const, peer: { pid: 1, uid: plan.shift()!, gid: 1, groups: [] } });
+    const { socket, server: s, lines } = await server({ identify, handler: (req) => Promise.resolve(req.op), limits: { maxConnections: 4, reservedConnections: 2, maxPerUid: 3, firstRequestMs: 400, lineMs: 400, idleMs: 400 } });
+    const open = async (uid: number) => {
+      plan.push(uid);
+      const c = await ControlClient.connect(socket);
+      cleanups.push(() => c.close());
+      await until(() => plan.length === 0, 'the daemon to read the peer');
+      return c;
+    };
+    const admitted = () => s.connections.filter((c) => (c as unknown as { admitted: boolean }).admitted).length;
+    // Reader A: three idle connections are admitted, the fourth refused before it asks anything.
+    for (let i = 0; i < 3; i++) await open(4_000_001);
+    const fourth = await open(4_000_001);
+    const perUid = await errorOf(fourth.request({ op: 'status' }));
+    expect([perUid!.name, (perUid as unknown as { code: string }).code, perUid!.message]).toEqual(['ControlClientError', 'busy', 'uid 4000001 already holds 3 control connections (at most 3)']);
+    // Reader B fills the readers' share; reader C is refused: the last two slots are kept.
+    await open(4_000_002);
+    await until(() => admitted() === 4, 'four readers admitted');
+    const c = await open(4_000_003);
+    const full = await errorOf(c.request({ op: 'status' }));
+    expect(full!.message).toBe("the daemon's control socket is full (4 connections open; the last 2 are kept for operators)");
+    // Root gets the kept slots, with every request; a third root connection finds the socket full.
+    const root1 = await open(0);
+    const root2 = await open(0);
+    expect(await root1.request({ op: 'at', command: 'AT+CSQ' })).toBe('at');
+    expect(await root2.request({ op: 'ussd.open', code: '*888#' })).toBe('ussd.open');
+    const root3 = await open(0);
+    const over = await errorOf(root3.request({ op: 'status' }));
+    expect(over!.message).toBe("the daemon's control socket is full (6 connections open)");
+    // Each refusal cause is one warning line (summarised after), whatever the number of connections.
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg.replace(/client \d+/, 'client N'))).toEqual([
+      'control client N (uid 4000001 pid 1): uid 4000001 already holds 3 control connections (at most 3): refusing the connection',
+      "control client N (uid 4000003 pid 1): the daemon's control socket is full (4 connections open; the last 2 are kept for operators): refusing the connection",
+      "control client N (uid 0 pid 1): the daemon's control socket is full (6 connections open): refusing the connection",
+    ]);
     // Idle for longer than idleMs: the daemon says why and closes.
-    const gone = await errorOf(held[0]!.request({ op: 'status' }).then(() => new Promise((r) => setTimeout(r, 1500))).then(() => held[0]!.request({ op: 'status' })));
+    const gone = await errorOf(new Promise((r) => setTimeout(r, 1500)).then(() => root1.request({ op: 'status' })));
     expect(gone!.message).toMatch(/^the daemon closed the control connection: idle for 400 ms$/);
+  });
+
+  it('a reader\'s flood of refused requests and of reads is a few log lines, not one per request', async () => {
+    const reader = { ok: true as const, peer: { pid: 7, uid: 4_000_000, gid: 4_000_000, groups: [] } };
+    const { socket, lines } = await server({ identify: () => Promise.resolve(reader) });
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    for (let round = 0; round < 50; round++) {
+      await Promise.all([c.request({ op: 'status' }), errorOf(c.request({ op: 'at', command: 'AT+CSQ' })), errorOf(c.request({ op: 'sms.send', to: '0812', text: 'x' }))]);
+    }
+    // One line per cause (status, at, sms.send requests; the two refusals) until the interval ends with a count.
+    expect(lines.length).toBeLessThanOrEqual(8);
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg.replace(/\(connection \d+\)/, ''))).toEqual([
+      expect.stringMatching(/^control: at from uid 4000000 pid 7 refused: `at` needs the operating level/),
+      expect.stringMatching(/^control: sms.send from uid 4000000 pid 7 refused: `sms.send` needs the operating level/),
+    ]);
+  });
+});
+
+describe('operating requests are rate-limited per uid', () => {
+  it('a burst of 30, then `busy` with the limit until tokens come back (5 a second); another uid is not held up', async () => {
+    const { dir, cleanup } = await tempDir('trust-rate');
+    cleanups.push(cleanup);
+    const { logger, lines } = captureLogger();
+    let clock = 1_000_000;
+    const dispatcher = new Dispatcher({ modems: [], version: 't', logger, status: () => ({ ok: true }), now: () => clock, access: { daemonUid: process.getuid!(), operateGid: 4242, operateGroup: 'ops' } });
+    const uids = [4_000_010, 4_000_011];
+    const s = new ControlServer({ path: path.join(dir, 'c.sock'), logger, handler: dispatcher.handle, identify: () => Promise.resolve({ ok: true, peer: { pid: 9, uid: uids.shift()!, gid: 1, groups: [4242] } }) });
+    await s.listen();
+    cleanups.push(() => s.close());
+    const a = await ControlClient.connect(path.join(dir, 'c.sock'));
+    cleanups.push(() => a.close());
+    const codes: string[] = [];
+    for (let i = 0; i < 35; i++) codes.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    expect(codes.filter((c) => c === 'unknown_modem').length).toBe(30); // it reached the dispatcher (no such modem)
+    expect(codes.slice(30)).toEqual(['busy', 'busy', 'busy', 'busy', 'busy']);
+    const e = await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' }));
+    expect(e!.message).toBe('busy: uid 4000010 sent more than 30 operating requests at once (then 5 a second)');
+    expect(await a.request({ op: 'status' })).toEqual({ ok: true }); // reading is not counted
+    const b = await ControlClient.connect(path.join(dir, 'c.sock'));
+    cleanups.push(() => b.close());
+    expect((await errorOf(b.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code).toBe('unknown_modem');
+    clock += 1000; // five more a second
+    const after: string[] = [];
+    for (let i = 0; i < 6; i++) after.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    expect(after).toEqual(['unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'busy']);
+    expect(lines.filter((l) => l.msg.includes('operating requests at once')).length).toBe(1); // summarised
   });
 });
 

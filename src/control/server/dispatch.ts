@@ -5,7 +5,8 @@
  * dropped; `sms delete` is handled by the receiver (spooled, archived or quarantined) before the slot is deleted; a raw
  * AT line that would break the daemon's state is refused unless forced (ops/at-guard.ts), and after a forced one the
  * modem is re-initialised. Modem-layer errors are answered with their BridgeError code and hint, so the CLI prints
- * what it prints on the direct path.
+ * what it prints on the direct path. The reading level never makes a modem dial: its `balance` is the shared one
+ * (BalanceWatch.shared); its modem reads get few queue slots of their own; operating requests are rate-limited per uid.
  */
 import { runRawAt } from '../../at/raw.js';
 import type { AtChannel } from '../../at/types.js';
@@ -14,7 +15,8 @@ import type { Logger } from '../../log.js';
 import type { Modem } from '../../modem/modem.js';
 import { ModemUnavailableError, type AtScheduler, type TaskContext } from '../../modem/scheduler.js';
 import { deleteSlot, encodeForSend, listSlots, modemInfo, readSlot } from '../../ops/actions.js';
-import { refusal, type AccessPolicy } from './access.js';
+import { levelNeeded, levelOf, refusal, type AccessPolicy } from './access.js';
+import { RepeatedWarnings } from '../../log/repeated.js';
 import { checkAtLine } from '../../ops/at-guard.js';
 import { maskUssdAnswer, redactAtLine } from '../../redact.js';
 import type { AtOutcome, UssdOutcome } from '../../ops/modem-ops.js';
@@ -63,11 +65,41 @@ export interface DispatcherOptions {
   /** Events for the subscribed clients (`ussd`: each reply of a session). */
   publish?: (event: EventMessage) => void;
   /** A balance check now (the daemon's balance watch); absent: `balance` is not offered. */
-  balance?: (modem: string, code: string | undefined, replies: readonly string[] | undefined) => Promise<unknown>;
+  balance?: (
+    modem: string,
+    code: string | undefined,
+    replies: readonly string[] | undefined,
+    shared: boolean,
+  ) => Promise<unknown>;
   /** Who may operate (access.ts): checked before anything else. */
   access: AccessPolicy;
   /** Requests queued or running on one modem at once, from all connections (default 8); beyond: `busy`. */
   maxPerModem?: number;
+  /** Requests of the reading level (info, sms list/read) queued or running on one modem at once (default 2). */
+  maxReadersPerModem?: number;
+  /** Operating requests per peer uid: a burst, then so many a second (default 30 and 5); beyond: `busy`. */
+  operateRate?: { burst: number; perSecond: number };
+  /** Milliseconds clock (default Date.now). */
+  now?: () => number;
+}
+
+/** A token bucket per peer uid for operating requests. */
+class UidRate {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly rate: { burst: number; perSecond: number }, private readonly now: () => number) {}
+
+  /** Takes a token for `key`; false when none is left. */
+  take(key: string): boolean {
+    const now = this.now();
+    const b = this.buckets.get(key) ?? { tokens: this.rate.burst, at: now };
+    b.tokens = Math.min(this.rate.burst, b.tokens + ((now - b.at) / 1000) * this.rate.perSecond);
+    b.at = now;
+    this.buckets.set(key, b);
+    if (this.buckets.size > 1000) for (const k of this.buckets.keys()) if (k !== key) { this.buckets.delete(k); break; }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
 }
 
 /** Requests that queue work on a modem (and count towards maxPerModem). */
@@ -97,36 +129,62 @@ export class Dispatcher {
   /** Connections whose close already releases their USSD sessions. */
   private readonly releasing = new WeakSet<ControlConnection>();
   private readonly log: Logger;
+  /** Refusals and rate limits, one line per cause per interval (no client floods the log). */
+  private readonly warnings: RepeatedWarnings;
+  private readonly rate: UidRate;
 
   constructor(private readonly o: DispatcherOptions) {
     this.log = o.logger.child({ stage: 'control' });
+    this.warnings = new RepeatedWarnings((line, fields) => this.log.warn(fields ?? {}, line), 10_000);
+    this.rate = new UidRate(o.operateRate ?? { burst: 30, perSecond: 5 }, o.now ?? Date.now);
     for (const m of o.modems) {
       this.byName.set(m.name, m);
       this.sessions.set(m.name, m.ussd ?? ussdBrokerOn(m.name, m.scheduler, this.log));
     }
   }
 
-  /** Requests queued or running per modem name. */
+  /** Requests queued or running per modem name (operating), and per "reader:" + modem name (reading). */
   private readonly queued = new Map<string, number>();
 
   /** The ControlServer's handler. */
   readonly handle: ControlHandler = async (req, conn, signal) => {
     const refused = refusal(req, conn.peer, this.o.access);
+    const uid = conn.peer.ok ? conn.peer.peer.uid : undefined;
+    const peerFields = conn.peer.ok ? { peerUid: conn.peer.peer.uid, peerPid: conn.peer.peer.pid } : {};
     if (refused) {
-      this.log.warn({ conn: conn.id, op: req.op, ...(conn.peer.ok ? { peerUid: conn.peer.peer.uid, peerPid: conn.peer.peer.pid } : {}) }, `control: ${req.op} from ${conn.who} refused: ${refused.message}`);
+      const line = `control: ${req.op} from ${conn.who} refused: ${refused.message}`;
+      this.warnings.note(`refused:${uid ?? '?'}:${req.op}`, line, { conn: conn.id, op: req.op, ...peerFields });
       throw new ControlError('forbidden', refused.message, refused.hint);
     }
+    const operating = levelNeeded(req) === 'operate';
+    if (operating && !this.rate.take(String(uid ?? 'unknown'))) {
+      const r = this.o.operateRate ?? { burst: 30, perSecond: 5 };
+      const who = `uid ${uid ?? '(unknown)'}`;
+      const rate = `${r.burst} operating requests at once (then ${r.perSecond} a second)`;
+      const message = `busy: ${who} sent more than ${rate}`;
+      const line = `control: ${req.op} from ${conn.who} refused: ${message}`;
+      this.warnings.note(`rate:${uid ?? '?'}`, line, { conn: conn.id, op: req.op, ...peerFields });
+      throw new ControlError('busy', message, 'slow down: wait a second and try again');
+    }
+    // The reading level's `balance` dials nothing of its own (the shared check) and takes no queue slot.
+    const reader = levelOf(conn.peer, this.o.access) === 'read';
     let counted: string | undefined;
     try {
-      if (MODEM_OPS.has(req.op)) {
+      if (MODEM_OPS.has(req.op) && !(reader && req.op === 'balance')) {
         const m = this.modemOf(req);
-        const max = this.o.maxPerModem ?? 8;
-        const n = this.queued.get(m.name) ?? 0;
+        const key = reader ? `reader:${m.name}` : m.name;
+        const max = reader ? (this.o.maxReadersPerModem ?? 2) : (this.o.maxPerModem ?? 8);
+        const n = this.queued.get(key) ?? 0;
         if (n >= max) {
-          throw new ControlError('busy', `busy: ${n} operator requests are already queued or running on ${m.name}`, 'wait for them to finish, then try again', { modem: m.name, queued: n });
+          const whose = reader ? 'reading-level' : 'operator';
+          const what = `${n} ${whose} requests are already queued or running on ${m.name}`;
+          const fields = { conn: conn.id, op: req.op, modem: m.name, ...peerFields };
+          this.warnings.note(`queue:${key}`, `control: ${req.op} from ${conn.who}: ${what}: busy`, fields);
+          const data = { modem: m.name, queued: n };
+          throw new ControlError('busy', `busy: ${what}`, 'wait for them to finish, then try again', data);
         }
-        this.queued.set(m.name, n + 1);
-        counted = m.name;
+        this.queued.set(key, n + 1);
+        counted = key;
       }
       return await this.dispatch(req, conn, signal);
     } catch (err) {
@@ -221,6 +279,12 @@ export class Dispatcher {
       case 'balance': {
         const m = this.modemOf(req);
         if (!this.o.balance) throw new ControlError('bad_request', 'balance checks are not offered by this daemon');
+        if (levelOf(conn.peer, this.o.access) === 'read') {
+          // The last check, or the one check all readers share: a reader never makes the modem dial at will.
+          const line = `balance of ${m.name} for ${conn.who} (reading level: the shared check)`;
+          this.log.debug({ modem: m.name, peer: conn.who }, line);
+          return this.o.balance(m.name, undefined, undefined, true);
+        }
         const open = this.sessions.get(m.name)!.current();
         if (open) {
           throw new ControlError('busy', `busy, session opened by ${open.owner.label} at ${open.openedAt}`, 'one USSD session per modem: check the balance when it has ended', { owner: open.owner.label, openedAt: open.openedAt });
@@ -230,7 +294,7 @@ export class Dispatcher {
           const steps = [req.code ?? '(the configured code)', ...(req.replies ?? []).map((r) => JSON.stringify(r))].join(' then ');
           this.log.info({ modem: m.name, code: req.code, replies: req.replies, peer: conn.who, client: conn.client }, `operator (${conn.who}): USSD ${steps} on ${m.name}, asked as a balance request with the caller's code or replies`);
         } else this.log.info({ modem: m.name, peer: conn.who, client: conn.client }, `operator (${conn.who}): balance check on ${m.name} (the configured code)`);
-        return this.o.balance(m.name, req.code, req.replies);
+        return this.o.balance(m.name, req.code, req.replies, false);
       }
     }
   }

@@ -5,13 +5,15 @@
  * exactly one reply; a handler's ControlError answers with its code, anything else `internal` (logged), and nothing a
  * client sends, or fails to read, takes the daemon down or makes it buffer without bound (ControlLimits). A client
  * that goes away aborts its requests in flight and runs its onClose callbacks. Every request is logged with the peer's
- * uid and pid (SO_PEERCRED, ./peer.ts) and its redacted arguments, naming what can move credit (./access.ts).
+ * uid and pid (SO_PEERCRED, ./peer.ts) and its redacted arguments, naming what can move credit (./access.ts); a peer's
+ * connection is admitted or refused when it connects, and repeated warnings of one cause are summarised.
  */
 import { chmod, chown, lstat, rename, rm } from 'node:fs/promises';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { Logger } from '../../log.js';
-import { describeRequest, type PeerState } from './access.js';
+import { RepeatedWarnings } from '../../log/repeated.js';
+import { describeRequest, levelNeeded, type PeerState } from './access.js';
 import { peerCredentials } from './peer.js';
 import {
   ControlError,
@@ -26,10 +28,11 @@ import {
 } from '../protocol.js';
 
 /**
- * A local user must not exhaust the daemon's memory or lock operators out:
+ * A local user must not exhaust the daemon's memory or lock operators out (counted when a peer connects, idle or not):
  * - `maxInflight` requests in flight per connection; beyond, `busy` at once, and `maxBusyInARow` refusals disconnect;
- * - `maxConnections`, plus `reservedConnections` that answer only `hello` and `status`; beyond, one `busy` line, closed;
- * - `maxPerUid` connections per peer uid (root and the daemon's uid excepted), counted at the first request;
+ * - `maxConnections` for everyone, plus `reservedConnections` kept for privileged peers (root, the daemon's uid, the
+ *   operating group); beyond, one `busy` line and the connection is closed;
+ * - `maxPerUid` connections per peer uid (root and the daemon's uid excepted);
  * - the first request within `firstRequestMs`, a line complete within `lineMs`, no connection idle longer than `idleMs`
  *   (`subscribedIdleMs` once subscribed): otherwise a `closing` event saying why, and the connection is closed.
  */
@@ -49,7 +52,7 @@ export interface ControlLimits {
 
 export const DEFAULT_LIMITS: Readonly<ControlLimits> = Object.freeze({
   maxConnections: 32,
-  reservedConnections: 2,
+  reservedConnections: 8,
   maxPerUid: 8,
   maxInflight: 4,
   maxBusyInARow: 32,
@@ -89,6 +92,11 @@ export interface ControlServerOptions {
   limits?: Partial<ControlLimits>;
   /** Who is on the other end (default: SO_PEERCRED through perl, peer.ts). */
   identify?: (socket: Socket) => Promise<PeerState>;
+  /** Whether a peer may use the reserved connections (default: root and the daemon's uid; the daemon adds the
+   * operating group). */
+  privileged?: (peer: PeerState) => boolean;
+  /** How long repeated warnings of one cause are summarised into one line (default 10 s). */
+  warnIntervalMs?: number;
   /** Milliseconds clock (default Date.now). */
   now?: () => number;
 }
@@ -110,7 +118,9 @@ class Connection implements ControlConnection {
   requests = 0;
   busyInARow = 0;
   busyLogged = false;
-  uidChecked = false;
+  /** Settled when the peer is known and the connection admitted (true) or refused and closing (false). */
+  admission: Promise<boolean> = Promise.resolve(false);
+  admitted = false;
   lastActivity: number;
   partialSince: number | undefined;
 
@@ -119,8 +129,7 @@ class Connection implements ControlConnection {
     readonly socket: Socket,
     private readonly log: Logger,
     private readonly maxBuffered: number,
-    /** On the reserved slots: only hello and status are answered. */
-    readonly reserved: boolean,
+    private readonly warnings: RepeatedWarnings,
     now: number,
   ) {
     this.lastActivity = now;
@@ -140,7 +149,10 @@ class Connection implements ControlConnection {
   write(message: Reply | EventMessage): void {
     if (this.closed || this.socket.destroyed) return;
     if (this.socket.writableLength > this.maxBuffered) {
-      this.log.warn({ conn: this.id, peerUid: this.peer.ok ? this.peer.peer.uid : undefined }, `control client ${this.id} (${this.who}) stopped reading (${this.socket.writableLength} bytes waiting): disconnecting it`);
+      const waiting = this.socket.writableLength;
+      const line = `control client ${this.id} (${this.who}) stopped reading (${waiting} bytes waiting)`;
+      const peerUid = this.peer.ok ? this.peer.peer.uid : undefined;
+      this.warnings.note('not-reading', `${line}: disconnecting it`, { conn: this.id, peerUid });
       this.socket.destroy();
       return;
     }
@@ -185,13 +197,22 @@ export class ControlServer {
   private readonly now: () => number;
   private readonly identify: (socket: Socket) => Promise<PeerState>;
   private readonly daemonUid = process.getuid?.() ?? -1;
+  private readonly privileged: (peer: PeerState) => boolean;
   private sweeper: NodeJS.Timeout | undefined;
+  /** Warnings a client can cause, one line per cause per interval. */
+  private readonly warnings: RepeatedWarnings;
+  /** The request lines of reading requests (and of operating ones a peer may not make), summarised the same way. */
+  private readonly requestLines: RepeatedWarnings;
 
   constructor(private readonly o: ControlServerOptions) {
     this.log = o.logger;
     this.limits = { ...DEFAULT_LIMITS, ...(o.limits ?? {}) };
     this.now = o.now ?? Date.now;
     this.identify = o.identify ?? ((socket) => peerCredentials(socket));
+    this.privileged = o.privileged ?? ((p) => p.ok && (p.peer.uid === 0 || p.peer.uid === this.daemonUid));
+    const interval = o.warnIntervalMs ?? 10_000;
+    this.warnings = new RepeatedWarnings((line, fields) => this.log.warn(fields ?? {}, line), interval);
+    this.requestLines = new RepeatedWarnings((line, fields) => this.log.info(fields ?? {}, line), interval);
   }
 
   get connections(): readonly ControlConnection[] {
@@ -204,7 +225,7 @@ export class ControlServer {
     await rm(tmp, { force: true });
     const server = createServer((socket) => this.accept(socket));
     // A backstop only: up to here a connection past the limits still gets its `busy` line (accept()).
-    server.maxConnections = this.limits.maxConnections + this.limits.reservedConnections + 16;
+    server.maxConnections = this.backstop() + 16;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(tmp, () => {
@@ -244,6 +265,8 @@ export class ControlServer {
     }
     await closing;
     for (const c of this.conns) c.markClosed();
+    this.warnings.flush();
+    this.requestLines.flush();
     await rm(this.o.path, { force: true });
   }
 
@@ -302,7 +325,7 @@ export class ControlServer {
         continue;
       }
       if (c.inflight.size > 0) continue;
-      const [limit, what] = c.requests === 0 || c.reserved ? [l.firstRequestMs, 'no request'] : c.subscriptions.size > 0 ? [l.subscribedIdleMs, 'idle'] : [l.idleMs, 'idle'];
+      const [limit, what] = c.requests === 0 ? [l.firstRequestMs, 'no request'] : c.subscriptions.size > 0 ? [l.subscribedIdleMs, 'idle'] : [l.idleMs, 'idle'];
       if (now - c.lastActivity > limit) {
         this.log.debug({ conn: c.id }, `control client ${c.id} (${c.who}): ${what} for ${limit} ms: closing the connection`);
         this.dismiss(c, `${what} for ${limit < 1000 ? `${limit} ms` : `${Math.round(limit / 1000)} s`}`);
@@ -310,11 +333,15 @@ export class ControlServer {
     }
   }
 
+  /** Connections open at all (identified or not) beyond which a new one is refused before its peer is read. */
+  private backstop(): number {
+    return this.limits.maxConnections + this.limits.reservedConnections + 8;
+  }
+
   private accept(socket: Socket): void {
     const l = this.limits;
     const open = [...this.conns].filter((c) => !c.closed).length;
-    const reserved = open >= l.maxConnections;
-    const conn = new Connection(this.nextId++, socket, this.log, l.maxBuffered, reserved, this.now());
+    const conn = new Connection(this.nextId++, socket, this.log, l.maxBuffered, this.warnings, this.now());
     this.conns.add(conn);
     this.sweepWhileConnected();
     socket.on('error', (err) => this.log.debug({ err, conn: conn.id }, 'control client socket error (it went away)'));
@@ -324,12 +351,14 @@ export class ControlServer {
       conn.markClosed();
       this.log.debug({ conn: conn.id }, 'control client disconnected');
     });
-    if (open >= l.maxConnections + l.reservedConnections) {
-      this.log.warn({ conn: conn.id }, `control socket full (${open} connections): refusing connection ${conn.id}`);
+    if (open >= this.backstop()) {
+      const line = `control socket full (${open} connections open or being identified): refusing connection ${conn.id}`;
+      this.warnings.note('full', line, { conn: conn.id });
       this.dismiss(conn, `the daemon's control socket is full (${open} connections open)`, true);
       return;
     }
-    this.log.debug({ conn: conn.id, reserved }, 'control client connected');
+    conn.admission = conn.identify(this.identify).then((peer) => this.admit(conn, peer));
+    this.log.debug({ conn: conn.id }, 'control client connected');
     let pending = 0; // bytes since the last newline, counted before the line parser buffers them
     const parser = new ReadlineParser({ delimiter: '\n', encoding: 'utf8' });
     socket.on('data', (chunk: Buffer) => {
@@ -348,15 +377,55 @@ export class ControlServer {
     parser.on('data', (line: string) => void this.onLine(conn, line.replace(/\r$/, '')));
   }
 
+  /**
+   * Admits a connection whose peer is known, counting every admitted one (idle or not): a non-privileged uid holds at
+   * most maxPerUid, non-privileged peers together at most maxConnections, privileged ones the reserved slots too.
+   */
+  private admit(conn: Connection, peer: PeerState): boolean {
+    if (conn.closed) return false;
+    const l = this.limits;
+    const admitted = [...this.conns].filter((c) => c.admitted && !c.closed);
+    const privileged = this.privileged(peer);
+    const refuse = (cause: string, message: string, hint: string): false => {
+      const uid = peer.ok ? peer.peer.uid : undefined;
+      const fields = { conn: conn.id, peerUid: uid, ...(peer.ok ? { peerPid: peer.peer.pid } : {}) };
+      const line = `control client ${conn.id} (${conn.who}): ${message}: refusing the connection`;
+      this.warnings.note(`${cause}:${uid ?? '?'}`, line, fields);
+      conn.write(errorReply(null, { code: 'busy', message, hint }));
+      conn.end();
+      return false;
+    };
+    if (peer.ok && peer.peer.uid !== 0 && peer.peer.uid !== this.daemonUid) {
+      const same = admitted.filter((c) => c.peer.ok && c.peer.peer.uid === peer.peer.uid).length;
+      if (same >= l.maxPerUid) {
+        const message = `uid ${peer.peer.uid} already holds ${same} control connections (at most ${l.maxPerUid})`;
+        return refuse('per-uid', message, 'close the other pulsa-bridge commands of this user first');
+      }
+    }
+    const total = admitted.length;
+    const hint = 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket';
+    if (!privileged && admitted.filter((c) => !this.privileged(c.peer)).length >= l.maxConnections) {
+      const kept = `the last ${l.reservedConnections} are kept for operators`;
+      return refuse('full-readers', `the daemon's control socket is full (${total} connections open; ${kept})`, hint);
+    }
+    if (total >= l.maxConnections + l.reservedConnections) {
+      return refuse('full', `the daemon's control socket is full (${total} connections open)`, hint);
+    }
+    conn.admitted = true;
+    return true;
+  }
+
   private busy(conn: Connection, req: Request, message: string, hint: string): void {
     conn.busyInARow++;
     conn.write(errorReply(req.id, { code: 'busy', message, hint }));
     if (!conn.busyLogged) {
       conn.busyLogged = true;
-      this.log.warn({ conn: conn.id }, `control client ${conn.id} (${conn.who}): ${message}`);
+      this.warnings.note('busy', `control client ${conn.id} (${conn.who}): ${message}`, { conn: conn.id });
     }
     if (conn.busyInARow >= this.limits.maxBusyInARow) {
-      this.log.warn({ conn: conn.id }, `control client ${conn.id} (${conn.who}) went on sending past busy (${conn.busyInARow} requests refused in a row): disconnecting it`);
+      const n = conn.busyInARow;
+      const line = `control client ${conn.id} (${conn.who}) went on sending past busy (${n} requests refused in a row)`;
+      this.warnings.note('past-busy', `${line}: disconnecting it`, { conn: conn.id });
       conn.socket.destroy();
     }
   }
@@ -375,29 +444,19 @@ export class ControlServer {
     if (conn.inflight.size >= l.maxInflight) {
       return this.busy(conn, req, `busy: ${l.maxInflight} requests of this connection are still in flight`, 'wait for their answers before sending more');
     }
-    if (conn.reserved && req.op !== 'hello' && req.op !== 'status') {
-      return this.busy(conn, req, `busy: the daemon's control socket is full (${l.maxConnections} connections); this connection may only ask for status`, 'try again in a moment; `pulsa-bridge status` works meanwhile');
-    }
     conn.busyInARow = 0;
     const ac = new AbortController();
     conn.inflight.add(ac);
     try {
-      const first = !conn.uidChecked;
-      conn.uidChecked = true;
-      const peer = await conn.identify(this.identify);
-      if (conn.closed) return;
-      if (first && peer.ok && peer.peer.uid !== 0 && peer.peer.uid !== this.daemonUid) {
-        const same = [...this.conns].filter((c) => !c.closed && c.peer.ok && c.peer.peer.uid === peer.peer.uid).length;
-        if (same > l.maxPerUid) {
-          this.log.warn({ conn: conn.id, peerUid: peer.peer.uid, peerPid: peer.peer.pid }, `control client ${conn.id} (${conn.who}): uid ${peer.peer.uid} already holds ${same - 1} connections (at most ${l.maxPerUid}): closing it`);
-          conn.write(errorReply(req.id, { code: 'busy', message: `busy: uid ${peer.peer.uid} already holds ${same - 1} control connections (at most ${l.maxPerUid})`, hint: 'close the other pulsa-bridge commands of this user first' }));
-          conn.end();
-          return;
-        }
-      }
+      if (!(await conn.admission) || conn.closed) return;
+      const peer = conn.peer;
       const view = describeRequest(req);
       const fields = { conn: conn.id, op: req.op, ...(req.modem !== undefined ? { modem: req.modem } : {}), ...(peer.ok ? { peerUid: peer.peer.uid, peerPid: peer.peer.pid } : { peerError: peer.error }), ...(view.moves.length > 0 ? { moves: view.moves } : {}) };
-      this.log.info(fields, `control request from ${conn.who} (connection ${conn.id}): ${view.text}${view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : ''}`);
+      const moves = view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : '';
+      const line = `control request from ${conn.who} (connection ${conn.id}): ${view.text}${moves}`;
+      // What an operator does is logged line by line (they are rate-limited); what anyone may repeat, summarised.
+      if (levelNeeded(req) === 'operate' && this.privileged(peer)) this.log.info(fields, line);
+      else this.requestLines.note(`${peer.ok ? peer.peer.uid : '?'}:${req.op}`, line, fields);
       const result = await this.o.handler(req, conn, ac.signal);
       conn.write(okReply(req.id, result ?? null));
     } catch (err) {
