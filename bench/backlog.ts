@@ -130,7 +130,12 @@ async function fill(dir: string, records: SmsRecord[], concurrency: number): Pro
 function timeSpoolRead(spool: Spool): { times: number[]; method: string } {
   const times: number[] = [];
   const target = spool as unknown as Record<string, unknown>;
-  const method = typeof target.pendingInOrder === 'function' ? 'pendingInOrder' : typeof target.nextDue === 'function' ? 'nextDue' : 'list';
+  const method =
+    typeof target.pendingInOrder === 'function'
+      ? 'pendingInOrder'
+      : typeof target.nextDue === 'function'
+        ? 'nextDue'
+        : 'list';
   const original = (target[method] as (...a: unknown[]) => unknown).bind(spool);
   if (method === 'pendingInOrder') {
     target[method] = () => {
@@ -169,14 +174,23 @@ function timeSpoolRead(spool: Spool): { times: number[]; method: string } {
 /** Retry times of the 'waiting' phase are laid out from this instant; the forwarder's clock is shifted onto it. */
 const WAITING_EPOCH_MS = Date.parse('2030-01-01T00:00:00Z');
 
-async function runPhase(phase: 'due' | 'waiting', o: BacklogOptions, work: string): Promise<{ fillMs: number; result: BacklogPhaseResult }> {
+async function runPhase(
+  phase: 'due' | 'waiting',
+  o: BacklogOptions,
+  work: string,
+): Promise<{ fillMs: number; result: BacklogPhaseResult }> {
   const dir = join(work, phase);
   let records: SmsRecord[];
   if (phase === 'due') records = makeRecords(o.records);
   else {
     // Retry times spread over [epoch + 0.5 s, epoch + 0.5 s + spread), in an order unrelated to receivedAt.
-    const slot = shuffled(Array.from({ length: o.records }, (_, k) => k), 11);
-    records = makeRecords(o.records, (i) => new Date(WAITING_EPOCH_MS + 500 + Math.floor((slot[i]! * o.waitingSpreadMs) / o.records)).toISOString());
+    const slot = shuffled(
+      Array.from({ length: o.records }, (_, k) => k),
+      11,
+    );
+    records = makeRecords(o.records, (i) =>
+      new Date(WAITING_EPOCH_MS + 500 + Math.floor((slot[i]! * o.waitingSpreadMs) / o.records)).toISOString(),
+    );
   }
   const fillMs = await fill(dir, records, o.fillConcurrency);
 
@@ -222,7 +236,8 @@ async function runPhase(phase: 'due' | 'waiting', o: BacklogOptions, work: strin
     forwarder.start();
     const deadline = started + 900_000 + (phase === 'waiting' ? o.waitingSpreadMs : 0);
     while ((delivered = forwarder.stats().delivered) < records.length) {
-      if (now() > deadline) throw new Error(`bench: backlog ${phase}: only ${delivered} of ${records.length} delivered in time`);
+      if (now() > deadline)
+        throw new Error(`bench: backlog ${phase}: only ${delivered} of ${records.length} delivered in time`);
       await sleep(5);
     }
     drainMs = now() - started;

@@ -48,13 +48,34 @@ const fields = (trickle: number): Array<[Exclude<keyof Figures, 'trickleSamples'
 ];
 
 function runProcessBench(root: string, idleSec: number, trickle: number, nodeArgs: string[] = []): Figures {
-  const r = spawnSync(process.execPath, [join(root, 'dist/bench/process/run.js'), '--only', 'daemon,fleet', '--fleet-runs', 'single', '--trickle', String(trickle), '--idle-sec', String(idleSec), '--no-trace', '--json', ...nodeArgs.flatMap((a) => ['--node-arg', a])], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(root, 'dist/bench/process/run.js'),
+      '--only',
+      'daemon,fleet',
+      '--fleet-runs',
+      'single',
+      '--trickle',
+      String(trickle),
+      '--idle-sec',
+      String(idleSec),
+      '--no-trace',
+      '--json',
+      ...nodeArgs.flatMap((a) => ['--node-arg', a]),
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   if (r.status !== 0) throw new Error(`process bench in ${root} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const j = JSON.parse(r.stdout) as {
-    daemon: Array<{ burst30?: { allDeliveredMs: number; cpuS?: number }; burst100?: { allDeliveredMs: number; peakRssMiB?: number }; idle?: { cpuSPerMinute?: number; atPerMinute: number } }>;
+    daemon: Array<{
+      burst30?: { allDeliveredMs: number; cpuS?: number };
+      burst100?: { allDeliveredMs: number; peakRssMiB?: number };
+      idle?: { cpuSPerMinute?: number; atPerMinute: number };
+    }>;
     fleet: Array<{ trickle?: { latency: { median: number; p95: number }; samples?: number[] } }>;
   };
   const d = j.daemon[0];
@@ -69,7 +90,9 @@ function runProcessBench(root: string, idleSec: number, trickle: number, nodeArg
     idleAtPerMin: d?.idle?.atPerMinute,
     trickleP50Ms: f?.trickle?.latency.median,
     trickleP95Ms: f?.trickle?.latency.p95,
-    ...(samples && samples.length > 1 ? { trickleFirstMs: samples[0], trickleP95RestMs: summarize(samples.slice(1)).p95, trickleSamples: samples } : {}),
+    ...(samples && samples.length > 1
+      ? { trickleFirstMs: samples[0], trickleP95RestMs: summarize(samples.slice(1)).p95, trickleSamples: samples }
+      : {}),
   };
 }
 
@@ -80,23 +103,39 @@ async function main(): Promise<void> {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const old = opt('--old');
-  if (!old || !existsSync(join(old, 'dist/bench/process/run.js'))) throw new Error('--old <dir>: a built checkout (npm run build there first)');
+  if (!old || !existsSync(join(old, 'dist/bench/process/run.js')))
+    throw new Error('--old <dir>: a built checkout (npm run build there first)');
   const rounds = Number(opt('--rounds') ?? 3);
   const idleSec = Number(opt('--idle-sec') ?? 30);
   const trickle = Number(opt('--trickle') ?? 10);
   // --after-node-arg FLAG (repeatable): the after daemon also gets FLAG, e.g. the old runtime's flags, to tell what the
   // runtime changed from what the code changed.
-  const flags = (name: string) => argv.flatMap((a, i) => (a === name && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
+  const flags = (name: string) =>
+    argv.flatMap((a, i) => (a === name && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
   // --node-arg FLAG (repeatable): both daemons get FLAG (e.g. --trace-gc); --after-node-arg: the after daemon only.
   const bothArgs = flags('--node-arg');
   const afterArgs = flags('--after-node-arg');
   const runs: Record<'before' | 'after', Figures[]> = { before: [], after: [] };
   for (let i = 0; i < rounds; i++) {
-    const order: Array<['before' | 'after', string]> = i % 2 === 0 ? [['before', old], ['after', HERE]] : [['after', HERE], ['before', old]];
+    const order: Array<['before' | 'after', string]> =
+      i % 2 === 0
+        ? [
+            ['before', old],
+            ['after', HERE],
+          ]
+        : [
+            ['after', HERE],
+            ['before', old],
+          ];
     for (const [label, root] of order) {
       process.stderr.write(`before-after: round ${i + 1}/${rounds}, ${label}\n`);
       const load0 = loadavg()[0]!.toFixed(2);
-      const figures = runProcessBench(root, idleSec, trickle, label === 'after' ? [...bothArgs, ...afterArgs] : bothArgs);
+      const figures = runProcessBench(
+        root,
+        idleSec,
+        trickle,
+        label === 'after' ? [...bothArgs, ...afterArgs] : bothArgs,
+      );
       runs[label].push({ ...figures, load: `${load0}-${loadavg()[0]!.toFixed(2)}` });
     }
   }
@@ -104,13 +143,29 @@ async function main(): Promise<void> {
   const rows = fields(trickle).map(([key, label, digits]) => {
     const b = runs.before.map((x) => x[key]).filter((v): v is number => v !== undefined);
     const a = runs.after.map((x) => x[key]).filter((v): v is number => v !== undefined);
-    return [label, fmt(summarize(b).median, digits), fmt(summarize(a).median, digits), b.map((v) => v.toFixed(digits)).join(' / '), a.map((v) => v.toFixed(digits)).join(' / ')];
+    return [
+      label,
+      fmt(summarize(b).median, digits),
+      fmt(summarize(a).median, digits),
+      b.map((v) => v.toFixed(digits)).join(' / '),
+      a.map((v) => v.toFixed(digits)).join(' / '),
+    ];
   });
-  process.stdout.write(`node ${process.version}; before = ${old}, after = ${HERE}${afterArgs.length ? ` with ${afterArgs.join(' ')}` : ''}${bothArgs.length ? `; both with ${bothArgs.join(' ')}` : ''}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`);
-  process.stdout.write(`${table(['figure', 'before (median)', 'after (median)', 'before, each round', 'after, each round'], rows)}\n`);
-  process.stdout.write('single-SMS latencies in the order injected, ms (the first is the first SMS after the warm-up), with the load average at the run\'s start and end:\n');
+  process.stdout.write(
+    `node ${process.version}; before = ${old}, after = ${HERE}${afterArgs.length ? ` with ${afterArgs.join(' ')}` : ''}${bothArgs.length ? `; both with ${bothArgs.join(' ')}` : ''}; ${rounds} rounds interleaved, idle ${idleSec} s per run\n`,
+  );
+  process.stdout.write(
+    `${table(['figure', 'before (median)', 'after (median)', 'before, each round', 'after, each round'], rows)}\n`,
+  );
+  process.stdout.write(
+    "single-SMS latencies in the order injected, ms (the first is the first SMS after the warm-up), with the load average at the run's start and end:\n",
+  );
   for (const label of ['before', 'after'] as const) {
-    runs[label].forEach((f, i) => process.stdout.write(`${label} ${i + 1} (load ${f.load}): ${f.trickleSamples ? f.trickleSamples.map((v) => v.toFixed(0)).join(' ') : '(not reported by that checkout\'s bench)'}\n`));
+    runs[label].forEach((f, i) =>
+      process.stdout.write(
+        `${label} ${i + 1} (load ${f.load}): ${f.trickleSamples ? f.trickleSamples.map((v) => v.toFixed(0)).join(' ') : "(not reported by that checkout's bench)"}\n`,
+      ),
+    );
   }
 }
 

@@ -43,7 +43,12 @@ function once(args: string[]): { ms: number; rssMiB: number; cpuMs: number; code
     : spawnSync(process.execPath, args, { encoding: 'utf8' });
   const ms = performance.now() - t0;
   const m = time ? /([\d.]+) ([\d.]+) (\d+)\s*$/.exec(r.stderr) : null;
-  return { ms, cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN, rssMiB: m ? Number(m[3]) / 1024 : NaN, code: r.status };
+  return {
+    ms,
+    cpuMs: m ? (Number(m[1]) + Number(m[2])) * 1000 : NaN,
+    rssMiB: m ? Number(m[3]) / 1024 : NaN,
+    code: r.status,
+  };
 }
 
 export async function measureCli(rounds: number, log: (l: string) => void = () => {}, old?: string): Promise<CliRow[]> {
@@ -77,7 +82,12 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
   ];
   if (old) {
     const oldBin = join(old, 'bin/pulsa-bridge');
-    commands.push(['old: --version', [oldBin, '--version']], ['old: --help', [oldBin, '--help']], ['old: status (no daemon)', [oldBin, 'status', '--config', config]], ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]]);
+    commands.push(
+      ['old: --version', [oldBin, '--version']],
+      ['old: --help', [oldBin, '--help']],
+      ['old: status (no daemon)', [oldBin, 'status', '--config', config]],
+      ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]],
+    );
   }
   const running: Array<[string, string[]]> = [
     ['pulsa-bridge status (daemon running)', [BIN, 'status', '--config', config]],
@@ -94,7 +104,8 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
     try {
       const t0 = Date.now();
       while (!existsSync(join(spool, 'status.json')) || readFileSync(join(spool, 'status.json'), 'utf8') === '') {
-        if (Date.now() - t0 > 30_000 || daemon.exitCode !== null) throw new Error('the daemon did not write status.json within 30 s');
+        if (Date.now() - t0 > 30_000 || daemon.exitCode !== null)
+          throw new Error('the daemon did not write status.json within 30 s');
         await new Promise((r) => setTimeout(r, 100));
       }
       log(`cli: ${rounds} rounds with the daemon running\n`);
@@ -121,7 +132,9 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
 }
 
 export function cliReport(rows: CliRow[], rounds: number): string {
-  const base = (command: string) => rows.find((r) => r.command === (command.includes('daemon running') ? "node -e '' (daemon running)" : "node -e ''"))?.medianMs ?? NaN;
+  const base = (command: string) =>
+    rows.find((r) => r.command === (command.includes('daemon running') ? "node -e '' (daemon running)" : "node -e ''"))
+      ?.medianMs ?? NaN;
   return [
     `CLI start-up: fresh process per command, wall time spawn -> exit, median of ${rounds} interleaved rounds; budget: node's own start-up + ${CLI_BUDGET_MS} ms`,
     table(
@@ -129,7 +142,16 @@ export function cliReport(rows: CliRow[], rounds: number): string {
       rows.map((r) => {
         const over = r.medianMs - base(r.command);
         const isNode = r.command.startsWith('node -e') || r.command.startsWith('old:');
-        return [r.command, String(r.exitCode), r.medianMs.toFixed(0), r.maxMs.toFixed(0), r.command.startsWith('node -e') ? '-' : `+${over.toFixed(0)}`, Number.isNaN(r.cpuMs) ? '-' : r.cpuMs.toFixed(0), Number.isNaN(r.rssMiB) ? '-' : r.rssMiB.toFixed(1), isNode ? '-' : over <= CLI_BUDGET_MS ? 'within' : 'OVER'];
+        return [
+          r.command,
+          String(r.exitCode),
+          r.medianMs.toFixed(0),
+          r.maxMs.toFixed(0),
+          r.command.startsWith('node -e') ? '-' : `+${over.toFixed(0)}`,
+          Number.isNaN(r.cpuMs) ? '-' : r.cpuMs.toFixed(0),
+          Number.isNaN(r.rssMiB) ? '-' : r.rssMiB.toFixed(1),
+          isNode ? '-' : over <= CLI_BUDGET_MS ? 'within' : 'OVER',
+        ];
       }),
     ),
   ].join('\n');
@@ -142,7 +164,11 @@ async function main(): Promise<void> {
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds expects a whole number >= 1');
   const o = argv.indexOf('--old');
   const rows = await measureCli(rounds, (l) => process.stderr.write(l), o >= 0 ? argv[o + 1] : undefined);
-  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : `node ${process.version}\n${cliReport(rows, rounds)}\n`);
+  process.stdout.write(
+    argv.includes('--json')
+      ? `${JSON.stringify(rows, null, 2)}\n`
+      : `node ${process.version}\n${cliReport(rows, rounds)}\n`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {

@@ -71,7 +71,11 @@ export async function runControl(o: ControlOptions): Promise<ControlResult> {
     log: { level: o.logLevel },
     shutdownGraceSec: 1,
   });
-  const logger = createLogger({ level: o.logLevel === 'info' ? 'warn' : o.logLevel, pretty: false, destination: process.stderr });
+  const logger = createLogger({
+    level: o.logLevel === 'info' ? 'warn' : o.logLevel,
+    pretty: false,
+    destination: process.stderr,
+  });
   const undoDefaults = configureVirtualModems({ bootStepMs: 0, noise: false, latencyMs: o.modemLatencyMs });
   const daemon = await Daemon.start({ config, logger });
   undoDefaults();
@@ -99,7 +103,10 @@ export async function runControl(o: ControlOptions): Promise<ControlResult> {
       return spooledAt.get(text)! - t;
     };
     const settle = async () => {
-      await waitFor(() => scheduler().running === undefined && scheduler().queued === 0 && vm.storedMessages().length === 0, 'the modem to be idle');
+      await waitFor(
+        () => scheduler().running === undefined && scheduler().queued === 0 && vm.storedMessages().length === 0,
+        'the modem to be idle',
+      );
     };
     const phase = async (name: string, before: () => Promise<Array<Promise<unknown>>>): Promise<ControlRow> => {
       const waits: number[] = [];
@@ -125,7 +132,10 @@ export async function runControl(o: ControlOptions): Promise<ControlResult> {
     rows.push(
       await phase('behind 5 at (2 clients)', async () => {
         const ps = [a, b, a, b, a].map(atInFlight);
-        await waitFor(() => scheduler().running?.startsWith('operator') === true && scheduler().queuedBy.operator >= 4, 'the at commands to queue');
+        await waitFor(
+          () => scheduler().running?.startsWith('operator') === true && scheduler().queuedBy.operator >= 4,
+          'the at commands to queue',
+        );
         return ps;
       }),
     );

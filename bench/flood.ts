@@ -183,12 +183,18 @@ function mib(x: number | undefined): string {
 
 export function floodReport(r: FloodResult): string {
   const d = r.smsDelay;
-  return [
-    `control socket flood: one client pipelining ${r.lineBytes}-byte \`at\` lines for ${r.sec} s (daemon with the unit's node flags)`,
-    `  RSS before ${mib(r.rssBeforeMiB)}, peak ${mib(r.peakRssMiB)}, 10 s after the client left ${mib(r.rssAfterMiB)}`,
-    `  SMS delay during the flood (inject -> POST): ${d ? `median ${d.median.toFixed(0)} ms, p95 ${d.p95.toFixed(0)} ms, max ${d.max.toFixed(0)} ms over ${d.n}` : 'no SMS arrived'}${r.smsLost ? `, ${r.smsLost} not arrived` : ''}`,
-    `  lines sent ${r.linesSent}; answers ${Object.entries(r.answers).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; client dropped ${r.drops} time(s)`,
-  ].join('\n') + '\n';
+  return (
+    [
+      `control socket flood: one client pipelining ${r.lineBytes}-byte \`at\` lines for ${r.sec} s (daemon with the unit's node flags)`,
+      `  RSS before ${mib(r.rssBeforeMiB)}, peak ${mib(r.peakRssMiB)}, 10 s after the client left ${mib(r.rssAfterMiB)}`,
+      `  SMS delay during the flood (inject -> POST): ${d ? `median ${d.median.toFixed(0)} ms, p95 ${d.p95.toFixed(0)} ms, max ${d.max.toFixed(0)} ms over ${d.n}` : 'no SMS arrived'}${r.smsLost ? `, ${r.smsLost} not arrived` : ''}`,
+      `  lines sent ${r.linesSent}; answers ${
+        Object.entries(r.answers)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }; client dropped ${r.drops} time(s)`,
+    ].join('\n') + '\n'
+  );
 }
 
 async function main(): Promise<void> {
@@ -197,10 +203,18 @@ async function main(): Promise<void> {
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
   const lookups = await peerLookupCost(arg('--lookups', 20));
-  const r = await runFlood({ sec: arg('--sec', 60), smsEveryMs: arg('--sms-every-ms', 5000), log: (l) => process.stderr.write(l) });
-  if (process.argv.includes('--json')) return void process.stdout.write(JSON.stringify({ ...r, peerLookupMs: lookups }, null, 2) + '\n');
+  const r = await runFlood({
+    sec: arg('--sec', 60),
+    smsEveryMs: arg('--sms-every-ms', 5000),
+    log: (l) => process.stderr.write(l),
+  });
+  if (process.argv.includes('--json'))
+    return void process.stdout.write(JSON.stringify({ ...r, peerLookupMs: lookups }, null, 2) + '\n');
   process.stdout.write(floodReport(r));
-  if (lookups) process.stdout.write(`peer lookup (SO_PEERCRED through perl, once per connection): median ${lookups.median.toFixed(1)} ms, p95 ${lookups.p95.toFixed(1)} ms, max ${lookups.max.toFixed(1)} ms over ${lookups.n}\n`);
+  if (lookups)
+    process.stdout.write(
+      `peer lookup (SO_PEERCRED through perl, once per connection): median ${lookups.median.toFixed(1)} ms, p95 ${lookups.p95.toFixed(1)} ms, max ${lookups.max.toFixed(1)} ms over ${lookups.n}\n`,
+    );
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {

@@ -44,7 +44,8 @@ class UsageError extends Error {}
 
 function positive(name: string, value: string, integer: boolean): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new UsageError(`${name} expects a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new UsageError(`${name} expects a positive ${integer ? 'integer' : 'number'}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -52,7 +53,11 @@ function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Setting
   const s: Settings = {
     seconds: env.FUZZ_SECONDS ? positive('FUZZ_SECONDS', env.FUZZ_SECONDS, false) : 10,
     runs: env.FUZZ_RUNS ? positive('FUZZ_RUNS', env.FUZZ_RUNS, true) : 1_000_000_000,
-    prefixes: env.FUZZ_TARGETS ? env.FUZZ_TARGETS.split(',').map((p) => p.trim()).filter((p) => p !== '') : [],
+    prefixes: env.FUZZ_TARGETS
+      ? env.FUZZ_TARGETS.split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '')
+      : [],
     seed: env.FUZZ_SEED ? Math.trunc(Number(env.FUZZ_SEED)) : undefined,
     json: false,
   };
@@ -65,7 +70,11 @@ function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv): Setting
     };
     if (a === '--seconds') s.seconds = positive(a, value(), false);
     else if (a === '--runs') s.runs = positive(a, value(), true);
-    else if (a === '--targets') s.prefixes = value().split(',').map((p) => p.trim()).filter((p) => p !== '');
+    else if (a === '--targets')
+      s.prefixes = value()
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '');
     else if (a === '--seed') s.seed = Math.trunc(Number(value()));
     else if (a === '--json') s.json = true;
     else throw new UsageError(`unknown option ${a}`);
@@ -115,14 +124,42 @@ function runTarget(t: FuzzTarget, settings: Settings): Promise<TargetResult> {
     const elapsed = () => (performance.now() - started) / 1000;
     const watchdog = setTimeout(() => {
       void worker.terminate();
-      finish({ name: t.name, outcome: 'hung', inputs: 0, seconds: elapsed(), perSecond: 0, seed, report: `no result after ${Math.round(elapsed())} s: an input hangs (replay with --seed ${seed})` });
+      finish({
+        name: t.name,
+        outcome: 'hung',
+        inputs: 0,
+        seconds: elapsed(),
+        perSecond: 0,
+        seed,
+        report: `no result after ${Math.round(elapsed())} s: an input hangs (replay with --seed ${seed})`,
+      });
     }, graceMs);
     worker.once('message', (r: TargetResult) => {
       finish(r);
       void worker.terminate();
     });
-    worker.once('error', (err) => finish({ name: t.name, outcome: 'crashed', inputs: 0, seconds: elapsed(), perSecond: 0, seed, report: String(err) }));
-    worker.once('exit', (code) => finish({ name: t.name, outcome: 'crashed', inputs: 0, seconds: elapsed(), perSecond: 0, seed, report: `worker exited with code ${code} before reporting` }));
+    worker.once('error', (err) =>
+      finish({
+        name: t.name,
+        outcome: 'crashed',
+        inputs: 0,
+        seconds: elapsed(),
+        perSecond: 0,
+        seed,
+        report: String(err),
+      }),
+    );
+    worker.once('exit', (code) =>
+      finish({
+        name: t.name,
+        outcome: 'crashed',
+        inputs: 0,
+        seconds: elapsed(),
+        perSecond: 0,
+        seed,
+        report: `worker exited with code ${code} before reporting`,
+      }),
+    );
   });
 }
 
@@ -137,19 +174,28 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  const chosen = FUZZ_TARGETS.filter((t) => settings.prefixes.length === 0 || settings.prefixes.some((p) => t.name.startsWith(p)));
+  const chosen = FUZZ_TARGETS.filter(
+    (t) => settings.prefixes.length === 0 || settings.prefixes.some((p) => t.name.startsWith(p)),
+  );
   if (chosen.length === 0) {
-    process.stderr.write(`fuzz: no target matches ${settings.prefixes.join(',')} (targets: ${FUZZ_TARGETS.map((t) => t.name).join(', ')})\n`);
+    process.stderr.write(
+      `fuzz: no target matches ${settings.prefixes.join(',')} (targets: ${FUZZ_TARGETS.map((t) => t.name).join(', ')})\n`,
+    );
     return 2;
   }
   if (!settings.json) {
-    process.stdout.write(`fuzzing ${chosen.length} targets, up to ${settings.seconds} s or ${settings.runs} inputs each\n`);
+    process.stdout.write(
+      `fuzzing ${chosen.length} targets, up to ${settings.seconds} s or ${settings.runs} inputs each\n`,
+    );
   }
   const results: TargetResult[] = [];
   for (const t of chosen) {
     const r = await runTarget(t, settings);
     results.push(r);
-    if (!settings.json) process.stdout.write(`  ${r.outcome === 'ok' ? 'ok    ' : r.outcome.toUpperCase().padEnd(6)} ${t.name} (${r.inputs} inputs)\n`);
+    if (!settings.json)
+      process.stdout.write(
+        `  ${r.outcome === 'ok' ? 'ok    ' : r.outcome.toUpperCase().padEnd(6)} ${t.name} (${r.inputs} inputs)\n`,
+      );
   }
   if (settings.json) {
     process.stdout.write(`${JSON.stringify({ settings, results }, null, 2)}\n`);
@@ -158,10 +204,18 @@ async function main(): Promise<number> {
     process.stdout.write(
       table(
         ['target', 'result', 'inputs', 'seconds', 'inputs/s', 'seed'],
-        results.map((r) => [r.name, r.outcome, String(r.inputs), r.seconds.toFixed(1), r.perSecond.toFixed(0), String(r.seed)]),
+        results.map((r) => [
+          r.name,
+          r.outcome,
+          String(r.inputs),
+          r.seconds.toFixed(1),
+          r.perSecond.toFixed(0),
+          String(r.seed),
+        ]),
       ) + '\n',
     );
-    for (const r of results.filter((x) => x.report !== undefined)) process.stdout.write(`\n${r.name}: ${r.outcome}\n${r.report}\n`);
+    for (const r of results.filter((x) => x.report !== undefined))
+      process.stdout.write(`\n${r.name}: ${r.outcome}\n${r.report}\n`);
   }
   return results.every((r) => r.outcome === 'ok') ? 0 : 1;
 }

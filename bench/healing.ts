@@ -51,7 +51,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
   const started = performance.now();
   while (!(await cond())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`healing bench: timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`healing bench: timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(5);
   }
 }
@@ -62,7 +63,13 @@ async function start(profile: SimProfileId): Promise<Bench> {
   const dir = await mkdtemp(join(tmpdir(), 'pulsa-bench-healing-'));
   const vm = new VirtualModem({ path: `virtual:bench-healing-${process.pid}-${++seq}`, profile, noise: false });
   const spool = await Spool.open(dir, { logger: silentLogger() });
-  const m = parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: `bench-${profile}`, port: `virtual:bench-${profile}`, senders: ['858'] }] }, {}).modems[0]!;
+  const m = parseConfig(
+    {
+      webhook: { url: 'http://127.0.0.1:9/unused' },
+      modems: [{ name: `bench-${profile}`, port: `virtual:bench-${profile}`, senders: ['858'] }],
+    },
+    {},
+  ).modems[0]!;
   const supervisor = createModemSupervisor(m, { spool, logger: silentLogger(), path: vm.start() });
   supervisor.start();
   await until(() => (supervisor.status().receiver?.sweeps ?? 0) >= 1, `${profile} running`, 30_000);
@@ -89,7 +96,10 @@ async function delayAfter(b: Bench, fault: () => Promise<void> | void, label: st
   return delay;
 }
 
-async function measureProfile(profile: SimProfileId, samples: number): Promise<Omit<HealingRow, 'idlePerMinute' | 'idleCommands'>> {
+async function measureProfile(
+  profile: SimProfileId,
+  samples: number,
+): Promise<Omit<HealingRow, 'idlePerMinute' | 'idleCommands'>> {
   const b = await start(profile);
   try {
     const banner: number[] = [];
@@ -97,7 +107,9 @@ async function measureProfile(profile: SimProfileId, samples: number): Promise<O
     const replug: number[] = [];
     for (let i = 0; i < samples; i++) {
       // Generic modems print no banner of their own: they print RDY (27.007 modules do), as another family would.
-      banner.push(await delayAfter(b, () => b.vm.reboot(profile === 'generic' ? { banners: ['RDY'] } : {}), 'reset with banner'));
+      banner.push(
+        await delayAfter(b, () => b.vm.reboot(profile === 'generic' ? { banners: ['RDY'] } : {}), 'reset with banner'),
+      );
       await sleep(Math.random() * 30_000); // a random phase of the 30 s probe interval
       silent.push(await delayAfter(b, () => b.vm.reboot({ silent: true, holdUntilAt: true }), 'silent reset'));
       b.vm.unplug();
@@ -110,7 +122,10 @@ async function measureProfile(profile: SimProfileId, samples: number): Promise<O
   }
 }
 
-async function idleMinute(profiles: SimProfileId[], idleMs: number): Promise<Map<SimProfileId, { perMinute: number; commands: Record<string, number> }>> {
+async function idleMinute(
+  profiles: SimProfileId[],
+  idleMs: number,
+): Promise<Map<SimProfileId, { perMinute: number; commands: Record<string, number> }>> {
   const benches = await Promise.all(profiles.map((p) => start(p)));
   try {
     await sleep(2000); // the start sweep and its follow-ups are not idle traffic

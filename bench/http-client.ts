@@ -52,7 +52,15 @@ async function child(variant: Variant, url: string, posts: number, undiciPath: s
   } else if (variant === 'node:http (httpRequest)') {
     const { httpRequest } = await import('../src/http/request.js');
     post = async () => {
-      const r = await httpRequest({ method: 'POST', url, headers, body: BODY, connectTimeoutMs: 5000, timeoutMs: 10000, maxBodyBytes: 65536 });
+      const r = await httpRequest({
+        method: 'POST',
+        url,
+        headers,
+        body: BODY,
+        connectTimeoutMs: 5000,
+        timeoutMs: 10000,
+        maxBodyBytes: 65536,
+      });
       if (r.kind !== 'response' || r.status !== 200) throw new Error(`POST failed: ${JSON.stringify(r).slice(0, 200)}`);
     };
   } else if (variant === 'fetch (node built-in)') {
@@ -64,9 +72,17 @@ async function child(variant: Variant, url: string, posts: number, undiciPath: s
   } else {
     // not a dependency: imported by path (or by name, if one is installed), typed here by the one call used
     const spec: string = undiciPath ? pathToFileURL(undiciPath).href : 'undici';
-    const undici = (await import(spec)) as { request: (url: string, o: object) => Promise<{ statusCode: number; body: { text(): Promise<string> } }> };
+    const undici = (await import(spec)) as {
+      request: (url: string, o: object) => Promise<{ statusCode: number; body: { text(): Promise<string> } }>;
+    };
     post = async () => {
-      const r = await undici.request(url, { method: 'POST', headers, body: BODY, headersTimeout: 10000, bodyTimeout: 10000 });
+      const r = await undici.request(url, {
+        method: 'POST',
+        headers,
+        body: BODY,
+        headersTimeout: 10000,
+        bodyTimeout: 10000,
+      });
       await r.body.text();
       if (r.statusCode !== 200) throw new Error(`POST failed: ${r.statusCode}`);
     };
@@ -78,7 +94,12 @@ async function child(variant: Variant, url: string, posts: number, undiciPath: s
   for (let i = 0; i < posts; i++) await post();
   const wall = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  const out: Sample = { importRssMiB, peakMiB: statusKiB('VmHWM') / 1024, cpuUsPerPost: (cpu.user + cpu.system) / posts, msPerPost: wall / posts };
+  const out: Sample = {
+    importRssMiB,
+    peakMiB: statusKiB('VmHWM') / 1024,
+    cpuUsPerPost: (cpu.user + cpu.system) / posts,
+    msPerPost: wall / posts,
+  };
   process.stdout.write(JSON.stringify(out));
 }
 
@@ -94,7 +115,8 @@ async function main(): Promise<void> {
   const posts = Number(opt('--posts') ?? 2000);
   const rounds = Number(opt('--rounds') ?? 3);
   let undiciPath = opt('--undici');
-  if (undiciPath && !undiciPath.endsWith('.js') && !undiciPath.endsWith('.mjs')) undiciPath = `${undiciPath.replace(/\/$/, '')}/index.js`;
+  if (undiciPath && !undiciPath.endsWith('.js') && !undiciPath.endsWith('.mjs'))
+    undiciPath = `${undiciPath.replace(/\/$/, '')}/index.js`;
   // The webhook: answers every POST 200 once its body is read, keep-alive.
   let received = 0;
   const server = http.createServer((req, res) => {
@@ -117,13 +139,22 @@ async function main(): Promise<void> {
         const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
           // spawnSync would block this process's server: run the child asynchronously.
           import('node:child_process').then(({ execFile }) => {
-            execFile(process.execPath, [...flags, self, '--child', variant, url, String(posts), undiciPath ?? ''], { maxBuffer: 1 << 20 }, (err, stdout, stderr) =>
-              resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+            execFile(
+              process.execPath,
+              [...flags, self, '--child', variant, url, String(posts), undiciPath ?? ''],
+              { maxBuffer: 1 << 20 },
+              (err, stdout, stderr) =>
+                resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
             );
           });
         });
         if (r.status !== 0) {
-          const note = `${variant}: ${r.stderr.trim().split('\n').find((l) => /Error|Cannot find/.test(l)) ?? r.stderr.trim().slice(0, 200)}`;
+          const note = `${variant}: ${
+            r.stderr
+              .trim()
+              .split('\n')
+              .find((l) => /Error|Cannot find/.test(l)) ?? r.stderr.trim().slice(0, 200)
+          }`;
           if (!notes.includes(note)) notes.push(note);
           continue;
         }
@@ -149,8 +180,12 @@ async function main(): Promise<void> {
       v === 'node alone' ? '-' : median(s.map((x) => x.msPerPost)).toFixed(3),
     ];
   });
-  process.stdout.write(`node ${process.version}, flags ${flags.join(' ') || '(none)'}; ${posts} POSTs one after another to a local server (keep-alive), median of ${rounds} rounds; ${received} POSTs received\n`);
-  process.stdout.write(`${table(['client', 'RSS after import + 1 POST, MiB', 'above node alone', `peak RSS after ${posts}, MiB`, 'CPU us per POST', 'ms per POST'], rows)}\n`);
+  process.stdout.write(
+    `node ${process.version}, flags ${flags.join(' ') || '(none)'}; ${posts} POSTs one after another to a local server (keep-alive), median of ${rounds} rounds; ${received} POSTs received\n`,
+  );
+  process.stdout.write(
+    `${table(['client', 'RSS after import + 1 POST, MiB', 'above node alone', `peak RSS after ${posts}, MiB`, 'CPU us per POST', 'ms per POST'], rows)}\n`,
+  );
   for (const n of notes) process.stdout.write(`- ${n}\n`);
 }
 

@@ -58,9 +58,12 @@ interface Gc {
  */
 function gcLines(log: string, fromMs: number, toMs: number): Gc[] {
   const out: Gc[] = [];
-  for (const m of log.matchAll(/(\d+) ms: ([A-Za-z -]+?(?: \([a-z ]+\))?) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/g)) {
+  for (const m of log.matchAll(
+    /(\d+) ms: ([A-Za-z -]+?(?: \([a-z ]+\))?) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/g,
+  )) {
     const at = Number(m[1]);
-    if (at >= fromMs && at <= toMs) out.push({ kind: m[2]!.trim(), beforeMB: Number(m[3]), afterMB: Number(m[4]), pauseMs: Number(m[5]) });
+    if (at >= fromMs && at <= toMs)
+      out.push({ kind: m[2]!.trim(), beforeMB: Number(m[3]), afterMB: Number(m[4]), pauseMs: Number(m[5]) });
   }
   return out;
 }
@@ -91,7 +94,11 @@ interface Variant {
 
 async function oneRun(v: Variant, o: { idleSec: number; sliceSec: number; nodeArgs: string[] }): Promise<Run> {
   const dir = v.dir;
-  const flags = [...execStartNodeFlags(readFileSync(join(dir, 'systemd/pulsa-bridge.service'), 'utf8')), ...v.flags, ...o.nodeArgs];
+  const flags = [
+    ...execStartNodeFlags(readFileSync(join(dir, 'systemd/pulsa-bridge.service'), 'utf8')),
+    ...v.flags,
+    ...o.nodeArgs,
+  ];
   const logCopy = join(tmpdir(), `idle-threads-${process.pid}-${Date.now()}.log`);
   const h = await startHarness({ modems: 1, nodeArgs: flags, bin: join(dir, 'bin/pulsa-bridge'), keepLog: logCopy });
   let window: [number, number] = [0, 0];
@@ -141,7 +148,8 @@ async function main(): Promise<void> {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const many = (name: string) => argv.flatMap((a, i) => (a === name && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
+  const many = (name: string) =>
+    argv.flatMap((a, i) => (a === name && argv[i + 1] !== undefined ? [argv[i + 1]!] : []));
   const dirs: Variant[] = [];
   argv.forEach((a, i) => {
     const next = argv[i + 1];
@@ -169,27 +177,69 @@ async function main(): Promise<void> {
   }
   const f = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '-');
   const each = (xs: number[], digits = 0) => xs.map((v) => f(v, digits)).join(' / ');
-  process.stdout.write(`node ${process.version}; ${rounds} rounds interleaved; after a burst of 30, 1 s, then ${idleSec} s idle; each checkout's unit flags${nodeArgs.length ? ` + ${nodeArgs.join(' ')}` : ''}\n`);
+  process.stdout.write(
+    `node ${process.version}; ${rounds} rounds interleaved; after a burst of 30, 1 s, then ${idleSec} s idle; each checkout's unit flags${nodeArgs.length ? ` + ${nodeArgs.join(' ')}` : ''}\n`,
+  );
   const rows: string[][] = [];
   for (const d of dirs) {
     const rs = runs.get(d)!;
-    const add = (what: string, xs: number[], digits = 0) => rows.push([d.label, what, f(summarize(xs).median, digits), each(xs, digits)]);
-    add('CPU ms, all threads', rs.map((x) => x.mainMs + x.platformMs + x.laterMs));
-    add('  main thread', rs.map((x) => x.mainMs));
-    add('  node platform threads (V8 GC, compiler)', rs.map((x) => x.platformMs));
-    add('  threads started later (libuv pool)', rs.map((x) => x.laterMs));
-    for (let s = 0; s < (rs[0]?.sliceMs.length ?? 0); s++) add(`  slice ${s + 1} (${s * sliceSec}-${Math.min(idleSec, (s + 1) * sliceSec)} s)`, rs.map((x) => x.sliceMs[s] ?? Number.NaN));
-    add('VmRSS at the start, MiB', rs.map((x) => x.rssStart), 1);
-    add('VmRSS at the end, MiB', rs.map((x) => x.rssEnd), 1);
+    const add = (what: string, xs: number[], digits = 0) =>
+      rows.push([d.label, what, f(summarize(xs).median, digits), each(xs, digits)]);
+    add(
+      'CPU ms, all threads',
+      rs.map((x) => x.mainMs + x.platformMs + x.laterMs),
+    );
+    add(
+      '  main thread',
+      rs.map((x) => x.mainMs),
+    );
+    add(
+      '  node platform threads (V8 GC, compiler)',
+      rs.map((x) => x.platformMs),
+    );
+    add(
+      '  threads started later (libuv pool)',
+      rs.map((x) => x.laterMs),
+    );
+    for (let s = 0; s < (rs[0]?.sliceMs.length ?? 0); s++)
+      add(
+        `  slice ${s + 1} (${s * sliceSec}-${Math.min(idleSec, (s + 1) * sliceSec)} s)`,
+        rs.map((x) => x.sliceMs[s] ?? Number.NaN),
+      );
+    add(
+      'VmRSS at the start, MiB',
+      rs.map((x) => x.rssStart),
+      1,
+    );
+    add(
+      'VmRSS at the end, MiB',
+      rs.map((x) => x.rssEnd),
+      1,
+    );
     if (nodeArgs.includes('--trace-gc')) {
       const kinds = [...new Set(rs.flatMap((x) => x.gcs.map((g) => g.kind)))].sort();
       for (const k of kinds) {
         const of = (x: Run) => x.gcs.filter((g) => g.kind === k);
-        add(`GC ${k}: count`, rs.map((x) => of(x).length));
-        add(`GC ${k}: pause ms, summed`, rs.map((x) => of(x).reduce((s, g) => s + g.pauseMs, 0)), 1);
-        add(`GC ${k}: heap MB freed, summed`, rs.map((x) => of(x).reduce((s, g) => s + g.beforeMB - g.afterMB, 0)), 1);
+        add(
+          `GC ${k}: count`,
+          rs.map((x) => of(x).length),
+        );
+        add(
+          `GC ${k}: pause ms, summed`,
+          rs.map((x) => of(x).reduce((s, g) => s + g.pauseMs, 0)),
+          1,
+        );
+        add(
+          `GC ${k}: heap MB freed, summed`,
+          rs.map((x) => of(x).reduce((s, g) => s + g.beforeMB - g.afterMB, 0)),
+          1,
+        );
       }
-      if (kinds.length === 0) add('GC: none in the window', rs.map(() => 0));
+      if (kinds.length === 0)
+        add(
+          'GC: none in the window',
+          rs.map(() => 0),
+        );
     }
   }
   process.stdout.write(`${table(['checkout', 'figure', 'median', 'each round'], rows)}\n`);

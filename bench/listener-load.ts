@@ -41,7 +41,8 @@ function healthz(port: number, localAddress: string): Promise<{ status: number; 
     const s = net.connect({ port, host: '127.0.0.1', localAddress });
     let got = '';
     s.on('data', (c: Buffer) => (got += c.toString('latin1')));
-    const done = () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0), ms: performance.now() - t0 });
+    const done = () =>
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0), ms: performance.now() - t0 });
     s.on('error', done);
     s.on('close', done);
     s.on('connect', () => s.end('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'));
@@ -77,7 +78,9 @@ async function main(): Promise<void> {
   try {
     let port = 0;
     for (let i = 0; i < 300 && !port; i++) {
-      const m = lines.map((l) => /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/.exec(l)).find(Boolean);
+      const m = lines
+        .map((l) => /serving \/metrics and \/healthz on http:\/\/127\.0\.0\.1:(\d+)/.exec(l))
+        .find(Boolean);
       if (m) port = Number(m[1]);
       else await sleep(100);
     }
@@ -105,20 +108,36 @@ async function main(): Promise<void> {
     const logLines = lines.slice(linesBefore).length;
     flooding = false;
     for (const s of sockets) s.destroy();
-    const row = (name: string, r: Array<{ status: number; ms: number }>): [string, number, number, Summary] => [name, r.filter((x) => x.status === 200 || x.status === 503).length, r.length, summarize(r.map((x) => x.ms))];
+    const row = (name: string, r: Array<{ status: number; ms: number }>): [string, number, number, Summary] => [
+      name,
+      r.filter((x) => x.status === 200 || x.status === 503).length,
+      r.length,
+      summarize(r.map((x) => x.ms)),
+    ];
     const rows = [row('from 127.0.0.2 (another address)', other), row('from 127.0.0.1 (the flooding address)', same)];
     if (args.json) {
       process.stdout.write(`${JSON.stringify({ idle: args.idle, rows, logLines, rssBefore, rssDuring })}\n`);
       return;
     }
-    process.stdout.write(`metrics listener, ${args.idle} idle connections from 127.0.0.1 kept open (reopened when closed), node ${process.version}\n`);
+    process.stdout.write(
+      `metrics listener, ${args.idle} idle connections from 127.0.0.1 kept open (reopened when closed), node ${process.version}\n`,
+    );
     process.stdout.write(
       table(
         ['/healthz asked', 'answered', 'of', 'median ms', 'p95 ms', 'max ms'],
-        rows.map(([name, ok, n, s]) => [name, String(ok), String(n), s.median.toFixed(1), s.p95.toFixed(1), s.max.toFixed(1)]),
+        rows.map(([name, ok, n, s]) => [
+          name,
+          String(ok),
+          String(n),
+          s.median.toFixed(1),
+          s.p95.toFixed(1),
+          s.max.toFixed(1),
+        ]),
       ) + '\n',
     );
-    process.stdout.write(`daemon log lines during the load: ${logLines}; RSS ${rssBefore.toFixed(1)} -> ${rssDuring.toFixed(1)} MiB\n`);
+    process.stdout.write(
+      `daemon log lines during the load: ${logLines}; RSS ${rssBefore.toFixed(1)} -> ${rssDuring.toFixed(1)} MiB\n`,
+    );
   } finally {
     flooding = false;
     for (const s of sockets) s.destroy();

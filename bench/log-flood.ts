@@ -53,20 +53,36 @@ async function sample(pid: number): Promise<ProcSample> {
 }
 
 async function main(): Promise<void> {
-  if (process.getuid?.() !== 0) throw new Error('log-flood needs root: the reading client runs as nobody through runuser');
+  if (process.getuid?.() !== 0)
+    throw new Error('log-flood needs root: the reading client runs as nobody through runuser');
   const dir = await mkdtemp(join(tmpdir(), 'pulsa-bench-logflood-'));
   await chmod(dir, 0o755);
   const run = join(dir, 'run');
   await mkdir(run, { mode: 0o755 });
   const socket = join(run, 'control.sock');
   const config = join(dir, 'config.json');
-  await writeFile(config, JSON.stringify({
-    webhook: { url: 'http://127.0.0.1:9/hook', hmacSecret: 'x'.repeat(32) },
-    spool: { dir: join(dir, 'spool'), fsync: false },
-    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1?number=081200000001&operator=telkomsel&balance=50000', senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel' }],
-    control: { socket, group: 'nogroup' },
-  }), { mode: 0o600 });
-  const daemon: ChildProcess = spawn(process.execPath, [bin, 'run', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } });
+  await writeFile(
+    config,
+    JSON.stringify({
+      webhook: { url: 'http://127.0.0.1:9/hook', hmacSecret: 'x'.repeat(32) },
+      spool: { dir: join(dir, 'spool'), fsync: false },
+      modems: [
+        {
+          name: 'tsel-1',
+          port: 'virtual:tsel-1?number=081200000001&operator=telkomsel&balance=50000',
+          senders: ['858'],
+          sweepIntervalSec: 3600,
+          operator: 'telkomsel',
+        },
+      ],
+      control: { socket, group: 'nogroup' },
+    }),
+    { mode: 0o600 },
+  );
+  const daemon: ChildProcess = spawn(process.execPath, [bin, 'run', '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'info' },
+  });
   let lines = 0;
   let bytes = 0;
   let errText = '';
@@ -84,19 +100,29 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     const hz = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
     console.log(`bin ${bin}, ${seconds} s a loop, node ${process.version}`);
-    console.log('| loop | connections opened | log lines | lines/s | log MB | daemon CPU | RSS before -> after (MiB) |');
+    console.log(
+      '| loop | connections opened | log lines | lines/s | log MB | daemon CPU | RSS before -> after (MiB) |',
+    );
     console.log('|---|---|---|---|---|---|---|');
     for (const mode of ['refused', 'busy'] as const) {
       const before = await sample(daemon.pid!);
       const [l0, b0, t0] = [lines, bytes, Date.now()];
-      const cmd = mode === 'refused' ? ['runuser', ['-u', 'nobody', '--', process.execPath, '-e', CLIENT, socket, mode, String(seconds)]] as const : [process.execPath, ['-e', CLIENT, socket, mode, String(seconds)]] as const;
+      const cmd =
+        mode === 'refused'
+          ? ([
+              'runuser',
+              ['-u', 'nobody', '--', process.execPath, '-e', CLIENT, socket, mode, String(seconds)],
+            ] as const)
+          : ([process.execPath, ['-e', CLIENT, socket, mode, String(seconds)]] as const);
       const out = spawnSync(cmd[0], [...cmd[1]], { encoding: 'utf8', timeout: (seconds + 30) * 1000 });
       await new Promise((r) => setTimeout(r, 500));
       const after = await sample(daemon.pid!);
       const secs = (Date.now() - t0) / 1000;
       const dl = lines - l0;
       const cpu = ((after.cpuTicks - before.cpuTicks) / hz / secs) * 100;
-      console.log(`| ${mode} | ${out.stdout || '?'} | ${dl} | ${(dl / secs).toFixed(1)} | ${((bytes - b0) / 1e6).toFixed(2)} | ${cpu.toFixed(0)} % | ${(before.rssKiB / 1024).toFixed(0)} -> ${(after.rssKiB / 1024).toFixed(0)} |`);
+      console.log(
+        `| ${mode} | ${out.stdout || '?'} | ${dl} | ${(dl / secs).toFixed(1)} | ${((bytes - b0) / 1e6).toFixed(2)} | ${cpu.toFixed(0)} % | ${(before.rssKiB / 1024).toFixed(0)} -> ${(after.rssKiB / 1024).toFixed(0)} |`,
+      );
       await new Promise((r) => setTimeout(r, 3000)); // the idle connections time out before the next loop
     }
   } finally {

@@ -61,7 +61,19 @@ const CONTROL_MODEM_LATENCY_MS = 20;
 class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { json: false, samples: 50, burst: 100, scenarios: ['cli', 'mock', 'pty', 'pty-paced', 'process', 'control', 'outage', 'healing'], backlog: 5000, backlogSpreadMs: 10_000, outageSec: 60, outageRecords: 20, healingSamples: 2, idleSec: 60, modems: 16 };
+  const args: Args = {
+    json: false,
+    samples: 50,
+    burst: 100,
+    scenarios: ['cli', 'mock', 'pty', 'pty-paced', 'process', 'control', 'outage', 'healing'],
+    backlog: 5000,
+    backlogSpreadMs: 10_000,
+    outageSec: 60,
+    outageRecords: 20,
+    healingSamples: 2,
+    idleSec: 60,
+    modems: 16,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -76,8 +88,12 @@ function parseArgs(argv: string[]): Args {
     };
     if (a === '--json') args.json = true;
     else if (a === '--samples') args.samples = count(value(), 1000);
-    else if (a === '--burst') args.burst = count(value(), 250); // the virtual SIM holds at most 255
-    else if (a === '--scenarios') args.scenarios = value().split(',').map((s) => s.trim());
+    else if (a === '--burst')
+      args.burst = count(value(), 250); // the virtual SIM holds at most 255
+    else if (a === '--scenarios')
+      args.scenarios = value()
+        .split(',')
+        .map((s) => s.trim());
     else if (a === '--backlog') args.backlog = count(value(), 100_000);
     else if (a === '--outage-sec') args.outageSec = count(value(), 3600);
     else if (a === '--outage-records') args.outageRecords = count(value(), 10_000);
@@ -94,7 +110,8 @@ function parseArgs(argv: string[]): Args {
       process.exit(0);
     } else throw new UsageError(`unknown argument ${a} (try --help)`);
   }
-  for (const s of args.scenarios) if (!SCENARIOS.includes(s)) throw new UsageError(`unknown scenario ${s} (${SCENARIOS.join(', ')})`);
+  for (const s of args.scenarios)
+    if (!SCENARIOS.includes(s)) throw new UsageError(`unknown scenario ${s} (${SCENARIOS.join(', ')})`);
   return args;
 }
 
@@ -142,7 +159,9 @@ async function spoolCost(n: number): Promise<{ rows: SpoolCostRow[]; dir: string
       await spool.close();
     }
     const label = `${deliver ? 'put + markDelivered' : 'puts back to back'}, fsync ${fsync ? 'on' : 'off'}`;
-    return deliver ? { label, putPending: summarize(put), markDelivered: summarize(mark) } : { label, putPending: summarize(put) };
+    return deliver
+      ? { label, putPending: summarize(put), markDelivered: summarize(mark) }
+      : { label, putPending: summarize(put) };
   };
   try {
     const rows: SpoolCostRow[] = [];
@@ -165,23 +184,62 @@ function controlReport(c: ControlResult, samples: number): string[] {
     `in-process daemon, virtual modem answering every command after ${c.modemLatencyMs} ms, ${samples} SMS per phase, ms:`,
     table(
       ['phase', 'n', 'median', 'p95', 'max', ''],
-      c.rows.map((r) => (r.wait ? [r.phase, String(r.wait.n), ms(r.wait.median), ms(r.wait.p95), ms(r.wait.max), ''] : [r.phase, '-', '-', '-', '-', r.note ?? ''])),
+      c.rows.map((r) =>
+        r.wait
+          ? [r.phase, String(r.wait.n), ms(r.wait.median), ms(r.wait.p95), ms(r.wait.max), '']
+          : [r.phase, '-', '-', '-', '-', r.note ?? ''],
+      ),
     ),
   ];
 }
 
-function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType<typeof spoolCost>>, backlog: BacklogResult | undefined, control: ControlResult | undefined, outage: OutageResult[] | undefined, healing: HealingRow[] | undefined): string {
+function report(
+  args: Args,
+  results: ScenarioResult[],
+  spool: Awaited<ReturnType<typeof spoolCost>>,
+  backlog: BacklogResult | undefined,
+  control: ControlResult | undefined,
+  outage: OutageResult[] | undefined,
+  healing: HealingRow[] | undefined,
+): string {
   const out: string[] = [];
   const pdu = results.find((r) => r.samplePdu)?.samplePdu;
-  out.push(`pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`);
+  out.push(
+    `pulsa-bridge bench: node ${process.version}, ${process.platform}/${process.arch}, ${cpus().length} CPU(s), spool fsync ON in ${spool.dir} (${filesystemOf(spool.dir)})`,
+  );
   if (results.length > 0) {
-    out.push(`latency = +CMTI emitted by the virtual modem -> POST body received by the local webhook (ms); ${args.samples} single messages one at a time, then a burst of ${args.burst}`);
+    out.push(
+      `latency = +CMTI emitted by the virtual modem -> POST body received by the local webhook (ms); ${args.samples} single messages one at a time, then a burst of ${args.burst}`,
+    );
     out.push('');
     const rows: string[][] = [];
     for (const r of results) {
-      const link = r.transport === 'mock' ? 'mock binding' : `pty native ${r.baudRate}${r.paceBaud ? `, paced ${r.paceBaud}` : ''}`;
-      rows.push([r.name, link, 'single', String(r.single.n), ms(r.single.median), ms(r.single.p95), ms(r.single.max), '-', '-']);
-      rows.push([r.name, link, 'burst', String(r.burst.latency.n), ms(r.burst.latency.median), ms(r.burst.latency.p95), ms(r.burst.latency.max), ms(r.burst.drainMs), r.burst.messagesPerSecond.toFixed(0)]);
+      const link =
+        r.transport === 'mock'
+          ? 'mock binding'
+          : `pty native ${r.baudRate}${r.paceBaud ? `, paced ${r.paceBaud}` : ''}`;
+      rows.push([
+        r.name,
+        link,
+        'single',
+        String(r.single.n),
+        ms(r.single.median),
+        ms(r.single.p95),
+        ms(r.single.max),
+        '-',
+        '-',
+      ]);
+      rows.push([
+        r.name,
+        link,
+        'burst',
+        String(r.burst.latency.n),
+        ms(r.burst.latency.median),
+        ms(r.burst.latency.p95),
+        ms(r.burst.latency.max),
+        ms(r.burst.drainMs),
+        r.burst.messagesPerSecond.toFixed(0),
+      ]);
     }
     out.push(table(['scenario', 'serial', 'phase', 'n', 'median', 'p95', 'max', 'drain', 'SMS/s'], rows));
     out.push('');
@@ -189,7 +247,12 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
     out.push(
       table(
         ['scenario', '+CMTI -> AT+CMGR at modem', 'read + decode', 'putPending (fsync)', 'spooled -> POST'],
-        results.map((r) => [r.name, ...(['toCmgr', 'readAndDecode', 'putPending', 'toPost'] as const).map((k) => `${ms(r.stages[k].median)} (${ms(r.stages[k].p95)})`)]),
+        results.map((r) => [
+          r.name,
+          ...(['toCmgr', 'readAndDecode', 'putPending', 'toPost'] as const).map(
+            (k) => `${ms(r.stages[k].median)} (${ms(r.stages[k].p95)})`,
+          ),
+        ]),
       ),
     );
 
@@ -198,11 +261,29 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
       const total = steps.reduce((s, x) => s + x.bytes, 0);
       const beforePost = steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0);
       out.push('');
-      out.push(`serial bytes per SMS (single part, ${pdu.tpduLength}-octet TPDU, echo off), wire time at ${BAUD} baud (10 bits/byte):`);
-      out.push(table(['step', 'direction', 'bytes', 'ms'], steps.map((s) => [`${s.what}${s.beforePost ? ' *' : ''}`, s.dir, String(s.bytes), ms(wireTimeMs(s.bytes, BAUD))])));
-      out.push(`total ${total} bytes = ${ms(wireTimeMs(total, BAUD))} ms per SMS (the line carries at most ${(1000 / wireTimeMs(total, BAUD)).toFixed(0)} SMS/s);`);
-      out.push(`* = before the POST can start (${beforePost} bytes = ${ms(wireTimeMs(beforePost, BAUD))} ms); the re-check and AT+CMGD run while the POST is in flight.`);
-      const measured = results.map((r) => `${r.name} ${(r.bytesPerSms.fromModem + r.bytesPerSms.toModem).toFixed(0)}`).join(', ');
+      out.push(
+        `serial bytes per SMS (single part, ${pdu.tpduLength}-octet TPDU, echo off), wire time at ${BAUD} baud (10 bits/byte):`,
+      );
+      out.push(
+        table(
+          ['step', 'direction', 'bytes', 'ms'],
+          steps.map((s) => [
+            `${s.what}${s.beforePost ? ' *' : ''}`,
+            s.dir,
+            String(s.bytes),
+            ms(wireTimeMs(s.bytes, BAUD)),
+          ]),
+        ),
+      );
+      out.push(
+        `total ${total} bytes = ${ms(wireTimeMs(total, BAUD))} ms per SMS (the line carries at most ${(1000 / wireTimeMs(total, BAUD)).toFixed(0)} SMS/s);`,
+      );
+      out.push(
+        `* = before the POST can start (${beforePost} bytes = ${ms(wireTimeMs(beforePost, BAUD))} ms); the re-check and AT+CMGD run while the POST is in flight.`,
+      );
+      const measured = results
+        .map((r) => `${r.name} ${(r.bytesPerSms.fromModem + r.bytesPerSms.toModem).toFixed(0)}`)
+        .join(', ');
       out.push(`measured at the virtual modem (single phase, includes AT+CPMS? every 10th SMS): ${measured} bytes/SMS`);
       out.push('');
       out.push('bridge share of the single-message median (latency minus the wire time it contains):');
@@ -214,10 +295,11 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
       });
       out.push(table(['scenario', 'median', 'wire in it', 'bridge share', `expected on a ${BAUD} modem`], shareRows));
     }
-
   }
   out.push('');
-  out.push('durable spool write (Spool.putPending: tmp write + fsync + rename + fsync dir) and markDelivered (pending -> sent), ms:');
+  out.push(
+    'durable spool write (Spool.putPending: tmp write + fsync + rename + fsync dir) and markDelivered (pending -> sent), ms:',
+  );
   const spoolRows: string[][] = spool.rows.map((r) => [
     `standalone: ${r.label}`,
     String(r.putPending.n),
@@ -227,21 +309,56 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
     ms(r.markDelivered?.p95),
   ]);
   for (const r of results) {
-    spoolRows.push([`in ${r.name}, single`, String(r.putPendingSingle.n), ms(r.putPendingSingle.median), ms(r.putPendingSingle.p95), ms(r.markDeliveredSingle.median), ms(r.markDeliveredSingle.p95)]);
-    spoolRows.push([`in ${r.name}, burst`, String(r.putPendingBurst.n), ms(r.putPendingBurst.median), ms(r.putPendingBurst.p95), '-', '-']);
+    spoolRows.push([
+      `in ${r.name}, single`,
+      String(r.putPendingSingle.n),
+      ms(r.putPendingSingle.median),
+      ms(r.putPendingSingle.p95),
+      ms(r.markDeliveredSingle.median),
+      ms(r.markDeliveredSingle.p95),
+    ]);
+    spoolRows.push([
+      `in ${r.name}, burst`,
+      String(r.putPendingBurst.n),
+      ms(r.putPendingBurst.median),
+      ms(r.putPendingBurst.p95),
+      '-',
+      '-',
+    ]);
   }
   out.push(table(['where', 'n', 'put median', 'put p95', 'mark median', 'mark p95'], spoolRows));
 
   if (results.length > 0) {
     out.push('');
-    out.push('memory after each burst (one process: simulator, daemon and receiver; peak RSS is the process peak so far), MiB:');
-    out.push(table(['scenario', 'peak RSS', 'RSS', 'heap used', 'settled ms'], results.map((r) => [r.name, r.memoryAfterBurst.maxRssMiB.toFixed(1), r.memoryAfterBurst.rssMiB.toFixed(1), r.memoryAfterBurst.heapUsedMiB.toFixed(1), ms(r.burst.settledMs)])));
+    out.push(
+      'memory after each burst (one process: simulator, daemon and receiver; peak RSS is the process peak so far), MiB:',
+    );
+    out.push(
+      table(
+        ['scenario', 'peak RSS', 'RSS', 'heap used', 'settled ms'],
+        results.map((r) => [
+          r.name,
+          r.memoryAfterBurst.maxRssMiB.toFixed(1),
+          r.memoryAfterBurst.rssMiB.toFixed(1),
+          r.memoryAfterBurst.heapUsedMiB.toFixed(1),
+          ms(r.burst.settledMs),
+        ]),
+      ),
+    );
     out.push('');
-    const dT = results.map((r) => `${r.name} median ${(r.injectToCmti.median * 1000).toFixed(0)} us, max ${(r.injectToCmti.max * 1000).toFixed(0)} us`).join('; ');
-    out.push(`time stamps: +CMTI is stamped in VirtualModem.send() as its bytes go to the serial side; injectSms() -> that stamp: ${dT}.`);
+    const dT = results
+      .map(
+        (r) =>
+          `${r.name} median ${(r.injectToCmti.median * 1000).toFixed(0)} us, max ${(r.injectToCmti.max * 1000).toFixed(0)} us`,
+      )
+      .join('; ');
+    out.push(
+      `time stamps: +CMTI is stamped in VirtualModem.send() as its bytes go to the serial side; injectSms() -> that stamp: ${dT}.`,
+    );
   }
   const dups = results.filter((r) => r.duplicatesAtReceiver > 0);
-  if (dups.length > 0) out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
+  if (dups.length > 0)
+    out.push(`duplicates at the receiver: ${dups.map((r) => `${r.name} ${r.duplicatesAtReceiver}`).join(', ')}`);
   if (backlog) out.push('', ...backlogReport(backlog, args));
   if (control) out.push('', ...controlReport(control, args.samples));
   if (outage) out.push('', ...outageReport(outage));
@@ -251,8 +368,10 @@ function report(args: Args, results: ScenarioResult[], spool: Awaited<ReturnType
 
 function outageReport(rows: OutageResult[]): string[] {
   const out: string[] = [];
-  out.push('webhook outage: records pending during an outage, production Forwarder and retry defaults (1 s base, 2 s probe cap),');
-  out.push('real spool (fsync on), local HTTP server; delay = end of the outage -> the record\'s 2xx');
+  out.push(
+    'webhook outage: records pending during an outage, production Forwarder and retry defaults (1 s base, 2 s probe cap),',
+  );
+  out.push("real spool (fsync on), local HTTP server; delay = end of the outage -> the record's 2xx");
   out.push(
     table(
       ['outage', 'records', 'requests during', 'min gap', 'delivered', 'delay med/max'],
@@ -275,7 +394,16 @@ function healingReport(rows: HealingRow[]): string[] {
     `self-healing (mock binding, default intervals: sweep 60 s, probe 30 s; ${rows[0]?.banner.n ?? 0} sample(s) each): ms from the modem answering again to the SMS spooled, median / max`,
     table(
       ['profile', 'reset with banner', 'silent reset', 'replug (1 s away)', 'idle AT/min', 'idle commands'],
-      rows.map((r) => [r.profile, cell(r.banner), cell(r.silent), cell(r.replug), r.idlePerMinute.toFixed(1), Object.entries(r.idleCommands).map(([c, n]) => `${c} x${n}`).join(', ')]),
+      rows.map((r) => [
+        r.profile,
+        cell(r.banner),
+        cell(r.silent),
+        cell(r.replug),
+        r.idlePerMinute.toFixed(1),
+        Object.entries(r.idleCommands)
+          .map(([c, n]) => `${c} x${n}`)
+          .join(', '),
+      ]),
     ),
   ];
 }
@@ -283,10 +411,18 @@ function healingReport(rows: HealingRow[]): string[] {
 function backlogReport(b: BacklogResult, args: Args): string[] {
   const out: string[] = [];
   const n = b.phases[0]?.records ?? 0;
-  out.push(`backlog: ${n} pending records (4 modems, written in shuffled order with fsync in ${ms(b.fillMs)} ms), spool re-opened, then drained by`);
-  out.push(`the Forwarder into the local demo receiver (fsync on). due = all due at once; waiting = retry times spread over ${args.backlogSpreadMs} ms`);
-  out.push('unrelated to receivedAt (its drain time is at least that spread). pick gap = markDelivered resolved -> next POST');
-  out.push('started (event-loop time spent choosing the next record); spool read = synchronous time of the spool call used to');
+  out.push(
+    `backlog: ${n} pending records (4 modems, written in shuffled order with fsync in ${ms(b.fillMs)} ms), spool re-opened, then drained by`,
+  );
+  out.push(
+    `the Forwarder into the local demo receiver (fsync on). due = all due at once; waiting = retry times spread over ${args.backlogSpreadMs} ms`,
+  );
+  out.push(
+    'unrelated to receivedAt (its drain time is at least that spread). pick gap = markDelivered resolved -> next POST',
+  );
+  out.push(
+    'started (event-loop time spent choosing the next record); spool read = synchronous time of the spool call used to',
+  );
   out.push('choose; event-loop delay from monitorEventLoopDelay over the drain. ms:');
   const rows = b.phases.map((p) => [
     p.phase,
@@ -297,7 +433,12 @@ function backlogReport(b: BacklogResult, args: Args): string[] {
     `${p.spoolReadMethod} ${ms(p.spoolRead.median)} / ${ms(p.spoolRead.p95)} / ${ms(p.spoolRead.max)} (n ${p.spoolRead.n})`,
     `${ms(p.eventLoopDelay.p50)} / ${ms(p.eventLoopDelay.p99)} / ${ms(p.eventLoopDelay.max)}`,
   ]);
-  out.push(table(['phase', 'open', 'drain', 'POST/s', 'pick gap med/p95/max', 'spool read med/p95/max', 'loop delay p50/p99/max'], rows));
+  out.push(
+    table(
+      ['phase', 'open', 'drain', 'POST/s', 'pick gap med/p95/max', 'spool read med/p95/max', 'loop delay p50/p99/max'],
+      rows,
+    ),
+  );
   return out;
 }
 
@@ -307,13 +448,15 @@ async function main(): Promise<number> {
   // First, on a quiet machine: the CLI's start-up beside node's own (cli-startup.ts).
   let cli: CliRow[] | undefined;
   if (args.scenarios.includes('cli')) cli = await measureCli(10, (l) => process.stderr.write(l));
-  const wanted = args.scenarios.filter((s) => !['cli', 'backlog', 'control', 'outage', 'healing', 'process'].includes(s)).filter((s) => {
-    if (s !== 'mock' && !hasSocat) {
-      process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
-      return false;
-    }
-    return true;
-  });
+  const wanted = args.scenarios
+    .filter((s) => !['cli', 'backlog', 'control', 'outage', 'healing', 'process'].includes(s))
+    .filter((s) => {
+      if (s !== 'mock' && !hasSocat) {
+        process.stderr.write(`bench: socat is not installed: skipping scenario ${s} (apt-get install socat)\n`);
+        return false;
+      }
+      return true;
+    });
   const base = { samples: args.samples, burst: args.burst, warmup: 5, logLevel: process.env.LOG_LEVEL ?? 'info' };
   const options: Record<string, ScenarioOptions> = {
     mock: { ...base, name: 'mock', transport: 'mock' },
@@ -329,13 +472,22 @@ async function main(): Promise<number> {
   let backlog: BacklogResult | undefined;
   if (args.scenarios.includes('backlog')) {
     const started = performance.now();
-    backlog = await runBacklog({ records: args.backlog, waitingSpreadMs: args.backlogSpreadMs, fillConcurrency: 16, logLevel: base.logLevel });
+    backlog = await runBacklog({
+      records: args.backlog,
+      waitingSpreadMs: args.backlogSpreadMs,
+      fillConcurrency: 16,
+      logLevel: base.logLevel,
+    });
     process.stderr.write(`bench: backlog done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   let control: ControlResult | undefined;
   if (args.scenarios.includes('control')) {
     const started = performance.now();
-    control = await runControl({ samples: args.samples, modemLatencyMs: CONTROL_MODEM_LATENCY_MS, logLevel: base.logLevel });
+    control = await runControl({
+      samples: args.samples,
+      modemLatencyMs: CONTROL_MODEM_LATENCY_MS,
+      logLevel: base.logLevel,
+    });
     process.stderr.write(`bench: control done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   let outage: OutageResult[] | undefined;
@@ -351,9 +503,16 @@ async function main(): Promise<number> {
     process.stderr.write(`bench: healing done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   }
   let daemonProcess: ProcessResults | undefined;
-  const processArgs = { ...PROCESS_DEFAULTS, idleSec: args.idleSec, modems: Math.max(2, args.modems), env: {}, nodeArgs: [] };
+  const processArgs = {
+    ...PROCESS_DEFAULTS,
+    idleSec: args.idleSec,
+    modems: Math.max(2, args.modems),
+    env: {},
+    nodeArgs: [],
+  };
   if (args.scenarios.includes('process')) {
-    if (!hasSocat) process.stderr.write('bench: socat is not installed: skipping scenario process (apt-get install socat)\n');
+    if (!hasSocat)
+      process.stderr.write('bench: socat is not installed: skipping scenario process (apt-get install socat)\n');
     else {
       const started = performance.now();
       daemonProcess = await runProcessBench(processArgs, (l) => process.stderr.write(l));
@@ -373,7 +532,18 @@ async function main(): Promise<number> {
           samples: args.samples,
           burst: args.burst,
           baud: BAUD,
-          wire: { steps, totalBytes: steps.reduce((s, x) => s + x.bytes, 0), totalMs: wireTimeMs(steps.reduce((s, x) => s + x.bytes, 0), BAUD), beforePostMs: wireTimeMs(steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0), BAUD) },
+          wire: {
+            steps,
+            totalBytes: steps.reduce((s, x) => s + x.bytes, 0),
+            totalMs: wireTimeMs(
+              steps.reduce((s, x) => s + x.bytes, 0),
+              BAUD,
+            ),
+            beforePostMs: wireTimeMs(
+              steps.filter((s) => s.beforePost).reduce((s, x) => s + x.bytes, 0),
+              BAUD,
+            ),
+          },
           spool,
           scenarios: results,
           ...(backlog ? { backlog } : {}),
@@ -400,7 +570,9 @@ main().then(
     process.exitCode = code;
     // Everything was stopped; if a handle still keeps the process alive, say which instead of hanging.
     setTimeout(() => {
-      process.stderr.write(`bench: still running 5 s after the end; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`);
+      process.stderr.write(
+        `bench: still running 5 s after the end; open handles: ${process.getActiveResourcesInfo().join(', ')}\n`,
+      );
       process.exit(code);
     }, 5000).unref();
   },

@@ -84,7 +84,12 @@ const MODEM = 'bench';
 const TEXT = (n: number) =>
   `Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2026-11-22. Cek pulsa *888#. SN: BENCH${String(n).padStart(6, '0')}`;
 const TAG = /SN: BENCH(\d{6})/;
-const VM_OPTIONS: Partial<VirtualModemOptions> = { profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0 };
+const VM_OPTIONS: Partial<VirtualModemOptions> = {
+  profile: 'simcom',
+  storageCapacity: 255,
+  noise: false,
+  bootStepMs: 0,
+};
 
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -120,11 +125,15 @@ interface Probe {
  * Hooks the virtual modem: +CMTI time stamps by storage index, byte counters in both directions, and the moment the
  * first AT+CMGR of the probed message reaches the modem.
  */
-function instrument(vm: VirtualModem, probe: () => Probe | undefined): { cmtiAt: Map<number, number>; bytes: { fromModem: number; toModem: number } } {
+function instrument(
+  vm: VirtualModem,
+  probe: () => Probe | undefined,
+): { cmtiAt: Map<number, number>; bytes: { fromModem: number; toModem: number } } {
   const cmtiAt = new Map<number, number>();
   const bytes = { fromModem: 0, toModem: 0 };
   const internals = vm as unknown as { send?: (text: string) => void };
-  if (typeof internals.send !== 'function') throw new Error('bench: VirtualModem has no send() to hook any more; update bench/scenario.ts');
+  if (typeof internals.send !== 'function')
+    throw new Error('bench: VirtualModem has no send() to hook any more; update bench/scenario.ts');
   const send = internals.send.bind(vm);
   internals.send = (text: string) => {
     if (text.includes('+CMTI')) {
@@ -151,7 +160,10 @@ interface Timed {
 }
 
 /** Times Spool.putPending / markDelivered in the daemon's own spool (the receiver calls it through this object). */
-function timeSpool(daemon: Daemon, probe: () => Probe | undefined): { put: Timed; mark: Timed; setPhase(p: Timed['phase']): void } {
+function timeSpool(
+  daemon: Daemon,
+  probe: () => Probe | undefined,
+): { put: Timed; mark: Timed; setPhase(p: Timed['phase']): void } {
   const put: Timed = { single: [], burst: [], phase: 'other' };
   const mark: Timed = { single: [], burst: [], phase: 'other' };
   const spool = daemon.spool;
@@ -212,7 +224,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       vm = new VirtualModem({ path: `virtual:${MODEM}-pty`, ...VM_OPTIONS });
       const hosted = vm;
       cleanups.push(async () => hosted.stop());
-      host = await hostVirtualModemOnPty(vm, { linkPath, logger, baudRate: BAUD, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
+      host = await hostVirtualModemOnPty(vm, {
+        linkPath,
+        logger,
+        baudRate: BAUD,
+        ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}),
+      });
       const h = host;
       cleanups.push(() => h.close());
     }
@@ -272,7 +289,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       new Promise<number>((resolve, reject) => {
         const got = arrivals.get(n);
         if (got !== undefined) return resolve(got);
-        const timer = setTimeout(() => reject(new Error(`bench: SMS #${n} did not reach the receiver within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`bench: SMS #${n} did not reach the receiver within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         waiters.set(n, () => {
           clearTimeout(timer);
           waiters.delete(n);
@@ -288,7 +308,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       const index = r.indexes[0];
       const cmti = index === undefined ? undefined : cmtiAt.get(index);
       if (index === undefined || cmti === undefined || r.pdus.length !== 1) {
-        throw new Error(`bench: SMS #${n} was not stored and announced at once (indexes ${r.indexes.join(',')}, held ${r.held}, parts ${r.pdus.length})`);
+        throw new Error(
+          `bench: SMS #${n} was not stored and announced at once (indexes ${r.indexes.join(',')}, held ${r.held}, parts ${r.pdus.length})`,
+        );
       }
       cmtiAt.delete(index);
       samplePdu ??= { index, pduHex: r.pdus[0]!.pdu, tpduLength: r.pdus[0]!.tpduLength };
@@ -296,7 +318,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     };
     const idle = () =>
       until(
-        async () => modem.storedMessages().length === 0 && daemon.forwarder.stats().inFlightId === undefined && (await daemon.spool.stats()).pending === 0,
+        async () =>
+          modem.storedMessages().length === 0 &&
+          daemon.forwarder.stats().inFlightId === undefined &&
+          (await daemon.spool.stats()).pending === 0,
         'the bridge to be idle',
         10_000,
       ).then(() => supervisor.currentReceiver()?.drained());

@@ -25,7 +25,12 @@ export function summarize(values: readonly number[]): Summary {
   return {
     n: sorted.length,
     min: sorted[0] ?? Number.NaN,
-    median: sorted.length === 0 ? Number.NaN : sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2,
+    median:
+      sorted.length === 0
+        ? Number.NaN
+        : sorted.length % 2 === 1
+          ? sorted[(sorted.length - 1) / 2]!
+          : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2,
     p95: percentile(sorted, 95),
     max: sorted[sorted.length - 1] ?? Number.NaN,
     mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
@@ -68,7 +73,10 @@ export function wireTimeMs(bytes: number, baud: number): number {
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

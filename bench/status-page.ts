@@ -66,15 +66,29 @@ async function phase(h: Harness, name: string, first: number, pageLoads: () => n
   clearInterval(sampler);
   const minutes = (performance.now() - t0) / 60_000;
   const cpu = ((await h.cpu())!.self - cpu0) / minutes;
-  return { name, cpuPerMin: cpu, rssMean: rss.reduce((a, b) => a + b, 0) / rss.length, rssMax: Math.max(...rss), smsMs, pageLoads: pageLoads() - loads0 };
+  return {
+    name,
+    cpuPerMin: cpu,
+    rssMean: rss.reduce((a, b) => a + b, 0) / rss.length,
+    rssMax: Math.max(...rss),
+    smsMs,
+    pageLoads: pageLoads() - loads0,
+  };
 }
 
 async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const log = (l: string) => process.stdout.write(l);
-  log(`status page bench: ${PAGES} pages, ${PHASE_SEC} s per phase, node ${process.version}, unit flags ${unitNodeFlags().join(' ')}\n`);
-  const h = await startHarness({ modems: 2, nodeArgs: unitNodeFlags(), metrics: { listen: `127.0.0.1:${port}`, token: TOKEN }, log });
+  log(
+    `status page bench: ${PAGES} pages, ${PHASE_SEC} s per phase, node ${process.version}, unit flags ${unitNodeFlags().join(' ')}\n`,
+  );
+  const h = await startHarness({
+    modems: 2,
+    nodeArgs: unitNodeFlags(),
+    metrics: { listen: `127.0.0.1:${port}`, token: TOKEN },
+    log,
+  });
   const profile = await mkdtemp(join(tmpdir(), 'pb-bench-chromium-'));
   let browser: Browser | undefined;
   try {
@@ -94,9 +108,21 @@ async function main(): Promise<void> {
       executablePath: CHROMIUM,
       headless: true,
       env: { ...process.env, HOME: profile },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
-    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({
+      httpCredentials: { username: 'ops', password: TOKEN },
+      viewport: { width: 1280, height: 900 },
+    });
     const pages: Page[] = [];
     for (let i = 0; i < PAGES; i++) {
       const page = await context.newPage();
@@ -112,9 +138,13 @@ async function main(): Promise<void> {
     await sleep(3000);
     const none2 = await phase(h, 'no page open again', 500, () => loads);
 
-    log('\n| phase | daemon CPU s/min | RSS mean / max MiB | /api/status answers | SMS inject -> POST median / p95 / max ms |\n|---|---|---|---|---|\n');
+    log(
+      '\n| phase | daemon CPU s/min | RSS mean / max MiB | /api/status answers | SMS inject -> POST median / p95 / max ms |\n|---|---|---|---|---|\n',
+    );
     for (const p of [none1, ten, none2]) {
-      log(`| ${p.name} | ${p.cpuPerMin.toFixed(3)} | ${p.rssMean.toFixed(1)} / ${p.rssMax.toFixed(1)} | ${p.pageLoads} | ${pct(p.smsMs, 50).toFixed(1)} / ${pct(p.smsMs, 95).toFixed(1)} / ${Math.max(...p.smsMs).toFixed(1)} |\n`);
+      log(
+        `| ${p.name} | ${p.cpuPerMin.toFixed(3)} | ${p.rssMean.toFixed(1)} / ${p.rssMax.toFixed(1)} | ${p.pageLoads} | ${pct(p.smsMs, 50).toFixed(1)} / ${pct(p.smsMs, 95).toFixed(1)} / ${Math.max(...p.smsMs).toFixed(1)} |\n`,
+      );
     }
   } finally {
     await browser?.close().catch(() => undefined);

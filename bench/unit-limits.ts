@@ -125,7 +125,9 @@ async function backlog(records: number): Promise<void> {
         log: { level: 'info', pretty: false },
       }),
     );
-    const child = spawn(process.execPath, [...unitNodeFlags(), BIN, 'run', '--config', config], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [...unitNodeFlags(), BIN, 'run', '--config', config], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     const t0 = performance.now();
@@ -136,7 +138,9 @@ async function backlog(records: number): Promise<void> {
     const hwm = (statusFieldKiB(st, 'VmHWM') ?? 0) / 1024;
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));
-    process.stdout.write(`unit-limits: backlog of ${records} pending records: started in ${((performance.now() - t0) / 1000).toFixed(1)} s, VmRSS ${rss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB\n`);
+    process.stdout.write(
+      `unit-limits: backlog of ${records} pending records: started in ${((performance.now() - t0) / 1000).toFixed(1)} s, VmRSS ${rss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB\n`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -85,7 +85,10 @@ async function runOne(kind: '500' | 'refused', opts: OutageOptions): Promise<Out
   });
   const port = await listen(server);
   const spool = await Spool.open(dir, { logger: silentLogger(), fsync: true });
-  const base = new WebhookClient({ url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, userAgent: 'pulsa-bridge-bench' });
+  const base = new WebhookClient({
+    url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`,
+    userAgent: 'pulsa-bridge-bench',
+  });
   // Counts the refused requests (the server never sees them).
   const client = {
     async post(rec: SmsRecord): Promise<Outcome> {

@@ -41,7 +41,9 @@ export function commandWord(argv: readonly string[]): string | undefined {
 export async function createProgram(io: Io = defaultIo, argv?: readonly string[]): Promise<Command> {
   const program = new Command()
     .name('pulsa-bridge')
-    .description('Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.')
+    .description(
+      'Receives operator SMS on GSM modems and forwards them, crash-safe, to the convert-pulsa webhook.\nDiagnostics: ports, info, at, ussd, sms. Spool: queue. Daemon: run.',
+    )
     .version(VERSION)
     // The list names each command and its line; its options and arguments are in its own --help.
     .configureHelp({ subcommandTerm: (cmd: Command): string => cmd.name() });
@@ -54,7 +56,8 @@ export async function createProgram(io: Io = defaultIo, argv?: readonly string[]
     }
   }
   // addCommand() does not pass settings down: every command writes through io and shows the usage hint.
-  for (const c of allCommands(program)) c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
+  for (const c of allCommands(program))
+    c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
   return program;
 }
 

@@ -27,11 +27,19 @@ export const asRecord = (x: unknown): Record<string, unknown> | undefined =>
 /** Path items for an issue raised by a check, relative to the value checked (only the keys are read: pathText). */
 function pathItems(path: readonly PropertyKey[] | undefined): [v.IssuePathItem, ...v.IssuePathItem[]] | undefined {
   if (!path || path.length === 0) return undefined;
-  return path.map((key) => ({ type: 'unknown', origin: 'value', input: undefined, key, value: undefined })) as unknown as [v.IssuePathItem, ...v.IssuePathItem[]];
+  return path.map((key) => ({
+    type: 'unknown',
+    origin: 'value',
+    input: undefined,
+    key,
+    value: undefined,
+  })) as unknown as [v.IssuePathItem, ...v.IssuePathItem[]];
 }
 
 /** addIssue of valibot's raw actions, taking a message and a path of keys. */
-export function adder(add: (info: { message: string; path?: [v.IssuePathItem, ...v.IssuePathItem[]] }) => void): AddIssue {
+export function adder(
+  add: (info: { message: string; path?: [v.IssuePathItem, ...v.IssuePathItem[]] }) => void,
+): AddIssue {
   return ({ message, path }) => {
     const items = pathItems(path);
     add(items ? { message, path: items } : { message });
@@ -49,7 +57,11 @@ export function refine<T>(check: (value: T, addIssue: AddIssue) => void) {
  * A check that also runs when a field failed (every problem at once), as long as the value has the right shape: it
  * sees the partly parsed value, so `check` reads it as the loosely typed `V`.
  */
-export function refineShape<S extends Schema, V>(schema: S, shape: (value: unknown) => boolean, check: (value: V, addIssue: AddIssue) => void) {
+export function refineShape<S extends Schema, V>(
+  schema: S,
+  shape: (value: unknown) => boolean,
+  check: (value: V, addIssue: AddIssue) => void,
+) {
   return v.pipe(
     schema,
     v.rawCheck<v.InferOutput<S>>(({ dataset, addIssue }) => {
@@ -76,20 +88,24 @@ export function object<S extends v.ObjectEntries>(shape: S) {
   const fields = v.looseObject(shape, (iss) => missingMessage(shape[String(iss.path?.[0]?.key)]));
   return v.pipe(
     v.custom<Record<string, unknown>>((x) => asRecord(x) !== undefined, 'expected an object'),
-    v.rawTransform<Record<string, unknown>, v.InferOutput<v.ObjectSchema<S, undefined>>>(({ dataset, addIssue, NEVER }) => {
-      const raw = dataset.value;
-      const r = v.safeParse(fields, raw);
-      for (const iss of r.issues ?? []) addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
-      for (const key of Object.keys(raw)) if (!allowed.includes(key)) adder(addIssue)({ message: unknownKey, path: [key] });
-      if (dataset.issues) {
-        dataset.value = r.output as Record<string, unknown>; // the partly parsed object (defaults applied), for refineShape checks
-        return NEVER;
-      }
-      const out: Record<string, unknown> = {};
-      const parsed = r.output as Record<string, unknown>;
-      for (const key of allowed) if (key in parsed) out[key] = parsed[key];
-      return out as v.InferOutput<v.ObjectSchema<S, undefined>>;
-    }),
+    v.rawTransform<Record<string, unknown>, v.InferOutput<v.ObjectSchema<S, undefined>>>(
+      ({ dataset, addIssue, NEVER }) => {
+        const raw = dataset.value;
+        const r = v.safeParse(fields, raw);
+        for (const iss of r.issues ?? [])
+          addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
+        for (const key of Object.keys(raw))
+          if (!allowed.includes(key)) adder(addIssue)({ message: unknownKey, path: [key] });
+        if (dataset.issues) {
+          dataset.value = r.output as Record<string, unknown>; // the partly parsed object (defaults applied), for refineShape checks
+          return NEVER;
+        }
+        const out: Record<string, unknown> = {};
+        const parsed = r.output as Record<string, unknown>;
+        for (const key of allowed) if (key in parsed) out[key] = parsed[key];
+        return out as v.InferOutput<v.ObjectSchema<S, undefined>>;
+      },
+    ),
   );
 }
 
@@ -162,7 +178,10 @@ export function secret(env: Env) {
 
 /** Matches `re`; the message shows the value unless it is a secret. */
 export function matching(re: RegExp, what: string, shown: boolean) {
-  return v.pipe(v.string(wrongType('string')), v.regex(re, (iss) => `expected ${what}${shown ? `, got ${JSON.stringify(iss.input)}` : ''}`));
+  return v.pipe(
+    v.string(wrongType('string')),
+    v.regex(re, (iss) => `expected ${what}${shown ? `, got ${JSON.stringify(iss.input)}` : ''}`),
+  );
 }
 
 export function httpUrl() {
@@ -176,14 +195,17 @@ export function httpUrl() {
         addIssue({ message: `expected a URL, got ${JSON.stringify(maskUrl(s))}` }); // credentials and query values masked
         return;
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') addIssue({ message: 'expected an http:// or https:// URL' });
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        addIssue({ message: 'expected an http:// or https:// URL' });
     }),
   );
 }
 
 /** `modems[1].name` from the issue path's keys ['modems', 1, 'name']. */
 function pathText(path: readonly v.IssuePathItem[]): string {
-  return path.map((p, i) => (typeof p.key === 'number' ? `[${p.key}]` : `${i > 0 ? '.' : ''}${String(p.key)}`)).join('');
+  return path
+    .map((p, i) => (typeof p.key === 'number' ? `[${p.key}]` : `${i > 0 ? '.' : ''}${String(p.key)}`))
+    .join('');
 }
 
 /** Each problem valibot found, as `path: message`, once. */
@@ -198,12 +220,18 @@ export function problemsOf(issues: readonly v.BaseIssue<unknown>[]): string[] {
 
 /** Absent or null: undefined. */
 export function optional<T extends Schema>(s: T) {
-  return v.pipe(v.nullish(s), v.transform((x) => x ?? undefined));
+  return v.pipe(
+    v.nullish(s),
+    v.transform((x) => x ?? undefined),
+  );
 }
 
 /** Absent or null: `fallback`. */
 export function orDefault<T extends Schema>(s: T, fallback: v.InferOutput<T>) {
-  return v.pipe(v.nullish(s, null), v.transform((x) => (x ?? fallback) as v.InferOutput<T>));
+  return v.pipe(
+    v.nullish(s, null),
+    v.transform((x) => (x ?? fallback) as v.InferOutput<T>),
+  );
 }
 
 /** Absent: `fallback` (a value, or a function for a fresh object), parsed like a given value. */

@@ -11,7 +11,10 @@ import { ConfigError } from './errors.js';
 async function whoMayRead(file: string): Promise<string> {
   let gid: number | undefined;
   for (const p of [file, dirname(file)]) {
-    gid = await stat(p).then((s) => s.gid, () => undefined);
+    gid = await stat(p).then(
+      (s) => s.gid,
+      () => undefined,
+    );
     if (gid !== undefined) break;
   }
   const name = gid === undefined ? undefined : await groupName(gid);
@@ -22,7 +25,10 @@ async function whoMayRead(file: string): Promise<string> {
 /** A group's name from /etc/group (undefined when it is not there). */
 async function groupName(gid: number): Promise<string | undefined> {
   const text = await readFile('/etc/group', 'utf8').catch(() => '');
-  return text.split('\n').map((l) => l.split(':')).find((f) => f[2] === String(gid))?.[0];
+  return text
+    .split('\n')
+    .map((l) => l.split(':'))
+    .find((f) => f[2] === String(gid))?.[0];
 }
 
 export async function readJson(file: string): Promise<unknown> {
@@ -31,7 +37,10 @@ export async function readJson(file: string): Promise<unknown> {
     body = await readFile(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new ConfigError([`cannot read (${e.code ?? e.message})${e.code === 'EACCES' ? `: ${await whoMayRead(file)}` : ''}`], { file });
+    throw new ConfigError(
+      [`cannot read (${e.code ?? e.message})${e.code === 'EACCES' ? `: ${await whoMayRead(file)}` : ''}`],
+      { file },
+    );
   }
   try {
     return JSON.parse(body) as unknown;
@@ -47,7 +56,11 @@ export async function readJson(file: string): Promise<unknown> {
  */
 export function jsonErrorWithoutText(message: string, body: string): string {
   // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
-  const kind = /is not valid JSON\s*$/.test(message) ? (/^Unexpected token/.test(message) ? 'Unexpected token' : 'not JSON') : message;
+  const kind = /is not valid JSON\s*$/.test(message)
+    ? /^Unexpected token/.test(message)
+      ? 'Unexpected token'
+      : 'not JSON'
+    : message;
   const at = /at position (\d+)/.exec(kind);
   if (!at) return kind;
   const before = body.slice(0, Number(at[1]));
@@ -66,13 +79,15 @@ export function deepFreeze<T>(o: T): T {
 
 /** The secrets a parsed config holds in clear (not `env:NAME`), by where they are. */
 function secretsInClear(raw: unknown): string[] {
-  const obj = (x: unknown): Record<string, unknown> | undefined => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined);
+  const obj = (x: unknown): Record<string, unknown> | undefined =>
+    typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined;
   const clear = (x: unknown): boolean => typeof x === 'string' && x !== '' && !x.startsWith('env:');
   const r = obj(raw);
   const found: string[] = [];
   const webhook = obj(r?.webhook);
   if (clear(webhook?.hmacSecret)) found.push('webhook.hmacSecret');
-  for (const [name, value] of Object.entries(obj(webhook?.headers) ?? {})) if (clear(value)) found.push(`webhook.headers.${name}`);
+  for (const [name, value] of Object.entries(obj(webhook?.headers) ?? {}))
+    if (clear(value)) found.push(`webhook.headers.${name}`);
   if (clear(obj(r?.reseller)?.apiKey)) found.push('reseller.apiKey');
   if (clear(obj(r?.metrics)?.token)) found.push('metrics.token');
   const modems = Array.isArray(r?.modems) ? r.modems : [];
@@ -93,12 +108,15 @@ export async function fileModeVerdict(file: string, raw: unknown): Promise<{ pro
   }
   const octal = mode.toString(8).padStart(4, '0');
   if ((mode & 0o002) !== 0) {
-    return { problem: `the config file is writable by others (mode ${octal}): anyone on this machine could change where the SMS go and what is dialled; chmod o-w ${file} (the package installs it 0640 root:pulsa-bridge)` };
+    return {
+      problem: `the config file is writable by others (mode ${octal}): anyone on this machine could change where the SMS go and what is dialled; chmod o-w ${file} (the package installs it 0640 root:pulsa-bridge)`,
+    };
   }
   const secrets = secretsInClear(raw);
   if ((mode & 0o004) !== 0 && secrets.length > 0) {
-    return { warning: `${file} is readable by everyone (mode ${octal}) and holds ${secrets.join(', ')}: chmod o-r ${file}, or give them as env:NAME from a root-only environment file` };
+    return {
+      warning: `${file} is readable by everyone (mode ${octal}) and holds ${secrets.join(', ')}: chmod o-r ${file}, or give them as env:NAME from a root-only environment file`,
+    };
   }
   return {};
 }
-

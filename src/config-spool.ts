@@ -10,7 +10,12 @@ import { deepFreeze, readJson } from './config-file.js';
 import { ConfigError } from './errors.js';
 
 /** The spool section's defaults. */
-export const SPOOL_DEFAULTS = { dir: '/var/lib/pulsa-bridge/spool', sentRetentionDays: 30, ignoredRetentionDays: 30, fsync: true } as const;
+export const SPOOL_DEFAULTS = {
+  dir: '/var/lib/pulsa-bridge/spool',
+  sentRetentionDays: 30,
+  ignoredRetentionDays: 30,
+  fsync: true,
+} as const;
 /** The range of both retention settings, in days. */
 export const RETENTION_DAYS = { min: 0, max: 3650 } as const;
 
@@ -38,10 +43,16 @@ export interface SpoolOnlyConfig {
 
 /** The spool section and stateDir of a parsed config (the other keys are not looked at). Throws ConfigError. */
 export function parseSpoolSection(raw: unknown): SpoolOnlyConfig {
-  const schema = v.pipe(v.custom<Record<string, unknown>>(anyObject, 'expected an object'), v.looseObject({ spool: spoolSchema(), stateDir: optional(text()) }));
+  const schema = v.pipe(
+    v.custom<Record<string, unknown>>(anyObject, 'expected an object'),
+    v.looseObject({ spool: spoolSchema(), stateDir: optional(text()) }),
+  );
   const r = v.safeParse(schema, raw);
   if (!r.success) throw new ConfigError(problemsOf(r.issues));
-  return deepFreeze({ spool: r.output.spool, ...(r.output.stateDir !== undefined ? { stateDir: r.output.stateDir } : {}) });
+  return deepFreeze({
+    spool: r.output.spool,
+    ...(r.output.stateDir !== undefined ? { stateDir: r.output.stateDir } : {}),
+  });
 }
 
 /** Spool-only mode: reads the config file and checks its `spool` section and stateDir alone. Throws ConfigError (naming the file). */

@@ -49,7 +49,15 @@ const WEBHOOK_PATH = '/webhook/sms-gateway';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 /** Headers pulsa-bridge sets itself (compared lower-case). */
-const OWN_HEADERS = ['content-type', 'content-length', 'idempotency-key', 'x-api-key', 'host', 'x-timestamp', 'x-signature'];
+const OWN_HEADERS = [
+  'content-type',
+  'content-length',
+  'idempotency-key',
+  'x-api-key',
+  'host',
+  'x-timestamp',
+  'x-signature',
+];
 
 // The declaration.
 
@@ -64,10 +72,17 @@ function modemSchema(env: Env) {
     storage: withDefault(oneOf(['auto', 'SM', 'ME', 'MT']), 'auto'),
     delivery: withDefault(oneOf(['store', 'direct']), 'store'),
     senders: v.pipe(
-      v.array(v.pipe(v.string('expected a non-empty string'), v.trim(), v.minLength(1, 'expected a non-empty string')), (iss) =>
-        isMissing(iss.input) ? 'required: the operator sender ids to forward, e.g. ["858"] (or ["*"] for all)' : 'expected an array of non-empty strings',
+      v.array(
+        v.pipe(v.string('expected a non-empty string'), v.trim(), v.minLength(1, 'expected a non-empty string')),
+        (iss) =>
+          isMissing(iss.input)
+            ? 'required: the operator sender ids to forward, e.g. ["858"] (or ["*"] for all)'
+            : 'expected an array of non-empty strings',
       ),
-      v.minLength(1, 'expected at least one sender id, e.g. ["858"] (or ["*"] for all): an empty list would forward nothing'),
+      v.minLength(
+        1,
+        'expected at least one sender id, e.g. ["858"] (or ["*"] for all): an empty list would forward nothing',
+      ),
     ),
     otherSenders: withDefault(oneOf(['archive', 'delete', 'keep']), 'archive'),
     sweepIntervalSec: withDefault(int(5, 86_400), 60),
@@ -76,7 +91,12 @@ function modemSchema(env: Env) {
     /** The SIM's operator: picks the balance check and transfer flow defaults. */
     operator: optional(oneOf(OPERATORS)),
     /** The SIM's own number (08..., 628... or +628...): the sender of test transfers, a centre SIM's address. */
-    number: optional(v.pipe(text(), matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true))),
+    number: optional(
+      v.pipe(
+        text(),
+        matching(/^(?:\+?62|0)8\d{7,12}$/, 'an Indonesian mobile number (08..., 628... or +628...)', true),
+      ),
+    ),
     /** Periodic balance and active-period check (absent: checked only on demand). */
     balance: optional(balanceSchema()),
   });
@@ -92,7 +112,10 @@ function modemSchema(env: Env) {
 
 function patternList() {
   return v.pipe(
-    v.array(v.pipe(v.string('expected a regular expression source'), v.minLength(1, 'expected a regular expression source')), 'expected an array of regular expression sources'),
+    v.array(
+      v.pipe(v.string('expected a regular expression source'), v.minLength(1, 'expected a regular expression source')),
+      'expected an array of regular expression sources',
+    ),
     refine<string[]>((list, addIssue) => {
       list.forEach((src, i) => {
         try {
@@ -125,12 +148,22 @@ function balanceSchema() {
       ),
     ),
     /** Hours between checks (0: only on demand). */
-    intervalHours: withDefault(v.pipe(v.number('expected a number of hours from 0 to 720'), v.minValue(0, 'expected a number of hours from 0 to 720'), v.maxValue(720, 'expected a number of hours from 0 to 720')), 24),
+    intervalHours: withDefault(
+      v.pipe(
+        v.number('expected a number of hours from 0 to 720'),
+        v.minValue(0, 'expected a number of hours from 0 to 720'),
+        v.maxValue(720, 'expected a number of hours from 0 to 720'),
+      ),
+      24,
+    ),
     /** A balance below this many rupiah is a warning (0: never). */
     minBalance: withDefault(int(0, 100_000_000), 0),
     /** An active period ending within this many days is a warning. */
     activeWarnDays: withDefault(int(0, 365), 7),
-    patterns: withDefault(object({ balance: withDefault(patternList(), () => []), activeUntil: withDefault(patternList(), () => []) }), () => ({})),
+    patterns: withDefault(
+      object({ balance: withDefault(patternList(), () => []), activeUntil: withDefault(patternList(), () => []) }),
+      () => ({}),
+    ),
   });
 }
 
@@ -148,12 +181,19 @@ export interface BalanceSettings {
 }
 
 /** The balance settings, or null after reporting why there are none (no code, no operator to default it from). */
-function resolveBalance(b: BalanceInput | undefined, operator: OperatorKey | undefined, addIssue: AddIssue): BalanceSettings | undefined | null {
+function resolveBalance(
+  b: BalanceInput | undefined,
+  operator: OperatorKey | undefined,
+  addIssue: AddIssue,
+): BalanceSettings | undefined | null {
   if (!b) return undefined;
   const defaults = operator ? DEFAULT_BALANCE_CHECKS[operator] : undefined;
   const code = b.code ?? defaults?.code;
   if (code === undefined) {
-    addIssue({ path: ['balance', 'code'], message: `required: the USSD code that shows the balance (or set "operator" to one of ${OPERATORS.join(', ')} for its default)` });
+    addIssue({
+      path: ['balance', 'code'],
+      message: `required: the USSD code that shows the balance (or set "operator" to one of ${OPERATORS.join(', ')} for its default)`,
+    });
     return null;
   }
   return {
@@ -174,14 +214,30 @@ export function balanceSettingsFor(m: Pick<ModemConfig, 'balance' | 'operator'>)
   if (m.balance) return m.balance;
   if (!m.operator) return undefined;
   const d = DEFAULT_BALANCE_CHECKS[m.operator];
-  return { code: d.code, replies: [...d.replies], intervalHours: 0, minBalance: 0, activeWarnDays: 7, patterns: DEFAULT_BALANCE_PATTERNS };
+  return {
+    code: d.code,
+    replies: [...d.replies],
+    intervalHours: 0,
+    minBalance: 0,
+    activeWarnDays: 7,
+    patterns: DEFAULT_BALANCE_PATTERNS,
+  };
 }
 
 function flowSchema() {
   const steps = {
-    ussd: object({ kind: v.literal('ussd'), code: text(), replies: optional(v.array(text(), 'expected an array of non-empty strings')) }),
+    ussd: object({
+      kind: v.literal('ussd'),
+      code: text(),
+      replies: optional(v.array(text(), 'expected an array of non-empty strings')),
+    }),
     sms: object({ kind: v.literal('sms'), to: text(), text: text() }),
-    'await-sms': object({ kind: v.literal('await-sms'), from: text(), token: optional(text()), timeoutSec: optional(int(5, 3600)) }),
+    'await-sms': object({
+      kind: v.literal('await-sms'),
+      from: text(),
+      token: optional(text()),
+      timeoutSec: optional(int(5, 3600)),
+    }),
   };
   const step = v.pipe(
     v.unknown(),
@@ -193,11 +249,15 @@ function flowSchema() {
         return NEVER;
       }
       const r = v.safeParse(steps[kind as keyof typeof steps], dataset.value);
-      for (const iss of r.issues ?? []) addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
+      for (const iss of r.issues ?? [])
+        addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
       return r.success ? (r.output as v.InferOutput<(typeof steps)[keyof typeof steps]>) : NEVER;
     }),
   );
-  return object({ operator: optional(text()), steps: v.pipe(v.array(step, 'expected an array of steps'), v.minLength(1, 'expected at least one step')) });
+  return object({
+    operator: optional(text()),
+    steps: v.pipe(v.array(step, 'expected an array of steps'), v.minLength(1, 'expected at least one step')),
+  });
 }
 
 function resellerSchema(env: Env) {
@@ -212,7 +272,10 @@ function resellerSchema(env: Env) {
         apiKey: optional(secret(env)),
         timeoutMs: withDefault(int(100, 600_000), 15_000),
         /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
-        orderPaths: withDefault(object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths, amount: paths }), () => ({})),
+        orderPaths: withDefault(
+          object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths, amount: paths }),
+          () => ({}),
+        ),
         /** Defaults for `test-transfer --order` (each can be given on the command line). */
         order: withDefault(
           object({
@@ -238,7 +301,10 @@ function resellerSchema(env: Env) {
           const parsed = v.safeParse(flow, raw);
           if (!parsed.success) continue; // reported by the flow's own schema
           try {
-            renderFlow({ operator: parsed.output.operator ?? key, steps: parsed.output.steps as FlowStepTemplate[] }, { to: '081200000000', amount: 10_000 });
+            renderFlow(
+              { operator: parsed.output.operator ?? key, steps: parsed.output.steps as FlowStepTemplate[] },
+              { to: '081200000000', amount: 10_000 },
+            );
           } catch (err) {
             if (err instanceof FlowError) addIssue({ path: ['flows', key], message: err.message });
             else throw err;
@@ -264,8 +330,11 @@ function headerValue(env: Env) {
       const bad = /[^\x20-\x7e\t]/.exec(s);
       if (bad) {
         const c = bad[0].charCodeAt(0);
-        const name = c === 13 ? 'CR' : c === 10 ? 'LF' : c === 0 ? 'NUL' : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-        addIssue({ message: `a header value may hold visible ASCII characters and spaces only; found ${name} at position ${bad.index + 1}` });
+        const name =
+          c === 13 ? 'CR' : c === 10 ? 'LF' : c === 0 ? 'NUL' : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+        addIssue({
+          message: `a header value may hold visible ASCII characters and spaces only; found ${name} at position ${bad.index + 1}`,
+        });
       } else if (/^[ \t]|[ \t]$/.test(s)) {
         addIssue({ message: 'a header value may not start or end with a space or tab (servers strip it)' });
       }
@@ -280,7 +349,8 @@ function webhookSchema(env: Env) {
     (h: Record<string, unknown>, addIssue) => {
       for (const k of Object.keys(h)) {
         if (!/^[A-Za-z0-9-]+$/.test(k)) addIssue({ path: [k], message: 'invalid header name' });
-        else if (OWN_HEADERS.includes(k.toLowerCase()) || k.toLowerCase().startsWith('x-pulsa-bridge-')) addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
+        else if (OWN_HEADERS.includes(k.toLowerCase()) || k.toLowerCase().startsWith('x-pulsa-bridge-'))
+          addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
       }
     },
   );
@@ -319,7 +389,10 @@ function webhookSchema(env: Env) {
     anyObject,
     (w: { baseUrl?: unknown; url?: unknown }, addIssue) => {
       if (isMissing(w.baseUrl) && isMissing(w.url)) {
-        addIssue({ path: ['baseUrl'], message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)` });
+        addIssue({
+          path: ['baseUrl'],
+          message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)`,
+        });
       }
     },
   );
@@ -330,7 +403,10 @@ function configSchema(env: Env = process.env) {
     webhook: withDefault(webhookSchema(env), () => ({})),
     spool: spoolSchema(),
     modems: refineShape(
-      v.pipe(v.array(modemSchema(env), 'required: a non-empty array of modems'), v.minLength(1, 'required: a non-empty array of modems')),
+      v.pipe(
+        v.array(modemSchema(env), 'required: a non-empty array of modems'),
+        v.minLength(1, 'required: a non-empty array of modems'),
+      ),
       Array.isArray,
       (modems: unknown[], addIssue) => {
         const names = new Set<unknown>();
@@ -338,8 +414,10 @@ function configSchema(env: Env = process.env) {
         modems.forEach((raw, i) => {
           const m = asRecord(raw);
           if (!m) return;
-          if (typeof m.name === 'string' && names.has(m.name)) addIssue({ path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
-          if (typeof m.port === 'string' && ports.has(m.port)) addIssue({ path: [i, 'port'], message: `port ${m.port} is used by another modem` });
+          if (typeof m.name === 'string' && names.has(m.name))
+            addIssue({ path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
+          if (typeof m.port === 'string' && ports.has(m.port))
+            addIssue({ path: [i, 'port'], message: `port ${m.port} is used by another modem` });
           names.add(m.name);
           ports.add(m.port);
         });
@@ -378,18 +456,35 @@ function configSchema(env: Env = process.env) {
      */
     metrics: withDefault(
       object({
-        listen: optional(matching(/^((\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?\d{1,5}$/, 'host:port or a port, e.g. "127.0.0.1:9469"', true)),
+        listen: optional(
+          matching(
+            /^((\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):)?\d{1,5}$/,
+            'host:port or a port, e.g. "127.0.0.1:9469"',
+            true,
+          ),
+        ),
         token: optional(v.pipe(secret(env), v.minLength(12, 'at least 12 characters (it guards the status page)'))),
         protectMetrics: withDefault(bool(), false),
         /** The status page: off, or masking message text and phone numbers unless these are set. */
         page: withDefault(
-          object({ enabled: withDefault(bool(), true), showText: withDefault(bool(), false), showNumbers: withDefault(bool(), false), recent: withDefault(int(0, 200), 20) }),
+          object({
+            enabled: withDefault(bool(), true),
+            showText: withDefault(bool(), false),
+            showNumbers: withDefault(bool(), false),
+            recent: withDefault(int(0, 200), 20),
+          }),
           () => ({}),
         ),
         /** Open connections at most (beyond it new ones are closed at once): file descriptors stay for the spool. */
         maxConnections: withDefault(int(4, 4096), 128),
         /** Host names the listener answers besides loopback names and IP literals (DNS rebinding is refused). */
-        hosts: withDefault(v.array(v.pipe(text(), matching(/^[A-Za-z0-9.-]{1,253}$/, 'a host name', true)), 'expected an array of host names'), []),
+        hosts: withDefault(
+          v.array(
+            v.pipe(text(), matching(/^[A-Za-z0-9.-]{1,253}$/, 'a host name', true)),
+            'expected an array of host names',
+          ),
+          [],
+        ),
       }),
       () => ({}),
     ),
@@ -403,39 +498,74 @@ function configSchema(env: Env = process.env) {
   return v.pipe(
     fields,
     v.transform((c: v.InferOutput<typeof fields>) => {
-      const { url, warning } = c.webhook.url ? { url: c.webhook.url, warning: undefined } : webhookUrl(c.webhook.baseUrl ?? '');
+      const { url, warning } = c.webhook.url
+        ? { url: c.webhook.url, warning: undefined }
+        : webhookUrl(c.webhook.baseUrl ?? '');
       const warnings = warning ? [warning] : [];
       for (const key of ['sentRetentionDays', 'ignoredRetentionDays'] as const) {
         if (c.spool[key] < DEDUPE_MIN_DAYS) {
-          warnings.push(`spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`);
+          warnings.push(
+            `spool.${key} ${c.spool[key]} is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days, so an SMS read again is still recognised`,
+          );
         }
       }
-      const listen = c.metrics.listen === undefined || c.metrics.listen.includes(':') ? c.metrics.listen : `127.0.0.1:${c.metrics.listen}`;
+      const listen =
+        c.metrics.listen === undefined || c.metrics.listen.includes(':')
+          ? c.metrics.listen
+          : `127.0.0.1:${c.metrics.listen}`;
       if (listen !== undefined && c.metrics.token === undefined && !isLoopbackListen(listen)) {
-        warnings.push(`metrics.listen ${listen} is reachable beyond this machine and metrics.token is not set: anyone on the network can read the status page (modems, balances, SMS senders); set metrics.token`);
+        warnings.push(
+          `metrics.listen ${listen} is reachable beyond this machine and metrics.token is not set: anyone on the network can read the status page (modems, balances, SMS senders); set metrics.token`,
+        );
       }
       const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
-      const resellerBase = c.reseller.baseUrl ?? c.webhook.baseUrl ?? (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
+      const resellerBase =
+        c.reseller.baseUrl ??
+        c.webhook.baseUrl ??
+        (c.webhook.url?.endsWith(WEBHOOK_PATH) ? c.webhook.url.slice(0, -WEBHOOK_PATH.length) : undefined);
       if (isPlainRemote(url)) {
-        warnings.push(`webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`);
+        warnings.push(
+          `webhook URL ${maskUrl(url)} is plain http:// to a host that is not this machine: every SMS, its Authorization header and HMAC signature travel unencrypted; use https://`,
+        );
       }
       // The shipped example's values left in place: the daemon would post to nowhere and open a port that is not there.
-      const exampleHost = (u: string | undefined) => u !== undefined && /^https?:\/\/([^/]*\.)?example\.(com|org|net)(:\d+)?(\/|$)/i.test(u);
-      if (exampleHost(c.webhook.baseUrl) || exampleHost(c.webhook.url)) warnings.push(`webhook ${maskUrl(url)} is the example's address: set webhook.baseUrl to the convert-pulsa server`);
+      const exampleHost = (u: string | undefined) =>
+        u !== undefined && /^https?:\/\/([^/]*\.)?example\.(com|org|net)(:\d+)?(\/|$)/i.test(u);
+      if (exampleHost(c.webhook.baseUrl) || exampleHost(c.webhook.url))
+        warnings.push(
+          `webhook ${maskUrl(url)} is the example's address: set webhook.baseUrl to the convert-pulsa server`,
+        );
       c.modems.forEach((m, i) => {
-        if (/0123456789ABCDEF/.test(m.port)) warnings.push(`modems[${i}].port ${m.port} is the example's made-up modem: set the port \`pulsa-bridge ports\` shows (its /dev/serial/by-id/ path)`);
+        if (/0123456789ABCDEF/.test(m.port))
+          warnings.push(
+            `modems[${i}].port ${m.port} is the example's made-up modem: set the port \`pulsa-bridge ports\` shows (its /dev/serial/by-id/ path)`,
+          );
       });
-      const madeUp = madeUpSmsProblem(c.modems.map((m) => m.port), isLoopbackUrl(url), maskUrl(url));
+      const madeUp = madeUpSmsProblem(
+        c.modems.map((m) => m.port),
+        isLoopbackUrl(url),
+        maskUrl(url),
+      );
       if (madeUp) warnings.push(`${madeUp}: \`run\` refuses this config`);
-      if (resellerBase !== undefined && isPlainRemote(resellerBase) && (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)) {
-        warnings.push(`reseller URL ${maskUrl(resellerBase)} is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://`);
+      if (
+        resellerBase !== undefined &&
+        isPlainRemote(resellerBase) &&
+        (c.reseller.apiKey !== undefined || c.reseller.baseUrl !== undefined)
+      ) {
+        warnings.push(
+          `reseller URL ${maskUrl(resellerBase)} is plain http:// to a host that is not this machine: the X-API-KEY travels unencrypted; use https://`,
+        );
       }
       return {
         ...c,
         webhook: { ...c.webhook, endpoint: url },
         metrics: { ...c.metrics, listen },
         control: { ...c.control, socketPath },
-        reseller: { ...c.reseller, baseUrl: resellerBase, flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>> },
+        reseller: {
+          ...c.reseller,
+          baseUrl: resellerBase,
+          flows: c.reseller.flows as Record<string, Partial<TransferFlow> & Pick<TransferFlow, 'steps'>>,
+        },
         warnings,
       };
     }),
@@ -444,13 +574,19 @@ function configSchema(env: Env = process.env) {
 
 /** Whether a listen address ("host:port") is on the loopback interface only. */
 export function isLoopbackListen(listen: string): boolean {
-  const host = listen.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  const host = listen
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase();
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** A group by name or gid (control.group, control.operateGroup). */
 function groupSchema() {
-  return v.union([int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))], 'expected a group name or gid');
+  return v.union(
+    [int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))],
+    'expected a group name or gid',
+  );
 }
 
 /** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
@@ -494,7 +630,8 @@ export async function loadConfig(file: string, env: Env = process.env): Promise<
   try {
     config = parseConfig(raw, env);
   } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(mode.problem ? [mode.problem, ...err.problems] : err.problems, { file });
+    if (err instanceof ConfigError)
+      throw new ConfigError(mode.problem ? [mode.problem, ...err.problems] : err.problems, { file });
     throw err;
   }
   if (mode.problem) throw new ConfigError([mode.problem], { file });
@@ -511,14 +648,19 @@ export function webhookUrl(baseUrl: string): { url: string; warning?: string } {
   try {
     parsed = new URL(base);
   } catch {
-    throw new ConfigError([`webhook.baseUrl: expected an absolute http(s) URL, got ${JSON.stringify(maskUrl(baseUrl))}`]);
+    throw new ConfigError([
+      `webhook.baseUrl: expected an absolute http(s) URL, got ${JSON.stringify(maskUrl(baseUrl))}`,
+    ]);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new ConfigError([`webhook.baseUrl: expected http or https, got ${parsed.protocol}`]);
   }
   const url = base + WEBHOOK_PATH;
   if (!parsed.pathname.replace(/\/+$/, '').endsWith(API_PREFIX)) {
-    return { url, warning: `webhook base URL ${maskUrl(base)} does not end in ${API_PREFIX}; posting to ${maskUrl(url)}` };
+    return {
+      url,
+      warning: `webhook base URL ${maskUrl(base)} does not end in ${API_PREFIX}; posting to ${maskUrl(url)}`,
+    };
   }
   return { url };
 }
@@ -532,7 +674,13 @@ export function isLoopbackUrl(value: string): boolean {
     return false;
   }
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  return host === 'localhost' || host.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(host) || host === '::1' || host === '::ffff:7f00:1';
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(host) ||
+    host === '::1' ||
+    host === '::ffff:7f00:1'
+  );
 }
 
 /** A plain http:// URL to another machine (what is sent travels in clear). */
@@ -565,4 +713,3 @@ export function maskSecrets(cfg: Config): unknown {
     metrics: { ...cfg.metrics, token: mask(cfg.metrics.token) },
   };
 }
-

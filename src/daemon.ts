@@ -104,7 +104,11 @@ export class Daemon {
 
   static async start(o: DaemonOptions): Promise<Daemon> {
     const { config, logger } = o;
-    const madeUp = madeUpSmsProblem(config.modems.map((m) => m.port), isLoopbackUrl(config.webhook.endpoint), maskUrl(config.webhook.endpoint));
+    const madeUp = madeUpSmsProblem(
+      config.modems.map((m) => m.port),
+      isLoopbackUrl(config.webhook.endpoint),
+      maskUrl(config.webhook.endpoint),
+    );
     if (madeUp) throw new ConfigError([madeUp]);
     const cleanup = new CleanupStack();
     try {
@@ -130,7 +134,11 @@ export class Daemon {
       await makeDirs(stateDir);
       await checkPrivateDir(stateDir, 'stateDir');
     }
-    const spool = await Spool.open(config.spool.dir, { logger: logger.child({ stage: 'spool' }), fsync: config.spool.fsync, keyDir: stateDir });
+    const spool = await Spool.open(config.spool.dir, {
+      logger: logger.child({ stage: 'spool' }),
+      fsync: config.spool.fsync,
+      keyDir: stateDir,
+    });
     cleanup.push('the spool', async () => {
       await spool.close();
       // status.json is the lock holder's: removed once the lock is gone, whatever a late write of it did.
@@ -141,7 +149,9 @@ export class Daemon {
     for (const warning of config.warnings) logger.warn(warning);
 
     // 3. What is loaded only when used: the metrics.
-    const metricsModules = config.metrics.listen ? await Promise.all([import('./metrics/registry.js'), import('./metrics/server.js')]) : undefined;
+    const metricsModules = config.metrics.listen
+      ? await Promise.all([import('./metrics/registry.js'), import('./metrics/server.js')])
+      : undefined;
     const feeds: MetricFeeds | undefined = metricsModules && new metricsModules[0].MetricFeeds();
 
     // 4. Where events go: producers (spool writes, deliveries, modems) publish; listeners subscribe as they come.
@@ -164,7 +174,9 @@ export class Daemon {
       policy: {
         baseDelayMs: config.webhook.retry.baseDelayMs,
         maxDelayMs: config.webhook.retry.maxDelayMs,
-        ...(config.webhook.retry.maxAgeHours === null ? {} : { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 }),
+        ...(config.webhook.retry.maxAgeHours === null
+          ? {}
+          : { maxAgeMs: config.webhook.retry.maxAgeHours * 3_600_000 }),
         probeIntervalMs: config.webhook.retry.probeIntervalMs,
       },
       logger: logger.child({ stage: 'forward' }),
@@ -183,9 +195,17 @@ export class Daemon {
         path: m.port,
         rejectedPins,
         onStateChange: statusChanged.publish,
-        onUrc: (urc) => events.publish({ v: 1, event: 'urc', modem: m.name, data: { name: urc.name, lines: urc.lines, data: urc.data } }),
+        onUrc: (urc) =>
+          events.publish({
+            v: 1,
+            event: 'urc',
+            modem: m.name,
+            data: { name: urc.name, lines: urc.lines, data: urc.data },
+          }),
         // The first configured modem also joins the parts left by modems no longer in config (renamed or removed).
-        ...(config.modems[0]?.name === m.name ? { adoptPartsOf: (name: string) => !config.modems.some((c) => c.name === name) } : {}),
+        ...(config.modems[0]?.name === m.name
+          ? { adoptPartsOf: (name: string) => !config.modems.some((c) => c.name === name) }
+          : {}),
         ...(feeds ? { onReceiver: (r: Receiver) => feeds.trackReceiver(m.name, r.stats) } : {}),
       });
       supervisors.push(supervisor);
@@ -254,10 +274,15 @@ export class Daemon {
     let metricsAddress: string | undefined;
     if (metricsModules && config.metrics.listen) {
       const [registry, server] = metricsModules;
-      metrics = new registry.BridgeMetrics({ version: VERSION, snapshot: () => board.snapshot() }, { ...(feeds ? { feeds } : {}) });
+      metrics = new registry.BridgeMetrics(
+        { version: VERSION, snapshot: () => board.snapshot() },
+        { ...(feeds ? { feeds } : {}) },
+      );
       let page: (() => Promise<string>) | undefined;
       if (config.metrics.page.enabled) {
-        const statusPage = await (await import('./daemon/status-page.js')).createStatusPage({ config, spool, snapshot: () => board.snapshot(), ussdOpen, logger });
+        const statusPage = await (
+          await import('./daemon/status-page.js')
+        ).createStatusPage({ config, spool, snapshot: () => board.snapshot(), ussdOpen, logger });
         cleanup.push('the status page list', events.subscribe(statusPage.onEvent));
         page = () => statusPage.body();
       }
@@ -286,7 +311,14 @@ export class Daemon {
     const control = await openControlSocket(config, logger, {
       modems: config.modems.map((m, i) => {
         const s = supervisors[i]!;
-        return { name: m.name, port: m.port, scheduler: s.scheduler, state: () => s.status().state, ussd: ussd.get(m.name)!, receiver: () => s.currentReceiver() };
+        return {
+          name: m.name,
+          port: m.port,
+          scheduler: s.scheduler,
+          state: () => s.status().state,
+          ussd: ussd.get(m.name)!,
+          receiver: () => s.currentReceiver(),
+        };
       }),
       version: VERSION,
       status: () => board.snapshot(),
@@ -297,27 +329,47 @@ export class Daemon {
       const unsubscribe = events.subscribe((e) => control.broadcast(e));
       cleanup.push('the control socket', async () => {
         unsubscribe();
-        await control.close().catch((err: unknown) => logger.warn({ err }, `closing the control socket failed: ${errorMessage(err)}`));
+        await control
+          .close()
+          .catch((err: unknown) => logger.warn({ err }, `closing the control socket failed: ${errorMessage(err)}`));
       });
     }
 
     // 12. Periodic work: balance checks, status.json, pruning of old audit records.
     balanceWatch.start();
     cleanup.push('the balance checks', () => balanceWatch.stop());
-    const statusFile = new StatusFile({ file: statusFilePath(config.spool.dir), logger, snapshot: () => board.snapshot() });
+    const statusFile = new StatusFile({
+      file: statusFilePath(config.spool.dir),
+      logger,
+      snapshot: () => board.snapshot(),
+    });
     statusChanged.subscribe(() => statusFile.writeSoon());
     statusFile.start();
     // Bounded: a status write stuck on a spool filesystem that no longer answers must not hold the stop (systemd's
     // TimeoutStopSec would end it by SIGKILL); the spool's release removes the file whatever that write does later.
-    cleanup.push('status.json', () => Promise.race([statusFile.stop(), new Promise<void>((r) => setTimeout(r, STATUS_STOP_BOUND_MS).unref())]));
+    cleanup.push('status.json', () =>
+      Promise.race([statusFile.stop(), new Promise<void>((r) => setTimeout(r, STATUS_STOP_BOUND_MS).unref())]),
+    );
     cleanup.push('the pruning timer', schedulePrune(spool, config, logger));
 
     // 13. Ready; the watchdog pings only while the daemon makes progress (event loop, spool probe, modems, forwarder).
     const stats = await spool.stats();
-    logger.info({ webhook: maskUrl(url), spool: config.spool.dir, modems: config.modems.map((m) => m.name), pending: stats.pending, dead: stats.dead }, `pulsa-bridge ${VERSION} started`);
+    logger.info(
+      {
+        webhook: maskUrl(url),
+        spool: config.spool.dir,
+        modems: config.modems.map((m) => m.name),
+        pending: stats.pending,
+        dead: stats.dead,
+      },
+      `pulsa-bridge ${VERSION} started`,
+    );
     const notifier = createNotifier(logger);
     notifier.ready(`forwarding to ${url}; ${stats.pending} pending`);
-    cleanup.push('the watchdog', notifier.startWatchdog(() => health.liveness()));
+    cleanup.push(
+      'the watchdog',
+      notifier.startWatchdog(() => health.liveness()),
+    );
 
     return new Daemon(
       { spool, forwarder, supervisors, ussd, balanceWatch, health, board, metrics, metricsAddress, cleanup },
@@ -375,7 +427,11 @@ async function checkBalanceNow(
   const m = config.modems.find((x) => x.name === name);
   const settings = m && withOverrides(balanceSettingsFor(m), code, replies);
   if (!settings) {
-    throw new ControlError('bad_request', `modem ${name} has no balance check`, 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config');
+    throw new ControlError(
+      'bad_request',
+      `modem ${name} has no balance check`,
+      'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config',
+    );
   }
   if (!shared) return watch.checkNow(name, settings);
   try {

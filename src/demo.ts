@@ -31,16 +31,30 @@ export async function runDemo(): Promise<number> {
     webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
     spool: { dir: spoolDir },
     // test-transfer --order: the stand-in's reseller API (base URL = the webhook's) and the order's defaults.
-    reseller: { apiKey: receiver.apiKey, order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Demo' } },
+    reseller: {
+      apiKey: receiver.apiKey,
+      order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Demo' },
+    },
     modems: [
       // The centre SIM: the stand-in's Telkomsel centre number; its balance is watched.
       // A virtual modem's port names its SIM (number, operator, starting balance): the virtual network joins them.
       {
-        name: 'demo-telkomsel', port: 'virtual:demo-telkomsel?number=081200000001&operator=telkomsel&balance=24025', senders: ['858', 'TELKOMSEL'],
-        sweepIntervalSec: 60, operator: 'telkomsel', number: '081200000001', balance: { minBalance: 10000 },
+        name: 'demo-telkomsel',
+        port: 'virtual:demo-telkomsel?number=081200000001&operator=telkomsel&balance=24025',
+        senders: ['858', 'TELKOMSEL'],
+        sweepIntervalSec: 60,
+        operator: 'telkomsel',
+        number: '081200000001',
+        balance: { minBalance: 10000 },
       },
       // A second virtual Telkomsel SIM that sends credit to the centre in the test transfer.
-      { name: 'demo-sender', port: 'virtual:demo-sender?number=081211110001&operator=telkomsel&balance=75000', senders: ['858'], operator: 'telkomsel', number: '081211110001' },
+      {
+        name: 'demo-sender',
+        port: 'virtual:demo-sender?number=081211110001&operator=telkomsel&balance=75000',
+        senders: ['858'],
+        operator: 'telkomsel',
+        number: '081211110001',
+      },
     ],
     shutdownGraceSec: 2,
   };
@@ -61,12 +75,22 @@ export async function runDemo(): Promise<number> {
   try {
     const vm = virtualModemAt('virtual:demo-telkomsel');
     if (!vm) throw new Error('the virtual modem did not start');
-    await waitFor(() => daemon.supervisors.every((s) => s.status().state === 'running'), 15_000, 'the virtual modems to be ready');
+    await waitFor(
+      () => daemon.supervisors.every((s) => s.status().state === 'running'),
+      15_000,
+      'the virtual modems to be ready',
+    );
 
     receiver.failNext(1, 503);
     out('demo: the receiver will answer 503 once, to show a retry');
-    vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188' });
-    vm.injectSms({ from: 'TELKOMSEL', text: 'Transfer pulsa Rp10.000 dari 081234567890 berhasil. SN: 2026112212345678' });
+    vm.injectSms({
+      from: '858',
+      text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188',
+    });
+    vm.injectSms({
+      from: 'TELKOMSEL',
+      text: 'Transfer pulsa Rp10.000 dari 081234567890 berhasil. SN: 2026112212345678',
+    });
     vm.injectSms({ from: '858', text: MULTIPART_TEXT });
     vm.injectSms({ from: '+6281299998888', text: 'Halo, ini pesan pribadi: bukan dari operator.' });
 
@@ -74,11 +98,15 @@ export async function runDemo(): Promise<number> {
     await waitFor(async () => (await daemon.spool.stats()).pending === 0, 10_000, 'the spool to drain');
     const stats = await daemon.spool.stats();
     const left = vm.storedMessages().length;
-    out(`demo: receiver has ${receiver.received.length} SMS; spool: ${stats.sent} sent, ${stats.pending} pending, ${stats.ignored} ignored (unknown sender archived), ${stats.dead} dead; SIM holds ${left} message(s)`);
+    out(
+      `demo: receiver has ${receiver.received.length} SMS; spool: ${stats.sent} sent, ${stats.pending} pending, ${stats.ignored} ignored (unknown sender archived), ${stats.dead} dead; SIM holds ${left} message(s)`,
+    );
     if (receiver.received.length !== 3 || stats.ignored !== 1 || left !== 0) {
       out('demo: FAILED: unexpected counts');
       code = 1;
-    } else if (!(await runTransferDemo({ configFile, receiver, centre: 'demo-telkomsel', sender: 'demo-sender', out }))) {
+    } else if (
+      !(await runTransferDemo({ configFile, receiver, centre: 'demo-telkomsel', sender: 'demo-sender', out }))
+    ) {
       out('demo: FAILED: the balance check or the test transfer did not end as expected');
       code = 1;
     } else {

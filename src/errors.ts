@@ -54,7 +54,14 @@ export class AtCommandError extends BridgeError {
   constructor(
     code: 'AT_ERROR' | 'AT_TIMEOUT',
     message: string,
-    details: { command: string; final?: string; errorCode?: number; lines?: readonly string[]; cause?: unknown; hint?: string },
+    details: {
+      command: string;
+      final?: string;
+      errorCode?: number;
+      lines?: readonly string[];
+      cause?: unknown;
+      hint?: string;
+    },
   ) {
     super(code, message, { cause: details.cause, hint: details.hint });
     this.command = details.command;

@@ -79,8 +79,12 @@ export function createLogger(options: LogOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const stream = options.destination ?? process.stdout;
   const pretty = options.pretty ?? (process.stdout.isTTY === true && options.destination === undefined);
-  const prefix = !pretty && (options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env)));
-  const colors = pretty && typeof (stream as { hasColors?: () => boolean }).hasColors === 'function' && (stream as { hasColors: () => boolean }).hasColors();
+  const prefix =
+    !pretty && (options.syslogPrefix ?? (options.destination === undefined && runsUnderSystemd(options.env)));
+  const colors =
+    pretty &&
+    typeof (stream as { hasColors?: () => boolean }).hasColors === 'function' &&
+    (stream as { hasColors: () => boolean }).hasColors();
   // pino-pretty loads asynchronously (pretty.ts); lines logged before it is there wait for it, in order.
   let prettify: ((line: string) => string) | undefined;
   let waiting: Array<() => void> | undefined;
@@ -94,7 +98,8 @@ export function createLogger(options: LogOptions = {}): Logger {
     prettyFormatter(colors).then(ready, () => ready((line) => line)); // no pino-pretty: JSON on the terminal
   }
   /** A capped JSON line in the form it is written: pretty, `<N>`-prefixed or as it is. */
-  const form = (line: string): string => (prettify ? prettify(line) : prefix ? `<${syslogPriority(levelOf(line))}>${line}` : line);
+  const form = (line: string): string =>
+    prettify ? prettify(line) : prefix ? `<${syslogPriority(levelOf(line))}>${line}` : line;
   const notice = (dropped: number, important: number): string => {
     // Warnings and errors lost are said apart: for the operator they are not the same as lost debug lines.
     const record = {
@@ -125,7 +130,9 @@ export function createLogger(options: LogOptions = {}): Logger {
       else sink.flush(cb);
     },
   };
-  const logger = pino({ name: NAME, level, redact: { paths: REDACT_PATHS, censor: CENSOR }, hooks: { logMethod: neverThrows } }, output);
+  const logger = pino(
+    { name: NAME, level, redact: { paths: REDACT_PATHS, censor: CENSOR }, hooks: { logMethod: neverThrows } },
+    output,
+  );
   return logger as unknown as Logger;
 }
-

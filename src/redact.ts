@@ -15,10 +15,12 @@ const ARGS = String.raw`(?:"[^"]*"?|[^;"])*`;
 const SECRET_SET = new RegExp(String.raw`([+^](?:CPIN2?|CPWD|CLCK|CSIM)\s*=)${ARGS}`, 'gi');
 const SECRET_DIAL = /(\*[TPW,!@IG]*\*[TPW,!@IG]*0[TPW,!@IG]*(?:4|42|5|52)[TPW,!@IG]*\*)[^;]*/gi; // dial modifiers may sit inside
 
-const redactOnce = (line: string): string => line.replace(SECRET_SET, `$1${REDACTED}`).replace(SECRET_DIAL, `$1${REDACTED}`);
+const redactOnce = (line: string): string =>
+  line.replace(SECRET_SET, `$1${REDACTED}`).replace(SECRET_DIAL, `$1${REDACTED}`);
 
 /** The line without the spaces a modem ignores (V.250: spaces outside quoted strings are not part of a command). */
-const asTheModemReadsIt = (line: string): string => line.replace(/("[^"]*"?)|[ \t]+/g, (m, quoted: string | undefined) => quoted ?? '');
+const asTheModemReadsIt = (line: string): string =>
+  line.replace(/("[^"]*"?)|[ \t]+/g, (m, quoted: string | undefined) => quoted ?? '');
 
 /**
  * The AT line as it may appear in logs, messages, labels and status (see the header). Judged as the modem reads it:
@@ -41,7 +43,9 @@ export function maskUssdAnswer(text: string): string {
 
 /** An AT line's USSD answer (`AT+CUSD=1,"654321",15`) masked as maskUssdAnswer does; a dialled code (`*...#`) stays. */
 export function maskUssdInAtLine(line: string): string {
-  return line.replace(/(\+CUSD\s*=\s*1\s*,\s*")([^"]*)(")/gi, (m, a: string, text: string, b: string) => (/^[*#]/.test(text) ? m : `${a}${maskUssdAnswer(text)}${b}`));
+  return line.replace(/(\+CUSD\s*=\s*1\s*,\s*")([^"]*)(")/gi, (m, a: string, text: string, b: string) =>
+    /^[*#]/.test(text) ? m : `${a}${maskUssdAnswer(text)}${b}`,
+  );
 }
 
 /** A URL as it may be shown (see the header). */
@@ -74,7 +78,11 @@ export const MIN_ECHO = 6;
 export function maskSecretEchoes(text: string, secret: string): string {
   if (secret.length < 4) return text;
   let out = text;
-  const forms = new Set([secret, encodeURIComponent(secret), Buffer.from(secret).toString('base64').replace(/=+$/, '')]);
+  const forms = new Set([
+    secret,
+    encodeURIComponent(secret),
+    Buffer.from(secret).toString('base64').replace(/=+$/, ''),
+  ]);
   for (const f of forms) out = replaceAllCaseless(out, f);
   if (secret.length < MIN_ECHO) return out;
   const key = secret.toLowerCase();

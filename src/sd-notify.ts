@@ -25,7 +25,9 @@ export function createNotifier(logger: Logger, env: NodeJS.ProcessEnv = process.
     if (!enabled) return;
     try {
       const child = spawn('systemd-notify', args, { stdio: 'ignore' });
-      child.on('error', (err) => logger.debug({ err }, 'systemd-notify could not run (ignored: notification is optional)'));
+      child.on('error', (err) =>
+        logger.debug({ err }, 'systemd-notify could not run (ignored: notification is optional)'),
+      );
       child.unref();
     } catch (err) {
       logger.debug({ err }, 'systemd-notify spawn failed (ignored)');
@@ -38,18 +40,21 @@ export function createNotifier(logger: Logger, env: NodeJS.ProcessEnv = process.
     startWatchdog: (isLive) => {
       const usec = Number(env.WATCHDOG_USEC);
       if (!enabled || !Number.isFinite(usec) || usec <= 0) return () => undefined;
-      const timer = setInterval(() => {
-        let live: boolean;
-        try {
-          const v = isLive();
-          live = typeof v === 'boolean' ? v : v.healthy;
-        } catch (err) {
-          logger.error({ err }, 'the liveness check threw: withholding the watchdog ping');
-          live = false;
-        }
-        if (live) send('WATCHDOG=1');
-        else logger.debug('not live: watchdog ping withheld');
-      }, Math.max(1000, Math.floor(usec / 2000)));
+      const timer = setInterval(
+        () => {
+          let live: boolean;
+          try {
+            const v = isLive();
+            live = typeof v === 'boolean' ? v : v.healthy;
+          } catch (err) {
+            logger.error({ err }, 'the liveness check threw: withholding the watchdog ping');
+            live = false;
+          }
+          if (live) send('WATCHDOG=1');
+          else logger.debug('not live: watchdog ping withheld');
+        },
+        Math.max(1000, Math.floor(usec / 2000)),
+      );
       timer.unref();
       return () => clearInterval(timer);
     },

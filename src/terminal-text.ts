@@ -6,7 +6,8 @@
  */
 
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_KEEP_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_KEEP_NEWLINE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const JSON_RAW = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { '\r': '\\r', '\n': '\\n', '\t': '\\t' };
@@ -27,5 +28,8 @@ export function safeText(value: unknown, o: { multiline?: boolean } = {}): strin
 
 /** JSON.stringify with the characters it leaves raw escaped as \uXXXX (the JSON still parses to the same value). */
 export function safeJson(value: unknown, indent?: number): string {
-  return (JSON.stringify(value, null, indent) ?? 'undefined').replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return (JSON.stringify(value, null, indent) ?? 'undefined').replace(
+    JSON_RAW,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -13,7 +13,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 interface Import {
@@ -32,8 +34,19 @@ function importsOf(abs: string): Import[] {
     const line = text.slice(0, m.index).split('\n').length;
     // A built-in named without its prefix ('http') is the same module as 'node:http': rules name the prefixed form.
     // (Node 24 lists some prefixed-only names, 'node:test', in builtinModules: those are left as they are.)
-    const target = spec.startsWith('.') ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts') : !spec.startsWith('node:') && builtinModules.includes(spec) ? `node:${spec}` : spec;
-    out.push({ file: relative(SRC, abs), line, target, typeOnly: /^\s*(?:import|export)\s+type\s/.test(m[0]) || /typeof\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index)) });
+    const target = spec.startsWith('.')
+      ? relative(SRC, resolve(dirname(abs), spec)).replace(/\.js$/, '.ts')
+      : !spec.startsWith('node:') && builtinModules.includes(spec)
+        ? `node:${spec}`
+        : spec;
+    out.push({
+      file: relative(SRC, abs),
+      line,
+      target,
+      typeOnly:
+        /^\s*(?:import|export)\s+type\s/.test(m[0]) ||
+        /typeof\s+$/.test(text.slice(Math.max(0, m.index - 10), m.index)),
+    });
   }
   return out;
 }
@@ -55,7 +68,31 @@ function partOf(path: string): string {
   return top === 'control' && second !== undefined ? `control/${second}` : top!;
 }
 
-const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-fields.ts', 'config-spool.ts', 'control/protocol.ts', 'control/server', 'filter', 'forward', 'health', 'http', 'metrics', 'modem', 'ops', 'receive', 'sd-notify.ts', 'serial', 'virtual-modem', 'sms', 'spool', 'state', 'status.ts'];
+const BELOW_THE_ROOT = [
+  'at',
+  'balance',
+  'config.ts',
+  'config-file.ts',
+  'config-fields.ts',
+  'config-spool.ts',
+  'control/protocol.ts',
+  'control/server',
+  'filter',
+  'forward',
+  'health',
+  'http',
+  'metrics',
+  'modem',
+  'ops',
+  'receive',
+  'sd-notify.ts',
+  'serial',
+  'virtual-modem',
+  'sms',
+  'spool',
+  'state',
+  'status.ts',
+];
 
 /**
  * What each part of src/ may import besides SHARED, floor by floor from the bottom; an arrow to anything else points
@@ -63,9 +100,24 @@ const BELOW_THE_ROOT = ['at', 'balance', 'config.ts', 'config-file.ts', 'config-
  */
 const ALLOWED: Record<string, string[]> = {
   // helpers
-  'errors.ts': [], 'redact.ts': [], 'terminal-text.ts': [], 'time-format.ts': [], 'version.ts': [], log: [], 'log.ts': [], 'config-fields.ts': [], 'sd-notify.ts': [],
+  'errors.ts': [],
+  'redact.ts': [],
+  'terminal-text.ts': [],
+  'time-format.ts': [],
+  'version.ts': [],
+  log: [],
+  'log.ts': [],
+  'config-fields.ts': [],
+  'sd-notify.ts': [],
   // the ground: bytes and ports, pure decoding and rules, the spool, one HTTP request, the health model, balance parsing
-  serial: [], sms: [], filter: [], spool: [], http: [], health: [], balance: [], 'control/protocol.ts': [],
+  serial: [],
+  sms: [],
+  filter: [],
+  spool: [],
+  http: [],
+  health: [],
+  balance: [],
+  'control/protocol.ts': [],
   // the local stand-in of the service reads operator SMS as the server would
   demo: ['sms'],
   // the virtual modem is a device behind a serial link; the AT layer reads lines off one
@@ -78,7 +130,16 @@ const ALLOWED: Record<string, string[]> = {
   transfer: ['ops', 'control/protocol.ts', 'sms'],
   'config-file.ts': [],
   'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
-  'config.ts': ['config-file.ts', 'config-fields.ts', 'config-spool.ts', 'balance', 'modem', 'serial', 'spool', 'transfer'],
+  'config.ts': [
+    'config-file.ts',
+    'config-fields.ts',
+    'config-spool.ts',
+    'balance',
+    'modem',
+    'serial',
+    'spool',
+    'transfer',
+  ],
   // the stages
   receive: ['at', 'modem', 'sms', 'spool', 'config.ts'],
   forward: ['spool', 'http', 'config.ts'],
@@ -94,7 +155,14 @@ const ALLOWED: Record<string, string[]> = {
   'daemon.ts': [...BELOW_THE_ROOT, 'daemon'],
   'demo.ts': ['daemon.ts', 'demo', 'config.ts', 'virtual-modem'],
   // the command line on top: everything but the daemon's side of the socket
-  cli: [...BELOW_THE_ROOT.filter((p) => p !== 'control/server'), 'control/client', 'daemon', 'daemon.ts', 'reseller', 'transfer'],
+  cli: [
+    ...BELOW_THE_ROOT.filter((p) => p !== 'control/server'),
+    'control/client',
+    'daemon',
+    'daemon.ts',
+    'reseller',
+    'transfer',
+  ],
   'cli.ts': ['cli'],
 };
 
@@ -106,22 +174,96 @@ function backArrows(imports: readonly Import[]): string[] {
     const to = partOf(i.target);
     const allowed = ALLOWED[from];
     if (from === to || SHARED.includes(to) || allowed?.includes(to)) return [];
-    return [`src/${i.file}:${i.line} imports ${i.target}: ${from} may import ${allowed ? [...allowed, 'the helpers'].join(', ') : '(no rule: add one to ALLOWED)'}`];
+    return [
+      `src/${i.file}:${i.line} imports ${i.target}: ${from} may import ${allowed ? [...allowed, 'the helpers'].join(', ') : '(no rule: add one to ALLOWED)'}`,
+    ];
   });
 }
 
 /** [from folder, forbidden targets (folders, files or package names), why] */
 const RULES: Array<[string, string[], string]> = [
-  ['serial', ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'virtual-modem'], 'serial is the bottom layer: it knows bytes and ports, not AT or modems'],
-  ['at', ['modem', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the AT layer knows lines and commands, not what a modem or a message is'],
-  ['sms', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'sms/ is pure: PDUs in, messages out'],
-  ['filter', ['at', 'modem', 'serial', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts', 'pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport'], 'filter/ is pure'],
-  ['forward/policy.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport', 'spool', 'at', 'modem'], 'the retry policy is a pure function'],
-  ['balance/parse.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:serialport', 'at', 'modem', 'control'], 'balance parsing is pure'],
-  ['transfer/flows.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:serialport', 'at', 'modem', 'control'], 'transfer flows are data'],
-  ['control/protocol.ts', ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'at', 'modem', 'serial', 'spool'], 'the wire protocol is pure'],
-  ['spool', ['forward', 'modem', 'at', 'serial', 'receive', 'control'], 'the spool stores records; it does not know who reads or writes them'],
-  ['modem', ['receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'], 'the modem layer does not know the receive path or the spool'],
+  [
+    'serial',
+    ['at', 'modem', 'receive', 'control', 'cli', 'cli.ts', 'daemon.ts', 'virtual-modem'],
+    'serial is the bottom layer: it knows bytes and ports, not AT or modems',
+  ],
+  [
+    'at',
+    ['modem', 'receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'],
+    'the AT layer knows lines and commands, not what a modem or a message is',
+  ],
+  [
+    'sms',
+    [
+      'at',
+      'modem',
+      'serial',
+      'receive',
+      'spool',
+      'forward',
+      'control',
+      'cli',
+      'cli.ts',
+      'daemon.ts',
+      'pkg:node:fs',
+      'pkg:node:fs/promises',
+      'pkg:node:net',
+      'pkg:node:http',
+      'pkg:serialport',
+    ],
+    'sms/ is pure: PDUs in, messages out',
+  ],
+  [
+    'filter',
+    [
+      'at',
+      'modem',
+      'serial',
+      'receive',
+      'spool',
+      'forward',
+      'control',
+      'cli',
+      'cli.ts',
+      'daemon.ts',
+      'pkg:node:fs',
+      'pkg:node:fs/promises',
+      'pkg:node:net',
+      'pkg:node:http',
+      'pkg:serialport',
+    ],
+    'filter/ is pure',
+  ],
+  [
+    'forward/policy.ts',
+    ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:node:http', 'pkg:serialport', 'spool', 'at', 'modem'],
+    'the retry policy is a pure function',
+  ],
+  [
+    'balance/parse.ts',
+    ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:serialport', 'at', 'modem', 'control'],
+    'balance parsing is pure',
+  ],
+  [
+    'transfer/flows.ts',
+    ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'pkg:serialport', 'at', 'modem', 'control'],
+    'transfer flows are data',
+  ],
+  [
+    'control/protocol.ts',
+    ['pkg:node:fs', 'pkg:node:fs/promises', 'pkg:node:net', 'at', 'modem', 'serial', 'spool'],
+    'the wire protocol is pure',
+  ],
+  [
+    'spool',
+    ['forward', 'modem', 'at', 'serial', 'receive', 'control'],
+    'the spool stores records; it does not know who reads or writes them',
+  ],
+  [
+    'modem',
+    ['receive', 'spool', 'forward', 'control', 'cli', 'cli.ts', 'daemon.ts'],
+    'the modem layer does not know the receive path or the spool',
+  ],
 ];
 
 /**
@@ -130,7 +272,8 @@ const RULES: Array<[string, string[], string]> = [
  */
 function importCycles(imports: readonly Import[]): string[][] {
   const next = new Map<string, Set<string>>();
-  for (const i of imports) if (i.target.endsWith('.ts')) (next.get(i.file) ?? next.set(i.file, new Set()).get(i.file)!).add(i.target);
+  for (const i of imports)
+    if (i.target.endsWith('.ts')) (next.get(i.file) ?? next.set(i.file, new Set()).get(i.file)!).add(i.target);
   const index = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
@@ -164,7 +307,9 @@ function importCycles(imports: readonly Import[]): string[][] {
 describe('architecture: imports follow the data flow', () => {
   it('the cycle finder finds a cycle (a -> b -> c -> a) and leaves a chain alone', () => {
     const edge = (file: string, target: string): Import => ({ file, line: 1, target, typeOnly: false });
-    expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')])).toEqual([['a.ts', 'b.ts', 'c.ts']]);
+    expect(
+      importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts'), edge('c.ts', 'a.ts'), edge('c.ts', 'd.ts')]),
+    ).toEqual([['a.ts', 'b.ts', 'c.ts']]);
     expect(importCycles([edge('a.ts', 'b.ts'), edge('b.ts', 'c.ts')])).toEqual([]);
   });
 
@@ -182,7 +327,9 @@ describe('architecture: imports follow the data flow', () => {
   });
 
   it('every part of src/ has a rule in ALLOWED, and every rule names a part that exists', () => {
-    const parts = new Set(ALL.flatMap((i) => [partOf(i.file), ...(i.target.endsWith('.ts') ? [partOf(i.target)] : [])]));
+    const parts = new Set(
+      ALL.flatMap((i) => [partOf(i.file), ...(i.target.endsWith('.ts') ? [partOf(i.target)] : [])]),
+    );
     const named = new Set(Object.values(ALLOWED).flat());
     expect([...parts].filter((p) => !(p in ALLOWED))).toEqual([]);
     expect([...Object.keys(ALLOWED), ...named, ...SHARED].filter((p) => !parts.has(p))).toEqual([]);
@@ -194,19 +341,29 @@ describe('architecture: imports follow the data flow', () => {
 
   it('a back-arrow is found: the spool importing the forwarder, the metrics importing the daemon', () => {
     const edge = (file: string, target: string): Import => ({ file, line: 7, target, typeOnly: false });
-    expect(backArrows([edge('spool/store.ts', 'forward/forwarder.ts'), edge('metrics/page-view.ts', 'daemon.ts'), edge('forward/forwarder.ts', 'spool/store.ts')])).toEqual([
+    expect(
+      backArrows([
+        edge('spool/store.ts', 'forward/forwarder.ts'),
+        edge('metrics/page-view.ts', 'daemon.ts'),
+        edge('forward/forwarder.ts', 'spool/store.ts'),
+      ]),
+    ).toEqual([
       'src/spool/store.ts:7 imports forward/forwarder.ts: spool may import the helpers',
       'src/metrics/page-view.ts:7 imports daemon.ts: metrics may import status.ts, forward, spool, health, the helpers',
     ]);
   });
 
   it.each(RULES)('%s never imports %j', (from, forbidden, why) => {
-    const bad = ALL.filter((i) => (from.endsWith('.ts') ? i.file === from : under(i.file, from)) && forbidden.some((f) => matches(i, f)));
+    const bad = ALL.filter(
+      (i) => (from.endsWith('.ts') ? i.file === from : under(i.file, from)) && forbidden.some((f) => matches(i, f)),
+    );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target} (${why})`)).toEqual([]);
   });
 
   it('nothing below the CLI imports the CLI', () => {
-    const bad = ALL.filter((i) => !under(i.file, 'cli') && i.file !== 'cli.ts' && (under(i.target, 'cli') || i.target === 'cli.ts'));
+    const bad = ALL.filter(
+      (i) => !under(i.file, 'cli') && i.file !== 'cli.ts' && (under(i.target, 'cli') || i.target === 'cli.ts'),
+    );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });
 
@@ -222,15 +379,25 @@ describe('architecture: imports follow the data flow', () => {
   it('the virtual modem enters through the link factory only: no other module imports it or names simulation', () => {
     // The simulator's own command (`pulsa-bridge simulate`) and the demo may use it; everything else sees a port.
     const users = new Set(['modem/factory.ts', 'cli/simulate.ts', 'demo.ts']);
-    const bad = ALL.filter((i) => under(i.target, 'virtual-modem') && !under(i.file, 'virtual-modem') && !users.has(i.file));
+    const bad = ALL.filter(
+      (i) => under(i.target, 'virtual-modem') && !under(i.file, 'virtual-modem') && !users.has(i.file),
+    );
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
     const mentions = files(SRC)
       .map((f) => relative(SRC, f).split(sep).join('/'))
       .filter((f) => !under(f, 'virtual-modem') && !under(f, 'demo') && !users.has(f) && f !== 'serial/port-kind.ts')
-      .flatMap((f) => readFileSync(join(SRC, f), 'utf8').split('\n').map((line, n) => ({ f, n: n + 1, line })))
+      .flatMap((f) =>
+        readFileSync(join(SRC, f), 'utf8')
+          .split('\n')
+          .map((line, n) => ({ f, n: n + 1, line })),
+      )
       .filter(({ line }) => /simulat/i.test(line.replace(/\/\/.*$|^\s*\*.*$|\/\*.*?\*\//g, '')))
       // The CLI's --simulate option names the port it stands for; the codec refuses an older release's `simulated` field.
-      .filter(({ f, line }) => !/--simulate|'simulate'|simulate\?:|opts\.simulate|SIMULATE_PORT/.test(line) && !(f === 'spool/codec.ts' && /obj\.simulated/.test(line)));
+      .filter(
+        ({ f, line }) =>
+          !/--simulate|'simulate'|simulate\?:|opts\.simulate|SIMULATE_PORT/.test(line) &&
+          !(f === 'spool/codec.ts' && /obj\.simulated/.test(line)),
+      );
     expect(mentions.map((m) => `src/${m.f}:${m.n}: ${m.line.trim()}`)).toEqual([]);
   });
 });

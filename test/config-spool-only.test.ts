@@ -20,8 +20,13 @@ function problems(f: () => unknown): readonly string[] {
 describe('spool-only config', () => {
   it('the cases an operator meets', () => {
     expect(parseSpoolSection({})).toEqual({ spool: { ...SPOOL_DEFAULTS } });
-    expect(parseSpoolSection({ spool: { dir: null }, stateDir: '/var/lib/pb' })).toEqual({ spool: { ...SPOOL_DEFAULTS }, stateDir: '/var/lib/pb' });
-    expect(problems(() => parseSpoolSection({ spool: { dir: '', fsync: 'yes', sentRetentionDays: 3651, keep: 1 } }))).toEqual([
+    expect(parseSpoolSection({ spool: { dir: null }, stateDir: '/var/lib/pb' })).toEqual({
+      spool: { ...SPOOL_DEFAULTS },
+      stateDir: '/var/lib/pb',
+    });
+    expect(
+      problems(() => parseSpoolSection({ spool: { dir: '', fsync: 'yes', sentRetentionDays: 3651, keep: 1 } })),
+    ).toEqual([
       'spool.dir: expected a non-empty string',
       'spool.sentRetentionDays: expected an integer from 0 to 3650',
       'spool.fsync: expected true or false',
@@ -33,13 +38,21 @@ describe('spool-only config', () => {
   });
 
   it('reads the spool of a config whose other sections need secrets it does not have', () => {
-    const raw = { webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', hmacSecret: 'env:PB_HMAC_NOT_SET' }, modems: 'not even checked', spool: { dir: '/srv/spool' } };
+    const raw = {
+      webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa', hmacSecret: 'env:PB_HMAC_NOT_SET' },
+      modems: 'not even checked',
+      spool: { dir: '/srv/spool' },
+    };
     expect(parseSpoolSection(raw).spool.dir).toBe('/srv/spool');
     expect(problems(() => parseConfig(raw, {})).length).toBeGreaterThan(0);
   });
 
   it('the full config reports a bad spool section with the same words', () => {
-    const raw = { webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa' }, modems: [{ name: 'm1', port: '/dev/ttyUSB0', senders: ['858'] }], spool: { dir: '', fsync: 'yes', keep: 1 } };
+    const raw = {
+      webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa' },
+      modems: [{ name: 'm1', port: '/dev/ttyUSB0', senders: ['858'] }],
+      spool: { dir: '', fsync: 'yes', keep: 1 },
+    };
     expect(problems(() => parseConfig(raw, {}))).toEqual(problems(() => parseSpoolSection(raw)));
   });
 });

@@ -24,7 +24,9 @@ const OVER_LIMIT: Readonly<Record<string, number>> = {};
 const ISSUE_NUMBER_ALLOWED: ReadonlySet<string> = new Set<string>();
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The leading comment of a file (after a shebang): one block comment, or a run of `//` lines; [] when there is none. */
@@ -62,7 +64,10 @@ describe('module headers', () => {
   it(`every header has at most ${MAX_HEADER_LINES} lines (or, for a file in OVER_LIMIT, no more than listed there)`, () => {
     const over = headers
       .filter((h) => h.header.length > (OVER_LIMIT[h.file] ?? MAX_HEADER_LINES))
-      .map((h) => `src/${h.file}: header of ${h.header.length} lines, at most ${OVER_LIMIT[h.file] ?? MAX_HEADER_LINES} allowed: state the contract, move history to git and figures to bench/README.md`);
+      .map(
+        (h) =>
+          `src/${h.file}: header of ${h.header.length} lines, at most ${OVER_LIMIT[h.file] ?? MAX_HEADER_LINES} allowed: state the contract, move history to git and figures to bench/README.md`,
+      );
     expect(over).toEqual([]);
   });
 
@@ -81,9 +86,13 @@ describe('module headers', () => {
   it('no header names an issue number (history belongs in git messages)', () => {
     const named = headers
       .filter((h) => !ISSUE_NUMBER_ALLOWED.has(h.file))
-      .flatMap((h) => h.header.flatMap((line, i) => (ISSUE_NUMBER.test(line) ? [`src/${h.file}:${i + 1}: ${line.trim()}`] : [])));
+      .flatMap((h) =>
+        h.header.flatMap((line, i) => (ISSUE_NUMBER.test(line) ? [`src/${h.file}:${i + 1}: ${line.trim()}`] : [])),
+      );
     expect(named).toEqual([]);
-    const stale = [...ISSUE_NUMBER_ALLOWED].filter((file) => !headers.some((h) => h.file === file && h.header.some((l) => ISSUE_NUMBER.test(l))));
+    const stale = [...ISSUE_NUMBER_ALLOWED].filter(
+      (file) => !headers.some((h) => h.file === file && h.header.some((l) => ISSUE_NUMBER.test(l))),
+    );
     expect(stale, 'ISSUE_NUMBER_ALLOWED entries whose header no longer names an issue: remove them').toEqual([]);
   });
 

@@ -90,7 +90,14 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
     cleanups.push(() => rm(workDir, { recursive: true, force: true }));
     const receiver: DemoReceiver = await startDemoReceiver();
     cleanups.push(() => receiver.close());
-    const vm = new VirtualModem({ path: `virtual:peer-${spec.id}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 50_000_000 });
+    const vm = new VirtualModem({
+      path: `virtual:peer-${spec.id}`,
+      profile: 'simcom',
+      storageCapacity: 255,
+      noise: false,
+      bootStepMs: 0,
+      historyLimit: 50_000_000,
+    });
     cleanups.push(async () => vm.stop());
     const modemPath = join(workDir, 'ttyV0');
     const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: modemPath, baudRate: 115200 });
@@ -134,7 +141,10 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
       const start = now();
       while (vm.storedMessages().length > 0) {
         if (peer?.exited()) throw new PhaseError(`the daemon exited (${peer.exited()}) while ${what}`);
-        if (now() - start > SETTLE_TIMEOUT_MS) throw new PhaseError(`the SIM still held ${vm.storedMessages().length} message(s) ${SETTLE_TIMEOUT_MS / 1000} s after ${what}`);
+        if (now() - start > SETTLE_TIMEOUT_MS)
+          throw new PhaseError(
+            `the SIM still held ${vm.storedMessages().length} message(s) ${SETTLE_TIMEOUT_MS / 1000} s after ${what}`,
+          );
         await sleep(20);
       }
     };
@@ -143,7 +153,12 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
 
     // 1. start + warm-up
     const t0 = now();
-    peer = await spec.start({ workDir, modemPath, webhookBaseUrl: receiver.baseUrl, webhookUrl: `${receiver.baseUrl}/webhook/sms-gateway` });
+    peer = await spec.start({
+      workDir,
+      modemPath,
+      webhookBaseUrl: receiver.baseUrl,
+      webhookUrl: `${receiver.baseUrl}/webhook/sms-gateway`,
+    });
     const running = peer;
     cleanups.push(() => running.stop());
     const warm = tagFor('W', 1);
@@ -152,7 +167,9 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
       await arrival(warm, WARMUP_TIMEOUT_MS);
       await simEmpty('the warm-up SMS');
     } catch (err) {
-      result.notes.push(`not measured: the daemon did not deliver a first SMS (${(err as Error).message}; ${running.exited() ? `exited: ${running.exited()}` : 'still running'}); its log ends:\n${running.logTail()}`);
+      result.notes.push(
+        `not measured: the daemon did not deliver a first SMS (${(err as Error).message}; ${running.exited() ? `exited: ${running.exited()}` : 'still running'}); its log ends:\n${running.logTail()}`,
+      );
       return result;
     }
     result.startupMs = now() - t0;
@@ -181,7 +198,9 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
     }
     if (latencies.length > 0) result.latencyMs = summarize(latencies);
     if (singleCmdEnd !== undefined) result.atPerSmsSingle = (singleCmdEnd - singleCmdStart) / o.samples;
-    o.log(`  ${spec.label}: ${latencies.length} single SMS, median ${result.latencyMs ? result.latencyMs.median.toFixed(0) : '-'} ms\n`);
+    o.log(
+      `  ${spec.label}: ${latencies.length} single SMS, median ${result.latencyMs ? result.latencyMs.median.toFixed(0) : '-'} ms\n`,
+    );
 
     // 3. burst
     const plan = burstPlan(o.burst);
@@ -218,7 +237,10 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
       if (got.message === sms.text && got.sender === SENDER) {
         exact++;
         if (multipartTags.has(sms.tag)) multipartExact++;
-      } else if (mismatches.length < 5) mismatches.push(`${sms.tag} (${sms.kind}): got ${JSON.stringify(got.message.slice(0, 60))}${got.message.length > 60 ? '...' : ''} (${got.message.length} chars, sent ${sms.text.length})`);
+      } else if (mismatches.length < 5)
+        mismatches.push(
+          `${sms.tag} (${sms.kind}): got ${JSON.stringify(got.message.slice(0, 60))}${got.message.length > 60 ? '...' : ''} (${got.message.length} chars, sent ${sms.text.length})`,
+        );
     }
     result.burst = {
       messages: plan.length,
@@ -246,7 +268,9 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
       const cpuIdleEnd = await readCpuTimes(running.pid);
       const idleLines = log.slice(idleLogStart);
       result.atPerIdleMinute = idleLines.length * perMinute;
-      result.idleCommands = commandHistogram(idleLines).slice(0, 6).map(([c, n]) => [c, Math.round(n * perMinute * 10) / 10]);
+      result.idleCommands = commandHistogram(idleLines)
+        .slice(0, 6)
+        .map(([c, n]) => [c, Math.round(n * perMinute * 10) / 10]);
       result.cpuIdlePerMinute = cpuDelta(cpuIdleStart, cpuIdleEnd, perMinute);
       o.log(`  ${spec.label}: idle ${o.idleSec} s: ${result.atPerIdleMinute.toFixed(0)} AT commands per minute\n`);
     }
@@ -255,7 +279,8 @@ export async function measurePeer(spec: PeerSpec, o: MeasureOptions): Promise<Pe
     if (hwm !== undefined) result.peakRssMiB = hwm / 1024;
     else result.notes.push(`peak RSS: not measured (process gone: ${running.exited() ?? 'unknown'})`);
     if (result.cpuWork === undefined) result.notes.push('CPU: not measured (process gone)');
-    if (running.exited()) result.notes.push(`the daemon exited during the run (${running.exited()}); its log ends:\n${running.logTail()}`);
+    if (running.exited())
+      result.notes.push(`the daemon exited during the run (${running.exited()}); its log ends:\n${running.logTail()}`);
     return result;
   } catch (err) {
     result.notes.push(`aborted: ${(err as Error).message}${peer ? `; the daemon's log ends:\n${peer.logTail()}` : ''}`);

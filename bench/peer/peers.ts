@@ -124,7 +124,12 @@ export const bridgePeer: PeerSpec = {
     };
     await writeFile(configPath, JSON.stringify(config, null, 2));
     // Node's flags as the systemd unit runs it (bench/process/unit-flags.ts reads them from the unit file).
-    return launch(process.execPath, [...unitNodeFlags(), BIN, 'run', '--config', configPath], join(ctx.workDir, 'bridge.log'), process.env);
+    return launch(
+      process.execPath,
+      [...unitNodeFlags(), BIN, 'run', '--config', configPath],
+      join(ctx.workDir, 'bridge.log'),
+      process.env,
+    );
   },
 };
 
@@ -140,7 +145,14 @@ jq -n '{sender: $ENV.SMS_1_NUMBER,
   curl -sS -f --max-time 10 -H 'Content-Type: application/json' --data-binary @- "$1" >/dev/null
 `;
 
-function gammuPeer(id: string, label: string, settings: string, service: 'files' | 'null', extra: Record<string, string>, pollPeriodMs: number): PeerSpec {
+function gammuPeer(
+  id: string,
+  label: string,
+  settings: string,
+  service: 'files' | 'null',
+  extra: Record<string, string>,
+  pollPeriodMs: number,
+): PeerSpec {
   return {
     id,
     label,
@@ -161,7 +173,8 @@ function gammuPeer(id: string, label: string, settings: string, service: 'files'
         `RunOnReceive = ${script} ${ctx.webhookUrl}`,
       ];
       if (service === 'files') {
-        for (const dir of ['inbox', 'outbox', 'sent', 'error']) await mkdir(join(ctx.workDir, dir), { recursive: true });
+        for (const dir of ['inbox', 'outbox', 'sent', 'error'])
+          await mkdir(join(ctx.workDir, dir), { recursive: true });
         lines.push(...['inbox', 'outbox', 'sent', 'error'].map((d) => `${d}path = ${join(ctx.workDir, d)}/`));
       }
       for (const [k, v] of Object.entries(extra)) lines.push(`${k} = ${v}`);
@@ -188,7 +201,15 @@ export const gammuFastestPeer = gammuPeer(
   'gammu-smsd fastest',
   'Service = null (no storage), ReceiveFrequency = 0, LoopSleep = 0 (no sleep: a busy loop), StatusFrequency = 0, CheckSecurity = 0, CheckBattery = 0, CheckSignal = 0, CheckNetwork = 0',
   'null',
-  { ReceiveFrequency: '0', LoopSleep: '0', StatusFrequency: '0', CheckSecurity: '0', CheckBattery: '0', CheckSignal: '0', CheckNetwork: '0' },
+  {
+    ReceiveFrequency: '0',
+    LoopSleep: '0',
+    StatusFrequency: '0',
+    CheckSecurity: '0',
+    CheckBattery: '0',
+    CheckSignal: '0',
+    CheckNetwork: '0',
+  },
   0,
 );
 
@@ -206,9 +227,16 @@ export function ensureGammu(log: (line: string) => void): string | undefined {
   const asRoot = process.getuid?.() === 0;
   const cmd = [...(asRoot ? [] : ['sudo', '-n']), 'apt-get', 'install', '-y', ...missing];
   log(`bench:peer: installing ${missing.join(', ')}: ${cmd.join(' ')}\n`);
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const r = spawnSync(cmd[0]!, cmd.slice(1), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+    timeout: 300_000,
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   const still = missing.filter((c) => !onPath(c));
   if (still.length === 0) return undefined;
-  const why = r.error ? r.error.message : `exit ${r.status}: ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ')}`;
+  const why = r.error
+    ? r.error.message
+    : `exit ${r.status}: ${(r.stderr ?? '').trim().split('\n').slice(-2).join(' | ')}`;
   return `${still.join(', ')} not installed (${cmd.join(' ')} failed: ${why})`;
 }

@@ -33,7 +33,10 @@ function clockTicks(): number {
 export function parseProcStat(text: string, ticks: number): CpuTimes | undefined {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state): utime is field 14 -> index 11.
   const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => Number(fields[i]));
   if (![utime, stime, cutime, cstime].every((v) => Number.isFinite(v))) return undefined;

@@ -29,7 +29,11 @@ function rows(samples: number, idleSec: number, burst: PeerResult['burst'] | und
   return [
     { label: `latency inject -> POST, median (ms, n=${samples})`, pick: (r) => r.latencyMs?.median, format: ms },
     { label: 'latency inject -> POST, p95 (ms)', pick: (r) => r.latencyMs?.p95, format: ms },
-    { label: `burst of ${burst?.messages ?? 30}${parts}: all delivered (ms)`, pick: (r) => r.burst?.allDeliveredMs, format: ms },
+    {
+      label: `burst of ${burst?.messages ?? 30}${parts}: all delivered (ms)`,
+      pick: (r) => r.burst?.allDeliveredMs,
+      format: ms,
+    },
     {
       label: 'burst texts byte-exact',
       pick: () => undefined,
@@ -64,7 +68,11 @@ export function peerTable(results: readonly PeerResult[], samples: number, idleS
       const v = row.pick(r);
       return v === undefined ? '-' : row.format(v);
     };
-    return [row.label, cell(bridge), ...others.flatMap((o) => [cell(o), row.text ? '' : ratio(row.pick(o), row.pick(bridge))])];
+    return [
+      row.label,
+      cell(bridge),
+      ...others.flatMap((o) => [cell(o), row.text ? '' : ratio(row.pick(o), row.pick(bridge))]),
+    ];
   });
   return table(header, body);
 }
@@ -75,8 +83,10 @@ export function peerNotes(results: readonly PeerResult[]): string {
   for (const r of results) {
     out.push(`${r.label}: ${r.settings}`);
     if (r.startupMs !== undefined) out.push(`  first SMS delivered ${(r.startupMs / 1000).toFixed(1)} s after start`);
-    if (r.idleCommands?.length) out.push(`  idle, per minute: ${r.idleCommands.map(([c, n]) => `${c} ${n}`).join(', ')}`);
-    if (r.workWallMs !== undefined) out.push(`  single + burst phases took ${(r.workWallMs / 1000).toFixed(1)} s of wall time`);
+    if (r.idleCommands?.length)
+      out.push(`  idle, per minute: ${r.idleCommands.map(([c, n]) => `${c} ${n}`).join(', ')}`);
+    if (r.workWallMs !== undefined)
+      out.push(`  single + burst phases took ${(r.workWallMs / 1000).toFixed(1)} s of wall time`);
     for (const m of r.burst?.mismatches ?? []) out.push(`  not byte-exact: ${m}`);
     for (const n of r.notes) out.push(`  ${n.replace(/\n/g, '\n    ')}`);
   }

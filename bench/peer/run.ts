@@ -23,7 +23,8 @@ interface Args {
 
 class UsageError extends Error {}
 
-const USAGE = 'usage: node dist/bench/peer/run.js [--json] [--samples N (20)] [--idle-sec S (60)] [--skip-defaults] [--seed N (1)]\n';
+const USAGE =
+  'usage: node dist/bench/peer/run.js [--json] [--samples N (20)] [--idle-sec S (60)] [--skip-defaults] [--seed N (1)]\n';
 
 function parseArgs(argv: string[]): Args {
   const args: Args = { json: false, samples: 20, idleSec: 60, skipDefaults: false, seed: 1 };
@@ -32,7 +33,8 @@ function parseArgs(argv: string[]): Args {
     const int = (min: number, max: number) => {
       const v = argv[++i];
       const n = Number(v);
-      if (v === undefined || !Number.isInteger(n) || n < min || n > max) throw new UsageError(`${a} expects an integer from ${min} to ${max}`);
+      if (v === undefined || !Number.isInteger(n) || n < min || n > max)
+        throw new UsageError(`${a} expects an integer from ${min} to ${max}`);
       return n;
     };
     if (a === '--json') args.json = true;
@@ -62,7 +64,9 @@ async function main(): Promise<void> {
   const results: PeerResult[] = [];
   for (const peer of peers) {
     log(`bench:peer: ${peer.label}\n`);
-    results.push(await measurePeer(peer, { samples: args.samples, burst: 30, idleSec: args.idleSec, seed: args.seed, log }));
+    results.push(
+      await measurePeer(peer, { samples: args.samples, burst: 30, idleSec: args.idleSec, seed: args.seed, log }),
+    );
   }
   const machine = `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.version}, ${new Date().toISOString()}`;
   if (args.json) {

@@ -47,7 +47,11 @@ function longGsm7(tag: string, parts: 2 | 3, withEscapes: boolean): string {
   return text.slice(0, target).trimEnd() + '.';
 }
 
-const UCS2_SHORT = ['Pulsa Rp 5.000 berhasil ditambahkan ✓ “Terima kasih”', 'Bonus kuota 1GB aktif 🎉 s/d 30/11', 'Transfer pulsa ‘Rp 2.000’ diterima — SN: 7731'];
+const UCS2_SHORT = [
+  'Pulsa Rp 5.000 berhasil ditambahkan ✓ “Terima kasih”',
+  'Bonus kuota 1GB aktif 🎉 s/d 30/11',
+  'Transfer pulsa ‘Rp 2.000’ diterima — SN: 7731',
+];
 const UCS2_LONG =
   '“Transfer pulsa” Rp 20.000 dari 6281234567890 berhasil ✓ — sisa pulsa Rp 41.500, masa aktif s/d 21/12/2026. Balas ‘STOP’ untuk berhenti menerima info promo ini. Terima kasih telah menggunakan layanan kami ☺';
 

@@ -57,12 +57,20 @@ export async function measureAlloc(o: { nodeArgs: string[]; log: (l: string) => 
     const preload = join(dir, 'sample.cjs');
     const out = join(dir, 'profile.json');
     writeFileSync(preload, PRELOAD);
-    const h = await startHarness({ modems: 1, nodeArgs: [...o.nodeArgs, '--require', preload], env: { PULSA_ALLOC_OUT: out } });
+    const h = await startHarness({
+      modems: 1,
+      nodeArgs: [...o.nodeArgs, '--require', preload],
+      env: { PULSA_ALLOC_OUT: out },
+    });
     let parts = 0;
     try {
       process.kill(h.pid, 'SIGUSR2');
       await sleep(300);
-      for (let i = 0; i < 100; i++) parts += h.inject(0, `A${i} Anda mendapatkan penambahan pulsa Rp ${i}000.`.padEnd(i % 3 === 0 ? 200 : 120, '.'));
+      for (let i = 0; i < 100; i++)
+        parts += h.inject(
+          0,
+          `A${i} Anda mendapatkan penambahan pulsa Rp ${i}000.`.padEnd(i % 3 === 0 ? 200 : 120, '.'),
+        );
       await h.simsEmpty(60_000);
       await sleep(1000);
       process.kill(h.pid, 'SIGUSR2');
@@ -82,7 +90,14 @@ export async function measureAlloc(o: { nodeArgs: string[]; log: (l: string) => 
     };
     walk(head, undefined);
     const MiB = 1024 * 1024;
-    return { totalMiB: total / MiB, parts, byOwnFrame: [...own].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => [k, v / MiB]) };
+    return {
+      totalMiB: total / MiB,
+      parts,
+      byOwnFrame: [...own]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 15)
+        .map(([k, v]) => [k, v / MiB]),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -63,7 +63,13 @@ export async function commitPatterns(records: number, groups: number[]): Promise
         await fsyncPath(join(dir, 'pending'));
       }
       const ms = performance.now() - t0;
-      rows.push({ pattern: 'one by one (today)', records, totalMs: ms, msPerRecord: ms / records, fsyncs: 2 * records });
+      rows.push({
+        pattern: 'one by one (today)',
+        records,
+        totalMs: ms,
+        msPerRecord: ms / records,
+        fsyncs: 2 * records,
+      });
     }
     for (const g of groups) {
       for (const parallel of [true, false]) {
@@ -77,7 +83,13 @@ export async function commitPatterns(records: number, groups: number[]): Promise
           await fsyncPath(join(dir, 'pending'));
         }
         const ms = performance.now() - t0;
-        rows.push({ pattern: `groups of ${g}, files fsynced ${parallel ? 'in parallel' : 'one after another'}, one dir fsync`, records, totalMs: ms, msPerRecord: ms / records, fsyncs: records + Math.ceil(records / g) });
+        rows.push({
+          pattern: `groups of ${g}, files fsynced ${parallel ? 'in parallel' : 'one after another'}, one dir fsync`,
+          records,
+          totalMs: ms,
+          msPerRecord: ms / records,
+          fsyncs: records + Math.ceil(records / g),
+        });
       }
     }
   } finally {

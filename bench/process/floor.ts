@@ -67,7 +67,9 @@ function sample(pid: number): Sample {
 
 /** Runs `script` (ES module text) in node with `flags` + --expose-gc; samples it once it printed 'ready'. */
 async function measureScript(flags: string[], script: string): Promise<Sample> {
-  const child = spawn(process.execPath, [...flags, '--expose-gc', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...flags, '--expose-gc', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
@@ -122,7 +124,11 @@ async function daemonBuiltins(nodeArgs: string[]): Promise<{ builtins: string[];
   }
 }
 
-export async function measureFloor(o: { nodeArgs: string[]; rounds?: number; log: (l: string) => void }): Promise<FloorResult> {
+export async function measureFloor(o: {
+  nodeArgs: string[];
+  rounds?: number;
+  log: (l: string) => void;
+}): Promise<FloorResult> {
   const rounds = o.rounds ?? 3;
   o.log('process: memory floor (node, built-ins, native addon, daemon)\n');
   const daemonSamples: Sample[] = [];
@@ -139,9 +145,15 @@ export async function measureFloor(o: { nodeArgs: string[]; rounds?: number; log
   const steps: Array<[string, string]> = [
     ['node alone', settle],
     ['+ the built-ins the daemon loads', `${loadBuiltins} ${settle}`],
-    ['+ the serial addon (@serialport/bindings-cpp)', `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${settle}`],
+    [
+      '+ the serial addon (@serialport/bindings-cpp)',
+      `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${settle}`,
+    ],
     // Short-lived objects as a burst makes them: both semi-spaces are touched (the floor of any running JS program).
-    ['+ V8\'s young generation in use', `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${churn} ${settle}`],
+    [
+      "+ V8's young generation in use",
+      `${loadBuiltins} require(${JSON.stringify(addon)}).autoDetect(); ${churn} ${settle}`,
+    ],
   ];
   const rows: FloorRow[] = [];
   for (const [name, script] of steps) {

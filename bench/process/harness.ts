@@ -79,10 +79,27 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     for (let k = 0; k < o.modems; k++) {
       // Each modem its own SIM and device identity, as in a modem pool (the spool keys records and multipart groups by SIM).
       const n = String(k).padStart(3, '0');
-      const identity = { imei: `867000000000${n}`, imsi: `510100000000${n}`, iccid: `89621000000000000${n}`, ownNumber: `+62812000${n}` };
-      const vm = new VirtualModem({ path: `virtual:process-${k}`, profile: 'simcom', storageCapacity: 255, noise: false, bootStepMs: 0, historyLimit: 1_000_000, identity });
+      const identity = {
+        imei: `867000000000${n}`,
+        imsi: `510100000000${n}`,
+        iccid: `89621000000000000${n}`,
+        ownNumber: `+62812000${n}`,
+      };
+      const vm = new VirtualModem({
+        path: `virtual:process-${k}`,
+        profile: 'simcom',
+        storageCapacity: 255,
+        noise: false,
+        bootStepMs: 0,
+        historyLimit: 1_000_000,
+        identity,
+      });
       cleanups.push(async () => vm.stop());
-      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: join(workDir, `ttyV${k}`), baudRate: 115200, ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}) });
+      const host: PtyHost = await hostVirtualModemOnPty(vm, {
+        linkPath: join(workDir, `ttyV${k}`),
+        baudRate: 115200,
+        ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}),
+      });
       cleanups.push(() => host.close());
       modems.push(vm);
     }
@@ -100,7 +117,12 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     const config = {
       webhook: { baseUrl: receiver.baseUrl },
       spool: { dir: join(workDir, 'spool') },
-      modems: modems.map((_, k) => ({ name: `m${k}`, port: join(workDir, `ttyV${k}`), baudRate: 115200, senders: [SENDER] })),
+      modems: modems.map((_, k) => ({
+        name: `m${k}`,
+        port: join(workDir, `ttyV${k}`),
+        baudRate: 115200,
+        senders: [SENDER],
+      })),
       log: { level: o.logLevel ?? 'info', pretty: false },
       ...(o.metrics ? { metrics: o.metrics } : {}),
     };
@@ -108,7 +130,12 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
     await writeFile(configPath, JSON.stringify(config, null, 2));
     const logPath = join(workDir, 'daemon.log');
     const { RUNTIME_DIRECTORY: _runtime, ...env } = process.env; // the socket goes beside the spool (socketPath)
-    const peer: RunningPeer = launch(process.execPath, [...(o.nodeArgs ?? []), o.bin ?? BIN, 'run', '--config', configPath], logPath, { ...env, ...(o.env ?? {}) });
+    const peer: RunningPeer = launch(
+      process.execPath,
+      [...(o.nodeArgs ?? []), o.bin ?? BIN, 'run', '--config', configPath],
+      logPath,
+      { ...env, ...(o.env ?? {}) },
+    );
     if (o.keepLog) cleanups.push(() => copyFile(logPath, o.keepLog!)); // runs after the daemon's stop (reverse order)
     cleanups.push(() => peer.stop());
 
@@ -118,7 +145,11 @@ export async function startHarness(o: HarnessOptions): Promise<Harness> {
         if (got !== undefined) return resolve(got);
         const timer = setTimeout(() => {
           waiters.delete(tag);
-          reject(new Error(`${tag} did not arrive within ${timeoutMs / 1000} s (${peer.exited() ?? 'daemon running'}); log:\n${peer.logTail()}`));
+          reject(
+            new Error(
+              `${tag} did not arrive within ${timeoutMs / 1000} s (${peer.exited() ?? 'daemon running'}); log:\n${peer.logTail()}`,
+            ),
+          );
         }, timeoutMs);
         waiters.set(tag, () => {
           clearTimeout(timer);

@@ -93,7 +93,8 @@ function breakdown(stamps: Stamp[]): Omit<Breakdown, 'fsyncs'> {
         const arg = line.replace(/^AT[+^]?[A-Z]*[=?]?/i, '');
         if (prev) {
           let step = `${prev.name} -> ${name}`;
-          if (prev.name === 'AT+CMGR' && name === 'AT+CMGR') step = prev.arg === arg ? 'read -> re-check: decode + spool write (fsyncs)' : 're-check -> next read';
+          if (prev.name === 'AT+CMGR' && name === 'AT+CMGR')
+            step = prev.arg === arg ? 'read -> re-check: decode + spool write (fsyncs)' : 're-check -> next read';
           else if (prev.name === 'AT+CMGR' && name === 'AT+CMGD') step = 're-check -> AT+CMGD: compare';
           else if (prev.name === 'AT+CMGD' && name === 'AT+CMGR') step = 'AT+CMGD -> next read: scheduling';
           add(`bridge: ${step}`, s.t - prev.done);
@@ -113,7 +114,9 @@ function breakdown(stamps: Stamp[]): Omit<Breakdown, 'fsyncs'> {
 /** Counts fsync/fdatasync of `pid` (all threads) until stop(); undefined when strace cannot attach. */
 function traceFsyncs(pid: number): { stop(): Promise<Breakdown['fsyncs']> } | undefined {
   if (spawnSync('sh', ['-c', 'command -v strace'], { stdio: 'ignore' }).status !== 0) return undefined;
-  const child: ChildProcess = spawn('strace', ['-f', '-T', '-e', 'trace=fsync,fdatasync', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn('strace', ['-f', '-T', '-e', 'trace=fsync,fdatasync', '-p', String(pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   child.on('error', () => undefined); // reported as not measured below
@@ -122,9 +125,16 @@ function traceFsyncs(pid: number): { stop(): Promise<Breakdown['fsyncs']> } | un
       await sleep(100);
       child.kill('SIGINT');
       await new Promise((r) => child.once('exit', r));
-      const durations = [...err.matchAll(/f(?:data)?sync\(\d+\)\s+=\s+\d+\s+<([\d.]+)>/g)].map((m) => Number(m[1]) * 1000);
-      if (durations.length === 0 && !/attached/.test(err)) return { calls: 0, totalMs: 0, note: `strace did not attach: ${err.trim().split('\n').pop()}` };
-      return { calls: durations.length, totalMs: durations.reduce((a, b) => a + b, 0), note: 'strace -f -T (slows the daemon: the burst time is from the untraced run)' };
+      const durations = [...err.matchAll(/f(?:data)?sync\(\d+\)\s+=\s+\d+\s+<([\d.]+)>/g)].map(
+        (m) => Number(m[1]) * 1000,
+      );
+      if (durations.length === 0 && !/attached/.test(err))
+        return { calls: 0, totalMs: 0, note: `strace did not attach: ${err.trim().split('\n').pop()}` };
+      return {
+        calls: durations.length,
+        totalMs: durations.reduce((a, b) => a + b, 0),
+        note: 'strace -f -T (slows the daemon: the burst time is from the untraced run)',
+      };
     },
   };
 }
@@ -133,7 +143,15 @@ function traceFsyncs(pid: number): { stop(): Promise<Breakdown['fsyncs']> } | un
 
 export interface DaemonResult {
   variant: string;
-  burst30?: { messages: number; parts: number; allDeliveredMs: number; simEmptyMs: number; msPerPart: number; cpuS?: number; breakdown: Breakdown };
+  burst30?: {
+    messages: number;
+    parts: number;
+    allDeliveredMs: number;
+    simEmptyMs: number;
+    msPerPart: number;
+    cpuS?: number;
+    breakdown: Breakdown;
+  };
   /** Same burst again with strace attached, for the fsync count only. */
   burst30Traced?: { allDeliveredMs: number; fsyncs: Breakdown['fsyncs'] };
   idle?: { seconds: number; atPerMinute: number; cpuSPerMinute?: number; commands: Array<[string, number]> };
@@ -148,7 +166,13 @@ function retag(text: string, from: string, to: string): string {
 }
 
 /** Injects `plan` on modem k with fresh tags (`phase`, numbered from `first`); resolves the tags and part count. */
-function injectPlan(h: Harness, k: number, count: number, phase: 'B' | 'L', first: number): { tags: string[]; parts: number } {
+function injectPlan(
+  h: Harness,
+  k: number,
+  count: number,
+  phase: 'B' | 'L',
+  first: number,
+): { tags: string[]; parts: number } {
   const tags: string[] = [];
   let parts = 0;
   for (const [i, sms] of burstPlan(count).entries()) {
@@ -159,10 +183,22 @@ function injectPlan(h: Harness, k: number, count: number, phase: 'B' | 'L', firs
   return { tags, parts };
 }
 
-export async function measureDaemon(o: { variant: string; nodeArgs?: string[]; env?: Record<string, string>; idleSec: number; trace: boolean; log: (l: string) => void }): Promise<DaemonResult> {
+export async function measureDaemon(o: {
+  variant: string;
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+  idleSec: number;
+  trace: boolean;
+  log: (l: string) => void;
+}): Promise<DaemonResult> {
   const r: DaemonResult = { variant: o.variant, notes: [] };
   o.log(`process: daemon, one modem (${o.variant})\n`);
-  const h = await startHarness({ modems: 1, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), log: o.log });
+  const h = await startHarness({
+    modems: 1,
+    ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}),
+    ...(o.env ? { env: o.env } : {}),
+    log: o.log,
+  });
   try {
     r.readyRssMiB = await h.rssMiB();
     // 30-SMS burst, stamped.
@@ -224,8 +260,16 @@ export async function measureDaemon(o: { variant: string; nodeArgs?: string[]; e
     await sleep(500);
     const peak = await h.peakRssMiB();
     const rss = await h.rssMiB();
-    r.burst100 = { messages: 100, parts: b3.parts, allDeliveredMs: Math.max(...times3) - t2, ...(peak !== undefined ? { peakRssMiB: peak } : {}), ...(rss !== undefined ? { rssAfterMiB: rss } : {}) };
-    o.log(`  burst of 100 (${b3.parts} parts): ${r.burst100.allDeliveredMs.toFixed(0)} ms, VmHWM ${peak?.toFixed(1)} MiB\n`);
+    r.burst100 = {
+      messages: 100,
+      parts: b3.parts,
+      allDeliveredMs: Math.max(...times3) - t2,
+      ...(peak !== undefined ? { peakRssMiB: peak } : {}),
+      ...(rss !== undefined ? { rssAfterMiB: rss } : {}),
+    };
+    o.log(
+      `  burst of 100 (${b3.parts} parts): ${r.burst100.allDeliveredMs.toFixed(0)} ms, VmHWM ${peak?.toFixed(1)} MiB\n`,
+    );
     if (h.duplicates() > 0) r.notes.push(`${h.duplicates()} duplicate POSTs`);
   } catch (err) {
     r.notes.push(`aborted: ${(err as Error).message}`);
@@ -242,16 +286,42 @@ export interface FleetResult {
   modems: number;
   /** samples: every latency (ms) in the order they arrived (one modem: the order injected, the first SMS after start first). */
   trickle?: { perModem: number; gapMs: number; latency: Summary; samples: number[] };
-  burst?: { messages: number; parts: number; allDeliveredMs: number; allSpooledMs: number; smsPerSecond: number; firstModemDoneMs: number; lastModemDoneMs: number; cpuS?: number; breakdown: Breakdown };
+  burst?: {
+    messages: number;
+    parts: number;
+    allDeliveredMs: number;
+    allSpooledMs: number;
+    smsPerSecond: number;
+    firstModemDoneMs: number;
+    lastModemDoneMs: number;
+    cpuS?: number;
+    breakdown: Breakdown;
+  };
   peakRssMiB?: number;
   readyRssMiB?: number;
   notes: string[];
 }
 
-export async function measureFleet(o: { variant: string; modems: number; trickle: number; gapMs: number; nodeArgs?: string[]; env?: Record<string, string>; paceBaud?: number; seed: number; log: (l: string) => void }): Promise<FleetResult> {
+export async function measureFleet(o: {
+  variant: string;
+  modems: number;
+  trickle: number;
+  gapMs: number;
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+  paceBaud?: number;
+  seed: number;
+  log: (l: string) => void;
+}): Promise<FleetResult> {
   const r: FleetResult = { variant: o.variant, modems: o.modems, notes: [] };
   o.log(`process: fleet of ${o.modems} modem(s) (${o.variant})\n`);
-  const h = await startHarness({ modems: o.modems, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}), ...(o.env ? { env: o.env } : {}), ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}), log: o.log });
+  const h = await startHarness({
+    modems: o.modems,
+    ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}),
+    ...(o.env ? { env: o.env } : {}),
+    ...(o.paceBaud ? { paceBaud: o.paceBaud } : {}),
+    log: o.log,
+  });
   try {
     r.readyRssMiB = await h.rssMiB();
     // Trickle: every modem at once, each its own seeded pauses.
@@ -287,7 +357,9 @@ export async function measureFleet(o: { variant: string; modems: number; trickle
       perModem.push(p.tags);
     });
     const spooled = h.simsEmpty(300_000);
-    const done = await Promise.all(perModem.map(async (tags) => Math.max(...(await Promise.all(tags.map((t) => h.arrival(t, 300_000)))))));
+    const done = await Promise.all(
+      perModem.map(async (tags) => Math.max(...(await Promise.all(tags.map((t) => h.arrival(t, 300_000)))))),
+    );
     const allSpooled = await spooled;
     const cpu1 = await h.cpu();
     line.stop();
@@ -303,7 +375,9 @@ export async function measureFleet(o: { variant: string; modems: number; trickle
       ...(cpu0 && cpu1 ? { cpuS: cpu1.self - cpu0.self } : {}),
       breakdown: breakdown(line.stamps),
     };
-    o.log(`  burst of ${30 * o.modems}: ${(last - t0).toFixed(0)} ms (${r.burst.smsPerSecond.toFixed(1)} SMS/s), SIMs empty after ${(allSpooled - t0).toFixed(0)} ms\n`);
+    o.log(
+      `  burst of ${30 * o.modems}: ${(last - t0).toFixed(0)} ms (${r.burst.smsPerSecond.toFixed(1)} SMS/s), SIMs empty after ${(allSpooled - t0).toFixed(0)} ms\n`,
+    );
     await sleep(500);
     r.peakRssMiB = await h.peakRssMiB();
     if (h.duplicates() > 0) r.notes.push(`${h.duplicates()} duplicate POSTs`);

@@ -10,9 +10,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The unit in the checkout: from dist/bench/process/ (compiled) or bench/process/ (the tests import the source). */
-export const UNIT_FILE = ['../../../systemd/pulsa-bridge.service', '../../systemd/pulsa-bridge.service']
-  .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
-  .find((file) => existsSync(file)) ?? fileURLToPath(new URL('../../../systemd/pulsa-bridge.service', import.meta.url));
+export const UNIT_FILE =
+  ['../../../systemd/pulsa-bridge.service', '../../systemd/pulsa-bridge.service']
+    .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
+    .find((file) => existsSync(file)) ??
+  fileURLToPath(new URL('../../../systemd/pulsa-bridge.service', import.meta.url));
 
 /** The node flags on the ExecStart line of `unitText`. */
 export function execStartNodeFlags(unitText: string): string[] {

@@ -14,7 +14,16 @@ import type { SerialCloseInfo, SerialLink } from '../serial/link.js';
 import { AtFramer } from './framer.js';
 import { NoiseReport } from './noise-report.js';
 import { FINAL_RESULTS, explainFinal, finalKind, looksLikeFinal, matchFinalResult } from './results.js';
-import type { AtChannel, AtChannelEvents, AtResponse, AtRunOptions, FinalResultEntry, FrameEvent, Urc, UrcEntry } from './types.js';
+import type {
+  AtChannel,
+  AtChannelEvents,
+  AtResponse,
+  AtRunOptions,
+  FinalResultEntry,
+  FrameEvent,
+  Urc,
+  UrcEntry,
+} from './types.js';
 
 const CTRL_Z = '\x1a';
 const ESC = '\x1b';
@@ -188,12 +197,20 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     const shown = typeof command === 'string' ? redactCommand(command) : String(command);
     if (typeof command !== 'string' || !PRINTABLE.test(command)) {
       return Promise.reject(
-        new AtCommandError('AT_ERROR', `refusing to send ${JSON.stringify(shown)}: an AT command must be non-empty printable ASCII (no CR, LF or control characters)`, { command: shown }),
+        new AtCommandError(
+          'AT_ERROR',
+          `refusing to send ${JSON.stringify(shown)}: an AT command must be non-empty printable ASCII (no CR, LF or control characters)`,
+          { command: shown },
+        ),
       );
     }
     if (payload !== undefined && (typeof payload !== 'string' || !PRINTABLE.test(payload))) {
       return Promise.reject(
-        new AtCommandError('AT_ERROR', `refusing to send the payload of ${shown}: it must be non-empty printable ASCII (Ctrl-Z is added by the channel)`, { command: shown }),
+        new AtCommandError(
+          'AT_ERROR',
+          `refusing to send the payload of ${shown}: it must be non-empty printable ASCII (Ctrl-Z is added by the channel)`,
+          { command: shown },
+        ),
       );
     }
     if (!this.link.isOpen) return Promise.reject(this.closedError(shown, [], false));
@@ -203,7 +220,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
         shown,
         payload,
         timeoutMs: positive(options.timeoutMs, this.defaultTimeoutMs),
-        idleTimeoutMs: options.idleTimeoutMs !== undefined && options.idleTimeoutMs > 0 ? Math.max(options.idleTimeoutMs, this.defaultTimeoutMs) : undefined,
+        idleTimeoutMs:
+          options.idleTimeoutMs !== undefined && options.idleTimeoutMs > 0
+            ? Math.max(options.idleTimeoutMs, this.defaultTimeoutMs)
+            : undefined,
         idleTimer: undefined,
         responsePrefixes: (options.responsePrefixes ?? []).map((p) => p.toUpperCase()),
         cancelPrompt: options.cancelPrompt === true,
@@ -238,8 +258,19 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private write(job: Job, data: string): void {
     this.link.write(data).catch((err: unknown) => {
       if (this.active !== job) return; // already settled (timeout or close came first)
-      const cause = err instanceof PortError ? err : new PortError('PORT_IO', `write to ${this.link.path} failed: ${errorMessage(err)}`, { cause: err });
-      this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${cause.message}`, { command: job.shown, lines: job.lines, cause, hint: cause.hint }));
+      const cause =
+        err instanceof PortError
+          ? err
+          : new PortError('PORT_IO', `write to ${this.link.path} failed: ${errorMessage(err)}`, { cause: err });
+      this.settle(
+        job,
+        new AtCommandError('AT_ERROR', `${job.shown} failed: ${cause.message}`, {
+          command: job.shown,
+          lines: job.lines,
+          cause,
+          hint: cause.hint,
+        }),
+      );
     });
   }
 
@@ -252,7 +283,8 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   /** (Re)starts the idle timer of a job that has one: at the send and at every line of its answer. */
   private armIdleTimer(job: Job): void {
     if (job.idleTimeoutMs === undefined || job.idleTimeoutMs >= job.timeoutMs) return;
-    if (job.idleTimer) job.idleTimer.refresh(); // one Timeout per command, not one per line of a long listing
+    if (job.idleTimer)
+      job.idleTimer.refresh(); // one Timeout per command, not one per line of a long listing
     else job.idleTimer = setTimeout(() => this.timeout(job, true), job.idleTimeoutMs);
   }
 
@@ -372,7 +404,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     if (col) {
       if (matchFinalResult(text, this.finalTable(), this.active?.command)) {
         this.collecting = undefined;
-        this.log.warn({ urc: col.entry.name, lines: col.lines }, `URC ${col.entry.name} cut short by final result ${text}`);
+        this.log.warn(
+          { urc: col.entry.name, lines: col.lines },
+          `URC ${col.entry.name} cut short by final result ${text}`,
+        );
         this.emitUrc(col.entry, col.lines);
         // fall through: the final result still ends the command in flight
       } else {
@@ -407,7 +442,15 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
       } else {
         const shownFinal = explainFinal(text);
         this.log.debug({ command: job.shown, lines: job.lines, final: text }, `${job.shown} failed: ${shownFinal}`);
-        this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${shownFinal}`, { command: job.shown, final: text, errorCode: fin.errorCode, lines: job.lines }));
+        this.settle(
+          job,
+          new AtCommandError('AT_ERROR', `${job.shown} failed: ${shownFinal}`, {
+            command: job.shown,
+            final: text,
+            errorCode: fin.errorCode,
+            lines: job.lines,
+          }),
+        );
       }
       return;
     }
@@ -439,16 +482,30 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
       const kind = `final:${finalKind(last)}`;
       if (!this.loggedOnce.has(kind)) {
         this.loggedOnce.add(kind);
-        this.log.warn({ command: job.shown, line: last }, `${job.shown}: the modem ended it with '${last}', a result code the bridge does not know: taken as an error (logged once per kind)`);
+        this.log.warn(
+          { command: job.shown, line: last },
+          `${job.shown}: the modem ended it with '${last}', a result code the bridge does not know: taken as an error (logged once per kind)`,
+        );
       }
-      this.settle(job, new AtCommandError('AT_ERROR', `${job.shown} failed: ${last} (a result code the bridge does not know)`, { command: job.shown, final: last, lines: job.lines }), true);
+      this.settle(
+        job,
+        new AtCommandError('AT_ERROR', `${job.shown} failed: ${last} (a result code the bridge does not know)`, {
+          command: job.shown,
+          final: last,
+          lines: job.lines,
+        }),
+        true,
+      );
       return;
     }
     if (job.phase === 'command' && job.command.endsWith('?')) {
       const kind = `nofinal:${job.command.toUpperCase()}`;
       if (!this.loggedOnce.has(kind)) {
         this.loggedOnce.add(kind);
-        this.log.info({ command: job.shown, lines: job.lines }, `${job.shown}: answered without a final result (no OK after ${this.answerQuietMs} ms of silence): answer accepted (logged once per command)`);
+        this.log.info(
+          { command: job.shown, lines: job.lines },
+          `${job.shown}: answered without a final result (no OK after ${this.answerQuietMs} ms of silence): answer accepted (logged once per command)`,
+        );
       }
       this.settle(job, { command: job.command, lines: job.lines, final: '' }, true);
     }
@@ -456,7 +513,11 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
 
   private finalTable(): readonly FinalResultEntry[] {
     // Built once per change of extraFinals (every line of an answer is matched against it).
-    if (this.finals?.extra !== this.extraFinals) this.finals = { extra: this.extraFinals, table: this.extraFinals.length === 0 ? FINAL_RESULTS : [...this.extraFinals, ...FINAL_RESULTS] };
+    if (this.finals?.extra !== this.extraFinals)
+      this.finals = {
+        extra: this.extraFinals,
+        table: this.extraFinals.length === 0 ? FINAL_RESULTS : [...this.extraFinals, ...FINAL_RESULTS],
+      };
     return this.finals.table;
   }
 
@@ -464,7 +525,10 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     const job = this.active;
     if (job && job.responsePrefixes.length > 0) {
       const upper = text.toUpperCase();
-      if (job.responsePrefixes.some((p) => upper.startsWith(p) && (upper.length === p.length || upper[p.length] === ':'))) return undefined;
+      if (
+        job.responsePrefixes.some((p) => upper.startsWith(p) && (upper.length === p.length || upper[p.length] === ':'))
+      )
+        return undefined;
     }
     for (let i = 0; i < this.urcTable.length; i++) {
       const entry = this.urcTable[i]!;
@@ -483,13 +547,19 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     const isComplete = c.entry.isComplete;
     if (!isComplete) return true;
     if (c.lines.length >= 1 + extra + MAX_URC_CONTINUATION) {
-      this.log.warn({ urc: c.entry.name }, `URC ${c.entry.name} still incomplete after ${c.lines.length} lines: handing it over as it is`);
+      this.log.warn(
+        { urc: c.entry.name },
+        `URC ${c.entry.name} still incomplete after ${c.lines.length} lines: handing it over as it is`,
+      );
       return true;
     }
     try {
       return isComplete([...c.lines]);
     } catch (err) {
-      this.log.warn({ err, urc: c.entry.name }, `URC ${c.entry.name}: isComplete threw (${errorMessage(err)}); taking the lines so far`);
+      this.log.warn(
+        { err, urc: c.entry.name },
+        `URC ${c.entry.name}: isComplete threw (${errorMessage(err)}); taking the lines so far`,
+      );
       return true;
     }
   }
@@ -515,17 +585,26 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
       if (rest.length > 0) this.log.debug({ events: rest.length }, 'partial modem output dropped at close');
       this.framer = new AtFramer();
       if (this.collecting) {
-        this.log.warn({ urc: this.collecting.entry.name, lines: this.collecting.lines }, 'port closed in the middle of a multi-line URC: dropped');
+        this.log.warn(
+          { urc: this.collecting.entry.name, lines: this.collecting.lines },
+          'port closed in the middle of a multi-line URC: dropped',
+        );
         this.collecting = undefined;
       }
       this.endDrain(false);
       this.noise.stop();
       this.rejectAll(info);
-      this.log.info({ disconnected: info.disconnected }, info.disconnected ? `serial port ${this.link.path} vanished` : `serial port ${this.link.path} closed`);
+      this.log.info(
+        { disconnected: info.disconnected },
+        info.disconnected ? `serial port ${this.link.path} vanished` : `serial port ${this.link.path} closed`,
+      );
     } catch (err) {
       this.log.error({ err }, `AT channel: internal error while closing: ${errorMessage(err)}`);
     }
-    this.safeEmit('close', info.error ? { disconnected: info.disconnected, error: info.error } : { disconnected: info.disconnected });
+    this.safeEmit(
+      'close',
+      info.error ? { disconnected: info.disconnected, error: info.error } : { disconnected: info.disconnected },
+    );
   }
 
   private rejectAll(info: { disconnected: boolean }): void {
@@ -546,9 +625,16 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private closedError(shown: string, lines: readonly string[], disconnected: boolean): AtCommandError {
     const path = this.link.path;
     const cause = disconnected
-      ? new PortError('PORT_CLOSED', `serial port ${path} vanished (unplugged or USB reset)`, { hint: 'check the USB cable and power; the modem may have reset and re-enumerated' })
+      ? new PortError('PORT_CLOSED', `serial port ${path} vanished (unplugged or USB reset)`, {
+          hint: 'check the USB cable and power; the modem may have reset and re-enumerated',
+        })
       : new PortError('PORT_CLOSED', `serial port ${path} is closed`);
-    return new AtCommandError('AT_ERROR', `${shown} failed: ${cause.message}`, { command: shown, lines, cause, hint: cause.hint });
+    return new AtCommandError('AT_ERROR', `${shown} failed: ${cause.message}`, {
+      command: shown,
+      lines,
+      cause,
+      hint: cause.hint,
+    });
   }
 
   private record(dir: 'in' | 'out', text: string): void {

@@ -161,7 +161,8 @@ export class AtFramer {
   private classify(raw: string, out: FrameEvent[]): void {
     const original = Buffer.from(raw, 'latin1');
     let bytes = original;
-    if (bytes.includes(CTRL_Z) || bytes.includes(ESC)) bytes = Buffer.from(bytes.filter((b) => b !== CTRL_Z && b !== ESC));
+    if (bytes.includes(CTRL_Z) || bytes.includes(ESC))
+      bytes = Buffer.from(bytes.filter((b) => b !== CTRL_Z && b !== ESC));
     const whole = decodeText(bytes);
     if (whole !== undefined) {
       this.emitLine(whole, out);
@@ -177,9 +178,11 @@ export class AtFramer {
       out.push({ type: 'garbage', bytes: original, reason: 'control or binary bytes where a text line was expected' });
       return;
     }
-    if (start > 0) out.push({ type: 'garbage', bytes: Buffer.from(bytes.subarray(0, start)), reason: 'noise before a line' });
+    if (start > 0)
+      out.push({ type: 'garbage', bytes: Buffer.from(bytes.subarray(0, start)), reason: 'noise before a line' });
     this.emitLine(text, out);
-    if (end < bytes.length) out.push({ type: 'garbage', bytes: Buffer.from(bytes.subarray(end)), reason: 'noise after a line' });
+    if (end < bytes.length)
+      out.push({ type: 'garbage', bytes: Buffer.from(bytes.subarray(end)), reason: 'noise after a line' });
   }
 
   private emitLine(text: string, out: FrameEvent[]): void {

@@ -36,7 +36,10 @@ export class NoiseReport {
   note(bytes: Buffer, reason: string): void {
     if (!this.timer) {
       // First chunk after a quiet interval: said at once, then summed up for the interval.
-      this.log.warn({ length: bytes.length, sample: escapeBytes(bytes) }, `skipped ${bytes.length} garbage bytes from the modem: ${reason} (more in the next ${Math.round(this.intervalMs / 1000)} s are summed up in one line)`);
+      this.log.warn(
+        { length: bytes.length, sample: escapeBytes(bytes) },
+        `skipped ${bytes.length} garbage bytes from the modem: ${reason} (more in the next ${Math.round(this.intervalMs / 1000)} s are summed up in one line)`,
+      );
       this.timer = setTimeout(() => this.flush(), this.intervalMs);
       this.timer.unref();
       return;

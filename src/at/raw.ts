@@ -63,7 +63,10 @@ export async function runRawAt(channel: AtChannel, line: string, o: RawAtOptions
   try {
     let res: AtResponse;
     try {
-      res = o.body !== undefined && o.cancelPrompt !== true ? await channel.runWithPrompt(line, o.body, options) : await channel.run(line, { ...options, cancelPrompt: true });
+      res =
+        o.body !== undefined && o.cancelPrompt !== true
+          ? await channel.runWithPrompt(line, o.body, options)
+          : await channel.run(line, { ...options, cancelPrompt: true });
     } catch (err) {
       if (!(err instanceof AtCommandError) || err.final === undefined) throw err;
       return { command: line, lines: [...err.lines], final: err.final, ok: false, error: err.message, urcs };

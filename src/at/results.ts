@@ -142,7 +142,10 @@ export function describeCms(code: number): string | undefined {
 }
 
 function normaliseText(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9+]+/g, ' ').trim();
+  return s
+    .toLowerCase()
+    .replace(/[^a-z0-9+]+/g, ' ')
+    .trim();
 }
 
 function reverse(map: ReadonlyMap<number, string>): Map<string, number> {
@@ -169,19 +172,67 @@ function errorCode(line: string, byText: Map<string, number>): number | undefine
 export const FINAL_RESULTS: readonly FinalResultEntry[] = [
   { pattern: /^OK$/, ok: true, device: 'every modem', source: 'ITU-T V.250 5.7.1' },
   { pattern: /^ERROR$/, ok: false, device: 'every modem', source: 'ITU-T V.250 5.7.1' },
-  { pattern: /^\+CME ERROR\b/i, ok: false, code: (line) => errorCode(line, CME_BY_TEXT), device: 'every 27.007 modem (numeric with AT+CMEE=1, text with =2)', source: '3GPP TS 27.007 9.2' },
-  { pattern: /^\+CMS ERROR\b/i, ok: false, code: (line) => errorCode(line, CMS_BY_TEXT), device: 'every 27.005 modem (SMS commands)', source: '3GPP TS 27.005 3.2.5' },
-  { pattern: /^NO CARRIER$/, ok: false, device: 'every modem (call or data ended; Sierra omits the leading CR)', source: 'ITU-T V.250 5.7.1; ModemManager mm_call_end_regex_get()' },
+  {
+    pattern: /^\+CME ERROR\b/i,
+    ok: false,
+    code: (line) => errorCode(line, CME_BY_TEXT),
+    device: 'every 27.007 modem (numeric with AT+CMEE=1, text with =2)',
+    source: '3GPP TS 27.007 9.2',
+  },
+  {
+    pattern: /^\+CMS ERROR\b/i,
+    ok: false,
+    code: (line) => errorCode(line, CMS_BY_TEXT),
+    device: 'every 27.005 modem (SMS commands)',
+    source: '3GPP TS 27.005 3.2.5',
+  },
+  {
+    pattern: /^NO CARRIER$/,
+    ok: false,
+    device: 'every modem (call or data ended; Sierra omits the leading CR)',
+    source: 'ITU-T V.250 5.7.1; ModemManager mm_call_end_regex_get()',
+  },
   { pattern: /^NO DIALTONE$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
   { pattern: /^BUSY$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
   { pattern: /^NO ANSWER$/, ok: false, device: 'every modem (voice dial)', source: 'ITU-T V.250 5.7.1' },
-  { pattern: /^CONNECT\b/, ok: true, device: 'every modem (a data call: the bridge never dials one)', source: 'ITU-T V.250 5.7.1; ModemManager mm-serial-parsers.c regex_connect' },
+  {
+    pattern: /^CONNECT\b/,
+    ok: true,
+    device: 'every modem (a data call: the bridge never dials one)',
+    source: 'ITU-T V.250 5.7.1; ModemManager mm-serial-parsers.c regex_connect',
+  },
   // Vendor forms.
-  { pattern: /^COMMAND NOT SUPPORT$/i, ok: false, device: 'Huawei E1752, E220, E173 (unknown command)', source: 'python-gsmmodem test/fakemodems.py HuaweiE1752; gammu atgen.c; ModemManager regex_unknown_error' },
-  { pattern: /^MODEM ERROR:?\s*\d*$/i, ok: false, code: (line) => numericCode(line), device: 'Motorola A1200 / EZX phones', source: 'gammu protocol/at/at.c StatusStrings; ModemManager regex_ezx_error' },
-  { pattern: /^NA$/, ok: false, device: 'Samsung Z810 (not available)', source: 'ModemManager mm-serial-parsers.c regex_na' },
-  { pattern: /^ABORTED$/i, ok: false, device: 'modems that abort a command on a character sent meanwhile (u-blox, gammu ERR_ABORTED)', source: 'gammu libgammu/gsmcomon.c' },
-  { pattern: /^TOO MANY PARAMETERS$/, ok: false, device: 'kept from the earlier table; no public capture names the device', source: 'none found' },
+  {
+    pattern: /^COMMAND NOT SUPPORT$/i,
+    ok: false,
+    device: 'Huawei E1752, E220, E173 (unknown command)',
+    source: 'python-gsmmodem test/fakemodems.py HuaweiE1752; gammu atgen.c; ModemManager regex_unknown_error',
+  },
+  {
+    pattern: /^MODEM ERROR:?\s*\d*$/i,
+    ok: false,
+    code: (line) => numericCode(line),
+    device: 'Motorola A1200 / EZX phones',
+    source: 'gammu protocol/at/at.c StatusStrings; ModemManager regex_ezx_error',
+  },
+  {
+    pattern: /^NA$/,
+    ok: false,
+    device: 'Samsung Z810 (not available)',
+    source: 'ModemManager mm-serial-parsers.c regex_na',
+  },
+  {
+    pattern: /^ABORTED$/i,
+    ok: false,
+    device: 'modems that abort a command on a character sent meanwhile (u-blox, gammu ERR_ABORTED)',
+    source: 'gammu libgammu/gsmcomon.c',
+  },
+  {
+    pattern: /^TOO MANY PARAMETERS$/,
+    ok: false,
+    device: 'kept from the earlier table; no public capture names the device',
+    source: 'none found',
+  },
 ];
 
 function numericCode(line: string): number | undefined {
@@ -215,11 +266,19 @@ export interface FinalResultMatch {
  * First row of `table` matching the (trimmed) line, with its error code. Rows bound to a command (`command`) match only
  * while `command` (the one in flight) starts with it.
  */
-export function matchFinalResult(line: string, table: readonly FinalResultEntry[] = FINAL_RESULTS, command?: string): FinalResultMatch | undefined {
+export function matchFinalResult(
+  line: string,
+  table: readonly FinalResultEntry[] = FINAL_RESULTS,
+  command?: string,
+): FinalResultMatch | undefined {
   const text = line.trim();
   for (let i = 0; i < table.length; i++) {
     const entry = table[i]!;
-    if (entry.command !== undefined && (command === undefined || !command.toUpperCase().startsWith(entry.command.toUpperCase()))) continue;
+    if (
+      entry.command !== undefined &&
+      (command === undefined || !command.toUpperCase().startsWith(entry.command.toUpperCase()))
+    )
+      continue;
     if (entry.pattern.test(text)) {
       let code: number | undefined;
       try {

@@ -44,7 +44,10 @@ export interface WaitOptions {
 }
 
 /** An EventEmitter event as a Subscribe (the emitter's own typing is too narrow to pass around generically). */
-export function listen<V>(emitter: { on(event: string, fn: (value: V) => void): unknown; off(event: string, fn: (value: V) => void): unknown }, event: string): Subscribe<V> {
+export function listen<V>(
+  emitter: { on(event: string, fn: (value: V) => void): unknown; off(event: string, fn: (value: V) => void): unknown },
+  event: string,
+): Subscribe<V> {
   return (listener) => {
     emitter.on(event, listener);
     return () => void emitter.off(event, listener);
@@ -72,14 +75,23 @@ export function waitFor<V>(subscribe: Subscribe<V>, match: (value: V) => boolean
   unsubscribe = subscribe((value) => {
     if (!done && match(value)) finish({ value });
   });
-  if (done) unsubscribe(); // matched synchronously while subscribing
-  else timer = setTimeout(() => finish({ error: new WaitTimeoutError(options.what, options.timeoutMs) }), options.timeoutMs);
+  if (done)
+    unsubscribe(); // matched synchronously while subscribing
+  else
+    timer = setTimeout(
+      () => finish({ error: new WaitTimeoutError(options.what, options.timeoutMs) }),
+      options.timeoutMs,
+    );
   return { promise, cancel: () => finish({ error: new WaitCancelledError(options.what) }) };
 }
 
 /** Races `work` against a deadline: rejects with WaitTimeoutError naming `what` when the deadline comes first. */
 export function withDeadline<T>(work: Promise<T>, options: WaitOptions): Promise<T> {
-  const deadline = waitFor<never>(() => () => undefined, () => false, options);
+  const deadline = waitFor<never>(
+    () => () => undefined,
+    () => false,
+    options,
+  );
   return Promise.race([work, deadline.promise]).finally(() => deadline.cancel());
 }
 

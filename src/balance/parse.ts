@@ -42,13 +42,16 @@ export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
   balance: Object.freeze([
     // With "Rp" the word before may be any of the balance words; without it the word is required (an amount alone
     // in a reply is never taken).
-    BALANCE_WORD + String.raw`\s*(?:adalah|sebesar|saat\s+ini|skrg|sekarang|:|=)?\s*(?:adalah|sebesar|:)?\s*` +
-      String.raw`(?:Rp\.?|IDR)?\s*` + AMOUNT,
+    BALANCE_WORD +
+      String.raw`\s*(?:adalah|sebesar|saat\s+ini|skrg|sekarang|:|=)?\s*(?:adalah|sebesar|:)?\s*` +
+      String.raw`(?:Rp\.?|IDR)?\s*` +
+      AMOUNT,
     String.raw`\b(?:Rp\.?|IDR)\s*(?<amount>\d[\d.,]*)`,
   ]),
   activeUntil: Object.freeze([
     String.raw`(?:aktif|masa\s+aktif|berlaku|active|valid(?:ity)?)\s*(?:s\.?\s*/?\s*d\.?|sampai(?:\s+dengan)?|hingga` +
-      String.raw`|until|till|to|sd|tgl|:)?\s*(?:tgl\.?\s*|tanggal\s*)?:?\s*` + DATE,
+      String.raw`|until|till|to|sd|tgl|:)?\s*(?:tgl\.?\s*|tanggal\s*)?:?\s*` +
+      DATE,
     String.raw`(?:exp(?:ired|\.)?|kadaluarsa|tenggang)\s*(?:date|pada|tgl|on|:)?\s*:?\s*` + DATE,
     // XL: `Pulsa 80000 s.d 23Jan16`: "until" right after the balance is the SIM's active-until.
     BALANCE_WORD + String.raw`\s*:?\s*(?:Rp\.?\s*)?\d[\d.,]*\s*,?\s*(?:s\.?\s*/?\s*d\.?|sd)\s*` + DATE,
@@ -56,18 +59,47 @@ export const DEFAULT_BALANCE_PATTERNS: BalancePatterns = Object.freeze({
 });
 
 const MONTHS: Record<string, number> = {
-  jan: 1, januari: 1, january: 1,
-  feb: 2, februari: 2, february: 2, peb: 2, pebruari: 2,
-  mar: 3, maret: 3, march: 3,
-  apr: 4, april: 4,
-  mei: 5, may: 5,
-  jun: 6, juni: 6, june: 6,
-  jul: 7, juli: 7, july: 7,
-  agu: 8, agt: 8, ags: 8, agustus: 8, aug: 8, august: 8,
-  sep: 9, sept: 9, september: 9,
-  okt: 10, oktober: 10, oct: 10, october: 10,
-  nov: 11, nopember: 11, november: 11,
-  des: 12, desember: 12, dec: 12, december: 12,
+  jan: 1,
+  januari: 1,
+  january: 1,
+  feb: 2,
+  februari: 2,
+  february: 2,
+  peb: 2,
+  pebruari: 2,
+  mar: 3,
+  maret: 3,
+  march: 3,
+  apr: 4,
+  april: 4,
+  mei: 5,
+  may: 5,
+  jun: 6,
+  juni: 6,
+  june: 6,
+  jul: 7,
+  juli: 7,
+  july: 7,
+  agu: 8,
+  agt: 8,
+  ags: 8,
+  agustus: 8,
+  aug: 8,
+  august: 8,
+  sep: 9,
+  sept: 9,
+  september: 9,
+  okt: 10,
+  oktober: 10,
+  oct: 10,
+  october: 10,
+  nov: 11,
+  nopember: 11,
+  november: 11,
+  des: 12,
+  desember: 12,
+  dec: 12,
+  december: 12,
 };
 
 /** `24025`, `10.000`, `25.000,-`, `25.000,00`, `1,250,000` -> integer rupiah; anything ambiguous -> null. */
@@ -147,7 +179,12 @@ export function compilePatterns(sources: readonly string[]): RegExp[] {
   });
 }
 
-function firstValue<T>(text: string, patterns: readonly RegExp[], group: string, parse: (raw: string) => T | null): T | null {
+function firstValue<T>(
+  text: string,
+  patterns: readonly RegExp[],
+  group: string,
+  parse: (raw: string) => T | null,
+): T | null {
   const flat = text.replace(/\s+/g, ' ');
   for (const re of patterns) {
     const global = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
@@ -203,7 +240,11 @@ export function judgeBalance(parsed: ParsedBalance, t: BalanceThresholds, today:
   }
   if (reasons.length > 0) return { state: 'warning', reasons, hint: hints.join('; ') };
   if (parsed.balance === null && parsed.activeUntil === null) {
-    return { state: 'unknown', reasons: ['the reply matched no balance or date pattern (kept verbatim)'], hint: 'add a pattern under balance.patterns in the config' };
+    return {
+      state: 'unknown',
+      reasons: ['the reply matched no balance or date pattern (kept verbatim)'],
+      hint: 'add a pattern under balance.patterns in the config',
+    };
   }
   return { state: 'ok', reasons: [] };
 }

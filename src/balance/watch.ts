@@ -10,8 +10,14 @@ import { localDate } from '../time-format.js';
 import { DEFAULT_BALANCE_PATTERNS, judgeBalance, parseBalanceReply, type BalancePatterns } from './parse.js';
 
 export interface BalanceUssd {
-  ussdOpen(code: string, options?: { timeoutMs?: number }): Promise<{ status: number; statusText: string; text: string }>;
-  ussdReply(text: string, options?: { timeoutMs?: number }): Promise<{ status: number; statusText: string; text: string }>;
+  ussdOpen(
+    code: string,
+    options?: { timeoutMs?: number },
+  ): Promise<{ status: number; statusText: string; text: string }>;
+  ussdReply(
+    text: string,
+    options?: { timeoutMs?: number },
+  ): Promise<{ status: number; statusText: string; text: string }>;
   ussdCancel(): Promise<void>;
 }
 
@@ -47,13 +53,23 @@ export interface BalanceResult {
  * modem's patterns and thresholds are kept; a modem without settings gets the built-in patterns, no balance threshold
  * and the 7-day active-period warning. Without a code: the modem's settings as they are (undefined when none).
  */
-export function withOverrides(s: BalanceCheckSettings | undefined, code?: string, replies?: readonly string[]): BalanceCheckSettings | undefined {
+export function withOverrides(
+  s: BalanceCheckSettings | undefined,
+  code?: string,
+  replies?: readonly string[],
+): BalanceCheckSettings | undefined {
   if (code === undefined) return s;
   return { patterns: DEFAULT_BALANCE_PATTERNS, minBalance: 0, activeWarnDays: 7, ...s, code, replies: replies ?? [] };
 }
 
 /** `YYYY-MM-DD` of `d` in the machine's local time zone (a Pi in Indonesia runs on WIB). */
-export async function checkBalance(modem: string, ussd: BalanceUssd, s: BalanceCheckSettings, now: Date = new Date(), timeoutMs?: number): Promise<BalanceResult> {
+export async function checkBalance(
+  modem: string,
+  ussd: BalanceUssd,
+  s: BalanceCheckSettings,
+  now: Date = new Date(),
+  timeoutMs?: number,
+): Promise<BalanceResult> {
   const replies: string[] = [];
   const base = { modem, code: s.code, checkedAt: now.toISOString() };
   const o = timeoutMs ? { timeoutMs } : {};
@@ -62,24 +78,53 @@ export async function checkBalance(modem: string, ussd: BalanceUssd, s: BalanceC
     r = await ussd.ussdOpen(s.code, o);
     replies.push(r.text);
     for (const answer of s.replies) {
-      if (r.status !== 1) throw new Error(`the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)}`);
+      if (r.status !== 1)
+        throw new Error(`the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)}`);
       r = await ussd.ussdReply(answer, o);
       replies.push(r.text);
     }
     if (r.status === 1) await ussd.ussdCancel();
   } catch (err) {
     await ussd.ussdCancel().catch(() => undefined); // best effort: the session may already be gone with the error
-    return { ...base, reply: replies[replies.length - 1] ?? '', replies, balance: null, activeUntil: null, state: 'error', reasons: [], error: (err as Error).message, hint: 'check the code with `pulsa-bridge ussd`; `pulsa-bridge status` shows whether the modem is running' };
+    return {
+      ...base,
+      reply: replies[replies.length - 1] ?? '',
+      replies,
+      balance: null,
+      activeUntil: null,
+      state: 'error',
+      reasons: [],
+      error: (err as Error).message,
+      hint: 'check the code with `pulsa-bridge ussd`; `pulsa-bridge status` shows whether the modem is running',
+    };
   }
   if (r.status >= 4 || (r.status >= 2 && r.text === '')) {
-    return { ...base, reply: '', replies, balance: null, activeUntil: null, state: 'error', reasons: [], error: `the network answered ${r.statusText}`, hint: `is ${s.code} the balance code of this SIM's operator? set modems[].balance.code` };
+    return {
+      ...base,
+      reply: '',
+      replies,
+      balance: null,
+      activeUntil: null,
+      state: 'error',
+      reasons: [],
+      error: `the network answered ${r.statusText}`,
+      hint: `is ${s.code} the balance code of this SIM's operator? set modems[].balance.code`,
+    };
   }
   const reply = r.text;
   const parsed = parseBalanceReply(reply, s.patterns);
   const verdict = judgeBalance(parsed, { minBalance: s.minBalance, activeWarnDays: s.activeWarnDays }, localDate(now));
   return {
-    modem, code: s.code, reply, balance: parsed.balance, activeUntil: parsed.activeUntil, state: verdict.state, reasons: verdict.reasons,
-    ...(verdict.hint ? { hint: verdict.hint } : {}), replies, checkedAt: base.checkedAt,
+    modem,
+    code: s.code,
+    reply,
+    balance: parsed.balance,
+    activeUntil: parsed.activeUntil,
+    state: verdict.state,
+    reasons: verdict.reasons,
+    ...(verdict.hint ? { hint: verdict.hint } : {}),
+    replies,
+    checkedAt: base.checkedAt,
   };
 }
 
@@ -207,7 +252,10 @@ export class BalanceWatch {
         const busy = this.o.busy?.(m.name);
         if (busy !== undefined) {
           const retry = Math.min(m.settings.intervalHours * 3_600_000, this.o.retryMs ?? 15 * 60_000);
-          this.o.logger.info({ modem: m.name, retryInMs: retry }, `balance check of ${m.name} skipped: ${busy}; retrying in ${Math.round(retry / 1000)} s`);
+          this.o.logger.info(
+            { modem: m.name, retryInMs: retry },
+            `balance check of ${m.name} skipped: ${busy}; retrying in ${Math.round(retry / 1000)} s`,
+          );
           this.schedule(m, retry);
           return;
         }
@@ -228,9 +276,14 @@ export class BalanceWatch {
   private record(r: BalanceResult): void {
     this.last.set(r.modem, r);
     const fields = { modem: r.modem, code: r.code, balance: r.balance, activeUntil: r.activeUntil, state: r.state };
-    if (r.state === 'ok') this.o.logger.info(fields, `balance: Rp ${r.balance ?? '?'}, active until ${r.activeUntil ?? '?'}`);
+    if (r.state === 'ok')
+      this.o.logger.info(fields, `balance: Rp ${r.balance ?? '?'}, active until ${r.activeUntil ?? '?'}`);
     else if (r.state === 'error') this.o.logger.warn({ ...fields, error: r.error }, `balance check failed: ${r.error}`);
-    else this.o.logger.warn({ ...fields, reply: r.reply, reasons: r.reasons, hint: r.hint }, `balance ${r.state}: ${r.reasons.join('; ')}${r.hint ? ` (hint: ${r.hint})` : ''}`);
+    else
+      this.o.logger.warn(
+        { ...fields, reply: r.reply, reasons: r.reasons, hint: r.hint },
+        `balance ${r.state}: ${r.reasons.join('; ')}${r.hint ? ` (hint: ${r.hint})` : ''}`,
+      );
     this.o.onResult?.(r);
   }
 }

@@ -30,12 +30,17 @@ export function atCommand(io: Io, target: OpsTarget<AtOps>): Command {
     .options(new Command('at'))
     .description(summaryOf('at'))
     .argument('[command...]', 'AT command line, e.g. AT+CSQ (quote it in the shell)')
-    .option('--force', 'through the daemon: allow a command that changes settings the daemon relies on (it re-checks them afterwards)')
+    .option(
+      '--force',
+      'through the daemon: allow a command that changes settings the daemon relies on (it re-checks them afterwards)',
+    )
     .option('--json', 'print JSON (one-shot mode)')
     .action(async (words: string[], opts: TargetCliOptionsBase & { force?: boolean }) => {
       const command = words.join(' ');
       if (words.length > 0 && command.trim() === '') {
-        throw new UsageError('empty AT command', { hint: 'give a command such as AT+CSQ (quoted in the shell), or none for the interactive terminal' });
+        throw new UsageError('empty AT command', {
+          hint: 'give a command such as AT+CSQ (quoted in the shell), or none for the interactive terminal',
+        });
       }
       const verdict = words.length > 0 ? checkAtLine(command) : undefined;
       if (verdict?.notAt) throw new UsageError(`not an AT command: ${verdict.notAt}`);
@@ -46,7 +51,12 @@ export function atCommand(io: Io, target: OpsTarget<AtOps>): Command {
     });
 }
 
-async function oneShot(io: Io, ops: AtOps, command: string, opts: TargetCliOptionsBase & { force?: boolean }): Promise<void> {
+async function oneShot(
+  io: Io,
+  ops: AtOps,
+  command: string,
+  opts: TargetCliOptionsBase & { force?: boolean },
+): Promise<void> {
   let r;
   try {
     r = await ops.at(command, { timeoutMs: opts.timeout, ...(opts.force ? { force: true } : {}) });

@@ -15,7 +15,10 @@ export function formatBalance(r: BalanceResult, today: string = localDate(new Da
     lines.push(`${r.modem}: balance check ${r.code} failed: ${r.error}`);
   } else {
     const bal = r.balance === null ? 'balance unknown' : rupiah(r.balance);
-    const until = r.activeUntil === null ? 'active-until unknown' : `active until ${r.activeUntil} (${daysUntil(r.activeUntil, today)} days)`;
+    const until =
+      r.activeUntil === null
+        ? 'active-until unknown'
+        : `active until ${r.activeUntil} (${daysUntil(r.activeUntil, today)} days)`;
     lines.push(`${r.modem}: ${bal}, ${until} [${r.state.toUpperCase()}]`);
   }
   for (const reason of r.reasons) lines.push(`  warning: ${reason}`);

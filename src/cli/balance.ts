@@ -52,7 +52,9 @@ export function balanceCommand(io: Io, open: OpenOps): Command {
         const ops = await open(config, name);
         try {
           const viaDaemon = (ops as ModemOps & DaemonBalance).balance;
-          results.push(viaDaemon ? await viaDaemon.call(ops, opts.code, opts.reply) : await checkBalance(name, ops, settings));
+          results.push(
+            viaDaemon ? await viaDaemon.call(ops, opts.code, opts.reply) : await checkBalance(name, ops, settings),
+          );
         } finally {
           await ops.close();
         }
@@ -69,9 +71,15 @@ function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string;
   if (opts.modem && opts.modem.length > 0) {
     return opts.modem.map((name) => {
       const m = config.modems.find((x) => x.name === name);
-      if (!m) throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, { hint: `configured: ${config.modems.map((x) => x.name).join(', ')}` });
+      if (!m)
+        throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, {
+          hint: `configured: ${config.modems.map((x) => x.name).join(', ')}`,
+        });
       const settings = override(balanceSettingsFor(m));
-      if (!settings) throw new UsageError(`modem ${name} has no balance check`, { hint: 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config' });
+      if (!settings)
+        throw new UsageError(`modem ${name} has no balance check`, {
+          hint: 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config',
+        });
       return { name, settings };
     });
   }
@@ -79,7 +87,9 @@ function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string;
     const settings = override(balanceSettingsFor(m));
     return settings ? [{ name: m.name, settings }] : [];
   });
-  if (out.length === 0) throw new UsageError('no modem has a balance check', { hint: 'set "operator" or a "balance" section for a modem in the config, or pass --modem NAME --code CODE' });
+  if (out.length === 0)
+    throw new UsageError('no modem has a balance check', {
+      hint: 'set "operator" or a "balance" section for a modem in the config, or pass --modem NAME --code CODE',
+    });
   return out;
 }
-

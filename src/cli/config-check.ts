@@ -32,8 +32,17 @@ export function configCommand(io: Io): Command {
       const file = configPath(given ?? opts.config);
       const cfg = await loadConfig(file);
       // Ports that are not on this machine now (a typo, a modem unplugged, a config written elsewhere): named, not fatal.
-      const missing = cfg.modems.flatMap((m, i) => (isVirtualPort(m.port) || existsSync(m.port) ? [] : [`modems[${i}].port ${m.port} (${m.name}) does not exist on this machine: is the modem plugged in? \`pulsa-bridge ports\` lists what is`]));
-      if (!opts.json) io.out(`${file}: OK${cfg.warnings.length + missing.length > 0 ? `, with ${cfg.warnings.length + missing.length} warning(s)` : ''}\n`);
+      const missing = cfg.modems.flatMap((m, i) =>
+        isVirtualPort(m.port) || existsSync(m.port)
+          ? []
+          : [
+              `modems[${i}].port ${m.port} (${m.name}) does not exist on this machine: is the modem plugged in? \`pulsa-bridge ports\` lists what is`,
+            ],
+      );
+      if (!opts.json)
+        io.out(
+          `${file}: OK${cfg.warnings.length + missing.length > 0 ? `, with ${cfg.warnings.length + missing.length} warning(s)` : ''}\n`,
+        );
       printJson(io, maskSecrets(cfg));
       for (const w of [...cfg.warnings, ...missing]) io.err(`warning: ${w}\n`);
     });

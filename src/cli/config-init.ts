@@ -91,56 +91,104 @@ export function configInitCommand(io: Io): Command {
     .argument('[file]', 'config file to write', configPath())
     .option('--force', 'overwrite an existing file')
     .option('--simulate', 'one virtual modem (port virtual:virtual-1) instead of probing the ports')
-    .option('--senders <ids>', 'accepted operator sender ids, comma-separated', (v: string) => v.split(',').map((s) => s.trim()).filter((s) => s !== ''), ['858'])
+    .option(
+      '--senders <ids>',
+      'accepted operator sender ids, comma-separated',
+      (v: string) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      ['858'],
+    )
     .option('--baud <rates>', 'baud rates to probe, comma-separated', baudRates, [115200])
-    .option('--timeout <ms>', 'per-command probe timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 1000)
+    .option(
+      '--timeout <ms>',
+      'per-command probe timeout in ms',
+      wholeNumber('a timeout in ms (a whole number >= 1)', 1),
+      1000,
+    )
     .option('--all', 'probe plain UARTs without USB ids too (ttyS*, ttyAMA*)')
     .option('--json', 'print what was written as JSON')
-    .action(async (file: string, opts: { force?: boolean; simulate?: boolean; senders: string[]; baud: number[]; timeout: number; all?: boolean; json?: boolean }) => {
-      if (!opts.force && (await fileOwner(file))) throw refuseExisting(file);
-      let modems: InitModem[];
-      if (opts.simulate) {
-        modems = [{ name: 'virtual-1', port: virtualPortFor('virtual-1'), senders: opts.senders }];
-      } else {
-        // The probe and the serial addon load here, not with the module: `config check` shares it and needs neither.
-        const [{ probePorts }, { USB_FINGERPRINTS }, { listPorts }] = await Promise.all([import('../modem/probe.js'), import('../modem/profiles/index.js'), import('../serial/ports.js')]);
-        const listed = io.ports
-          ? await io.ports.list()
-          : await listPorts({ fingerprints: USB_FINGERPRINTS.map((r) => ({ vendorId: r.vendorId, ...(r.productId ? { productId: r.productId } : {}), profile: r.profile ?? 'generic', description: r.description })) });
-        const candidates = listed.ports.filter((p) => isProbeCandidate(p, opts.all === true));
-        const probes = await probePorts(
-          candidates.map((p) => p.path),
-          { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
-        );
-        const rows: ProbedPort[] = candidates.map((port, i) => ({ port, probe: probes[i]! }));
-        modems = modemsFromProbe(rows, opts.senders);
-        if (modems.length === 0) {
-          throw new BridgeError('MODEM_SILENT', `no serial port answered AT (probed ${candidates.length} of ${listed.ports.length}); nothing written`, {
-            hint: 'is the modem plugged in and not held by ModemManager? `pulsa-bridge ports --probe` shows each port; `--simulate` writes a config for the virtual modem',
+    .action(
+      async (
+        file: string,
+        opts: {
+          force?: boolean;
+          simulate?: boolean;
+          senders: string[];
+          baud: number[];
+          timeout: number;
+          all?: boolean;
+          json?: boolean;
+        },
+      ) => {
+        if (!opts.force && (await fileOwner(file))) throw refuseExisting(file);
+        let modems: InitModem[];
+        if (opts.simulate) {
+          modems = [{ name: 'virtual-1', port: virtualPortFor('virtual-1'), senders: opts.senders }];
+        } else {
+          // The probe and the serial addon load here, not with the module: `config check` shares it and needs neither.
+          const [{ probePorts }, { USB_FINGERPRINTS }, { listPorts }] = await Promise.all([
+            import('../modem/probe.js'),
+            import('../modem/profiles/index.js'),
+            import('../serial/ports.js'),
+          ]);
+          const listed = io.ports
+            ? await io.ports.list()
+            : await listPorts({
+                fingerprints: USB_FINGERPRINTS.map((r) => ({
+                  vendorId: r.vendorId,
+                  ...(r.productId ? { productId: r.productId } : {}),
+                  profile: r.profile ?? 'generic',
+                  description: r.description,
+                })),
+              });
+          const candidates = listed.ports.filter((p) => isProbeCandidate(p, opts.all === true));
+          const probes = await probePorts(
+            candidates.map((p) => p.path),
+            { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
+          );
+          const rows: ProbedPort[] = candidates.map((port, i) => ({ port, probe: probes[i]! }));
+          modems = modemsFromProbe(rows, opts.senders);
+          if (modems.length === 0) {
+            throw new BridgeError(
+              'MODEM_SILENT',
+              `no serial port answered AT (probed ${candidates.length} of ${listed.ports.length}); nothing written`,
+              {
+                hint: 'is the modem plugged in and not held by ModemManager? `pulsa-bridge ports --probe` shows each port; `--simulate` writes a config for the virtual modem',
+              },
+            );
+          }
+        }
+        const content = initialConfig(modems);
+        try {
+          parseConfig(content, {});
+        } catch (err) {
+          throw new BridgeError('CONFIG_INVALID', `the config to write does not validate: ${errorMessage(err)}`, {
+            cause: err,
           });
         }
-      }
-      const content = initialConfig(modems);
-      try {
-        parseConfig(content, {});
-      } catch (err) {
-        throw new BridgeError('CONFIG_INVALID', `the config to write does not validate: ${errorMessage(err)}`, { cause: err });
-      }
-      try {
-        await writeConfigFile(file, `${JSON.stringify(content, null, 2)}\n`, opts.force === true);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw refuseExisting(file);
-        throw new BridgeError('CONFIG_INVALID', `cannot write ${file}: ${errorMessage(err)}`, { cause: err, hint: 'run it with sudo for /etc/pulsa-bridge' });
-      }
-      if (opts.json) return printJson(io, { file, modems });
-      io.out(`wrote ${file} (mode 0640) with ${modems.length} modem(s):\n`);
-      for (const m of modems) io.out(`  ${m.name}: ${m.port}${m.profile ? ` [${m.profile}]` : ''}, senders ${m.senders.join(', ')}\n`);
-      io.out(
-        'next steps:\n' +
-          `  1. sudoedit ${file}    webhook.baseUrl (now ${PLACEHOLDER_BASE_URL}), modems[].senders; a SIM PIN as "pin": "env:PB_PIN" with PB_PIN=... in /etc/pulsa-bridge/env\n` +
-          `  2. pulsa-bridge config check ${file}\n` +
-          '  3. sudo systemctl enable --now pulsa-bridge    (or: pulsa-bridge run --config FILE)\n' +
-          '  4. pulsa-bridge status\n',
-      );
-    });
+        try {
+          await writeConfigFile(file, `${JSON.stringify(content, null, 2)}\n`, opts.force === true);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw refuseExisting(file);
+          throw new BridgeError('CONFIG_INVALID', `cannot write ${file}: ${errorMessage(err)}`, {
+            cause: err,
+            hint: 'run it with sudo for /etc/pulsa-bridge',
+          });
+        }
+        if (opts.json) return printJson(io, { file, modems });
+        io.out(`wrote ${file} (mode 0640) with ${modems.length} modem(s):\n`);
+        for (const m of modems)
+          io.out(`  ${m.name}: ${m.port}${m.profile ? ` [${m.profile}]` : ''}, senders ${m.senders.join(', ')}\n`);
+        io.out(
+          'next steps:\n' +
+            `  1. sudoedit ${file}    webhook.baseUrl (now ${PLACEHOLDER_BASE_URL}), modems[].senders; a SIM PIN as "pin": "env:PB_PIN" with PB_PIN=... in /etc/pulsa-bridge/env\n` +
+            `  2. pulsa-bridge config check ${file}\n` +
+            '  3. sudo systemctl enable --now pulsa-bridge    (or: pulsa-bridge run --config FILE)\n' +
+            '  4. pulsa-bridge status\n',
+        );
+      },
+    );
 }

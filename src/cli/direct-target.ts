@@ -35,7 +35,12 @@ export type DirectOpener = (config: Config, m: ModemConfig, why: string) => Prom
 
 export function directOpener(io: Io, o: { verbose?: boolean }): DirectOpener {
   return async (config, m, why) => {
-    const opts: TargetCliOptions = { modem: m.name, baud: 115200, timeout: m.commandTimeoutMs, ...(o.verbose ? { verbose: true } : {}) };
+    const opts: TargetCliOptions = {
+      modem: m.name,
+      baud: 115200,
+      timeout: m.commandTimeoutMs,
+      ...(o.verbose ? { verbose: true } : {}),
+    };
     return openDirect(io, opts, m, why, { config });
   };
 }
@@ -44,7 +49,13 @@ export function directOpener(io: Io, o: { verbose?: boolean }): DirectOpener {
  * The port opened by this process: --port, else the configured modem's port; --simulate stands for SIMULATE_PORT.
  * `config`: its stateDir (or spool dir) holds the daemon's memory of rejected PINs, which the direct path honours too.
  */
-export async function openDirect(io: Io, opts: TargetCliOptions, m: ModemConfig | undefined, why?: string, o: { config?: Config } = {}): Promise<ModemOps> {
+export async function openDirect(
+  io: Io,
+  opts: TargetCliOptions,
+  m: ModemConfig | undefined,
+  why?: string,
+  o: { config?: Config } = {},
+): Promise<ModemOps> {
   const { config } = o;
   const port = opts.port ?? (opts.simulate ? SIMULATE_PORT : m?.port);
   const name = m?.name ?? port ?? SIMULATE_PORT;

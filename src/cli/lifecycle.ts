@@ -32,7 +32,10 @@ export class DaemonConfigInvalid extends Error {
  */
 export class CommandFailed extends Error {
   override name = 'CommandFailed';
-  constructor(reason: string, readonly exitCode: number = EXIT.failed) {
+  constructor(
+    reason: string,
+    readonly exitCode: number = EXIT.failed,
+  ) {
     super(reason);
   }
 }
@@ -52,8 +55,10 @@ export function formatError(err: unknown): string {
 }
 
 function formatErrorText(err: unknown): string {
-  if (err instanceof ConfigError) return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
-  if (err instanceof BridgeError || err instanceof UsageError || isControlError(err)) return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
+  if (err instanceof ConfigError)
+    return `error: invalid config:${err.file ? ` ${err.file}` : ''}\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
+  if (err instanceof BridgeError || err instanceof UsageError || isControlError(err))
+    return `error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`;
   return `error: ${errorMessage(err)}\n`;
 }
 

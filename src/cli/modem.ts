@@ -40,7 +40,9 @@ function infoCommand(io: Io): Command {
 }
 
 const noSms = (i: number, what: string) =>
-  new BridgeError('AT_ERROR', `no SMS at index ${i}${what}`, { hint: '`pulsa-bridge sms list` shows the stored messages and their indexes' });
+  new BridgeError('AT_ERROR', `no SMS at index ${i}${what}`, {
+    hint: '`pulsa-bridge sms list` shows the stored messages and their indexes',
+  });
 
 function smsCommand(io: Io): Command {
   const sms = new Command('sms').description(summaryOf('sms'));
@@ -57,7 +59,11 @@ function smsCommand(io: Io): Command {
     });
   targetOptions(sms.command('read'))
     .description('read one SMS by its storage index')
-    .argument('<index>', 'storage index (as `sms list` shows it; some modems start at 0)', wholeNumber('a storage index (a whole number >= 0)', 0))
+    .argument(
+      '<index>',
+      'storage index (as `sms list` shows it; some modems start at 0)',
+      wholeNumber('a storage index (a whole number >= 0)', 0),
+    )
     .option('--json', 'print JSON')
     .action(async (i: number, opts: TargetCliOptions) => {
       await withModemOps(io, opts, async (ops) => {
@@ -68,7 +74,9 @@ function smsCommand(io: Io): Command {
       });
     });
   targetOptions(sms.command('delete'))
-    .description('delete one SMS by index; through the running daemon it is spooled (or archived/quarantined) first, so nothing is lost; with the port opened directly it is deleted as it is; an empty slot is an error')
+    .description(
+      'delete one SMS by index; through the running daemon it is spooled (or archived/quarantined) first, so nothing is lost; with the port opened directly it is deleted as it is; an empty slot is an error',
+    )
     .argument('<index>', 'storage index', wholeNumber('a storage index (a whole number >= 0)', 0))
     .option('--json', 'print JSON')
     .action(async (i: number, opts: TargetCliOptions) => {
@@ -81,7 +89,9 @@ function smsCommand(io: Io): Command {
     });
 
   targetOptions(sms.command('send'))
-    .description('send an SMS (diagnostics and test transfers, e.g. `--to 151 "TRANSFERPULSA 0812... 5000"`); long texts go as concatenated parts')
+    .description(
+      'send an SMS (diagnostics and test transfers, e.g. `--to 151 "TRANSFERPULSA 0812... 5000"`); long texts go as concatenated parts',
+    )
     .requiredOption('--to <number>', 'destination: short code (151, 168) or number (+62..., 08...)')
     .argument('<text...>', 'message text (quote it in the shell)')
     .option('--json', 'print JSON')
@@ -125,9 +135,12 @@ function formatInfo(info: Record<string, unknown>, indent = ''): string {
   for (const [k, v] of Object.entries(info)) {
     if (v === undefined) continue;
     if (k === 'storage' && Array.isArray(v)) {
-      const slots = (v as StorageUsage[]).map((m, i) => `${m.memory} ${m.used}/${m.total} used${CPMS_ROLE[i] ? ` (${CPMS_ROLE[i]})` : ''}`);
+      const slots = (v as StorageUsage[]).map(
+        (m, i) => `${m.memory} ${m.used}/${m.total} used${CPMS_ROLE[i] ? ` (${CPMS_ROLE[i]})` : ''}`,
+      );
       out += `${indent}${k}: ${slots.join(', ') || '?'}\n`;
-    } else if (v && typeof v === 'object' && !Array.isArray(v)) out += `${indent}${k}:\n${formatInfo(v as Record<string, unknown>, indent + '  ')}`;
+    } else if (v && typeof v === 'object' && !Array.isArray(v))
+      out += `${indent}${k}:\n${formatInfo(v as Record<string, unknown>, indent + '  ')}`;
     else out += `${indent}${k}: ${Array.isArray(v) ? JSON.stringify(v) : String(v)}\n`;
   }
   return out;

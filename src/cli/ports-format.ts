@@ -17,7 +17,6 @@ export function atVerdict(result: ProbeResult): AtVerdict {
   return 'error';
 }
 
-
 /**
  * Ports worth probing: USB serial (ttyUSB*, ttyACM*) and anything with a USB vendor id. Plain UARTs without USB ids
  * (ttyS*, ttyAMA*) only with `all`: most are empty placeholders, and a board's UART may belong to something else.

@@ -22,19 +22,36 @@ export function portsCommand(io: Io): Command {
   return new Command('ports')
     .description(summaryOf('ports'))
     .option('--json', 'print JSON')
-    .option('--probe', 'find the AT port(s): send only AT, AT+CGMI, AT+CGMM, AT+CGSN to each USB serial port (ports another process holds are left alone)')
+    .option(
+      '--probe',
+      'find the AT port(s): send only AT, AT+CGMI, AT+CGMM, AT+CGSN to each USB serial port (ports another process holds are left alone)',
+    )
     .option('--baud <rates>', 'with --probe: baud rates to try in order, comma-separated', baudRates, [115200])
-    .option('--timeout <ms>', 'with --probe: per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 1000)
+    .option(
+      '--timeout <ms>',
+      'with --probe: per-command timeout in ms',
+      wholeNumber('a timeout in ms (a whole number >= 1)', 1),
+      1000,
+    )
     .option('--all', 'with --probe: probe plain UARTs without USB ids too (ttyS*, ttyAMA*)')
     .action(async (opts: { json?: boolean; probe?: boolean; baud: number[]; timeout: number; all?: boolean }) => {
       const result = io.ports
         ? await io.ports.list()
-        : await listPorts({ fingerprints: USB_FINGERPRINTS.map((r) => ({ vendorId: r.vendorId, ...(r.productId ? { productId: r.productId } : {}), profile: r.profile ?? 'generic', description: r.description })) });
+        : await listPorts({
+            fingerprints: USB_FINGERPRINTS.map((r) => ({
+              vendorId: r.vendorId,
+              ...(r.productId ? { productId: r.productId } : {}),
+              profile: r.profile ?? 'generic',
+              description: r.description,
+            })),
+          });
       if (!opts.probe) {
         if (opts.json) return printJson(io, result);
         if (result.warning) io.err(`note: ${result.warning}\n`);
         if (result.ports.length === 0) {
-          io.out('no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n');
+          io.out(
+            'no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n',
+          );
           return;
         }
         const rows = [['PORT', 'USB ID', 'MANUFACTURER', 'LOOKS LIKE', 'BY-ID PATH']];
@@ -63,10 +80,17 @@ export function portsCommand(io: Io): Command {
         return i >= 0 ? { port, probe: probes[i]! } : { port };
       });
       const recommended = recommendAtPorts(probed);
-      if (opts.json) return printJson(io, { ...result, ports: probed.map((r) => (r.probe ? { ...r.port, probe: r.probe } : r.port)), recommended });
+      if (opts.json)
+        return printJson(io, {
+          ...result,
+          ports: probed.map((r) => (r.probe ? { ...r.port, probe: r.probe } : r.port)),
+          recommended,
+        });
       if (result.warning) io.err(`note: ${result.warning}\n`);
       if (result.ports.length === 0) {
-        io.out('no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n');
+        io.out(
+          'no serial ports found (is the modem plugged in? `dmesg | tail` shows USB events; a Huawei stick may need usb_modeswitch)\n',
+        );
         return;
       }
       const rows = [['PORT', 'USB ID', 'LOOKS LIKE', 'AT', 'MODEM', 'BY-ID PATH']];
@@ -100,7 +124,9 @@ export function portsCommand(io: Io): Command {
         const also = r.alternatives.length > 0 ? `; also answer AT: ${r.alternatives.join(', ')}` : '';
         return `${r.path}${r.modem ? ` (${r.modem}${also})` : also ? ` (${also.slice(2)})` : ''}`;
       });
-      const unstable = recommended.some((r) => !r.stable) ? ' [no /dev/serial/by-id link for some: ttyUSB numbers can change after a USB reset]' : '';
+      const unstable = recommended.some((r) => !r.stable)
+        ? ' [no /dev/serial/by-id link for some: ttyUSB numbers can change after a USB reset]'
+        : '';
       io.out(`use as "port" in the config (one per modem): ${named.join(', ')}${unstable}\n`);
     });
 }

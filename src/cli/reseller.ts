@@ -16,8 +16,14 @@ import { safeText } from '../terminal-text.js';
 
 export function resellerClient(config: Config): ResellerClient {
   const r = config.reseller;
-  if (!r.baseUrl) throw new UsageError('no reseller API address', { hint: 'set reseller.baseUrl (or webhook.baseUrl) in the config' });
-  if (!r.apiKey) throw new UsageError('no reseller API key', { hint: 'set reseller.apiKey in the config, e.g. "env:PULSA_API_KEY" to read it from the environment' });
+  if (!r.baseUrl)
+    throw new UsageError('no reseller API address', {
+      hint: 'set reseller.baseUrl (or webhook.baseUrl) in the config',
+    });
+  if (!r.apiKey)
+    throw new UsageError('no reseller API key', {
+      hint: 'set reseller.apiKey in the config, e.g. "env:PULSA_API_KEY" to read it from the environment',
+    });
   return new ResellerClient({ baseUrl: r.baseUrl, apiKey: r.apiKey, timeoutMs: r.timeoutMs, userAgent: USER_AGENT });
 }
 
@@ -26,7 +32,13 @@ export function reportApiError(io: Io, err: unknown, json: boolean | undefined):
   if (!(err instanceof ResellerError)) throw err;
   if (json) printJson(io, { error: err.message, status: err.status ?? null, body: err.bodyStart ?? null });
   // The server's words: control characters escaped (terminal-text.ts).
-  else io.err(safeText(`error: ${err.message}\n${err.status === undefined ? '' : `  status: ${err.status}\n`}${err.bodyStart ? `  body: ${err.bodyStart}\n` : ''}`, { multiline: true }));
+  else
+    io.err(
+      safeText(
+        `error: ${err.message}\n${err.status === undefined ? '' : `  status: ${err.status}\n`}${err.bodyStart ? `  body: ${err.bodyStart}\n` : ''}`,
+        { multiline: true },
+      ),
+    );
   throw new CommandFailed(err.message);
 }
 
@@ -53,14 +65,23 @@ export function resellerCommands(io: Io): Command[] {
   const calculate = new Command('calculate')
     .description(summaryOf('calculate'))
     .option('-c, --config <file>', 'config file')
-    .requiredOption('--operator-id <n>', 'operator id, as `rates` lists it', wholeNumber('an operator id (a whole number >= 1)', 1))
-    .requiredOption('--amount <rupiah>', 'credit amount in whole rupiah', wholeNumber('an amount in whole rupiah (>= 1)', 1))
+    .requiredOption(
+      '--operator-id <n>',
+      'operator id, as `rates` lists it',
+      wholeNumber('an operator id (a whole number >= 1)', 1),
+    )
+    .requiredOption(
+      '--amount <rupiah>',
+      'credit amount in whole rupiah',
+      wholeNumber('an amount in whole rupiah (>= 1)', 1),
+    )
     .option('--json', 'print JSON only')
     .action(async (opts: { config?: string; operatorId: number; amount: number; json?: boolean }) => {
       const client = resellerClient(await loadConfig(configPath(opts.config)));
       try {
         const body = await client.calculate(opts.operatorId, opts.amount);
-        if (!opts.json) io.out(`POST /calculate {"operator_id": ${opts.operatorId}, "pulsa_amount": ${opts.amount}} answered:\n`);
+        if (!opts.json)
+          io.out(`POST /calculate {"operator_id": ${opts.operatorId}, "pulsa_amount": ${opts.amount}} answered:\n`);
         printJson(io, body);
       } catch (err) {
         reportApiError(io, err, opts.json);

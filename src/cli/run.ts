@@ -32,13 +32,22 @@ export function runCommand(): Command {
   return new Command('run')
     .description(summaryOf('run'))
     .option('-c, --config <file>', 'config file', configPath())
-    .option('--simulate', "run every modem on a virtual modem (its port becomes virtual:<name>, with the modem's number and operator); the webhook must be on this machine")
+    .option(
+      '--simulate',
+      "run every modem on a virtual modem (its port becomes virtual:<name>, with the modem's number and operator); the webhook must be on this machine",
+    )
     .action(async (opts: { config: string; simulate?: boolean }) => {
       const loaded = await loadConfig(opts.config).catch((err: unknown) => {
         throw err instanceof ConfigError ? new DaemonConfigInvalid(err) : err;
       });
-      const config = opts.simulate ? { ...loaded, modems: loaded.modems.map((m) => ({ ...m, port: virtualPortFor(m.name, m) })) } : loaded;
-      const problem = madeUpSmsProblem(config.modems.map((m) => m.port), isLoopbackUrl(config.webhook.endpoint), maskUrl(config.webhook.endpoint));
+      const config = opts.simulate
+        ? { ...loaded, modems: loaded.modems.map((m) => ({ ...m, port: virtualPortFor(m.name, m) })) }
+        : loaded;
+      const problem = madeUpSmsProblem(
+        config.modems.map((m) => m.port),
+        isLoopbackUrl(config.webhook.endpoint),
+        maskUrl(config.webhook.endpoint),
+      );
       if (problem) throw new DaemonConfigInvalid(new ConfigError([problem], { file: opts.config }));
       await runDaemon(config);
     });
@@ -46,21 +55,38 @@ export function runCommand(): Command {
 
 /** `pulsa-bridge run`: starts the daemon, runs until SIGTERM/SIGINT, stops it and ends the process (exit 0). */
 export async function runDaemon(config: Config): Promise<void> {
-  const logger = createLogger({ level: config.log.level, ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }) });
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`));
+  const logger = createLogger({
+    level: config.log.level,
+    ...(config.log.pretty === 'auto' ? {} : { pretty: config.log.pretty }),
+  });
+  process.on('unhandledRejection', (reason) =>
+    logger.error({ err: reason }, `unhandled rejection (kept running): ${errorMessage(reason)}`),
+  );
   // Signal handlers go in before anything starts: a SIGTERM during start-up must stop cleanly, not kill.
   // A start-up stuck in the kernel (a spool on a filesystem that never answers) must not make SIGTERM useless: give it
   // a bound, then log the reason and end by the signal.
   const startBoundMs = (config.shutdownGraceSec + STARTUP_STOP_BOUND_SEC) * 1000;
   const guard = startupStopBound(
     startBoundMs,
-    (signal) => logger.info({ signal }, `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`),
+    (signal) =>
+      logger.info(
+        { signal },
+        `${signal} during start-up: stopping once start-up has finished (at most ${startBoundMs / 1000} s)`,
+      ),
     (signal) => {
       // The process ends by the signal right after this line, before a queued asynchronous write could go out: the
       // line is written synchronously, in the log's own JSON shape (with its syslog priority under systemd). It may
       // come before lines still queued for a slow reader, or be lost if the non-blocking fd is full (EAGAIN).
       const msg = `${signal}: start-up did not finish within ${startBoundMs / 1000} s (spool or modem not answering); exiting`;
-      const line = JSON.stringify({ level: 50, time: Date.now(), pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', signal, msg });
+      const line = JSON.stringify({
+        level: 50,
+        time: Date.now(),
+        pid: process.pid,
+        hostname: hostname(),
+        name: 'pulsa-bridge',
+        signal,
+        msg,
+      });
       try {
         writeSync(1, `${runsUnderSystemd() ? `<${syslogPriority(50)}>` : ''}${line}\n`);
       } catch {

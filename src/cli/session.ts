@@ -37,14 +37,22 @@ export interface Session {
 
 export async function openSession(o: SessionOptions): Promise<Session> {
   const path = o.port;
-  if (!path) throw new UsageError('no port given', { hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem' });
-  const channel: SerialAtChannel = await openChannel({ path, baudRate: o.baud }, { logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path });
+  if (!path)
+    throw new UsageError('no port given', {
+      hint: 'pass --port /dev/serial/by-id/... (see `pulsa-bridge ports`), or --simulate to use the virtual modem',
+    });
+  const channel: SerialAtChannel = await openChannel(
+    { path, baudRate: o.baud },
+    { logger: o.logger, defaultTimeoutMs: o.timeoutMs, name: path },
+  );
   let garbage = 0;
   channel.on('garbage', () => garbage++);
   let modem: Modem | undefined;
   const close = async () => {
     modem?.detach();
-    await channel.close().catch((err: unknown) => o.logger.debug({ err }, 'close failed (port already gone): nothing left to do'));
+    await channel
+      .close()
+      .catch((err: unknown) => o.logger.debug({ err }, 'close failed (port already gone): nothing left to do'));
   };
   try {
     await probe(channel, path, o.baud, () => garbage);

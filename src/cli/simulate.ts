@@ -42,137 +42,186 @@ export function simulateCommand(io: Io): Command {
   return new Command('simulate')
     .description(summaryOf('simulate'))
     .requiredOption('-l, --link <path>', 'path to create for the bridge to open, e.g. /tmp/pulsa-modem')
-    .addOption(new Option('--profile <id>', 'behave like this modem family').choices(['generic', 'simcom', 'huawei']).default('simcom'))
-    .option('--pin <pin>', 'the SIM starts locked with this PIN')
-    .option('--baud <rate>', 'pace the line like a UART at this baud rate (default: memory speed)', wholeNumber('a baud rate such as 115200 or 9600', 1))
-    .option('--storage <n>', 'SMS slots on the SIM (default 30)', wholeNumber('a number of slots (a whole number >= 1)', 1))
-    .option('--state <file>', 'load the SIM and network state from this file at start (if it exists), save it there at the end')
     .addOption(
-      new Option('--quirk <name>', `a behaviour of real devices (repeatable): ${VIRTUAL_QUIRKS.join(', ')} (docs/modems.md)`)
+      new Option('--profile <id>', 'behave like this modem family')
+        .choices(['generic', 'simcom', 'huawei'])
+        .default('simcom'),
+    )
+    .option('--pin <pin>', 'the SIM starts locked with this PIN')
+    .option(
+      '--baud <rate>',
+      'pace the line like a UART at this baud rate (default: memory speed)',
+      wholeNumber('a baud rate such as 115200 or 9600', 1),
+    )
+    .option(
+      '--storage <n>',
+      'SMS slots on the SIM (default 30)',
+      wholeNumber('a number of slots (a whole number >= 1)', 1),
+    )
+    .option(
+      '--state <file>',
+      'load the SIM and network state from this file at start (if it exists), save it there at the end',
+    )
+    .addOption(
+      new Option(
+        '--quirk <name>',
+        `a behaviour of real devices (repeatable): ${VIRTUAL_QUIRKS.join(', ')} (docs/modems.md)`,
+      )
         .choices([...VIRTUAL_QUIRKS])
         .argParser((value: string, previous: VirtualQuirk[] | undefined) => {
-          if (!(VIRTUAL_QUIRKS as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${VIRTUAL_QUIRKS.join(', ')}`);
+          if (!(VIRTUAL_QUIRKS as readonly string[]).includes(value))
+            throw new InvalidArgumentError(`one of ${VIRTUAL_QUIRKS.join(', ')}`);
           return [...(previous ?? []), value as VirtualQuirk];
         }),
     )
-    .action(async (opts: { link: string; profile: 'generic' | 'simcom' | 'huawei'; pin?: string; baud?: number; storage?: number; state?: string; quirk?: VirtualQuirk[] }) => {
-      const storageCapacity = opts.storage;
-      const vm = new VirtualModem({
-        path: `virtual:pty:${opts.link}`,
-        profile: opts.profile,
-        ...(opts.pin ? { pin: opts.pin } : {}),
-        ...(storageCapacity ? { storageCapacity } : {}),
-        ...(opts.quirk && opts.quirk.length > 0 ? { quirks: opts.quirk } : {}),
-      });
-      if (opts.state) {
-        const saved = await readFile(opts.state, 'utf8').catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return undefined;
-          throw err;
+    .action(
+      async (opts: {
+        link: string;
+        profile: 'generic' | 'simcom' | 'huawei';
+        pin?: string;
+        baud?: number;
+        storage?: number;
+        state?: string;
+        quirk?: VirtualQuirk[];
+      }) => {
+        const storageCapacity = opts.storage;
+        const vm = new VirtualModem({
+          path: `virtual:pty:${opts.link}`,
+          profile: opts.profile,
+          ...(opts.pin ? { pin: opts.pin } : {}),
+          ...(storageCapacity ? { storageCapacity } : {}),
+          ...(opts.quirk && opts.quirk.length > 0 ? { quirks: opts.quirk } : {}),
         });
-        if (saved !== undefined) vm.restore(JSON.parse(saved) as SimSnapshot);
-      }
-      const paceBaud = opts.baud;
-      const host: PtyHost = await hostVirtualModemOnPty(vm, { linkPath: opts.link, ...(paceBaud ? { paceBaud } : {}) });
-      io.out(`virtual ${opts.profile} modem on ${opts.link}${opts.quirk?.length ? ` (quirks: ${opts.quirk.join(', ')})` : ''}; type \`help\` for commands\n`);
-      const rl = createInterface({ input: io.input ?? process.stdin, terminal: false });
-      const offStopSignal = onStopSignal(() => rl.close());
-      const done = new Promise<void>((resolve) => rl.on('close', resolve));
-      rl.on('line', (line) => {
-        const [cmd, ...rest] = line.trim().split(/\s+/);
-        try {
-          switch (cmd) {
-            case undefined:
-            case '':
-              break;
-            case 'sms': {
-              const [from, ...words] = rest;
-              if (!from || words.length === 0) throw new Error('usage: sms <sender> <text...>');
-              const r = vm.injectSms({ from, text: words.join(' ') });
-              io.out(`sms from ${from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`);
-              break;
-            }
-            case 'inject': {
-              const json = line.trim().slice('inject'.length).trim();
-              const o = JSON.parse(json) as Partial<InjectSmsOptions>;
-              if (typeof o.from !== 'string' || typeof o.text !== 'string') throw new Error('usage: inject {"from":"858","text":"..."}');
-              const r = vm.injectSms({
-                from: o.from,
-                text: o.text,
-                ...(o.encoding ? { encoding: o.encoding } : {}),
-                ...(o.concatRef !== undefined ? { concatRef: o.concatRef } : {}),
-                ...(o.concatRefBits ? { concatRefBits: o.concatRefBits } : {}),
-                ...(typeof o.pid === 'number' ? { pid: o.pid } : {}),
-                ...(typeof o.dcs === 'number' ? { dcs: o.dcs } : {}),
-              });
-              io.out(`sms from ${o.from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`);
-              break;
-            }
-            case 'state':
-              io.out(`state ${JSON.stringify({
-                sim: vm.sim,
-                stored: vm.storedMessages().length,
-                held: vm.heldBySmscCount,
-                dropped: vm.droppedForFullStorage,
-                pinEntries: vm.commandLog().filter((l) => /\+CPIN="?\d/i.test(l)).length,
-              })}\n`);
-              break;
-            case 'garbage':
-              vm.injectGarbage();
-              io.out('noise sent\n');
-              break;
-            case 'stall': {
-              const ms = Number(rest[0]);
-              if (!Number.isFinite(ms) || ms <= 0) throw new Error('usage: stall <ms>');
-              vm.stall(ms);
-              io.out(`modem silent for ${ms} ms\n`);
-              break;
-            }
-            case 'reboot':
-              if (rest[0] === 'silent') {
-                vm.reboot({ silent: true });
-                io.out('modem rebooting silently\n');
-              } else if (rest[0] === 'autobaud') {
-                vm.reboot({ silent: true, holdUntilAt: true });
-                io.out('modem rebooting silently\n');
-              } else if (rest[0] === 'banner') {
-                const banner = rest.slice(1).join(' ');
-                if (!banner) throw new Error('usage: reboot banner <line>');
-                vm.reboot({ banners: [banner] });
-                io.out('modem rebooting\n');
-              } else {
-                vm.reboot();
-                io.out('modem rebooting\n');
-              }
-              break;
-            case 'full':
-              vm.fillStorage();
-              io.out('SIM storage filled\n');
-              break;
-            case 'list':
-              io.out(vm.storedMessages().map((m) => `${m.memory ? `${m.memory} ` : ''}#${m.index} ${m.stat === 0 ? 'unread' : 'read'} ${m.pdu}`).join('\n') + (vm.storedMessages().length ? '\n' : 'SIM empty\n'));
-              break;
-            case 'help':
-              io.out(SIMULATE_HELP + '\n');
-              break;
-            case 'quit':
-            case 'exit':
-              rl.close();
-              break;
-            default:
-              throw new Error(`unknown command ${JSON.stringify(cmd)} (type help)`);
-          }
-        } catch (err) {
-          io.err(`error: ${errorMessage(err)}\n`);
+        if (opts.state) {
+          const saved = await readFile(opts.state, 'utf8').catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT') return undefined;
+            throw err;
+          });
+          if (saved !== undefined) vm.restore(JSON.parse(saved) as SimSnapshot);
         }
-      });
-      await done;
-      offStopSignal();
-      await host.close();
-      if (opts.state) {
-        await writeFile(`${opts.state}.tmp`, JSON.stringify(vm.snapshot()));
-        await rename(`${opts.state}.tmp`, opts.state);
-      }
-      vm.stop();
-      io.out('virtual modem stopped\n');
-    });
+        const paceBaud = opts.baud;
+        const host: PtyHost = await hostVirtualModemOnPty(vm, {
+          linkPath: opts.link,
+          ...(paceBaud ? { paceBaud } : {}),
+        });
+        io.out(
+          `virtual ${opts.profile} modem on ${opts.link}${opts.quirk?.length ? ` (quirks: ${opts.quirk.join(', ')})` : ''}; type \`help\` for commands\n`,
+        );
+        const rl = createInterface({ input: io.input ?? process.stdin, terminal: false });
+        const offStopSignal = onStopSignal(() => rl.close());
+        const done = new Promise<void>((resolve) => rl.on('close', resolve));
+        rl.on('line', (line) => {
+          const [cmd, ...rest] = line.trim().split(/\s+/);
+          try {
+            switch (cmd) {
+              case undefined:
+              case '':
+                break;
+              case 'sms': {
+                const [from, ...words] = rest;
+                if (!from || words.length === 0) throw new Error('usage: sms <sender> <text...>');
+                const r = vm.injectSms({ from, text: words.join(' ') });
+                io.out(
+                  `sms from ${from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`,
+                );
+                break;
+              }
+              case 'inject': {
+                const json = line.trim().slice('inject'.length).trim();
+                const o = JSON.parse(json) as Partial<InjectSmsOptions>;
+                if (typeof o.from !== 'string' || typeof o.text !== 'string')
+                  throw new Error('usage: inject {"from":"858","text":"..."}');
+                const r = vm.injectSms({
+                  from: o.from,
+                  text: o.text,
+                  ...(o.encoding ? { encoding: o.encoding } : {}),
+                  ...(o.concatRef !== undefined ? { concatRef: o.concatRef } : {}),
+                  ...(o.concatRefBits ? { concatRefBits: o.concatRefBits } : {}),
+                  ...(typeof o.pid === 'number' ? { pid: o.pid } : {}),
+                  ...(typeof o.dcs === 'number' ? { dcs: o.dcs } : {}),
+                });
+                io.out(
+                  `sms from ${o.from}: ${r.pdus.length} part(s)${r.indexes.length ? `, stored at ${r.indexes.join(', ')}` : ''}${r.held ? `, ${r.held} held by the network` : ''}\n`,
+                );
+                break;
+              }
+              case 'state':
+                io.out(
+                  `state ${JSON.stringify({
+                    sim: vm.sim,
+                    stored: vm.storedMessages().length,
+                    held: vm.heldBySmscCount,
+                    dropped: vm.droppedForFullStorage,
+                    pinEntries: vm.commandLog().filter((l) => /\+CPIN="?\d/i.test(l)).length,
+                  })}\n`,
+                );
+                break;
+              case 'garbage':
+                vm.injectGarbage();
+                io.out('noise sent\n');
+                break;
+              case 'stall': {
+                const ms = Number(rest[0]);
+                if (!Number.isFinite(ms) || ms <= 0) throw new Error('usage: stall <ms>');
+                vm.stall(ms);
+                io.out(`modem silent for ${ms} ms\n`);
+                break;
+              }
+              case 'reboot':
+                if (rest[0] === 'silent') {
+                  vm.reboot({ silent: true });
+                  io.out('modem rebooting silently\n');
+                } else if (rest[0] === 'autobaud') {
+                  vm.reboot({ silent: true, holdUntilAt: true });
+                  io.out('modem rebooting silently\n');
+                } else if (rest[0] === 'banner') {
+                  const banner = rest.slice(1).join(' ');
+                  if (!banner) throw new Error('usage: reboot banner <line>');
+                  vm.reboot({ banners: [banner] });
+                  io.out('modem rebooting\n');
+                } else {
+                  vm.reboot();
+                  io.out('modem rebooting\n');
+                }
+                break;
+              case 'full':
+                vm.fillStorage();
+                io.out('SIM storage filled\n');
+                break;
+              case 'list':
+                io.out(
+                  vm
+                    .storedMessages()
+                    .map(
+                      (m) =>
+                        `${m.memory ? `${m.memory} ` : ''}#${m.index} ${m.stat === 0 ? 'unread' : 'read'} ${m.pdu}`,
+                    )
+                    .join('\n') + (vm.storedMessages().length ? '\n' : 'SIM empty\n'),
+                );
+                break;
+              case 'help':
+                io.out(SIMULATE_HELP + '\n');
+                break;
+              case 'quit':
+              case 'exit':
+                rl.close();
+                break;
+              default:
+                throw new Error(`unknown command ${JSON.stringify(cmd)} (type help)`);
+            }
+          } catch (err) {
+            io.err(`error: ${errorMessage(err)}\n`);
+          }
+        });
+        await done;
+        offStopSignal();
+        await host.close();
+        if (opts.state) {
+          await writeFile(`${opts.state}.tmp`, JSON.stringify(vm.snapshot()));
+          await rename(`${opts.state}.tmp`, opts.state);
+        }
+        vm.stop();
+        io.out('virtual modem stopped\n');
+      },
+    );
 }

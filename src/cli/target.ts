@@ -21,7 +21,6 @@ import { configPath, type Io } from './io.js';
 import type { DirectOpener, TargetCliOptions } from './direct-target.js';
 import { UsageError, wholeNumber } from './usage.js';
 
-
 /** The options of every command that needs a modem. */
 export function targetOptions(cmd: Command): Command {
   return cmd
@@ -32,8 +31,16 @@ export function targetOptions(cmd: Command): Command {
     .option('--simulate', 'use the built-in virtual modem instead of hardware')
     .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(PROFILE_SETTINGS))
     .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
-    .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
-    .option('-v, --verbose', 'say which path the command takes (the running daemon or the port) and log the AT traffic to stderr');
+    .option(
+      '--timeout <ms>',
+      'per-command timeout in ms',
+      wholeNumber('a timeout in ms (a whole number >= 1)', 1),
+      10_000,
+    )
+    .option(
+      '-v, --verbose',
+      'say which path the command takes (the running daemon or the port) and log the AT traffic to stderr',
+    );
 }
 
 /** Opens the target, runs `fn` on it, closes it whatever happens. */
@@ -106,7 +113,10 @@ async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
   try {
     return await loadConfig(configPath(opts.config));
   } catch (err) {
-    const absent = err instanceof ConfigError && err.problems.length === 1 && /^cannot read \((ENOENT|EACCES)\)/.test(err.problems[0]!);
+    const absent =
+      err instanceof ConfigError &&
+      err.problems.length === 1 &&
+      /^cannot read \((ENOENT|EACCES)\)/.test(err.problems[0]!);
     if (absent && opts.config === undefined && (opts.port || !opts.modem)) return undefined;
     throw err;
   }
@@ -119,7 +129,10 @@ function pickModem(config: Config, name: string | undefined): ModemConfig {
     throw new UsageError(`the config has ${names.length} modems: pass --modem NAME (${names.join(', ')})`);
   }
   const m = config.modems.find((x) => x.name === name);
-  if (!m) throw new UsageError(`no modem named "${name}" in the config (it has: ${names.join(', ')})`, { hint: '`pulsa-bridge config check` shows the config' });
+  if (!m)
+    throw new UsageError(`no modem named "${name}" in the config (it has: ${names.join(', ')})`, {
+      hint: '`pulsa-bridge config check` shows the config',
+    });
   return m;
 }
 
@@ -131,7 +144,8 @@ async function findDaemon(config: Config): Promise<{ client?: ControlClient; soc
       return { client: await ControlClient.connect(socket), socket, tried };
     } catch (err) {
       if (err instanceof ControlClientError && err.code === 'no_daemon') continue;
-      if (err instanceof ControlClientError) throw new BridgeError('PORT_PERMISSION', err.message, ...(err.hint ? [{ hint: err.hint }] : []));
+      if (err instanceof ControlClientError)
+        throw new BridgeError('PORT_PERMISSION', err.message, ...(err.hint ? [{ hint: err.hint }] : []));
       throw err;
     }
   }
@@ -139,8 +153,15 @@ async function findDaemon(config: Config): Promise<{ client?: ControlClient; soc
 }
 
 /** The daemon's name for the modem asked for, when it runs it. */
-async function daemonHolds(client: ControlClient, name: string | undefined, port: string | undefined): Promise<string | undefined> {
-  const hello = await client.request<{ modems: Array<{ name: string; port: string }> }>({ op: 'hello', client: `pulsa-bridge CLI (pid ${process.pid})` }, 10_000);
+async function daemonHolds(
+  client: ControlClient,
+  name: string | undefined,
+  port: string | undefined,
+): Promise<string | undefined> {
+  const hello = await client.request<{ modems: Array<{ name: string; port: string }> }>(
+    { op: 'hello', client: `pulsa-bridge CLI (pid ${process.pid})` },
+    10_000,
+  );
   if (name !== undefined) return hello.modems.find((m) => m.name === name)?.name;
   const want = await canonical(port!);
   for (const m of hello.modems) if (m.port === port || (await canonical(m.port)) === want) return m.name;
@@ -152,18 +173,40 @@ async function canonical(path: string): Promise<string> {
 }
 
 const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'PORT_NOT_FOUND', 'PORT_PERMISSION', 'PORT_BUSY', 'PORT_CLOSED', 'PORT_IO', 'AT_TIMEOUT', 'AT_ERROR', 'MODEM_SILENT', 'SIM_NOT_READY', 'PDU_INVALID', 'USSD',
+  'PORT_NOT_FOUND',
+  'PORT_PERMISSION',
+  'PORT_BUSY',
+  'PORT_CLOSED',
+  'PORT_IO',
+  'AT_TIMEOUT',
+  'AT_ERROR',
+  'MODEM_SILENT',
+  'SIM_NOT_READY',
+  'PDU_INVALID',
+  'USSD',
 ]);
 
 /** A daemon's or the connection's error as the BridgeError the direct path would have raised. */
 function asBridgeError(err: unknown): unknown {
   if (err instanceof RemoteError) {
     const data = err.data as { code?: unknown } | undefined;
-    const code = typeof data?.code === 'string' && BRIDGE_CODES.has(data.code) ? (data.code as ErrorCode) : err.code === 'timeout' ? 'AT_TIMEOUT' : err.code === 'modem_unavailable' ? 'PORT_CLOSED' : err.code === 'forbidden' ? 'PORT_PERMISSION' : 'AT_ERROR';
+    const code =
+      typeof data?.code === 'string' && BRIDGE_CODES.has(data.code)
+        ? (data.code as ErrorCode)
+        : err.code === 'timeout'
+          ? 'AT_TIMEOUT'
+          : err.code === 'modem_unavailable'
+            ? 'PORT_CLOSED'
+            : err.code === 'forbidden'
+              ? 'PORT_PERMISSION'
+              : 'AT_ERROR';
     return new BridgeError(code, err.message, { cause: err, ...(err.hint ? { hint: err.hint } : {}) });
   }
   if (err instanceof ControlClientError) {
-    return new BridgeError(err.code === 'timeout' ? 'AT_TIMEOUT' : 'PORT_CLOSED', err.message, { cause: err, hint: err.hint ?? 'is the daemon still running? see `pulsa-bridge status`' });
+    return new BridgeError(err.code === 'timeout' ? 'AT_TIMEOUT' : 'PORT_CLOSED', err.message, {
+      cause: err,
+      hint: err.hint ?? 'is the daemon still running? see `pulsa-bridge status`',
+    });
   }
   return err;
 }

@@ -47,8 +47,15 @@ export function formatOutcome(r: AtOutcome): string {
  */
 export function formatEvent(e: EventMessage): string | undefined {
   if (e.event === 'closing') return '\n[daemon] closing: the terminal ends\n';
-  const data = (e.data ?? {}) as { lines?: unknown; id?: unknown; sender?: unknown; status?: unknown; outcome?: unknown };
-  if (e.event === 'urc') return Array.isArray(data.lines) ? `\n[urc] ${data.lines.join(' | ')}\n` : `\n[urc] ${JSON.stringify(e.data)}\n`;
+  const data = (e.data ?? {}) as {
+    lines?: unknown;
+    id?: unknown;
+    sender?: unknown;
+    status?: unknown;
+    outcome?: unknown;
+  };
+  if (e.event === 'urc')
+    return Array.isArray(data.lines) ? `\n[urc] ${data.lines.join(' | ')}\n` : `\n[urc] ${JSON.stringify(e.data)}\n`;
   if (e.event === 'sms') return `\n[sms] spooled ${String(data.id)} from ${String(data.sender)}\n`;
   if (e.event === 'delivery') {
     if (data.status === 'retry') return undefined;
@@ -77,14 +84,22 @@ export async function interactiveAt(ops: TerminalOps, io: Io, o: { timeoutMs?: n
     } else if (tty && !ended) live?.prompt(true); // the prompt and what was typed so far, again below the event
   });
   // The prompt and line editing only on a terminal; piped input gets the answers alone (all through io).
-  const rl = createInterface({ input, ...(tty ? { output: process.stdout } : {}), terminal: tty, historySize: 200, prompt: 'AT> ' });
+  const rl = createInterface({
+    input,
+    ...(tty ? { output: process.stdout } : {}),
+    terminal: tty,
+    historySize: 200,
+    prompt: 'AT> ',
+  });
   rl.once('close', () => (ended = true));
   const prompt = (text?: string): void => {
     if (ended) return;
     if (text !== undefined) rl.setPrompt(text);
     rl.prompt();
   };
-  io.out('interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits; after AT+CMGS=..., Ctrl-Z sends the message and Esc cancels\n');
+  io.out(
+    'interactive AT terminal: type commands (e.g. AT+CSQ); Ctrl-C or Ctrl-D exits; after AT+CMGS=..., Ctrl-Z sends the message and Esc cancels\n',
+  );
   prompt();
 
   let queue = Promise.resolve();

@@ -15,7 +15,15 @@ import { errorMessage } from '../errors.js';
 import { loadConfig, type Config, type ModemConfig } from '../config.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { orderPaths, pick, type ResellerClient } from '../reseller/client.js';
-import { DEFAULT_FLOWS, describeStep, FlowError, nationalNumber, renderFlow, type FlowStep, type TransferFlow } from '../transfer/flows.js';
+import {
+  DEFAULT_FLOWS,
+  describeStep,
+  FlowError,
+  nationalNumber,
+  renderFlow,
+  type FlowStep,
+  type TransferFlow,
+} from '../transfer/flows.js';
 import { checkOrderAnswer } from '../transfer/order-check.js';
 import { runTransfer, type StepReport, type TransferReport } from '../transfer/runner.js';
 import { realClock } from '../transfer/sms-watch.js';
@@ -65,16 +73,35 @@ export function transferCommand(io: Io, open: OpenOps): Command {
     .option('-c, --config <file>', 'config file')
     .option('--from <modem>', 'sending modem (default: the only modem)')
     .option('--to <number|modem>', "the centre SIM's number, or the name of the modem it sits in (not with --order)")
-    .requiredOption('--amount <rupiah>', 'credit to send, whole rupiah', wholeNumber('an amount in whole rupiah (>= 1)', 1))
-    .option('--operator <key>', "operator flow (default: the sending modem's operator): telkomsel, indosat, xl, axis, smartfren or a configured one")
+    .requiredOption(
+      '--amount <rupiah>',
+      'credit to send, whole rupiah',
+      wholeNumber('an amount in whole rupiah (>= 1)', 1),
+    )
+    .option(
+      '--operator <key>',
+      "operator flow (default: the sending modem's operator): telkomsel, indosat, xl, axis, smartfren or a configured one",
+    )
     .option('--from-number <number>', "the sending SIM's number (default: modems[].number)")
     .option('--order', 'create an order through the reseller API and watch it until it leaves pending')
-    .option('--operator-id <n>', 'order: operator id (default reseller.order.operatorId)', wholeNumber('an operator id (>= 1)', 1))
+    .option(
+      '--operator-id <n>',
+      'order: operator id (default reseller.order.operatorId)',
+      wholeNumber('an operator id (>= 1)', 1),
+    )
     .option('--payout-method <name>', 'order: payout method (default reseller.order.payoutMethod)')
     .option('--account-number <n>', 'order: payout account number (default reseller.order.payoutAccountNumber)')
     .option('--account-name <name>', 'order: payout account name (default reseller.order.payoutAccountName)')
-    .option('--timeout <sec>', 'wait this long for the confirmation and the order (default reseller.confirmTimeoutSec)', wholeNumber('seconds (>= 1)', 1))
-    .option('--poll-interval <ms>', 'order: poll GET /orders/{trx_id} this often (default 2000)', wholeNumber('milliseconds (>= 100)', 100))
+    .option(
+      '--timeout <sec>',
+      'wait this long for the confirmation and the order (default reseller.confirmTimeoutSec)',
+      wholeNumber('seconds (>= 1)', 1),
+    )
+    .option(
+      '--poll-interval <ms>',
+      'order: poll GET /orders/{trx_id} this often (default 2000)',
+      wholeNumber('milliseconds (>= 100)', 100),
+    )
     .option('--dry-run', 'print every code and SMS it would send, send nothing')
     .option('-y, --yes', 'do not ask before moving real credit')
     .option('--json', 'print the report as JSON')
@@ -128,14 +155,30 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
   // Replies, SMS and order bodies come from the network and the reseller: control characters escaped.
   const out = (s: string) => !opts.json && io.out(safeText(s, { multiline: true }) + '\n');
   const from = opts.from ? modemByName(config, opts.from) : config.modems.length === 1 ? config.modems[0] : undefined;
-  if (!from) throw new UsageError(opts.from ? `no modem named ${JSON.stringify(opts.from)} in the config` : 'which modem sends? several are configured', { hint: `pass --from with one of: ${config.modems.map((m) => m.name).join(', ')}` });
+  if (!from)
+    throw new UsageError(
+      opts.from
+        ? `no modem named ${JSON.stringify(opts.from)} in the config`
+        : 'which modem sends? several are configured',
+      { hint: `pass --from with one of: ${config.modems.map((m) => m.name).join(', ')}` },
+    );
   const fromNumber = opts.fromNumber ?? from.number;
   const key = opts.operator ?? from.operator;
-  if (!key) throw new UsageError(`which operator flow? modem ${from.name} has no "operator"`, { hint: 'pass --operator telkomsel|indosat|xl|axis|smartfren, or set modems[].operator' });
+  if (!key)
+    throw new UsageError(`which operator flow? modem ${from.name} has no "operator"`, {
+      hint: 'pass --operator telkomsel|indosat|xl|axis|smartfren, or set modems[].operator',
+    });
   // Own keys only: `--operator toString` (or constructor) must not find an inherited value and take it for a flow.
   const configured = Object.hasOwn(config.reseller.flows, key) ? config.reseller.flows[key] : undefined;
-  const flow: TransferFlow | undefined = configured ? { operator: configured.operator ?? key, steps: configured.steps } : Object.hasOwn(DEFAULT_FLOWS, key) ? DEFAULT_FLOWS[key] : undefined;
-  if (!flow) throw new UsageError(`no transfer flow for operator ${JSON.stringify(key)}`, { hint: `known: ${[...new Set([...Object.keys(DEFAULT_FLOWS), ...Object.keys(config.reseller.flows)])].join(', ')}; add one under reseller.flows` });
+  const flow: TransferFlow | undefined = configured
+    ? { operator: configured.operator ?? key, steps: configured.steps }
+    : Object.hasOwn(DEFAULT_FLOWS, key)
+      ? DEFAULT_FLOWS[key]
+      : undefined;
+  if (!flow)
+    throw new UsageError(`no transfer flow for operator ${JSON.stringify(key)}`, {
+      hint: `known: ${[...new Set([...Object.keys(DEFAULT_FLOWS), ...Object.keys(config.reseller.flows)])].join(', ')}; add one under reseller.flows`,
+    });
   const timeoutMs = (opts.timeout ?? config.reseller.confirmTimeoutSec) * 1000;
   const render = (to: string): FlowStep[] => {
     try {
@@ -153,25 +196,44 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
   let toNumber: string | undefined;
   if (opts.order) {
     if (opts.to) throw new UsageError('--to is not used with --order: the order names the centre number');
-    if (!fromNumber) throw new UsageError(`the sending SIM's number is needed for the order (sender_phone_number)`, { hint: `set modems[].number for ${from.name}, or pass --from-number` });
+    if (!fromNumber)
+      throw new UsageError(`the sending SIM's number is needed for the order (sender_phone_number)`, {
+        hint: `set modems[].number for ${from.name}, or pass --from-number`,
+      });
     const d = config.reseller.order;
     const need = <T>(v: T | undefined, what: string, flag: string, key2: string): T => {
-      if (v === undefined) throw new UsageError(`the order needs ${what}`, { hint: `pass ${flag}, or set reseller.order.${key2} in the config` });
+      if (v === undefined)
+        throw new UsageError(`the order needs ${what}`, {
+          hint: `pass ${flag}, or set reseller.order.${key2} in the config`,
+        });
       return v;
     };
     orderRequest = {
       operator_id: need(opts.operatorId ?? d.operatorId, 'an operator id', '--operator-id', 'operatorId'),
       pulsa_amount: opts.amount,
       payout_method: need(opts.payoutMethod ?? d.payoutMethod, 'a payout method', '--payout-method', 'payoutMethod'),
-      payout_account_number: need(opts.accountNumber ?? d.payoutAccountNumber, 'a payout account number', '--account-number', 'payoutAccountNumber'),
-      payout_account_name: need(opts.accountName ?? d.payoutAccountName, 'a payout account name', '--account-name', 'payoutAccountName'),
+      payout_account_number: need(
+        opts.accountNumber ?? d.payoutAccountNumber,
+        'a payout account number',
+        '--account-number',
+        'payoutAccountNumber',
+      ),
+      payout_account_name: need(
+        opts.accountName ?? d.payoutAccountName,
+        'a payout account name',
+        '--account-name',
+        'payoutAccountName',
+      ),
       sender_phone_number: nationalNumber(fromNumber),
     };
     client = opts.dryRun ? undefined : resellerClient(config);
   } else {
     if (!opts.to) throw new UsageError('where to? pass --to with the centre number or modem name (or --order)');
     const byName = modemByName(config, opts.to);
-    if (byName && !byName.number) throw new UsageError(`modem ${byName.name} has no "number" in the config`, { hint: 'pass the centre number with --to instead' });
+    if (byName && !byName.number)
+      throw new UsageError(`modem ${byName.name} has no "number" in the config`, {
+        hint: 'pass the centre number with --to instead',
+      });
     toNumber = nationalNumber(byName?.number ?? opts.to);
     centre = byName ?? config.modems.find((m) => sameNumber(m.number, toNumber));
     steps = render(toNumber);
@@ -181,13 +243,23 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
   if (opts.dryRun) {
     const plan: string[] = [];
     if (orderRequest) {
-      plan.push(`POST ${config.reseller.baseUrl ?? '{reseller.baseUrl}'}/orders ${JSON.stringify(orderRequest)} (with X-API-KEY)`);
+      plan.push(
+        `POST ${config.reseller.baseUrl ?? '{reseller.baseUrl}'}/orders ${JSON.stringify(orderRequest)} (with X-API-KEY)`,
+      );
       const ussd = flow.steps.find((s) => s.kind === 'ussd');
-      plan.push(`dial the USSD code the order returns on ${from.name}${ussd?.replies?.length ? `, then answer ${ussd.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (an SMS-style code: the ${flow.operator} flow to the order's centre number)`);
-      plan.push(`wait for the confirmation SMS when the order's centre number is a modem of this bridge, and poll GET /orders/{trx_id} until it leaves pending (up to ${timeoutMs / 1000} s)`);
+      plan.push(
+        `dial the USSD code the order returns on ${from.name}${ussd?.replies?.length ? `, then answer ${ussd.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (an SMS-style code: the ${flow.operator} flow to the order's centre number)`,
+      );
+      plan.push(
+        `wait for the confirmation SMS when the order's centre number is a modem of this bridge, and poll GET /orders/{trx_id} until it leaves pending (up to ${timeoutMs / 1000} s)`,
+      );
     } else {
       for (const s of steps!) plan.push(describeStep(s, from.name));
-      plan.push(centre ? `wait up to ${timeoutMs / 1000} s for the confirmation SMS on ${centre.name}` : `(the centre ${toNumber} is not a modem of this bridge: its confirmation is not watched)`);
+      plan.push(
+        centre
+          ? `wait up to ${timeoutMs / 1000} s for the confirmation SMS on ${centre.name}`
+          : `(the centre ${toNumber} is not a modem of this bridge: its confirmation is not watched)`,
+      );
     }
     if (opts.json) printJson(io, { dryRun: true, from: from.name, amount: opts.amount, operator: flow.operator, plan });
     else io.out(`${head}\ndry run: nothing is sent\n${plan.map((p, i) => `  ${i + 1}. ${p}`).join('\n')}\n`);
@@ -215,16 +287,32 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
       const code = pick(created, paths.ussdCode);
       const centerNumber = pick(created, paths.centerNumber);
       if (!trx || !code) {
-        const missing = [!trx ? `trx_id (looked at ${paths.trxId.join(', ')}; set reseller.orderPaths.trxId)` : '', !code ? `the USSD code (looked at ${paths.ussdCode.join(', ')}; set reseller.orderPaths.ussdCode)` : ''].filter(Boolean);
-        io.err(`error: the order response has no ${missing.join(' and no ')}\nraw response:\n${safeJson(created, 2)}\n`);
+        const missing = [
+          !trx ? `trx_id (looked at ${paths.trxId.join(', ')}; set reseller.orderPaths.trxId)` : '',
+          !code ? `the USSD code (looked at ${paths.ussdCode.join(', ')}; set reseller.orderPaths.ussdCode)` : '',
+        ].filter(Boolean);
+        io.err(
+          `error: the order response has no ${missing.join(' and no ')}\nraw response:\n${safeJson(created, 2)}\n`,
+        );
         throw new CommandFailed('the order response could not be read; nothing was sent');
       }
       const answeredAmount = pick(created, paths.amount);
-      order = { trx_id: trx, ussd_code: code, center_number: centerNumber, statuses: [{ status: pick(created, paths.status) ?? '?', afterMs: Date.now() - t0 }] };
-      out(`order ${trx} created (${order.statuses[0]!.status}): code ${code}${centerNumber ? `, centre ${centerNumber}` : ''}${answeredAmount !== undefined ? `, amount ${answeredAmount}` : ''}`);
+      order = {
+        trx_id: trx,
+        ussd_code: code,
+        center_number: centerNumber,
+        statuses: [{ status: pick(created, paths.status) ?? '?', afterMs: Date.now() - t0 }],
+      };
+      out(
+        `order ${trx} created (${order.statuses[0]!.status}): code ${code}${centerNumber ? `, centre ${centerNumber}` : ''}${answeredAmount !== undefined ? `, amount ${answeredAmount}` : ''}`,
+      );
       // Money moves only on what was asked: the answer is checked against the request, and what is dialled is the
       // flow rendered from the checked values (order-check.ts).
-      const checked = checkOrderAnswer(flow, { amount: opts.amount }, { code, centreNumber: centerNumber, amount: answeredAmount });
+      const checked = checkOrderAnswer(
+        flow,
+        { amount: opts.amount },
+        { code, centreNumber: centerNumber, amount: answeredAmount },
+      );
       if (!checked.ok) {
         io.err(
           `error: the order does not match what was asked; nothing was dialled
@@ -233,8 +321,12 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
 ` +
             `  answered: order ${safeText(trx)}: code ${safeText(code)}, centre ${safeText(centerNumber ?? '(none)')}, amount ${safeText(answeredAmount ?? '(not given)')}
 ` +
-            checked.problems.map((p) => `  - ${safeText(p)}
-`).join('') +
+            checked.problems
+              .map(
+                (p) => `  - ${safeText(p)}
+`,
+              )
+              .join('') +
             `hint: do not pay this order; check the reseller API (reseller.orderPaths if its fields are elsewhere) and cancel it there
 `,
         );
@@ -262,7 +354,10 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
     if (report.confirmation) {
       const c = report.confirmation;
       out(`confirmation on ${centre!.name} from ${c.sender}${c.spoolId ? `, spool id ${c.spoolId}` : ''}: ${c.text}`);
-      if (c.webhook) out(`  webhook: ${[c.webhook.state, c.webhook.status, c.webhook.outcome].filter((x) => x !== undefined).join(', ')}${c.webhook.body ? `: ${c.webhook.body}` : ''}`);
+      if (c.webhook)
+        out(
+          `  webhook: ${[c.webhook.state, c.webhook.status, c.webhook.outcome].filter((x) => x !== undefined).join(', ')}${c.webhook.body ? `: ${c.webhook.body}` : ''}`,
+        );
       else if (c.spoolId) out('  webhook: no answer reported yet (see `pulsa-bridge queue ls`)');
     }
     if (order && client && report.sent.length > 0 && report.outcome !== 'interrupted') {
@@ -273,24 +368,56 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
     for (const o of opened) await o.close().catch(() => undefined); // best effort: the outcome is already decided
   }
 
-  await keepReport(io, config, { at: new Date().toISOString(), from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...report }, opts.json === true);
-  if (opts.json) printJson(io, { from: from.name, to: toNumber ?? null, amount: opts.amount, operator: flow.operator, ...(order ? { order } : {}), ...report });
+  await keepReport(
+    io,
+    config,
+    {
+      at: new Date().toISOString(),
+      from: from.name,
+      to: toNumber ?? null,
+      amount: opts.amount,
+      operator: flow.operator,
+      ...report,
+    },
+    opts.json === true,
+  );
+  if (opts.json)
+    printJson(io, {
+      from: from.name,
+      to: toNumber ?? null,
+      amount: opts.amount,
+      operator: flow.operator,
+      ...(order ? { order } : {}),
+      ...report,
+    });
   // The run's own steps decide first: a failed, timed-out or interrupted step is never a success, whatever the order
   // says afterwards; an order counts only when its status is one that means approved.
   const ranOk = report.outcome === 'confirmed' || (report.outcome === 'sent' && !centre);
   const orderOk = order === undefined || (order.final !== undefined && APPROVED.test(order.final));
   if (!opts.json) {
-    if (report.outcome === 'sent' && !centre && !order) out(`sent; the centre ${toNumber} is not a modem of this bridge: check its balance there`);
+    if (report.outcome === 'sent' && !centre && !order)
+      out(`sent; the centre ${toNumber} is not a modem of this bridge: check its balance there`);
     const secs = (report.totalMs / 1000).toFixed(1);
-    out(`result: ${order ? `order ${order.trx_id} ended ${order.final ?? 'pending (timed out)'} after ${secs} s (the transfer: ${report.outcome})` : `${report.outcome} after ${secs} s`}`);
+    out(
+      `result: ${order ? `order ${order.trx_id} ended ${order.final ?? 'pending (timed out)'} after ${secs} s (the transfer: ${report.outcome})` : `${report.outcome} after ${secs} s`}`,
+    );
   }
   if (!ranOk || !orderOk) {
     const already = report.sent.length ? `already sent: ${report.sent.join('; ')}` : 'nothing was sent';
     if (!ranOk && order?.final !== undefined && APPROVED.test(order.final)) {
-      io.err(`WARNING: order ${order.trx_id} says ${order.final}, but this transfer's own step ${report.outcome === 'failed' ? 'failed' : `ended ${report.outcome}`}: the order was not approved by this transfer; check the order and the centre SIM by hand\n`);
+      io.err(
+        `WARNING: order ${order.trx_id} says ${order.final}, but this transfer's own step ${report.outcome === 'failed' ? 'failed' : `ended ${report.outcome}`}: the order was not approved by this transfer; check the order and the centre SIM by hand\n`,
+      );
     }
-    if (!opts.json || report.sent.length) io.err(`${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`);
-    const what = !ranOk ? (report.outcome === 'unknown' ? "the transfer ended unknown: the operator's reply (shown verbatim above) says neither that it went nor that it was refused" : `the transfer ${report.outcome}`) : `order ${order?.trx_id} ${order?.final === undefined ? 'still pending' : `ended ${safeText(order.final)}`}`;
+    if (!opts.json || report.sent.length)
+      io.err(
+        `${already}\n${report.sent.length ? 'do not repeat this transfer before checking the centre SIM (and the order), or credit is sent twice\n' : ''}`,
+      );
+    const what = !ranOk
+      ? report.outcome === 'unknown'
+        ? "the transfer ended unknown: the operator's reply (shown verbatim above) says neither that it went nor that it was refused"
+        : `the transfer ${report.outcome}`
+      : `order ${order?.trx_id} ${order?.final === undefined ? 'still pending' : `ended ${safeText(order.final)}`}`;
     const reason = `test transfer failed: ${what}${order && !ranOk ? ` (the order says ${safeText(order.final ?? 'pending')})` : ''}`;
     io.err(`error: ${reason}\n`);
     throw new CommandFailed(reason);
@@ -300,7 +427,15 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
 /** Order statuses that mean approved (any other, or none, is not a success). */
 const APPROVED = /^(approved|success|successful|succeeded|completed?|paid|done|settled)$/i;
 
-async function pollOrder(client: ResellerClient, order: OrderInfo, config: Config, opts: TransferOptions, timeoutMs: number, signal: AbortSignal, out: (s: string) => void): Promise<void> {
+async function pollOrder(
+  client: ResellerClient,
+  order: OrderInfo,
+  config: Config,
+  opts: TransferOptions,
+  timeoutMs: number,
+  signal: AbortSignal,
+  out: (s: string) => void,
+): Promise<void> {
   const paths = orderPaths(config.reseller.orderPaths);
   const t0 = Date.now();
   let last = order.statuses[order.statuses.length - 1]?.status;
@@ -313,7 +448,8 @@ async function pollOrder(client: ResellerClient, order: OrderInfo, config: Confi
       body = undefined;
     }
     const status = body === undefined ? undefined : pick(body, paths.status);
-    if (body !== undefined && status === undefined) out(`  no status in the order (looked at ${paths.status.join(', ')}): ${JSON.stringify(body)}`);
+    if (body !== undefined && status === undefined)
+      out(`  no status in the order (looked at ${paths.status.join(', ')}): ${JSON.stringify(body)}`);
     if (status !== undefined && status !== last) {
       order.statuses.push({ status, afterMs: Date.now() - t0 });
       out(`order ${order.trx_id}: ${last ?? '?'} -> ${status} (after ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
@@ -340,7 +476,10 @@ function formatStep(s: StepReport): string {
 
 async function confirm(io: Io, question: string): Promise<void> {
   const input = io.input ?? (process.stdin.isTTY ? process.stdin : undefined);
-  if (!input) throw new UsageError('refusing to move real credit without a confirmation', { hint: 'pass --yes (or --dry-run to see what would be sent)' });
+  if (!input)
+    throw new UsageError('refusing to move real credit without a confirmation', {
+      hint: 'pass --yes (or --dry-run to see what would be sent)',
+    });
   io.out(question);
   const rl = createInterface({ input, terminal: false });
   const answer = await new Promise<string>((resolve) => {

@@ -12,4 +12,3 @@ export class UsageError extends Error {
     this.hint = options.hint;
   }
 }
-

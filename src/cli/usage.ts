@@ -19,6 +19,7 @@ export function wholeNumber(what: string, min: number): (value: string) => numbe
 /** Option parser for a comma-separated list of baud rates, e.g. `115200,9600`. */
 export function baudRates(value: string): number[] {
   const rates = value.split(',').map((v) => v.trim());
-  if (rates.some((r) => !/^\d+$/.test(r) || Number(r) < 1)) throw new InvalidArgumentError('expected baud rates such as 115200,9600.');
+  if (rates.some((r) => !/^\d+$/.test(r) || Number(r) < 1))
+    throw new InvalidArgumentError('expected baud rates such as 115200,9600.');
   return rates.map(Number);
 }

@@ -51,17 +51,28 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
     .options(new Command('ussd'))
     .description(summaryOf('ussd'))
     .argument('<code>', 'USSD code, e.g. *888# (quote it in the shell)')
-    .option('-r, --reply <text>', 'an answer to the next menu (status 1); repeat for several: --reply 1 --reply 2', collect, [])
+    .option(
+      '-r, --reply <text>',
+      'an answer to the next menu (status 1); repeat for several: --reply 1 --reply 2',
+      collect,
+      [],
+    )
     .option('--no-interactive', 'never ask for menu answers, even on a terminal')
     .option('--cancel', 'cancel the session after the last reply (always done when a menu is still open)')
     .option('--json', 'print JSON (every reply, in order)');
   return cmd.action(async (code: string, opts: UssdCliOptions) => {
     // Checked before any port opens: an empty or malformed code is the operator's typo, not the network's answer.
     if (!/^[*#]?[0-9*#+]*[0-9][0-9*#+]*#?$/.test(code.trim())) {
-      throw new UsageError(code.trim() === '' ? 'empty USSD code' : `${JSON.stringify(code)} is not a USSD code`, { hint: 'digits with * and #, e.g. "*888#" (quoted in the shell)' });
+      throw new UsageError(code.trim() === '' ? 'empty USSD code' : `${JSON.stringify(code)} is not a USSD code`, {
+        hint: 'digits with * and #, e.g. "*888#" (quoted in the shell)',
+      });
     }
     const input = io.input ?? process.stdin;
-    const interactive = opts.reply.length === 0 && opts.interactive !== false && !opts.json && (input as { isTTY?: boolean }).isTTY === true;
+    const interactive =
+      opts.reply.length === 0 &&
+      opts.interactive !== false &&
+      !opts.json &&
+      (input as { isTTY?: boolean }).isTTY === true;
     // The session timeout is the daemon's / modem's (30 s) unless --timeout was given.
     const timing = cmd.getOptionValueSource('timeout') === 'cli' ? { timeoutMs: opts.timeout } : {};
     await target.withOps(io, opts, async (ops) => {
@@ -90,9 +101,12 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
       }
       if (opts.json) printJson(io, replies);
       if (r.status === 4 && !opts.json) {
-        io.err(`error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`);
+        io.err(
+          `error: the network does not support ${code} on this SIM\nhint: check the code with the operator; some modems need the GSM charset (--profile) for USSD\n`,
+        );
       }
-      if (r.noReply && !opts.json) io.err(`error: the network ended the session for ${code} without a reply (${r.raw})\n`);
+      if (r.noReply && !opts.json)
+        io.err(`error: the network ended the session for ${code} without a reply (${r.raw})\n`);
       // The network refusing the code (4 not supported, 5 timed out) or ending it with no reply is a failed diagnostic: exit 1.
       if (r.status === 4 || r.status === 5) throw new CommandFailed(`USSD status ${r.status}`);
       if (r.noReply) throw new CommandFailed('USSD session ended by the network without a reply');

@@ -50,8 +50,15 @@ export interface WireError {
 // Field types. The messages are the ones operators' tools have seen since version 1 (worded as zod worded them).
 
 const typeName = (x: unknown): string =>
-  x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x === 'number' && !Number.isFinite(x) ? String(x) : typeof x;
-const wrongType = (expected: string) => (iss: v.BaseIssue<unknown>) => `Invalid input: expected ${expected}, received ${typeName(iss.input)}`;
+  x === null
+    ? 'null'
+    : Array.isArray(x)
+      ? 'array'
+      : typeof x === 'number' && !Number.isFinite(x)
+        ? String(x)
+        : typeof x;
+const wrongType = (expected: string) => (iss: v.BaseIssue<unknown>) =>
+  `Invalid input: expected ${expected}, received ${typeName(iss.input)}`;
 
 function str(min: number, max: number) {
   return v.pipe(
@@ -99,7 +106,8 @@ const id = v.union(
       v.minValue(Number.MIN_SAFE_INTEGER, `Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`),
       v.maxValue(Number.MAX_SAFE_INTEGER, `Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}`),
     ),
-    v.pipe(v.string(), v.maxLength(64, 'Too big: expected string to have <=64 characters'))],
+    v.pipe(v.string(), v.maxLength(64, 'Too big: expected string to have <=64 characters')),
+  ],
   'Invalid input',
 );
 
@@ -115,14 +123,21 @@ function request<const Op extends string, S extends v.ObjectEntries>(op: Op, fie
     return (field && v.safeParse(field, undefined).issues?.[0]?.message) || 'Invalid input';
   });
   return v.pipe(
-    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'a request is a JSON object'),
+    v.custom<Record<string, unknown>>(
+      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+      'a request is a JSON object',
+    ),
     v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<Record<string, unknown>>) => {
       const raw = dataset.value;
       const r = v.safeParse(schema, raw);
-      for (const iss of r.issues ?? []) addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
+      for (const iss of r.issues ?? [])
+        addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
       // From the raw keys: the object schema leaves keys such as __proto__ out of its output.
       const unknown = Object.keys(raw).filter((k) => !allowed.has(k));
-      if (unknown.length > 0) addIssue({ message: `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((k) => JSON.stringify(k)).join(', ')}` });
+      if (unknown.length > 0)
+        addIssue({
+          message: `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((k) => JSON.stringify(k)).join(', ')}`,
+        });
       if (!r.success || unknown.length > 0) return NEVER;
       const out: Record<string, unknown> = {};
       for (const k of allowed) if (k in r.output) out[k] = (r.output as Record<string, unknown>)[k];
@@ -204,13 +219,19 @@ function readId(value: unknown): Request['id'] | null {
 /** One request line -> a validated request, or the error reply to send. Never throws. */
 export function parseRequest(line: string): ParsedRequest {
   if (Buffer.byteLength(line, 'utf8') > MAX_LINE_BYTES) {
-    return { ok: false, reply: errorReply(null, { code: 'too_large', message: `request longer than ${MAX_LINE_BYTES} bytes` }) };
+    return {
+      ok: false,
+      reply: errorReply(null, { code: 'too_large', message: `request longer than ${MAX_LINE_BYTES} bytes` }),
+    };
   }
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch (err) {
-    return { ok: false, reply: errorReply(null, { code: 'bad_request', message: `not JSON: ${(err as Error).message}` }) };
+    return {
+      ok: false,
+      reply: errorReply(null, { code: 'bad_request', message: `not JSON: ${(err as Error).message}` }),
+    };
   }
   const id = readId(value);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -229,11 +250,19 @@ export function parseRequest(line: string): ParsedRequest {
   }
   const op = (value as Record<string, unknown>).op;
   if (typeof op !== 'string' || !Object.hasOwn(requestSchemas, op)) {
-    return { ok: false, reply: errorReply(id, { code: 'bad_request', message: `unknown op ${JSON.stringify(op)} (known: ${OPS.join(', ')})` }) };
+    return {
+      ok: false,
+      reply: errorReply(id, {
+        code: 'bad_request',
+        message: `unknown op ${JSON.stringify(op)} (known: ${OPS.join(', ')})`,
+      }),
+    };
   }
   const parsed = v.safeParse(requestSchemas[op as Op], value);
   if (!parsed.success) {
-    const issues = parsed.issues.map((i) => `${i.path?.length ? i.path.map((p) => String(p.key)).join('.') : op}: ${i.message}`);
+    const issues = parsed.issues.map(
+      (i) => `${i.path?.length ? i.path.map((p) => String(p.key)).join('.') : op}: ${i.message}`,
+    );
     return { ok: false, reply: errorReply(id, { code: 'bad_request', message: issues.join('; ') }) };
   }
   return { ok: true, request: parsed.output as Request };

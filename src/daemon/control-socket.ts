@@ -28,10 +28,19 @@ export async function checkSocketDir(socketPath: string): Promise<void> {
 }
 
 /** The control socket, listening; undefined (logged) when it could not be opened. */
-export async function openControlSocket(config: Config, logger: Logger, o: ControlSocketOptions): Promise<ControlServer | undefined> {
+export async function openControlSocket(
+  config: Config,
+  logger: Logger,
+  o: ControlSocketOptions,
+): Promise<ControlServer | undefined> {
   const path = config.control.socketPath;
   try {
-    const gid = config.control.group === undefined ? undefined : await groupId(config.control.group).catch((err: unknown) => Promise.reject(new Error(`control.group: ${errorMessage(err)}`)));
+    const gid =
+      config.control.group === undefined
+        ? undefined
+        : await groupId(config.control.group).catch((err: unknown) =>
+            Promise.reject(new Error(`control.group: ${errorMessage(err)}`)),
+          );
     const access = await accessPolicy(config, logger);
     const dispatcher = new Dispatcher({ ...o, access, logger });
     // The reserved connections are the operating level's: a reading user never locks operators out.
@@ -46,7 +55,10 @@ export async function openControlSocket(config: Config, logger: Logger, o: Contr
     await server.listen();
     return server;
   } catch (err) {
-    logger.error({ err, path }, `control socket ${path} not opened: ${errorMessage(err)}; the CLI's diagnostics open the port directly (and find it busy) until the next start`);
+    logger.error(
+      { err, path },
+      `control socket ${path} not opened: ${errorMessage(err)}; the CLI's diagnostics open the port directly (and find it busy) until the next start`,
+    );
     return undefined;
   }
 }
@@ -59,9 +71,15 @@ async function accessPolicy(config: Config, logger: Logger): Promise<AccessPolic
   try {
     operateGid = await groupId(config.control.operateGroup);
   } catch (err) {
-    logger.warn({ operateGroup }, `control.operateGroup: ${errorMessage(err)}: only root and the daemon's user (uid ${daemonUid}) may operate (AT, USSD, SMS send/delete)`);
+    logger.warn(
+      { operateGroup },
+      `control.operateGroup: ${errorMessage(err)}: only root and the daemon's user (uid ${daemonUid}) may operate (AT, USSD, SMS send/delete)`,
+    );
   }
-  logger.info({ operateGroup, operateGid, daemonUid }, `control socket: reading for its group, operating for root, uid ${daemonUid}${operateGid === undefined ? '' : ` and group ${operateGroup} (gid ${operateGid})`}`);
+  logger.info(
+    { operateGroup, operateGid, daemonUid },
+    `control socket: reading for its group, operating for root, uid ${daemonUid}${operateGid === undefined ? '' : ` and group ${operateGroup} (gid ${operateGid})`}`,
+  );
   return { daemonUid, operateGid, operateGroup };
 }
 

@@ -42,7 +42,12 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
     // One per configured modem, for the supervisor's whole life: every reconnect attaches its modem to it.
     scheduler: new AtScheduler<ModemHandle<Modem>>({ name: m.name }),
     ...(w.onStateChange ? { onStateChange: w.onStateChange } : {}),
-    ...(w.livenessIntervalMs !== undefined ? { livenessIntervalMs: w.livenessIntervalMs, livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)) } : {}),
+    ...(w.livenessIntervalMs !== undefined
+      ? {
+          livenessIntervalMs: w.livenessIntervalMs,
+          livenessTimeoutMs: Math.max(100, Math.floor(w.livenessIntervalMs / 2)),
+        }
+      : {}),
     connect: (): Promise<AtChannel> =>
       openChannel(
         { path: w.path, baudRate: m.baudRate },
@@ -86,4 +91,3 @@ export function createModemSupervisor(m: ModemConfig, w: ModemWiring): ModemSupe
     },
   });
 }
-

@@ -14,7 +14,10 @@ import type { Spool } from '../spool/store.js';
 import type { SmsRecord } from '../spool/types.js';
 
 /** The receiver's view of `spool`, with `putPending` replaced when given (announcing, or failing on purpose in tests). */
-export function receiveSpool(spool: Spool, putPending: ReceiveSpool['putPending'] = (rec) => spool.putPending(rec)): ReceiveSpool {
+export function receiveSpool(
+  spool: Spool,
+  putPending: ReceiveSpool['putPending'] = (rec) => spool.putPending(rec),
+): ReceiveSpool {
   return {
     putPending,
     putIgnored: (rec) => spool.putIgnored(rec),
@@ -29,14 +32,21 @@ export function receiveSpool(spool: Spool, putPending: ReceiveSpool['putPending'
 export function spooledEvents(spool: Spool, publish: (e: EventMessage) => void): ReceiveSpool {
   return receiveSpool(spool, async (rec: SmsRecord) => {
     const r = await spool.putPending(rec);
-    if (r.created) publish({ v: 1, event: 'sms', modem: rec.sim.modem, data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt } });
+    if (r.created)
+      publish({
+        v: 1,
+        event: 'sms',
+        modem: rec.sim.modem,
+        data: { id: rec.id, modem: rec.sim.modem, sender: rec.sender, text: rec.text, receivedAt: rec.receivedAt },
+      });
     return r;
   });
 }
 
 /** The forwarder's spool, announcing each recorded POST result (the control socket's `delivery` events). */
 export function deliveryEvents(spool: Spool, publish: (e: EventMessage) => void): ForwardSpool {
-  const event = (id: string, status: 'delivered' | 'retry' | 'dead', outcome: string) => publish({ v: 1, event: 'delivery', data: { id, status, outcome } });
+  const event = (id: string, status: 'delivered' | 'retry' | 'dead', outcome: string) =>
+    publish({ v: 1, event: 'delivery', data: { id, status, outcome } });
   return {
     pendingInOrder: () => spool.pendingInOrder(),
     isPending: (id) => spool.isPending(id),
@@ -56,4 +66,3 @@ export function deliveryEvents(spool: Spool, publish: (e: EventMessage) => void)
     },
   };
 }
-

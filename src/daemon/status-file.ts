@@ -65,7 +65,11 @@ export class StatusFile {
   private async write(): Promise<void> {
     const { file } = this.o;
     try {
-      const body = JSON.stringify({ ...(await this.o.snapshot()), pid: process.pid, writtenAt: new Date().toISOString() }, null, 2);
+      const body = JSON.stringify(
+        { ...(await this.o.snapshot()), pid: process.pid, writtenAt: new Date().toISOString() },
+        null,
+        2,
+      );
       await writeFile(`${file}.tmp`, body, { mode: 0o640 });
       await rename(`${file}.tmp`, file);
     } catch (err) {

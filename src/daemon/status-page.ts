@@ -37,14 +37,22 @@ export interface StatusPage {
 export async function createStatusPage(o: StatusPageSources): Promise<StatusPage> {
   const { config } = o;
   const recent = new RecentSmsList(config.metrics.page.recent);
-  recent.seed((await o.spool.list('pending', { limit: config.metrics.page.recent })).flatMap((r) => (r.kind === 'sms' ? [r] : [])));
+  recent.seed(
+    (await o.spool.list('pending', { limit: config.metrics.page.recent })).flatMap((r) =>
+      r.kind === 'sms' ? [r] : [],
+    ),
+  );
   const configured = new Map(config.modems.map((m) => [m.name, { number: m.number, operator: m.operator }]));
   const reportFile = transferReportPath(config.spool.dir);
   let transfer: { mtimeMs: number; value: Record<string, unknown> | undefined } | undefined;
   const readTransfer = async () => {
     try {
       const st = await stat(reportFile);
-      if (transfer?.mtimeMs !== st.mtimeMs) transfer = { mtimeMs: st.mtimeMs, value: JSON.parse(await diskOps.readText(reportFile)) as Record<string, unknown> };
+      if (transfer?.mtimeMs !== st.mtimeMs)
+        transfer = {
+          mtimeMs: st.mtimeMs,
+          value: JSON.parse(await diskOps.readText(reportFile)) as Record<string, unknown>,
+        };
     } catch (err) {
       // No test transfer yet (ENOENT), or a report being rewritten: the page shows none / the previous one.
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') transfer = undefined;

@@ -38,9 +38,36 @@ export interface StandinOrder {
 export type StandinResult = { status: number; body: unknown };
 
 export const STANDIN_OPERATORS: readonly StandinOperator[] = [
-  { operator_id: 1, name: 'Telkomsel', rate: 0.85, min_amount: 5000, max_amount: 1_000_000, payout_methods: ['DANA', 'OVO', 'BCA'], center_number: '081200000001', ussd_template: '*858*{to}*{amount}#' },
-  { operator_id: 2, name: 'Indosat', rate: 0.8, min_amount: 10000, max_amount: 500_000, payout_methods: ['DANA', 'OVO'], center_number: '085600000001', ussd_template: 'TRANSFERPULSA {to} {amount}' },
-  { operator_id: 3, name: 'XL', rate: 0.8, min_amount: 10000, max_amount: 500_000, payout_methods: ['DANA'], center_number: '081700000001', ussd_template: 'BAGI {to} {amount}' },
+  {
+    operator_id: 1,
+    name: 'Telkomsel',
+    rate: 0.85,
+    min_amount: 5000,
+    max_amount: 1_000_000,
+    payout_methods: ['DANA', 'OVO', 'BCA'],
+    center_number: '081200000001',
+    ussd_template: '*858*{to}*{amount}#',
+  },
+  {
+    operator_id: 2,
+    name: 'Indosat',
+    rate: 0.8,
+    min_amount: 10000,
+    max_amount: 500_000,
+    payout_methods: ['DANA', 'OVO'],
+    center_number: '085600000001',
+    ussd_template: 'TRANSFERPULSA {to} {amount}',
+  },
+  {
+    operator_id: 3,
+    name: 'XL',
+    rate: 0.8,
+    min_amount: 10000,
+    max_amount: 500_000,
+    payout_methods: ['DANA'],
+    center_number: '081700000001',
+    ussd_template: 'BAGI {to} {amount}',
+  },
 ];
 
 function normalise62(n: string): string {
@@ -60,7 +87,10 @@ export class OrderBook {
   }
 
   rates(): StandinResult {
-    return { status: 200, body: { success: true, data: this.operators.map(({ ussd_template: _t, center_number: _c, ...pub }) => pub) } };
+    return {
+      status: 200,
+      body: { success: true, data: this.operators.map(({ ussd_template: _t, center_number: _c, ...pub }) => pub) },
+    };
   }
 
   calculate(body: unknown): StandinResult {
@@ -68,11 +98,26 @@ export class OrderBook {
     const op = this.operators.find((o) => o.operator_id === b?.operator_id);
     if (!op) return { status: 422, body: { success: false, message: 'unknown operator_id' } };
     const amount = b.pulsa_amount;
-    if (typeof amount !== 'number' || !Number.isSafeInteger(amount)) return { status: 422, body: { success: false, message: 'pulsa_amount must be an integer' } };
+    if (typeof amount !== 'number' || !Number.isSafeInteger(amount))
+      return { status: 422, body: { success: false, message: 'pulsa_amount must be an integer' } };
     if (amount < op.min_amount || amount > op.max_amount) {
-      return { status: 422, body: { success: false, message: `pulsa_amount must be between ${op.min_amount} and ${op.max_amount}` } };
+      return {
+        status: 422,
+        body: { success: false, message: `pulsa_amount must be between ${op.min_amount} and ${op.max_amount}` },
+      };
     }
-    return { status: 200, body: { success: true, data: { operator_id: op.operator_id, pulsa_amount: amount, rate: op.rate, receive_amount: Math.floor(amount * op.rate) } } };
+    return {
+      status: 200,
+      body: {
+        success: true,
+        data: {
+          operator_id: op.operator_id,
+          pulsa_amount: amount,
+          rate: op.rate,
+          receive_amount: Math.floor(amount * op.rate),
+        },
+      },
+    };
   }
 
   createOrder(body: unknown): StandinResult {
@@ -80,10 +125,15 @@ export class OrderBook {
     if (calc.status !== 200) return calc;
     const b = body as Record<string, unknown>;
     for (const f of ['payout_method', 'payout_account_number', 'payout_account_name', 'sender_phone_number'] as const) {
-      if (typeof b[f] !== 'string' || (b[f] as string).length === 0) return { status: 422, body: { success: false, message: `${f} is required (a string)` } };
+      if (typeof b[f] !== 'string' || (b[f] as string).length === 0)
+        return { status: 422, body: { success: false, message: `${f} is required (a string)` } };
     }
     const op = this.operators.find((o) => o.operator_id === b.operator_id)!;
-    if (!op.payout_methods.includes(b.payout_method as string)) return { status: 422, body: { success: false, message: `payout_method must be one of ${op.payout_methods.join(', ')}` } };
+    if (!op.payout_methods.includes(b.payout_method as string))
+      return {
+        status: 422,
+        body: { success: false, message: `payout_method must be one of ${op.payout_methods.join(', ')}` },
+      };
     const now = this.now();
     const date = now.toISOString().slice(0, 10).replace(/-/g, '');
     let trx: string;
@@ -110,7 +160,9 @@ export class OrderBook {
 
   order(trxId: string): StandinResult {
     const o = this.orders.get(trxId);
-    return o ? { status: 200, body: { success: true, data: o } } : { status: 404, body: { success: false, message: 'order not found' } };
+    return o
+      ? { status: 200, body: { success: true, data: o } }
+      : { status: 404, body: { success: false, message: 'order not found' } };
   }
 
   /** An operator SMS reached the webhook: approve the oldest pending order with the same amount and sender number. */

@@ -62,8 +62,10 @@ export async function startDemoReceiver(options: DemoReceiverOptions = {}): Prom
       failures--;
       return reply(failStatus, { success: false, message: 'temporarily unavailable (demo)' });
     }
-    if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return reply(415, { success: false, message: 'content-type must be application/json' });
-    if (req.headers['x-api-key'] !== undefined) return reply(400, { success: false, message: 'this endpoint takes no X-API-KEY' });
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/json'))
+      return reply(415, { success: false, message: 'content-type must be application/json' });
+    if (req.headers['x-api-key'] !== undefined)
+      return reply(400, { success: false, message: 'this endpoint takes no X-API-KEY' });
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -71,7 +73,9 @@ export async function startDemoReceiver(options: DemoReceiverOptions = {}): Prom
       return reply(400, { success: false, message: 'body is not JSON' });
     }
     const o = parsed as Record<string, unknown>;
-    const keys = Object.keys(o ?? {}).sort().join(',');
+    const keys = Object.keys(o ?? {})
+      .sort()
+      .join(',');
     if (keys !== 'message,sender' || typeof o.sender !== 'string' || typeof o.message !== 'string') {
       return reply(422, { success: false, message: 'body must be {"sender": string, "message": string}' });
     }
@@ -97,8 +101,14 @@ export async function startDemoReceiver(options: DemoReceiverOptions = {}): Prom
     });
   };
 
-  const reseller = (req: IncomingMessage, path: string, body: string, reply: (status: number, payload: unknown) => void) => {
-    if (req.headers['x-api-key'] !== apiKey) return reply(401, { success: false, message: 'invalid or missing X-API-KEY' });
+  const reseller = (
+    req: IncomingMessage,
+    path: string,
+    body: string,
+    reply: (status: number, payload: unknown) => void,
+  ) => {
+    if (req.headers['x-api-key'] !== apiKey)
+      return reply(401, { success: false, message: 'invalid or missing X-API-KEY' });
     let json: unknown;
     if (req.method === 'POST') {
       try {
@@ -109,11 +119,15 @@ export async function startDemoReceiver(options: DemoReceiverOptions = {}): Prom
     }
     const order = /^\/orders\/([^/]+)$/.exec(path);
     const r =
-      req.method === 'GET' && path === '/rates' ? orders.rates()
-      : req.method === 'POST' && path === '/calculate' ? orders.calculate(json)
-      : req.method === 'POST' && path === '/orders' ? orders.createOrder(json)
-      : req.method === 'GET' && order ? orders.order(decodeURIComponent(order[1]!))
-      : { status: 404, body: { success: false, message: 'not found' } };
+      req.method === 'GET' && path === '/rates'
+        ? orders.rates()
+        : req.method === 'POST' && path === '/calculate'
+          ? orders.calculate(json)
+          : req.method === 'POST' && path === '/orders'
+            ? orders.createOrder(json)
+            : req.method === 'GET' && order
+              ? orders.order(decodeURIComponent(order[1]!))
+              : { status: 404, body: { success: false, message: 'not found' } };
     reply(r.status, r.body);
   };
 

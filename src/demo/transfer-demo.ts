@@ -24,10 +24,15 @@ export interface TransferDemoOptions {
 /** One CLI command in its own process: its stdout, stderr and exit code. */
 function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...argv], { timeout: 120_000, env: { ...process.env, LOG_LEVEL: 'warn' } }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-      resolve({ out: stdout, err: stderr || (err && typeof err.code !== 'number' ? err.message : ''), code });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...argv],
+      { timeout: 120_000, env: { ...process.env, LOG_LEVEL: 'warn' } },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+        resolve({ out: stdout, err: stderr || (err && typeof err.code !== 'number' ? err.message : ''), code });
+      },
+    );
   });
 }
 
@@ -40,12 +45,35 @@ export async function runTransferDemo(o: TransferDemoOptions): Promise<boolean> 
     out(`demo: balance failed (exit ${b.code}): ${b.err.trim()}`);
     return false;
   }
-  const balance = JSON.parse(b.out) as { modem: string; code: string; reply: string; balance: number | null; activeUntil: string | null; state: string };
-  out(`demo: balance of ${o.centre} over USSD ${balance.code}, through the running daemon: ${JSON.stringify({ modem: balance.modem, reply: balance.reply, balance: balance.balance, activeUntil: balance.activeUntil, state: balance.state })}`);
+  const balance = JSON.parse(b.out) as {
+    modem: string;
+    code: string;
+    reply: string;
+    balance: number | null;
+    activeUntil: string | null;
+    state: string;
+  };
+  out(
+    `demo: balance of ${o.centre} over USSD ${balance.code}, through the running daemon: ${JSON.stringify({ modem: balance.modem, reply: balance.reply, balance: balance.balance, activeUntil: balance.activeUntil, state: balance.state })}`,
+  );
   if (balance.balance === null) return false;
 
   const before = receiver.received.length;
-  const transferArgs = ['test-transfer', '-c', o.configFile, '--order', '--from', o.sender, '--amount', '10000', '--yes', '--timeout', '30', '--poll-interval', '200'];
+  const transferArgs = [
+    'test-transfer',
+    '-c',
+    o.configFile,
+    '--order',
+    '--from',
+    o.sender,
+    '--amount',
+    '10000',
+    '--yes',
+    '--timeout',
+    '30',
+    '--poll-interval',
+    '200',
+  ];
   out(`demo: $ pulsa-bridge ${transferArgs.slice(0, 1).concat(transferArgs.slice(3)).join(' ')}`);
   const t = await command(transferArgs);
   for (const line of t.out.trimEnd().split('\n')) out(`demo:   ${line}`);

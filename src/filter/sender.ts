@@ -33,7 +33,9 @@ export function createSenderFilter(accepted: readonly string[]): SenderFilter {
   let acceptAll: string | undefined;
   accepted.forEach((entry, i) => {
     if (typeof entry !== 'string' || entry.trim() === '') {
-      problems.push(`accepted senders[${i}]: expected a sender (number, short code, name or '*'), got ${JSON.stringify(entry)}`);
+      problems.push(
+        `accepted senders[${i}]: expected a sender (number, short code, name or '*'), got ${JSON.stringify(entry)}`,
+      );
       return;
     }
     if (entry.trim() === '*') acceptAll ??= entry;

@@ -148,7 +148,8 @@ export class EndpointHealth {
   /** Forget the failure bookkeeping of records no longer pending (delivered, dead, dropped by the operator). */
   prune(isPending: (id: string) => boolean): void {
     for (const m of [this.ownFailures, this.dueNowIds]) for (const id of m) if (!isPending(id)) m.delete(id);
-    for (const m of [this.lastHttpFailure, this.rejectedSince]) for (const id of m.keys()) if (!isPending(id)) m.delete(id);
+    for (const m of [this.lastHttpFailure, this.rejectedSince])
+      for (const id of m.keys()) if (!isPending(id)) m.delete(id);
   }
 
   /** With strictOrder: when each rejected record's hold on its modem ends. */
@@ -205,7 +206,10 @@ export class EndpointHealth {
       this.lastHttpFailure.set(rec.id, this.sends);
       if (this.ownFailures.has(rec.id) || (before !== undefined && before < this.latestUpSend)) {
         this.noteRejected(rec.id, nowMs);
-        this.logger.debug({ id: rec.id }, `forwarder: ${rec.id} failed again (${describeOutcome(outcome)}) while other records were answered: its own failure, the endpoint is not marked down`);
+        this.logger.debug(
+          { id: rec.id },
+          `forwarder: ${rec.id} failed again (${describeOutcome(outcome)}) while other records were answered: its own failure, the endpoint is not marked down`,
+        );
         return 'own';
       }
     }

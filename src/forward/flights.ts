@@ -76,10 +76,13 @@ export class Flights {
     let graceTimer: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     const expired = new Promise<void>((resolve) => {
-      graceTimer = setTimeout(() => {
-        timedOut = true;
-        resolve();
-      }, Math.max(0, graceMs));
+      graceTimer = setTimeout(
+        () => {
+          timedOut = true;
+          resolve();
+        },
+        Math.max(0, graceMs),
+      );
     });
     while (this.byId.size > 0 && !timedOut) {
       await Promise.race([Promise.all([...this.byId.values()].map((f) => f.done)), expired]);

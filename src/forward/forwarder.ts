@@ -21,7 +21,10 @@ import type { WebhookPoster } from './webhook.js';
 export { describeOutcome } from './endpoint-health.js';
 
 /** The part of the spool the forwarder uses. */
-export type ForwardSpool = Pick<Spool, 'pendingInOrder' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'>;
+export type ForwardSpool = Pick<
+  Spool,
+  'pendingInOrder' | 'isPending' | 'markDelivered' | 'markRetry' | 'markDead' | 'on' | 'off'
+>;
 
 export interface ForwarderOptions {
   spool: ForwardSpool;
@@ -149,7 +152,8 @@ export class Forwarder {
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? DEFAULT_CONCURRENCY));
     this.flights = new Flights(
       () => this.kick(),
-      (id, err) => this.logger.error({ id, err: errorMessage(err) }, `forwarder: unexpected error while delivering ${id}`),
+      (id, err) =>
+        this.logger.error({ id, err: errorMessage(err) }, `forwarder: unexpected error while delivering ${id}`),
     );
     this.health = new EndpointHealth({
       policy: this.policy,
@@ -175,7 +179,10 @@ export class Forwarder {
     if (left.length > 0) {
       this.generation += 1;
       for (const id of left) {
-        this.logger.warn({ id, graceMs }, `forwarder: stopped with the POST of ${id} still in flight; it stays pending and is sent again on restart`);
+        this.logger.warn(
+          { id, graceMs },
+          `forwarder: stopped with the POST of ${id} still in flight; it stays pending and is sent again on restart`,
+        );
       }
     }
     this.reportUnrecordedAtStop();
@@ -273,19 +280,28 @@ export class Forwarder {
   }
 
   /** Up to `max` due records in delivery order (one walk of the spool's view), or the earliest time one is due. */
-  private pick(nowMs: number, probing: boolean, max: number): { picked: readonly Readonly<SmsRecord>[]; wakeAtMs?: number } {
+  private pick(
+    nowMs: number,
+    probing: boolean,
+    max: number,
+  ): { picked: readonly Readonly<SmsRecord>[]; wakeAtMs?: number } {
     const releaseAtMs = this.health.releaseMap();
     const dueNow = this.health.dueNow();
     const walk = (skip: ReadonlySet<string>, probes: boolean) => {
       const hold = this.holdMap(probes && this.strictOrder ? nowMs : undefined);
-      return pickDue(this.spool.pendingInOrder(), nowMs, {
-        strictOrder: this.strictOrder,
-        skip,
-        busy: this.flights,
-        ...(hold ? { hold } : {}),
-        ...(dueNow ? { dueNow } : {}),
-        ...(releaseAtMs ? { releaseAtMs } : {}),
-      }, max);
+      return pickDue(
+        this.spool.pendingInOrder(),
+        nowMs,
+        {
+          strictOrder: this.strictOrder,
+          skip,
+          busy: this.flights,
+          ...(hold ? { hold } : {}),
+          ...(dueNow ? { dueNow } : {}),
+          ...(releaseAtMs ? { releaseAtMs } : {}),
+        },
+        max,
+      );
     };
     // While the endpoint is down the probes rotate: without strictOrder a record already used as a probe is skipped;
     // with strictOrder it is held (it still holds back its own modem), so each modem's head takes turns.
@@ -295,14 +311,21 @@ export class Forwarder {
       choice = walk(this.skipSet(false), false);
     }
     // No copy: the spool's entries are frozen and a write replaces an entry, it never changes one.
-    return { picked: choice.picked.map((e) => e.record), ...(choice.wakeAtMs === undefined ? {} : { wakeAtMs: choice.wakeAtMs }) };
+    return {
+      picked: choice.picked.map((e) => e.record),
+      ...(choice.wakeAtMs === undefined ? {} : { wakeAtMs: choice.wakeAtMs }),
+    };
   }
 
   /** One record: at most one POST, then its result goes to the spool (or is kept until it can). Never throws. */
   private async deliver(rec: Readonly<SmsRecord>, generation: number, sent: SendStamp): Promise<void> {
     const now = this.clock();
     this.health.sending(rec.id);
-    if (rec.attempts > 0 && this.health.failedOnItsOwn(rec) && isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)) {
+    if (
+      rec.attempts > 0 &&
+      this.health.failedOnItsOwn(rec) &&
+      isTooOld(this.policy, rec.requeuedAt ?? rec.receivedAt, now)
+    ) {
       const since = rec.requeuedAt !== undefined ? `requeued ${rec.requeuedAt}` : `received ${rec.receivedAt}`;
       const reason = `too old: ${since}, not delivered within ${this.policy.maxAgeMs} ms`;
       await this.record(rec, { kind: 'dead', reason, tooOld: true });
@@ -316,7 +339,10 @@ export class Forwarder {
       outcome = { kind: 'network', code: 'EUNKNOWN', message: errorMessage(err) };
     }
     if (generation !== this.generation) {
-      this.logger.debug({ id: rec.id, outcome: describeOutcome(outcome) }, 'forwarder: late answer of an abandoned POST ignored');
+      this.logger.debug(
+        { id: rec.id, outcome: describeOutcome(outcome) },
+        'forwarder: late answer of an abandoned POST ignored',
+      );
       return;
     }
     const kind = this.health.note(rec, outcome, sent);
@@ -333,11 +359,24 @@ export class Forwarder {
       // An outage for sure: the record is due with the next probe, not after a backoff of its own. A failure of its
       // own, or one not yet told from an outage (one record failing alone), takes the record's own backoff.
       const down = kind === 'endpoint' ? this.health.confirmedDown : undefined;
-      const delayMs = down ? Math.max(0, down.probeAtMs - at.getTime()) : nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
+      const delayMs = down
+        ? Math.max(0, down.probeAtMs - at.getTime())
+        : nextDelayMs(this.policy, rec.attempts, this.random, retryAfter, at);
       const error = describeOutcome(outcome);
-      return { kind: 'retry', error, nextAttemptAt: new Date(at.getTime() + delayMs), delayMs, ...(status === undefined ? {} : { status }) };
+      return {
+        kind: 'retry',
+        error,
+        nextAttemptAt: new Date(at.getTime() + delayMs),
+        delayMs,
+        ...(status === undefined ? {} : { status }),
+      };
     }
-    return { kind: 'dead', reason: describeOutcome(outcome), tooOld: false, ...(status === undefined ? {} : { status }) };
+    return {
+      kind: 'dead',
+      reason: describeOutcome(outcome),
+      tooOld: false,
+      ...(status === undefined ? {} : { status }),
+    };
   }
 
   /**
@@ -378,7 +417,10 @@ export class Forwarder {
     }
     if (held) {
       this.unrecorded.delete(rec.id);
-      this.logger.info({ ...ctx, failures: held.failures }, `forwarder: result of ${rec.id} recorded after ${held.failures} failed spool write(s)`);
+      this.logger.info(
+        { ...ctx, failures: held.failures },
+        `forwarder: result of ${rec.id} recorded after ${held.failures} failed spool write(s)`,
+      );
     }
     this.counted(rec, mark);
   }
@@ -417,12 +459,21 @@ export class Forwarder {
         nextAttemptAt: mark.nextAttemptAt.toISOString(),
       };
       this.logger.warn(
-        { ...ctx, error: mark.error, status: mark.status, attempts: rec.attempts + 1, nextAttemptAt: mark.nextAttemptAt.toISOString() },
+        {
+          ...ctx,
+          error: mark.error,
+          status: mark.status,
+          attempts: rec.attempts + 1,
+          nextAttemptAt: mark.nextAttemptAt.toISOString(),
+        },
         `forwarder: ${rec.id} not delivered (${mark.error}); retry in ${mark.delayMs} ms`,
       );
     } else if (mark.tooOld) {
       this.counts.dead += 1;
-      this.logger.error({ ...ctx, reason: mark.reason, attempts: rec.attempts }, `forwarder: gave up on ${rec.id} (${mark.reason})`);
+      this.logger.error(
+        { ...ctx, reason: mark.reason, attempts: rec.attempts },
+        `forwarder: gave up on ${rec.id} (${mark.reason})`,
+      );
     } else {
       this.counts.dead += 1;
       this.logger.error(

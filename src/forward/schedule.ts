@@ -23,13 +23,22 @@ export interface PickOptions {
   busy?: { has(id: string): boolean; readonly size: number };
 }
 
-export function pickNext<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions = {}): { next?: T; wakeAtMs?: number } {
+export function pickNext<T extends Schedulable>(
+  ordered: Iterable<T>,
+  nowMs: number,
+  opts: PickOptions = {},
+): { next?: T; wakeAtMs?: number } {
   const { picked, wakeAtMs } = pickDue(ordered, nowMs, opts, 1);
   if (picked.length > 0) return { next: picked[0]! };
   return wakeAtMs === undefined ? {} : { wakeAtMs };
 }
 
-export function pickDue<T extends Schedulable>(ordered: Iterable<T>, nowMs: number, opts: PickOptions, max: number): { picked: T[]; wakeAtMs?: number } {
+export function pickDue<T extends Schedulable>(
+  ordered: Iterable<T>,
+  nowMs: number,
+  opts: PickOptions,
+  max: number,
+): { picked: T[]; wakeAtMs?: number } {
   const { skip, hold, busy } = opts;
   const picked: T[] = [];
   if (max <= 0) return { picked };

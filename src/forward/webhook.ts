@@ -95,7 +95,13 @@ export class WebhookClient implements WebhookPoster {
     if (secret !== undefined) {
       const ts = String(Math.floor((this.opts.clock ?? (() => new Date()))().getTime() / 1000));
       h['x-timestamp'] = ts;
-      h['x-signature'] = signature(secret, { timestamp: ts, idempotencyKey: h['idempotency-key'], modem: h['x-pulsa-bridge-modem'], parts: h['x-pulsa-bridge-parts'] ?? '', body });
+      h['x-signature'] = signature(secret, {
+        timestamp: ts,
+        idempotencyKey: h['idempotency-key'],
+        modem: h['x-pulsa-bridge-modem'],
+        parts: h['x-pulsa-bridge-parts'] ?? '',
+        body,
+      });
     }
     return h;
   }
@@ -115,7 +121,11 @@ export class WebhookClient implements WebhookPoster {
     if (res.kind === 'timeout') return { kind: 'timeout', phase: res.phase };
     if (res.kind === 'error') return { kind: 'network', code: res.code, message: res.message };
     // After the status line the server has answered; a body cut short does not change that answer.
-    const outcome: Outcome = { kind: 'http', status: res.status, bodyStart: res.body.toString('utf8').slice(0, BODY_START_CHARS) };
+    const outcome: Outcome = {
+      kind: 'http',
+      status: res.status,
+      bodyStart: res.body.toString('utf8').slice(0, BODY_START_CHARS),
+    };
     const ra = res.headers['retry-after'];
     if (typeof ra === 'string') outcome.retryAfter = ra;
     return outcome;

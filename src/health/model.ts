@@ -63,7 +63,12 @@ export interface HealthSnapshot {
   startedAtMs: number;
   modems: ModemSnapshot[];
   /** The last spool write probe: its result, and a probe started but not finished (a hung fs call). */
-  spoolProbe: { okAtMs?: number | undefined; failedAtMs?: number | undefined; error?: string | undefined; pendingSinceMs?: number | undefined };
+  spoolProbe: {
+    okAtMs?: number | undefined;
+    failedAtMs?: number | undefined;
+    error?: string | undefined;
+    pendingSinceMs?: number | undefined;
+  };
   forwarder: {
     running: boolean;
     unrecorded: number;
@@ -101,23 +106,40 @@ export function judgeLiveness(s: HealthSnapshot, t: HealthThresholds = DEFAULT_T
   const problems: HealthProblem[] = [];
   const probe = s.spoolProbe;
   if (probe.pendingSinceMs !== undefined && s.nowMs - probe.pendingSinceMs > t.spoolProbeMaxAgeMs) {
-    problems.push({ code: 'spool-probe-stuck', message: `a spool write has not completed for ${secs(s.nowMs - probe.pendingSinceMs)} (file system hung, or the I/O thread pool exhausted)` });
+    problems.push({
+      code: 'spool-probe-stuck',
+      message: `a spool write has not completed for ${secs(s.nowMs - probe.pendingSinceMs)} (file system hung, or the I/O thread pool exhausted)`,
+    });
   } else if (probe.failedAtMs !== undefined && (probe.okAtMs === undefined || probe.failedAtMs > probe.okAtMs)) {
     problems.push({ code: 'spool-unwritable', message: `the spool is not writable: ${probe.error ?? 'write failed'}` });
   } else if ((probe.okAtMs ?? s.startedAtMs) < s.nowMs - t.spoolProbeMaxAgeMs) {
-    problems.push({ code: 'spool-unwritable', message: `no successful spool write for ${secs(s.nowMs - (probe.okAtMs ?? s.startedAtMs))}` });
+    problems.push({
+      code: 'spool-unwritable',
+      message: `no successful spool write for ${secs(s.nowMs - (probe.okAtMs ?? s.startedAtMs))}`,
+    });
   }
   for (const m of s.modems) {
     const inState = s.nowMs - Date.parse(m.since);
     if ((m.state === 'connecting' || m.state === 'initialising') && inState > t.stuckMs) {
-      problems.push({ code: 'modem-stuck', modem: m.name, message: `modem ${m.name} has been ${m.state} for ${secs(inState)}` });
+      problems.push({
+        code: 'modem-stuck',
+        modem: m.name,
+        message: `modem ${m.name} has been ${m.state} for ${secs(inState)}`,
+      });
     } else if (m.runningTask && s.nowMs - m.runningTask.sinceMs > t.stuckMs) {
-      problems.push({ code: 'modem-stuck', modem: m.name, message: `modem ${m.name}: AT task "${m.runningTask.label}" has been running for ${secs(s.nowMs - m.runningTask.sinceMs)}` });
+      problems.push({
+        code: 'modem-stuck',
+        modem: m.name,
+        message: `modem ${m.name}: AT task "${m.runningTask.label}" has been running for ${secs(s.nowMs - m.runningTask.sinceMs)}`,
+      });
     }
   }
   if (!s.forwarder.running) problems.push({ code: 'forwarder-stopped', message: 'the forwarder is not running' });
   else if (s.forwarder.inFlight && s.nowMs - s.forwarder.inFlight.sinceMs > t.stuckMs) {
-    problems.push({ code: 'forwarder-stuck', message: `the POST of ${s.forwarder.inFlight.id} has been in flight for ${secs(s.nowMs - s.forwarder.inFlight.sinceMs)}` });
+    problems.push({
+      code: 'forwarder-stuck',
+      message: `the POST of ${s.forwarder.inFlight.id} has been in flight for ${secs(s.nowMs - s.forwarder.inFlight.sinceMs)}`,
+    });
   }
   return { healthy: problems.length === 0, problems };
 }
@@ -141,11 +163,24 @@ export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THR
       problems.push({ code: 'sim-not-ready', modem: m.name, message: `modem ${m.name}: SIM not ready${why}`, ...hint });
     } else if (m.state === 'disconnected') {
       // Gone (unplugged, reset, the port vanished): no SMS comes in from now, whatever the grace.
-      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is disconnected, down since ${localTime(m.downSince ?? m.since)}${why}`, hint: m.hint ?? 'check the cable and the power; `pulsa-bridge ports` lists what is plugged in' });
-    } else if ((m.state === 'connecting' || m.state === 'initialising') && (inState <= t.startupGraceMs || s.nowMs - s.startedAtMs <= t.startupGraceMs)) {
+      problems.push({
+        code: 'modem-down',
+        modem: m.name,
+        message: `modem ${m.name} is disconnected, down since ${localTime(m.downSince ?? m.since)}${why}`,
+        hint: m.hint ?? 'check the cable and the power; `pulsa-bridge ports` lists what is plugged in',
+      });
+    } else if (
+      (m.state === 'connecting' || m.state === 'initialising') &&
+      (inState <= t.startupGraceMs || s.nowMs - s.startedAtMs <= t.startupGraceMs)
+    ) {
       continue; // starting up or reconnecting: not down yet
     } else {
-      problems.push({ code: 'modem-down', modem: m.name, message: `modem ${m.name} is ${m.state}, down since ${localTime(m.downSince ?? m.since)}${why}`, ...hint });
+      problems.push({
+        code: 'modem-down',
+        modem: m.name,
+        message: `modem ${m.name} is ${m.state}, down since ${localTime(m.downSince ?? m.since)}${why}`,
+        ...hint,
+      });
     }
   }
   const down = s.forwarder.endpointDown;
@@ -159,17 +194,39 @@ export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THR
   const today = localDay(s.nowMs);
   for (const sim of s.sims ?? []) {
     if (sim.activeUntil !== null && sim.activeUntil < today) {
-      problems.push({ code: 'sim-expired', modem: sim.modem, message: `modem ${sim.modem}: the SIM's active period ended on ${sim.activeUntil}: it no longer receives transfers`, hint: "top the SIM up now, before its grace period ends and the number is recycled" });
+      problems.push({
+        code: 'sim-expired',
+        modem: sim.modem,
+        message: `modem ${sim.modem}: the SIM's active period ended on ${sim.activeUntil}: it no longer receives transfers`,
+        hint: 'top the SIM up now, before its grace period ends and the number is recycled',
+      });
     } else if (sim.state === 'warning' || sim.state === 'error') {
-      warnings.push({ code: 'sim-warning', modem: sim.modem, message: `modem ${sim.modem}: ${sim.reasons.length ? sim.reasons.join('; ') : `the balance check says ${sim.state}`}`, hint: sim.state === 'error' ? 'check the balance code with `pulsa-bridge balance`' : 'top the SIM up' });
+      warnings.push({
+        code: 'sim-warning',
+        modem: sim.modem,
+        message: `modem ${sim.modem}: ${sim.reasons.length ? sim.reasons.join('; ') : `the balance check says ${sim.state}`}`,
+        hint: sim.state === 'error' ? 'check the balance code with `pulsa-bridge balance`' : 'top the SIM up',
+      });
     }
   }
   if (s.forwarder.unrecorded > 0) {
-    problems.push({ code: 'results-unrecorded', message: `${s.forwarder.unrecorded} delivery result(s) could not be written to the spool (disk full or read-only?)` });
+    problems.push({
+      code: 'results-unrecorded',
+      message: `${s.forwarder.unrecorded} delivery result(s) could not be written to the spool (disk full or read-only?)`,
+    });
   }
   const age = s.spool.oldestPendingAgeMs;
   if (s.spool.pending > 0 && age !== undefined && age > t.maxPendingAgeMs) {
-    problems.push({ code: 'pending-too-old', message: `${s.spool.pending} record(s) pending, the oldest for ${secs(age)} (threshold ${secs(t.maxPendingAgeMs)})`, hint: 'is the webhook reachable? `pulsa-bridge queue ls` shows what waits and the last error' });
+    problems.push({
+      code: 'pending-too-old',
+      message: `${s.spool.pending} record(s) pending, the oldest for ${secs(age)} (threshold ${secs(t.maxPendingAgeMs)})`,
+      hint: 'is the webhook reachable? `pulsa-bridge queue ls` shows what waits and the last error',
+    });
   }
-  return { healthy: problems.length === 0, state: problems.length > 0 ? 'unhealthy' : warnings.length > 0 ? 'degraded' : 'healthy', problems, warnings };
+  return {
+    healthy: problems.length === 0,
+    state: problems.length > 0 ? 'unhealthy' : warnings.length > 0 ? 'degraded' : 'healthy',
+    problems,
+    warnings,
+  };
 }

@@ -9,7 +9,15 @@ import { open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import { DEFAULT_THRESHOLDS, judgeHealth, judgeLiveness, type HealthSnapshot, type HealthThresholds, type ModemSnapshot, type Verdict } from './model.js';
+import {
+  DEFAULT_THRESHOLDS,
+  judgeHealth,
+  judgeLiveness,
+  type HealthSnapshot,
+  type HealthThresholds,
+  type ModemSnapshot,
+  type Verdict,
+} from './model.js';
 
 /** The spool counts a verdict needs; the source may give more (the daemon's snapshot carries them on). */
 export type SpoolCounts = HealthSnapshot['spool'];
@@ -18,7 +26,12 @@ export type SpoolCounts = HealthSnapshot['spool'];
 export interface HealthSource<S extends SpoolCounts = SpoolCounts> {
   startedAtMs: number;
   modems(): Array<Omit<ModemSnapshot, 'runningTask'> & { scheduler?: { running: string | undefined } }>;
-  forwarder(): { running: boolean; unrecorded: number; inFlightId?: string | undefined; endpointDown?: { since: string; failures: number; lastError: string } | undefined };
+  forwarder(): {
+    running: boolean;
+    unrecorded: number;
+    inFlightId?: string | undefined;
+    endpointDown?: { since: string; failures: number; lastError: string } | undefined;
+  };
   spool(): Promise<S>;
   /** Each SIM's last balance check (absent: no balance watch). */
   sims?(): NonNullable<HealthSnapshot['sims']>;
@@ -113,7 +126,20 @@ export class HealthMonitor<S extends SpoolCounts = SpoolCounts> {
       startedAtMs: this.o.source.startedAtMs,
       modems,
       spoolProbe: { ...this.probe },
-      forwarder: { running: f.running, unrecorded: f.unrecorded, inFlight: this.inFlight, ...(f.endpointDown ? { endpointDown: { since: f.endpointDown.since, failures: f.endpointDown.failures, lastError: f.endpointDown.lastError } } : {}) },
+      forwarder: {
+        running: f.running,
+        unrecorded: f.unrecorded,
+        inFlight: this.inFlight,
+        ...(f.endpointDown
+          ? {
+              endpointDown: {
+                since: f.endpointDown.since,
+                failures: f.endpointDown.failures,
+                lastError: f.endpointDown.lastError,
+              },
+            }
+          : {}),
+      },
       ...(this.o.source.sims ? { sims: this.o.source.sims() } : {}),
     };
   }
@@ -125,7 +151,11 @@ export class HealthMonitor<S extends SpoolCounts = SpoolCounts> {
     const key = v.problems.map((p) => `${p.code}:${p.modem ?? ''}`).join(',');
     if (key !== this.lastLogged) {
       if (v.healthy) this.o.logger.info('liveness restored: the watchdog is pinged again');
-      else this.o.logger.error({ problems: v.problems }, `not live, withholding the watchdog ping: ${v.problems.map((p) => p.message).join('; ')}`);
+      else
+        this.o.logger.error(
+          { problems: v.problems },
+          `not live, withholding the watchdog ping: ${v.problems.map((p) => p.message).join('; ')}`,
+        );
       this.lastLogged = key;
     }
     return v;

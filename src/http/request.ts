@@ -54,7 +54,9 @@ function errorResult(err: unknown): HttpResult {
 }
 
 function decoded(res: IncomingMessage): Readable {
-  const enc = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const enc = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (enc === 'gzip' || enc === 'x-gzip') return res.pipe(zlib.createGunzip());
   if (enc === 'deflate') return res.pipe(zlib.createInflate());
   if (enc === 'br') return res.pipe(zlib.createBrotliDecompress());
@@ -74,7 +76,10 @@ export async function httpRequest(o: HttpRequestOptions): Promise<HttpResult> {
 const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
 
 /** One exchange; `staleSocket`: it failed on a reused keep-alive socket before any answer byte arrived. */
-function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ result: HttpResult; staleSocket: boolean }> {
+function attempt(
+  o: HttpRequestOptions,
+  freshConnection: boolean,
+): Promise<{ result: HttpResult; staleSocket: boolean }> {
   return new Promise((done) => {
     let staleSocket = false;
     const resolve = (result: HttpResult) => done({ result, staleSocket });
@@ -85,7 +90,12 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
       return resolve(errorResult(err));
     }
     const send = url.protocol === 'https:' ? https.request : url.protocol === 'http:' ? http.request : undefined;
-    if (!send) return resolve({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL', message: `unsupported protocol ${url.protocol}` });
+    if (!send)
+      return resolve({
+        kind: 'error',
+        code: 'ERR_UNSUPPORTED_PROTOCOL',
+        message: `unsupported protocol ${url.protocol}`,
+      });
 
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     const body = o.body === undefined ? undefined : typeof o.body === 'string' ? Buffer.from(o.body, 'utf8') : o.body;
@@ -113,7 +123,13 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
     };
     const finish = (cutShort?: string) => {
       if (!status) return;
-      const out: HttpResult = { kind: 'response', status: status.status, headers: status.headers, body: Buffer.concat(chunks), truncated };
+      const out: HttpResult = {
+        kind: 'response',
+        status: status.status,
+        headers: status.headers,
+        body: Buffer.concat(chunks),
+        truncated,
+      };
       if (cutShort !== undefined) out.cutShort = cutShort;
       settle(out);
     };
@@ -124,7 +140,12 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
     };
 
     try {
-      req = send(url, { method: o.method, headers, rejectUnauthorized: true, ...(freshConnection ? { agent: false } : {}) });
+      req = send(url, {
+        method: o.method,
+        headers,
+        rejectUnauthorized: true,
+        ...(freshConnection ? { agent: false } : {}),
+      });
     } catch (err) {
       return resolve(errorResult(err)); // e.g. a header value node:http refuses
     }
@@ -132,7 +153,8 @@ function attempt(o: HttpRequestOptions, freshConnection: boolean): Promise<{ res
     const connectTimer = setTimeout(() => timeout('connect', o.connectTimeoutMs), o.connectTimeoutMs);
     timers.push(connectTimer);
     req.once('socket', (socket: Socket) => {
-      if (!socket.connecting) clearTimeout(connectTimer); // a reused keep-alive socket
+      if (!socket.connecting)
+        clearTimeout(connectTimer); // a reused keep-alive socket
       else socket.once('connect', () => clearTimeout(connectTimer));
     });
     req.on('error', (err) => {

@@ -37,9 +37,13 @@ function fits(line: string): boolean {
 }
 
 function cutStrings(v: unknown): unknown {
-  if (typeof v === 'string') return v.length > CUT_STRING_CHARS ? `${v.slice(0, CUT_STRING_CHARS)}...[${v.length - CUT_STRING_CHARS} more chars]` : v;
+  if (typeof v === 'string')
+    return v.length > CUT_STRING_CHARS
+      ? `${v.slice(0, CUT_STRING_CHARS)}...[${v.length - CUT_STRING_CHARS} more chars]`
+      : v;
   if (Array.isArray(v)) return v.map(cutStrings);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutStrings(x)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cutStrings(x)]));
   return v;
 }
 
@@ -56,5 +60,7 @@ export function capLine(line: string): string {
   if (fits(cut)) return cut;
   const { level, time, pid, hostname, name } = record;
   const last = `${JSON.stringify({ level, time, pid, hostname, name, msg: cutStrings(record.msg), logError: 'fields left out: the line could not be written whole' })}\n`;
-  return fits(last) ? last : `${JSON.stringify({ level, time, logError: 'fields and message left out: the line could not be written whole' })}\n`;
+  return fits(last)
+    ? last
+    : `${JSON.stringify({ level, time, logError: 'fields and message left out: the line could not be written whole' })}\n`;
 }

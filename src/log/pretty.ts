@@ -9,7 +9,10 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 const CONTROLS_BUT_NEWLINE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g;
 
 function escapeControls(text: string, keepNewlines = false): string {
-  return text.replace(keepNewlines ? CONTROLS_BUT_NEWLINE : CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    keepNewlines ? CONTROLS_BUT_NEWLINE : CONTROLS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** A copy of a parsed record with every string escaped (see the header). */
@@ -28,7 +31,12 @@ function sanitize(value: unknown, key = ''): unknown {
  */
 export async function prettyFormatter(colors: boolean): Promise<(jsonLine: string) => string> {
   const { prettyFactory } = await import('pino-pretty');
-  const pretty = prettyFactory({ colorize: colors, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name', singleLine: true });
+  const pretty = prettyFactory({
+    colorize: colors,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,name',
+    singleLine: true,
+  });
   return (line) => {
     let record: unknown;
     try {

@@ -21,7 +21,10 @@ export class RepeatedWarnings {
   constructor(
     private readonly write: (line: string, fields?: Fields) => void,
     private readonly intervalMs = 60_000,
-    private readonly timers: { set: typeof setTimeout; clear: typeof clearTimeout } = { set: setTimeout, clear: clearTimeout },
+    private readonly timers: { set: typeof setTimeout; clear: typeof clearTimeout } = {
+      set: setTimeout,
+      clear: clearTimeout,
+    },
   ) {}
 
   /** A warning of `cause` (a short fixed key, never client text), as `line` would say it. */

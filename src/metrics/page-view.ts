@@ -70,12 +70,25 @@ export function buildPageView(i: PageInput): unknown {
   const errors: PageError[] = [];
   const modems = s.modems.map((m) => {
     const cfg = i.configured.get(m.name) ?? {};
-    const identity = (m.identity ?? {}) as { manufacturer?: string; model?: string; operator?: string; ownNumber?: string };
+    const identity = (m.identity ?? {}) as {
+      manufacturer?: string;
+      model?: string;
+      operator?: string;
+      ownNumber?: string;
+    };
     const number = cfg.number ?? identity.ownNumber;
-    if (m.lastError) errors.push({ at: m.since, source: `modem ${m.name}`, message: nums(m.lastError), hint: optNums(m.hint) });
-    if (m.receiver?.lastError) errors.push({ source: `modem ${m.name} (receive)`, message: nums(m.receiver.lastError) });
+    if (m.lastError)
+      errors.push({ at: m.since, source: `modem ${m.name}`, message: nums(m.lastError), hint: optNums(m.hint) });
+    if (m.receiver?.lastError)
+      errors.push({ source: `modem ${m.name} (receive)`, message: nums(m.receiver.lastError) });
     const b = m.balance;
-    if (b && (b.state === 'error' || b.state === 'warning')) errors.push({ at: b.checkedAt, source: `balance ${m.name}`, message: nums(b.error ?? b.reasons.join('; ')), hint: optNums(b.hint) });
+    if (b && (b.state === 'error' || b.state === 'warning'))
+      errors.push({
+        at: b.checkedAt,
+        source: `balance ${m.name}`,
+        message: nums(b.error ?? b.reasons.join('; ')),
+        hint: optNums(b.hint),
+      });
     const ussd = i.ussd(m.name);
     return {
       name: m.name,
@@ -88,7 +101,10 @@ export function buildPageView(i: PageInput): unknown {
       device: [identity.manufacturer, identity.model].filter(Boolean).join(' ') || null,
       // The network and the signal only while the modem is there: a sample from before it went away is not its state.
       signal: m.signal && m.state === 'running' ? { dbm: m.signal.dbm ?? null, bars: m.signal.bars } : null,
-      registration: m.registration && m.state === 'running' ? { text: m.registration.text, registered: m.registration.registered } : null,
+      registration:
+        m.registration && m.state === 'running'
+          ? { text: m.registration.text, registered: m.registration.registered }
+          : null,
       operator: identity.operator ?? cfg.operator ?? null,
       number: number === undefined ? null : i.showNumbers ? number : maskNumber(number),
       lastSmsAt: i.lastSmsAt(m.name) ?? null,
@@ -97,16 +113,46 @@ export function buildPageView(i: PageInput): unknown {
       reconnects: m.reconnects,
       task: m.scheduler.running === undefined ? null : nums(m.scheduler.running),
       balance: b
-        ? { state: b.state, rupiah: b.balance, activeUntil: b.activeUntil, reasons: b.reasons.map(nums), hint: optNums(b.hint) ?? null, error: b.error ? nums(b.error) : null, checkedAt: b.checkedAt }
+        ? {
+            state: b.state,
+            rupiah: b.balance,
+            activeUntil: b.activeUntil,
+            reasons: b.reasons.map(nums),
+            hint: optNums(b.hint) ?? null,
+            error: b.error ? nums(b.error) : null,
+            checkedAt: b.checkedAt,
+          }
         : null,
       ussd: ussd ? { owner: nums(ussd.owner), openedAt: ussd.openedAt } : null,
     };
   });
   const f = s.forwarder;
-  if (f.endpointDown) errors.push({ at: f.endpointDown.since, source: 'webhook', message: nums(f.endpointDown.lastError), hint: `${f.endpointDown.failures} failed request(s); the next probe is due` });
-  if (f.lastRetry) errors.push({ at: f.lastRetry.at, source: 'webhook', message: `${f.lastRetry.id}: ${nums(f.lastRetry.error)}`, hint: 'retried automatically; `pulsa-bridge queue ls` shows the pending records' });
-  if (s.spool.lastError) errors.push({ at: s.spool.lastError.at, source: 'spool', message: `${s.spool.lastError.id}: ${nums(s.spool.lastError.error)}` });
-  if (s.spool.dead > 0) errors.push({ source: 'spool', message: `${s.spool.dead} record(s) dead (the webhook refused them or they expired)`, hint: '`pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again' });
+  if (f.endpointDown)
+    errors.push({
+      at: f.endpointDown.since,
+      source: 'webhook',
+      message: nums(f.endpointDown.lastError),
+      hint: `${f.endpointDown.failures} failed request(s); the next probe is due`,
+    });
+  if (f.lastRetry)
+    errors.push({
+      at: f.lastRetry.at,
+      source: 'webhook',
+      message: `${f.lastRetry.id}: ${nums(f.lastRetry.error)}`,
+      hint: 'retried automatically; `pulsa-bridge queue ls` shows the pending records',
+    });
+  if (s.spool.lastError)
+    errors.push({
+      at: s.spool.lastError.at,
+      source: 'spool',
+      message: `${s.spool.lastError.id}: ${nums(s.spool.lastError.error)}`,
+    });
+  if (s.spool.dead > 0)
+    errors.push({
+      source: 'spool',
+      message: `${s.spool.dead} record(s) dead (the webhook refused them or they expired)`,
+      hint: '`pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again',
+    });
   errors.sort((a, b) => (b.at ?? '').localeCompare(a.at ?? ''));
   return {
     version: s.version,
@@ -117,11 +163,29 @@ export function buildPageView(i: PageInput): unknown {
     health: {
       healthy: s.health.healthy,
       state: s.health.state ?? (s.health.healthy ? 'healthy' : 'unhealthy'),
-      problems: s.health.problems.map((p) => ({ code: p.code, modem: p.modem ?? null, message: nums(p.message), hint: p.hint ?? null })),
-      warnings: (s.health.warnings ?? []).map((p) => ({ code: p.code, modem: p.modem ?? null, message: nums(p.message), hint: p.hint ?? null })),
+      problems: s.health.problems.map((p) => ({
+        code: p.code,
+        modem: p.modem ?? null,
+        message: nums(p.message),
+        hint: p.hint ?? null,
+      })),
+      warnings: (s.health.warnings ?? []).map((p) => ({
+        code: p.code,
+        modem: p.modem ?? null,
+        message: nums(p.message),
+        hint: p.hint ?? null,
+      })),
     },
     modems,
-    spool: { pending: s.spool.pending, dead: s.spool.dead, quarantined: s.spool.quarantine, sent: s.spool.sent, ignored: s.spool.ignored, parts: s.spool.parts, oldestPendingAgeMs: s.spool.oldestPendingAgeMs ?? null },
+    spool: {
+      pending: s.spool.pending,
+      dead: s.spool.dead,
+      quarantined: s.spool.quarantine,
+      sent: s.spool.sent,
+      ignored: s.spool.ignored,
+      parts: s.spool.parts,
+      oldestPendingAgeMs: s.spool.oldestPendingAgeMs ?? null,
+    },
     webhook: {
       target: origin(s.webhookUrl),
       state: f.endpointDown ? 'failing' : 'answering',
@@ -164,8 +228,15 @@ function transferView(t: Record<string, unknown>, nums: (s: string) => string, s
     operator: s(t.operator),
     outcome: s(t.outcome),
     totalMs: typeof t.totalMs === 'number' ? t.totalMs : null,
-    steps: steps.map((x) => ({ step: typeof x.step === 'number' ? x.step : null, description: s(x.description), status: s(x.status), detail: s(x.detail) ?? s(x.error) })),
+    steps: steps.map((x) => ({
+      step: typeof x.step === 'number' ? x.step : null,
+      description: s(x.description),
+      status: s(x.status),
+      detail: s(x.detail) ?? s(x.error),
+    })),
     sent: Array.isArray(t.sent) ? (t.sent as unknown[]).map(s) : [],
-    confirmation: conf ? { sender: s(conf.sender), text: showText ? s(conf.text) : null, spoolId: s(conf.spoolId) } : null,
+    confirmation: conf
+      ? { sender: s(conf.sender), text: showText ? s(conf.text) : null, spoolId: s(conf.spoolId) }
+      : null,
   };
 }

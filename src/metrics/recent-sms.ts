@@ -29,9 +29,28 @@ export class RecentSmsList {
   constructor(private readonly limit: number) {}
 
   /** Records already pending at start (oldest first), with their attempts so far. */
-  seed(records: ReadonlyArray<{ id: string; sim: { modem: string }; sender: string; text: string; receivedAt: string; attempts: number; lastError?: string | undefined }>): void {
+  seed(
+    records: ReadonlyArray<{
+      id: string;
+      sim: { modem: string };
+      sender: string;
+      text: string;
+      receivedAt: string;
+      attempts: number;
+      lastError?: string | undefined;
+    }>,
+  ): void {
     for (const r of records) {
-      this.add({ id: r.id, modem: r.sim.modem, sender: r.sender, text: r.text, receivedAt: r.receivedAt, state: r.attempts > 0 ? 'retry' : 'pending', attempts: r.attempts, ...(r.lastError ? { outcome: r.lastError } : {}) });
+      this.add({
+        id: r.id,
+        modem: r.sim.modem,
+        sender: r.sender,
+        text: r.text,
+        receivedAt: r.receivedAt,
+        state: r.attempts > 0 ? 'retry' : 'pending',
+        attempts: r.attempts,
+        ...(r.lastError ? { outcome: r.lastError } : {}),
+      });
     }
   }
 
@@ -42,7 +61,15 @@ export class RecentSmsList {
     if (id === undefined) return;
     if (e.event === 'sms') {
       const modem = str(d.modem) ?? '?';
-      this.add({ id, modem, sender: str(d.sender) ?? '', text: str(d.text) ?? '', receivedAt: str(d.receivedAt) ?? '', state: 'pending', attempts: 0 });
+      this.add({
+        id,
+        modem,
+        sender: str(d.sender) ?? '',
+        text: str(d.text) ?? '',
+        receivedAt: str(d.receivedAt) ?? '',
+        state: 'pending',
+        attempts: 0,
+      });
     } else if (e.event === 'delivery') {
       const item = this.items.find((x) => x.id === id);
       const status = str(d.status);

@@ -20,7 +20,12 @@ export interface MetricsServerOptions {
   /** "host:port"; "[::1]:9469" for IPv6; port 0 picks a free one (tests). */
   listen: string;
   registry: Registry;
-  health(): Promise<{ healthy: boolean; state?: string | undefined; problems: Array<{ message: string; hint?: string | undefined }>; warnings?: Array<{ message: string; hint?: string | undefined }> | undefined }>;
+  health(): Promise<{
+    healthy: boolean;
+    state?: string | undefined;
+    problems: Array<{ message: string; hint?: string | undefined }>;
+    warnings?: Array<{ message: string; hint?: string | undefined }> | undefined;
+  }>;
   /** The status page's JSON (serialised); absent: no page. */
   page?: (() => Promise<string>) | undefined;
   /** Protects the page (and with protectMetrics, /metrics and /healthz). */
@@ -82,7 +87,8 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
-export const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const PAGE_HEADERS = {
   'content-security-policy': CSP,
   'x-content-type-options': 'nosniff',
@@ -94,7 +100,8 @@ const PAGE_HEADERS = {
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(listen);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65_535) throw new BridgeError('CONFIG_INVALID', `metrics.listen: expected host:port, got ${JSON.stringify(listen)}`);
+  if (!m || port > 65_535)
+    throw new BridgeError('CONFIG_INVALID', `metrics.listen: expected host:port, got ${JSON.stringify(listen)}`);
   return { host: (m[1] ?? m[2])!, port };
 }
 
@@ -107,10 +114,14 @@ function loadAssets(): Map<string, { body: Buffer; type: string }> {
     try {
       out.set(path, { body: readFileSync(url), type: a.type });
     } catch (err) {
-      throw new BridgeError('METRICS_LISTEN', `metrics: the status page's file ${url.pathname} cannot be read: ${errorMessage(err)}`, {
-        cause: err,
-        hint: 'the install is incomplete (web/status-page/ belongs beside dist/); or set metrics.page.enabled false',
-      });
+      throw new BridgeError(
+        'METRICS_LISTEN',
+        `metrics: the status page's file ${url.pathname} cannot be read: ${errorMessage(err)}`,
+        {
+          cause: err,
+          hint: 'the install is incomplete (web/status-page/ belongs beside dist/); or set metrics.page.enabled false',
+        },
+      );
     }
   }
   return out;
@@ -139,7 +150,14 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
   const expected = o.token === undefined ? undefined : digest(o.token);
   const known = new Set(['/metrics', '/healthz', ...(o.page ? [...assets.keys(), '/api/status'] : [])]);
   const text = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
-    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...headers }).end(body);
+    res
+      .writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        ...headers,
+      })
+      .end(body);
   };
 
   const cap = o.maxConnections ?? 128;
@@ -149,23 +167,40 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (open > cap) {
       warnings.note('busy', `metrics: ${open} connections open (metrics.maxConnections ${cap}): answering 503`);
-      return text(res, 503, 'too many connections to this listener: try again in a few seconds\n', { 'retry-after': '5', connection: 'close' });
+      return text(res, 503, 'too many connections to this listener: try again in a few seconds\n', {
+        'retry-after': '5',
+        connection: 'close',
+      });
     }
     if (!hostAllowed(req.headers.host, o.hosts ?? [])) {
-      warnings.note('host', `metrics: refused a request for Host ${JSON.stringify(String(req.headers.host).slice(0, 100))} (not a loopback name, an IP address or metrics.hosts)`);
-      return text(res, 421, 'this listener does not answer for that host name (add it to metrics.hosts)\n', { connection: 'close' });
+      warnings.note(
+        'host',
+        `metrics: refused a request for Host ${JSON.stringify(String(req.headers.host).slice(0, 100))} (not a loopback name, an IP address or metrics.hosts)`,
+      );
+      return text(res, 421, 'this listener does not answer for that host name (add it to metrics.hosts)\n', {
+        connection: 'close',
+      });
     }
     const url = req.url ?? '/';
     if (url.length > MAX_URL) return text(res, 414, 'URL too long\n', { connection: 'close' });
     const path = url.split('?')[0]!;
     if (!known.has(path)) return text(res, 404, `not found: try ${o.page ? '/, ' : ''}/metrics or /healthz\n`);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'method not allowed: this listener is read-only\n', { allow: 'GET, HEAD', connection: 'close' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return text(res, 405, 'method not allowed: this listener is read-only\n', {
+        allow: 'GET, HEAD',
+        connection: 'close',
+      });
     if (Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined) {
       return text(res, 413, 'a GET carries no body\n', { connection: 'close' });
     }
     const unguarded = path === '/metrics' || path === '/healthz' ? !o.protectMetrics : false;
     if (expected && !unguarded && !authorised(req.headers.authorization, expected)) {
-      return text(res, 401, 'the token is needed (metrics.token): as the password when the browser asks, or Authorization: Bearer\n', { 'www-authenticate': 'Basic realm="pulsa-bridge", charset="UTF-8"' });
+      return text(
+        res,
+        401,
+        'the token is needed (metrics.token): as the password when the browser asks, or Authorization: Bearer\n',
+        { 'www-authenticate': 'Basic realm="pulsa-bridge", charset="UTF-8"' },
+      );
     }
     const head = req.method === 'HEAD';
     if (path === '/metrics') {
@@ -176,28 +211,47 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     if (path === '/healthz') {
       const v = await o.health();
       // 200 while money can flow (degraded: warnings listed), 503 with each problem and its hint when it cannot.
-      const line = (p: { message: string; hint?: string | undefined }) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`;
+      const line = (p: { message: string; hint?: string | undefined }) =>
+        `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`;
       const warnings = v.warnings ?? [];
-      const body = !v.healthy ? `unhealthy\n${v.problems.map(line).join('')}${warnings.map(line).join('')}` : warnings.length > 0 ? `degraded\n${warnings.map(line).join('')}` : 'ok\n';
-      res.writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(head ? undefined : body);
+      const body = !v.healthy
+        ? `unhealthy\n${v.problems.map(line).join('')}${warnings.map(line).join('')}`
+        : warnings.length > 0
+          ? `degraded\n${warnings.map(line).join('')}`
+          : 'ok\n';
+      res
+        .writeHead(v.healthy ? 200 : 503, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+        .end(head ? undefined : body);
       return;
     }
     if (path === '/api/status') {
       const body = await o.page!();
-      res.writeHead(200, { ...PAGE_HEADERS, 'content-type': 'application/json; charset=utf-8' }).end(head ? undefined : body);
+      res
+        .writeHead(200, { ...PAGE_HEADERS, 'content-type': 'application/json; charset=utf-8' })
+        .end(head ? undefined : body);
       return;
     }
     const a = assets.get(path)!;
-    res.writeHead(200, { ...PAGE_HEADERS, 'content-type': a.type, 'content-length': String(a.body.length) }).end(head ? undefined : a.body);
+    res
+      .writeHead(200, { ...PAGE_HEADERS, 'content-type': a.type, 'content-length': String(a.body.length) })
+      .end(head ? undefined : a.body);
   };
 
-  const server: Server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      o.logger.error({ err }, `metrics: answering ${(req.url ?? '').slice(0, 200)} failed: ${errorMessage(err)}`);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end(`error: ${errorMessage(err)}\n`);
-    });
-  });
+  const server: Server = http.createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
+    (req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        o.logger.error({ err }, `metrics: answering ${(req.url ?? '').slice(0, 200)} failed: ${errorMessage(err)}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(`error: ${errorMessage(err)}\n`);
+      });
+    },
+  );
   server.keepAliveTimeout = 5_000;
   // Up to `cap` connections are served; the next OVERFLOW get a 503 with Retry-After (a page view too many sees why
   // and tries again); beyond those Node closes new connections at once ('drop').
@@ -226,11 +280,17 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
     if (mine.length >= share || sockets.size >= cap) {
       const made = (mine.length >= share ? evictIdle(mine) : false) || evictIdle([...sockets]);
       if (!made) {
-        warnings.note('full', `metrics: ${sockets.size} connections busy (${mine.length} from ${address}; metrics.maxConnections ${cap}, ${share} per address): a new one from ${address} is closed`);
+        warnings.note(
+          'full',
+          `metrics: ${sockets.size} connections busy (${mine.length} from ${address}; metrics.maxConnections ${cap}, ${share} per address): a new one from ${address} is closed`,
+        );
         socket.destroy();
         return;
       }
-      warnings.note('evicted', `metrics: listener full (${cap}, ${share} per address): idle connections are closed to make room`);
+      warnings.note(
+        'evicted',
+        `metrics: listener full (${cap}, ${share} per address): idle connections are closed to make room`,
+      );
     }
     sockets.set(socket, { address, busy: 0 });
   });
@@ -244,24 +304,42 @@ export async function startMetricsServer(o: MetricsServerOptions): Promise<Metri
   server.setTimeout(IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   server.on('drop', () => {
     // Connections beyond maxConnections are closed by Node.
-    warnings.note('drop', `metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`);
+    warnings.note(
+      'drop',
+      `metrics: ${server.maxConnections} connections open, new ones are closed (metrics.maxConnections ${cap}, plus ${OVERFLOW} answered 503)`,
+    );
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     // Malformed requests, oversized headers, timeouts: a status line when the socket still takes one, then closed.
     o.logger.debug({ code: err.code }, `metrics: bad request: ${errorMessage(err)}`);
     if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
-    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${status.length + 1}\r\n\r\n${status}\n`);
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? '431 Request Header Fields Too Large'
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? '408 Request Timeout'
+          : '400 Bad Request';
+    socket.end(
+      `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${status.length + 1}\r\n\r\n${status}\n`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) =>
-      reject(new BridgeError('METRICS_LISTEN', `metrics: cannot listen on ${o.listen}: ${errorMessage(err)}`, { cause: err, hint: 'another process (or a second bridge) uses the port? change metrics.listen' })),
+      reject(
+        new BridgeError('METRICS_LISTEN', `metrics: cannot listen on ${o.listen}: ${errorMessage(err)}`, {
+          cause: err,
+          hint: 'another process (or a second bridge) uses the port? change metrics.listen',
+        }),
+      ),
     );
     server.listen(port, host, () => resolve());
   });
   const a = server.address() as AddressInfo;
   const address = a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
-  o.logger.info({ listen: address }, `metrics: serving /metrics and /healthz on http://${address} ${o.page ? `and the status page at / (${o.token ? 'token required' : 'no token: anyone who reaches the port reads it'})` : '(status page off)'}`);
+  o.logger.info(
+    { listen: address },
+    `metrics: serving /metrics and /healthz on http://${address} ${o.page ? `and the status page at / (${o.token ? 'token required' : 'no token: anyone who reaches the port reads it'})` : '(status page off)'}`,
+  );
   return {
     address,
     close: () =>

@@ -40,7 +40,14 @@ export class ModemAt implements StepAt {
       return (await this.channel.run(command, timeoutMs === undefined ? undefined : { timeoutMs })).lines;
     } catch (err) {
       this.rethrowIfGone(err);
-      this.log.debug({ command, final: err instanceof AtCommandError ? err.final : undefined, code: err instanceof BridgeError ? err.code : undefined }, 'command failed (tolerated)');
+      this.log.debug(
+        {
+          command,
+          final: err instanceof AtCommandError ? err.final : undefined,
+          code: err instanceof BridgeError ? err.code : undefined,
+        },
+        'command failed (tolerated)',
+      );
       return undefined;
     }
   }

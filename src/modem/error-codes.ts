@@ -15,7 +15,8 @@ export function describeFinal(final: string | undefined): string {
   const line = final.trim();
   const cms = /^\+CMS ERROR:?\s*(\d+)$/i.exec(line);
   const code = cms ? Number(cms[1]) : undefined;
-  if (code !== undefined && code >= 1 && code <= 127) return `${line} (network rejected the message (RP cause ${code}))`;
+  if (code !== undefined && code >= 1 && code <= 127)
+    return `${line} (network rejected the message (RP cause ${code}))`;
   if (code !== undefined && code >= 128 && code <= 255) return `${line} (SMS transfer failed (TP cause ${code}))`;
   return explainFinal(line);
 }

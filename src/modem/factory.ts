@@ -33,7 +33,8 @@ export interface ChannelSettings {
 
 /** Opens the link a target names. */
 export function openLink(target: LinkTarget): Promise<SerialLink> {
-  if (isVirtualPort(target.path)) return import('../virtual-modem/virtual-ports.js').then((m) => m.openVirtualPort(target.path));
+  if (isVirtualPort(target.path))
+    return import('../virtual-modem/virtual-ports.js').then((m) => m.openVirtualPort(target.path));
   return openSerialLink({ path: target.path, baudRate: target.baudRate, ...(target.rtscts ? { rtscts: true } : {}) });
 }
 

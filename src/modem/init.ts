@@ -94,10 +94,14 @@ export async function runInit(ctx: InitContext): Promise<ModemIdentity> {
     } catch (err) {
       at.rethrowIfGone(err);
       // A stick just plugged in may answer its first commands `+CME ERROR: SIM busy` (14) or 515: it is booting.
-      const booting = err instanceof AtCommandError && err.code === 'AT_ERROR' && (err.errorCode === 14 || err.errorCode === 515);
+      const booting =
+        err instanceof AtCommandError && err.code === 'AT_ERROR' && (err.errorCode === 14 || err.errorCode === 515);
       if (!(err instanceof AtCommandError) || !(err.code === 'AT_TIMEOUT' || booting)) throw err;
       if (attempt < ATE0_TRIES) {
-        log.debug({ attempt, answer: booting ? err.final : undefined }, 'ATE0 not served yet (the modem may be booting); trying again');
+        log.debug(
+          { attempt, answer: booting ? err.final : undefined },
+          'ATE0 not served yet (the modem may be booting); trying again',
+        );
         if (booting) await ctx.delay(ctx.pollIntervalMs);
         continue;
       }
@@ -171,16 +175,26 @@ async function enablePduMode(ctx: InitContext, profile: ModemProfile): Promise<v
       at.rethrowIfGone(err);
       const final = err instanceof AtCommandError ? err.final : undefined;
       if (Date.now() >= deadline) {
-        throw new BridgeError('SIM_NOT_READY', `${ctx.name}: SMS service not ready after ${Math.round(timeoutMs / 1000)} s (AT+CMGF=0 answered ${describeFinal(final)})`, {
-          cause: err,
-          hint: 'the modem may be restarting or lack network/SIM; it is retried on the next init',
-        });
+        throw new BridgeError(
+          'SIM_NOT_READY',
+          `${ctx.name}: SMS service not ready after ${Math.round(timeoutMs / 1000)} s (AT+CMGF=0 answered ${describeFinal(final)})`,
+          {
+            cause: err,
+            hint: 'the modem may be restarting or lack network/SIM; it is retried on the next init',
+          },
+        );
       }
       ctx.log.debug({ final, waitingFor: ready.urc }, 'SMS service not ready yet (AT+CMGF=0 refused); waiting');
     }
     // A pause that ends early when the "SMS ready" banner arrives.
     const pauseMs = Math.max(0, Math.min(ctx.pollIntervalMs, deadline - Date.now()));
-    await orTimeout(waitFor(listen<Urc>(at.channel, 'urc'), (urc) => urc.name === ready.urc || (ready.alsoUrcs ?? []).includes(urc.name), { timeoutMs: pauseMs, what: `the ${ready.urc} URC` }).promise);
+    await orTimeout(
+      waitFor(
+        listen<Urc>(at.channel, 'urc'),
+        (urc) => urc.name === ready.urc || (ready.alsoUrcs ?? []).includes(urc.name),
+        { timeoutMs: pauseMs, what: `the ${ready.urc} URC` },
+      ).promise,
+    );
   }
 }
 
@@ -201,7 +215,8 @@ async function selectStorage(ctx: InitContext, profile: ModemProfile): Promise<v
   const slots = supported.length >= 1 && supported.length <= 3 ? supported.length : 3;
   for (const memory of candidates) {
     let lines: readonly string[] | undefined;
-    for (let n = slots; n >= 1 && lines === undefined; n--) lines = await at.tryLines(`AT+CPMS=${Array(n).fill(`"${memory}"`).join(',')}`);
+    for (let n = slots; n >= 1 && lines === undefined; n--)
+      lines = await at.tryLines(`AT+CPMS=${Array(n).fill(`"${memory}"`).join(',')}`);
     if (lines === undefined) continue;
     state.storage = memory;
     state.capacities = parseCpmsSet(lines);
@@ -209,7 +224,8 @@ async function selectStorage(ctx: InitContext, profile: ModemProfile): Promise<v
     return;
   }
   state.storage = undefined;
-  if (candidates.length > 0) log.warn({ tried: candidates }, 'no SMS storage could be selected; keeping the modem default');
+  if (candidates.length > 0)
+    log.warn({ tried: candidates }, 'no SMS storage could be selected; keeping the modem default');
 }
 
 /**

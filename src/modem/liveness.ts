@@ -18,7 +18,10 @@ export interface ProbeOutcome {
 function cnmiValues(lines: readonly string[]): number[] | undefined {
   const line = lines.find((l) => /^\+CNMI:/i.test(l.trim()));
   if (!line) return undefined;
-  const values = line.slice(line.indexOf(':') + 1).split(',').map((f) => f.trim());
+  const values = line
+    .slice(line.indexOf(':') + 1)
+    .split(',')
+    .map((f) => f.trim());
   if (values.length === 0 || values.some((v) => !/^\d+$/.test(v))) return undefined;
   return values.map(Number);
 }

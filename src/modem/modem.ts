@@ -27,7 +27,14 @@ import {
   type StorageUsage,
 } from './parse.js';
 import { isSimResetError, type ProbeOutcome } from './liveness.js';
-import { ANY_RESET_HINTS, detectionUrcTable, generic, getProfile, PROFILES, profileUrcTable } from './profiles/index.js';
+import {
+  ANY_RESET_HINTS,
+  detectionUrcTable,
+  generic,
+  getProfile,
+  PROFILES,
+  profileUrcTable,
+} from './profiles/index.js';
 import { SimUnlock, type RejectedPins } from './sim-unlock.js';
 import type { ModemProfile, ProfileId } from './types.js';
 import { UrcEvents, type UrcEvent } from './urc-events.js';
@@ -36,7 +43,18 @@ import { isHex } from './ussd-codec.js';
 import { SmsMemories, type StorageFill } from './sim-memory.js';
 import { StateProbe, type ProbeSample, type SampledState } from './state-probe.js';
 
-export type { ModemIdentity, PendingUssdReply, ProbeOutcome, ProbeSample, Registration, SampledState, SignalQuality, StorageFill, StorageUsage, UssdReply };
+export type {
+  ModemIdentity,
+  PendingUssdReply,
+  ProbeOutcome,
+  ProbeSample,
+  Registration,
+  SampledState,
+  SignalQuality,
+  StorageFill,
+  StorageUsage,
+  UssdReply,
+};
 
 /** AT+CMGL: the bound of the whole listing (a full SIM at 9600 baud) and the longest pause between two of its lines. */
 const LIST_TIMEOUT_MS = 120_000;
@@ -132,7 +150,12 @@ export class Modem extends EventEmitter<ModemEvents> {
     this.currentProfile = configured === undefined || configured === 'auto' ? generic : getProfile(configured);
     const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
     this.sim = new SimUnlock({
-      at: this.at, name: this.name, log: this.log, pin: options.pin, pollIntervalMs: this.pollIntervalMs, delay,
+      at: this.at,
+      name: this.name,
+      log: this.log,
+      pin: options.pin,
+      pollIntervalMs: this.pollIntervalMs,
+      delay,
       ...(options.rejectedPins ? { rejectedPins: options.rejectedPins } : {}),
     });
     this.ussdSession = new UssdSession({
@@ -220,7 +243,10 @@ export class Modem extends EventEmitter<ModemEvents> {
     this.currentIdentity = identity;
     this.memories.initialised(this.state.storage, this.state.capacities[0]);
     this.initDone = true;
-    this.log.info({ profile: this.currentProfile.id, storage: this.state.storage, cnmi: this.state.cnmi }, 'modem ready');
+    this.log.info(
+      { profile: this.currentProfile.id, storage: this.state.storage, cnmi: this.state.cnmi },
+      'modem ready',
+    );
     return identity;
   }
 
@@ -267,7 +293,9 @@ export class Modem extends EventEmitter<ModemEvents> {
     const cereg = eps && parseRegistrationQuery(eps, 'CEREG');
     if (cereg && (cereg.registered || !creg)) return cereg;
     if (creg) return creg;
-    throw new BridgeError('AT_ERROR', `${this.name}: registration unknown (AT+CREG? and AT+CEREG? gave no answer)`, { cause: cregError });
+    throw new BridgeError('AT_ERROR', `${this.name}: registration unknown (AT+CREG? and AT+CEREG? gave no answer)`, {
+      cause: cregError,
+    });
   }
 
   async storageUsage(): Promise<StorageUsage[]> {
@@ -292,7 +320,10 @@ export class Modem extends EventEmitter<ModemEvents> {
   }
 
   /** Runs `work` with `storage` as the read/delete memory (SmsMemories.inStorage). */
-  async inStorage<T>(storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
+  async inStorage<T>(
+    storage: string,
+    work: (fill: { used: number; total: number } | undefined) => Promise<T>,
+  ): Promise<T> {
     return this.memories.inStorage(this.state.storage, storage, work);
   }
 
@@ -303,7 +334,9 @@ export class Modem extends EventEmitter<ModemEvents> {
         return await fn();
       } catch (err) {
         this.at.rethrowIfGone(err);
-        errors.push(`${label}: ${err instanceof AtCommandError ? describeFinal(err.final) : err instanceof Error ? err.message : String(err)}`);
+        errors.push(
+          `${label}: ${err instanceof AtCommandError ? describeFinal(err.final) : err instanceof Error ? err.message : String(err)}`,
+        );
         return undefined;
       }
     };
@@ -338,13 +371,20 @@ export class Modem extends EventEmitter<ModemEvents> {
    * command: idle traffic stays at one AT+CMGL per sweep), else AT+CPMS? (SmsMemories.receiveUsage).
    */
   receiveUsage(maxAgeMs: number): Promise<{ used: number; total: number } | undefined> {
-    return this.memories.receiveUsage(this.state.storage, this.state.capacities[2] ?? this.state.capacities[0], maxAgeMs);
+    return this.memories.receiveUsage(
+      this.state.storage,
+      this.state.capacities[2] ?? this.state.capacities[0],
+      maxAgeMs,
+    );
   }
 
   /** An SMS command failed: +CMS ERROR 310-316 after init means the SIM was re-read (a restart). */
   private noteFailure(command: string, err: unknown): void {
     if (!this.initDone || !(err instanceof AtCommandError) || !isSimResetError(err.final, err.errorCode)) return;
-    this.log.warn({ command, final: err.final }, 'SIM error on an SMS command after init: the modem may have restarted');
+    this.log.warn(
+      { command, final: err.final },
+      'SIM error on an SMS command after init: the modem may have restarted',
+    );
     this.emit('reset-suspected', { reason: `${command} answered ${describeFinal(err.final)}` });
   }
 
@@ -409,7 +449,10 @@ export class Modem extends EventEmitter<ModemEvents> {
         this.at.rethrowIfGone(err);
         if (err instanceof AtCommandError && err.errorCode === 340) {
           // Too late: the modem stopped waiting and the network will deliver the SMS again (same record id).
-          this.log.warn({ command }, 'AT+CNMA: no acknowledgement expected (+CMS ERROR: 340); the network redelivers, the spool dedups');
+          this.log.warn(
+            { command },
+            'AT+CNMA: no acknowledgement expected (+CMS ERROR: 340); the network redelivers, the spool dedups',
+          );
           return;
         }
         if (command === 'AT+CNMA=0') {
@@ -417,7 +460,10 @@ export class Modem extends EventEmitter<ModemEvents> {
           if (this.state.cnmi) await this.at.tryLines(`AT+CNMI=${this.state.cnmi}`);
           throw err;
         }
-        this.log.debug({ final: err instanceof AtCommandError ? err.final : undefined }, 'AT+CNMA refused; trying AT+CNMA=0');
+        this.log.debug(
+          { final: err instanceof AtCommandError ? err.final : undefined },
+          'AT+CNMA refused; trying AT+CNMA=0',
+        );
       }
     }
   }
@@ -428,8 +474,16 @@ export class Modem extends EventEmitter<ModemEvents> {
   async sendSms(to: string, pdus: Array<{ pdu: string; tpduLength: number }>): Promise<number[]> {
     const refs: number[] = [];
     for (const [i, part] of pdus.entries()) {
-      if (!isHex(part.pdu) || !Number.isInteger(part.tpduLength) || part.tpduLength <= 0 || part.tpduLength * 2 > part.pdu.length) {
-        throw new BridgeError('PDU_INVALID', `${this.name}: SMS part ${i + 1}/${pdus.length} to ${to} is not a valid PDU`);
+      if (
+        !isHex(part.pdu) ||
+        !Number.isInteger(part.tpduLength) ||
+        part.tpduLength <= 0 ||
+        part.tpduLength * 2 > part.pdu.length
+      ) {
+        throw new BridgeError(
+          'PDU_INVALID',
+          `${this.name}: SMS part ${i + 1}/${pdus.length} to ${to} is not a valid PDU`,
+        );
       }
       const command = `AT+CMGS=${part.tpduLength}`;
       let res: AtResponse;
@@ -438,13 +492,17 @@ export class Modem extends EventEmitter<ModemEvents> {
       } catch (err) {
         this.at.rethrowIfGone(err);
         if (!(err instanceof AtCommandError)) throw err;
-        throw new AtCommandError(err.code as 'AT_ERROR' | 'AT_TIMEOUT', `${this.name}: sending SMS to ${to} failed at part ${i + 1}/${pdus.length}: ${describeFinal(err.final)}`, {
-          command,
-          final: err.final,
-          errorCode: err.errorCode,
-          lines: err.lines,
-          cause: err,
-        });
+        throw new AtCommandError(
+          err.code as 'AT_ERROR' | 'AT_TIMEOUT',
+          `${this.name}: sending SMS to ${to} failed at part ${i + 1}/${pdus.length}: ${describeFinal(err.final)}`,
+          {
+            command,
+            final: err.final,
+            errorCode: err.errorCode,
+            lines: err.lines,
+            cause: err,
+          },
+        );
       }
       const ref = parseCmgs(res.lines);
       if (ref === undefined) this.log.warn({ to, part: i + 1 }, 'AT+CMGS succeeded without a +CMGS reference');
@@ -490,7 +548,12 @@ export class Modem extends EventEmitter<ModemEvents> {
   };
 
   private readonly onUrc = (urc: Urc): void => {
-    const ctx = { profile: this.currentProfile, initDone: this.initDone, storage: this.state.storage, resetHints: ANY_RESET_HINTS };
+    const ctx = {
+      profile: this.currentProfile,
+      initDone: this.initDone,
+      storage: this.state.storage,
+      resetHints: ANY_RESET_HINTS,
+    };
     this.emit('urc', urc);
     if (urc.name === 'cusd') this.ussdSession.onCusd(urc);
     for (const event of this.urcEvents.map(urc, ctx)) {

@@ -29,7 +29,12 @@ export function infoValue(lines: readonly string[], prefix: string): string | un
 /** Plain answer of AT+CGMI / AT+CGMM / AT+CGMR: non-empty lines joined, an echoed `+CGMI:` style prefix removed. */
 export function plainAnswer(lines: readonly string[]): string {
   return lines
-    .map((l) => l.trim().replace(/^\+?[A-Z^]{3,8}:\s*/i, '').replace(/^Revision:\s*/i, ''))
+    .map((l) =>
+      l
+        .trim()
+        .replace(/^\+?[A-Z^]{3,8}:\s*/i, '')
+        .replace(/^Revision:\s*/i, ''),
+    )
     .filter((l) => l !== '')
     .join(' ')
     .trim();
@@ -118,7 +123,10 @@ export function isRegistered(stat: number): boolean {
  * Answer of AT+CREG? / AT+CEREG? / AT+CGREG?: `<n>,<stat>[,<lac>,<ci>[,<AcT>]]`.
  * (The unsolicited form without <n> is parsed by the URC table.)
  */
-export function parseRegistrationQuery(lines: readonly string[], source: Registration['source']): Registration | undefined {
+export function parseRegistrationQuery(
+  lines: readonly string[],
+  source: Registration['source'],
+): Registration | undefined {
   const v = infoValue(lines, `+${source}`);
   if (v === undefined) return undefined;
   const f = splitFields(v);
@@ -312,7 +320,10 @@ export function parseCmgl(lines: readonly string[]): PduListResult {
     if (line === '') continue;
     // Flag s: a U+2028/U+2029 in the <alpha> field must not make the header unreadable (found by test/fuzz).
     const m = /^\+CMGL:\s*(.*)$/is.exec(line);
-    if (!m) { skipped.push(line); continue; }
+    if (!m) {
+      skipped.push(line);
+      continue;
+    }
     const f = splitFields(m[1]!);
     const index = int(f[0]);
     const stat = int(f[1]);

@@ -44,7 +44,13 @@ export function findAttempt(entries: PinEntries, keys: readonly string[], pin: s
   for (const key of keys) {
     const e = entries[key];
     if (!e || e.pinHash !== pinHash(key, pin)) continue;
-    if (key.startsWith('modem:') && e.sim !== undefined && !keys.includes(e.sim) && keys.some((k) => k !== key && kind(k) === kind(e.sim!))) continue;
+    if (
+      key.startsWith('modem:') &&
+      e.sim !== undefined &&
+      !keys.includes(e.sim) &&
+      keys.some((k) => k !== key && kind(k) === kind(e.sim!))
+    )
+      continue;
     if (e.rejectedAt !== undefined) return { key, outcome: 'rejected', at: e.rejectedAt };
     if (e.sentAt !== undefined) return { key, outcome: 'unconfirmed', at: e.sentAt };
   }
@@ -52,7 +58,12 @@ export function findAttempt(entries: PinEntries, keys: readonly string[], pin: s
 }
 
 /** The entries to set for an attempt of `pin` on the SIM known by `keys`, now. */
-export function attemptEntries(keys: readonly string[], pin: string, outcome: 'sent' | 'rejected', now: string): PinEntries {
+export function attemptEntries(
+  keys: readonly string[],
+  pin: string,
+  outcome: 'sent' | 'rejected',
+  now: string,
+): PinEntries {
   const strongest = keys[0]!;
   const out: PinEntries = {};
   for (const key of recordKeys(keys)) {

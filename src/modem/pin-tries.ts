@@ -11,7 +11,10 @@
 
 function fields(line: string): string[] {
   const i = line.indexOf(':');
-  return line.slice(i + 1).split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+  return line
+    .slice(i + 1)
+    .split(',')
+    .map((f) => f.trim().replace(/^"|"$/g, ''));
 }
 
 function count(text: string | undefined): number | undefined {

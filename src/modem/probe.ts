@@ -80,7 +80,10 @@ interface Normalised {
 
 function normalise(opts: ProbeOptions): Normalised {
   const baudRates = opts.baudRates && opts.baudRates.length > 0 ? [...opts.baudRates] : DEFAULT_BAUD_RATES;
-  const timeoutMs = opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0 ? opts.timeoutMs : DEFAULT_TIMEOUT_MS;
+  const timeoutMs =
+    opts.timeoutMs !== undefined && Number.isFinite(opts.timeoutMs) && opts.timeoutMs > 0
+      ? opts.timeoutMs
+      : DEFAULT_TIMEOUT_MS;
   // Per rate: two ATs and one drain (as long as a timeout); then three identification commands, each possibly
   // followed by a drain.
   const natural = baudRates.length * 3 * timeoutMs + IDENTIFY_COMMANDS.length * 2 * timeoutMs + OPEN_CLOSE_ALLOWANCE_MS;
@@ -95,7 +98,10 @@ function normalise(opts: ProbeOptions): Normalised {
 }
 
 function errorOf(err: unknown): ProbeError {
-  if (err instanceof BridgeError) return err.hint ? { code: err.code, message: err.message, hint: err.hint } : { code: err.code, message: err.message };
+  if (err instanceof BridgeError)
+    return err.hint
+      ? { code: err.code, message: err.message, hint: err.hint }
+      : { code: err.code, message: err.message };
   return { code: 'PORT_IO', message: errorMessage(err) };
 }
 
@@ -122,9 +128,13 @@ export async function probePort(path: string, opts: ProbeOptions = {}): Promise<
 /** Probes several ports, at most `concurrency` at a time; results in the order of `paths`. Never rejects. */
 export async function probePorts(paths: readonly string[], opts: ProbePortsOptions = {}): Promise<ProbeResult[]> {
   const o = normalise(opts);
-  const concurrency = opts.concurrency !== undefined && opts.concurrency >= 1 ? Math.floor(opts.concurrency) : DEFAULT_CONCURRENCY;
+  const concurrency =
+    opts.concurrency !== undefined && opts.concurrency >= 1 ? Math.floor(opts.concurrency) : DEFAULT_CONCURRENCY;
   const devices = await Promise.all(paths.map((p) => deviceToCheck(p)));
-  const holders = await findHolders(devices.filter((d): d is string => d !== undefined), o.procRoot);
+  const holders = await findHolders(
+    devices.filter((d): d is string => d !== undefined),
+    o.procRoot,
+  );
   const results: ProbeResult[] = new Array<ProbeResult>(paths.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -152,11 +162,18 @@ async function probeWithDeadline(path: string, o: Normalised, holders: readonly 
     return await withDeadline(work, { timeoutMs: o.deadlineMs, what: `the probe of ${path}` });
   } catch (err) {
     if (!(err instanceof WaitTimeoutError)) throw err;
-    o.log.warn({ path }, `probe of ${path} did not finish within ${o.deadlineMs} ms; it closes the port in the background`);
+    o.log.warn(
+      { path },
+      `probe of ${path} did not finish within ${o.deadlineMs} ms; it closes the port in the background`,
+    );
     return {
       path,
       answers: false,
-      error: { code: 'AT_TIMEOUT', message: `probe of ${path} did not finish within ${o.deadlineMs} ms`, hint: 'the device or its driver is stuck: unplug and replug it' },
+      error: {
+        code: 'AT_TIMEOUT',
+        message: `probe of ${path} did not finish within ${o.deadlineMs} ms`,
+        hint: 'the device or its driver is stuck: unplug and replug it',
+      },
     };
   }
 }
@@ -174,7 +191,11 @@ async function probeOpen(path: string, o: Normalised): Promise<ProbeResult> {
     if (outcome.kind === 'answers') return outcome.result;
     if (outcome.kind === 'failed') return { path, answers: false, error: outcome.error };
     if (outcome.bytes > 0) sawBytes = true;
-    unanswered.push(outcome.bytes > 0 ? `${baudRate} (${outcome.bytes} bytes${outcome.garbage ? ' of garbage' : ''}, no OK)` : `${baudRate} (silent)`);
+    unanswered.push(
+      outcome.bytes > 0
+        ? `${baudRate} (${outcome.bytes} bytes${outcome.garbage ? ' of garbage' : ''}, no OK)`
+        : `${baudRate} (silent)`,
+    );
   }
   return {
     path,
@@ -219,9 +240,17 @@ async function probeRate(path: string, baudRate: number, o: Normalised): Promise
         return { kind: 'answers', result: await identify(path, baudRate, channel, o) };
       } catch (err) {
         if (err instanceof AtCommandError && err.code === 'AT_ERROR' && err.final !== undefined) {
-          return { kind: 'failed', error: { code: 'AT_ERROR', message: `${path} answered AT with ${err.final}`, hint: 'an AT interpreter in an odd state: replug the modem and probe again' } };
+          return {
+            kind: 'failed',
+            error: {
+              code: 'AT_ERROR',
+              message: `${path} answered AT with ${err.final}`,
+              hint: 'an AT interpreter in an odd state: replug the modem and probe again',
+            },
+          };
         }
-        if (!(err instanceof AtCommandError && err.code === 'AT_TIMEOUT')) return { kind: 'failed', error: errorOf(err) };
+        if (!(err instanceof AtCommandError && err.code === 'AT_TIMEOUT'))
+          return { kind: 'failed', error: errorOf(err) };
         o.log.debug({ path, baudRate, attempt, bytes, garbage }, `probe: no OK to AT on ${path} at ${baudRate}`);
         if (garbage) break; // unreadable bytes: the rate is wrong, a second AT at it will not help
       }

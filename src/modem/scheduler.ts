@@ -86,7 +86,13 @@ interface Running {
 export class AtScheduler<T> {
   private readonly name: string;
   private readonly fairness: number;
-  private readonly queues: Record<Kind, Entry<T>[]> = { exclusive: [], urgent: [], receive: [], operator: [], maintenance: [] };
+  private readonly queues: Record<Kind, Entry<T>[]> = {
+    exclusive: [],
+    urgent: [],
+    receive: [],
+    operator: [],
+    maintenance: [],
+  };
   private target: T | undefined;
   /** Why nothing is attached, for the fail-fast error. */
   private unavailable = 'is not connected (not opened yet)';
@@ -144,7 +150,11 @@ export class AtScheduler<T> {
   }
 
   /** Runs `fn` alone: after the task in progress, before anything queued, holding back everything until it ends. */
-  exclusive<R>(label: string, fn: (ctx: TaskContext<T>) => Promise<R>, options: { signal?: AbortSignal } = {}): Promise<R> {
+  exclusive<R>(
+    label: string,
+    fn: (ctx: TaskContext<T>) => Promise<R>,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<R> {
     return this.enqueue('exclusive', label, options.signal, fn);
   }
 
@@ -178,11 +188,24 @@ export class AtScheduler<T> {
     return n;
   }
 
-  private enqueue<R>(kind: Kind, label: string, signal: AbortSignal | undefined, fn: (ctx: TaskContext<T>) => Promise<R>): Promise<R> {
+  private enqueue<R>(
+    kind: Kind,
+    label: string,
+    signal: AbortSignal | undefined,
+    fn: (ctx: TaskContext<T>) => Promise<R>,
+  ): Promise<R> {
     if (this.target === undefined) return Promise.reject(new ModemUnavailableError(this.name, label, this.unavailable));
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<R>((resolve, reject) => {
-      const entry: Entry<T> = { kind, label, fn, resolve: resolve as (value: unknown) => void, reject, signal, onAbort: undefined };
+      const entry: Entry<T> = {
+        kind,
+        label,
+        fn,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
       const q = this.queues[kind];
       if (signal) {
         entry.onAbort = () => {
@@ -223,7 +246,8 @@ export class AtScheduler<T> {
     if (q.urgent.length > 0) return q.urgent.shift();
     if (this.lastStarted === 'operator' && q.receive.length > 0) return q.receive.shift();
     if (q.maintenance.length > 0 && this.maintenancePassed >= this.fairness) return q.maintenance.shift();
-    if (q.operator.length > 0 && (q.receive.length === 0 || this.operatorPassed >= this.fairness)) return q.operator.shift();
+    if (q.operator.length > 0 && (q.receive.length === 0 || this.operatorPassed >= this.fairness))
+      return q.operator.shift();
     return q.receive.shift() ?? q.operator.shift() ?? q.maintenance.shift();
   }
 
@@ -246,7 +270,11 @@ export class AtScheduler<T> {
       try {
         // Nothing is queued while detached (failAll() empties the queues, enqueue() refuses), so every entry picked
         // has a target to run against.
-        for (let entry: Entry<T> | undefined = first, target = this.target; entry && target !== undefined; target = this.target, entry = target === undefined ? undefined : this.pick()) {
+        for (
+          let entry: Entry<T> | undefined = first, target = this.target;
+          entry && target !== undefined;
+          target = this.target, entry = target === undefined ? undefined : this.pick()
+        ) {
           await this.execute(entry, target);
         }
       } finally {

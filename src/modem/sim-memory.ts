@@ -79,7 +79,9 @@ export class SmsMemories {
   receiveStorages(home: string | undefined, offered: readonly string[], now: number = Date.now()): string[] {
     if (home === undefined) return [];
     if (home === 'MT') return ['MT'];
-    const others = offered.filter((m) => m !== home && m !== 'MT' && RECEIVE_MEMORIES.includes(m) && !this.refusedLately(m, now));
+    const others = offered.filter(
+      (m) => m !== home && m !== 'MT' && RECEIVE_MEMORIES.includes(m) && !this.refusedLately(m, now),
+    );
     return [home, ...new Set(others)];
   }
 
@@ -93,10 +95,18 @@ export class SmsMemories {
    * BridgeError AT_ERROR naming it (and is left out of receiveStorages() for a while); the chosen memory itself, or
    * any memory when init kept the modem default, runs `work` at once.
    */
-  async inStorage<T>(home: string | undefined, storage: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
+  async inStorage<T>(
+    home: string | undefined,
+    storage: string,
+    work: (fill: { used: number; total: number } | undefined) => Promise<T>,
+  ): Promise<T> {
     const want = storage.toUpperCase();
     if (home === undefined || want === home || want === '') return work(undefined);
-    if (this.foreignMemory !== undefined && this.foreignMemory !== want) throw new BridgeError('AT_ERROR', `${this.o.name}: storage ${want} asked for while working in ${this.foreignMemory}`);
+    if (this.foreignMemory !== undefined && this.foreignMemory !== want)
+      throw new BridgeError(
+        'AT_ERROR',
+        `${this.o.name}: storage ${want} asked for while working in ${this.foreignMemory}`,
+      );
     const outer = this.foreignMemory;
     this.foreignMemory = want;
     try {
@@ -106,7 +116,10 @@ export class SmsMemories {
       this.foreignMemory = outer;
       await this.ensure(home).catch((err: unknown) => {
         this.o.at.rethrowIfGone(err);
-        this.o.log.error({ err, storage: home }, `could not select SMS storage ${home} again (AT+CPMS); retried before the next SMS command: ${err instanceof Error ? err.message : String(err)}`);
+        this.o.log.error(
+          { err, storage: home },
+          `could not select SMS storage ${home} again (AT+CPMS); retried before the next SMS command: ${err instanceof Error ? err.message : String(err)}`,
+        );
       });
     }
   }
@@ -144,7 +157,12 @@ export class SmsMemories {
    * the capacity is known from init (`capacity`), else AT+CPMS? (its rows are mem1 read/delete, mem2 write, mem3
    * receive: incoming SMS land in mem3).
    */
-  async receiveUsage(home: string | undefined, capacity: { total: number } | undefined, maxAgeMs: number, now: number = Date.now()): Promise<{ used: number; total: number } | undefined> {
+  async receiveUsage(
+    home: string | undefined,
+    capacity: { total: number } | undefined,
+    maxAgeMs: number,
+    now: number = Date.now(),
+  ): Promise<{ used: number; total: number } | undefined> {
     if (this.lastListing && home !== undefined && capacity && now - this.lastListing.at <= maxAgeMs) {
       return { used: Math.max(0, Math.min(capacity.total, this.lastListing.used)), total: capacity.total };
     }
@@ -165,8 +183,15 @@ export class SmsMemories {
       if (err instanceof AtCommandError && err.code === 'AT_ERROR') {
         this.readMemory = before; // refused: the selection did not change (27.005)
         this.refusedMemories.set(memory, Date.now());
-        this.o.log.error({ storage: memory, final: err.final }, `the modem refuses to select SMS storage ${memory} (${describeFinal(err.final)}): SMS it announces there cannot be read; not tried again for ${REFUSED_FOR_MS / 60_000} minutes`);
-        throw new BridgeError('AT_ERROR', `${this.o.name}: the modem refuses SMS storage ${memory} (${describeFinal(err.final)})`, { cause: err, hint: 'the SMS stays in the modem; `pulsa-bridge at AT+CPMS=?` shows the memories it offers' });
+        this.o.log.error(
+          { storage: memory, final: err.final },
+          `the modem refuses to select SMS storage ${memory} (${describeFinal(err.final)}): SMS it announces there cannot be read; not tried again for ${REFUSED_FOR_MS / 60_000} minutes`,
+        );
+        throw new BridgeError(
+          'AT_ERROR',
+          `${this.o.name}: the modem refuses SMS storage ${memory} (${describeFinal(err.final)})`,
+          { cause: err, hint: 'the SMS stays in the modem; `pulsa-bridge at AT+CPMS=?` shows the memories it offers' },
+        );
       }
       throw err;
     }
@@ -182,7 +207,12 @@ export class SmsMemories {
   }
 
   private noteFill(storage: string, fill: { used: number; total: number }): void {
-    this.fillsByMemory.set(storage.toUpperCase(), { storage: storage.toUpperCase(), used: fill.used, total: fill.total, checkedAt: new Date().toISOString() });
+    this.fillsByMemory.set(storage.toUpperCase(), {
+      storage: storage.toUpperCase(),
+      used: fill.used,
+      total: fill.total,
+      checkedAt: new Date().toISOString(),
+    });
   }
 }
 
@@ -244,7 +274,10 @@ export class SimStorage {
     if (!this.o.usage) return;
     const use = this.note(await this.o.usage().catch(() => undefined));
     if (use && use.used / use.total >= NEARLY_FULL) {
-      this.o.log.warn({ used: use.used, total: use.total, kept: this.kept.size }, 'SIM storage nearly full after sweep (messages kept by policy "keep"?)');
+      this.o.log.warn(
+        { used: use.used, total: use.total, kept: this.kept.size },
+        'SIM storage nearly full after sweep (messages kept by policy "keep"?)',
+      );
     }
   }
 
@@ -268,12 +301,18 @@ export class SimStorage {
     const limit = this.total ? Math.max(1, Math.floor(this.total * KEEP_SHARE)) : KEEP_LIMIT_UNKNOWN;
     const kept = this.kept.size + (this.kept.has(index) ? 0 : 1);
     if (kept > limit) {
-      this.o.log.warn({ index, kept: this.kept.size, limit, simTotal: this.total }, `policy keep: ${this.kept.size} SMS already kept on the SIM (limit ${limit}); this one is archived instead, so the SIM cannot fill`);
+      this.o.log.warn(
+        { index, kept: this.kept.size, limit, simTotal: this.total },
+        `policy keep: ${this.kept.size} SMS already kept on the SIM (limit ${limit}); this one is archived instead, so the SIM cannot fill`,
+      );
       return 'archive';
     }
     if (kept >= Math.ceil(limit * KEEP_WARN_AT) && !this.keepWarned) {
       this.keepWarned = true;
-      this.o.log.warn({ kept, limit, simTotal: this.total }, `policy keep: ${kept} SMS kept on the SIM (limit ${limit}); past the limit they are archived instead`);
+      this.o.log.warn(
+        { kept, limit, simTotal: this.total },
+        `policy keep: ${kept} SMS kept on the SIM (limit ${limit}); past the limit they are archived instead`,
+      );
     }
     return 'keep';
   }

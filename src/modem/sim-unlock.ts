@@ -109,14 +109,20 @@ export class SimUnlock {
       if (!(err instanceof AtCommandError)) throw err;
       switch (err.errorCode) {
         case 10:
-          throw this.simError('no SIM card: AT+CPIN? answered +CME ERROR: 10 (SIM not inserted)', 'insert or reseat the SIM with the modem unplugged');
+          throw this.simError(
+            'no SIM card: AT+CPIN? answered +CME ERROR: 10 (SIM not inserted)',
+            'insert or reseat the SIM with the modem unplugged',
+          );
         case 11:
           return this.remember('SIM PIN');
         case 12:
           return this.remember('SIM PUK');
         case 13:
         case 15:
-          throw this.simError(`SIM failure: AT+CPIN? answered ${describeFinal(err.final)}`, 'reseat or replace the SIM');
+          throw this.simError(
+            `SIM failure: AT+CPIN? answered ${describeFinal(err.final)}`,
+            'reseat or replace the SIM',
+          );
         case 14: // SIM busy
         case 515: // "please wait, init or command processing in progress": right after power-up (python-gsmmodem)
           return this.remember('BUSY');
@@ -125,7 +131,8 @@ export class SimUnlock {
       }
     }
     const state = infoValue(lines, '+CPIN');
-    if (state === undefined) throw this.simError(`SIM state unknown: AT+CPIN? answered ${JSON.stringify(lines.join(' | '))}`);
+    if (state === undefined)
+      throw this.simError(`SIM state unknown: AT+CPIN? answered ${JSON.stringify(lines.join(' | '))}`);
     return this.remember(state.replace(/"/g, '').trim().toUpperCase());
   }
 
@@ -170,7 +177,10 @@ export class SimUnlock {
             await this.enterPin(pin, keys[0]!, profile);
           }
         } else if (state === 'SIM PUK' || state === 'SIM PUK2') {
-          throw this.simError('SIM is PUK-locked (too many wrong PINs)', 'unlock it in a phone with the PUK code from the SIM card holder');
+          throw this.simError(
+            'SIM is PUK-locked (too many wrong PINs)',
+            'unlock it in a phone with the PUK code from the SIM card holder',
+          );
         } else if (state !== 'BUSY') {
           throw this.simError(`SIM not ready: +CPIN: ${state}`);
         }
@@ -198,9 +208,13 @@ export class SimUnlock {
       );
     }
     if (earlier === undefined) return;
-    const hint = 'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)';
+    const hint =
+      'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)';
     if (earlier.outcome === 'rejected') {
-      throw this.simError(`the SIM (${earlier.key}) rejected the configured PIN at ${earlier.at}; it is not sent again until modems[].pin changes`, hint);
+      throw this.simError(
+        `the SIM (${earlier.key}) rejected the configured PIN at ${earlier.at}; it is not sent again until modems[].pin changes`,
+        hint,
+      );
     }
     throw this.simError(
       `the configured PIN was sent to the SIM (${earlier.key}) at ${earlier.at} and never confirmed accepted: it is treated as rejected and not sent again until modems[].pin changes`,
@@ -227,7 +241,10 @@ export class SimUnlock {
     } catch (err) {
       // The memory keeps it for this process (see RejectedPins); the "sent" entry written before sending still
       // stands in the file unless that write failed too.
-      this.o.log.error({ err }, `could not persist the rejected PIN (${errorMessage(err)}): it is not sent again by this process`);
+      this.o.log.error(
+        { err },
+        `could not persist the rejected PIN (${errorMessage(err)}): it is not sent again by this process`,
+      );
     }
   }
 
@@ -277,7 +294,8 @@ export class SimUnlock {
       const final = err instanceof AtCommandError ? err.final : undefined;
       const code = err instanceof AtCommandError ? err.errorCode : undefined;
       const notAgain = 'it is not sent again until modems[].pin changes';
-      const hint = 'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)';
+      const hint =
+        'set the right modems[].pin and restart the bridge (a third wrong PIN locks the SIM: it then needs its PUK)';
       if (code === 16) {
         const tries = await this.readPinTries(profile);
         throw this.simError(
@@ -285,8 +303,12 @@ export class SimUnlock {
           hint,
         );
       }
-      if (code === 12) throw this.simError('SIM is PUK-locked (too many wrong PINs)', 'unlock it in a phone with the PUK code');
-      const what = err instanceof AtCommandError && err.code === 'AT_TIMEOUT' ? `no answer within ${PIN_TIMEOUT_MS / 1000} s` : describeFinal(final);
+      if (code === 12)
+        throw this.simError('SIM is PUK-locked (too many wrong PINs)', 'unlock it in a phone with the PUK code');
+      const what =
+        err instanceof AtCommandError && err.code === 'AT_TIMEOUT'
+          ? `no answer within ${PIN_TIMEOUT_MS / 1000} s`
+          : describeFinal(final);
       throw this.simError(`entering the PIN failed (${what}): the SIM did not accept it; ${notAgain}`, hint);
     }
   }

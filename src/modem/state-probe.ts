@@ -54,7 +54,10 @@ export class StateProbe {
    * The liveness probe (one command): reads back a setting init applied, AT+CNMI? (the one that matters: without it
    * no +CMTI comes) or else AT+CMEE?, or plain AT when the firmware refuses both. A timeout rejects (AT_TIMEOUT).
    */
-  async probe(state: Pick<InitState, 'cnmi' | 'cmee'>, options: { timeoutMs?: number; sample?: ProbeSample } = {}): Promise<ProbeOutcome & SampledState> {
+  async probe(
+    state: Pick<InitState, 'cnmi' | 'cmee'>,
+    options: { timeoutMs?: number; sample?: ProbeSample } = {},
+  ): Promise<ProbeOutcome & SampledState> {
     const candidates: Array<[string, (lines: readonly string[]) => ProbeOutcome['settings']]> = [];
     const cnmi = state.cnmi;
     if (cnmi !== undefined) candidates.push(['AT+CNMI?', (lines) => judgeCnmi(lines, cnmi)]);
@@ -69,7 +72,12 @@ export class StateProbe {
         if (extra && !this.combinedRefused.has(command)) {
           // One line, one command against the idle budget: the setting read back and the sample (`AT+CNMI?;+CSQ`).
           try {
-            const both = (await this.o.channel.run(`${command};${extra}`, { ...run, responsePrefixes: [command.slice(2, -1), extra.replace('?', '')] })).lines;
+            const both = (
+              await this.o.channel.run(`${command};${extra}`, {
+                ...run,
+                responsePrefixes: [command.slice(2, -1), extra.replace('?', '')],
+              })
+            ).lines;
             const outcome = { settings: judge(both), detail: `${command};${extra} -> ${both.join(' | ') || 'OK'}` };
             if (outcome.settings === 'intact') this.probeAnswered.add(command);
             return { ...outcome, ...sampled(options.sample!, both) };
@@ -77,7 +85,10 @@ export class StateProbe {
             this.o.at.rethrowIfGone(err);
             if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
             // The combined line was refused: probe alone below, and from now on sample on its own line.
-            this.o.log.info({ command: `${command};${extra}`, final: err.final }, 'liveness probe: the modem refuses a sample on the probe line; sampling on its own line');
+            this.o.log.info(
+              { command: `${command};${extra}`, final: err.final },
+              'liveness probe: the modem refuses a sample on the probe line; sampling on its own line',
+            );
             this.combinedRefused.add(command);
           }
         }
@@ -85,8 +96,12 @@ export class StateProbe {
       } catch (err) {
         this.o.at.rethrowIfGone(err);
         if (!(err instanceof AtCommandError) || err.code === 'AT_TIMEOUT') throw err;
-        if (this.probeAnswered.has(command)) return { settings: 'lost', detail: `${command} answered ${describeFinal(err.final)} (it answered before)` };
-        this.o.log.info({ command, final: err.final }, 'liveness probe: the modem refuses this query; using the next one');
+        if (this.probeAnswered.has(command))
+          return { settings: 'lost', detail: `${command} answered ${describeFinal(err.final)} (it answered before)` };
+        this.o.log.info(
+          { command, final: err.final },
+          'liveness probe: the modem refuses this query; using the next one',
+        );
         this.probeRefused.add(command);
         continue;
       }
@@ -106,15 +121,26 @@ export class StateProbe {
     }
     if (extra) {
       const alone = await this.sampleAlone(extra, run);
-      return { settings: 'unknown', detail: `${alone.detail} (no setting can be read back on this modem)`, ...alone.state };
+      return {
+        settings: 'unknown',
+        detail: `${alone.detail} (no setting can be read back on this modem)`,
+        ...alone.state,
+      };
     }
     await this.o.channel.run('AT', run);
     return { settings: 'unknown', detail: 'AT -> OK (no setting can be read back on this modem)' };
   }
 
   /** The probe's sample (`AT+CSQ` or `AT+CREG?`) on its own line. */
-  private async sampleAlone(extra: string, run: { timeoutMs: number } | undefined): Promise<{ detail: string; state: SampledState }> {
-    const lines = (await this.o.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] })).lines;
-    return { detail: `AT${extra} -> ${lines.join(' | ')}`, state: sampled(extra === '+CSQ' ? 'signal' : 'registration', lines) };
+  private async sampleAlone(
+    extra: string,
+    run: { timeoutMs: number } | undefined,
+  ): Promise<{ detail: string; state: SampledState }> {
+    const lines = (await this.o.channel.run(`AT${extra}`, { ...run, responsePrefixes: [extra.replace('?', '')] }))
+      .lines;
+    return {
+      detail: `AT${extra} -> ${lines.join(' | ')}`,
+      state: sampled(extra === '+CSQ' ? 'signal' : 'registration', lines),
+    };
   }
 }

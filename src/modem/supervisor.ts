@@ -16,7 +16,8 @@ import type { ProbeOutcome } from './liveness.js';
 import type { ProbeSample, Registration, SampledState, SignalQuality } from './modem.js';
 import type { AtScheduler, SchedulerStatus } from './scheduler.js';
 
-export type ModemState = 'stopped' | 'connecting' | 'initialising' | 'running' | 'sim-not-ready' | 'disconnected' | 'failed';
+export type ModemState =
+  'stopped' | 'connecting' | 'initialising' | 'running' | 'sim-not-ready' | 'disconnected' | 'failed';
 
 export interface SupervisedModem {
   init(): Promise<ModemIdentityLike>;
@@ -34,7 +35,10 @@ export interface SupervisedModem {
 const SUMMED = ['received', 'spooled', 'ignored', 'quarantined', 'duplicates', 'sweeps'] as const;
 
 /** The counts a session's receiver keeps (src/receive/receiver.ts's stats have these and more). */
-export type ReceiverCounts = Record<(typeof SUMMED)[number], number> & { lastSweepAt: string | undefined; lastError: string | undefined };
+export type ReceiverCounts = Record<(typeof SUMMED)[number], number> & {
+  lastSweepAt: string | undefined;
+  lastError: string | undefined;
+};
 
 /** What the supervisor needs of the receiver it runs on each connection (src/receive/receiver.ts satisfies it). */
 export interface SupervisedReceiver<S extends ReceiverCounts = ReceiverCounts> {
@@ -152,8 +156,16 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     this.repeated = new RepeatedWarnings((line) => this.log.error(line), 10 * 60_000);
     this.scheduler = options.scheduler;
     this.statusValue = {
-      name: options.name, state: 'stopped', since: new Date().toISOString(), downSince: new Date().toISOString(), lastError: undefined, hint: undefined,
-      reconnects: 0, failedAttempts: 0, identity: undefined, receiver: undefined,
+      name: options.name,
+      state: 'stopped',
+      since: new Date().toISOString(),
+      downSince: new Date().toISOString(),
+      lastError: undefined,
+      hint: undefined,
+      reconnects: 0,
+      failedAttempts: 0,
+      identity: undefined,
+      receiver: undefined,
     };
   }
 
@@ -171,7 +183,11 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     const before = this.earlier;
     if (!now) return before && { ...before };
     if (!before) return { ...now };
-    const total = { ...now, lastSweepAt: now.lastSweepAt ?? before.lastSweepAt, lastError: now.lastError ?? before.lastError };
+    const total = {
+      ...now,
+      lastSweepAt: now.lastSweepAt ?? before.lastSweepAt,
+      lastError: now.lastError ?? before.lastError,
+    };
     for (const k of SUMMED) total[k] = now[k] + before[k];
     return total;
   }
@@ -194,7 +210,9 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     this.signalStop();
     this.scheduler.detach('stopped');
     await this.receiver?.stop();
-    await this.channel?.close().catch((err: unknown) => this.log.debug({ err }, 'closing the channel at stop failed (port already gone)'));
+    await this.channel
+      ?.close()
+      .catch((err: unknown) => this.log.debug({ err }, 'closing the channel at stop failed (port already gone)'));
     await this.loop;
     this.loop = undefined;
     this.setState('stopped');
@@ -256,7 +274,8 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
         failures++;
         this.statusValue.failedAttempts++;
         const code = err instanceof BridgeError ? err.code : undefined;
-        const portGone = code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION';
+        const portGone =
+          code === 'PORT_NOT_FOUND' || code === 'PORT_CLOSED' || code === 'PORT_BUSY' || code === 'PORT_PERMISSION';
         if (code === 'SIM_NOT_READY') {
           this.setState('sim-not-ready', err);
           delay = this.o.simRetryMs ?? 60_000;
@@ -273,7 +292,8 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
         const line = `modem ${this.o.name}: ${errorMessage(err)}${hint}; retrying in ${delay < 1000 ? `${delay} ms` : `${Math.round(delay / 1000)} s`}`;
         // The same error again (a missing port, retried for hours) is summarised: one line per cause per 10 minutes with
         // a count; a replug polls every replugPoll, and a stack says nothing an operator can act on.
-        if (portGone && replugging() && failures > 1) this.log.debug({ code, retryInMs: delay, attempt: failures }, line);
+        if (portGone && replugging() && failures > 1)
+          this.log.debug({ code, retryInMs: delay, attempt: failures }, line);
         else this.repeated.note(`${code ?? ''}:${errorMessage(err)}`, line);
         this.log.debug({ err }, 'the error behind the retry above');
       } finally {
@@ -296,7 +316,10 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     this.scheduler.attach({ modem, channel });
     const identity = await this.scheduler.exclusive('init', () => modem.init());
     this.statusValue.identity = identity;
-    this.log.info({ identity }, `modem ${this.o.name} ready: ${identity.manufacturer ?? '?'} ${identity.model ?? '?'} (profile ${identity.profile ?? '?'})`);
+    this.log.info(
+      { identity },
+      `modem ${this.o.name} ready: ${identity.manufacturer ?? '?'} ${identity.model ?? '?'} (profile ${identity.profile ?? '?'})`,
+    );
     const receiver = this.o.createReceiver(modem, identity, this.scheduler);
     this.receiver = receiver;
     let reinitialising = false;
@@ -320,7 +343,10 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
           this.setState('running');
           receiver.requestSweep('modem reboot');
         } catch (err) {
-          this.log.error({ code: err instanceof BridgeError ? err.code : undefined }, `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`);
+          this.log.error(
+            { code: err instanceof BridgeError ? err.code : undefined },
+            `re-initialising ${this.o.name} after a reboot failed: ${errorMessage(err)}; reconnecting`,
+          );
           this.log.debug({ err }, 'the error behind the reconnect above');
           void channel.close();
         } finally {
@@ -357,8 +383,14 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     modem.off('reboot', onReboot);
     modem.off('reset-suspected', onSuspect);
     if (info && !this.stopping) {
-      this.setState('disconnected', info.error ?? new Error(info.disconnected ? 'device vanished (USB reset or unplug)' : 'port closed'));
-      this.log.warn({ disconnected: info.disconnected }, `modem ${this.o.name}: port closed${info.disconnected ? ' (device vanished)' : ''}; reconnecting`);
+      this.setState(
+        'disconnected',
+        info.error ?? new Error(info.disconnected ? 'device vanished (USB reset or unplug)' : 'port closed'),
+      );
+      this.log.warn(
+        { disconnected: info.disconnected },
+        `modem ${this.o.name}: port closed${info.disconnected ? ' (device vanished)' : ''}; reconnecting`,
+      );
     }
     return info;
   }
@@ -367,18 +399,27 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
    * The state probe as a maintenance task: reads a setting back (or sends `AT` when the modem cannot) and re-initialises
    * when the settings are gone. Resolves with the outcome; rejects on a timeout (AT_TIMEOUT) or a refusal.
    */
-  private prober(modem: M, reinitialise: (why: string) => void): (why: string, sample?: ProbeSample) => Promise<ProbeOutcome> {
+  private prober(
+    modem: M,
+    reinitialise: (why: string) => void,
+  ): (why: string, sample?: ProbeSample) => Promise<ProbeOutcome> {
     const timeoutMs = this.o.livenessTimeoutMs ?? 5_000;
     return async (why, sample) => {
-      const outcome = await this.scheduler.schedule({ priority: 'maintenance', label: `state probe (${why}${sample ? `, ${sample}` : ''})` }, async ({ target }) => {
-        if (modem.probeState) return modem.probeState({ timeoutMs, ...(sample ? { sample } : {}) });
-        await target.channel.run('AT', { timeoutMs });
-        return { settings: 'unknown', detail: 'AT -> OK' } satisfies ProbeOutcome;
-      });
+      const outcome = await this.scheduler.schedule(
+        { priority: 'maintenance', label: `state probe (${why}${sample ? `, ${sample}` : ''})` },
+        async ({ target }) => {
+          if (modem.probeState) return modem.probeState({ timeoutMs, ...(sample ? { sample } : {}) });
+          await target.channel.run('AT', { timeoutMs });
+          return { settings: 'unknown', detail: 'AT -> OK' } satisfies ProbeOutcome;
+        },
+      );
       if (outcome.signal) this.recordSignal(outcome.signal);
       if (outcome.registration) {
         // CS not registered: an LTE-only modem may still be registered on EPS (one more read, only in that state).
-        const r = !outcome.registration.registered && modem.registration ? await modem.registration().catch(() => outcome.registration!) : outcome.registration;
+        const r =
+          !outcome.registration.registered && modem.registration
+            ? await modem.registration().catch(() => outcome.registration!)
+            : outcome.registration;
         this.recordRegistration(r);
       }
       if (outcome.settings === 'lost') reinitialise(`settings gone: ${outcome.detail}`);
@@ -391,7 +432,10 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
    * See SupervisorOptions.livenessIntervalMs. Only timeouts count as misses: an ERROR answer proves the modem is alive.
    * Idle traffic is one probe per interval.
    */
-  private startLivenessProbe(channel: AtChannel, probe: (why: string, sample?: ProbeSample) => Promise<ProbeOutcome>): () => void {
+  private startLivenessProbe(
+    channel: AtChannel,
+    probe: (why: string, sample?: ProbeSample) => Promise<ProbeOutcome>,
+  ): () => void {
     const every = this.o.livenessIntervalMs ?? 30_000;
     if (every <= 0) return () => undefined;
     const limit = this.o.livenessMisses ?? 2;
@@ -406,7 +450,14 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
       tick++;
       // Signal and registration ride on the probe's own AT line (`AT+CNMI?;+CSQ`: no extra command): CSQ on tick
       // `cycle`, CREG? half a cycle later.
-      const sample: ProbeSample | undefined = cycle > 0 ? (tick % cycle === 0 ? 'signal' : tick % cycle === Math.floor(cycle / 2) ? 'registration' : undefined) : undefined;
+      const sample: ProbeSample | undefined =
+        cycle > 0
+          ? tick % cycle === 0
+            ? 'signal'
+            : tick % cycle === Math.floor(cycle / 2)
+              ? 'registration'
+              : undefined
+          : undefined;
       // A maintenance task: it waits for receive work (a modem busy answering is alive); the timeout counts only from
       // the moment the probe is sent. A refusal (port closed, stopped) is not a timeout and is ignored below.
       probe('liveness', sample)
@@ -415,14 +466,21 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
           (err: unknown) => {
             if (done || !(err instanceof BridgeError) || err.code !== 'AT_TIMEOUT') return;
             misses++;
-            this.log.warn({ misses, limit }, `modem ${this.o.name} did not answer the liveness probe (${misses}/${limit})`);
+            this.log.warn(
+              { misses, limit },
+              `modem ${this.o.name} did not answer the liveness probe (${misses}/${limit})`,
+            );
             if (misses < limit) return;
             done = true;
             this.setState(
               'failed',
-              new BridgeError('MODEM_SILENT', `modem ${this.o.name} stopped answering (${limit} probes timed out): reconnecting`, {
-                hint: 'a modem that hangs repeatedly may need more power (a powered USB hub) or a firmware update',
-              }),
+              new BridgeError(
+                'MODEM_SILENT',
+                `modem ${this.o.name} stopped answering (${limit} probes timed out): reconnecting`,
+                {
+                  hint: 'a modem that hangs repeatedly may need more power (a powered USB hub) or a firmware update',
+                },
+              ),
             );
             this.log.error(`modem ${this.o.name} stopped answering: closing the port to reconnect and re-initialise`);
             void channel.close();
@@ -444,7 +502,12 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
         this.recordSignal(await modem.signal!());
         this.recordRegistration(await modem.registration!());
       })
-      .catch((err: unknown) => this.log.debug({ err }, `sampling signal/registration at connect failed (sampled again on the probe cycle): ${errorMessage(err)}`));
+      .catch((err: unknown) =>
+        this.log.debug(
+          { err },
+          `sampling signal/registration at connect failed (sampled again on the probe cycle): ${errorMessage(err)}`,
+        ),
+      );
   }
 
   /** A signal sample (AT+CSQ); a change of signal bars is logged. */
@@ -452,14 +515,23 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     const prev = this.statusValue.signal;
     this.statusValue.signal = { rssi: q.rssi, dbm: q.dbm, bars: q.bars, sampledAt: new Date().toISOString() };
     if (!prev || prev.bars !== q.bars) {
-      this.log.info({ rssi: q.rssi, dbm: q.dbm, bars: q.bars, previousBars: prev?.bars }, `modem ${this.o.name}: signal ${q.dbm ?? 'unknown'} dBm (${q.bars}/5 bars)`);
+      this.log.info(
+        { rssi: q.rssi, dbm: q.dbm, bars: q.bars, previousBars: prev?.bars },
+        `modem ${this.o.name}: signal ${q.dbm ?? 'unknown'} dBm (${q.bars}/5 bars)`,
+      );
     }
   }
 
   /** A registration sample (AT+CREG?, or AT+CEREG?); a change of registration status is logged (a loss as a warning). */
   private recordRegistration(r: Registration): void {
     const prev = this.statusValue.registration;
-    this.statusValue.registration = { stat: r.stat, text: r.text, registered: r.registered, source: r.source, sampledAt: new Date().toISOString() };
+    this.statusValue.registration = {
+      stat: r.stat,
+      text: r.text,
+      registered: r.registered,
+      source: r.source,
+      sampledAt: new Date().toISOString(),
+    };
     if (!prev || prev.stat !== r.stat) {
       const msg = `modem ${this.o.name}: network registration ${r.text} (${r.source} ${r.stat})${prev ? `, was ${prev.text}` : ''}`;
       if (r.registered) this.log.info({ registration: r }, msg);
@@ -478,6 +550,7 @@ export class ModemSupervisor<M extends SupervisedModem, R extends SupervisedRece
     this.receiver = undefined;
     const channel = this.channel;
     this.channel = undefined;
-    if (channel?.isOpen) await channel.close().catch((err: unknown) => this.log.debug({ err }, 'close after session failed'));
+    if (channel?.isOpen)
+      await channel.close().catch((err: unknown) => this.log.debug({ err }, 'close after session failed'));
   }
 }

@@ -69,19 +69,22 @@ export class UrcEvents {
       }
       case 'cmt': {
         const { pdu, length } = urc.data;
-        if (typeof pdu === 'string' && isHex(pdu) && typeof length === 'number') events.push({ name: 'sms-direct', info: { pdu: pdu.toUpperCase(), length } });
+        if (typeof pdu === 'string' && isHex(pdu) && typeof length === 'number')
+          events.push({ name: 'sms-direct', info: { pdu: pdu.toUpperCase(), length } });
         else this.log.error({ lines: urc.lines }, '+CMT without a readable PDU');
         break;
       }
       case 'cds': {
         const { pdu, length } = urc.data;
-        if (typeof pdu === 'string' && isHex(pdu) && typeof length === 'number') events.push({ name: 'status-report', info: { pdu: pdu.toUpperCase(), length } });
+        if (typeof pdu === 'string' && isHex(pdu) && typeof length === 'number')
+          events.push({ name: 'status-report', info: { pdu: pdu.toUpperCase(), length } });
         else this.log.error({ lines: urc.lines }, '+CDS without a readable PDU');
         break;
       }
       case 'cdsi': {
         const { storage, index } = urc.data;
-        if (typeof index === 'number') events.push({ name: 'status-report', info: { storage: typeof storage === 'string' ? storage : '', index } });
+        if (typeof index === 'number')
+          events.push({ name: 'status-report', info: { storage: typeof storage === 'string' ? storage : '', index } });
         break;
       }
       default:

@@ -104,7 +104,9 @@ export const GENERIC_URCS: readonly UrcEntry[] = Object.freeze([
     // The quoted string may hold CR/LF: the channel hands over the first line; `complete` says whether it closed.
     parse: (lines) => {
       const c = parseCusdLine(lines[0] ?? '');
-      return c ? { status: c.status, payload: c.payload, dcs: c.dcs, complete: c.complete, raw: lines[0] } : { raw: lines[0] };
+      return c
+        ? { status: c.status, payload: c.payload, dcs: c.dcs, complete: c.complete, raw: lines[0] }
+        : { raw: lines[0] };
     },
     description: 'USSD reply or network-initiated USSD: +CUSD: <m>[,"<str>"[,<dcs>]]',
   },
@@ -146,9 +148,27 @@ export const GENERIC_URCS: readonly UrcEntry[] = Object.freeze([
     parse: (lines) => ({ status: num(afterColon(lines[0] ?? '')) }),
     description: 'Telit SIM status: #QSS: 0 removed, 1 inserted, 2 unlocked, 3 ready',
   },
-  { name: 'creg', pattern: /^\+CREG:/i, responseTo: ['AT+CREG'], parse: parseRegUrc, description: 'CS registration change' },
-  { name: 'cereg', pattern: /^\+CEREG:/i, responseTo: ['AT+CEREG'], parse: parseRegUrc, description: 'EPS registration change' },
-  { name: 'cgreg', pattern: /^\+CGREG:/i, responseTo: ['AT+CGREG'], parse: parseRegUrc, description: 'GPRS registration change' },
+  {
+    name: 'creg',
+    pattern: /^\+CREG:/i,
+    responseTo: ['AT+CREG'],
+    parse: parseRegUrc,
+    description: 'CS registration change',
+  },
+  {
+    name: 'cereg',
+    pattern: /^\+CEREG:/i,
+    responseTo: ['AT+CEREG'],
+    parse: parseRegUrc,
+    description: 'EPS registration change',
+  },
+  {
+    name: 'cgreg',
+    pattern: /^\+CGREG:/i,
+    responseTo: ['AT+CGREG'],
+    parse: parseRegUrc,
+    description: 'GPRS registration change',
+  },
 ]);
 
 /** The table to install on the channel for a profile: its rows first, then the generic ones. */

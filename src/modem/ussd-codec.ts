@@ -150,7 +150,11 @@ function takeLanguage(decoded: DecodedUssd, d: CbsDcs | undefined): DecodedUssd 
  * as UCS2 -> UCS2; dcs 0 with hex that reads as printable ASCII -> ASCII; otherwise the text as it came. A DCS 0x10
  * text loses its language prefix to `language`. Compressed data is never decoded (it is the payload as it came).
  */
-export function decodeUssdPayload(text: string, dcs: number | undefined, options: { packed?: boolean } = {}): DecodedUssd {
+export function decodeUssdPayload(
+  text: string,
+  dcs: number | undefined,
+  options: { packed?: boolean } = {},
+): DecodedUssd {
   const d = dcs === undefined ? undefined : cbsDcs(dcs);
   const alphabet = d?.alphabet ?? 'gsm7';
   if (alphabet === 'compressed') return { text, form: 'text' };
@@ -233,7 +237,12 @@ export function parseCusdLine(line: string): CusdLine | undefined {
   }
   // Unquoted string (seen from some firmware): everything up to a trailing ",<dcs>".
   const unquoted = /^(.*?)(?:\s*,\s*(\d+))?\s*$/s.exec(rest)!;
-  return { status, payload: unquoted[1], dcs: unquoted[2] === undefined ? undefined : Number(unquoted[2]), complete: true };
+  return {
+    status,
+    payload: unquoted[1],
+    dcs: unquoted[2] === undefined ? undefined : Number(unquoted[2]),
+    complete: true,
+  };
 }
 
 /** Appends one more line to an incomplete +CUSD; the string is joined with '\n'. */

@@ -13,7 +13,14 @@ import type { ModemAt } from './commands.js';
 import { describeFinal } from './error-codes.js';
 import type { ModemProfile } from './types.js';
 import { encodeUcs2Hex } from '../sms/ucs2.js';
-import { continueCusd, decodeUssdPayload, isUndecodedUssd, parseCusdLine, ussdLanguage, type CusdLine } from './ussd-codec.js';
+import {
+  continueCusd,
+  decodeUssdPayload,
+  isUndecodedUssd,
+  parseCusdLine,
+  ussdLanguage,
+  type CusdLine,
+} from './ussd-codec.js';
 
 /** A request the modem accepted whose +CUSD reply is still to come (UssdSession.send). */
 export interface PendingUssdReply {
@@ -73,11 +80,14 @@ export function ussdStatusLabel(status: number): string {
  * AT+CUSD: `ATD1;` would be a voice call); otherwise the text in the profile's charset: as it is for GSM and IRA,
  * as UCS2 hex when the charset is UCS2 (27.007 §7.15: the string is in the TE character set).
  */
-export function ussdCommandGeneric(profile: Pick<ModemProfile, 'ussd'>, text: string, kind: 'open' | 'reply' = 'open'): string {
+export function ussdCommandGeneric(
+  profile: Pick<ModemProfile, 'ussd'>,
+  text: string,
+  kind: 'open' | 'reply' = 'open',
+): string {
   if (profile.ussd.send === 'atd' && kind === 'open') return `ATD${text};`;
   return `AT+CUSD=1,"${profile.ussd.charset === 'UCS2' ? encodeUcs2Hex(text) : text}",15`;
 }
-
 
 /** The generic decoding step: by the DCS (GSM 7-bit text, UCS2 hex, ...). */
 export function ussdTextGeneric(payload: string, dcs: number | undefined): string {
@@ -134,7 +144,9 @@ export class UssdSession {
     const { at, name, log } = this.o;
     if (this.busy) throw new BridgeError('USSD', `${name}: a USSD request is already in progress`);
     if (kind === 'open' && this.open) {
-      throw new BridgeError('USSD', `${name}: a USSD session is waiting for input`, { hint: 'answer it with ussdReply() or end it with ussdCancel()' });
+      throw new BridgeError('USSD', `${name}: a USSD session is waiting for input`, {
+        hint: 'answer it with ussdReply() or end it with ussdCancel()',
+      });
     }
     if (kind === 'reply' && !this.open) throw new BridgeError('USSD', `${name}: no USSD session is waiting for input`);
     const timeoutMs = options.timeoutMs ?? this.o.timeoutMs ?? 30_000;
@@ -145,7 +157,8 @@ export class UssdSession {
       const profile = this.o.profile();
       const charset = profile.ussd.charset;
       if (profile.ussd.send === 'text' && charset !== undefined) {
-        if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined) log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
+        if ((await at.tryLines(`AT+CSCS="${charset}"`)) === undefined)
+          log.warn({ charset }, 'AT+CSCS refused; sending USSD in the current charset');
       }
       const waiter = this.awaitReply(timeoutMs, `the +CUSD reply to ${text}`);
       let res: AtResponse;
@@ -154,9 +167,18 @@ export class UssdSession {
       } catch (err) {
         waiter.cancel();
         at.rethrowIfGone(err);
-        if (err instanceof AtCommandError && err.errorCode !== undefined && err.errorCode >= 132 && err.errorCode <= 134) {
+        if (
+          err instanceof AtCommandError &&
+          err.errorCode !== undefined &&
+          err.errorCode >= 132 &&
+          err.errorCode <= 134
+        ) {
           this.open = false;
-          const reply: UssdReply = { status: 4, text: `USSD not supported by the network or the SIM: ${describeFinal(err.final)}`, raw: err.final ?? '' };
+          const reply: UssdReply = {
+            status: 4,
+            text: `USSD not supported by the network or the SIM: ${describeFinal(err.final)}`,
+            raw: err.final ?? '',
+          };
           return { reply: Promise.resolve(reply), cancel: () => undefined };
         }
         this.open = false;
@@ -190,7 +212,10 @@ export class UssdSession {
       await this.o.at.channel.run('AT+CUSD=2');
     } catch (err) {
       this.o.at.rethrowIfGone(err);
-      this.o.log.warn({ final: err instanceof AtCommandError ? err.final : undefined }, 'AT+CUSD=2 refused (no session open?)');
+      this.o.log.warn(
+        { final: err instanceof AtCommandError ? err.final : undefined },
+        'AT+CUSD=2 refused (no session open?)',
+      );
     }
   }
 
@@ -225,7 +250,11 @@ export class UssdSession {
 
   private command(text: string, kind: 'open' | 'reply'): string {
     const { name } = this.o;
-    if (/["\r\n\x1a]/.test(text)) throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} contains a quote or control character`);
+    if (/["\r\n\x1a]/.test(text))
+      throw new BridgeError(
+        'USSD',
+        `${name}: USSD string ${JSON.stringify(text)} contains a quote or control character`,
+      );
     const profile = this.o.profile();
     const step = profile.steps?.ussdCommand;
     if (!step) return ussdCommandGeneric(profile, text, kind);
@@ -233,7 +262,9 @@ export class UssdSession {
       return step(text, kind);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} ${why}`, { cause: err instanceof Error && err.cause !== undefined ? err.cause : err });
+      throw new BridgeError('USSD', `${name}: USSD string ${JSON.stringify(text)} ${why}`, {
+        cause: err instanceof Error && err.cause !== undefined ? err.cause : err,
+      });
     }
   }
 
@@ -244,10 +275,14 @@ export class UssdSession {
     } catch (err) {
       if (!(err instanceof WaitTimeoutError)) throw err;
       await this.o.at.tryLines('AT+CUSD=2');
-      throw new BridgeError('USSD', `${this.o.name}: no USSD reply to ${text} within ${Math.round(err.timeoutMs / 1000)} s`, {
-        cause: err,
-        hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
-      });
+      throw new BridgeError(
+        'USSD',
+        `${this.o.name}: no USSD reply to ${text} within ${Math.round(err.timeoutMs / 1000)} s`,
+        {
+          cause: err,
+          hint: 'check the code and network registration; some modems need ATD<code>; (profile ussd.send)',
+        },
+      );
     }
   }
 
@@ -272,11 +307,17 @@ export class UssdSession {
     const listener = (reply: UssdReply): void => {
       if (notice === undefined && isReleaseNotice(reply)) {
         notice = reply;
-        this.o.log.info({ raw: reply.raw }, `USSD release notice (${reply.raw}): waiting up to ${RELEASE_GRACE_MS / 1000} s for the reply`);
+        this.o.log.info(
+          { raw: reply.raw },
+          `USSD release notice (${reply.raw}): waiting up to ${RELEASE_GRACE_MS / 1000} s for the reply`,
+        );
         if (timer) clearTimeout(timer);
         timer = setTimeout(() => {
           const n = notice!;
-          this.o.log.warn({ raw: n.raw }, `the network ended the USSD session (${n.raw}) and no reply came within ${RELEASE_GRACE_MS / 1000} s`);
+          this.o.log.warn(
+            { raw: n.raw },
+            `the network ended the USSD session (${n.raw}) and no reply came within ${RELEASE_GRACE_MS / 1000} s`,
+          );
           finish(() => settle.resolve({ ...n, noReply: true }));
         }, RELEASE_GRACE_MS);
         return;
@@ -311,7 +352,10 @@ export class UssdSession {
 
   private deliver(line: CusdLine, raw: string[]): void {
     const profile = this.o.profile();
-    const text = line.payload === undefined ? ussdStatusText(line.status) : (profile.steps?.ussdText ?? ussdTextGeneric)(line.payload, line.dcs);
+    const text =
+      line.payload === undefined
+        ? ussdStatusText(line.status)
+        : (profile.steps?.ussdText ?? ussdTextGeneric)(line.payload, line.dcs);
     const reply: UssdReply = { status: line.status, text, raw: raw.join('\n') };
     if (line.dcs !== undefined) reply.dcs = line.dcs;
     if (line.payload !== undefined && isUndecodedUssd(line.payload, line.dcs, text)) reply.undecoded = true;

@@ -21,7 +21,11 @@ const STAT_TEXT = ['unread', 'read', 'unsent', 'sent'];
 /** A stored PDU as the operator sees it: decoded, or the reason it is not. */
 export function describeStored(p: StoredPdu): StoredSmsView {
   const d = decodeDeliver(p);
-  const base: StoredSmsView = { index: p.index, status: p.stat === undefined ? '?' : (STAT_TEXT[p.stat] ?? String(p.stat)), pdu: p.pdu };
+  const base: StoredSmsView = {
+    index: p.index,
+    status: p.stat === undefined ? '?' : (STAT_TEXT[p.stat] ?? String(p.stat)),
+    pdu: p.pdu,
+  };
   if (!d.ok) return { ...base, error: d.reason };
   const v: StoredSmsView = { ...base, sender: d.sms.originator, time: d.sms.scTimestamp, text: d.sms.text };
   if (d.sms.concat) v.part = `${d.sms.concat.sequence}/${d.sms.concat.total} ref ${d.sms.concat.reference}`;

@@ -33,33 +33,87 @@ const REFUSED: readonly Rule[] = [
   { test: /^&F\d*$/, reason: 'AT&F restores factory settings (echo, PDU mode and indications are lost)' },
   { test: /^&W\d*$/, reason: 'AT&W stores the current settings as the power-on profile' },
   { test: /^E0*[1-9]/, reason: 'ATE1 turns echo on; the daemon reads answers with echo off' },
-  { test: /^V0*$/, reason: 'ATV0 (or ATV: a missing value is 0) switches to numeric result codes; the daemon reads verbose ones' },
+  {
+    test: /^V0*$/,
+    reason: 'ATV0 (or ATV: a missing value is 0) switches to numeric result codes; the daemon reads verbose ones',
+  },
   { test: /^Q0*[1-9]/, reason: 'ATQ1 suppresses result codes; every command would time out' },
   { test: new RegExp(`^\\+CFUN${SET}`), reason: 'AT+CFUN changes the radio/power state (may reset the modem)' },
-  { test: new RegExp(`^\\+CNMI${SET}`), reason: 'AT+CNMI changes how new SMS are announced; the daemon could stop seeing them' },
+  {
+    test: new RegExp(`^\\+CNMI${SET}`),
+    reason: 'AT+CNMI changes how new SMS are announced; the daemon could stop seeing them',
+  },
   { test: new RegExp(`^\\+CMGF${SET}`), reason: 'AT+CMGF changes the SMS mode; the daemon reads PDU mode' },
-  { test: new RegExp(`^\\+CPMS${SET}`), reason: 'AT+CPMS changes the message storage the daemon reads and deletes from' },
-  { test: new RegExp(`^\\+CMGD${SET}`), reason: 'AT+CMGD deletes SMS; the daemon deletes only after the record is durable (use `pulsa-bridge sms delete`, which checks)' },
-  { test: new RegExp(`^[+^$%](?:CMGDA|QMGDA|CMGDL)${SET}`), reason: 'deletes SMS in bulk (SIMCom AT+CMGDA, Quectel AT+QMGDA); SMS not yet spooled would be lost' },
-  { test: new RegExp(`^\\+CNMA${SET}`), reason: 'AT+CNMA acknowledges a directly delivered SMS; only the daemon may, after spooling it' },
+  {
+    test: new RegExp(`^\\+CPMS${SET}`),
+    reason: 'AT+CPMS changes the message storage the daemon reads and deletes from',
+  },
+  {
+    test: new RegExp(`^\\+CMGD${SET}`),
+    reason:
+      'AT+CMGD deletes SMS; the daemon deletes only after the record is durable (use `pulsa-bridge sms delete`, which checks)',
+  },
+  {
+    test: new RegExp(`^[+^$%](?:CMGDA|QMGDA|CMGDL)${SET}`),
+    reason: 'deletes SMS in bulk (SIMCom AT+CMGDA, Quectel AT+QMGDA); SMS not yet spooled would be lost',
+  },
+  {
+    test: new RegExp(`^\\+CNMA${SET}`),
+    reason: 'AT+CNMA acknowledges a directly delivered SMS; only the daemon may, after spooling it',
+  },
   { test: new RegExp(`^\\+CSMS${SET}`), reason: 'AT+CSMS changes the SMS service (who acknowledges +CMT)' },
   { test: new RegExp(`^\\+CMEE${SET}`), reason: 'AT+CMEE changes how errors are reported' },
   { test: new RegExp(`^\\+CSCS${SET}`), reason: 'AT+CSCS changes the character set USSD is sent and read in' },
-  { test: new RegExp(`^\\+(?:IPR|ICF|IFC)${SET}`), reason: 'changing the baud rate or framing cuts the daemon off the modem' },
+  {
+    test: new RegExp(`^\\+(?:IPR|ICF|IFC)${SET}`),
+    reason: 'changing the baud rate or framing cuts the daemon off the modem',
+  },
   { test: new RegExp(`^\\^CURC${SET}`), reason: 'AT^CURC changes which unsolicited reports the modem sends' },
-  { test: new RegExp(`^[+^$%](?:CRESET|CPOF|RESET|QPOWD|CPWROFF|SRESET)${SET}`), reason: 'resets or powers off the modem' },
+  {
+    test: new RegExp(`^[+^$%](?:CRESET|CPOF|RESET|QPOWD|CPWROFF|SRESET)${SET}`),
+    reason: 'resets or powers off the modem',
+  },
   // SIMCom AT+CPOWD=1, Quectel AT+QRST, Telit AT#REBOOT / AT#SHDN, Sierra AT!RESET, Cinterion AT^SMSO, Telit AT+TRB.
-  { test: new RegExp(`^(?:\\+(?:CPOWD|QRST|TRB)|#(?:REBOOT|SHDN)|!RESET|\\^SMSO)${SET}`), reason: 'resets or powers off the modem (vendor command)' },
-  { test: /^\+CPWD=(?!\?)/, reason: 'AT+CPWD changes a SIM password or PIN; a wrong old one counts towards locking the SIM' },
-  { test: /^\+CLCK=(?!\?$|"?[A-Z0-9]{2}"?,0*2$)/, reason: 'AT+CLCK locks or unlocks a SIM facility with a password; wrong ones lock the SIM (three wrong PINs ask for the PUK)' },
-  { test: /^[+^]CPIN2?=(?!\?)/, reason: 'AT+CPIN= enters a PIN or PUK bypassing the daemon\'s memory of rejected PINs; three wrong ones lock the SIM (the daemon enters the configured PIN itself)' },
+  {
+    test: new RegExp(`^(?:\\+(?:CPOWD|QRST|TRB)|#(?:REBOOT|SHDN)|!RESET|\\^SMSO)${SET}`),
+    reason: 'resets or powers off the modem (vendor command)',
+  },
+  {
+    test: /^\+CPWD=(?!\?)/,
+    reason: 'AT+CPWD changes a SIM password or PIN; a wrong old one counts towards locking the SIM',
+  },
+  {
+    test: /^\+CLCK=(?!\?$|"?[A-Z0-9]{2}"?,0*2$)/,
+    reason:
+      'AT+CLCK locks or unlocks a SIM facility with a password; wrong ones lock the SIM (three wrong PINs ask for the PUK)',
+  },
+  {
+    test: /^[+^]CPIN2?=(?!\?)/,
+    reason:
+      "AT+CPIN= enters a PIN or PUK bypassing the daemon's memory of rejected PINs; three wrong ones lock the SIM (the daemon enters the configured PIN itself)",
+  },
   { test: /^\+CSIM=(?!\?)/, reason: 'AT+CSIM sends raw commands to the SIM (PIN verification and changes included)' },
-  { test: /^D\*\*0(?:4|42|5|52)\*/, reason: 'a **04/**042/**05/**052 dial code changes or unblocks a PIN; wrong ones lock the SIM' },
-  { test: /^S0*[345]=(?!\?)/, reason: 'ATS3/ATS4/ATS5 change the line-ending and backspace characters; the daemon cannot frame answers any more (until a power cycle)' },
-  { test: /^\+COPS=0*2(?:,|$)/, reason: 'AT+COPS=2 deregisters from the network; no SMS arrives until it registers again' },
+  {
+    test: /^D\*\*0(?:4|42|5|52)\*/,
+    reason: 'a **04/**042/**05/**052 dial code changes or unblocks a PIN; wrong ones lock the SIM',
+  },
+  {
+    test: /^S0*[345]=(?!\?)/,
+    reason:
+      'ATS3/ATS4/ATS5 change the line-ending and backspace characters; the daemon cannot frame answers any more (until a power cycle)',
+  },
+  {
+    test: /^\+COPS=0*2(?:,|$)/,
+    reason: 'AT+COPS=2 deregisters from the network; no SMS arrives until it registers again',
+  },
 ];
 
-const RECHECK: readonly RegExp[] = [new RegExp(`^[+^]CPIN2?${SET}`), new RegExp(`^\\+COPS${SET}`), new RegExp(`^\\+CLCK${SET}`), new RegExp(`^\\+CPWD${SET}`)];
+const RECHECK: readonly RegExp[] = [
+  new RegExp(`^[+^]CPIN2?${SET}`),
+  new RegExp(`^\\+COPS${SET}`),
+  new RegExp(`^\\+CLCK${SET}`),
+  new RegExp(`^\\+CPWD${SET}`),
+];
 
 /** Splits an AT command line into its commands (upper-cased, without `AT`). */
 export function splitAtLine(line: string): string[] | undefined {
@@ -108,11 +162,17 @@ export function splitAtLine(line: string): string[] | undefined {
 
 /** V.250: a modem ignores spaces in a command line outside quoted strings (`AT+CMGD =1` is `AT+CMGD=1`). */
 function stripSpacesOutsideQuotes(s: string): string {
-  return s.replace(/("[^"]*")|([^"]+)/g, (_, q: string | undefined, plain: string | undefined) => q ?? plain!.replace(/[ \t]/g, ''));
+  return s.replace(
+    /("[^"]*")|([^"]+)/g,
+    (_, q: string | undefined, plain: string | undefined) => q ?? plain!.replace(/[ \t]/g, ''),
+  );
 }
 
 function uppercaseOutsideQuotes(s: string): string {
-  return s.replace(/("[^"]*")|([^"]+)/g, (_, q: string | undefined, plain: string | undefined) => q ?? plain!.toUpperCase());
+  return s.replace(
+    /("[^"]*")|([^"]+)/g,
+    (_, q: string | undefined, plain: string | undefined) => q ?? plain!.toUpperCase(),
+  );
 }
 
 function suggest(t: string): string {
@@ -161,7 +221,8 @@ function movesCredit(c: string): string | undefined {
   if (/^D/.test(c)) return `dials ${c.slice(1).replace(/;$/, '')}`;
   if (/^\+CUSD=/.test(c) && !/^\+CUSD=\?$/.test(c)) return `USSD AT${c}`;
   if (/^\+(?:CMGS|CMSS|CMGW)=/.test(c) && !/=\?$/.test(c)) return `sends or stores an SMS (AT${c})`;
-  if (/^(?:[+^]CPIN2?|\+(?:CPWD|CLCK|CSIM))=/.test(c) && !/=\?$/.test(c) && !/^\+CLCK="?[A-Z0-9]{2}"?,0*2$/.test(c)) return `changes the SIM's PIN or locks (AT${c})`;
+  if (/^(?:[+^]CPIN2?|\+(?:CPWD|CLCK|CSIM))=/.test(c) && !/=\?$/.test(c) && !/^\+CLCK="?[A-Z0-9]{2}"?,0*2$/.test(c))
+    return `changes the SIM's PIN or locks (AT${c})`;
   if (/^\+COPS=/.test(c) && !/=\?$/.test(c)) return `changes the network registration (AT${c})`;
   return undefined;
 }

@@ -45,7 +45,10 @@ export class DirectOps implements ModemOps {
     return modemInfo(this.target.modem);
   }
 
-  at(command: string, o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {}): Promise<AtOutcome> {
+  at(
+    command: string,
+    o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {},
+  ): Promise<AtOutcome> {
     return runRawAt(this.target.channel, command, {
       ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
       ...(o.body !== undefined ? { body: o.body } : {}),

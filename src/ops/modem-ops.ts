@@ -50,7 +50,10 @@ export interface ModemOps {
   readonly name: string;
   readonly path: OpsPath;
   info(): Promise<Record<string, unknown>>;
-  at(command: string, options?: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean }): Promise<AtOutcome>;
+  at(
+    command: string,
+    options?: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean },
+  ): Promise<AtOutcome>;
   ussdOpen(code: string, options?: { timeoutMs?: number }): Promise<UssdOutcome>;
   ussdReply(text: string, options?: { timeoutMs?: number }): Promise<UssdOutcome>;
   /** Ends the session if one is open (AT+CUSD=2); a no-op otherwise. */

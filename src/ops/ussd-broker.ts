@@ -50,7 +50,12 @@ function seconds(ms: number): string {
 
 /** Status texts the operator reads (`[status 1: ...]` in the CLI takes the short label from ussd-session.ts). */
 export function toUssdOutcome(reply: UssdReply): UssdOutcome {
-  const out: UssdOutcome = { status: reply.status, statusText: ussdStatusText(reply.status), text: reply.text, raw: reply.raw };
+  const out: UssdOutcome = {
+    status: reply.status,
+    statusText: ussdStatusText(reply.status),
+    text: reply.text,
+    raw: reply.raw,
+  };
   if (reply.dcs !== undefined) out.dcs = reply.dcs;
   if (reply.undecoded) out.undecoded = true;
   if (reply.language !== undefined) out.language = reply.language;
@@ -77,25 +82,53 @@ export class UssdBroker {
     return this.session ? { owner: this.session.owner, openedAt: this.session.openedAt } : undefined;
   }
 
-  async open(owner: UssdOwner, code: string, o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<UssdOutcome> {
+  async open(
+    owner: UssdOwner,
+    code: string,
+    o: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<UssdOutcome> {
     const s = this.session;
     if (s && s.owner.id !== owner.id) throw this.busy(s);
-    if (s?.inflight) throw new ControlError('busy', `a USSD request of this session is still waiting for its reply`, 'wait for the reply, or cancel the session');
+    if (s?.inflight)
+      throw new ControlError(
+        'busy',
+        `a USSD request of this session is still waiting for its reply`,
+        'wait for the reply, or cancel the session',
+      );
     if (s) {
       // The same owner dials again while its menu is open: end that menu first (it would take the code as an answer).
       this.forget(s);
       await this.o.run('ussd: cancel before a new code', (m) => m.ussdCancel(), o.signal);
     }
-    const session: Current = { owner, openedAt: new Date(this.now()).toISOString(), inflight: undefined, idle: undefined };
+    const session: Current = {
+      owner,
+      openedAt: new Date(this.now()).toISOString(),
+      inflight: undefined,
+      idle: undefined,
+    };
     this.session = session;
     return this.exchange(session, code, 'open', o);
   }
 
-  async reply(owner: UssdOwner, text: string, o: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<UssdOutcome> {
+  async reply(
+    owner: UssdOwner,
+    text: string,
+    o: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<UssdOutcome> {
     const s = this.session;
-    if (!s) throw new ControlError('not_found', `no USSD session is open on ${this.o.modem}`, 'open one with `pulsa-bridge ussd <code>`');
+    if (!s)
+      throw new ControlError(
+        'not_found',
+        `no USSD session is open on ${this.o.modem}`,
+        'open one with `pulsa-bridge ussd <code>`',
+      );
     if (s.owner.id !== owner.id) throw this.busy(s);
-    if (s.inflight) throw new ControlError('busy', `a USSD request of this session is still waiting for its reply`, 'wait for the reply, or cancel the session');
+    if (s.inflight)
+      throw new ControlError(
+        'busy',
+        `a USSD request of this session is still waiting for its reply`,
+        'wait for the reply, or cancel the session',
+      );
     return this.exchange(s, text, 'reply', o);
   }
 
@@ -123,7 +156,12 @@ export class UssdBroker {
     );
   }
 
-  private async exchange(s: Current, text: string, kind: 'open' | 'reply', o: { timeoutMs?: number; signal?: AbortSignal }): Promise<UssdOutcome> {
+  private async exchange(
+    s: Current,
+    text: string,
+    kind: 'open' | 'reply',
+    o: { timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<UssdOutcome> {
     this.clearIdle(s);
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
     s.inflight = 'sending';
@@ -213,10 +251,17 @@ export class UssdBroker {
 }
 
 /** A modem's broker whose commands run as operator tasks on its scheduler (the daemon's one per modem). */
-export function ussdBrokerOn(name: string, scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>, logger: Logger): UssdBroker {
+export function ussdBrokerOn(
+  name: string,
+  scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>,
+  logger: Logger,
+): UssdBroker {
   return new UssdBroker({
     modem: name,
     logger,
-    run: (label, fn, signal) => scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) => fn(ctx.target.modem)),
+    run: (label, fn, signal) =>
+      scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, ...(signal ? { signal } : {}) }, (ctx) =>
+        fn(ctx.target.modem),
+      ),
   });
 }

@@ -32,7 +32,13 @@ export interface BatchPlan {
  * Compares the two listings. `taken`: the announced indexes of this batch (at most MAX_BATCH_SLOTS); `kept`: index ->
  * PDU (upper case) of SMS kept on the SIM on purpose. Unannounced slots fill the batch up to `maxSlots`.
  */
-export function planBatch(input: { taken: readonly number[]; first: readonly StoredPdu[]; second: readonly StoredPdu[]; kept: ReadonlyMap<number, string>; maxSlots?: number }): BatchPlan {
+export function planBatch(input: {
+  taken: readonly number[];
+  first: readonly StoredPdu[];
+  second: readonly StoredPdu[];
+  kept: ReadonlyMap<number, string>;
+  maxSlots?: number;
+}): BatchPlan {
   const maxSlots = input.maxSlots ?? MAX_BATCH_SLOTS;
   const taken = new Set(input.taken);
   const second = new Map<number, StoredPdu>();
@@ -40,7 +46,10 @@ export function planBatch(input: { taken: readonly number[]; first: readonly Sto
   const plan: BatchPlan = { agreed: [], changed: [], recheck: [], leftAlone: 0 };
   const listed = new Set<number>();
   // Announced slots first (in the listing's order), then the others, while there is room.
-  const ordered = [...input.first.filter((s) => s.index !== undefined && taken.has(s.index)), ...input.first.filter((s) => s.index !== undefined && !taken.has(s.index))];
+  const ordered = [
+    ...input.first.filter((s) => s.index !== undefined && taken.has(s.index)),
+    ...input.first.filter((s) => s.index !== undefined && !taken.has(s.index)),
+  ];
   let room = Math.max(maxSlots, taken.size);
   for (const one of ordered) {
     const index = one.index!;
@@ -71,7 +80,13 @@ export function planBatch(input: { taken: readonly number[]; first: readonly Sto
 }
 
 /** Whether a batch is worth a listing: two or more waiting, not backing off, and not mostly slots it would leave alone. */
-export function worthBatching(s: { waiting: number; leftAloneLastSeen: number; kept: number; nowMs: number; backoffUntilMs: number }): boolean {
+export function worthBatching(s: {
+  waiting: number;
+  leftAloneLastSeen: number;
+  kept: number;
+  nowMs: number;
+  backoffUntilMs: number;
+}): boolean {
   if (s.waiting < 2 || s.nowMs < s.backoffUntilMs) return false;
   return Math.max(s.kept, s.leftAloneLastSeen) <= s.waiting;
 }
@@ -105,7 +120,13 @@ export class BatchReader {
 
   /** Whether `waiting` indexes (the task's own included) should be read as a batch now. */
   worth(waiting: number): boolean {
-    return worthBatching({ waiting, leftAloneLastSeen: this.leftAloneLastSeen, kept: this.o.storage.kept.size, nowMs: this.o.monotonic(), backoffUntilMs: this.backoffUntil });
+    return worthBatching({
+      waiting,
+      leftAloneLastSeen: this.leftAloneLastSeen,
+      kept: this.o.storage.kept.size,
+      nowMs: this.o.monotonic(),
+      backoffUntilMs: this.backoffUntil,
+    });
   }
 
   /**
@@ -122,14 +143,23 @@ export class BatchReader {
     }
     // Right after a listing: no AT+CPMS? needed; keep policy decisions need no command later. A failure (an AT+CPMS?
     // that timed out) is logged and the batch goes on: the indexes it took are read here or nowhere.
-    const sweep = await storage.check().catch((err: unknown) => void log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'));
+    const sweep = await storage
+      .check()
+      .catch(
+        (err: unknown) =>
+          void log.warn({ err: errorMessage(err) }, 'batch: storage check failed; reading the batch anyway'),
+      );
     const also = sweep === undefined ? {} : { sweep };
     const incoming = first.filter((s) => !isOutgoing(s));
-    const leftAlone = first.length - incoming.length + incoming.filter((s) => isKeptIn(storage.kept, s.index, s.pdu)).length;
+    const leftAlone =
+      first.length - incoming.length + incoming.filter((s) => isKeptIn(storage.kept, s.index, s.pdu)).length;
     this.leftAloneLastSeen = leftAlone;
     if (leftAlone > taken.length) {
       // Mostly slots the batch would leave alone: a second listing is not worth its bytes. The sweep's path instead.
-      log.debug({ listed: first.length, leftAlone, waiting: taken.length }, 'batch: listing mostly kept/outgoing slots; announced indexes read one by one');
+      log.debug(
+        { listed: first.length, leftAlone, waiting: taken.length },
+        'batch: listing mostly kept/outgoing slots; announced indexes read one by one',
+      );
       const byIndex = new Map(first.map((s) => [s.index, s]));
       return {
         perSlot: taken.map((index) => {
@@ -153,12 +183,24 @@ export class BatchReader {
     const handled = await this.o.pipeline.run(plan.agreed, 'batch', memory);
     // ---- the deletes (and the joins after them) are done; the per-slot leftovers may send commands again.
     if (plan.agreed.length > 0 || plan.recheck.length > 0 || plan.changed.length > 0) {
-      log.debug({ listed: first.length, agreed: plan.agreed.length, changed: plan.changed.length, recheck: plan.recheck.length, leftAlone: plan.leftAlone }, 'batch read');
+      log.debug(
+        {
+          listed: first.length,
+          agreed: plan.agreed.length,
+          changed: plan.changed.length,
+          recheck: plan.recheck.length,
+          leftAlone: plan.leftAlone,
+        },
+        'batch read',
+      );
     }
     const changed = plan.changed.map((s) => ({ index: s.index!, read: s }));
     if (changed.length > 0) {
       const indexes = changed.map((c) => c.index);
-      log.warn({ indexes }, `SMS changed between the two listings at index ${indexes.join(', ')}: read again one by one`);
+      log.warn(
+        { indexes },
+        `SMS changed between the two listings at index ${indexes.join(', ')}: read again one by one`,
+      );
     }
     return { handled, perSlot: [...changed, ...plan.recheck.map((index) => ({ index }))], ...also };
   }
@@ -167,7 +209,10 @@ export class BatchReader {
   private fallback(taken: number[], err: unknown, which: string): BatchOutcome {
     this.stats.fallbacks++;
     this.backoffUntil = this.o.monotonic() + BATCH_BACKOFF_MS;
-    this.o.log.warn({ err, waiting: taken.length }, `batch: the ${which} AT+CMGL failed (${errorMessage(err)}): reading the ${taken.length} waiting indexes one by one; no batch for ${BATCH_BACKOFF_MS / 60_000} min`);
+    this.o.log.warn(
+      { err, waiting: taken.length },
+      `batch: the ${which} AT+CMGL failed (${errorMessage(err)}): reading the ${taken.length} waiting indexes one by one; no batch for ${BATCH_BACKOFF_MS / 60_000} min`,
+    );
     return { perSlot: taken.map((index) => ({ index })) };
   }
 }

@@ -30,21 +30,35 @@ export function operatorResult(index: number, run: RunResult): OperatorDeleteRes
   const slot = run.slots[0];
   const failure = run.failures.find((f) => f.stage !== 'join');
   if (failure?.stage === 'write') {
-    throw new SpoolError('io', `SMS at index ${index} not deleted: its spool write failed: ${errorMessage(failure.error)}`, {
-      cause: failure.error,
-      hint: 'the SMS stays on the SIM (the next sweep retries it); fix the spool (disk full? permissions?) and try again',
-    });
+    throw new SpoolError(
+      'io',
+      `SMS at index ${index} not deleted: its spool write failed: ${errorMessage(failure.error)}`,
+      {
+        cause: failure.error,
+        hint: 'the SMS stays on the SIM (the next sweep retries it); fix the spool (disk full? permissions?) and try again',
+      },
+    );
   }
   if (failure) throw failure.error;
   if (!slot || slot.outcome === 'empty' || slot.outcome === 'gone') {
     return { deleted: false, index, summary: `no SMS at index ${index} (the slot was already empty: nothing deleted)` };
   }
-  if (slot.outcome !== 'released') throw new Error(`SMS at index ${index}: ${slot.outcome} although the operator deletes it`); // 'operator' never keeps
+  if (slot.outcome !== 'released')
+    throw new Error(`SMS at index ${index}: ${slot.outcome} although the operator deletes it`); // 'operator' never keeps
   const joinFailed = run.failures.find((f) => f.stage === 'join');
-  const warning = joinFailed ? `joining its multipart message failed (${errorMessage(joinFailed.error)}); the parts are on disk and the receiver joins them at its multipart timeout` : undefined;
+  const warning = joinFailed
+    ? `joining its multipart message failed (${errorMessage(joinFailed.error)}); the parts are on disk and the receiver joins them at its multipart timeout`
+    : undefined;
   const { sender, handled } = slot;
   const summary = summarize(index, sender, handled) + (warning ? `; ${warning}` : '');
-  return { deleted: true, index, ...(sender === undefined ? {} : { sender }), ...(handled ? { handled } : {}), summary, ...(warning ? { warning } : {}) };
+  return {
+    deleted: true,
+    index,
+    ...(sender === undefined ? {} : { sender }),
+    ...(handled ? { handled } : {}),
+    summary,
+    ...(warning ? { warning } : {}),
+  };
 }
 
 export function summarize(index: number, sender: string | undefined, h: HandledAs | undefined): string {

@@ -9,7 +9,13 @@ import type { Logger } from '../log.js';
 import { partRecordId, smsRecordId } from '../sms/identity.js';
 import { clusterParts, joinParts, partGroupKey } from '../sms/multipart.js';
 import type { DecodedSms } from '../sms/types.js';
-import { DEDUPE_MIN_DAYS, SPOOL_RECORD_VERSION, type PartRecord, type SimIdentity, type SmsRecord } from '../spool/types.js';
+import {
+  DEDUPE_MIN_DAYS,
+  SPOOL_RECORD_VERSION,
+  type PartRecord,
+  type SimIdentity,
+  type SmsRecord,
+} from '../spool/types.js';
 import type { ReceiveSpool, Written } from './types.js';
 import { writeMessage } from './write.js';
 
@@ -17,7 +23,13 @@ import { writeMessage } from './write.js';
 export const simKeyOf = (sim: SimIdentity): string => sim.imsi ?? sim.iccid ?? `modem:${sim.modem}`;
 
 /** A new pending SMS record; its id derives from the SMS itself (sms/identity.ts). */
-export function newSmsRecord(sim: SimIdentity, sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>, text: string, pdus: string[], nowMs: number): SmsRecord {
+export function newSmsRecord(
+  sim: SimIdentity,
+  sms: Pick<DecodedSms, 'originator' | 'scTimestamp'>,
+  text: string,
+  pdus: string[],
+  nowMs: number,
+): SmsRecord {
   return {
     v: SPOOL_RECORD_VERSION,
     kind: 'sms',
@@ -85,10 +97,14 @@ export class PartAssembler {
     const family = (p: PartRecord) => p.groupKey === groupKey && p.sim.modem === modem && p.sender === sms.originator;
     // The same part = same family, sequence, text AND service-centre time: a network retransmission keeps its time;
     // a new message that happens to reuse the reference (and even the text) does not.
-    const samePart = (p: PartRecord) => family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
+    const samePart = (p: PartRecord) =>
+      family(p) && p.sequence === c.sequence && p.text === sms.text && p.scTimestamp === sms.scTimestamp;
     const tombstone = parts.find((p) => p.consumedBy !== undefined && samePart(p));
     if (tombstone) {
-      this.log.info({ part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy }, 'part already joined into a received message (retransmission): not spooled again');
+      this.log.info(
+        { part: `${c.sequence}/${c.total}`, ref: c.reference, id: tombstone.consumedBy },
+        'part already joined into a received message (retransmission): not spooled again',
+      );
       return false;
     }
     if (parts.some((p) => p.consumedBy === undefined && samePart(p))) {
@@ -118,7 +134,10 @@ export class PartAssembler {
     if (shared) parts.push(part);
     const r = await this.o.spool.putPart(part);
     this.seen(part.id);
-    this.log.debug({ part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created }, 'multipart part spooled');
+    this.log.debug(
+      { part: `${c.sequence}/${c.total}`, ref: c.reference, created: r.created },
+      'multipart part spooled',
+    );
     return true;
   }
 
@@ -166,7 +185,10 @@ export class PartAssembler {
       const at = Date.parse(p.consumedAt ?? p.receivedAt);
       return at > SANE_CLOCK_MS && wallNow > SANE_CLOCK_MS ? wallNow - at : 0;
     };
-    const expiredTombstones = parts.filter((p) => p.consumedBy !== undefined && (nowMono - this.seen(p.id) > tombstoneLifeMs || wallAge(p) > tombstoneLifeMs));
+    const expiredTombstones = parts.filter(
+      (p) =>
+        p.consumedBy !== undefined && (nowMono - this.seen(p.id) > tombstoneLifeMs || wallAge(p) > tombstoneLifeMs),
+    );
     if (expiredTombstones.length > 0) await this.o.spool.deleteParts(expiredTombstones.map((p) => p.id));
     const open = parts.filter((p) => p.consumedBy === undefined);
     const expired = new Set(expiredTombstones.map((p) => p.id));
@@ -178,9 +200,12 @@ export class PartAssembler {
       families.set(key, [...(families.get(key) ?? []), p]);
     }
     const joinedOf = new Map<string, PartRecord[]>();
-    for (const p of parts) if (p.consumedBy !== undefined && !expired.has(p.id)) joinedOf.set(keyOf(p), [...(joinedOf.get(keyOf(p)) ?? []), p]);
+    for (const p of parts)
+      if (p.consumedBy !== undefined && !expired.has(p.id))
+        joinedOf.set(keyOf(p), [...(joinedOf.get(keyOf(p)) ?? []), p]);
     out.partsWaiting = open.filter((p) => p.sim.modem === this.o.sim.modem).length;
-    for (const [key, list] of families) await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete', out.written);
+    for (const [key, list] of families)
+      await this.assembleFamily(list, joinedOf.get(key) ?? [], expiredToo ? 'expired' : 'complete', out.written);
   }
 
   /**
@@ -208,7 +233,14 @@ export class PartAssembler {
       if (p.sim.modem !== modem) continue;
       wanted.get(keyOf(p.groupKey, p.sender))?.push(p);
     }
-    const joins = [...wanted.values()].map((family) => this.assembleFamily(family.filter((p) => p.consumedBy === undefined), family.filter((p) => p.consumedBy !== undefined), 'complete', written));
+    const joins = [...wanted.values()].map((family) =>
+      this.assembleFamily(
+        family.filter((p) => p.consumedBy === undefined),
+        family.filter((p) => p.consumedBy !== undefined),
+        'complete',
+        written,
+      ),
+    );
     const failed = (await Promise.allSettled(joins)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
@@ -218,7 +250,12 @@ export class PartAssembler {
    * reused) and joins each that is complete, or also past the timeout ('expired'). An incomplete message stays open
    * until its own timeout even when a newer message reusing its reference completes first: its late parts still join.
    */
-  private async assembleFamily(list: PartRecord[], joined: PartRecord[], when: 'complete' | 'expired', written: Written[]): Promise<void> {
+  private async assembleFamily(
+    list: PartRecord[],
+    joined: PartRecord[],
+    when: 'complete' | 'expired',
+    written: Written[],
+  ): Promise<void> {
     if (list.length === 0) return;
     const byId = new Map(list.map((p) => [p.id, p]));
     const stamp = (p: PartRecord) => {
@@ -230,7 +267,11 @@ export class PartAssembler {
       { seenStampsMs: joined.map(stamp) },
     ).map((c) => c.map((x) => byId.get(x.id)!));
     const total = list[0]!.total;
-    const isComplete = (c: PartRecord[]) => joinParts(c.map((p) => ({ sequence: p.sequence, text: p.text })), total).complete;
+    const isComplete = (c: PartRecord[]) =>
+      joinParts(
+        c.map((p) => ({ sequence: p.sequence, text: p.text })),
+        total,
+      ).complete;
     const complete = clusters.filter(isComplete);
     for (const c of complete) await this.joinMessage(c, written);
     const nowMono = this.o.monotonic();
@@ -244,20 +285,42 @@ export class PartAssembler {
   /** Writes the joined record of one message's parts (gap markers for missing ones), then tombstones its parts. */
   private async joinMessage(list: PartRecord[], written: Written[]): Promise<void> {
     const total = list[0]!.total;
-    const joined = joinParts(list.map((p) => ({ sequence: p.sequence, text: p.text })), total);
+    const joined = joinParts(
+      list.map((p) => ({ sequence: p.sequence, text: p.text })),
+      total,
+    );
     const sorted = [...list].sort((a, b) => a.sequence - b.sequence);
     const first = sorted[0]!;
     // The identity of the SIM the parts were read on (an adopted part's modem may be gone): ids do not depend on who joins.
-    const rec = newSmsRecord(first.sim, { originator: first.sender, scTimestamp: first.scTimestamp }, joined.text, sorted.map((p) => p.pdu), this.o.now());
-    rec.multipart = { reference: first.reference, referenceBits: first.referenceBits, total, received: joined.received, complete: joined.complete };
+    const rec = newSmsRecord(
+      first.sim,
+      { originator: first.sender, scTimestamp: first.scTimestamp },
+      joined.text,
+      sorted.map((p) => p.pdu),
+      this.o.now(),
+    );
+    rec.multipart = {
+      reference: first.reference,
+      referenceBits: first.referenceBits,
+      total,
+      received: joined.received,
+      complete: joined.complete,
+    };
     const reads = sorted.map((p) => p.readsAgreed).filter((n): n is number => n !== undefined);
     if (reads.length === sorted.length) rec.readsAgreed = Math.min(...reads);
-    if (sorted.some((p) => p.extraOctets !== undefined)) rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
+    if (sorted.some((p) => p.extraOctets !== undefined))
+      rec.extraOctets = sorted.map((p) => p.extraOctets ?? '').join(',');
     // One made-up part makes the message made-up (whoever joins it: an adopted part's modem may be gone or real now).
     const accepted = this.o.accept(first.sender).accept;
     if (!joined.complete) {
       this.log.warn(
-        { id: rec.id, groupKey: first.groupKey, modem: first.sim.modem, received: joined.received, missing: joined.missing },
+        {
+          id: rec.id,
+          groupKey: first.groupKey,
+          modem: first.sim.modem,
+          received: joined.received,
+          missing: joined.missing,
+        },
         `multipart SMS incomplete after ${Math.round(this.o.multipartTimeoutMs / 1000)} s: forwarding the parts received with gap markers`,
       );
     }

@@ -15,7 +15,15 @@ import type { PartRecord, SimIdentity } from '../spool/types.js';
 import { confirmRead } from './confirm-read.js';
 import { newSmsRecord, type PartAssembler } from './parts.js';
 import { isOutgoing, type SimStorage } from '../modem/sim-memory.js';
-import { addCounts, noCounts, type HandledAs, type ReceiveCounts, type ReceiveModem, type ReceiveSpool, type Written } from './types.js';
+import {
+  addCounts,
+  noCounts,
+  type HandledAs,
+  type ReceiveCounts,
+  type ReceiveModem,
+  type ReceiveSpool,
+  type Written,
+} from './types.js';
 import { writeArchived, writeMessage, writeQuarantine } from './write.js';
 import { disposalOf, type Disposal } from '../sms/disposal.js';
 import { protocolId } from '../sms/protocol-id.js';
@@ -74,7 +82,13 @@ export interface PipelineOptions {
 /** What one confirmed (or +CMT) PDU needs: left on the SIM, or an optional write and then its release. */
 type Decision =
   | { kind: 'keep' }
-  | { kind: 'release'; stored: StoredPdu; sender?: string; handled?: HandledAs; write?: () => Promise<Written & { newPart?: DecodedSms }> };
+  | {
+      kind: 'release';
+      stored: StoredPdu;
+      sender?: string;
+      handled?: HandledAs;
+      write?: () => Promise<Written & { newPart?: DecodedSms }>;
+    };
 
 export class SlotPipeline {
   constructor(private readonly o: PipelineOptions) {}
@@ -90,7 +104,11 @@ export class SlotPipeline {
       result.failures.push({ index: slot.index, stage, error });
     };
     const shared: SharedParts | undefined = mode === 'batch' ? {} : undefined;
-    const jobs: Array<{ slot: SlotResult; stored: StoredPdu; write: Promise<(Written & { newPart?: DecodedSms }) | undefined> }> = [];
+    const jobs: Array<{
+      slot: SlotResult;
+      stored: StoredPdu;
+      write: Promise<(Written & { newPart?: DecodedSms }) | undefined>;
+    }> = [];
     for (const input of slots) {
       const slot: SlotResult = { index: typeof input === 'number' ? input : input.index, outcome: 'failed' };
       result.slots.push(slot);
@@ -104,16 +122,20 @@ export class SlotPipeline {
         }
         result.counts.received++;
         stage = 'confirm';
-        const confirmed = mode === 'batch' || first.index === undefined ? undefined : await confirmRead(this.o.modem, first, this.o.log);
+        const confirmed =
+          mode === 'batch' || first.index === undefined
+            ? undefined
+            : await confirmRead(this.o.modem, first, this.o.log);
         if (confirmed?.kind === 'gone') {
           this.o.log.debug({ index: first.index }, 'index empty when read again (already handled)');
           slot.outcome = 'gone';
           continue;
         }
         stage = 'decide';
-        decision = confirmed?.kind === 'disagree'
-          ? { kind: 'release', stored: first, write: () => this.quarantineReads(first, confirmed.reads) }
-          : await this.decide(confirmed?.stored ?? first, first.index === undefined ? 1 : 2, mode, memory, shared);
+        decision =
+          confirmed?.kind === 'disagree'
+            ? { kind: 'release', stored: first, write: () => this.quarantineReads(first, confirmed.reads) }
+            : await this.decide(confirmed?.stored ?? first, first.index === undefined ? 1 : 2, mode, memory, shared);
       } catch (err) {
         fail(slot, stage, err);
         if (mode === 'batch') continue; // the other slots of the batch go on; this one stays on the SIM
@@ -125,7 +147,11 @@ export class SlotPipeline {
       }
       if (decision.handled) slot.handled = decision.handled;
       if (decision.sender !== undefined) slot.sender = decision.sender;
-      jobs.push({ slot, stored: decision.stored, write: decision.write ? decision.write() : Promise.resolve(undefined) });
+      jobs.push({
+        slot,
+        stored: decision.stored,
+        write: decision.write ? decision.write() : Promise.resolve(undefined),
+      });
     }
     const written = await Promise.allSettled(jobs.map((j) => j.write));
     const newParts: DecodedSms[] = [];
@@ -168,19 +194,43 @@ export class SlotPipeline {
   }
 
   /** What one confirmed (or +CMT) PDU needs, without sending a command (except policy keep's capacity query, 'single'). */
-  private async decide(stored: StoredPdu, readsAgreed: number, mode: SlotMode, memory: string | undefined, shared: SharedParts | undefined): Promise<Decision> {
+  private async decide(
+    stored: StoredPdu,
+    readsAgreed: number,
+    mode: SlotMode,
+    memory: string | undefined,
+    shared: SharedParts | undefined,
+  ): Promise<Decision> {
     if (mode === 'operator' && isOutgoing(stored)) {
       // A draft or a sent copy (which sweeps leave alone): nobody sent it to us, nothing to forward.
-      return { kind: 'release', stored, handled: { spooled: 'none', reason: `a stored outgoing message (stat ${stored.stat}), nothing to forward` } };
+      return {
+        kind: 'release',
+        stored,
+        handled: { spooled: 'none', reason: `a stored outgoing message (stat ${stored.stat}), nothing to forward` },
+      };
     }
     const decoded = decodeDeliver(stored);
     if (!decoded.ok && decoded.reason.startsWith(STATUS_REPORT_REASON)) {
       // The bridge never asks for delivery reports (CNMI ds=0); one left by a test send is not an incoming SMS.
       this.o.log.info({ index: stored.index }, 'SMS-STATUS-REPORT on the modem (not an incoming SMS): deleted');
-      return { kind: 'release', stored, handled: { spooled: 'none', reason: 'an SMS-STATUS-REPORT, not an incoming SMS' } };
+      return {
+        kind: 'release',
+        stored,
+        handled: { spooled: 'none', reason: 'an SMS-STATUS-REPORT, not an incoming SMS' },
+      };
     }
     if (!decoded.ok) {
-      return { kind: 'release', stored, write: () => writeQuarantine(this.o.spool, this.o.log, { modem: this.o.sim.modem, stored, reason: decoded.reason, nowMs: this.o.now() }) };
+      return {
+        kind: 'release',
+        stored,
+        write: () =>
+          writeQuarantine(this.o.spool, this.o.log, {
+            modem: this.o.sim.modem,
+            stored,
+            reason: decoded.reason,
+            nowMs: this.o.now(),
+          }),
+      };
     }
     const sms = decoded.sms;
     const sender = sms.originator;
@@ -202,7 +252,15 @@ export class SlotPipeline {
     if (policy === 'delete' || policy === 'keep') {
       // 'delete', or 'keep' for a +CMT that was never stored (it cannot be kept: acknowledge it).
       this.o.log.info({ index: stored.index, sender }, 'SMS from a sender not accepted: deleted (policy delete)');
-      return { kind: 'release', stored, sender, write: async () => ({ handled: { spooled: 'none', reason: 'sender not accepted (policy delete)' }, counts: { ignored: 1 } }) };
+      return {
+        kind: 'release',
+        stored,
+        sender,
+        write: async () => ({
+          handled: { spooled: 'none', reason: 'sender not accepted (policy delete)' },
+          counts: { ignored: 1 },
+        }),
+      };
     }
     if (sms.concat && sms.concat.total > 1) {
       const c = sms.concat;
@@ -223,7 +281,12 @@ export class SlotPipeline {
     const rec = newSmsRecord(this.o.sim, sms, sms.text, [stored.pdu], this.o.now());
     rec.readsAgreed = readsAgreed;
     if (sms.extraOctets !== undefined) rec.extraOctets = sms.extraOctets;
-    return { kind: 'release', stored, sender, write: () => writeMessage(this.o.spool, this.o.log, rec, verdict.accept) };
+    return {
+      kind: 'release',
+      stored,
+      sender,
+      write: () => writeMessage(this.o.spool, this.o.log, rec, verdict.accept),
+    };
   }
 
   /**

@@ -51,7 +51,10 @@ export interface ReceiverOptions {
 
 /** What the receiver needs of the modem's scheduler (AtScheduler satisfies it; the receiver ignores ctx.target). */
 export interface ReceiveScheduler {
-  schedule<R>(options: { priority: TaskPriority; label: string; signal?: AbortSignal }, fn: (ctx: TaskContext<unknown>) => Promise<R>): Promise<R>;
+  schedule<R>(
+    options: { priority: TaskPriority; label: string; signal?: AbortSignal },
+    fn: (ctx: TaskContext<unknown>) => Promise<R>,
+  ): Promise<R>;
   exclusive<R>(label: string, fn: (ctx: TaskContext<unknown>) => Promise<R>): Promise<R>;
 }
 
@@ -84,7 +87,12 @@ export { MAX_READS } from './confirm-read.js';
 
 /** How the per-slot failures of a batch are named in logs and lastError. */
 const STAGE_WORDS: Record<Stage, string> = {
-  read: 'per-slot read', confirm: 'confirming read', decide: 'decide', write: 'spool write (left on the SIM)', release: 'AT+CMGD', join: 'multipart join',
+  read: 'per-slot read',
+  confirm: 'confirming read',
+  decide: 'decide',
+  write: 'spool write (left on the SIM)',
+  release: 'AT+CMGD',
+  join: 'multipart join',
 };
 
 export class Receiver {
@@ -125,8 +133,15 @@ export class Receiver {
   private readonly releasedAt = new Map<string, number>();
   private readonly listeners: Array<[string, (...args: never[]) => void]> = [];
   readonly stats: ReceiverStats = {
-    received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 0,
-    lastSweepAt: undefined, lastError: undefined,
+    received: 0,
+    spooled: 0,
+    ignored: 0,
+    quarantined: 0,
+    duplicates: 0,
+    partsWaiting: 0,
+    sweeps: 0,
+    lastSweepAt: undefined,
+    lastError: undefined,
   };
 
   constructor(options: ReceiverOptions) {
@@ -164,7 +179,13 @@ export class Receiver {
       now: this.now,
       log: this.log,
     });
-    this.batch = new BatchReader({ modem: options.modem, pipeline: this.pipeline, storage: this.storage, log: this.log, monotonic: this.monotonic });
+    this.batch = new BatchReader({
+      modem: options.modem,
+      pipeline: this.pipeline,
+      storage: this.storage,
+      log: this.log,
+      monotonic: this.monotonic,
+    });
   }
 
   /** Subscribes to the modem, sweeps, finishes multipart groups left by a previous run, starts the timers. */
@@ -188,7 +209,10 @@ export class Receiver {
     this.sweepTimer = setInterval(() => this.requestSweep('interval'), this.o.sweepIntervalMs);
     this.sweepTimer.unref();
     const expiryEvery = Math.max(1000, Math.min(30_000, Math.floor(this.o.multipartTimeoutMs / 4)));
-    this.expiryTimer = setInterval(() => this.enqueue({ label: 'multipart timeout check', run: () => this.joinParts(true) }), expiryEvery);
+    this.expiryTimer = setInterval(
+      () => this.enqueue({ label: 'multipart timeout check', run: () => this.joinParts(true) }),
+      expiryEvery,
+    );
     this.expiryTimer.unref();
   }
 
@@ -283,7 +307,10 @@ export class Receiver {
       return;
     }
     this.foreignWaiting.add(key);
-    this.log.info({ storage: memory, index, selected: this.o.modem.homeStorage }, `SMS announced in storage ${memory} (not the selected ${this.o.modem.homeStorage}): read there`);
+    this.log.info(
+      { storage: memory, index, selected: this.o.modem.homeStorage },
+      `SMS announced in storage ${memory} (not the selected ${this.o.modem.homeStorage}): read there`,
+    );
     this.enqueue({
       label: `read ${memory} index ${index}`,
       dropped: () => this.foreignWaiting.delete(key),
@@ -298,7 +325,10 @@ export class Receiver {
    * Runs `work` with `memory` as the modem's read/delete memory (the chosen one: at once). Slots there are not kept
    * by policy 'keep' (archived instead: the receiver's kept map belongs to the chosen memory). The fills are noted.
    */
-  private async inMemory<T>(memory: string, work: (fill: { used: number; total: number } | undefined) => Promise<T>): Promise<T> {
+  private async inMemory<T>(
+    memory: string,
+    work: (fill: { used: number; total: number } | undefined) => Promise<T>,
+  ): Promise<T> {
     const m = this.o.modem;
     if (!m.inStorage || m.homeStorage === undefined || memory === m.homeStorage) return work(undefined);
     try {
@@ -321,7 +351,11 @@ export class Receiver {
    * memory, some firmware 321): the batch's two listings check it (and handle it when they show it); `listed` says
    * that was done already, then the loss is logged and every memory swept.
    */
-  private async readAnnounced(index: number, announced: { at: number; listed?: boolean }, ctx?: TaskContext<unknown>): Promise<void> {
+  private async readAnnounced(
+    index: number,
+    announced: { at: number; listed?: boolean },
+    ctx?: TaskContext<unknown>,
+  ): Promise<void> {
     const run = await this.runSingle(index);
     if (run.slots[0]?.outcome !== 'empty') return;
     const where = this.foreign ?? this.o.modem.homeStorage ?? '';
@@ -331,11 +365,17 @@ export class Receiver {
       return;
     }
     if (!announced.listed && ctx) {
-      this.log.info({ storage: where, index }, `AT+CMGR=${index} answered empty for an SMS the modem announced${where ? ` in ${where}` : ''}: checking with a listing`);
+      this.log.info(
+        { storage: where, index },
+        `AT+CMGR=${index} answered empty for an SMS the modem announced${where ? ` in ${where}` : ''}: checking with a listing`,
+      );
       await this.readBatch([index], ctx);
       return;
     }
-    this.log.warn({ storage: where, index }, `SMS announced at ${where ? `${where} ` : ''}index ${index} is neither readable nor listed there: sweeping every storage`);
+    this.log.warn(
+      { storage: where, index },
+      `SMS announced at ${where ? `${where} ` : ''}index ${index} is neither readable nor listed there: sweeping every storage`,
+    );
     this.requestSweep('announced SMS not found');
   }
 
@@ -369,7 +409,10 @@ export class Receiver {
         else await this.readAnnounced(index, { at: this.now(), listed: true });
       } catch (err) {
         this.slotFailed(err, index, STAGE_WORDS.read);
-        const rest = outcome.perSlot.slice(i + 1).map((s) => s.index).filter((x) => announced.has(x));
+        const rest = outcome.perSlot
+          .slice(i + 1)
+          .map((s) => s.index)
+          .filter((x) => announced.has(x));
         for (const again of rest) this.onIndication(again);
         return;
       }
@@ -379,7 +422,8 @@ export class Receiver {
   /** Adds a run's counters to the stats and notes the slots it released; returns the run. */
   private settle(run: RunResult): RunResult {
     addCounts(this.stats, run.counts);
-    for (const slot of run.slots) if (slot.outcome === 'released' && slot.index !== undefined) this.noteReleased(slot.index);
+    for (const slot of run.slots)
+      if (slot.outcome === 'released' && slot.index !== undefined) this.noteReleased(slot.index);
     return run;
   }
 
@@ -451,10 +495,12 @@ export class Receiver {
     if (this.releasePause) return;
     const held = new Promise<void>((resolve) => (this.releasePause = resolve));
     await new Promise<void>((started, failed) => {
-      this.scheduler.exclusive('receiver paused', () => (started(), held)).catch((err: unknown) => {
-        this.releasePause = undefined; // refused (scheduler detached or stopped): nothing is held
-        failed(err);
-      });
+      this.scheduler
+        .exclusive('receiver paused', () => (started(), held))
+        .catch((err: unknown) => {
+          this.releasePause = undefined; // refused (scheduler detached or stopped): nothing is held
+          failed(err);
+        });
     });
   }
 
@@ -466,7 +512,8 @@ export class Receiver {
 
   /** The operator's `sms delete N` (./operator-delete.ts); call it inside a task on this scheduler, with its modem. */
   async operatorDelete(index: number, modem: unknown): Promise<OperatorDeleteResult> {
-    if (this.stopped || modem !== this.o.modem) throw new ModemUnavailableError(this.o.sim.modem, `sms delete ${index}`, 'is not receiving (reconnecting?)');
+    if (this.stopped || modem !== this.o.modem)
+      throw new ModemUnavailableError(this.o.sim.modem, `sms delete ${index}`, 'is not receiving (reconnecting?)');
     return operatorResult(index, this.settle(await this.pipeline.run([index], 'operator')));
   }
 
@@ -507,7 +554,11 @@ export class Receiver {
       }
     }
     this.stats.storages = this.o.modem.storageFills?.();
-    if (seen > 0 || reason !== 'interval') this.log.info({ reason, found, handled: seen }, `sweep (${reason}): ${list.length} on SIM${elsewhere.length > 0 ? `, ${elsewhere.join(', ')}` : ''}`);
+    if (seen > 0 || reason !== 'interval')
+      this.log.info(
+        { reason, found, handled: seen },
+        `sweep (${reason}): ${list.length} on SIM${elsewhere.length > 0 ? `, ${elsewhere.join(', ')}` : ''}`,
+      );
     await this.storage.afterSweep();
     return { seen };
   }
@@ -525,7 +576,10 @@ export class Receiver {
         await this.runSingle(stored);
       } catch (err) {
         this.stats.lastError = errorMessage(err);
-        this.log.error({ err, index: stored.index, storage: this.foreign }, `could not handle SMS at ${this.foreign ? `${this.foreign} ` : ''}index ${stored.index}: ${errorMessage(err)}`);
+        this.log.error(
+          { err, index: stored.index, storage: this.foreign },
+          `could not handle SMS at ${this.foreign ? `${this.foreign} ` : ''}index ${stored.index}: ${errorMessage(err)}`,
+        );
         this.sweepIfStorageFull(err);
       }
     }

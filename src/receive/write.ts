@@ -9,12 +9,24 @@ import { SPOOL_RECORD_VERSION, type QuarantineRecord, type SmsRecord } from '../
 import type { ReceiveSpool, Written } from './types.js';
 
 /** A message: pending when its sender is accepted, else archived in ignored (policy archive). */
-export async function writeMessage(spool: Pick<ReceiveSpool, 'putPending' | 'putIgnored'>, log: Logger, rec: SmsRecord, accepted: boolean): Promise<Written> {
+export async function writeMessage(
+  spool: Pick<ReceiveSpool, 'putPending' | 'putIgnored'>,
+  log: Logger,
+  rec: SmsRecord,
+  accepted: boolean,
+): Promise<Written> {
   if (accepted) {
     const r = await spool.putPending(rec);
-    if (r.created) log.info({ id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total }, 'SMS received and spooled');
+    if (r.created)
+      log.info(
+        { id: rec.id, sender: rec.sender, chars: rec.text.length, parts: rec.multipart?.total },
+        'SMS received and spooled',
+      );
     else log.info({ id: rec.id, area: r.area }, 'SMS already in the spool (read twice): not spooled again');
-    return { handled: { spooled: 'pending', id: rec.id, created: r.created }, counts: r.created ? { spooled: 1 } : { duplicates: 1 } };
+    return {
+      handled: { spooled: 'pending', id: rec.id, created: r.created },
+      counts: r.created ? { spooled: 1 } : { duplicates: 1 },
+    };
   }
   rec.ignoredReason = 'sender not accepted';
   const r = await spool.putIgnored(rec);
@@ -57,6 +69,9 @@ export async function writeQuarantine(
   };
   if (q.stored.index !== undefined) rec.index = q.stored.index;
   const r = await spool.putQuarantine(rec);
-  log.error({ id, index: q.stored.index, reason: q.reason, pdu: raw.slice(0, 400) }, `${what} quarantined: ${q.reason}`);
+  log.error(
+    { id, index: q.stored.index, reason: q.reason, pdu: raw.slice(0, 400) },
+    `${what} quarantined: ${q.reason}`,
+  );
   return { handled: { spooled: 'quarantine', id, created: r.created }, counts: { quarantined: 1 } };
 }

@@ -62,13 +62,18 @@ export class ResellerClient {
     return this.call('POST', '/orders', req);
   }
   async order(trxId: string): Promise<unknown> {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/.test(trxId)) throw new ResellerError(`not a transaction id: ${JSON.stringify(trxId)}`, undefined, undefined);
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/.test(trxId))
+      throw new ResellerError(`not a transaction id: ${JSON.stringify(trxId)}`, undefined, undefined);
     return this.call('GET', `/orders/${encodeURIComponent(trxId)}`);
   }
 
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const what = `${method} ${path}`;
-    const headers: Record<string, string> = { 'x-api-key': this.o.apiKey, 'user-agent': this.o.userAgent, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'x-api-key': this.o.apiKey,
+      'user-agent': this.o.userAgent,
+      accept: 'application/json',
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await httpRequest({
       method,
@@ -79,8 +84,18 @@ export class ResellerClient {
       timeoutMs: this.o.timeoutMs ?? 15_000,
       maxBodyBytes: BODY_READ_LIMIT,
     });
-    if (res.kind === 'timeout') throw new ResellerError(`${what}: ${maskSecret(`ETIMEDOUT: ${res.message}`, this.o.apiKey)}`, undefined, undefined);
-    if (res.kind === 'error') throw new ResellerError(`${what}: ${maskSecret(`${res.code}: ${res.message}`, this.o.apiKey)}`, undefined, undefined);
+    if (res.kind === 'timeout')
+      throw new ResellerError(
+        `${what}: ${maskSecret(`ETIMEDOUT: ${res.message}`, this.o.apiKey)}`,
+        undefined,
+        undefined,
+      );
+    if (res.kind === 'error')
+      throw new ResellerError(
+        `${what}: ${maskSecret(`${res.code}: ${res.message}`, this.o.apiKey)}`,
+        undefined,
+        undefined,
+      );
     const text = maskSecret(res.body.toString('utf8'), this.o.apiKey);
     const start = text.slice(0, BODY_START);
     if (res.status < 200 || res.status > 299) {
@@ -93,7 +108,11 @@ export class ResellerClient {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new ResellerError(`${what} answered ${res.status} with a body that is not JSON: ${start}`, res.status, start);
+      throw new ResellerError(
+        `${what} answered ${res.status} with a body that is not JSON: ${start}`,
+        res.status,
+        start,
+      );
     }
   }
 }
@@ -120,14 +139,45 @@ export function pick(value: unknown, paths: readonly string[]): string | undefin
 
 /** Default places to look for the order's fields (the document shows none); config paths go first. */
 export const DEFAULT_ORDER_PATHS = Object.freeze({
-  trxId: ['trx_id', 'data.trx_id', 'order.trx_id', 'data.order.trx_id', 'transaction_id', 'data.transaction_id', 'id', 'data.id'],
-  ussdCode: ['ussd_code', 'data.ussd_code', 'order.ussd_code', 'data.order.ussd_code', 'ussd', 'data.ussd', 'transfer_code', 'data.transfer_code'],
+  trxId: [
+    'trx_id',
+    'data.trx_id',
+    'order.trx_id',
+    'data.order.trx_id',
+    'transaction_id',
+    'data.transaction_id',
+    'id',
+    'data.id',
+  ],
+  ussdCode: [
+    'ussd_code',
+    'data.ussd_code',
+    'order.ussd_code',
+    'data.order.ussd_code',
+    'ussd',
+    'data.ussd',
+    'transfer_code',
+    'data.transfer_code',
+  ],
   centerNumber: [
-    'center_number', 'data.center_number', 'order.center_number', 'data.order.center_number',
-    'center_phone_number', 'data.center_phone_number', 'destination_number', 'data.destination_number',
+    'center_number',
+    'data.center_number',
+    'order.center_number',
+    'data.order.center_number',
+    'center_phone_number',
+    'data.center_phone_number',
+    'destination_number',
+    'data.destination_number',
   ],
   status: ['status', 'data.status', 'order.status', 'data.order.status', 'state', 'data.state'],
-  amount: ['pulsa_amount', 'data.pulsa_amount', 'order.pulsa_amount', 'data.order.pulsa_amount', 'amount', 'data.amount'],
+  amount: [
+    'pulsa_amount',
+    'data.pulsa_amount',
+    'order.pulsa_amount',
+    'data.order.pulsa_amount',
+    'amount',
+    'data.amount',
+  ],
 });
 
 export type OrderPaths = { [K in keyof typeof DEFAULT_ORDER_PATHS]: readonly string[] };

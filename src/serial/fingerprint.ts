@@ -10,5 +10,8 @@ export function matchFingerprint<R extends { vendorId: string; productId?: strin
   const pid = info.productId?.toLowerCase();
   if (!vid) return undefined;
   const sameVendor = rows.filter((r) => r.vendorId.toLowerCase() === vid);
-  return sameVendor.find((r) => r.productId !== undefined && r.productId.toLowerCase() === pid) ?? sameVendor.find((r) => r.productId === undefined);
+  return (
+    sameVendor.find((r) => r.productId !== undefined && r.productId.toLowerCase() === pid) ??
+    sameVendor.find((r) => r.productId === undefined)
+  );
 }

@@ -15,7 +15,10 @@ export function isVirtualPort(path: string): boolean {
 }
 
 /** The virtual port of a modem named `name` whose SIM has this number and operator (`run --simulate`). */
-export function virtualPortFor(name: string, sim: { number?: string | undefined; operator?: string | undefined } = {}): string {
+export function virtualPortFor(
+  name: string,
+  sim: { number?: string | undefined; operator?: string | undefined } = {},
+): string {
   const q = new URLSearchParams();
   if (sim.number !== undefined) q.set('number', sim.number);
   if (sim.operator !== undefined) q.set('operator', sim.operator);
@@ -27,7 +30,11 @@ export function virtualPortFor(name: string, sim: { number?: string | undefined;
  * Why ports must not run with this webhook (undefined: they may): a virtual modem's SMS are made up, and made-up SMS
  * could approve real orders, so they are only ever posted to a webhook on this machine (`webhookIsLocal`).
  */
-export function madeUpSmsProblem(ports: readonly string[], webhookIsLocal: boolean, webhookShown: string): string | undefined {
+export function madeUpSmsProblem(
+  ports: readonly string[],
+  webhookIsLocal: boolean,
+  webhookShown: string,
+): string | undefined {
   const virtual = ports.filter(isVirtualPort);
   if (virtual.length === 0 || webhookIsLocal) return undefined;
   return `webhook: ${webhookShown} is not on this machine, and ${virtual.join(', ')} ${virtual.length === 1 ? 'is a virtual modem' : 'are virtual modems'}: their SMS are made up and are only ever posted to a webhook on this machine (run a local receiver)`;

@@ -129,7 +129,9 @@ async function listFromSysfs(root: string): Promise<PortInfo[]> {
 
 export { matchFingerprint };
 
-export async function listPorts(options: ListPortsOptions): Promise<{ ports: PortInfo[]; source: 'udev' | 'sysfs'; warning?: string }> {
+export async function listPorts(
+  options: ListPortsOptions,
+): Promise<{ ports: PortInfo[]; source: 'udev' | 'sysfs'; warning?: string }> {
   let ports: PortInfo[] | undefined;
   let source: 'udev' | 'sysfs' = 'udev';
   let warning: string | undefined;

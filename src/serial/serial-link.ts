@@ -23,7 +23,8 @@ export type CreatePort = (options: { path: string; baudRate: number; rtscts: boo
 /** The platform's binding, as serialport's SerialPort picks it. */
 const nativeBinding = autoDetect();
 
-const nativePort: CreatePort = ({ path, baudRate, rtscts }) => new SerialPortStream({ binding: nativeBinding, path, baudRate, autoOpen: false, rtscts, lock: true });
+const nativePort: CreatePort = ({ path, baudRate, rtscts }) =>
+  new SerialPortStream({ binding: nativeBinding, path, baudRate, autoOpen: false, rtscts, lock: true });
 
 /** Maps an open() failure to one clear line with a hint. */
 export function explainOpenError(path: string, err: unknown): PortError {
@@ -41,14 +42,25 @@ export function explainOpenError(path: string, err: unknown): PortError {
       hint: 'a modem named for the bridge (`sudo pulsa-bridge-modems --modem SERIAL`) has its port owned by the service user alone: run diagnostics through the daemon, or with sudo; do not add users to dialout (they could talk to the modem behind the daemon)',
     });
   }
-  if (lower.includes('lock') || lower.includes('busy') || lower.includes('resource temporarily unavailable') || lower.includes('ebusy')) {
+  if (
+    lower.includes('lock') ||
+    lower.includes('busy') ||
+    lower.includes('resource temporarily unavailable') ||
+    lower.includes('ebusy')
+  ) {
     return new PortError('PORT_BUSY', `serial port ${path} is busy (held by another process)`, {
       cause: err,
-      hint: 'if the pulsa-bridge service runs, it holds its modems: `systemctl stop pulsa-bridge` before diagnostics; ModemManager often grabs modems: stop it or install the udev rule (ID_MM_DEVICE_IGNORE=1); `fuser ' + path + '` shows who holds it',
+      hint:
+        'if the pulsa-bridge service runs, it holds its modems: `systemctl stop pulsa-bridge` before diagnostics; ModemManager often grabs modems: stop it or install the udev rule (ID_MM_DEVICE_IGNORE=1); `fuser ' +
+        path +
+        '` shows who holds it',
     });
   }
   if (lower.includes('baud')) {
-    return new PortError('PORT_IO', `cannot set the baud rate on ${path}: ${msg}`, { cause: err, hint: 'use a standard rate such as 115200 or 9600' });
+    return new PortError('PORT_IO', `cannot set the baud rate on ${path}: ${msg}`, {
+      cause: err,
+      hint: 'use a standard rate such as 115200 or 9600',
+    });
   }
   return new PortError('PORT_IO', `cannot open ${path}: ${msg}`, { cause: err });
 }
@@ -104,7 +116,11 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
       let settled = false;
       const timer = setTimeout(() => {
         settled = true;
-        reject(new PortError('PORT_IO', `write to ${this.path} did not complete within ${WRITE_TIMEOUT_MS} ms`, { hint: 'the device may be stalled or flow control (RTS/CTS) blocks it' }));
+        reject(
+          new PortError('PORT_IO', `write to ${this.path} did not complete within ${WRITE_TIMEOUT_MS} ms`, {
+            hint: 'the device may be stalled or flow control (RTS/CTS) blocks it',
+          }),
+        );
       }, WRITE_TIMEOUT_MS);
       const buf = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
       port.write(buf, (err) => {
@@ -120,7 +136,8 @@ class PortLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          if (drainErr) reject(new PortError('PORT_IO', `write to ${this.path} failed: ${drainErr.message}`, { cause: drainErr }));
+          if (drainErr)
+            reject(new PortError('PORT_IO', `write to ${this.path} failed: ${drainErr.message}`, { cause: drainErr }));
           else resolve();
         });
       });
@@ -151,7 +168,10 @@ export function createSerialLink(options: SerialOpenOptions, createPort: CreateP
 }
 
 /** Creates and opens a link; rejects with PortError (code + hint) when the port cannot be opened. */
-export async function openSerialLink(options: SerialOpenOptions, createPort: CreatePort = nativePort): Promise<SerialLink> {
+export async function openSerialLink(
+  options: SerialOpenOptions,
+  createPort: CreatePort = nativePort,
+): Promise<SerialLink> {
   const link = new PortLink(options, createPort);
   await link.open();
   return link;

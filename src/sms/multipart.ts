@@ -82,7 +82,10 @@ export interface ClusterablePart {
 }
 
 function fitsIn<T extends ClusterablePart>(cluster: readonly T[], p: T): boolean {
-  return cluster.every((q) => q.sequence !== p.sequence && (q.encoding === undefined || p.encoding === undefined || q.encoding === p.encoding));
+  return cluster.every(
+    (q) =>
+      q.sequence !== p.sequence && (q.encoding === undefined || p.encoding === undefined || q.encoding === p.encoding),
+  );
 }
 
 /**
@@ -115,21 +118,27 @@ export function clusterParts<T extends ClusterablePart>(parts: readonly T[], opt
   }
   const byTime = !(hi - lo > MAX_PART_SPREAD_MS); // a family spread wider than one message can be was reused
   const score = (c: readonly T[], p: T) => scoreIn(c, p, byTime);
-  const sorted = [...parts].sort((a, b) => a.scTimestampMs - b.scTimestampMs || a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const sorted = [...parts].sort(
+    (a, b) => a.scTimestampMs - b.scTimestampMs || a.sequence - b.sequence || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
   let clusters: T[][] = [];
   for (const p of sorted) {
     const scored = clusters.map((c) => score(c, p));
     const best = Math.max(0, ...scored);
-    const target = best > 0 && scored.filter((x) => x === best).length === 1 ? clusters[scored.indexOf(best)] : undefined;
+    const target =
+      best > 0 && scored.filter((x) => x === best).length === 1 ? clusters[scored.indexOf(best)] : undefined;
     if (target) target.push(p);
     else clusters.push([p]);
   }
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const c of clusters) {
       if (c.length < 2) continue;
       const loose = c.find((p) => {
-        const own = score(c.filter((q) => q !== p), p);
+        const own = score(
+          c.filter((q) => q !== p),
+          p,
+        );
         return clusters.some((other) => other !== c && score(other, p) >= own);
       });
       if (loose) {
@@ -140,7 +149,9 @@ export function clusterParts<T extends ClusterablePart>(parts: readonly T[], opt
     }
   }
   const order = new Map(parts.map((p, i) => [p.id, i]));
-  return clusters.map((c) => c.sort((a, b) => order.get(a.id)! - order.get(b.id)!)).sort((a, b) => order.get(a[0]!.id)! - order.get(b[0]!.id)!);
+  return clusters
+    .map((c) => c.sort((a, b) => order.get(a.id)! - order.get(b.id)!))
+    .sort((a, b) => order.get(a[0]!.id)! - order.get(b[0]!.id)!);
 }
 
 /** Originator as used in group keys: trimmed, upper case, without a leading '+'. */

@@ -36,7 +36,8 @@ class Reader {
     return v;
   }
   take(n: number, field: string): Uint8Array {
-    if (this.remaining < n) fail(`truncated in ${field}: needs ${n} octets at octet ${this.pos}, only ${this.remaining} left`);
+    if (this.remaining < n)
+      fail(`truncated in ${field}: needs ${n} octets at octet ${this.pos}, only ${this.remaining} left`);
     const out = this.bytes.subarray(this.pos, this.pos + n);
     this.pos += n;
     return out;
@@ -120,7 +121,8 @@ function interpretDcs(dcs: number): SmsDcs & { alphabet: SmsEncoding } {
 function bcdPair(byte: number, field: string): number {
   const lo = byte & 0x0f;
   const hi = byte >> 4;
-  if (lo > 9 || hi > 9) fail(`TP-SCTS ${field}: octet ${byte.toString(16).padStart(2, '0').toUpperCase()} is not two decimal digits`);
+  if (lo > 9 || hi > 9)
+    fail(`TP-SCTS ${field}: octet ${byte.toString(16).padStart(2, '0').toUpperCase()} is not two decimal digits`);
   return lo * 10 + hi; // semi-octets are swapped: the low nibble is the tens digit
 }
 
@@ -141,7 +143,9 @@ function readTimestamp(r: Reader): { iso: string; ms: number } {
   const local = Date.UTC(year, month - 1, day, hour, minute, second);
   const check = new Date(local);
   if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) {
-    fail(`TP-SCTS: invalid date/time ${year}-${pad2(month)}-${pad2(day)} ${pad2(hour)}:${pad2(minute)}:${pad2(second)}`);
+    fail(
+      `TP-SCTS: invalid date/time ${year}-${pad2(month)}-${pad2(day)} ${pad2(hour)}:${pad2(minute)}:${pad2(second)}`,
+    );
   }
   const offsetMinutes = (negative ? -1 : 1) * quarters * 15;
   const sign = offsetMinutes < 0 ? '-' : '+';
@@ -171,13 +175,17 @@ function parseUdh(ud: Uint8Array, warnings: string[]): Udh {
   let i = 1;
   while (i < octets) {
     const iei = ud[i] ?? 0;
-    if (i + 1 >= octets) fail(`UDH element 0x${iei.toString(16).padStart(2, '0')} at UDH octet ${i} has no length octet`);
+    if (i + 1 >= octets)
+      fail(`UDH element 0x${iei.toString(16).padStart(2, '0')} at UDH octet ${i} has no length octet`);
     const iel = ud[i + 1] ?? 0;
     if (i + 2 + iel > octets) {
-      fail(`UDH element 0x${iei.toString(16).padStart(2, '0')} length ${iel} overruns the UDH (UDHL ${udhl}) at UDH octet ${i}`);
+      fail(
+        `UDH element 0x${iei.toString(16).padStart(2, '0')} length ${iel} overruns the UDH (UDHL ${udhl}) at UDH octet ${i}`,
+      );
     }
     const data = ud.subarray(i + 2, i + 2 + iel);
-    if (iei === 0x24 || iei === 0x25) fail(`UDH element 0x${iei.toString(16)}: national language shift tables are not supported`);
+    if (iei === 0x24 || iei === 0x25)
+      fail(`UDH element 0x${iei.toString(16)}: national language shift tables are not supported`);
     if (iei === 0x01 && iel === 2 && waiting === undefined) {
       // Octet 1: bit 7 store (0 = discard after updating the indication), bits 1-0 the basic type; octet 2 the count.
       const type = data[0] ?? 0;
@@ -200,14 +208,18 @@ function readConcat(iei: number, data: Uint8Array, warnings: string[]): ConcatIn
   const bits: 8 | 16 = iei === 0x00 ? 8 : 16;
   const want = bits === 8 ? 3 : 4;
   if (data.length !== want) {
-    warnings.push(`concatenation element (${bits}-bit reference) has length ${data.length}, expected ${want}; ignored, treated as a single SMS`);
+    warnings.push(
+      `concatenation element (${bits}-bit reference) has length ${data.length}, expected ${want}; ignored, treated as a single SMS`,
+    );
     return undefined;
   }
   const reference = bits === 8 ? (data[0] ?? 0) : ((data[0] ?? 0) << 8) | (data[1] ?? 0);
   const total = data[want - 2] ?? 0;
   const sequence = data[want - 1] ?? 0;
   if (total === 0 || sequence === 0 || sequence > total) {
-    warnings.push(`concatenation element with total ${total}, sequence ${sequence} is invalid; ignored, treated as a single SMS`);
+    warnings.push(
+      `concatenation element with total ${total}, sequence ${sequence} is invalid; ignored, treated as a single SMS`,
+    );
     return undefined;
   }
   return { reference, referenceBits: bits, total, sequence };
@@ -229,7 +241,9 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
   // <length> counts TPDU octets: everything after the SMSC length octet and the SMSC address.
   const tpduOctets = r.remaining;
   if (tpduOctets !== stored.length) {
-    fail(`length mismatch: modem reported <length> ${stored.length}, PDU holds ${tpduOctets} TPDU octets (${bytes.length} total, SMSC ${r.pos})`);
+    fail(
+      `length mismatch: modem reported <length> ${stored.length}, PDU holds ${tpduOctets} TPDU octets (${bytes.length} total, SMSC ${r.pos})`,
+    );
   }
 
   const fo = r.u8('first octet');
@@ -257,7 +271,9 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
           `would decode to a shortened text and a +CMT cannot be read again to rule that out: ${extraOctets}`,
       );
     }
-    warnings.push(`UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow: decoded by the UDL, ${r.remaining - udOctets} extra octet(s) after the user data left out: ${extraOctets}`);
+    warnings.push(
+      `UDL ${udl} covers ${udOctets} octets but ${r.remaining} follow: decoded by the UDL, ${r.remaining - udOctets} extra octet(s) after the user data left out: ${extraOctets}`,
+    );
   }
   const ud = r.take(udOctets, 'TP-UD');
 
@@ -301,7 +317,9 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
           text = replaceLoneSurrogates(text);
           warnings.push('UCS2 text has an unpaired surrogate; replaced with U+FFFD');
         } else {
-          warnings.push('UCS2 part ends or starts with half a surrogate pair; it is completed when the parts are joined');
+          warnings.push(
+            'UCS2 part ends or starts with half a surrogate pair; it is completed when the parts are joined',
+          );
         }
       }
     }
@@ -320,7 +338,7 @@ function decode(stored: StoredPdu, warnings: string[]): DecodedSms {
     protocolId,
     dataCoding,
     ...(dcs.messageClass === undefined ? {} : { messageClass: dcs.messageClass }),
-    ...(dcs.waiting ?? udhWaiting ? { waiting: (dcs.waiting ?? udhWaiting)! } : {}),
+    ...((dcs.waiting ?? udhWaiting) ? { waiting: (dcs.waiting ?? udhWaiting)! } : {}),
     ...(extraOctets === undefined ? {} : { extraOctets }),
   };
 }

@@ -34,7 +34,8 @@ function encodeAddress(to: string): number[] {
   const trimmed = to.trim();
   const international = trimmed.startsWith('+');
   const digits = international ? trimmed.slice(1) : trimmed;
-  if (!/^[0-9*#]{1,20}$/.test(digits)) invalid(`destination ${JSON.stringify(to)} is not a dialable number (digits, * and #, at most 20)`);
+  if (!/^[0-9*#]{1,20}$/.test(digits))
+    invalid(`destination ${JSON.stringify(to)} is not a dialable number (digits, * and #, at most 20)`);
   const nibbles = [...digits].map((d) => (d === '*' ? 0xa : d === '#' ? 0xb : Number(d)));
   if (nibbles.length % 2 === 1) nibbles.push(0xf);
   const out = [digits.length, international ? 0x91 : 0x81];
@@ -78,7 +79,8 @@ function defaultReference(to: string, text: string): number {
 export function encodeSubmit(to: string, text: string, opts: SubmitOptions = {}): SubmitPdu[] {
   const address = encodeAddress(to);
   const reference = opts.reference ?? defaultReference(to, text);
-  if (!Number.isInteger(reference) || reference < 0 || reference > 255) invalid(`concat reference ${reference} is not 0..255`);
+  if (!Number.isInteger(reference) || reference < 0 || reference > 255)
+    invalid(`concat reference ${reference} is not 0..255`);
   const vp = opts.validityRelative;
   if (vp !== undefined && (!Number.isInteger(vp) || vp < 0 || vp > 255)) invalid(`validity ${vp} is not an octet`);
 
@@ -96,7 +98,11 @@ export function encodeSubmit(to: string, text: string, opts: SubmitOptions = {})
       chunks.forEach((chunk, k) => {
         const header = udh(chunks.length, k + 1);
         const packed = packSeptets(chunk, udhFillBits(header.length));
-        bodies.push({ udhi: true, udl: Math.ceil((header.length * 8) / 7) + chunk.length, ud: Uint8Array.from([...header, ...packed]) });
+        bodies.push({
+          udhi: true,
+          udl: Math.ceil((header.length * 8) / 7) + chunk.length,
+          ud: Uint8Array.from([...header, ...packed]),
+        });
       });
     }
   } else if (text.length <= SINGLE_UCS2) {

@@ -69,7 +69,8 @@ export function serializeRecord(record: AnyRecord, sign?: { area: SpoolArea; key
 }
 
 /** `mac`: 'valid' (checked with the key), 'absent' (no mac in the file), 'unchecked' (a mac, but no key to check it). */
-export type ParsedRecord = { ok: true; record: AnyRecord; mac: 'valid' | 'absent' | 'unchecked' } | { ok: false; reason: string };
+export type ParsedRecord =
+  { ok: true; record: AnyRecord; mac: 'valid' | 'absent' | 'unchecked' } | { ok: false; reason: string };
 
 /**
  * Validate the text of `<area>/<file>`: JSON, version, checksum, kind for the area, id = file name, and with `key`
@@ -82,25 +83,33 @@ export function parseRecordFile(text: string, area: SpoolArea, fileName: string,
   } catch (err) {
     return { ok: false, reason: `invalid JSON: ${errorMessage(err)}` };
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { ok: false, reason: 'not a JSON object' };
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    return { ok: false, reason: 'not a JSON object' };
   const obj = data as Record<string, unknown>;
-  if (obj.v !== SPOOL_RECORD_VERSION) return { ok: false, reason: `unsupported record version ${JSON.stringify(obj.v)}` };
+  if (obj.v !== SPOOL_RECORD_VERSION)
+    return { ok: false, reason: `unsupported record version ${JSON.stringify(obj.v)}` };
   if (typeof obj.checksum !== 'string') return { ok: false, reason: 'missing checksum' };
   if (obj.checksum !== recordChecksum(obj)) return { ok: false, reason: 'bad checksum' };
-  if (obj.mac !== undefined && typeof obj.mac !== 'string') return { ok: false, reason: 'integrity check failed: mac is not a string' };
+  if (obj.mac !== undefined && typeof obj.mac !== 'string')
+    return { ok: false, reason: 'integrity check failed: mac is not a string' };
   let mac: 'valid' | 'absent' | 'unchecked' = obj.mac === undefined ? 'absent' : 'unchecked';
   if (key && typeof obj.mac === 'string') {
     const { checksum: _c, mac: _m, ...rest } = obj;
     const want = Buffer.from(macOf(key, area, canonicalJson(rest)), 'hex');
     const got = Buffer.from(obj.mac, 'hex');
     if (got.length !== want.length || !timingSafeEqual(got, want)) {
-      return { ok: false, reason: `integrity check failed: the mac does not match this spool's key for ${area}/ (written without the key, with another spool's key, or copied from another area)` };
+      return {
+        ok: false,
+        reason: `integrity check failed: the mac does not match this spool's key for ${area}/ (written without the key, with another spool's key, or copied from another area)`,
+      };
     }
     mac = 'valid';
   }
   const expectedKind = area === 'quarantine' ? 'quarantine' : area === 'parts' ? 'part' : 'sms';
-  if (obj.kind !== expectedKind) return { ok: false, reason: `kind ${JSON.stringify(obj.kind)} does not belong in ${area}/` };
-  if (typeof obj.id !== 'string' || `${obj.id}.json` !== fileName) return { ok: false, reason: 'id does not match file name' };
+  if (obj.kind !== expectedKind)
+    return { ok: false, reason: `kind ${JSON.stringify(obj.kind)} does not belong in ${area}/` };
+  if (typeof obj.id !== 'string' || `${obj.id}.json` !== fileName)
+    return { ok: false, reason: 'id does not match file name' };
   const shapeProblem = checkShape(obj);
   if (shapeProblem) return { ok: false, reason: shapeProblem };
   const { checksum: _c, mac: _m, ...record } = obj;
@@ -110,11 +119,14 @@ export function parseRecordFile(text: string, area: SpoolArea, fileName: string,
 function checkShape(obj: Record<string, unknown>): string | undefined {
   const str = (k: string) => typeof obj[k] === 'string';
   // An older version marked what a virtual modem made up and signed it with a public secret: never sent with the real one.
-  if (obj.kind !== 'quarantine' && obj.simulated !== undefined) return 'made up by a virtual modem (an older version\'s simulated record): never sent';
+  if (obj.kind !== 'quarantine' && obj.simulated !== undefined)
+    return 'made up by a virtual modem (so marked by an older release): never sent';
   if (obj.kind === 'sms') {
     const sim = obj.sim as Record<string, unknown> | undefined;
-    if (!str('sender') || !str('text') || !str('receivedAt') || !str('scTimestamp')) return 'sms record misses a text field';
-    if (typeof obj.attempts !== 'number' || !sim || typeof sim.modem !== 'string') return 'sms record misses attempts or sim.modem';
+    if (!str('sender') || !str('text') || !str('receivedAt') || !str('scTimestamp'))
+      return 'sms record misses a text field';
+    if (typeof obj.attempts !== 'number' || !sim || typeof sim.modem !== 'string')
+      return 'sms record misses attempts or sim.modem';
   } else if (obj.kind === 'part') {
     if (!str('groupKey') || !str('text') || typeof obj.sequence !== 'number' || typeof obj.total !== 'number') {
       return 'part record misses groupKey/text/sequence/total';
@@ -127,13 +139,25 @@ function checkShape(obj: Record<string, unknown>): string | undefined {
 
 export function assertId(id: string): void {
   if (typeof id !== 'string' || !SPOOL_ID_PATTERN.test(id)) {
-    throw new SpoolError('invalid-id', `invalid spool id ${JSON.stringify(id)}: expected 1-128 characters of A-Z a-z 0-9 . _ -`);
+    throw new SpoolError(
+      'invalid-id',
+      `invalid spool id ${JSON.stringify(id)}: expected 1-128 characters of A-Z a-z 0-9 . _ -`,
+    );
   }
 }
 
 /** The quarantine record that keeps the raw text of the unreadable file `<area>/<name>`, found at `at`. */
-export function quarantineRecordFor(area: SpoolArea, name: string, text: string, reason: string, at: Date): QuarantineRecord {
-  const stem = name.slice(0, -'.json'.length).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
+export function quarantineRecordFor(
+  area: SpoolArea,
+  name: string,
+  text: string,
+  reason: string,
+  at: Date,
+): QuarantineRecord {
+  const stem = name
+    .slice(0, -'.json'.length)
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 80);
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 12);
   const id = `corrupt.${area}.${stem}.${hash}`.slice(0, 128);
   return {

@@ -18,7 +18,8 @@ import { checkPrivateDir } from './safe-dir.js';
 import type { AnyRecord, SpoolArea } from './types.js';
 
 /** Why an unsigned record is refused once the spool has a key. */
-export const UNSIGNED_REASON = 'integrity check failed: unsigned record (no mac): written without the spool key after the spool was signed';
+export const UNSIGNED_REASON =
+  'integrity check failed: unsigned record (no mac): written without the spool key after the spool was signed';
 
 export function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -50,11 +51,13 @@ function readBounded(file: string, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
     fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, fd) => {
       if (err) return reject(err);
-      const done = (e: NodeJS.ErrnoException | null, text?: string) => fs.close(fd, () => (e ? reject(e) : resolve(text!)));
+      const done = (e: NodeJS.ErrnoException | null, text?: string) =>
+        fs.close(fd, () => (e ? reject(e) : resolve(text!)));
       fs.fstat(fd, (e, st) => {
         if (e) return done(e);
         if (!st.isFile()) return done(fileError('ENOTREG', `${file} is not a regular file`));
-        if (st.size > max) return done(fileError('EFBIG', `${file} is ${st.size} bytes, above the ${max} a record may have`));
+        if (st.size > max)
+          return done(fileError('EFBIG', `${file} is ${st.size} bytes, above the ${max} a record may have`));
         // One byte more than fstat said: a file growing under us is caught, not read without bound.
         const buf = Buffer.allocUnsafe(st.size + 1);
         const step = (off: number): void =>
@@ -100,7 +103,10 @@ export async function makeDirs(dir: string, mode = SPOOL_DIR_MODE): Promise<stri
  * A callback fs call as a promise. Callback fs on numeric fds, not fs/promises FileHandles: those cost about twice the
  * main-thread CPU per open+close and per read (bench/README.md, the daemon CPU profile).
  */
-function fdCall(call: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void, fd: number): Promise<void> {
+function fdCall(
+  call: (fd: number, cb: (err: NodeJS.ErrnoException | null) => void) => void,
+  fd: number,
+): Promise<void> {
   return new Promise((resolve, reject) => call(fd, (err) => (err ? reject(err) : resolve())));
 }
 
@@ -134,7 +140,8 @@ export const diskOps = {
   readText: (file: string): Promise<string> => readBounded(file, MAX_RECORD_BYTES),
   rename: (from: string, to: string): Promise<void> =>
     new Promise((resolve, reject) => fs.rename(from, to, (err) => (err ? reject(err) : resolve()))),
-  unlink: (file: string): Promise<void> => new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve()))),
+  unlink: (file: string): Promise<void> =>
+    new Promise((resolve, reject) => fs.unlink(file, (err) => (err ? reject(err) : resolve()))),
   /** open the directory, fsync it, close it (not kept open: a kept fd would outlive a spool directory replaced under it). */
   async fsyncDir(dir: string): Promise<void> {
     const fd = await diskOps.open(dir, 'r');
@@ -196,7 +203,10 @@ export class RecordFiles {
         const st = await fsp.lstat(d);
         if ((st.mode & 0o007) !== 0) {
           await fsp.chmod(d, st.mode & 0o7770); // ours (checked above): never a directory of another user
-          this.logger.info({ dir: d, was: (st.mode & 0o777).toString(8) }, `spool: ${d} was open to other users; permissions for others removed`);
+          this.logger.info(
+            { dir: d, was: (st.mode & 0o777).toString(8) },
+            `spool: ${d} was open to other users; permissions for others removed`,
+          );
         }
       }
       await this.fsyncDir(this.dir);
@@ -257,18 +267,27 @@ export class RecordFiles {
   private async matchOwnership(fd: number): Promise<void> {
     if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
     const st = await fsp.stat(this.dir);
-    if (st.uid !== 0 || st.gid !== 0) await new Promise<void>((resolve, reject) => fs.fchown(fd, st.uid, st.gid, (err) => (err ? reject(err) : resolve())));
+    if (st.uid !== 0 || st.gid !== 0)
+      await new Promise<void>((resolve, reject) =>
+        fs.fchown(fd, st.uid, st.gid, (err) => (err ? reject(err) : resolve())),
+      );
   }
 
   /** tmp write -> fdatasync -> rename into area -> fsync area dir (shared with overlapping calls). */
   async write(area: SpoolArea, rec: AnyRecord): Promise<void> {
     if (this.keyProblem !== undefined) {
       throw new SpoolError('io', `cannot write ${area}/${rec.id}.json: ${this.keyProblem}`, {
-        hint: this.keyHint ?? 'run the command as the service user (sudo -u pulsa-bridge pulsa-bridge queue ...) or as root',
+        hint:
+          this.keyHint ??
+          'run the command as the service user (sudo -u pulsa-bridge pulsa-bridge queue ...) or as root',
       });
     }
     const buf = Buffer.from(serializeRecord(rec, this.key ? { area, key: this.key } : undefined), 'utf8');
-    const tmp = path.join(this.dir, 'tmp', `${rec.id}.${process.pid}.${++this.tmpCounter}.${randomBytes(4).toString('hex')}.tmp`);
+    const tmp = path.join(
+      this.dir,
+      'tmp',
+      `${rec.id}.${process.pid}.${++this.tmpCounter}.${randomBytes(4).toString('hex')}.tmp`,
+    );
     let renamed = false;
     try {
       const fd = await diskOps.openNew(tmp);
@@ -286,7 +305,10 @@ export class RecordFiles {
       if (!renamed) {
         await fsp.rm(tmp, { force: true }).catch((rmErr: unknown) => {
           // Best effort: the owner's open() deletes tmp leftovers anyway.
-          this.logger.debug({ file: tmp, err: errorMessage(rmErr) }, 'spool: could not remove tmp file after failed write');
+          this.logger.debug(
+            { file: tmp, err: errorMessage(rmErr) },
+            'spool: could not remove tmp file after failed write',
+          );
         });
       }
       throw new SpoolError('io', `cannot write ${area}/${rec.id}.json: ${errorMessage(err)}`, {
@@ -310,7 +332,9 @@ export class RecordFiles {
     try {
       await this.fsyncDir(this.areaDir(area));
     } catch (err) {
-      throw new SpoolError('io', `cannot fsync ${area}/ after removing ${id}.json: ${errorMessage(err)}`, { cause: err });
+      throw new SpoolError('io', `cannot fsync ${area}/ after removing ${id}.json: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -363,7 +387,9 @@ export class RecordFiles {
       this.logger.error({ dir, err: errorMessage(err) }, 'spool: cannot list directory');
       return [];
     }
-    return entries.map((e) => ({ name: e.name, regular: e.isFile() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return entries
+      .map((e) => ({ name: e.name, regular: e.isFile() }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Names in a directory, sorted; a missing or unlistable directory is logged and counts as empty. */

@@ -40,7 +40,10 @@ export async function spoolDirOwner(spoolDir: string): Promise<KeyOwner> {
  * The key in `stateDir`, undefined when there is none; errors as in the header (EACCES is thrown as it is). `owner`:
  * who must own the file (default: this process's euid, the daemon's expectation).
  */
-export async function readKey(stateDir: string, owner: KeyOwner | undefined = selfOwner()): Promise<Buffer | undefined> {
+export async function readKey(
+  stateDir: string,
+  owner: KeyOwner | undefined = selfOwner(),
+): Promise<Buffer | undefined> {
   const file = keyFile(stateDir);
   let fd: number;
   try {
@@ -50,25 +53,46 @@ export async function readKey(stateDir: string, owner: KeyOwner | undefined = se
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw new UnsafePathError(`the spool's integrity key ${file} is a symbolic link`, `replace it with the key file itself (mode 0600), restored from the backup of ${path.dirname(file)}`);
+    if (code === 'ELOOP')
+      throw new UnsafePathError(
+        `the spool's integrity key ${file} is a symbolic link`,
+        `replace it with the key file itself (mode 0600), restored from the backup of ${path.dirname(file)}`,
+      );
     throw err;
   }
   try {
     const st = fs.fstatSync(fd);
     const uid = owner?.uid ?? st.uid;
-    if (!st.isFile()) throw new UnsafePathError(`the spool's integrity key ${file} is not a regular file`, `remove it; the daemon creates a new key only for a spool without signed records`);
+    if (!st.isFile())
+      throw new UnsafePathError(
+        `the spool's integrity key ${file} is not a regular file`,
+        `remove it; the daemon creates a new key only for a spool without signed records`,
+      );
     if (st.uid !== uid) {
       // Never hint a chown to root: a key owned by root is refused by a daemon running as its service user.
-      const hint = uid === 0 ? `chown ${file} to the service user the daemon runs as (not root), and run the daemon as that user` : `chown ${uid} ${file}`;
-      throw new UnsafePathError(`the spool's integrity key ${file} is owned by uid ${st.uid}, not by ${owner?.who ?? "the daemon's user"} (uid ${uid})`, hint);
+      const hint =
+        uid === 0
+          ? `chown ${file} to the service user the daemon runs as (not root), and run the daemon as that user`
+          : `chown ${uid} ${file}`;
+      throw new UnsafePathError(
+        `the spool's integrity key ${file} is owned by uid ${st.uid}, not by ${owner?.who ?? "the daemon's user"} (uid ${uid})`,
+        hint,
+      );
     }
     if ((st.mode & 0o077) !== 0) {
-      throw new UnsafePathError(`the spool's integrity key ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}): anyone who read it can forge records`, `chmod 600 ${file}`);
+      throw new UnsafePathError(
+        `the spool's integrity key ${file} is readable by others (mode ${(st.mode & 0o777).toString(8)}): anyone who read it can forge records`,
+        `chmod 600 ${file}`,
+      );
     }
     const buf = Buffer.alloc(Math.min(st.size, 256));
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     const m = KEY_LINE.exec(buf.subarray(0, n).toString('latin1'));
-    if (!m) throw new UnsafePathError(`the spool's integrity key ${file} is not a key (64 hex digits)`, `restore ${file} from the backup of ${path.dirname(file)}`);
+    if (!m)
+      throw new UnsafePathError(
+        `the spool's integrity key ${file} is not a key (64 hex digits)`,
+        `restore ${file} from the backup of ${path.dirname(file)}`,
+      );
     return Buffer.from(m[1]!, 'hex');
   } finally {
     fs.closeSync(fd);
@@ -143,11 +167,17 @@ function markerMac(key: Buffer): string {
  * (a regular file of `owner`, not writable by others, whose MAC verifies with `key`); 'refused' with the reason for any
  * other file of that name (it is never obeyed); 'no' when there is none.
  */
-export async function adoptionState(stateDir: string, key: Buffer, owner: KeyOwner | undefined = selfOwner()): Promise<{ state: 'yes' | 'no' } | { state: 'refused'; reason: string }> {
+export async function adoptionState(
+  stateDir: string,
+  key: Buffer,
+  owner: KeyOwner | undefined = selfOwner(),
+): Promise<{ state: 'yes' | 'no' } | { state: 'refused'; reason: string }> {
   const file = adoptingFile(stateDir);
   let fd: number;
   try {
-    fd = await new Promise<number>((resolve, reject) => fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, f) => (err ? reject(err) : resolve(f))));
+    fd = await new Promise<number>((resolve, reject) =>
+      fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, f) => (err ? reject(err) : resolve(f))),
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'no' };
@@ -157,12 +187,18 @@ export async function adoptionState(stateDir: string, key: Buffer, owner: KeyOwn
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return { state: 'refused', reason: `${file} is not a regular file` };
-    if (owner !== undefined && st.uid !== owner.uid) return { state: 'refused', reason: `${file} is owned by uid ${st.uid}, not by ${owner.who} (uid ${owner.uid})` };
-    if ((st.mode & 0o022) !== 0) return { state: 'refused', reason: `${file} is writable by others (mode ${(st.mode & 0o777).toString(8)})` };
+    if (owner !== undefined && st.uid !== owner.uid)
+      return { state: 'refused', reason: `${file} is owned by uid ${st.uid}, not by ${owner.who} (uid ${owner.uid})` };
+    if ((st.mode & 0o022) !== 0)
+      return { state: 'refused', reason: `${file} is writable by others (mode ${(st.mode & 0o777).toString(8)})` };
     const buf = Buffer.alloc(Math.min(st.size, 256));
     const m = MARKER_LINE.exec(buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('latin1'));
     const want = Buffer.from(markerMac(key), 'hex');
-    if (!m || !timingSafeEqual(Buffer.from(m[1]!, 'hex'), want)) return { state: 'refused', reason: `${file} was not written by this spool's daemon (its MAC does not verify with ${SPOOL_KEY_FILE})` };
+    if (!m || !timingSafeEqual(Buffer.from(m[1]!, 'hex'), want))
+      return {
+        state: 'refused',
+        reason: `${file} was not written by this spool's daemon (its MAC does not verify with ${SPOOL_KEY_FILE})`,
+      };
     return { state: 'yes' };
   } finally {
     fs.closeSync(fd);
@@ -196,18 +232,28 @@ export async function doneAdopting(stateDir: string, doFsync: boolean): Promise<
  * dies in between resumes); with a key, only the daemon's own marker resumes an adoption; any other is refused, logged,
  * and the unsigned records are then quarantined, never signed.
  */
-export async function ownerKey(stateDir: string, doFsync: boolean, logger: Logger): Promise<{ key: Buffer; adopting: boolean }> {
+export async function ownerKey(
+  stateDir: string,
+  doFsync: boolean,
+  logger: Logger,
+): Promise<{ key: Buffer; adopting: boolean }> {
   const existing = await readKey(stateDir);
   if (existing === undefined) {
     const fresh = newKey();
     await markAdopting(stateDir, fresh, doFsync);
     const key = await createKey(stateDir, doFsync, fresh);
-    logger.warn({ file: keyFile(stateDir) }, `spool: integrity key ${keyFile(stateDir)} created: records are signed with it from now on (back it up with the spool)`);
+    logger.warn(
+      { file: keyFile(stateDir) },
+      `spool: integrity key ${keyFile(stateDir)} created: records are signed with it from now on (back it up with the spool)`,
+    );
     return { key, adopting: true };
   }
   const marker = await adoptionState(stateDir, existing);
   if (marker.state === 'refused') {
-    logger.error({ reason: marker.reason }, `spool: ignoring the adoption marker: ${marker.reason}; unsigned records are quarantined, not signed (remove the file once you have checked the quarantine)`);
+    logger.error(
+      { reason: marker.reason },
+      `spool: ignoring the adoption marker: ${marker.reason}; unsigned records are quarantined, not signed (remove the file once you have checked the quarantine)`,
+    );
   }
   return { key: existing, adopting: marker.state === 'yes' };
 }

@@ -53,7 +53,10 @@ async function currentBootId(): Promise<string | undefined> {
 export function parseProcStartTime(statLine: string): string | undefined {
   const close = statLine.lastIndexOf(')');
   if (close < 0) return undefined;
-  const fields = statLine.slice(close + 1).trim().split(/\s+/); // fields[0] is field 3 (state)
+  const fields = statLine
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/); // fields[0] is field 3 (state)
   const start = fields[22 - 3];
   return start !== undefined && /^\d+$/.test(start) ? start : undefined;
 }
@@ -101,7 +104,8 @@ function parseLock(text: string): LockContent | undefined {
   }
   if (data === null || typeof data !== 'object') return undefined;
   const { pid, startedAt, bootId, procStart } = data as Record<string, unknown>;
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof startedAt !== 'string') return undefined;
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || typeof startedAt !== 'string')
+    return undefined;
   const lock: LockContent = { pid, startedAt };
   if (typeof bootId === 'string') lock.bootId = bootId;
   if (typeof procStart === 'string') lock.procStart = procStart;
@@ -188,7 +192,8 @@ export async function notOurDaemon(pid: number, lockFile: string): Promise<strin
     if (!(await procAvailable())) return undefined; // no /proc here: cannot tell; liveness decided
     return `its command line cannot be read (${errnoCode(err) ?? errorMessage(err)})`;
   }
-  if (!argv.some((a) => a.includes('pulsa-bridge'))) return `it runs ${JSON.stringify(argv.slice(0, 3).join(' ').slice(0, 80))}`;
+  if (!argv.some((a) => a.includes('pulsa-bridge')))
+    return `it runs ${JSON.stringify(argv.slice(0, 3).join(' ').slice(0, 80))}`;
   try {
     const [proc, lock] = await Promise.all([fsp.stat(`/proc/${pid}`), fsp.stat(lockFile)]);
     if (proc.uid !== lock.uid) return `it runs as uid ${proc.uid}, the spool lock belongs to uid ${lock.uid}`;
@@ -228,7 +233,10 @@ export async function signalLockOwner(dir: string, signal: SignalSender, logger:
   }
   const refused = await notOurDaemon(owner.pid, path.join(path.resolve(dir), SPOOL_LOCK_FILE));
   if (refused) {
-    logger.warn({ pid: owner.pid, reason: refused }, `spool: the lock names process ${owner.pid}, which is not the spool's daemon (${refused}); not signalled`);
+    logger.warn(
+      { pid: owner.pid, reason: refused },
+      `spool: the lock names process ${owner.pid}, which is not the spool's daemon (${refused}); not signalled`,
+    );
     return;
   }
   try {
@@ -297,14 +305,21 @@ export class SpoolLock {
       if (st.state === 'absent') continue;
       if (st.state === 'live') {
         const pid = st.owner.pid;
-        throw new SpoolError('locked', `spool ${this.dir} is in use by process ${pid} (is pulsa-bridge already running?)`, {
-          hint: `stop it first (systemctl stop pulsa-bridge); \`pulsa-bridge queue ...\` works while it runs; if process ${pid} is not pulsa-bridge, delete ${file}`,
-        });
+        throw new SpoolError(
+          'locked',
+          `spool ${this.dir} is in use by process ${pid} (is pulsa-bridge already running?)`,
+          {
+            hint: `stop it first (systemctl stop pulsa-bridge); \`pulsa-bridge queue ...\` works while it runs; if process ${pid} is not pulsa-bridge, delete ${file}`,
+          },
+        );
       }
       await this.setStaleLockAside(st);
       // Next round: create with O_EXCL semantics again; whoever created a lock meanwhile wins and we see it live.
     }
-    throw new SpoolError('locked', `cannot take the spool lock ${file}: it keeps changing (another pulsa-bridge starting at the same time?)`);
+    throw new SpoolError(
+      'locked',
+      `cannot take the spool lock ${file}: it keeps changing (another pulsa-bridge starting at the same time?)`,
+    );
   }
 
   /**
@@ -328,7 +343,9 @@ export class SpoolLock {
       try {
         moved = await fsp.readFile(aside, 'utf8');
       } catch (err) {
-        throw new SpoolError('io', `cannot read the spool lock moved to ${aside}: ${errorMessage(err)}`, { cause: err });
+        throw new SpoolError('io', `cannot read the spool lock moved to ${aside}: ${errorMessage(err)}`, {
+          cause: err,
+        });
       }
       const verdict = moved === st.text ? st : await judgeLock(file, moved);
       if (verdict.state === 'stale') {
@@ -340,22 +357,32 @@ export class SpoolLock {
       }
       try {
         await putBack(aside, file, moved);
-        this.logger.debug({ lock: file, owner: verdict.owner }, 'spool: a live lock was set aside by mistake and has been put back');
+        this.logger.debug(
+          { lock: file, owner: verdict.owner },
+          'spool: a live lock was set aside by mistake and has been put back',
+        );
       } catch (err) {
         keepAside = true;
         this.logger.error(
           { lock: file, owner: verdict.owner, err: errorMessage(err) },
           `spool: the lock of process ${verdict.owner.pid} could not be put back (${errorMessage(err)}); it is kept as ${aside}`,
         );
-        throw new SpoolError('locked', `spool ${this.dir} is being taken by several processes at once (process ${verdict.owner.pid} among them)`, {
-          hint: 'stop every pulsa-bridge on this spool, then start one',
-        });
+        throw new SpoolError(
+          'locked',
+          `spool ${this.dir} is being taken by several processes at once (process ${verdict.owner.pid} among them)`,
+          {
+            hint: 'stop every pulsa-bridge on this spool, then start one',
+          },
+        );
       }
     } finally {
       if (!keepAside) {
         await fsp.rm(aside, { force: true }).catch((rmErr: unknown) => {
           // A leftover aside file is harmless (not spool.lock, not *.json); say so and go on.
-          this.logger.debug({ file: aside, err: errorMessage(rmErr) }, 'spool: could not remove the set-aside lock file');
+          this.logger.debug(
+            { file: aside, err: errorMessage(rmErr) },
+            'spool: could not remove the set-aside lock file',
+          );
         });
       }
     }

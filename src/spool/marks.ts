@@ -15,9 +15,18 @@ export function markedDelivered(rec: SmsRecord, info: { status: number; at: Date
   return rec;
 }
 
-export function markedRetry(rec: SmsRecord, info: { error: string; status?: number; nextAttemptAt: Date; baseRev?: number }): { record: SmsRecord; again: boolean } {
+export function markedRetry(
+  rec: SmsRecord,
+  info: { error: string; status?: number; nextAttemptAt: Date; baseRev?: number },
+): { record: SmsRecord; again: boolean } {
   const nextAttemptAt = info.nextAttemptAt.toISOString();
-  if (info.baseRev !== undefined && (rec.rev ?? 0) === info.baseRev + 1 && rec.lastError === info.error && rec.nextAttemptAt === nextAttemptAt && rec.lastStatus === info.status) {
+  if (
+    info.baseRev !== undefined &&
+    (rec.rev ?? 0) === info.baseRev + 1 &&
+    rec.lastError === info.error &&
+    rec.nextAttemptAt === nextAttemptAt &&
+    rec.lastStatus === info.status
+  ) {
     return { record: rec, again: true };
   }
   rec.attempts += 1;

@@ -74,7 +74,10 @@ function retryOne(s: SpoolPort, id: string): Promise<{ id: string; area: SmsArea
 async function releaseQuarantined(s: SpoolPort, qid: string): Promise<{ id: string; area: SmsArea }> {
   const q = (await s.readRecord('quarantine', qid)) as QuarantineRecord;
   const [from, name] = (q.originalFile ?? '').split('/');
-  const refuse = (why: string) => new SpoolError('wrong-area', `quarantined record ${qid} cannot be released: ${why}`, { hint: `pulsa-bridge queue show ${qid}` });
+  const refuse = (why: string) =>
+    new SpoolError('wrong-area', `quarantined record ${qid} cannot be released: ${why}`, {
+      hint: `pulsa-bridge queue show ${qid}`,
+    });
   if (!q.reason.startsWith('unreadable record file: integrity check failed') || !from || !name || !isSmsArea(from)) {
     throw refuse(`only an SMS record quarantined for its integrity check can be (this one: ${q.reason})`);
   }
@@ -106,7 +109,10 @@ async function releaseQuarantined(s: SpoolPort, qid: string): Promise<{ id: stri
     },
     true,
   );
-  s.logger.warn({ id: rec.id, quarantineId: qid, area: to }, `spool: quarantined record ${qid} released by operator into ${to} as ${rec.id} (now signed with this spool's key)`);
+  s.logger.warn(
+    { id: rec.id, quarantineId: qid, area: to },
+    `spool: quarantined record ${qid} released by operator into ${to} as ${rec.id} (now signed with this spool's key)`,
+  );
   if (to === 'pending') s.woke(rec.id);
   return { id: rec.id, area: to };
 }
@@ -141,18 +147,26 @@ export function resolveId(s: SpoolPort, idOrPrefix: string): string {
   if (ix.sms.has(idOrPrefix) || ix.quarantine.has(idOrPrefix) || ix.parts.has(idOrPrefix)) return idOrPrefix;
   const all = [...ix.sms.keys(), ...ix.quarantine, ...ix.parts.keys()];
   if (idOrPrefix.length < MIN_ID_PREFIX && all.some((id) => id.startsWith(idOrPrefix))) {
-    throw new SpoolError('invalid-id', `id prefix ${JSON.stringify(idOrPrefix)} is too short: give at least ${MIN_ID_PREFIX} characters of the id, or the whole id`, {
-      hint: 'the whole id is in `pulsa-bridge queue ls --area all`',
-    });
+    throw new SpoolError(
+      'invalid-id',
+      `id prefix ${JSON.stringify(idOrPrefix)} is too short: give at least ${MIN_ID_PREFIX} characters of the id, or the whole id`,
+      {
+        hint: 'the whole id is in `pulsa-bridge queue ls --area all`',
+      },
+    );
   }
   const matches = new Set<string>();
   for (const id of all) if (id.startsWith(idOrPrefix)) matches.add(id);
   if (matches.size === 1) return [...matches][0]!;
   if (matches.size > 1) {
     const some = [...matches].sort().slice(0, 5);
-    throw new SpoolError('invalid-id', `id prefix ${idOrPrefix} matches ${matches.size} records (${some.join(', ')}${matches.size > 5 ? ', ...' : ''})`, {
-      hint: 'give more characters of the id, or the whole id from `pulsa-bridge queue ls --area all`',
-    });
+    throw new SpoolError(
+      'invalid-id',
+      `id prefix ${idOrPrefix} matches ${matches.size} records (${some.join(', ')}${matches.size > 5 ? ', ...' : ''})`,
+      {
+        hint: 'give more characters of the id, or the whole id from `pulsa-bridge queue ls --area all`',
+      },
+    );
   }
   return idOrPrefix;
 }
@@ -197,8 +211,11 @@ export async function drop(s: SpoolPort, idOrPrefix: string): Promise<{ area: Sp
       s.logger.warn({ id, area: 'parts' }, `spool: multipart part ${id} dropped by operator`);
       return { area: 'parts', id };
     }
-    if (area === 'sent') throw new SpoolError('wrong-area', `record ${id} was delivered (sent); sent records are pruned, not dropped`);
-    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored, quarantine or parts`, { hint: 'list records to find the id' });
+    if (area === 'sent')
+      throw new SpoolError('wrong-area', `record ${id} was delivered (sent); sent records are pruned, not dropped`);
+    throw new SpoolError('not-found', `no record ${id} in pending, dead, ignored, quarantine or parts`, {
+      hint: 'list records to find the id',
+    });
   });
   await s.notifyOwner();
   return result;
@@ -234,7 +251,7 @@ export async function prune(s: SpoolPort, area: 'sent' | 'ignored', olderThanDay
         s.logger.error({ id, area, err: errorMessage(err) }, 'spool: prune skips unreadable record');
         return;
       }
-      const t = isoTimeMs(area === 'sent' ? rec.deliveredAt ?? rec.receivedAt : rec.receivedAt);
+      const t = isoTimeMs(area === 'sent' ? (rec.deliveredAt ?? rec.receivedAt) : rec.receivedAt);
       if (t === undefined || t >= cutoff) return;
       await s.files.unlink(area, id, true);
       s.index().sms.delete(id);

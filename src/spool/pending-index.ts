@@ -52,7 +52,13 @@ type Entry = PendingEntry;
 
 function entryOf(rec: SmsRecord): Entry {
   Object.freeze(rec);
-  return Object.freeze({ record: rec, id: rec.id, orderMs: receivedAtKey(rec.receivedAt), dueMs: dueAtMs(rec), modem: rec.sim.modem });
+  return Object.freeze({
+    record: rec,
+    id: rec.id,
+    orderMs: receivedAtKey(rec.receivedAt),
+    dueMs: dueAtMs(rec),
+    modem: rec.sim.modem,
+  });
 }
 
 export class PendingIndex {

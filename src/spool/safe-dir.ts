@@ -23,9 +23,16 @@ export async function checkPrivateDir(dir: string, what: string): Promise<void> 
   const st = await fsp.lstat(abs);
   if (st.isSymbolicLink()) {
     const target = await fsp.realpath(abs).catch(() => '(a missing target)');
-    throw new UnsafePathError(`${what} ${abs} is a symbolic link (to ${target}); the daemon does not follow it`, `set ${what} to the real directory ${target}`);
+    throw new UnsafePathError(
+      `${what} ${abs} is a symbolic link (to ${target}); the daemon does not follow it`,
+      `set ${what} to the real directory ${target}`,
+    );
   }
-  if (!st.isDirectory()) throw new UnsafePathError(`${what} ${abs} is not a directory`, `move it away, or set ${what} to a directory of the service user`);
+  if (!st.isDirectory())
+    throw new UnsafePathError(
+      `${what} ${abs} is not a directory`,
+      `move it away, or set ${what} to a directory of the service user`,
+    );
   if (st.uid !== uid) {
     throw new UnsafePathError(
       `${what} ${abs} is owned by uid ${st.uid}, not by the daemon's user (uid ${uid}); the daemon does not take over others' directories`,
@@ -46,7 +53,10 @@ export async function checkPrivateDir(dir: string, what: string): Promise<void> 
   for (;;) {
     const ps = await fsp.stat(parent);
     if (ps.uid !== 0 && ps.uid !== uid) {
-      throw new UnsafePathError(`${what} ${abs} lies under ${parent}, owned by uid ${ps.uid}: that user could replace it`, `put ${what} under directories owned by root or the service user, e.g. /var/lib/pulsa-bridge`);
+      throw new UnsafePathError(
+        `${what} ${abs} lies under ${parent}, owned by uid ${ps.uid}: that user could replace it`,
+        `put ${what} under directories owned by root or the service user, e.g. /var/lib/pulsa-bridge`,
+      );
     }
     if ((ps.mode & GROUP_OR_OTHER_WRITE) !== 0 && (ps.mode & STICKY) === 0) {
       throw new UnsafePathError(

@@ -10,7 +10,15 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { AREAS, isLaterCopy, isoTimeMs, isSmsArea, parseRecordFile, quarantineRecordFor, type SmsArea } from './codec.js';
+import {
+  AREAS,
+  isLaterCopy,
+  isoTimeMs,
+  isSmsArea,
+  parseRecordFile,
+  quarantineRecordFor,
+  type SmsArea,
+} from './codec.js';
 import { errnoCode, MAX_QUARANTINE_RAW_BYTES, UNSIGNED_REASON, type RecordFiles } from './files.js';
 import { PartsIndex } from './parts-index.js';
 import { PendingIndex } from './pending-index.js';
@@ -36,7 +44,15 @@ export interface SpoolIndex {
   adoptFailed: number;
 }
 
-export const emptyIndex = (): SpoolIndex => ({ sms: new Map(), pending: new PendingIndex(), parts: new PartsIndex(), quarantine: new Set(), sent: new Map(), signed: false, adoptFailed: 0 });
+export const emptyIndex = (): SpoolIndex => ({
+  sms: new Map(),
+  pending: new PendingIndex(),
+  parts: new PartsIndex(),
+  quarantine: new Set(),
+  sent: new Map(),
+  signed: false,
+  adoptFailed: 0,
+});
 
 /** What the sent index keeps of a sent record. */
 export function sentMetaOf(rec: SmsRecord): SentMeta {
@@ -63,7 +79,10 @@ export async function clearTmp({ files, logger }: ScanDeps): Promise<void> {
   const tmpDir = files.areaDir('tmp');
   for (const { name, regular } of await files.listEntries(tmpDir)) {
     if (!regular || !OWN_TMP_NAME.test(name)) {
-      logger.warn({ file: `tmp/${name}` }, `spool: tmp/${name} is not a tmp file of the daemon${regular ? '' : ' (not a regular file)'}; left in place`);
+      logger.warn(
+        { file: `tmp/${name}` },
+        `spool: tmp/${name} is not a tmp file of the daemon${regular ? '' : ' (not a regular file)'}; left in place`,
+      );
       continue;
     }
     try {
@@ -85,7 +104,12 @@ export interface ScanIntegrity {
  * Read every area into a fresh index. 'recover' (owner at open) repairs; 'read' only reads. `sentCache`: the sent
  * index (sent-index.ts); a sent file it has an entry for is not read, only listed.
  */
-export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: SentIndex = new Map(), integrity: ScanIntegrity = { adoptUnsigned: false }): Promise<SpoolIndex> {
+export async function scan(
+  deps: ScanDeps,
+  mode: 'recover' | 'read',
+  sentCache: SentIndex = new Map(),
+  integrity: ScanIntegrity = { adoptUnsigned: false },
+): Promise<SpoolIndex> {
   const { files, logger } = deps;
   const ix = emptyIndex();
   const found = new Map<string, { area: SmsArea; rev: number; rec?: SmsRecord }[]>();
@@ -132,12 +156,16 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
           continue;
         }
         if (code === 'EFBIG' || code === 'ENOTREG' || code === 'ELOOP') {
-          const why = code === 'EFBIG' ? errorMessage(err) : code === 'ELOOP' ? 'a symbolic link' : 'not a regular file';
+          const why =
+            code === 'EFBIG' ? errorMessage(err) : code === 'ELOOP' ? 'a symbolic link' : 'not a regular file';
           if (mode === 'recover') await moveAside(deps, area, name, why);
           else logger.warn({ file: `${area}/${name}`, reason: why }, `spool: skipping ${area}/${name} unread (${why})`);
           continue;
         }
-        logger.error({ file: `${area}/${name}`, err: errorMessage(err) }, 'spool: cannot read record file; left in place');
+        logger.error(
+          { file: `${area}/${name}`, err: errorMessage(err) },
+          'spool: cannot read record file; left in place',
+        );
         continue;
       }
       const parsed = parseRecordFile(text, area, name, key);
@@ -148,7 +176,11 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
       if (!parsed.ok) {
         if (parsed.reason.startsWith('integrity')) sawMac = sawForeignMac = true;
         if (mode === 'recover') await setAside(deps, ix, area, name, text, parsed.reason);
-        else logger.warn({ file: `${area}/${name}`, reason: parsed.reason }, `spool: skipping unreadable record ${area}/${name} (${parsed.reason})`);
+        else
+          logger.warn(
+            { file: `${area}/${name}`, reason: parsed.reason },
+            `spool: skipping unreadable record ${area}/${name} (${parsed.reason})`,
+          );
         continue;
       }
       if (parsed.mac !== 'absent') sawMac = true;
@@ -165,17 +197,28 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
           admit(u.area, u.rec);
         } catch (err) {
           ix.adoptFailed++;
-          logger.error({ file: `${u.area}/${u.name}`, err: errorMessage(err) }, `spool: cannot sign ${u.area}/${u.name}; left unsigned (signing is tried again at the next start)`);
+          logger.error(
+            { file: `${u.area}/${u.name}`, err: errorMessage(err) },
+            `spool: cannot sign ${u.area}/${u.name}; left unsigned (signing is tried again at the next start)`,
+          );
         }
       }
       logger.warn(
         { signed: counts },
-        `spool: integrity key created; ${Object.values(counts).reduce((a, b) => a + b, 0)} records written before record signing were signed (${Object.entries(counts).map(([a, n]) => `${a} ${n}`).join(', ')})`,
+        `spool: integrity key created; ${Object.values(counts).reduce((a, b) => a + b, 0)} records written before record signing were signed (${Object.entries(
+          counts,
+        )
+          .map(([a, n]) => `${a} ${n}`)
+          .join(', ')})`,
       );
     } else {
       for (const u of unsigned) {
         if (mode === 'recover') await setAside(deps, ix, u.area, u.name, u.text, UNSIGNED_REASON);
-        else logger.warn({ file: `${u.area}/${u.name}`, reason: UNSIGNED_REASON }, `spool: skipping unsigned record ${u.area}/${u.name}`);
+        else
+          logger.warn(
+            { file: `${u.area}/${u.name}`, reason: UNSIGNED_REASON },
+            `spool: skipping unsigned record ${u.area}/${u.name}`,
+          );
       }
     }
   }
@@ -187,7 +230,10 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
     if (keep.area === 'pending') pending.push(keep.rec!); // only sent entries come from the cache without a record
     for (const loser of copies.slice(1)) {
       if (mode === 'read') {
-        logger.debug({ id, kept: keep.area, other: loser.area }, `spool: record ${id} is in two areas; using ${keep.area}`);
+        logger.debug(
+          { id, kept: keep.area, other: loser.area },
+          `spool: record ${id} is in two areas; using ${keep.area}`,
+        );
         continue;
       }
       try {
@@ -211,15 +257,29 @@ export async function scan(deps: ScanDeps, mode: 'recover' | 'read', sentCache: 
 async function moveAside({ files, logger }: ScanDeps, area: SpoolArea, name: string, why: string): Promise<void> {
   try {
     const to = await files.moveAside(area, name);
-    logger.error({ file: `${area}/${name}`, movedTo: `foreign/${to}`, reason: why }, `spool: ${area}/${name} is ${why}; moved aside unread to foreign/${to}`);
+    logger.error(
+      { file: `${area}/${name}`, movedTo: `foreign/${to}`, reason: why },
+      `spool: ${area}/${name} is ${why}; moved aside unread to foreign/${to}`,
+    );
   } catch (err) {
-    logger.error({ file: `${area}/${name}`, reason: why, err: errorMessage(err) }, `spool: ${area}/${name} is ${why} and could not be moved aside; left in place`);
+    logger.error(
+      { file: `${area}/${name}`, reason: why, err: errorMessage(err) },
+      `spool: ${area}/${name} is ${why} and could not be moved aside; left in place`,
+    );
   }
 }
 
 /** An unreadable record file: into a quarantine record when small enough to keep in one, else moved aside as it is. */
-async function setAside(deps: ScanDeps, ix: SpoolIndex, area: SpoolArea, name: string, text: string, reason: string): Promise<void> {
-  if (Buffer.byteLength(text, 'utf8') > MAX_QUARANTINE_RAW_BYTES) await moveAside(deps, area, name, `unreadable (${reason}) and too big for a quarantine record`);
+async function setAside(
+  deps: ScanDeps,
+  ix: SpoolIndex,
+  area: SpoolArea,
+  name: string,
+  text: string,
+  reason: string,
+): Promise<void> {
+  if (Buffer.byteLength(text, 'utf8') > MAX_QUARANTINE_RAW_BYTES)
+    await moveAside(deps, area, name, `unreadable (${reason}) and too big for a quarantine record`);
   else await quarantineUnreadable(deps, ix, area, name, text, reason);
 }
 
@@ -244,10 +304,16 @@ async function quarantineUnreadable(
     ix.quarantine.add(id);
     if (unlink && !(area === 'quarantine' && `${id}.json` === name)) await files.unlinkName(area, name);
     // A failed integrity check is someone writing into the spool without the key: an error, not disk wear.
-    logger[reason.startsWith('integrity') ? 'error' : 'warn']({ file: `${area}/${name}`, quarantineId: id, reason }, `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`);
+    logger[reason.startsWith('integrity') ? 'error' : 'warn'](
+      { file: `${area}/${name}`, quarantineId: id, reason },
+      `spool: unreadable record ${area}/${name} moved to quarantine (${reason})`,
+    );
     return id;
   } catch (err) {
-    logger.error({ file: `${area}/${name}`, reason, err: errorMessage(err) }, 'spool: unreadable record could not be quarantined; left in place');
+    logger.error(
+      { file: `${area}/${name}`, reason, err: errorMessage(err) },
+      'spool: unreadable record could not be quarantined; left in place',
+    );
     return undefined;
   }
 }
@@ -257,14 +323,25 @@ async function quarantineUnreadable(
  * valid copy in memory. The SMS must not be lost to quarantine: the corrupt bytes are kept in quarantine for audit,
  * the pending file is rewritten from memory, and the caller's mark goes on with that copy.
  */
-export async function restoreCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: string, cached: Readonly<SmsRecord>): Promise<SmsRecord> {
+export async function restoreCorruptPending(
+  deps: ScanDeps,
+  ix: SpoolIndex,
+  id: string,
+  cached: Readonly<SmsRecord>,
+): Promise<SmsRecord> {
   const name = `${id}.json`;
   const text = await deps.files.readText('pending', name).catch(() => undefined);
   const parsed = text === undefined ? undefined : deps.files.parse(text, 'pending', name);
-  const qid = text !== undefined && parsed && !parsed.ok ? await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason, false) : undefined;
+  const qid =
+    text !== undefined && parsed && !parsed.ok
+      ? await quarantineUnreadable(deps, ix, 'pending', name, text, parsed.reason, false)
+      : undefined;
   const rec = structuredClone(cached) as SmsRecord;
   await deps.files.write('pending', rec);
-  deps.logger.error({ id, quarantineId: qid }, `spool: pending record ${id} was corrupt on disk; rewritten from memory (the corrupt bytes are kept in quarantine)`);
+  deps.logger.error(
+    { id, quarantineId: qid },
+    `spool: pending record ${id} was corrupt on disk; rewritten from memory (the corrupt bytes are kept in quarantine)`,
+  );
   return structuredClone(rec);
 }
 
@@ -273,13 +350,21 @@ export async function restoreCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: 
  * and leaves the index, so it cannot block delivery; the same as start-up recovery does. Returns the error to throw
  * (SpoolError 'corrupt'); when the move fails the record stays pending and the error says so.
  */
-export async function quarantineCorruptPending(deps: ScanDeps, ix: SpoolIndex, id: string, err: SpoolError): Promise<SpoolError> {
+export async function quarantineCorruptPending(
+  deps: ScanDeps,
+  ix: SpoolIndex,
+  id: string,
+  err: SpoolError,
+): Promise<SpoolError> {
   const name = `${id}.json`;
   let text: string;
   try {
     text = await deps.files.readText('pending', name);
   } catch (readErr) {
-    deps.logger.error({ id, err: errorMessage(readErr) }, `spool: cannot re-read the unreadable pending record ${id}; left in place`);
+    deps.logger.error(
+      { id, err: errorMessage(readErr) },
+      `spool: cannot re-read the unreadable pending record ${id}; left in place`,
+    );
     return err;
   }
   const parsed = deps.files.parse(text, 'pending', name);
@@ -288,8 +373,12 @@ export async function quarantineCorruptPending(deps: ScanDeps, ix: SpoolIndex, i
   if (qid === undefined) return err;
   if (ix.sms.get(id) === 'pending') ix.sms.delete(id);
   ix.pending.delete(id);
-  return new SpoolError('corrupt', `record pending/${name} is unreadable (${parsed.reason}); moved to quarantine as ${qid}`, {
-    cause: err,
-    hint: `pulsa-bridge queue show ${qid}`,
-  });
+  return new SpoolError(
+    'corrupt',
+    `record pending/${name} is unreadable (${parsed.reason}); moved to quarantine as ${qid}`,
+    {
+      cause: err,
+      hint: `pulsa-bridge queue show ${qid}`,
+    },
+  );
 }

@@ -46,7 +46,8 @@ export async function readSentIndex(dir: string, logger: Logger): Promise<SentIn
   try {
     return parseSentIndex(await fsp.readFile(path.join(dir, SENT_INDEX_FILE), 'utf8'));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err: errorMessage(err) }, 'spool: sent index unreadable; reading the sent records instead');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      logger.warn({ err: errorMessage(err) }, 'spool: sent index unreadable; reading the sent records instead');
     return new Map();
   }
 }
@@ -61,7 +62,10 @@ export async function writeSentIndex(dir: string, index: SentIndex, logger: Logg
     await fsp.writeFile(tmp, body, { mode: 0o640 });
     await fsp.rename(tmp, file);
   } catch (err) {
-    logger.warn({ err: errorMessage(err) }, 'spool: could not write the sent index (start-up reads the sent records instead)');
+    logger.warn(
+      { err: errorMessage(err) },
+      'spool: could not write the sent index (start-up reads the sent records instead)',
+    );
     await fsp.rm(tmp, { force: true }).catch(() => undefined); // best effort: a stray tmp is rewritten next time
   }
 }
@@ -71,8 +75,13 @@ export async function appendSentIndex(dir: string, id: string, m: SentMeta, logg
   const file = path.join(dir, SENT_INDEX_FILE);
   try {
     // The callback form: fs/promises' appendFile goes through a FileHandle, twice the main-thread CPU of this (files.ts).
-    await new Promise<void>((resolve, reject) => appendFile(file, addLine(id, m), { mode: 0o640 }, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      appendFile(file, addLine(id, m), { mode: 0o640 }, (err) => (err ? reject(err) : resolve())),
+    );
   } catch (err) {
-    logger.debug({ id, err: errorMessage(err) }, 'spool: could not append to the sent index (the record is read at the next start)');
+    logger.debug(
+      { id, err: errorMessage(err) },
+      'spool: could not append to the sent index (the record is read at the next start)',
+    );
   }
 }

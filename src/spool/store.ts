@@ -31,7 +31,14 @@ import {
   type ScanDeps,
   type SpoolIndex,
 } from './scan.js';
-import { SPOOL_RECORD_VERSION, type AnyRecord, type PartRecord, type QuarantineRecord, type SmsRecord, type SpoolArea } from './types.js';
+import {
+  SPOOL_RECORD_VERSION,
+  type AnyRecord,
+  type PartRecord,
+  type QuarantineRecord,
+  type SmsRecord,
+  type SpoolArea,
+} from './types.js';
 
 export { readLockOwner, type SpoolLockOwner } from './lock.js';
 
@@ -105,7 +112,8 @@ export class Spool extends EventEmitter {
       forget: (area, id) => this.forget(area, id),
       woke: (id) => void this.emit('pending', id),
       notifyOwner: () => this.notifyOwner(),
-      saveSentIndex: () => (this.role === 'owner' ? writeSentIndex(this.dir, this.ix.sent, this.logger) : Promise.resolve()),
+      saveSentIndex: () =>
+        this.role === 'owner' ? writeSentIndex(this.dir, this.ix.sent, this.logger) : Promise.resolve(),
     };
   }
 
@@ -116,10 +124,13 @@ export class Spool extends EventEmitter {
       try {
         isDir = (await fsp.stat(spool.dir)).isDirectory();
       } catch (err) {
-        if (errnoCode(err) !== 'ENOENT') throw new SpoolError('io', `cannot open spool ${spool.dir}: ${errorMessage(err)}`, { cause: err });
+        if (errnoCode(err) !== 'ENOENT')
+          throw new SpoolError('io', `cannot open spool ${spool.dir}: ${errorMessage(err)}`, { cause: err });
       }
       if (!isDir) {
-        throw new SpoolError('not-found', `no spool directory at ${spool.dir}`, { hint: 'check --spool or spool.dir in the config' });
+        throw new SpoolError('not-found', `no spool directory at ${spool.dir}`, {
+          hint: 'check --spool or spool.dir in the config',
+        });
       }
       const keyDir = opts.keyDir ?? spool.dir;
       const keyless = await spool.loadClientKey(keyDir);
@@ -142,7 +153,12 @@ export class Spool extends EventEmitter {
       spool.files.setKey(key);
       await clearTmp(spool.scanDeps);
       // An adopting start reads every sent file too: the upgrade signs them (scan.ts).
-      spool.ix = await scan(spool.scanDeps, 'recover', adopting ? new Map() : await readSentIndex(spool.dir, spool.logger), { adoptUnsigned: adopting });
+      spool.ix = await scan(
+        spool.scanDeps,
+        'recover',
+        adopting ? new Map() : await readSentIndex(spool.dir, spool.logger),
+        { adoptUnsigned: adopting },
+      );
       if (adopting && spool.ix.adoptFailed === 0) await doneAdopting(keyDir, opts.fsync ?? true);
       await writeSentIndex(spool.dir, spool.ix.sent, spool.logger); // compact, and rebuilt when it was missing
     } catch (err) {
@@ -166,8 +182,14 @@ export class Spool extends EventEmitter {
       return key === undefined;
     } catch (err) {
       if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') throw err;
-      this.files.setKey(undefined, `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`);
-      this.logger.debug({ file: keyFile(keyDir) }, 'spool: integrity key not readable by this user; records are not checked');
+      this.files.setKey(
+        undefined,
+        `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`,
+      );
+      this.logger.debug(
+        { file: keyFile(keyDir) },
+        'spool: integrity key not readable by this user; records are not checked',
+      );
       return false;
     }
   }
@@ -230,7 +252,10 @@ export class Spool extends EventEmitter {
       release();
     }
     if (counts.added > 0 || counts.removed > 0) {
-      this.logger.info({ ...counts, woke: woke.length }, `spool: rescan found ${counts.added} new and ${counts.removed} removed entries`);
+      this.logger.info(
+        { ...counts, woke: woke.length },
+        `spool: rescan found ${counts.added} new and ${counts.removed} removed entries`,
+      );
     }
     for (const id of woke) this.emit('pending', id);
     return counts;
@@ -245,7 +270,8 @@ export class Spool extends EventEmitter {
     for (const area of SMS_AREAS) {
       const rec = await this.files.read(area, id);
       if (rec?.kind !== 'sms') continue;
-      if (!best || isLaterCopy({ area, rev: rec.rev ?? 0 }, { area: best.area, rev: best.rec.rev ?? 0 })) best = { area, rec };
+      if (!best || isLaterCopy({ area, rev: rec.rev ?? 0 }, { area: best.area, rev: best.rec.rev ?? 0 }))
+        best = { area, rec };
     }
     if (best) this.ix.sms.set(id, best.area);
     else this.ix.sms.delete(id);
@@ -299,12 +325,15 @@ export class Spool extends EventEmitter {
   }
 
   private areaOf(id: string): SpoolArea | undefined {
-    return this.ix.sms.get(id) ?? (this.ix.quarantine.has(id) ? 'quarantine' : this.ix.parts.has(id) ? 'parts' : undefined);
+    return (
+      this.ix.sms.get(id) ?? (this.ix.quarantine.has(id) ? 'quarantine' : this.ix.parts.has(id) ? 'parts' : undefined)
+    );
   }
 
   private notFound(id: string, expected: string): SpoolError {
     const area = this.areaOf(id);
-    if (area === undefined) return new SpoolError('not-found', `no spool record with id ${id}`, { hint: 'list records to find the id' });
+    if (area === undefined)
+      return new SpoolError('not-found', `no spool record with id ${id}`, { hint: 'list records to find the id' });
     return new SpoolError('wrong-area', `record ${id} is in ${area}, not in ${expected}`);
   }
 
@@ -334,7 +363,7 @@ export class Spool extends EventEmitter {
       const fresh: SmsRecord = { ...structuredClone(rec), kind: 'sms', v: SPOOL_RECORD_VERSION };
       if (existing === 'ignored') {
         const old = await this.files.read('ignored', rec.id); // undefined when an operator dropped it meanwhile
-        fresh.rev = (old?.kind === 'sms' ? old.rev ?? 0 : 0) + 1;
+        fresh.rev = (old?.kind === 'sms' ? (old.rev ?? 0) : 0) + 1;
         await this.moveSms('ignored', 'pending', fresh);
         this.logger.info({ id: rec.id }, `spool: record ${rec.id} was ignored before, now accepted into pending`);
       } else {
@@ -434,9 +463,13 @@ export class Spool extends EventEmitter {
       }
       return out; // already in delivery order
     }
-    if (area === 'parts') out = this.ix.parts.copies(); // already in order
+    if (area === 'parts')
+      out = this.ix.parts.copies(); // already in order
     else {
-      const ids = area === 'quarantine' ? [...this.ix.quarantine] : [...this.ix.sms].filter(([, a]) => a === area).map(([id]) => id);
+      const ids =
+        area === 'quarantine'
+          ? [...this.ix.quarantine]
+          : [...this.ix.sms].filter(([, a]) => a === area).map(([id]) => id);
       out = [];
       for (const id of ids) {
         try {
@@ -513,7 +546,10 @@ export class Spool extends EventEmitter {
     const now = await this.locate(id);
     this.logger.debug({ id, now: now ?? 'gone' }, `spool: pending record ${id} was changed by another process`);
     if (now === undefined) {
-      throw new SpoolError('not-found', `record ${id} is no longer in pending: removed by another process (e.g. \`pulsa-bridge queue drop\`)`);
+      throw new SpoolError(
+        'not-found',
+        `record ${id} is no longer in pending: removed by another process (e.g. \`pulsa-bridge queue drop\`)`,
+      );
     }
     throw this.notFound(id, 'pending');
   }
@@ -534,12 +570,19 @@ export class Spool extends EventEmitter {
    * counting the attempt twice. Any other disk state (e.g. an operator's `queue retry` in between) is marked as before,
    * from the disk (the rev tells the two apart; the attempt count alone could not).
    */
-  async markRetry(id: string, info: { error: string; status?: number; nextAttemptAt: Date; baseRev?: number }): Promise<void> {
+  async markRetry(
+    id: string,
+    info: { error: string; status?: number; nextAttemptAt: Date; baseRev?: number },
+  ): Promise<void> {
     assertId(id);
     return this.withLock(id, async () => {
       const rec = await this.loadPending(id);
       const { record, again } = markedRetry(rec, info);
-      if (again) this.logger.debug({ id, rev: rec.rev }, `spool: retry mark of ${id} is already on disk; written again, not counted twice`);
+      if (again)
+        this.logger.debug(
+          { id, rev: rec.rev },
+          `spool: retry mark of ${id} is already on disk; written again, not counted twice`,
+        );
       await this.moveSms('pending', 'pending', record);
       this.lastError = { id, error: info.error, at: this.clock().toISOString() };
     });

@@ -44,7 +44,9 @@ export class PinMemoryFile implements RejectedPins {
   }
 
   attempt(keys: readonly string[], pin: string): Promise<PinAttempt | undefined> {
-    return this.serial(async () => findAttempt(this.recent, keys, pin) ?? findAttempt((await this.read()).sims, keys, pin));
+    return this.serial(
+      async () => findAttempt(this.recent, keys, pin) ?? findAttempt((await this.read()).sims, keys, pin),
+    );
   }
 
   sending(keys: readonly string[], pin: string): Promise<void> {

@@ -80,14 +80,16 @@ function fill(template: string, values: Record<string, string>, where: string, t
       return '{token}'; // filled at run time, after the await step
     }
     const v = values[name];
-    if (v === undefined) throw new FlowError(`${where}: unknown placeholder {${name}} (known: {to}, {to62}, {amount}, {token})`);
+    if (v === undefined)
+      throw new FlowError(`${where}: unknown placeholder {${name}} (known: {to}, {to62}, {amount}, {token})`);
     return v;
   });
 }
 
 /** Renders a flow for one transfer: every placeholder but {token} filled, every template checked. */
 export function renderFlow(flow: TransferFlow, vars: TransferVars): FlowStep[] {
-  if (!Number.isSafeInteger(vars.amount) || vars.amount <= 0) throw new FlowError(`amount must be a whole number of rupiah > 0 (got ${vars.amount})`);
+  if (!Number.isSafeInteger(vars.amount) || vars.amount <= 0)
+    throw new FlowError(`amount must be a whole number of rupiah > 0 (got ${vars.amount})`);
   if (flow.steps.length === 0) throw new FlowError(`the ${flow.operator} flow has no steps`);
   const to = nationalNumber(vars.to);
   const values = { to, to62: '62' + to.slice(1), amount: String(vars.amount) };
@@ -96,7 +98,11 @@ export function renderFlow(flow: TransferFlow, vars: TransferVars): FlowStep[] {
     const where = `${flow.operator} step ${i + 1} (${s.kind})`;
     switch (s.kind) {
       case 'ussd':
-        return { kind: 'ussd', code: fill(s.code, values, where, token), replies: (s.replies ?? []).map((r) => fill(r, values, where, token)) };
+        return {
+          kind: 'ussd',
+          code: fill(s.code, values, where, token),
+          replies: (s.replies ?? []).map((r) => fill(r, values, where, token)),
+        };
       case 'sms': {
         const text = fill(s.text, values, where, token);
         return { kind: 'sms', to: fill(s.to, values, where, false), text, usesToken: text.includes('{token}') };
@@ -109,7 +115,8 @@ export function renderFlow(flow: TransferFlow, vars: TransferVars): FlowStep[] {
           } catch (err) {
             throw new FlowError(`${where}: invalid token pattern: ${(err as Error).message}`);
           }
-          if (new RegExp(`${re.source}|`, 'u').exec('')!.length < 2) throw new FlowError(`${where}: the token pattern needs a capture group`);
+          if (new RegExp(`${re.source}|`, 'u').exec('')!.length < 2)
+            throw new FlowError(`${where}: the token pattern needs a capture group`);
           token = true;
         }
         return { kind: 'await-sms', from: s.from, token: s.token, timeoutSec: s.timeoutSec ?? DEFAULT_AWAIT_SEC };
@@ -127,10 +134,16 @@ export function extractToken(pattern: string, text: string): string | undefined 
 export function describeStep(s: FlowStep, fromModem: string): string {
   switch (s.kind) {
     case 'ussd':
-      return `dial USSD ${s.code} on ${fromModem}` + (s.replies.length ? `, then answer ${s.replies.map((r) => JSON.stringify(r)).join(', ')}` : '');
+      return (
+        `dial USSD ${s.code} on ${fromModem}` +
+        (s.replies.length ? `, then answer ${s.replies.map((r) => JSON.stringify(r)).join(', ')}` : '')
+      );
     case 'sms':
       return `send SMS "${s.text}" to ${s.to} from ${fromModem}`;
     case 'await-sms':
-      return `wait up to ${s.timeoutSec} s for an SMS from ${s.from} on ${fromModem}` + (s.token ? ' and read the token in it' : '');
+      return (
+        `wait up to ${s.timeoutSec} s for an SMS from ${s.from} on ${fromModem}` +
+        (s.token ? ' and read the token in it' : '')
+      );
   }
 }

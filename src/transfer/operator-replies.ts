@@ -7,29 +7,49 @@
  */
 
 export type ReplyVerdict =
-  | { kind: 'confirmed' }
-  | { kind: 'refused'; reason: string }
-  | { kind: 'asks' }
-  | { kind: 'unknown' };
+  { kind: 'confirmed' } | { kind: 'refused'; reason: string } | { kind: 'asks' } | { kind: 'unknown' };
 
 /** Refusals, most specific first: [pattern, the reason shown]. */
 const REFUSED: ReadonlyArray<[RegExp, string]> = [
-  [/(pulsa|saldo|balance)\b[^.]{0,40}\b(tidak|tdk|kurang)\s+(mencukupi|cukup)|\binsufficient\b|\bnot enough (credit|balance)\b/i, 'insufficient balance'],
-  [/\b(batas|limit)\b[^.]{0,40}\b(harian|hari ini|per hari|transfer|maksimal|maximum|tercapai|terlampaui)|\bmelebihi\b[^.]{0,30}\b(batas|limit)|\bdaily limit\b|\bexceed(s|ed)?\b[^.]{0,20}\blimit\b/i, 'a transfer limit was reached'],
-  [/\b(minimal|minimum|min\.)\b[^.]{0,30}\b(transfer|nominal|rp)|\bnominal\b[^.]{0,30}\btidak\s+(valid|sesuai|diperbolehkan)/i, 'the amount is not allowed'],
-  [/\b(sistem|system|layanan|service)\b[^.]{0,30}\b(sibuk|busy|gangguan|unavailable|maintenance)|\bcoba (lagi|kembali)\b[^.]{0,20}\b(nanti|beberapa saat)|\btry again later\b/i, 'the operator is busy'],
+  [
+    /(pulsa|saldo|balance)\b[^.]{0,40}\b(tidak|tdk|kurang)\s+(mencukupi|cukup)|\binsufficient\b|\bnot enough (credit|balance)\b/i,
+    'insufficient balance',
+  ],
+  [
+    /\b(batas|limit)\b[^.]{0,40}\b(harian|hari ini|per hari|transfer|maksimal|maximum|tercapai|terlampaui)|\bmelebihi\b[^.]{0,30}\b(batas|limit)|\bdaily limit\b|\bexceed(s|ed)?\b[^.]{0,20}\blimit\b/i,
+    'a transfer limit was reached',
+  ],
+  [
+    /\b(minimal|minimum|min\.)\b[^.]{0,30}\b(transfer|nominal|rp)|\bnominal\b[^.]{0,30}\btidak\s+(valid|sesuai|diperbolehkan)/i,
+    'the amount is not allowed',
+  ],
+  [
+    /\b(sistem|system|layanan|service)\b[^.]{0,30}\b(sibuk|busy|gangguan|unavailable|maintenance)|\bcoba (lagi|kembali)\b[^.]{0,20}\b(nanti|beberapa saat)|\btry again later\b/i,
+    'the operator is busy',
+  ],
   [/\bpin\b[^.]{0,20}\b(salah|tidak valid|invalid|wrong|incorrect)/i, 'a wrong PIN'],
-  [/\bkode\b[^.]{0,30}\b(salah|kedaluwarsa|kadaluarsa|expired|tidak valid)|\b(code|token)\b[^.]{0,20}\b(invalid|expired|wrong)/i, 'a wrong or expired confirmation code'],
-  [/\bnomor\b[^.]{0,30}\b(tujuan\s+)?(salah|tidak valid|tidak terdaftar|tidak aktif|tidak dikenal)|\binvalid (number|destination|msisdn)\b/i, 'the destination number is not valid'],
+  [
+    /\bkode\b[^.]{0,30}\b(salah|kedaluwarsa|kadaluarsa|expired|tidak valid)|\b(code|token)\b[^.]{0,20}\b(invalid|expired|wrong)/i,
+    'a wrong or expired confirmation code',
+  ],
+  [
+    /\bnomor\b[^.]{0,30}\b(tujuan\s+)?(salah|tidak valid|tidak terdaftar|tidak aktif|tidak dikenal)|\binvalid (number|destination|msisdn)\b/i,
+    'the destination number is not valid',
+  ],
   [/\bformat\b[^.]{0,40}\b(salah|tidak valid|invalid|keliru)|\bformat pesan\b/i, 'a wrong format'],
-  [/\b(tidak|tdk)\s+(berhasil|dapat diproses|bisa diproses)|\bgagal\b|\bfailed\b|\bditolak\b|\brejected\b|\bdibatalkan\b|\bcancell?ed\b/i, 'the operator says it failed'],
+  [
+    /\b(tidak|tdk)\s+(berhasil|dapat diproses|bisa diproses)|\bgagal\b|\bfailed\b|\bditolak\b|\brejected\b|\bdibatalkan\b|\bcancell?ed\b/i,
+    'the operator says it failed',
+  ],
 ];
 
 /** A transfer that went. */
-const CONFIRMED = /\b(berhasil|sukses|success(ful)?|telah (di)?kirim|telah ditransfer|sudah (di)?kirim|has been sent|transferred)\b/i;
+const CONFIRMED =
+  /\b(berhasil|sukses|success(ful)?|telah (di)?kirim|telah ditransfer|sudah (di)?kirim|has been sent|transferred)\b/i;
 
 /** A step of a two-step flow: a menu, a question, a token to send back. */
-const ASKS = /\b(balas|ketik|reply|kirim)\b[^.]{0,40}\b(y|ya|ok|yes|1)\b|\bkonfirmasi\b|\bconfirm\b|\?\s*(1\.|$)|\b1\.\s*(ya|yes|setuju|lanjut)/i;
+const ASKS =
+  /\b(balas|ketik|reply|kirim)\b[^.]{0,40}\b(y|ya|ok|yes|1)\b|\bkonfirmasi\b|\bconfirm\b|\?\s*(1\.|$)|\b1\.\s*(ya|yes|setuju|lanjut)/i;
 
 /** The verdict on one reply's text (see the header). */
 export function judgeReply(text: string): ReplyVerdict {

@@ -31,11 +31,14 @@ export function rupiah(raw: string): number | undefined {
 /** The {to} and {amount} a code carries when it fits `template` (`*858*{to}*{amount}#`); undefined when it does not. */
 export function matchTemplate(template: string, code: string): { to?: string; amount?: string } | undefined {
   const names: string[] = [];
-  const source = template.replace(/\{([a-zA-Z0-9_]*)\}|([^{]+)/g, (_, name: string | undefined, literal: string | undefined) => {
-    if (literal !== undefined) return literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    names.push(name!);
-    return name === 'amount' ? String.raw`(\d+)` : name === 'to' || name === 'to62' ? NUMBER : '(.+?)';
-  });
+  const source = template.replace(
+    /\{([a-zA-Z0-9_]*)\}|([^{]+)/g,
+    (_, name: string | undefined, literal: string | undefined) => {
+      if (literal !== undefined) return literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(name!);
+      return name === 'amount' ? String.raw`(\d+)` : name === 'to' || name === 'to62' ? NUMBER : '(.+?)';
+    },
+  );
   const m = new RegExp(`^${source}$`).exec(code.trim());
   if (!m) return undefined;
   const out: { to?: string; amount?: string } = {};
@@ -59,31 +62,40 @@ const sameNumber = (a: string, b: string): boolean => {
 export function checkOrderAnswer(flow: TransferFlow, asked: { amount: number }, answer: OrderAnswer): OrderCheck {
   const problems: string[] = [];
   let centre: string | undefined;
-  if (answer.centreNumber === undefined) problems.push('the order names no centre number: where the credit would go cannot be checked');
+  if (answer.centreNumber === undefined)
+    problems.push('the order names no centre number: where the credit would go cannot be checked');
   else {
     try {
       centre = nationalNumber(answer.centreNumber);
     } catch {
-      problems.push(`the order's centre number ${JSON.stringify(answer.centreNumber)} is not an Indonesian mobile number`);
+      problems.push(
+        `the order's centre number ${JSON.stringify(answer.centreNumber)} is not an Indonesian mobile number`,
+      );
     }
   }
   if (answer.amount !== undefined) {
     const amount = rupiah(answer.amount);
-    if (amount !== asked.amount) problems.push(`the order's amount is ${JSON.stringify(answer.amount)}, Rp ${asked.amount} was asked`);
+    if (amount !== asked.amount)
+      problems.push(`the order's amount is ${JSON.stringify(answer.amount)}, Rp ${asked.amount} was asked`);
   }
   const ussd = flow.steps.find((s) => s.kind === 'ussd');
   const code = answer.code.trim();
   if (ussd?.kind === 'ussd') {
     const fit = matchTemplate(ussd.code, code);
-    if (!fit) problems.push(`the order's code ${JSON.stringify(code)} does not fit the ${flow.operator} flow (${ussd.code})`);
+    if (!fit)
+      problems.push(`the order's code ${JSON.stringify(code)} does not fit the ${flow.operator} flow (${ussd.code})`);
     else {
-      if (fit.amount !== undefined && Number(fit.amount) !== asked.amount) problems.push(`the order's code ${code} sends Rp ${fit.amount}, Rp ${asked.amount} was asked`);
-      if (fit.to !== undefined && centre !== undefined && !sameNumber(fit.to, centre)) problems.push(`the order's code ${code} sends to ${fit.to}, the order's centre number is ${centre}`);
+      if (fit.amount !== undefined && Number(fit.amount) !== asked.amount)
+        problems.push(`the order's code ${code} sends Rp ${fit.amount}, Rp ${asked.amount} was asked`);
+      if (fit.to !== undefined && centre !== undefined && !sameNumber(fit.to, centre))
+        problems.push(`the order's code ${code} sends to ${fit.to}, the order's centre number is ${centre}`);
     }
   } else {
-    if (/^[*#][0-9*#]+#$/.test(code)) problems.push(`the order's code ${code} is a USSD code, and the ${flow.operator} flow sends SMS`);
+    if (/^[*#][0-9*#]+#$/.test(code))
+      problems.push(`the order's code ${code} is a USSD code, and the ${flow.operator} flow sends SMS`);
     for (const n of code.match(/(?:\+?62|0)8\d{7,12}/g) ?? []) {
-      if (centre !== undefined && !sameNumber(n, centre)) problems.push(`the order's code names ${n}, the order's centre number is ${centre}`);
+      if (centre !== undefined && !sameNumber(n, centre))
+        problems.push(`the order's code names ${n}, the order's centre number is ${centre}`);
     }
   }
   if (problems.length > 0 || centre === undefined) return { ok: false, problems };

@@ -11,7 +11,15 @@ import { errorMessage } from '../errors.js';
 import { parseOperatorSms } from '../sms/operator-facts.js';
 import { describeStep, extractToken, type FlowStep } from './flows.js';
 import { judgeReply } from './operator-replies.js';
-import { realClock, SmsWatch, TransferInterrupted, TransferTimeout, type DeliveryAnswer, type SeenSms, type WatchClock } from './sms-watch.js';
+import {
+  realClock,
+  SmsWatch,
+  TransferInterrupted,
+  TransferTimeout,
+  type DeliveryAnswer,
+  type SeenSms,
+  type WatchClock,
+} from './sms-watch.js';
 
 export type SentState = 'sent' | 'not-sent' | 'unknown';
 
@@ -125,7 +133,10 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
           sent.push(`USSD ${step.code} on ${fromName}`);
           base.replies.push(ussdLine(r));
           for (const answer of step.replies) {
-            if (r.status !== 1) throw new Error(`the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)} could be sent`);
+            if (r.status !== 1)
+              throw new Error(
+                `the network ended the session (${r.statusText}) before the answer ${JSON.stringify(answer)} could be sent`,
+              );
             if (interrupted()) throw new TransferInterrupted(`interrupted before answering ${JSON.stringify(answer)}`);
             sentState = 'unknown';
             r = await o.from.ussdReply(answer, o.ussdTimeoutMs ? { timeoutMs: o.ussdTimeoutMs } : {});
@@ -137,7 +148,10 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
           if (r.status >= 2) throw new Error(`the network answered ${r.statusText}${r.text ? `: ${r.text}` : ''}`);
           const verdict = judgeReply(r.text);
           if (verdict.kind === 'refused') throw new Error(`the operator refused (${verdict.reason}): ${r.text}`);
-          if (verdict.kind !== 'confirmed') throw new UnknownReply(`the operator's reply says neither that the transfer went nor that it was refused: ${r.text}`);
+          if (verdict.kind !== 'confirmed')
+            throw new UnknownReply(
+              `the operator's reply says neither that the transfer went nor that it was refused: ${r.text}`,
+            );
         } else if (step.kind === 'sms') {
           if (step.usesToken && token === undefined) throw new Error('no token was captured for {token}');
           const text = step.text.replace('{token}', token ?? '');
@@ -146,22 +160,45 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
           sentState = 'sent';
           sent.push(`SMS "${text}" to ${step.to} from ${fromName}`);
         } else {
-          const sms = await fromWatch.next((s) => sameSender(s.sender, step.from), step.timeoutSec * 1000, `SMS from ${step.from} on ${fromName} (step ${i + 1})`, o.signal);
+          const sms = await fromWatch.next(
+            (s) => sameSender(s.sender, step.from),
+            step.timeoutSec * 1000,
+            `SMS from ${step.from} on ${fromName} (step ${i + 1})`,
+            o.signal,
+          );
           base.replies.push(sms.text);
           const verdict = judgeReply(sms.text);
           if (verdict.kind === 'refused') throw new Error(`the operator refused (${verdict.reason}): ${sms.text}`);
           if (step.token) {
             token = extractToken(step.token, sms.text);
-            if (token === undefined) throw new Error(`the SMS from ${step.from} carries no token matching /${step.token}/: ${sms.text}`);
+            if (token === undefined)
+              throw new Error(`the SMS from ${step.from} carries no token matching /${step.token}/: ${sms.text}`);
           } else if (verdict.kind === 'unknown') {
             // Nothing more is sent on a message not understood (a `Y` could confirm something else).
-            throw new UnknownReply(`the operator's SMS is not a known question or confirmation; nothing more was sent: ${sms.text}`);
+            throw new UnknownReply(
+              `the operator's SMS is not a known question or confirmation; nothing more was sent: ${sms.text}`,
+            );
           }
         }
-        finish({ ...base, status: 'ok', ms: clock.now() - t0 - startMs, sent: step.kind === 'await-sms' ? 'not-sent' : sentState });
+        finish({
+          ...base,
+          status: 'ok',
+          ms: clock.now() - t0 - startMs,
+          sent: step.kind === 'await-sms' ? 'not-sent' : sentState,
+        });
       } catch (err) {
-        const status = err instanceof TransferTimeout ? 'timeout' : err instanceof TransferInterrupted || interrupted() ? 'interrupted' : err instanceof UnknownReply ? 'unknown' : 'failed';
-        if (sentState === 'unknown') sent.push(`${step.kind === 'sms' ? 'SMS' : 'USSD'} step ${i + 1} on ${fromName} (MAY have been sent: the outcome is unknown)`);
+        const status =
+          err instanceof TransferTimeout
+            ? 'timeout'
+            : err instanceof TransferInterrupted || interrupted()
+              ? 'interrupted'
+              : err instanceof UnknownReply
+                ? 'unknown'
+                : 'failed';
+        if (sentState === 'unknown')
+          sent.push(
+            `${step.kind === 'sms' ? 'SMS' : 'USSD'} step ${i + 1} on ${fromName} (MAY have been sent: the outcome is unknown)`,
+          );
         finish({ ...base, status, ms: clock.now() - t0 - startMs, sent: sentState, error: errorMessage(err) });
         outcome = status;
         break;
@@ -174,9 +211,20 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
       const startMs = clock.now() - t0;
       const from62 = digits62(o.fromNumber);
       const what = `the confirmation SMS (Rp ${o.amount}${from62 ? ` from ${from62}` : ''}) on ${o.centre.name}`;
-      const base = { step: steps.length + 1, kind: 'confirm' as const, description: `wait up to ${Math.round(o.confirmTimeoutMs / 1000)} s for ${what}`, startMs, sent: 'not-sent' as const };
+      const base = {
+        step: steps.length + 1,
+        kind: 'confirm' as const,
+        description: `wait up to ${Math.round(o.confirmTimeoutMs / 1000)} s for ${what}`,
+        startMs,
+        sent: 'not-sent' as const,
+      };
       try {
-        const sms = await centreWatch.next((s) => isConfirmation(s, o.amount, from62), o.confirmTimeoutMs, what, o.signal);
+        const sms = await centreWatch.next(
+          (s) => isConfirmation(s, o.amount, from62),
+          o.confirmTimeoutMs,
+          what,
+          o.signal,
+        );
         confirmation = { sender: sms.sender, text: sms.text, ...(sms.spoolId ? { spoolId: sms.spoolId } : {}) };
         if (sms.spoolId) {
           const answer = await centreWatch.delivery(sms.spoolId, o.webhookTimeoutMs ?? 30_000, o.signal);

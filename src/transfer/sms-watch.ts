@@ -87,7 +87,13 @@ export function deliveryFromEvent(e: EventMessage): DeliveryAnswer | undefined {
   const state = typeof d.status === 'string' && !/^\d+$/.test(d.status) ? d.status : str(d, 'state');
   const body = str(d, 'body', 'response', 'answer', 'bodyStart');
   const outcome = str(d, 'outcome', 'result');
-  return { spoolId, ...(state !== undefined ? { state } : {}), ...(status !== undefined ? { status } : {}), ...(outcome !== undefined ? { outcome } : {}), ...(body !== undefined ? { body } : {}) };
+  return {
+    spoolId,
+    ...(state !== undefined ? { state } : {}),
+    ...(status !== undefined ? { status } : {}),
+    ...(outcome !== undefined ? { outcome } : {}),
+    ...(body !== undefined ? { body } : {}),
+  };
 }
 
 export class SmsWatch {
@@ -169,7 +175,12 @@ export class SmsWatch {
       if (this.known.has(key)) continue;
       this.known.add(key);
       if (m.sender === undefined || m.text === undefined) continue; // a part of a multipart or an undecodable PDU
-      this.seen.push({ sender: m.sender, text: m.text, at: this.clock.now(), ...(m.index !== undefined ? { index: m.index } : {}) });
+      this.seen.push({
+        sender: m.sender,
+        text: m.text,
+        at: this.clock.now(),
+        ...(m.index !== undefined ? { index: m.index } : {}),
+      });
     }
   }
 }

@@ -75,7 +75,17 @@ export class CommandTable {
     const entries: CommandEntry[] = [
       { pattern: /^$/, run: () => OK },
       { pattern: /^(?:[EVQZH]\d?|&[FW]\d?)+$/i, run: (m) => this.basic(m[0]) },
-      { pattern: /^I\d?$/i, run: () => ({ lines: [`Manufacturer: ${id.manufacturer}`, `Model: ${id.model}`, `Revision: ${id.revision}`, `IMEI: ${id.imei}`] }) },
+      {
+        pattern: /^I\d?$/i,
+        run: () => ({
+          lines: [
+            `Manufacturer: ${id.manufacturer}`,
+            `Model: ${id.model}`,
+            `Revision: ${id.revision}`,
+            `IMEI: ${id.imei}`,
+          ],
+        }),
+      },
       { pattern: /^\+CMEE=([0-2])$/i, run: (m) => this.set(() => (this.s.cmee = Number(m[1]))) },
       { pattern: /^\+CMEE\?$/i, run: () => ({ lines: [`+CMEE: ${this.s.cmee}`] }) },
       { pattern: /^\+CMEE=\?$/i, run: () => ({ lines: ['+CMEE: (0-2)'] }) },
@@ -84,8 +94,18 @@ export class CommandTable {
       { pattern: /^\+C?GMR$/i, run: () => ({ lines: [id.revision] }) },
       { pattern: /^\+C?GSN$/i, run: () => ({ lines: [id.imei] }) },
       { pattern: /^\+CIMI$/i, needs: { sim: 'cme' }, run: () => ({ lines: [id.imsi] }) },
-      { pattern: /^\+CCID$/i, run: () => (this.c.card.state === 'absent' ? { error: { cme: 10 } } : { lines: [this.c.profile.ccidLine(id.iccid)] }) },
-      { pattern: /^\+CNUM$/i, needs: { sim: 'cme' }, run: () => ({ lines: id.ownNumber ? [`+CNUM: "","${id.ownNumber}",${id.ownNumber.startsWith('+') ? 145 : 129}`] : [] }) },
+      {
+        pattern: /^\+CCID$/i,
+        run: () =>
+          this.c.card.state === 'absent' ? { error: { cme: 10 } } : { lines: [this.c.profile.ccidLine(id.iccid)] },
+      },
+      {
+        pattern: /^\+CNUM$/i,
+        needs: { sim: 'cme' },
+        run: () => ({
+          lines: id.ownNumber ? [`+CNUM: "","${id.ownNumber}",${id.ownNumber.startsWith('+') ? 145 : 129}`] : [],
+        }),
+      },
       { pattern: /^\+CPIN\?$/i, run: () => this.c.card.cpinQuery() },
       { pattern: /^\+CPIN=\?$/i, run: () => OK },
       { pattern: /^\+CPIN="?([0-9]*)"?(?:,"?([0-9]*)"?)?$/i, run: (m) => this.c.card.cpinEnter(m[1] ?? '', m[2]) },
@@ -95,34 +115,76 @@ export class CommandTable {
       { pattern: /^\+C(?:E|G)?REG=([0-2])$/i, run: (m) => this.set(() => (this.s.cregN = Number(m[1]))) },
       { pattern: /^\+C(?:E|G)?REG=\?$/i, run: (m) => ({ lines: [`${m[0].split('=')[0]}: (0-2)`] }) },
       { pattern: /^\+COPS\?$/i, run: () => this.copsQuery() },
-      { pattern: /^\+COPS=\?$/i, needs: { sim: 'cme' }, run: () => ({ lines: [`+COPS: (2,"${id.operatorName}","${id.operatorName.slice(0, 4)}","${id.operatorNumeric}"${this.c.profile.copsWithAct ? ',2' : ''}),,(0-4),(0-2)`] }) },
+      {
+        pattern: /^\+COPS=\?$/i,
+        needs: { sim: 'cme' },
+        run: () => ({
+          lines: [
+            `+COPS: (2,"${id.operatorName}","${id.operatorName.slice(0, 4)}","${id.operatorNumeric}"${this.c.profile.copsWithAct ? ',2' : ''}),,(0-4),(0-2)`,
+          ],
+        }),
+      },
       { pattern: /^\+COPS=[0-4](?:,.*)?$/i, needs: { sim: 'cme' }, run: () => OK },
       { pattern: /^\+CFUN\?$/i, run: () => ({ lines: [`+CFUN: ${this.s.fun}`] }) },
       { pattern: /^\+CFUN=\?$/i, run: () => ({ lines: ['+CFUN: (0,1,4),(0,1)'] }) },
       { pattern: /^\+CFUN=([014])(?:,([01]))?$/i, run: (m) => this.cfun(Number(m[1]), m[2] === '1') },
       { pattern: /^\+CSCS\?$/i, run: () => ({ lines: [`+CSCS: "${this.s.cscs}"`] }) },
       { pattern: /^\+CSCS=\?$/i, run: () => ({ lines: ['+CSCS: ("IRA","GSM","UCS2")'] }) },
-      { pattern: /^\+CSCS="(IRA|GSM|UCS2)"$/i, run: (m) => this.set(() => (this.s.cscs = (m[1] ?? 'IRA').toUpperCase())) },
+      {
+        pattern: /^\+CSCS="(IRA|GSM|UCS2)"$/i,
+        run: (m) => this.set(() => (this.s.cscs = (m[1] ?? 'IRA').toUpperCase())),
+      },
       // SMS (27.005)
       { pattern: /^\+CMGF\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CMGF: ${this.s.cmgf}`] }) },
       { pattern: /^\+CMGF=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CMGF: (0,1)'] }) },
       { pattern: /^\+CMGF=([01])$/i, needs: { sms: true }, run: (m) => this.set(() => (this.s.cmgf = Number(m[1]))) },
-      { pattern: /^\+CSCA\?$/i, needs: sms, run: () => ({ lines: [`+CSCA: "${this.s.smsc}",${this.s.smsc.startsWith('+') ? 145 : 129}`] }) },
+      {
+        pattern: /^\+CSCA\?$/i,
+        needs: sms,
+        run: () => ({ lines: [`+CSCA: "${this.s.smsc}",${this.s.smsc.startsWith('+') ? 145 : 129}`] }),
+      },
       { pattern: /^\+CSCA="([+0-9]*)"(?:,\d+)?$/i, needs: sms, run: (m) => this.set(() => (this.s.smsc = m[1] ?? '')) },
       { pattern: /^\+CPMS=\?$/i, needs: sms, run: () => this.c.storage.cpmsSupported() },
       { pattern: /^\+CPMS\?$/i, needs: sms, run: () => this.c.storage.cpmsQuery() },
       { pattern: /^\+CPMS=(.+)$/i, needs: sms, run: (m) => this.c.storage.cpmsSet(m[1] ?? '') },
-      { pattern: /^\+CNMI=\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${this.c.profile.cnmiAllowed.map((v) => formatAllowed(v, this.c.profile.cnmiStyle)).join(',')}`] }) },
-      { pattern: /^\+CNMI\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CNMI: ${Object.values(this.s.cnmi).join(',')}`] }) },
+      {
+        pattern: /^\+CNMI=\?$/i,
+        needs: { sms: true },
+        run: () => ({
+          lines: [
+            `+CNMI: ${this.c.profile.cnmiAllowed.map((v) => formatAllowed(v, this.c.profile.cnmiStyle)).join(',')}`,
+          ],
+        }),
+      },
+      {
+        pattern: /^\+CNMI\?$/i,
+        needs: { sms: true },
+        run: () => ({ lines: [`+CNMI: ${Object.values(this.s.cnmi).join(',')}`] }),
+      },
       { pattern: /^\+CNMI=([0-9,]*)$/i, needs: { sms: true }, run: (m) => this.cnmiSet(m[1] ?? '') },
       { pattern: /^\+CMGL=\?$/i, needs: sms, run: () => ({ lines: ['+CMGL: (0-4)'] }) },
       { pattern: /^\+CMGL(?:=(.*))?$/i, needs: sms, run: (m) => this.cmgl(m[1]) },
       { pattern: /^\+CMGR=(.*)$/i, needs: sms, run: (m) => this.cmgr(m[1] ?? '') },
-      { pattern: /^\+CMGD=\?$/i, needs: sms, run: () => ({ lines: [`+CMGD: (${this.c.storage.stored().map((s) => s.index).join(',')}),(0-4)`] }) },
+      {
+        pattern: /^\+CMGD=\?$/i,
+        needs: sms,
+        run: () => ({
+          lines: [
+            `+CMGD: (${this.c.storage
+              .stored()
+              .map((s) => s.index)
+              .join(',')}),(0-4)`,
+          ],
+        }),
+      },
       { pattern: /^\+CMGD=(\d+)(?:,(\d+))?$/i, needs: sms, run: (m) => this.cmgd(Number(m[1]), Number(m[2] ?? 0)) },
       { pattern: /^\+CNMA(?:=0)?$/i, needs: { sms: true }, run: () => this.c.delivery.cnma() },
       { pattern: /^\+CSMS=\?$/i, needs: { sms: true }, run: () => ({ lines: ['+CSMS: (0,1)'] }) },
-      { pattern: /^\+CSMS\?$/i, needs: { sms: true }, run: () => ({ lines: [`+CSMS: ${this.s.messageService},1,1,1`] }) },
+      {
+        pattern: /^\+CSMS\?$/i,
+        needs: { sms: true },
+        run: () => ({ lines: [`+CSMS: ${this.s.messageService},1,1,1`] }),
+      },
       {
         pattern: /^\+CSMS=(\d+)$/i,
         needs: { sms: true },
@@ -163,7 +225,8 @@ export class CommandTable {
   private basic(commands: string): Outcome {
     for (const [, name = '', arg] of commands.toUpperCase().matchAll(/([EVQZH]|&[FW])(\d)?/g)) {
       if (name === 'E') this.s.echo = arg !== '0';
-      else if (name === 'V' && arg === '0') return { error: 'ERROR' }; // numeric result codes are not simulated
+      else if (name === 'V' && arg === '0')
+        return { error: 'ERROR' }; // numeric result codes are not simulated
       else if (name === 'Z' || name === '&F') {
         this.s.echo = true;
         this.s.cmee = 0;

@@ -6,7 +6,14 @@
  * injectable; timers are unref'd and cancelled by close().
  */
 import type { OperatorKey } from '../balance/operators.js';
-import { onSubmittedSms, receivedText, ussdScriptFor, type PendingRequest, type PlayLine, type TransferOutcome } from './operator-play.js';
+import {
+  onSubmittedSms,
+  receivedText,
+  ussdScriptFor,
+  type PendingRequest,
+  type PlayLine,
+  type TransferOutcome,
+} from './operator-play.js';
 import type { UssdScript } from './ussd-script.js';
 import type { SentMessage, VirtualModem } from './virtual-modem.js';
 
@@ -53,11 +60,28 @@ export function to62(raw: string): string | undefined {
   return undefined;
 }
 
-const GROUP: Readonly<Record<OperatorKey, string>> = { telkomsel: 'telkomsel', indosat: 'indosat', xl: 'xl', axis: 'xl', smartfren: 'smartfren', tri: 'tri' };
-const NAME: Readonly<Record<OperatorKey, string>> = { telkomsel: 'Telkomsel', indosat: 'Indosat', xl: 'XL', axis: 'Axis', smartfren: 'Smartfren', tri: 'Tri' };
+const GROUP: Readonly<Record<OperatorKey, string>> = {
+  telkomsel: 'telkomsel',
+  indosat: 'indosat',
+  xl: 'xl',
+  axis: 'xl',
+  smartfren: 'smartfren',
+  tri: 'tri',
+};
+const NAME: Readonly<Record<OperatorKey, string>> = {
+  telkomsel: 'Telkomsel',
+  indosat: 'Indosat',
+  xl: 'XL',
+  axis: 'Axis',
+  smartfren: 'Smartfren',
+  tri: 'Tri',
+};
 
 export class VirtualNetwork {
-  private readonly lines = new Map<string, { state: PlayLine; vm: VirtualModem | undefined; pending: PendingRequest | undefined }>();
+  private readonly lines = new Map<
+    string,
+    { state: PlayLine; vm: VirtualModem | undefined; pending: PendingRequest | undefined }
+  >();
   private readonly timers = new Set<NodeJS.Timeout>();
   private counter = 0;
   private readonly now: () => Date;
@@ -71,7 +95,11 @@ export class VirtualNetwork {
     if (!number) throw new RangeError(`${JSON.stringify(options.number)} is not an Indonesian mobile number`);
     if (this.lines.has(number)) throw new RangeError(`number ${number} is already on the network`);
     const network = this;
-    const entry: { state: PlayLine; vm: VirtualModem | undefined; pending: PendingRequest | undefined } = { state: undefined as unknown as PlayLine, vm: undefined, pending: undefined };
+    const entry: { state: PlayLine; vm: VirtualModem | undefined; pending: PendingRequest | undefined } = {
+      state: undefined as unknown as PlayLine,
+      vm: undefined,
+      pending: undefined,
+    };
     const state: PlayLine = {
       operator: options.operator,
       number,
@@ -118,12 +146,21 @@ export class VirtualNetwork {
     if (!Number.isSafeInteger(amount) || amount < 1000) return { ok: false, reason: 'jumlah minimal Rp 1.000.' };
     if (amount > from.balance) return { ok: false, reason: `pulsa Anda tidak cukup. Sisa pulsa Rp${from.balance}.` };
     const target = this.lines.get(to);
-    if (target && GROUP[target.state.operator] !== GROUP[from.operator]) return { ok: false, reason: `nomor tujuan bukan pelanggan ${NAME[from.operator]}.` };
+    if (target && GROUP[target.state.operator] !== GROUP[from.operator])
+      return { ok: false, reason: `nomor tujuan bukan pelanggan ${NAME[from.operator]}.` };
     from.balance -= amount;
-    const serial = this.o.serial?.(from.operator) ?? `${from.operator.slice(0, 4).toUpperCase()}${this.now().toISOString().slice(0, 10).replace(/-/g, '')}${String(++this.counter).padStart(6, '0')}`;
+    const serial =
+      this.o.serial?.(from.operator) ??
+      `${from.operator.slice(0, 4).toUpperCase()}${this.now().toISOString().slice(0, 10).replace(/-/g, '')}${String(++this.counter).padStart(6, '0')}`;
     if (target) {
       target.state.balance += amount;
-      const [sender, text] = receivedText(target.state.operator, from.number, amount, serial, this.now().toISOString().slice(0, 10));
+      const [sender, text] = receivedText(
+        target.state.operator,
+        from.number,
+        amount,
+        serial,
+        this.now().toISOString().slice(0, 10),
+      );
       this.deliverLater(to, sender, text);
     }
     return { ok: true, serial };

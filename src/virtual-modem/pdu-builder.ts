@@ -75,7 +75,9 @@ export function encodeAddressField(address: string): number[] {
   if (/^[0-9*#]{1,20}$/.test(address)) return [address.length, TOA_UNKNOWN_ISDN, ...bcdSwapped(address)];
   const septets = toSeptets(address);
   if (!septets || address.length === 0 || address.length > 11) {
-    throw new RangeError(`originator ${JSON.stringify(address)} is neither a number nor a GSM 7-bit name of 1-11 characters`);
+    throw new RangeError(
+      `originator ${JSON.stringify(address)} is neither a number nor a GSM 7-bit name of 1-11 characters`,
+    );
   }
   const packed = pack(septets);
   return [Math.ceil((septets.length * 7) / 4), TOA_ALPHANUMERIC, ...packed];
@@ -155,7 +157,8 @@ function ucs2Bytes(text: string): number[] {
 }
 
 function concatHeader(ref: number, refBits: 8 | 16, total: number, seq: number): number[] {
-  const ie = refBits === 8 ? [0x00, 0x03, ref & 0xff, total, seq] : [0x08, 0x04, (ref >> 8) & 0xff, ref & 0xff, total, seq];
+  const ie =
+    refBits === 8 ? [0x00, 0x03, ref & 0xff, total, seq] : [0x08, 0x04, (ref >> 8) & 0xff, ref & 0xff, total, seq];
   return [ie.length, ...ie];
 }
 
@@ -185,15 +188,20 @@ export function buildDeliverPdus(opts: DeliverPduOptions): BuiltPdu[] {
   } else {
     parts = opts.text.length <= UCS2_SINGLE_UNITS ? [opts.text] : splitUcs2(opts.text, refBits === 8 ? 67 : 66);
   }
-  if (parts.length > 255) throw new RangeError(`message needs ${parts.length} parts; at most 255 fit a concatenation header`);
+  if (parts.length > 255)
+    throw new RangeError(`message needs ${parts.length} parts; at most 255 fit a concatenation header`);
   const ref = opts.concatRef ?? defaultRef(opts.text, refBits);
   const maxRef = refBits === 8 ? 0xff : 0xffff;
-  if (!Number.isInteger(ref) || ref < 0 || ref > maxRef) throw new RangeError(`concatRef ${ref} does not fit ${refBits} bits`);
+  if (!Number.isInteger(ref) || ref < 0 || ref > maxRef)
+    throw new RangeError(`concatRef ${ref} does not fit ${refBits} bits`);
 
   const smsc = encodeSmscField(opts.smsc);
   const oa = encodeAddressField(opts.originator);
   const scts = encodeTimestamp(opts.timestamp, opts.tzQuarterHours ?? 0);
-  for (const [name, value] of [['pid', opts.pid], ['dcs', opts.dcs]] as const) {
+  for (const [name, value] of [
+    ['pid', opts.pid],
+    ['dcs', opts.dcs],
+  ] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 0 || value > 0xff)) {
       throw new RangeError(`${name} ${value} is not an octet (0-255)`);
     }

@@ -46,9 +46,13 @@ async function clearStaleLink(path: string): Promise<void> {
     throw new BridgeError('PORT_IO', `cannot check ${path}: ${errorMessage(err)}`, { cause: err });
   }
   if (!st.isSymbolicLink()) {
-    throw new BridgeError('PORT_IO', `${path} exists and is not a symlink: refusing to replace it with a pseudo-terminal link`, {
-      hint: 'choose another linkPath (e.g. in a fresh temporary directory)',
-    });
+    throw new BridgeError(
+      'PORT_IO',
+      `${path} exists and is not a symlink: refusing to replace it with a pseudo-terminal link`,
+      {
+        hint: 'choose another linkPath (e.g. in a fresh temporary directory)',
+      },
+    );
   }
   await unlink(path);
 }
@@ -78,7 +82,11 @@ const realClock: LaneClock = {
  * One direction of the line: delivers chunks in order, immediately or at the pace of a UART (10 bits per byte:
  * start, 8 data, stop), so a chunk of n bytes arrives n * 10 / baud seconds after the line was last free.
  */
-export function uartLane(deliver: (chunk: Buffer) => void, baud: number | undefined, clock: LaneClock = realClock): { push(chunk: Buffer): void; stop(): void } {
+export function uartLane(
+  deliver: (chunk: Buffer) => void,
+  baud: number | undefined,
+  clock: LaneClock = realClock,
+): { push(chunk: Buffer): void; stop(): void } {
   if (baud === undefined) return { push: deliver, stop: () => undefined };
   const msPerByte = 10_000 / baud;
   const queue: Array<{ chunk: Buffer; due: number }> = [];
@@ -110,7 +118,12 @@ export function uartLane(deliver: (chunk: Buffer) => void, baud: number | undefi
   };
 }
 
-function startSocat(linkPath: string, modemPath: string, log: Logger, timeoutMs: number): Promise<{ socat: ChildProcess; stderr: string[] }> {
+function startSocat(
+  linkPath: string,
+  modemPath: string,
+  log: Logger,
+  timeoutMs: number,
+): Promise<{ socat: ChildProcess; stderr: string[] }> {
   const stderr: string[] = [];
   const socat = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${linkPath}`, `pty,raw,echo=0,link=${modemPath}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -136,14 +149,31 @@ function startSocat(linkPath: string, modemPath: string, log: Logger, timeoutMs:
     };
     socat.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') {
-        fail(new BridgeError('PORT_IO', 'socat is not installed: cannot create the pseudo-terminal pair for the virtual modem', { cause: err, hint: SOCAT_HINT }));
+        fail(
+          new BridgeError(
+            'PORT_IO',
+            'socat is not installed: cannot create the pseudo-terminal pair for the virtual modem',
+            { cause: err, hint: SOCAT_HINT },
+          ),
+        );
       } else fail(new BridgeError('PORT_IO', `cannot start socat: ${err.message}`, { cause: err, hint: SOCAT_HINT }));
     });
     socat.once('exit', (code, signal) => {
-      fail(new BridgeError('PORT_IO', `socat exited (${signal ?? `code ${code}`}) before creating ${linkPath}: ${stderr.slice(-3).join(' | ') || 'no output'}`, { hint: 'check that the directory of linkPath exists and is writable' }));
+      fail(
+        new BridgeError(
+          'PORT_IO',
+          `socat exited (${signal ?? `code ${code}`}) before creating ${linkPath}: ${stderr.slice(-3).join(' | ') || 'no output'}`,
+          { hint: 'check that the directory of linkPath exists and is writable' },
+        ),
+      );
     });
     const timer = setTimeout(() => {
-      fail(new BridgeError('PORT_IO', `socat did not create ${linkPath} and ${modemPath} within ${timeoutMs} ms: ${stderr.slice(-3).join(' | ') || 'no output'}`));
+      fail(
+        new BridgeError(
+          'PORT_IO',
+          `socat did not create ${linkPath} and ${modemPath} within ${timeoutMs} ms: ${stderr.slice(-3).join(' | ') || 'no output'}`,
+        ),
+      );
     }, timeoutMs);
     const poll = setInterval(() => {
       void Promise.all([linkExists(linkPath), linkExists(modemPath)]).then(([a, b]) => {
@@ -236,10 +266,17 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
   const close = (): Promise<void> => {
     closing ??= (async () => {
       detach();
-      await link.close().catch((err: unknown) => log.debug({ err: errorMessage(err) }, 'pty host: closing the modem end failed (already gone)'));
+      await link
+        .close()
+        .catch((err: unknown) =>
+          log.debug({ err: errorMessage(err) }, 'pty host: closing the modem end failed (already gone)'),
+        );
       await stopSocat(socat, log, guard);
       // socat removes its links on a clean exit; after SIGKILL they may remain.
-      for (const p of [linkPath, modemPath]) await clearStaleLink(p).catch((err: unknown) => log.warn({ err: errorMessage(err), path: p }, 'pty host: could not remove link'));
+      for (const p of [linkPath, modemPath])
+        await clearStaleLink(p).catch((err: unknown) =>
+          log.warn({ err: errorMessage(err), path: p }, 'pty host: could not remove link'),
+        );
       log.debug('pty host: closed');
     })();
     return closing;
@@ -249,12 +286,18 @@ export async function hostVirtualModemOnPty(vm: VirtualModem, opts: PtyHostOptio
   link.on('error', (err) => log.warn({ err: errorMessage(err) }, 'pty host: modem end reported an error'));
   link.on('close', (info) => {
     if (closing) return;
-    log.warn({ disconnected: info.disconnected, socat: stderr.slice(-3) }, 'pty host: the modem end closed unexpectedly (socat gone?); the virtual modem is detached');
+    log.warn(
+      { disconnected: info.disconnected, socat: stderr.slice(-3) },
+      'pty host: the modem end closed unexpectedly (socat gone?); the virtual modem is detached',
+    );
     void close();
   });
   socat.once('exit', (code, signal) => {
     if (closing) return;
-    log.warn({ code, signal, socat: stderr.slice(-3) }, 'pty host: socat exited unexpectedly; the virtual modem is detached');
+    log.warn(
+      { code, signal, socat: stderr.slice(-3) },
+      'pty host: socat exited unexpectedly; the virtual modem is detached',
+    );
     void close();
   });
 

@@ -42,7 +42,8 @@ const DEFAULT_BY_CHAR: ReadonlyMap<string, number> = new Map(
   DEFAULT_ALPHABET.map((ch, code) => [ch, code] as const).filter(([, code]) => code !== ESC),
 );
 
-if (DEFAULT_ALPHABET.length !== 128) throw new Error(`septets.ts: default alphabet has ${DEFAULT_ALPHABET.length} entries, expected 128`);
+if (DEFAULT_ALPHABET.length !== 128)
+  throw new Error(`septets.ts: default alphabet has ${DEFAULT_ALPHABET.length} entries, expected 128`);
 
 /** Septets of one character (1 or 2), or undefined when it has no GSM 7-bit encoding. */
 export function charToSeptets(ch: string): number[] | undefined {
@@ -108,7 +109,10 @@ export function unpack(octets: readonly number[], count: number, fillBits = 0): 
 }
 
 export function toHex(bytes: readonly number[]): string {
-  return bytes.map((b) => (b & 0xff).toString(16).padStart(2, '0')).join('').toUpperCase();
+  return bytes
+    .map((b) => (b & 0xff).toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase();
 }
 
 /** Hex -> bytes; undefined when malformed. */
@@ -122,7 +126,8 @@ export function fromHex(hex: string): number[] | undefined {
 /** Text -> packed GSM 7-bit hex as Huawei modems carry USSD; a CR fills 7 spare bits (§6.1.2.3.1). Throws on non-GSM text. */
 export function packUssdHex(text: string): string {
   const septets = toSeptets(text);
-  if (!septets) throw new RangeError(`packUssdHex: ${JSON.stringify(text)} has characters outside the GSM 7-bit alphabet`);
+  if (!septets)
+    throw new RangeError(`packUssdHex: ${JSON.stringify(text)} has characters outside the GSM 7-bit alphabet`);
   if (septets.length % 8 === 7) septets.push(CR);
   return toHex(pack(septets));
 }

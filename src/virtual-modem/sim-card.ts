@@ -98,11 +98,16 @@ export class SimCard {
     if (extras.includes('cpinr')) {
       entries.push({
         pattern: /^\+CPINR(?:="?([A-Z0-9 ]*)"?)?$/i,
-        run: () => ({ lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`] }),
+        run: () => ({
+          lines: [`+CPINR: SIM PIN,${pinCounts().pin},${PIN_TRIES}`, `+CPINR: SIM PUK,${pinCounts().puk},${PUK_TRIES}`],
+        }),
       });
     }
     if (extras.includes('simcom-spic')) {
-      entries.push({ pattern: /^\+SPIC$/i, run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }) });
+      entries.push({
+        pattern: /^\+SPIC$/i,
+        run: () => ({ lines: [`+SPIC: ${pinCounts().pin},${pinCounts().puk},3,10`] }),
+      });
     }
     if (extras.includes('huawei-cpin')) {
       entries.push({

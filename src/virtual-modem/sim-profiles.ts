@@ -75,7 +75,13 @@ const BASE_IDENTITY: SimulatedIdentity = {
   smsc: '+6281100000',
 };
 
-const GENERIC_CNMI = [[0, 1, 2], [0, 1, 2, 3], [0, 2], [0, 1, 2], [0, 1]] as const;
+const GENERIC_CNMI = [
+  [0, 1, 2],
+  [0, 1, 2, 3],
+  [0, 2],
+  [0, 1, 2],
+  [0, 1],
+] as const;
 
 export const SIM_PROFILES: Readonly<Record<SimProfileId, SimProfile>> = {
   generic: {
@@ -96,19 +102,34 @@ export const SIM_PROFILES: Readonly<Record<SimProfileId, SimProfile>> = {
   },
   simcom: {
     id: 'simcom',
-    identity: { ...BASE_IDENTITY, manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', revision: 'Revision:1418B05SIM800L24' },
+    identity: {
+      ...BASE_IDENTITY,
+      manufacturer: 'SIMCOM_Ltd',
+      model: 'SIMCOM_SIM800L',
+      revision: 'Revision:1418B05SIM800L24',
+    },
     // SIM800: power-up banners; with a locked SIM it stops at +CPIN: SIM PIN until the PIN is entered.
     bootBanners: (sim) =>
       sim === 'ready'
         ? ['RDY', '+CFUN: 1', '+CPIN: READY', 'Call Ready', 'SMS Ready']
-        : ['RDY', '+CFUN: 1', sim === 'absent' ? '+CPIN: NOT INSERTED' : sim === 'puk' ? '+CPIN: SIM PUK' : '+CPIN: SIM PIN'],
+        : [
+            'RDY',
+            '+CFUN: 1',
+            sim === 'absent' ? '+CPIN: NOT INSERTED' : sim === 'puk' ? '+CPIN: SIM PUK' : '+CPIN: SIM PIN',
+          ],
     afterPinBanners: ['+CPIN: READY', 'Call Ready', 'SMS Ready'],
     smsReadyBanner: 'SMS Ready',
     unknownCommand: 'ERROR',
     cusdBeforeOk: true,
     ussdPackedHex: false,
     // SIM800 advertises ds (0,1) only: AT+CNMI=2,1,0,2 fails (field note).
-    cnmiAllowed: [[0, 1, 2, 3], [0, 1, 2, 3], [0, 2], [0, 1], [0, 1]],
+    cnmiAllowed: [
+      [0, 1, 2, 3],
+      [0, 1, 2, 3],
+      [0, 2],
+      [0, 1],
+      [0, 1],
+    ],
     cnmiStyle: 'ranges',
     noiseUrcs: [],
     copsWithAct: false,

@@ -9,7 +9,13 @@ import type { Logger } from '../log.js';
 import type { Outcome } from './at-command.js';
 import { buildDeliverPdus, type BuiltPdu } from './pdu-builder.js';
 import type { SmsStorage } from './sms-storage.js';
-import type { CnmiSettings, InjectResult, InjectSmsOptions, SimSnapshot, VirtualModemOptions } from './virtual-modem-types.js';
+import type {
+  CnmiSettings,
+  InjectResult,
+  InjectSmsOptions,
+  SimSnapshot,
+  VirtualModemOptions,
+} from './virtual-modem-types.js';
 
 export interface DeliveryHost {
   readonly storage: SmsStorage;
@@ -48,7 +54,12 @@ export class SmsDelivery {
   /** What the SMSC holds, for SimSnapshot. An unacknowledged +CMT counts as held (the SMSC retries it). */
   snapshot(): Pick<SimSnapshot, 'held' | 'concatRef'> {
     const held = this.held.map((h) => ({ pdu: h.built.pdu, tpduLength: h.built.tpduLength, delivery: h.delivery }));
-    if (this.outstandingCmt) held.push({ pdu: this.outstandingCmt.built.pdu, tpduLength: this.outstandingCmt.built.tpduLength, delivery: 'direct' });
+    if (this.outstandingCmt)
+      held.push({
+        pdu: this.outstandingCmt.built.pdu,
+        tpduLength: this.outstandingCmt.built.tpduLength,
+        delivery: 'direct',
+      });
     for (const b of this.directQueue) held.push({ pdu: b.pdu, tpduLength: b.tpduLength, delivery: 'direct' });
     return { held, concatRef: this.concatRef };
   }
@@ -150,7 +161,10 @@ export class SmsDelivery {
     if (index === undefined) {
       this.dropped++;
       this.held.push({ built, delivery: 'store' });
-      this.host.log.debug({ dropped: this.dropped }, 'virtual modem: storage full, incoming SMS not stored (the SMSC keeps it)');
+      this.host.log.debug(
+        { dropped: this.dropped },
+        'virtual modem: storage full, incoming SMS not stored (the SMSC keeps it)',
+      );
       if (this.host.storageFullUrc) this.host.urc(this.host.storageFullUrc);
       return undefined;
     }

@@ -27,7 +27,11 @@ export class SmsStorage {
     readonly indexBase: 0 | 1,
     private readonly options: { memories?: readonly MemoryName[]; receiveIn?: MemoryName } = {},
   ) {
-    for (const m of new Set<string>(['SM', ...(options.memories ?? []), ...(options.receiveIn ? [options.receiveIn] : [])])) {
+    for (const m of new Set<string>([
+      'SM',
+      ...(options.memories ?? []),
+      ...(options.receiveIn ? [options.receiveIn] : []),
+    ])) {
       this.memories.set(m, new Array<Slot | undefined>(capacity).fill(undefined));
     }
   }
@@ -79,7 +83,12 @@ export class SmsStorage {
     for (const [name, slots] of this.memories) {
       slots.forEach((slot, i) => {
         if (!slot) return;
-        const m: StoredMessage = { index: i + this.indexBase, stat: slot.stat, pdu: slot.pdu, tpduLength: slot.tpduLength };
+        const m: StoredMessage = {
+          index: i + this.indexBase,
+          stat: slot.stat,
+          pdu: slot.pdu,
+          tpduLength: slot.tpduLength,
+        };
         if (this.memories.size > 1) m.memory = name;
         out.push(m);
       });
@@ -88,13 +97,16 @@ export class SmsStorage {
   }
 
   /** Replaces the whole storage; every message keeps its index (and memory: SM when none is named). */
-  restore(messages: ReadonlyArray<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number; memory?: string }>): void {
+  restore(
+    messages: ReadonlyArray<{ index: number; stat: 0 | 1; pdu: string; tpduLength: number; memory?: string }>,
+  ): void {
     for (const slots of this.memories.values()) slots.fill(undefined);
     for (const m of messages) {
       const slots = this.memories.get(m.memory ?? 'SM');
       if (!slots) throw new RangeError(`stored SMS in memory ${m.memory} that this modem does not have`);
       const i = m.index - this.indexBase;
-      if (i < 0 || i >= this.capacity) throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
+      if (i < 0 || i >= this.capacity)
+        throw new RangeError(`stored SMS at index ${m.index} does not fit a storage of ${this.capacity}`);
       slots[i] = { stat: m.stat, pdu: m.pdu, tpduLength: m.tpduLength };
     }
   }
@@ -127,7 +139,9 @@ export class SmsStorage {
 
   /** AT+CPMS=? : the memories for each of the three roles. */
   cpmsSupported(): Outcome {
-    const list = `(${this.names().map((m) => `"${m}"`).join(',')})`;
+    const list = `(${this.names()
+      .map((m) => `"${m}"`)
+      .join(',')})`;
     return { lines: [`+CPMS: ${list},${list},${list}`] };
   }
 

@@ -35,7 +35,8 @@ export function readSubmitPdu(hex: string, tpduLength: number): SubmitReadResult
   const smscLen = bytes[0];
   if (smscLen === undefined) return { ok: false, reason: 'empty PDU' };
   const tpdu = bytes.slice(1 + smscLen);
-  if (tpdu.length !== tpduLength) return { ok: false, reason: `TPDU is ${tpdu.length} octets, AT+CMGS announced ${tpduLength}` };
+  if (tpdu.length !== tpduLength)
+    return { ok: false, reason: `TPDU is ${tpdu.length} octets, AT+CMGS announced ${tpduLength}` };
   let p = 0;
   const take = (n: number): number[] | undefined => {
     if (p + n > tpdu.length) return undefined;
@@ -76,7 +77,8 @@ export function readSubmitPdu(hex: string, tpduLength: number): SubmitReadResult
     if (ud.length < udl) return { ok: false, reason: 'user data shorter than TP-UDL' };
     const body = ud.slice(udhOctets, udl);
     text = '';
-    for (let i = 0; i + 1 < body.length; i += 2) text += String.fromCharCode(((body[i] ?? 0) << 8) | (body[i + 1] ?? 0));
+    for (let i = 0; i + 1 < body.length; i += 2)
+      text += String.fromCharCode(((body[i] ?? 0) << 8) | (body[i + 1] ?? 0));
   }
   return { ok: true, submit: { destination, text, dcs, statusReportRequested: (first & 0x20) !== 0 } };
 }

@@ -49,7 +49,8 @@ export function startUssd(script: UssdScript, code: string): UssdStep {
   for (const rule of script) {
     let match: RegExpMatchArray | null;
     if (typeof rule.code === 'string') {
-      match = rule.code.replace(/\s+/g, '').toLowerCase() === dialled.replace(/\s+/g, '').toLowerCase() ? [dialled] : null;
+      match =
+        rule.code.replace(/\s+/g, '').toLowerCase() === dialled.replace(/\s+/g, '').toLowerCase() ? [dialled] : null;
     } else {
       match = dialled.match(rule.code);
     }
@@ -109,9 +110,13 @@ export function defaultUssdScript(options: DefaultUssdOptions = {}): UssdScript 
           text: `Kirim pulsa Rp${amount} ke ${target}? 1.Ya 2.Tidak`,
           replies: {
             '1': () => {
-              if (amount > balance) return { status: 0, text: `Maaf, pulsa Anda tidak cukup. Sisa pulsa Rp${balance}.` };
+              if (amount > balance)
+                return { status: 0, text: `Maaf, pulsa Anda tidak cukup. Sisa pulsa Rp${balance}.` };
               balance -= amount;
-              return { status: 0, text: `Transfer berhasil. Pulsa Rp${amount} telah dikirim ke ${target}. Sisa pulsa Rp${balance}.` };
+              return {
+                status: 0,
+                text: `Transfer berhasil. Pulsa Rp${amount} telah dikirim ke ${target}. Sisa pulsa Rp${balance}.`,
+              };
             },
             '2': { status: 0, text: 'Transfer pulsa dibatalkan.' },
           },

@@ -64,12 +64,21 @@ export class UssdService {
     const blocked = this.host.networkBlocked();
     if (blocked) return { error: blocked };
     const profile = this.host.profile;
-    const input = o.dialled ? str : profile.ussdPackedHex ? unpackUssdHex(str) : this.host.cscs() === 'UCS2' ? fromUcs2Hex(str) : str;
+    const input = o.dialled
+      ? str
+      : profile.ussdPackedHex
+        ? unpackUssdHex(str)
+        : this.host.cscs() === 'UCS2'
+          ? fromUcs2Hex(str)
+          : str;
     if (input === undefined) return { error: { cme: 50 } };
     const step = this.session ? continueUssd(this.session, input) : startUssd(this.host.script, input);
     this.session = step.session;
     if (n === 0) return OK; // result code presentation disabled
-    const urc = step.reply.status === 4 || step.reply.text === undefined ? `+CUSD: ${step.reply.status}` : `+CUSD: ${step.reply.status},${this.encode(step.reply.text)}`;
+    const urc =
+      step.reply.status === 4 || step.reply.text === undefined
+        ? `+CUSD: ${step.reply.status}`
+        : `+CUSD: ${step.reply.status},${this.encode(step.reply.text)}`;
     return profile.cusdBeforeOk ? { beforeFinal: [urc] } : { afterFinal: [urc] };
   }
 

@@ -63,7 +63,8 @@ class VirtualLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     const device = devices.get(this.path);
     // The native binding's words, so an operator (and the layers above) see the same errors as with hardware.
     if (!device || !device.present) throw explainOpenError(this.path, new Error('No such file or directory'));
-    if (openPaths.has(this.path)) throw explainOpenError(this.path, new Error('Error Resource temporarily unavailable Cannot lock port'));
+    if (openPaths.has(this.path))
+      throw explainOpenError(this.path, new Error('Error Resource temporarily unavailable Cannot lock port'));
     openPaths.add(this.path);
     await new Promise<void>((resolve) => process.nextTick(resolve));
     const attachment = { device };
@@ -90,7 +91,8 @@ class VirtualLink extends EventEmitter<SerialLinkEvents> implements SerialLink {
     if (!attachment) throw new PortError('PORT_CLOSED', `cannot write to ${this.path}: the port is not open`);
     const chunk = typeof data === 'string' ? Buffer.from(data, 'latin1') : Buffer.from(data);
     await new Promise<void>((resolve) => process.nextTick(resolve));
-    if (this.current !== attachment) throw new PortError('PORT_CLOSED', `cannot write to ${this.path}: the port closed during the write`);
+    if (this.current !== attachment)
+      throw new PortError('PORT_CLOSED', `cannot write to ${this.path}: the port closed during the write`);
     attachment.device.onWrite(chunk);
   }
 

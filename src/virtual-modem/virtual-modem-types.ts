@@ -17,7 +17,13 @@ export interface NoiseOptions {
   midResponseProbability?: number;
 }
 
-export const VIRTUAL_QUIRKS = ['store-in-me', 'cpin-no-ok', 'unlisted-error', 'ussd-release-first', 'ussd-release-only'] as const;
+export const VIRTUAL_QUIRKS = [
+  'store-in-me',
+  'cpin-no-ok',
+  'unlisted-error',
+  'ussd-release-first',
+  'ussd-release-only',
+] as const;
 export type VirtualQuirk = (typeof VIRTUAL_QUIRKS)[number];
 
 export interface VirtualModemOptions {
@@ -44,13 +50,7 @@ export interface VirtualModemOptions {
    * 'id', CR, the text), 'compressed' (dcs 96: compressed GSM 7-bit, which no rule decodes).
    */
   ussdReplyForm?:
-    | 'ucs2'
-    | 'ucs2-dcs15'
-    | 'ascii-hex'
-    | 'mislabelled'
-    | 'ucs2-language'
-    | 'gsm7-language'
-    | 'compressed';
+    'ucs2' | 'ucs2-dcs15' | 'ascii-hex' | 'mislabelled' | 'ucs2-language' | 'gsm7-language' | 'compressed';
   /**
    * Behaviours of real devices, switched on by name (docs/modems.md names the device of each):
    * 'store-in-me' SM and ME memories, received SMS stored in ME whatever AT+CPMS selected, announced `+CMTI: "ME",n`

@@ -20,10 +20,27 @@ import { LineReader, type PduEntry } from './line-reader.js';
 import { SmsStorage } from './sms-storage.js';
 import { SmsDelivery } from './sms-delivery.js';
 import { dispatch, finalText, OK, renderResponse, splitCommands, type Outcome } from './at-command.js';
-import type { CnmiSettings, InjectResult, InjectSmsOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
+import type {
+  CnmiSettings,
+  InjectResult,
+  InjectSmsOptions,
+  SentMessage,
+  SimSnapshot,
+  StoredMessage,
+  VirtualModemOptions,
+} from './virtual-modem-types.js';
 
 export type { SimProfileId, SimState } from './sim-profiles.js';
-export type { CnmiSettings, InjectResult, InjectSmsOptions, NoiseOptions, SentMessage, SimSnapshot, StoredMessage, VirtualModemOptions } from './virtual-modem-types.js';
+export type {
+  CnmiSettings,
+  InjectResult,
+  InjectSmsOptions,
+  NoiseOptions,
+  SentMessage,
+  SimSnapshot,
+  StoredMessage,
+  VirtualModemOptions,
+} from './virtual-modem-types.js';
 
 export class VirtualModem implements VirtualDevice {
   readonly path: string;
@@ -80,7 +97,11 @@ export class VirtualModem implements VirtualDevice {
     this.card = new SimCard(options, () => this.emitBanners(this.profile.afterPinBanners));
     const quirks = new Set(options.quirks ?? []);
     // Quectel EC25 (default storage ME), Huawei sticks: SMS stored in ME whatever AT+CPMS selected.
-    this.storage = new SmsStorage(capacity, indexBase, quirks.has('store-in-me') ? { memories: ['SM', 'ME'], receiveIn: 'ME' } : {});
+    this.storage = new SmsStorage(
+      capacity,
+      indexBase,
+      quirks.has('store-in-me') ? { memories: ['SM', 'ME'], receiveIn: 'ME' } : {},
+    );
     this.settings = {
       echo: true,
       cmee: 0,
@@ -94,7 +115,12 @@ export class VirtualModem implements VirtualDevice {
       smsReady: false,
       smsc: this.identity.smsc,
     };
-    this.noise = new NoiseSource({ profile: this.profile, opts: options, curc: () => this.settings.curc, urc: (line) => this.urc(line) });
+    this.noise = new NoiseSource({
+      profile: this.profile,
+      opts: options,
+      curc: () => this.settings.curc,
+      urc: (line) => this.urc(line),
+    });
     this.delivery = new SmsDelivery({
       storage: this.storage,
       log: this.log,
@@ -182,7 +208,10 @@ export class VirtualModem implements VirtualDevice {
 
   /** An SMS arrives from the network: built as DELIVER PDU(s), stored or routed per CNMI. */
   injectSms(opts: InjectSmsOptions): InjectResult {
-    return this.delivery.injectSms(opts, { now: () => (this.opts.now ?? (() => new Date()))(), smsc: this.identity.smsc });
+    return this.delivery.injectSms(opts, {
+      now: () => (this.opts.now ?? (() => new Date()))(),
+      smsc: this.identity.smsc,
+    });
   }
 
   /** Delivers a PDU as given (malformed PDUs, hand-built fixtures). */
@@ -446,9 +475,14 @@ export class VirtualModem implements VirtualDevice {
   private applyQuirks(command: string, outcome: Outcome): Outcome {
     const quirks = this.opts.quirks ?? [];
     if (quirks.length === 0) return outcome;
-    if (quirks.includes('cpin-no-ok') && /^\+CPIN\?$/i.test(command) && outcome.error === undefined) return { ...outcome, noFinal: true };
+    if (quirks.includes('cpin-no-ok') && /^\+CPIN\?$/i.test(command) && outcome.error === undefined)
+      return { ...outcome, noFinal: true };
     const releaseFirst = quirks.includes('ussd-release-first');
-    if ((releaseFirst || quirks.includes('ussd-release-only')) && /^\+CUSD=1,/i.test(command) && outcome.error === undefined) {
+    if (
+      (releaseFirst || quirks.includes('ussd-release-only')) &&
+      /^\+CUSD=1,/i.test(command) &&
+      outcome.error === undefined
+    ) {
       // OK first, then the release notice, then (or never) the reply as status 0 (python-gsmmodem test_modem.py).
       const reply = [...(outcome.beforeFinal ?? []), ...(outcome.afterFinal ?? [])].find((u) => u.startsWith('+CUSD:'));
       const notice = '+CUSD: 2,"Initiating Release",15';
@@ -459,10 +493,15 @@ export class VirtualModem implements VirtualDevice {
   }
 
   private dispatch(command: string): Outcome {
-    return dispatch(this.commands.entries, command, (needs) => this.commands.checkNeeds(needs), (error) => {
-      this.internal.push(error);
-      this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
-    });
+    return dispatch(
+      this.commands.entries,
+      command,
+      (needs) => this.commands.checkNeeds(needs),
+      (error) => {
+        this.internal.push(error);
+        this.log.error({ err: error, command }, 'virtual modem: handler failed (simulator bug); answering ERROR');
+      },
+    );
   }
 
   private finishPduEntry(entry: PduEntry, send: boolean): void {
@@ -473,7 +512,13 @@ export class VirtualModem implements VirtualDevice {
       return this.respond({ error: { cms: 304 } });
     }
     this.mr = (this.mr + 1) % 256;
-    const sent: SentMessage = { mr: this.mr, pdu: entry.hex.toUpperCase(), tpduLength: entry.length, destination: read.submit.destination, text: read.submit.text };
+    const sent: SentMessage = {
+      mr: this.mr,
+      pdu: entry.hex.toUpperCase(),
+      tpduLength: entry.length,
+      destination: read.submit.destination,
+      text: read.submit.text,
+    };
     this.remember(this.sent, sent);
     this.respond({ lines: [`+CMGS: ${this.mr}`] });
     this.opts.onSmsSubmitted?.(sent);

@@ -34,13 +34,21 @@ const KEYS = ['number', 'operator', 'balance', 'activeUntil', 'quirks', 'pin', '
 
 /** Reads a virtual port; throws PortError PORT_NOT_FOUND naming what is wrong. */
 export function parseVirtualPort(port: string): VirtualPortSpec {
-  const bad = (what: string) => new PortError('PORT_NOT_FOUND', `${port}: ${what}`, { hint: 'a virtual port is virtual:<name>, optionally ?number=08...&operator=telkomsel&balance=50000&activeUntil=YYYY-MM-DD&quirks=a,b&pin=1234' });
+  const bad = (what: string) =>
+    new PortError('PORT_NOT_FOUND', `${port}: ${what}`, {
+      hint: 'a virtual port is virtual:<name>, optionally ?number=08...&operator=telkomsel&balance=50000&activeUntil=YYYY-MM-DD&quirks=a,b&pin=1234',
+    });
   if (!isVirtualPort(port)) throw bad('not a virtual port');
   const [name = '', query = ''] = port.slice(VIRTUAL_PORT_PREFIX.length).split('?', 2);
   if (!/^[A-Za-z0-9_.-]{1,60}$/.test(name)) throw bad('the name must be 1 to 60 letters, digits, ., - or _');
   const q = new URLSearchParams(query);
   for (const key of q.keys()) if (!KEYS.includes(key)) throw bad(`unknown setting ${key} (known: ${KEYS.join(', ')})`);
-  const spec: VirtualPortSpec = { path: `${VIRTUAL_PORT_PREFIX}${name}`, name, quirks: [], samples: q.get('samples') === '1' };
+  const spec: VirtualPortSpec = {
+    path: `${VIRTUAL_PORT_PREFIX}${name}`,
+    name,
+    quirks: [],
+    samples: q.get('samples') === '1',
+  };
   const number = q.get('number');
   if (number !== null) {
     if (!/^(?:\+?62|0)8\d{7,12}$/.test(number)) throw bad(`number ${number} is not an Indonesian mobile number`);
@@ -48,7 +56,8 @@ export function parseVirtualPort(port: string): VirtualPortSpec {
   }
   const operator = q.get('operator');
   if (operator !== null) {
-    if (!(OPERATORS as readonly string[]).includes(operator)) throw bad(`operator ${operator} is not one of ${OPERATORS.join(', ')}`);
+    if (!(OPERATORS as readonly string[]).includes(operator))
+      throw bad(`operator ${operator} is not one of ${OPERATORS.join(', ')}`);
     spec.operator = operator as OperatorKey;
   }
   const balance = q.get('balance');
@@ -62,7 +71,8 @@ export function parseVirtualPort(port: string): VirtualPortSpec {
     spec.activeUntil = activeUntil;
   }
   for (const quirk of (q.get('quirks') ?? '').split(',').filter(Boolean)) {
-    if (!(VIRTUAL_QUIRKS as readonly string[]).includes(quirk)) throw bad(`unknown quirk ${quirk} (known: ${VIRTUAL_QUIRKS.join(', ')})`);
+    if (!(VIRTUAL_QUIRKS as readonly string[]).includes(quirk))
+      throw bad(`unknown quirk ${quirk} (known: ${VIRTUAL_QUIRKS.join(', ')})`);
     spec.quirks.push(quirk as VirtualQuirk);
   }
   const pin = q.get('pin');
@@ -75,7 +85,10 @@ export function parseVirtualPort(port: string): VirtualPortSpec {
 
 /** The two operator SMS a `samples=1` SIM holds at power-up. */
 export const SAMPLE_SMS: ReadonlyArray<{ from: string; text: string }> = [
-  { from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188' },
+  {
+    from: '858',
+    text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188',
+  },
   { from: '168', text: 'Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000.' },
 ];
 
@@ -99,7 +112,11 @@ function luhn(digits: string): string {
 /** A virtual modem's identity from its name: a valid IMEI (Luhn), an IMSI and ICCID of the Telkomsel network. */
 function identityOf(name: string): { imei: string; imsi: string; iccid: string } {
   const imei14 = `35693803${digitsOf(name, 'imei', 6)}`;
-  return { imei: imei14 + luhn(imei14), imsi: `51010${digitsOf(name, 'imsi', 10)}`, iccid: `896210${digitsOf(name, 'iccid', 14)}` };
+  return {
+    imei: imei14 + luhn(imei14),
+    imsi: `51010${digitsOf(name, 'imsi', 10)}`,
+    iccid: `896210${digitsOf(name, 'iccid', 14)}`,
+  };
 }
 
 let network: VirtualNetwork | undefined;
@@ -157,7 +174,12 @@ export function ensureVirtualModem(port: string): VirtualModem | undefined {
   }
   const line =
     spec.number && spec.operator
-      ? virtualNetwork().join({ number: spec.number, operator: spec.operator, ...(spec.balance !== undefined ? { balance: spec.balance } : {}), ...(spec.activeUntil ? { activeUntil: spec.activeUntil } : {}) })
+      ? virtualNetwork().join({
+          number: spec.number,
+          operator: spec.operator,
+          ...(spec.balance !== undefined ? { balance: spec.balance } : {}),
+          ...(spec.activeUntil ? { activeUntil: spec.activeUntil } : {}),
+        })
       : undefined;
   const vm = new VirtualModem({
     path: spec.path,
@@ -167,7 +189,11 @@ export function ensureVirtualModem(port: string): VirtualModem | undefined {
     ...(spec.pin ? { pin: spec.pin } : {}),
     ...(spec.quirks.length > 0 ? { quirks: spec.quirks } : {}),
     // Each device its own IMEI, IMSI and ICCID (from its name: the same across restarts), unless the defaults say.
-    identity: { ...(spec.samples ? {} : identityOf(spec.name)), ...defaults.identity, ...(line ? { ownNumber: line.ownNumber } : {}) },
+    identity: {
+      ...(spec.samples ? {} : identityOf(spec.name)),
+      ...defaults.identity,
+      ...(line ? { ownNumber: line.ownNumber } : {}),
+    },
     ...(line ? { ussdMenus: line.ussdMenus, onSmsSubmitted: line.onSmsSubmitted } : {}),
   });
   line?.connect(vm);

@@ -11,7 +11,11 @@ const PDU = '07912658050000F0040B912618485400F900004130228180238205C8329BFD06';
 
 /** A small URC table of our own (the real one lives in src/modem). */
 const URCS: UrcEntry[] = [
-  { name: 'cmti', pattern: /^\+CMTI:\s*"(\w+)",(\d+)/, parse: (l) => ({ storage: /"(\w+)"/.exec(l[0] ?? '')?.[1], index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) },
+  {
+    name: 'cmti',
+    pattern: /^\+CMTI:\s*"(\w+)",(\d+)/,
+    parse: (l) => ({ storage: /"(\w+)"/.exec(l[0] ?? '')?.[1], index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }),
+  },
   { name: 'cmt', pattern: /^\+CMT:/, extraLines: 1, parse: (l) => ({ pdu: l[1] }) },
   {
     name: 'cusd',
@@ -37,7 +41,14 @@ async function setup(handler: Handler, options: { echo?: boolean; timeoutMs?: nu
   const device = new ScriptedDevice(handler, { echo: options.echo ?? false });
   const unregister = registerVirtualDevice(path, device);
   const link: SerialLink = await openVirtualLink(path);
-  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: options.timeoutMs ?? 2000, urcs: URCS, quietGapMs: 200, maxDrainMs: 1000 });
+  const channel = new SerialAtChannel({
+    link,
+    logger: silentLogger(),
+    defaultTimeoutMs: options.timeoutMs ?? 2000,
+    urcs: URCS,
+    quietGapMs: 200,
+    maxDrainMs: 1000,
+  });
   const urcs: Urc[] = [];
   const unexpected: string[] = [];
   const garbage: Array<{ bytes: Buffer; reason: string }> = [];
@@ -117,7 +128,11 @@ describe('SerialAtChannel: commands and final results', () => {
   });
 
   it('COMMAND NOT SUPPORT is a final error, and a profile can add its own final results', async () => {
-    const { channel } = await setup((input) => (input.kind === 'command' && input.text === 'AT+XYZ' ? answer('+XYZ: 1', 'ABORTED') : basic(input, undefined as never)));
+    const { channel } = await setup((input) =>
+      input.kind === 'command' && input.text === 'AT+XYZ'
+        ? answer('+XYZ: 1', 'ABORTED')
+        : basic(input, undefined as never),
+    );
     const err = await rejection(channel.run('AT^CURC=0'));
     expect(err.final).toBe('COMMAND NOT SUPPORT');
     channel.addFinalResults([{ pattern: /^ABORTED$/, ok: false }]);
@@ -141,7 +156,10 @@ describe('SerialAtChannel: commands and final results', () => {
     const err = await rejection(channel.run('AT+CPIN="1234"'));
     expect(err.message).toBe('AT+CPIN=[redacted] failed: +CME ERROR: 16 (incorrect password)');
     expect(JSON.stringify(channel.transcript())).not.toContain('1234');
-    expect(channel.transcript().map((t) => `${t.dir} ${t.text}`)).toEqual(['out AT+CPIN=[redacted]', 'in +CME ERROR: 16']);
+    expect(channel.transcript().map((t) => `${t.dir} ${t.text}`)).toEqual([
+      'out AT+CPIN=[redacted]',
+      'in +CME ERROR: 16',
+    ]);
   });
 });
 
@@ -192,7 +210,10 @@ describe('SerialAtChannel: queueing and timeouts', () => {
 
   it('idleTimeoutMs: a listing whose lines keep coming runs past it; one that goes silent ends after it, not after timeoutMs', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { channel, device } = await setup((input) => (input.kind === 'command' && input.text === 'AT+CMGL=4' ? answer('+CMGL: 1,0,,23') : undefined), { timeoutMs: 1000 });
+    const { channel, device } = await setup(
+      (input) => (input.kind === 'command' && input.text === 'AT+CMGL=4' ? answer('+CMGL: 1,0,,23') : undefined),
+      { timeoutMs: 1000 },
+    );
     // Lines every 900 ms (each within the 1500 ms idle bound), 4 s in all, then OK: the answer is whole.
     const streaming = channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 1500 });
     for (let i = 0; i < 4; i++) {
@@ -205,7 +226,9 @@ describe('SerialAtChannel: queueing and timeouts', () => {
     // One line, then silence: AT_TIMEOUT after the idle bound, long before the 60 s bound.
     await vi.advanceTimersByTimeAsync(300); // the channel's quiet gap
     let settled = false;
-    const silent = rejection(channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 1500 })).finally(() => (settled = true));
+    const silent = rejection(channel.run('AT+CMGL=4', { timeoutMs: 60_000, idleTimeoutMs: 1500 })).finally(
+      () => (settled = true),
+    );
     for (let t = 0; t < 5000 && !settled; t += 250) await vi.advanceTimersByTimeAsync(250); // 5 s of the 60 s bound
     expect(settled).toBe(true);
     const err = await silent;
@@ -235,7 +258,13 @@ describe('SerialAtChannel: URCs', () => {
   it('splits a URC out of a response between intermediate lines and the final OK', async () => {
     const { channel, urcs } = await setup((input) =>
       input.kind === 'command' && input.text === 'AT+CMGL=4'
-        ? ['\r\n+CMGL: 1,0,,39\r\n', `${PDU}\r\n`, '\r\n+CMTI: "SM",5\r\n', `\r\n+CMGL: 2,1,,39\r\n${PDU}\r\n`, '\r\nOK\r\n']
+        ? [
+            '\r\n+CMGL: 1,0,,39\r\n',
+            `${PDU}\r\n`,
+            '\r\n+CMTI: "SM",5\r\n',
+            `\r\n+CMGL: 2,1,,39\r\n${PDU}\r\n`,
+            '\r\nOK\r\n',
+          ]
         : undefined,
     );
     const res = await channel.run('AT+CMGL=4');
@@ -245,7 +274,9 @@ describe('SerialAtChannel: URCs', () => {
 
   it('collects a two-line +CMT split across chunks, idle and with a command in flight', async () => {
     const { channel, device, link, urcs } = await setup((input) =>
-      input.kind === 'command' && input.text === 'AT+CSQ' ? ['\r\n+CSQ: 21,99\r\n', '\r\n+CMT: ,3', `9\r\n${PDU.slice(0, 20)}`, `${PDU.slice(20)}\r\n\r\nOK\r\n`] : undefined,
+      input.kind === 'command' && input.text === 'AT+CSQ'
+        ? ['\r\n+CSQ: 21,99\r\n', '\r\n+CMT: ,3', `9\r\n${PDU.slice(0, 20)}`, `${PDU.slice(20)}\r\n\r\nOK\r\n`]
+        : undefined,
     );
     let chunks = 0;
     link.on('data', () => chunks++);
@@ -289,7 +320,9 @@ describe('SerialAtChannel: URCs', () => {
   });
 
   it('a final result cuts an unfinished multi-line URC short and still ends the command', async () => {
-    const { channel, urcs } = await setup((input) => (input.kind === 'command' ? ['\r\n+CMT: ,39\r\n', '\r\nOK\r\n'] : undefined));
+    const { channel, urcs } = await setup((input) =>
+      input.kind === 'command' ? ['\r\n+CMT: ,39\r\n', '\r\nOK\r\n'] : undefined,
+    );
     await expect(channel.run('AT+CNMI=2,2,0,0,0')).resolves.toMatchObject({ lines: [], final: 'OK' });
     expect(urcs).toEqual([{ name: 'cmt', lines: ['+CMT: ,39'], data: { pdu: undefined } }]);
   });
@@ -409,7 +442,9 @@ describe('SerialAtChannel: garbage', () => {
     it(`random binary (with NUL) interleaved with a response: response intact, garbage reported (seed ${seed})`, async () => {
       const noise = randomNoise(seed, 300);
       const { channel, garbage } = await setup((input) =>
-        input.kind === 'command' ? [Buffer.concat([Buffer.from('\r\n+CSQ: 21,99\r\n'), noise]), noise, Buffer.from('\r\n\r\nOK\r\n')] : undefined,
+        input.kind === 'command'
+          ? [Buffer.concat([Buffer.from('\r\n+CSQ: 21,99\r\n'), noise]), noise, Buffer.from('\r\n\r\nOK\r\n')]
+          : undefined,
       );
       const res = await channel.run('AT+CSQ');
       expect(res).toEqual({ command: 'AT+CSQ', lines: ['+CSQ: 21,99'], final: 'OK' });
@@ -431,7 +466,9 @@ describe('SerialAtChannel: port closed or vanished', () => {
     await new Promise((r) => setImmediate(r));
     device.unplug();
     const [e1, e2] = await Promise.all([first, queued]);
-    expect(e1.message).toBe('AT+COPS? failed: serial port ' + channel['link'].path + ' vanished (unplugged or USB reset)');
+    expect(e1.message).toBe(
+      'AT+COPS? failed: serial port ' + channel['link'].path + ' vanished (unplugged or USB reset)',
+    );
     expect(isPortClosedError(e1)).toBe(true);
     expect(isPortClosedError(e2)).toBe(true);
     expect((e1.cause as PortError).code).toBe('PORT_CLOSED');
@@ -468,6 +505,11 @@ describe('SerialAtChannel: transcript', () => {
     });
     await channel.run('AT');
     await channel.run('AT+CSQ');
-    expect(channel.transcript().map((t) => `${t.dir} ${t.text}`)).toEqual(['in OK', 'out AT+CSQ', 'in +CSQ: 21,99', 'in OK']);
+    expect(channel.transcript().map((t) => `${t.dir} ${t.text}`)).toEqual([
+      'in OK',
+      'out AT+CSQ',
+      'in +CSQ: 21,99',
+      'in OK',
+    ]);
   });
 });

@@ -18,7 +18,12 @@ function captureLog(): { lines: () => Array<Record<string, unknown>>; logger: Re
   const chunks: string[] = [];
   const destination = new Writable({ write: (c: Buffer, _e, cb) => (chunks.push(c.toString()), cb()) });
   const logger = createLogger({ destination, level: 'debug', pretty: false });
-  const lines = () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l.replace(/^<\d>/, '')) as Record<string, unknown>);
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l.replace(/^<\d>/, '')) as Record<string, unknown>);
   return { lines, logger };
 }
 
@@ -28,7 +33,15 @@ async function setup(handler: Handler, extra: { noiseReportMs?: number } = {}) {
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
   const log = captureLog();
-  const channel = new SerialAtChannel({ link, logger: log.logger, defaultTimeoutMs: 10_000, answerQuietMs: 150, quietGapMs: 50, maxDrainMs: 300, ...extra });
+  const channel = new SerialAtChannel({
+    link,
+    logger: log.logger,
+    defaultTimeoutMs: 10_000,
+    answerQuietMs: 150,
+    quietGapMs: 50,
+    maxDrainMs: 300,
+    ...extra,
+  });
   cleanups.push(async () => {
     await channel.close().catch(() => undefined);
     unregister();
@@ -60,7 +73,17 @@ describe('final results as data', () => {
 
   it('final-looking lines and answers are told apart', () => {
     for (const line of ['SIM BUSY', 'CMD ERR: 3', 'FAIL', 'NOT READY']) expect(looksLikeFinal(line), line).toBe(true);
-    for (const line of ['+CPIN: READY', '^SYSINFO: 2,3', '460011234567890', 'SIMCOM_SIM800L', 'huawei', '0123ABCD', 'A', 'Revision: 1']) expect(looksLikeFinal(line), line).toBe(false);
+    for (const line of [
+      '+CPIN: READY',
+      '^SYSINFO: 2,3',
+      '460011234567890',
+      'SIMCOM_SIM800L',
+      'huawei',
+      '0123ABCD',
+      'A',
+      'Revision: 1',
+    ])
+      expect(looksLikeFinal(line), line).toBe(false);
   });
 
   it('MODEM ERROR: 5 fails the command at once, with its code, and the next command runs', async () => {
@@ -123,7 +146,9 @@ describe('final results as data', () => {
 
 describe('noise from the modem', () => {
   it('a modem spewing junk gives one warning at once and one summary line per interval, not one per chunk', async () => {
-    const { device, channel, log } = await setup((input) => (input.kind === 'command' ? answer('OK') : undefined), { noiseReportMs: 400 });
+    const { device, channel, log } = await setup((input) => (input.kind === 'command' ? answer('OK') : undefined), {
+      noiseReportMs: 400,
+    });
     for (let i = 0; i < 300; i++) device.side?.emit(Buffer.from([0x00, 0xff, 0x13, 0x80 + (i % 16), 0x0d, 0x0a]));
     await channel.run('AT');
     await new Promise((r) => setTimeout(r, 600));

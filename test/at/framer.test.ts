@@ -3,7 +3,8 @@ import { AtFramer, MAX_LINE_BYTES } from '../../src/at/framer.js';
 import type { FrameEvent } from '../../src/at/types.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
-const lines = (evs: FrameEvent[]): string[] => evs.filter((e) => e.type === 'line').map((e) => (e as { text: string }).text);
+const lines = (evs: FrameEvent[]): string[] =>
+  evs.filter((e) => e.type === 'line').map((e) => (e as { text: string }).text);
 
 /** A session: bytes from the modem, with the points where the channel armed an echo expectation. */
 type Step = { echo: string } | { bytes: string };
@@ -34,28 +35,77 @@ function feed(steps: readonly Step[], cuts: readonly number[], options: { maxLin
   return out;
 }
 
-const totalBytes = (steps: readonly Step[]): number => steps.reduce((n, s) => n + ('bytes' in s ? b(s.bytes).length : 0), 0);
+const totalBytes = (steps: readonly Step[]): number =>
+  steps.reduce((n, s) => n + ('bytes' in s ? b(s.bytes).length : 0), 0);
 
 describe('AtFramer: lines', () => {
   const table: Array<{ name: string; input: string; echo?: string; expected: FrameEvent[] }> = [
     { name: 'CRLF framed OK', input: '\r\nOK\r\n', expected: [{ type: 'line', text: 'OK' }] },
-    { name: 'lone CR and lone LF both end lines', input: '+CSQ: 21,99\rOK\n', expected: [{ type: 'line', text: '+CSQ: 21,99' }, { type: 'line', text: 'OK' }] },
-    { name: 'LFCR and blank lines are dropped', input: '\n\r\n\r\r\nRING\n\r\n\r', expected: [{ type: 'line', text: 'RING' }] },
+    {
+      name: 'lone CR and lone LF both end lines',
+      input: '+CSQ: 21,99\rOK\n',
+      expected: [
+        { type: 'line', text: '+CSQ: 21,99' },
+        { type: 'line', text: 'OK' },
+      ],
+    },
+    {
+      name: 'LFCR and blank lines are dropped',
+      input: '\n\r\n\r\r\nRING\n\r\n\r',
+      expected: [{ type: 'line', text: 'RING' }],
+    },
     { name: 'spaces around a line are trimmed', input: '\r\n  OK \t\r\n', expected: [{ type: 'line', text: 'OK' }] },
     {
       name: 'SIM800 boot banner',
       input: '\r\nRDY\r\n\r\n+CFUN: 1\r\n\r\n+CPIN: READY\r\n\r\nCall Ready\r\n\r\nSMS Ready\r\n',
-      expected: ['RDY', '+CFUN: 1', '+CPIN: READY', 'Call Ready', 'SMS Ready'].map((text) => ({ type: 'line' as const, text })),
+      expected: ['RDY', '+CFUN: 1', '+CPIN: READY', 'Call Ready', 'SMS Ready'].map((text) => ({
+        type: 'line' as const,
+        text,
+      })),
     },
-    { name: 'echo of the command is removed', input: 'AT+CSQ\r\r\n+CSQ: 18,99\r\n\r\nOK\r\n', echo: 'AT+CSQ', expected: [{ type: 'line', text: '+CSQ: 18,99' }, { type: 'line', text: 'OK' }] },
-    { name: 'ATE0 is itself echoed (echo still on when received)', input: 'ATE0\r\r\nOK\r\n', echo: 'ATE0', expected: [{ type: 'line', text: 'OK' }] },
-    { name: 'echo match is case-insensitive', input: 'at+cmgf=0\r\r\nOK\r\n', echo: 'AT+CMGF=0', expected: [{ type: 'line', text: 'OK' }] },
-    { name: 'echo off: nothing to remove', input: '\r\n+CSQ: 18,99\r\n\r\nOK\r\n', echo: 'AT+CSQ', expected: [{ type: 'line', text: '+CSQ: 18,99' }, { type: 'line', text: 'OK' }] },
+    {
+      name: 'echo of the command is removed',
+      input: 'AT+CSQ\r\r\n+CSQ: 18,99\r\n\r\nOK\r\n',
+      echo: 'AT+CSQ',
+      expected: [
+        { type: 'line', text: '+CSQ: 18,99' },
+        { type: 'line', text: 'OK' },
+      ],
+    },
+    {
+      name: 'ATE0 is itself echoed (echo still on when received)',
+      input: 'ATE0\r\r\nOK\r\n',
+      echo: 'ATE0',
+      expected: [{ type: 'line', text: 'OK' }],
+    },
+    {
+      name: 'echo match is case-insensitive',
+      input: 'at+cmgf=0\r\r\nOK\r\n',
+      echo: 'AT+CMGF=0',
+      expected: [{ type: 'line', text: 'OK' }],
+    },
+    {
+      name: 'echo off: nothing to remove',
+      input: '\r\n+CSQ: 18,99\r\n\r\nOK\r\n',
+      echo: 'AT+CSQ',
+      expected: [
+        { type: 'line', text: '+CSQ: 18,99' },
+        { type: 'line', text: 'OK' },
+      ],
+    },
     { name: 'prompt of AT+CMGS', input: 'AT+CMGS=23\r\r\n> ', echo: 'AT+CMGS=23', expected: [{ type: 'prompt' }] },
     { name: 'prompt as a line of its own', input: '\r\n>\r\n', expected: [{ type: 'prompt' }] },
     { name: '">" inside a line is text', input: 'a > b\r\n', expected: [{ type: 'line', text: 'a > b' }] },
-    { name: 'Ctrl-Z and ESC echoed back are dropped from the line', input: '0011000B91\x1a\r\n', expected: [{ type: 'line', text: '0011000B91' }] },
-    { name: 'UTF-8 text (USSD menu) decodes', input: 'Pilih: 1.Paket Ke\xc3\xa7il \xe2\x82\xac\r\n', expected: [{ type: 'line', text: 'Pilih: 1.Paket Keçil €' }] },
+    {
+      name: 'Ctrl-Z and ESC echoed back are dropped from the line',
+      input: '0011000B91\x1a\r\n',
+      expected: [{ type: 'line', text: '0011000B91' }],
+    },
+    {
+      name: 'UTF-8 text (USSD menu) decodes',
+      input: 'Pilih: 1.Paket Ke\xc3\xa7il \xe2\x82\xac\r\n',
+      expected: [{ type: 'line', text: 'Pilih: 1.Paket Keçil €' }],
+    },
     { name: 'Latin-1 text decodes', input: 'Caf\xe9 ouvert\r\n', expected: [{ type: 'line', text: 'Café ouvert' }] },
   ];
   for (const row of table) {
@@ -100,18 +150,27 @@ describe('AtFramer: garbage', () => {
   it('a line of control bytes is garbage, the following OK is intact', () => {
     const f = new AtFramer();
     const evs = f.push(b('\x00\x01\x02\x03\r\nOK\r\n'));
-    expect(evs).toEqual([{ type: 'garbage', bytes: b('\x00\x01\x02\x03'), reason: expect.any(String) }, { type: 'line', text: 'OK' }]);
+    expect(evs).toEqual([
+      { type: 'garbage', bytes: b('\x00\x01\x02\x03'), reason: expect.any(String) },
+      { type: 'line', text: 'OK' },
+    ]);
   });
 
   it('boot noise glued to a banner is split off', () => {
     const f = new AtFramer();
     const evs = f.push(b('\x00\xff\xfeRDY\r\n'));
-    expect(evs).toEqual([{ type: 'garbage', bytes: b('\x00\xff\xfe'), reason: 'noise before a line' }, { type: 'line', text: 'RDY' }]);
+    expect(evs).toEqual([
+      { type: 'garbage', bytes: b('\x00\xff\xfe'), reason: 'noise before a line' },
+      { type: 'line', text: 'RDY' },
+    ]);
   });
 
   it('noise after a line is split off', () => {
     const f = new AtFramer();
-    expect(f.push(b('OK\x00\x00\r\n'))).toEqual([{ type: 'line', text: 'OK' }, { type: 'garbage', bytes: b('\x00\x00'), reason: 'noise after a line' }]);
+    expect(f.push(b('OK\x00\x00\r\n'))).toEqual([
+      { type: 'line', text: 'OK' },
+      { type: 'garbage', bytes: b('\x00\x00'), reason: 'noise after a line' },
+    ]);
   });
 
   it('a NUL inside a line makes the whole line garbage (never a half-truth like "O" or "K")', () => {
@@ -162,15 +221,29 @@ describe('AtFramer: garbage', () => {
 const PDU_IN = '07912658050000F0040B912618485400F900004130228180238205C8329BFD06';
 const CAPTURED: Step[][] = [
   // init with echo on: ATE0 echoed, then echo off
-  [{ echo: 'ATE0' }, { bytes: 'ATE0\r\r\nOK\r\n' }, { echo: 'AT+CMGF=0' }, { bytes: '\r\nOK\r\n' }, { echo: 'AT+CNMI=2,1,0,2,0' }, { bytes: '\r\nOK\r\n' }],
+  [
+    { echo: 'ATE0' },
+    { bytes: 'ATE0\r\r\nOK\r\n' },
+    { echo: 'AT+CMGF=0' },
+    { bytes: '\r\nOK\r\n' },
+    { echo: 'AT+CNMI=2,1,0,2,0' },
+    { bytes: '\r\nOK\r\n' },
+  ],
   // AT+CSQ with a +CMTI between the information line and OK
   [{ echo: 'AT+CSQ' }, { bytes: 'AT+CSQ\r\r\n+CSQ: 21,99\r\n\r\n+CMTI: "SM",4\r\n\r\nOK\r\n' }],
   // +CMT with its PDU line, then a read
-  [{ bytes: `\r\n+CMT: ,39\r\n${PDU_IN}\r\n` }, { echo: 'AT+CMGR=4' }, { bytes: `\r\n+CMGR: 0,,39\r\n${PDU_IN}\r\n\r\nOK\r\n` }],
+  [
+    { bytes: `\r\n+CMT: ,39\r\n${PDU_IN}\r\n` },
+    { echo: 'AT+CMGR=4' },
+    { bytes: `\r\n+CMGR: 0,,39\r\n${PDU_IN}\r\n\r\nOK\r\n` },
+  ],
   // USSD: +CUSD before OK, then text with embedded CR LF, then an error
   [
     { echo: 'AT+CUSD=1,"*888#",15' },
-    { bytes: 'AT+CUSD=1,"*888#",15\r\r\n+CUSD: 1,"Sisa pulsa Rp.24025.\r\nAktif sd 28/08/2016.\r\n1.Info",15\r\n\r\nOK\r\n' },
+    {
+      bytes:
+        'AT+CUSD=1,"*888#",15\r\r\n+CUSD: 1,"Sisa pulsa Rp.24025.\r\nAktif sd 28/08/2016.\r\n1.Info",15\r\n\r\nOK\r\n',
+    },
     { echo: 'AT+CUSD=1,"1",15' },
     { bytes: '\r\n+CME ERROR: 134\r\n' },
   ],
@@ -182,12 +255,40 @@ const CAPTURED: Step[][] = [
     { bytes: '0001000B915121551532F40000\x1a\r\nRING\r\n\r\n+CMGS: 12\r\n\r\nOK\r\n' },
   ],
   // Huawei noise, garbage bytes and a Latin-1 / UTF-8 line
-  [{ bytes: '\r\n^RSSI:17\r\n\x00\x00\xff\xff\r\n\r\n^BOOT:12345,0,0,0,75\r\nOK\x00\r\n\r\nCaf\xe9\r\nnasi g\xc3\xa9\r\n' }],
+  [
+    {
+      bytes:
+        '\r\n^RSSI:17\r\n\x00\x00\xff\xff\r\n\r\n^BOOT:12345,0,0,0,75\r\nOK\x00\r\n\r\nCaf\xe9\r\nnasi g\xc3\xa9\r\n',
+    },
+  ],
 ];
 
 const FRAGMENTS = [
-  '\r\n', '\r', '\n', 'OK', 'ERROR', '+CMTI: "SM",3', '+CMS ERROR: 321', '> ', '>', ' ', 'RING', '\x1a', '\x1b', '\x00', '\xff\xfe',
-  '\xc3\xa9', '\xe2\x82\xac', '\xe9', '+CSQ: 12,99', PDU_IN, 'AT+CSQ', 'A'.repeat(70), '\t', ' > ', '+CUSD: 0,"ok",15',
+  '\r\n',
+  '\r',
+  '\n',
+  'OK',
+  'ERROR',
+  '+CMTI: "SM",3',
+  '+CMS ERROR: 321',
+  '> ',
+  '>',
+  ' ',
+  'RING',
+  '\x1a',
+  '\x1b',
+  '\x00',
+  '\xff\xfe',
+  '\xc3\xa9',
+  '\xe2\x82\xac',
+  '\xe9',
+  '+CSQ: 12,99',
+  PDU_IN,
+  'AT+CSQ',
+  'A'.repeat(70),
+  '\t',
+  ' > ',
+  '+CUSD: 0,"ok",15',
 ];
 
 function prng(seed: number): () => number {
@@ -250,7 +351,12 @@ describe('AtFramer: every split of the byte stream yields the same events', () =
       { type: 'line', text: 'OK' },
     ]);
     const cmgs = feed(CAPTURED[4] as Step[], []);
-    expect(cmgs).toEqual([{ type: 'prompt' }, { type: 'line', text: 'RING' }, { type: 'line', text: '+CMGS: 12' }, { type: 'line', text: 'OK' }]);
+    expect(cmgs).toEqual([
+      { type: 'prompt' },
+      { type: 'line', text: 'RING' },
+      { type: 'line', text: '+CMGS: 12' },
+      { type: 'line', text: 'OK' },
+    ]);
     const noisy = feed(CAPTURED[5] as Step[], []);
     expect(lines(noisy)).toEqual(['^RSSI:17', '^BOOT:12345,0,0,0,75', 'OK', 'Café', 'nasi gé']);
     expect(noisy.filter((e) => e.type === 'garbage')).toHaveLength(2);

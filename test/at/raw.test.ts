@@ -26,7 +26,14 @@ async function setup(handler: Handler) {
   const device = new ScriptedDevice(handler);
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
-  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 2000, urcs: URCS, quietGapMs: 50, maxDrainMs: 200 });
+  const channel = new SerialAtChannel({
+    link,
+    logger: silentLogger(),
+    defaultTimeoutMs: 2000,
+    urcs: URCS,
+    quietGapMs: 50,
+    maxDrainMs: 200,
+  });
   const urcs: Urc[] = [];
   channel.on('urc', (u) => urcs.push(u));
   cleanups.push(async () => {
@@ -55,11 +62,18 @@ describe('responsePrefixesOf', () => {
 describe('runRawAt', () => {
   it('sends the line as typed and nothing else, and returns every response line of a multi-command line', async () => {
     const { channel, device, urcs } = await setup((input) => {
-      if (input.kind === 'command' && input.text === 'AT+CSQ;+CREG?') return answer('+CSQ: 21,99', '+CMTI: "SM",4', '+CREG: 0,1', 'OK');
+      if (input.kind === 'command' && input.text === 'AT+CSQ;+CREG?')
+        return answer('+CSQ: 21,99', '+CMTI: "SM",4', '+CREG: 0,1', 'OK');
       return answer('ERROR');
     });
     const out = await runRawAt(channel, 'AT+CSQ;+CREG?');
-    expect(out).toEqual({ command: 'AT+CSQ;+CREG?', lines: ['+CSQ: 21,99', '+CREG: 0,1'], final: 'OK', ok: true, urcs: ['+CMTI: "SM",4'] });
+    expect(out).toEqual({
+      command: 'AT+CSQ;+CREG?',
+      lines: ['+CSQ: 21,99', '+CREG: 0,1'],
+      final: 'OK',
+      ok: true,
+      urcs: ['+CMTI: "SM",4'],
+    });
     expect(device.received).toEqual([{ kind: 'command', text: 'AT+CSQ;+CREG?' }]);
     // The URC that arrived meanwhile still reached the other listeners (the daemon's receiver); +CREG did not.
     expect(urcs.map((u) => u.name)).toEqual(['cmti']);
@@ -76,7 +90,14 @@ describe('runRawAt', () => {
   it('a modem error is an outcome with the modem words and the explanation of its code', async () => {
     const { channel } = await setup(() => answer('+CME ERROR: 10'));
     const out = await runRawAt(channel, 'AT+CIMI');
-    expect(out).toEqual({ command: 'AT+CIMI', lines: [], final: '+CME ERROR: 10', ok: false, error: 'AT+CIMI failed: +CME ERROR: 10 (SIM not inserted)', urcs: [] });
+    expect(out).toEqual({
+      command: 'AT+CIMI',
+      lines: [],
+      final: '+CME ERROR: 10',
+      ok: false,
+      error: 'AT+CIMI failed: +CME ERROR: 10 (SIM not inserted)',
+      urcs: [],
+    });
   });
 
   it('answers a > prompt with the body and Ctrl-Z', async () => {

@@ -38,7 +38,15 @@ describe('final result table', () => {
   });
 
   it('a profile row that throws in code() still ends the command', () => {
-    const m = matchFinalResult('BAD', [{ pattern: /^BAD$/, ok: false, code: () => { throw new Error('x'); } }]);
+    const m = matchFinalResult('BAD', [
+      {
+        pattern: /^BAD$/,
+        ok: false,
+        code: () => {
+          throw new Error('x');
+        },
+      },
+    ]);
     expect(m).toMatchObject({ ok: false, errorCode: undefined });
   });
 });

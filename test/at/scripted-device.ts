@@ -6,7 +6,8 @@
  */
 import type { DeviceSide, VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 
-export type Input = { kind: 'command'; text: string } | { kind: 'text'; text: string } | { kind: 'cancel'; text: string };
+export type Input =
+  { kind: 'command'; text: string } | { kind: 'text'; text: string } | { kind: 'cancel'; text: string };
 export type Reply = string | Buffer | Array<string | Buffer> | undefined | void;
 export type Handler = (input: Input, device: ScriptedDevice) => Reply;
 

@@ -14,7 +14,10 @@ describe('waitFor', () => {
   it('resolves with the first value that matches and stops listening', async () => {
     vi.useFakeTimers();
     const source = new EventEmitter();
-    const w = waitFor(listen<{ name: string }>(source, 'urc'), (u) => u.name === 'sms-ready', { timeoutMs: 1000, what: 'the SMS Ready banner' });
+    const w = waitFor(listen<{ name: string }>(source, 'urc'), (u) => u.name === 'sms-ready', {
+      timeoutMs: 1000,
+      what: 'the SMS Ready banner',
+    });
     expect(source.listenerCount('urc')).toBe(1);
     source.emit('urc', { name: 'rdy' });
     source.emit('urc', { name: 'sms-ready', n: 1 });
@@ -27,7 +30,10 @@ describe('waitFor', () => {
   it('times out with an error that names what it waited for and for how long', async () => {
     vi.useFakeTimers();
     const source = new EventEmitter();
-    const w = waitFor(listen<string>(source, 'line'), () => true, { timeoutMs: 20_000, what: 'the +CUSD reply to *888#' });
+    const w = waitFor(listen<string>(source, 'line'), () => true, {
+      timeoutMs: 20_000,
+      what: 'the +CUSD reply to *888#',
+    });
     const outcome = w.promise.catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(19_999);
     source.emit('nothing');
@@ -69,10 +75,14 @@ describe('waitFor', () => {
 
   it('a value delivered while subscribing counts', async () => {
     let unsubscribed = 0;
-    const w = waitFor<number>((listener) => {
-      listener(7);
-      return () => void unsubscribed++;
-    }, (n) => n === 7, { timeoutMs: 1000, what: 'seven' });
+    const w = waitFor<number>(
+      (listener) => {
+        listener(7);
+        return () => void unsubscribed++;
+      },
+      (n) => n === 7,
+      { timeoutMs: 1000, what: 'seven' },
+    );
     await expect(w.promise).resolves.toBe(7);
     expect(unsubscribed).toBe(1);
   });
@@ -81,9 +91,14 @@ describe('waitFor', () => {
 describe('withDeadline and orTimeout', () => {
   it('withDeadline passes the work through when it is in time, and names the work when it is not', async () => {
     vi.useFakeTimers();
-    await expect(withDeadline(Promise.resolve('done'), { timeoutMs: 100, what: 'the probe of /dev/ttyUSB2' })).resolves.toBe('done');
+    await expect(
+      withDeadline(Promise.resolve('done'), { timeoutMs: 100, what: 'the probe of /dev/ttyUSB2' }),
+    ).resolves.toBe('done');
     expect(vi.getTimerCount()).toBe(0);
-    const stuck = withDeadline(new Promise<string>(() => undefined), { timeoutMs: 100, what: 'the probe of /dev/ttyUSB2' }).catch((e: unknown) => e);
+    const stuck = withDeadline(new Promise<string>(() => undefined), {
+      timeoutMs: 100,
+      what: 'the probe of /dev/ttyUSB2',
+    }).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(100);
     expect(((await stuck) as Error).message).toBe('timed out after 100 ms waiting for the probe of /dev/ttyUSB2');
   });
@@ -91,7 +106,9 @@ describe('withDeadline and orTimeout', () => {
   it('orTimeout turns a timeout into undefined and lets other errors through', async () => {
     vi.useFakeTimers();
     const source = new EventEmitter();
-    const paused = orTimeout(waitFor(listen<string>(source, 'urc'), () => true, { timeoutMs: 50, what: 'a URC' }).promise);
+    const paused = orTimeout(
+      waitFor(listen<string>(source, 'urc'), () => true, { timeoutMs: 50, what: 'a URC' }).promise,
+    );
     await vi.advanceTimersByTimeAsync(50);
     await expect(paused).resolves.toBeUndefined();
     await expect(orTimeout(Promise.reject(new Error('port closed')))).rejects.toThrow('port closed');

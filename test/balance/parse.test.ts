@@ -23,9 +23,12 @@ describe('parseRupiah', () => {
     ['0', 0],
   ])('%s -> %d', (raw, want) => expect(parseRupiah(raw)).toBe(want));
 
-  it.each(['1.23.4', '24.02', '10.000,50', '1.5', '12.3456', '1.000,000', '1,000.000.000'])('%s is not a clean amount', (raw) => {
-    expect(parseRupiah(raw)).toBeNull();
-  });
+  it.each(['1.23.4', '24.02', '10.000,50', '1.5', '12.3456', '1.000,000', '1,000.000.000'])(
+    '%s is not a clean amount',
+    (raw) => {
+      expect(parseRupiah(raw)).toBeNull();
+    },
+  );
 });
 
 describe('parseActiveDate', () => {
@@ -40,9 +43,12 @@ describe('parseActiveDate', () => {
     ['29/02/2028', '2028-02-29'],
   ])('%s -> %s', (raw, want) => expect(parseActiveDate(raw)).toBe(want));
 
-  it.each(['31/02/2026', '29/02/2027', '28/13/2026', '00/01/2026', '28/08-2026', '28 Foo 2026', '28/08/1999'])('%s is not a date', (raw) => {
-    expect(parseActiveDate(raw)).toBeNull();
-  });
+  it.each(['31/02/2026', '29/02/2027', '28/13/2026', '00/01/2026', '28/08-2026', '28 Foo 2026', '28/08/1999'])(
+    '%s is not a date',
+    (raw) => {
+      expect(parseActiveDate(raw)).toBeNull();
+    },
+  );
 });
 
 describe('parseBalanceReply with the default patterns', () => {
@@ -60,7 +66,10 @@ describe('parseBalanceReply with the default patterns', () => {
   });
 
   it('keeps nothing from a reply that matches no pattern', () => {
-    expect(parseBalanceReply('Maaf, operasi gagal karena format pesan yang tidak valid.')).toEqual({ balance: null, activeUntil: null });
+    expect(parseBalanceReply('Maaf, operasi gagal karena format pesan yang tidak valid.')).toEqual({
+      balance: null,
+      activeUntil: null,
+    });
   });
 
   it('does not pick one of several prices from a menu', () => {
@@ -91,7 +100,10 @@ describe('parseBalanceReply with the default patterns', () => {
 describe('judgeBalance', () => {
   const t = { minBalance: 10_000, activeWarnDays: 7 };
   it('is ok with money and time left', () => {
-    expect(judgeBalance({ balance: 50_000, activeUntil: '2026-12-31' }, t, '2026-11-24')).toEqual({ state: 'ok', reasons: [] });
+    expect(judgeBalance({ balance: 50_000, activeUntil: '2026-12-31' }, t, '2026-11-24')).toEqual({
+      state: 'ok',
+      reasons: [],
+    });
   });
   it('warns on a low balance', () => {
     const v = judgeBalance({ balance: 5_000, activeUntil: '2026-12-31' }, t, '2026-11-24');
@@ -104,7 +116,9 @@ describe('judgeBalance', () => {
       'active period ends on 2026-11-30 (6 days left)',
     ]);
     expect(judgeBalance({ balance: 50_000, activeUntil: '2026-12-02' }, t, '2026-11-24').state).toBe('ok');
-    expect(judgeBalance({ balance: 50_000, activeUntil: '2026-11-20' }, t, '2026-11-24').reasons).toEqual(['active period ended on 2026-11-20']);
+    expect(judgeBalance({ balance: 50_000, activeUntil: '2026-11-20' }, t, '2026-11-24').reasons).toEqual([
+      'active period ended on 2026-11-20',
+    ]);
   });
   it('is unknown when nothing was parsed, never ok', () => {
     expect(judgeBalance({ balance: null, activeUntil: null }, t, '2026-11-24').state).toBe('unknown');

@@ -23,9 +23,17 @@ describe('operator balance replies (test/fixtures/balance/replies.json)', () => 
 });
 
 const MONTH_NAMES: readonly (readonly string[])[] = [
-  ['jan', 'januari', 'january'], ['feb', 'februari', 'february'], ['mar', 'maret', 'march'], ['apr', 'april'],
-  ['mei', 'may'], ['jun', 'juni', 'june'], ['jul', 'juli', 'july'], ['agu', 'agustus', 'aug', 'august'],
-  ['sep', 'september'], ['okt', 'oktober', 'oct', 'october'], ['nov', 'november', 'nopember'],
+  ['jan', 'januari', 'january'],
+  ['feb', 'februari', 'february'],
+  ['mar', 'maret', 'march'],
+  ['apr', 'april'],
+  ['mei', 'may'],
+  ['jun', 'juni', 'june'],
+  ['jul', 'juli', 'july'],
+  ['agu', 'agustus', 'aug', 'august'],
+  ['sep', 'september'],
+  ['okt', 'oktober', 'oct', 'october'],
+  ['nov', 'november', 'nopember'],
   ['des', 'desember', 'dec', 'december'],
 ];
 const realDate = fc

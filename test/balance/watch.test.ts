@@ -5,7 +5,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BALANCE_PATTERNS } from '../../src/balance/parse.js';
 import { DEFAULT_BALANCE_CHECKS, type OperatorKey } from '../../src/balance/operators.js';
-import { BalanceWatch, checkBalance, type BalanceResult, type BalanceUssd, type WatchTimers } from '../../src/balance/watch.js';
+import {
+  BalanceWatch,
+  checkBalance,
+  type BalanceResult,
+  type BalanceUssd,
+  type WatchTimers,
+} from '../../src/balance/watch.js';
 import { silentLogger } from '../../src/log.js';
 import { TestNetwork } from '../transfer/vm-ops.js';
 import { captureLogger } from '../support/logger.js';
@@ -18,7 +24,10 @@ afterEach(async () => {
 });
 
 const NOW = new Date(2026, 7, 20, 9, 0, 0); // 20 Aug 2026, local time
-const settings = (operator: OperatorKey, extra: Partial<{ minBalance: number; activeWarnDays: number; replies: string[] }> = {}) => ({
+const settings = (
+  operator: OperatorKey,
+  extra: Partial<{ minBalance: number; activeWarnDays: number; replies: string[] }> = {},
+) => ({
   code: DEFAULT_BALANCE_CHECKS[operator].code,
   replies: extra.replies ?? [],
   patterns: DEFAULT_BALANCE_PATTERNS,
@@ -34,18 +43,37 @@ describe('checkBalance on virtual modems of each family', () => {
     ['indosat', 'simcom', /^Pulsa Anda Rp 24\.025,- Berlaku s\/d 28\.09\.2026/],
     ['smartfren', 'huawei', /^Saldo: Rp 24,025 Exp: 2026-09-28$/],
     ['tri', 'generic', /^Pulsa Rp 24025\. Masa aktif 28\/09\/2026/],
-  ] as const)('%s (%s modem): balance and active-until parsed, the reply kept in full', async (operator, profile, wording) => {
-    net = new TestNetwork();
-    const l = await net.add(operator, { number: '081299990001', operator, balance: 24_025, activeUntil: '2026-09-28' }, profile);
-    const r = await checkBalance(l.name, l.ops, settings(operator), NOW);
-    expect(r).toMatchObject({ modem: operator, code: DEFAULT_BALANCE_CHECKS[operator].code, balance: 24_025, activeUntil: '2026-09-28', state: 'ok', reasons: [] });
-    expect(r.reply).toMatch(wording);
-    expect(r.replies).toEqual([r.reply]);
-  });
+  ] as const)(
+    '%s (%s modem): balance and active-until parsed, the reply kept in full',
+    async (operator, profile, wording) => {
+      net = new TestNetwork();
+      const l = await net.add(
+        operator,
+        { number: '081299990001', operator, balance: 24_025, activeUntil: '2026-09-28' },
+        profile,
+      );
+      const r = await checkBalance(l.name, l.ops, settings(operator), NOW);
+      expect(r).toMatchObject({
+        modem: operator,
+        code: DEFAULT_BALANCE_CHECKS[operator].code,
+        balance: 24_025,
+        activeUntil: '2026-09-28',
+        state: 'ok',
+        reasons: [],
+      });
+      expect(r.reply).toMatch(wording);
+      expect(r.replies).toEqual([r.reply]);
+    },
+  );
 
   it('an active period ending within the window and a low balance are a warning with a hint', async () => {
     net = new TestNetwork();
-    const l = await net.add('tsel', { number: '081299990001', operator: 'telkomsel', balance: 4000, activeUntil: '2026-08-24' });
+    const l = await net.add('tsel', {
+      number: '081299990001',
+      operator: 'telkomsel',
+      balance: 4000,
+      activeUntil: '2026-08-24',
+    });
     const r = await checkBalance(l.name, l.ops, settings('telkomsel', { minBalance: 10_000 }), NOW);
     expect(r.state).toBe('warning');
     expect(r.reasons).toEqual(['balance Rp 4000 is below Rp 10000', 'active period ends on 2026-08-24 (4 days left)']);
@@ -122,7 +150,10 @@ describe('BalanceWatch', () => {
     const t = fakeTimers();
     const results: BalanceResult[] = [];
     const watch = new BalanceWatch({
-      modems: [{ name: 'tsel', settings: { ...settings('telkomsel', { minBalance: 8500 }), intervalHours: 6 } }, { name: 'off', settings: { ...settings('xl'), intervalHours: 0 } }],
+      modems: [
+        { name: 'tsel', settings: { ...settings('telkomsel', { minBalance: 8500 }), intervalHours: 6 } },
+        { name: 'off', settings: { ...settings('xl'), intervalHours: 0 } },
+      ],
       ussdFor: () => ussd,
       logger: silentLogger(),
       timers: t.timers,
@@ -149,7 +180,10 @@ describe('BalanceWatch', () => {
   it('a tick that finds the USSD session held skips (logged, last result untouched) and retries after retryMs', async () => {
     const calls: string[] = [];
     const ussd: BalanceUssd = {
-      ussdOpen: async (code) => (calls.push(code), { status: 0, statusText: 'USSD done', text: 'Sisa pulsa Rp.9000.Aktif sd 28/09/2026.' }),
+      ussdOpen: async (code) => (
+        calls.push(code),
+        { status: 0, statusText: 'USSD done', text: 'Sisa pulsa Rp.9000.Aktif sd 28/09/2026.' }
+      ),
       ussdReply: () => Promise.reject(new Error('no menu')),
       ussdCancel: async () => undefined,
     };
@@ -169,7 +203,13 @@ describe('BalanceWatch', () => {
     await t.advanceTo(30_000);
     expect(calls).toEqual([]);
     expect(watch.lastResult('tsel')).toBeUndefined();
-    expect(lines.some((l) => String(l.msg).includes('balance check of tsel skipped: a USSD session opened by an operator is open; retrying in 600 s'))).toBe(true);
+    expect(
+      lines.some((l) =>
+        String(l.msg).includes(
+          'balance check of tsel skipped: a USSD session opened by an operator is open; retrying in 600 s',
+        ),
+      ),
+    ).toBe(true);
     expect(t.pending()).toEqual([600_000]);
     held = undefined;
     await t.advanceTo(630_000);
@@ -184,7 +224,15 @@ describe('BalanceWatch', () => {
     const ussd: BalanceUssd = {
       ussdOpen: (code) => {
         calls.push(code);
-        return new Promise((r) => (answer = () => r({ status: 0, statusText: 'USSD done', text: `Sisa pulsa Rp.${9000 + calls.length}.Aktif sd 28/09/2026.` })));
+        return new Promise(
+          (r) =>
+            (answer = () =>
+              r({
+                status: 0,
+                statusText: 'USSD done',
+                text: `Sisa pulsa Rp.${9000 + calls.length}.Aktif sd 28/09/2026.`,
+              })),
+        );
       },
       ussdReply: () => Promise.reject(new Error('no menu')),
       ussdCancel: async () => undefined,
@@ -192,7 +240,13 @@ describe('BalanceWatch', () => {
     let clock = NOW.getTime();
     const timers: WatchTimers = { now: () => new Date(clock), setTimeout: () => 0, clearTimeout: () => undefined };
     const s = { ...settings('telkomsel'), intervalHours: 0 };
-    const watch = new BalanceWatch({ modems: [{ name: 'tsel', settings: s }], ussdFor: () => ussd, busy: () => held, logger: silentLogger(), timers });
+    const watch = new BalanceWatch({
+      modems: [{ name: 'tsel', settings: s }],
+      ussdFor: () => ussd,
+      busy: () => held,
+      logger: silentLogger(),
+      timers,
+    });
     const asked = Array.from({ length: 50 }, () => watch.shared('tsel', s, 600_000));
     await until(() => answer !== undefined, 'the one check to dial');
     answer!();
@@ -204,7 +258,7 @@ describe('BalanceWatch', () => {
     expect((await watch.shared('tsel', s, 600_000)).result.balance).toBe(9001); // the last result, nothing dialled
     held = 'a USSD session opened by an operator is open';
     clock += 100_000;
-    expect((await watch.shared('tsel', s, 600_000))).toMatchObject({ result: { balance: 9001 }, fresh: false }); // not the reader's to wait on
+    expect(await watch.shared('tsel', s, 600_000)).toMatchObject({ result: { balance: 9001 }, fresh: false }); // not the reader's to wait on
     held = undefined;
     answer = undefined;
     const next = watch.shared('tsel', s, 600_000);

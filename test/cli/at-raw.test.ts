@@ -47,7 +47,9 @@ describe('at, one line', () => {
   it('a line that is not an AT command is a usage error with a suggestion, and nothing is opened', async () => {
     const c = capture();
     await runSessionCli(['at', '--simulate', 'CSQ'], c.io);
-    expect(c.result().err).toMatch(/^error: not an AT command: "CSQ" does not start with AT; did you mean "AT\+CSQ"\?\n/);
+    expect(c.result().err).toMatch(
+      /^error: not an AT command: "CSQ" does not start with AT; did you mean "AT\+CSQ"\?\n/,
+    );
     expect(c.result().code).toBe(2);
   });
 });
@@ -75,7 +77,12 @@ describe('at, the interactive terminal', () => {
     input.end(`${part!.pdu}\x1a\n`);
     await done;
     expect(c.result().out).toMatch(/> \n\+CMGS: \d+\nOK\n/);
-    expect(c.vm().sentMessages().map((m) => [m.destination, m.text])).toEqual([['+6281234567890', 'halo']]);
+    expect(
+      c
+        .vm()
+        .sentMessages()
+        .map((m) => [m.destination, m.text]),
+    ).toEqual([['+6281234567890', 'halo']]);
   });
 
   it('AT+CMGS: Esc cancels, nothing is sent and the terminal goes on', async () => {
@@ -103,9 +110,17 @@ describe('at, the interactive terminal', () => {
 describe('the terminal: events through the daemon', () => {
   it('URCs whole, a spooled SMS in one line, a delivery only when it ended', async () => {
     const { formatEvent } = await import('../../src/cli/terminal.js');
-    expect(formatEvent({ v: 1, event: 'urc', data: { name: 'cmti', lines: ['+CMTI: "SM",1'], data: {} } })).toBe('\n[urc] +CMTI: "SM",1\n');
-    expect(formatEvent({ v: 1, event: 'sms', data: { id: 'sms-1', sender: '858', text: 'x' } })).toBe('\n[sms] spooled sms-1 from 858\n');
-    expect(formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'retry', outcome: 'ECONNREFUSED' } })).toBeUndefined();
-    expect(formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'delivered', outcome: '200' } })).toBe('\n[delivery] sms-1: delivered (200)\n');
+    expect(formatEvent({ v: 1, event: 'urc', data: { name: 'cmti', lines: ['+CMTI: "SM",1'], data: {} } })).toBe(
+      '\n[urc] +CMTI: "SM",1\n',
+    );
+    expect(formatEvent({ v: 1, event: 'sms', data: { id: 'sms-1', sender: '858', text: 'x' } })).toBe(
+      '\n[sms] spooled sms-1 from 858\n',
+    );
+    expect(
+      formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'retry', outcome: 'ECONNREFUSED' } }),
+    ).toBeUndefined();
+    expect(formatEvent({ v: 1, event: 'delivery', data: { id: 'sms-1', status: 'delivered', outcome: '200' } })).toBe(
+      '\n[delivery] sms-1: delivered (200)\n',
+    );
   });
 });

@@ -24,7 +24,10 @@ function loadedModules(args: string[]): { modules: string[]; code: number | null
     `import { appendFileSync } from 'node:fs'; export async function load(url, ctx, next) { appendFileSync(${JSON.stringify(list)}, (url.startsWith(${JSON.stringify(prefix)}) ? url.slice(${prefix.length}) : url) + '\\n'); return next(url, ctx); }`,
   )}`;
   const register = `data:text/javascript,${encodeURIComponent(`import { register } from 'node:module'; register(${JSON.stringify(hook)});`)}`;
-  const r = spawnSync(process.execPath, ['--import', register, path.join(root, 'bin/pulsa-bridge'), ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, ['--import', register, path.join(root, 'bin/pulsa-bridge'), ...args], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   const modules = readFileSync(list, 'utf8').split('\n').filter(Boolean);
   return { modules, code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -32,7 +35,9 @@ let runs = 0;
 
 let dir: string;
 beforeEach(async () => {
-  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(
+    true,
+  );
   dir = await mkdtemp(path.join(tmpdir(), 'lazy-run-'));
 });
 afterEach(async () => {
@@ -40,40 +45,71 @@ afterEach(async () => {
 });
 
 /** A package's code loaded (its path under node_modules). */
-const packageLoaded = (r: { modules: string[] }, pkg: string) => r.modules.some((m) => m.startsWith(`node_modules/${pkg}/`) || m.includes(`/node_modules/${pkg}/`));
+const packageLoaded = (r: { modules: string[] }, pkg: string) =>
+  r.modules.some((m) => m.startsWith(`node_modules/${pkg}/`) || m.includes(`/node_modules/${pkg}/`));
 
 /** Our modules a run loaded, as paths under dist/src. */
-const sources = (r: { modules: string[] }): string[] => r.modules.filter((m) => m.startsWith('dist/src/')).map((m) => m.slice('dist/src/'.length));
+const sources = (r: { modules: string[] }): string[] =>
+  r.modules.filter((m) => m.startsWith('dist/src/')).map((m) => m.slice('dist/src/'.length));
 
 describe('each command loads what it needs', () => {
   it('--version, --help and an unknown command load no command module', () => {
     {
-      for (const [args, code] of [[['--version'], 0], [['--help'], 0], [['help'], 0], [['bogus'], 2]] as const) {
+      for (const [args, code] of [
+        [['--version'], 0],
+        [['--help'], 0],
+        [['help'], 0],
+        [['bogus'], 2],
+      ] as const) {
         const r = loadedModules([...args]);
         const what = args.join(' ');
         expect(r.code, `${what}: ${r.stderr}`).toBe(code);
         expect(sources(r), what).toContain('cli.js');
-        expect(sources(r).filter((m) => m.startsWith('cli/') && m !== 'cli/io.js' && m !== 'cli/lifecycle.js' && m !== 'cli/usage-error.js' && m !== 'cli/command-list.js'), what).toEqual([]);
+        expect(
+          sources(r).filter(
+            (m) =>
+              m.startsWith('cli/') &&
+              m !== 'cli/io.js' &&
+              m !== 'cli/lifecycle.js' &&
+              m !== 'cli/usage-error.js' &&
+              m !== 'cli/command-list.js',
+          ),
+          what,
+        ).toEqual([]);
         expect(sources(r), what).not.toContain('daemon.js');
       }
     }
   });
 
   it('status, queue and config check load neither the daemon nor the serial addon; status and queue not the full config', async () => {
-    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/hook' }, spool: { dir: path.join(dir, 'spool') }, modems: [{ name: 'm', port: '/dev/null', senders: ['858'] }] }, { defaults: false });
+    const config = await writeConfig(
+      dir,
+      {
+        webhook: { url: 'http://127.0.0.1:9/hook' },
+        spool: { dir: path.join(dir, 'spool') },
+        modems: [{ name: 'm', port: '/dev/null', senders: ['858'] }],
+      },
+      { defaults: false },
+    );
     await mkdir(path.join(dir, 'spool'));
     {
-      for (const args of [['status', '--config', config], ['queue', 'ls', '--config', config], ['config', 'check', '--config', config]]) {
+      for (const args of [
+        ['status', '--config', config],
+        ['queue', 'ls', '--config', config],
+        ['config', 'check', '--config', config],
+      ]) {
         const r = loadedModules(args);
         const what = args.join(' ');
         expect(r.code === 0 || r.code === 3, `${what}: exit ${r.code} ${r.stderr}`).toBe(true);
         expect(sources(r), what).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
         expect(sources(r), what).not.toContain('daemon.js');
-        for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport']) expect(packageLoaded(r, pkg), `${what} loads ${pkg}`).toBe(false);
+        for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport'])
+          expect(packageLoaded(r, pkg), `${what} loads ${pkg}`).toBe(false);
         // status and queue read the spool section alone (config-spool.js): not the whole config, nor the balance command
         if (args[0] !== 'config') {
           expect(sources(r), what).toContain('config-spool.js');
-          for (const m of ['config.js', 'cli/balance.js', 'balance/watch.js']) expect(sources(r), `${what} loads ${m}`).not.toContain(m);
+          for (const m of ['config.js', 'cli/balance.js', 'balance/watch.js'])
+            expect(sources(r), `${what} loads ${m}`).not.toContain(m);
         }
       }
     }
@@ -85,7 +121,10 @@ describe('each command loads what it needs', () => {
   it('every command answers --help, both ways, loading its own module and not the daemon', { timeout: 90_000 }, () => {
     for (const entry of COMMANDS) {
       for (const [word] of entry.commands) {
-        for (const args of [[word, '--help'], ['help', word]]) {
+        for (const args of [
+          [word, '--help'],
+          ['help', word],
+        ]) {
           const r = loadedModules(args);
           const what = args.join(' ');
           expect(r.code, `${what}: ${r.stderr}`).toBe(0);

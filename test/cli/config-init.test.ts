@@ -14,7 +14,6 @@ import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { tempDir } from '../support/tmp.js';
 import { cli } from '../support/cli.js';
 
-
 const HW = '/dev/serial/by-id/usb-HUAWEI_Technology_HUAWEI_Mobile-if0';
 const SIM = '/dev/serial/by-id/usb-SimTech__Incorporated_SimTech__Incorporated_0123-if0';
 const started: VirtualModem[] = [];
@@ -51,7 +50,9 @@ function fakePorts(): Io['ports'] {
 describe('config init', () => {
   it('writes one modem per AT port (by-id path, detected profile), a placeholder URL, mode 0640, and the next steps', async () => {
     const file = path.join(dir, 'etc', 'config.json');
-    const r = await cli(['config', 'init', file, '--timeout', '100', '--senders', '858,TELKOMSEL'], { ports: fakePorts() });
+    const r = await cli(['config', 'init', file, '--timeout', '100', '--senders', '858,TELKOMSEL'], {
+      ports: fakePorts(),
+    });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const written = JSON.parse(await readFile(file, 'utf8')) as { webhook: { baseUrl: string }; modems: unknown[] };
@@ -77,14 +78,21 @@ describe('config init', () => {
     expect(await readFile(file, 'utf8')).toBe('{"mine": true}\n');
     const f = await cli(['config', 'init', file, '--simulate', '--force', '--json']);
     expect(f.code).toBe(0);
-    expect(JSON.parse(f.out)).toEqual({ file, modems: [{ name: 'virtual-1', port: 'virtual:virtual-1', senders: ['858'] }] });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ modems: [{ name: 'virtual-1', port: 'virtual:virtual-1' }] });
+    expect(JSON.parse(f.out)).toEqual({
+      file,
+      modems: [{ name: 'virtual-1', port: 'virtual:virtual-1', senders: ['858'] }],
+    });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      modems: [{ name: 'virtual-1', port: 'virtual:virtual-1' }],
+    });
     expect(((await stat(file)).mode & 0o777).toString(8)).toBe('640');
   });
 
   it('no port answers AT: nothing written, exit 1 with a hint', async () => {
     const file = path.join(dir, 'config.json');
-    const ports: Io['ports'] = { list: () => Promise.resolve({ ports: [{ path: '/dev/ttyUSB9', vendorId: '1a86' }], source: 'sysfs' as const }) };
+    const ports: Io['ports'] = {
+      list: () => Promise.resolve({ ports: [{ path: '/dev/ttyUSB9', vendorId: '1a86' }], source: 'sysfs' as const }),
+    };
     const r = await cli(['config', 'init', file, '--timeout', '100'], { ports });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/no serial port answered AT .*nothing written\nhint: /);

@@ -13,9 +13,6 @@ import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli, captureIo, sampleModem, withSimulateDevice } from '../support/cli.js';
 import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
 
-
-
-
 beforeEach(() => {
   process.exitCode = undefined;
 });
@@ -53,12 +50,22 @@ describe('info', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({
       profile: 'simcom',
-      identity: { manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', imei: '356938035643809', imsi: '510101234567890', iccid: '89621012345678901234' },
+      identity: {
+        manufacturer: 'SIMCOM_Ltd',
+        model: 'SIMCOM_SIM800L',
+        imei: '356938035643809',
+        imsi: '510101234567890',
+        iccid: '89621012345678901234',
+      },
       simState: 'READY',
       signal: { dbm: -73, bars: 4 },
       registration: { registered: true, text: 'registered home' },
       operator: 'TELKOMSEL',
-      storage: [{ memory: 'SM', used: 2, total: 30 }, { memory: 'SM', used: 2, total: 30 }, { memory: 'SM', used: 2, total: 30 }],
+      storage: [
+        { memory: 'SM', used: 2, total: 30 },
+        { memory: 'SM', used: 2, total: 30 },
+        { memory: 'SM', used: 2, total: 30 },
+      ],
       smsc: '+6281100000',
       errors: [],
     });
@@ -91,7 +98,13 @@ describe('at, one command', () => {
     expect(ok.code).toBe(0);
     process.exitCode = undefined;
     const bad = await cli(['at', '--simulate', '--json', 'AT+NOSUCH']);
-    expect(JSON.parse(bad.out)).toEqual({ command: 'AT+NOSUCH', lines: [], final: 'ERROR', error: 'AT+NOSUCH failed: ERROR', code: 'AT_ERROR' });
+    expect(JSON.parse(bad.out)).toEqual({
+      command: 'AT+NOSUCH',
+      lines: [],
+      final: 'ERROR',
+      error: 'AT+NOSUCH failed: ERROR',
+      code: 'AT_ERROR',
+    });
     expect(bad.code).toBe(1);
   });
 });
@@ -141,7 +154,9 @@ describe('ussd', () => {
   it('dials *888# and prints the decoded balance menu', async () => {
     const r = await cli(['ussd', '--simulate', '*888#']);
     expect(r.code).toBe(0);
-    expect(r.out).toBe(`[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n`);
+    expect(r.out).toBe(
+      `[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n`,
+    );
   });
 
   it('walks the credit-transfer menu with --reply', async () => {
@@ -174,15 +189,29 @@ describe('sms', () => {
   it('list shows both stored messages decoded, with their indexes', async () => {
     const r = await cli(['sms', 'list', '--simulate']);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^#1 \[unread\] from 858 at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+07:00\n  Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08\. Cek pulsa melalui \*888#\. Info CS: 188\n/);
-    expect(r.out).toMatch(/\n#2 \[unread\] from 168 at .*\n  Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000\.\n/);
+    expect(r.out).toMatch(
+      /^#1 \[unread\] from 858 at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+07:00\n  Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08\. Cek pulsa melalui \*888#\. Info CS: 188\n/,
+    );
+    expect(r.out).toMatch(
+      /\n#2 \[unread\] from 168 at .*\n  Nikmati Xtra Combo! Anda menerima Pulsa dari 6285941020493 sebesar Rp7000\.\n/,
+    );
   });
 
   it('list --json gives index, status, sender, text and the raw PDU', async () => {
     const list = JSON.parse((await cli(['sms', 'list', '--simulate', '--json'])).out) as Array<Record<string, unknown>>;
     expect(list).toHaveLength(2);
-    expect(list[0]).toMatchObject({ index: 1, status: 'unread', sender: '858', text: expect.stringContaining('Rp 5000') });
-    expect(list[1]).toMatchObject({ index: 2, status: 'unread', sender: '168', text: expect.stringContaining('Rp7000') });
+    expect(list[0]).toMatchObject({
+      index: 1,
+      status: 'unread',
+      sender: '858',
+      text: expect.stringContaining('Rp 5000'),
+    });
+    expect(list[1]).toMatchObject({
+      index: 2,
+      status: 'unread',
+      sender: '168',
+      text: expect.stringContaining('Rp7000'),
+    });
     expect(list[0]!.pdu).toMatch(/^[0-9A-F]+$/);
   });
 
@@ -191,7 +220,9 @@ describe('sms', () => {
     expect(r.out).toMatch(/^#1 \[unread\] from 858 at .*\n  Anda mendapatkan penambahan pulsa Rp 5000/);
     expect(r.code).toBe(0);
     const missing = await cli(['sms', 'read', '--simulate', '7']);
-    expect(missing.err).toBe('error: no SMS at index 7\nhint: `pulsa-bridge sms list` shows the stored messages and their indexes\n');
+    expect(missing.err).toBe(
+      'error: no SMS at index 7\nhint: `pulsa-bridge sms list` shows the stored messages and their indexes\n',
+    );
     expect(missing.code).toBe(1);
   });
 
@@ -205,7 +236,9 @@ describe('sms', () => {
     const header = (index: number) => r.out.split('\n').find((l) => l.startsWith(`#${index} `));
     expect(header(3)).toMatch(/^#3 \[unread\] from 858 at \S+ \(not forwarded: /);
     expect(header(3)).toMatch(/\(not forwarded: Short Message Type 0 \(TP-PID 0x40\): discarded\)$/);
-    expect(header(4)).toMatch(/\(not forwarded: \(U\)SIM Data download \(TP-PID 0x7F\), meant for the modem or SIM: archived/);
+    expect(header(4)).toMatch(
+      /\(not forwarded: \(U\)SIM Data download \(TP-PID 0x7F\), meant for the modem or SIM: archived/,
+    );
     expect(r.out).toContain('discarded)\n  ping\n');
     expect(r.out).not.toMatch(/#1 .*not forwarded/);
   });
@@ -217,7 +250,9 @@ describe('sms', () => {
     const del = await cli(['sms', 'delete', '--simulate', '1'], { virtualModem });
     expect(del).toEqual({ out: 'deleted index 1\n', err: '', code: 0 });
     const list = await cli(['sms', 'list', '--simulate', '--json'], { virtualModem });
-    expect((JSON.parse(list.out) as Array<{ index: number; sender: string }>).map((m) => [m.index, m.sender])).toEqual([[2, '168']]);
+    expect((JSON.parse(list.out) as Array<{ index: number; sender: string }>).map((m) => [m.index, m.sender])).toEqual([
+      [2, '168'],
+    ]);
     const json = await cli(['sms', 'delete', '--simulate', '2', '--json'], { virtualModem });
     expect(JSON.parse(json.out)).toEqual({ deleted: 2 });
     expect((await cli(['sms', 'list', '--simulate'], { virtualModem })).out).toBe('no SMS on the modem\n');
@@ -227,7 +262,9 @@ describe('sms', () => {
     const vm = sampleModem('virtual:cli');
     vm.stop();
     const virtualModem = () => (vm.start(), vm);
-    const one = await cli(['sms', 'send', '--simulate', '--to', '151', 'TRANSFERPULSA', '081234567890', '5000'], { virtualModem });
+    const one = await cli(['sms', 'send', '--simulate', '--to', '151', 'TRANSFERPULSA', '081234567890', '5000'], {
+      virtualModem,
+    });
     expect(one.code).toBe(0);
     expect(one.out).toMatch(/^sent to 151 in 1 part\(s\); message reference\(s\) \d+\n$/);
     const long = 'BAGI 081234567890 5000 '.repeat(10).trim();
@@ -281,9 +318,18 @@ describe('errors an operator meets', () => {
   });
 
   it.each([
-    [['info', '--simulate', '--timeout', '0'], "error: option '--timeout <ms>' argument '0' is invalid. expected a timeout in ms (a whole number >= 1)."],
-    [['sms', 'delete', '--simulate', '--', '-1'], "error: command-argument value '-1' is invalid for argument 'index'. expected a storage index (a whole number >= 0)."],
-    [['simulate', '--link', '/tmp/never-created', '--baud', 'fast'], "error: option '--baud <rate>' argument 'fast' is invalid. expected a baud rate such as 115200 or 9600."],
+    [
+      ['info', '--simulate', '--timeout', '0'],
+      "error: option '--timeout <ms>' argument '0' is invalid. expected a timeout in ms (a whole number >= 1).",
+    ],
+    [
+      ['sms', 'delete', '--simulate', '--', '-1'],
+      "error: command-argument value '-1' is invalid for argument 'index'. expected a storage index (a whole number >= 0).",
+    ],
+    [
+      ['simulate', '--link', '/tmp/never-created', '--baud', 'fast'],
+      "error: option '--baud <rate>' argument 'fast' is invalid. expected a baud rate such as 115200 or 9600.",
+    ],
   ])('numeric option %j is validated: usage error, exit 2', async (args, message) => {
     const factory = vi.fn(sampleModem);
     const r = await cli(args, { virtualModem: factory });
@@ -295,7 +341,9 @@ describe('errors an operator meets', () => {
   it('--baud abc is a usage error, before any port is opened', async () => {
     const factory = vi.fn(sampleModem);
     const r = await cli(['info', '--simulate', '--baud', 'abc'], { virtualModem: factory });
-    expect(r.err).toContain("error: option '-b, --baud <rate>' argument 'abc' is invalid. expected a baud rate such as 115200 or 9600.");
+    expect(r.err).toContain(
+      "error: option '-b, --baud <rate>' argument 'abc' is invalid. expected a baud rate such as 115200 or 9600.",
+    );
     expect(r.code).toBe(2);
     expect(factory).not.toHaveBeenCalled();
   });
@@ -313,11 +361,15 @@ describe('errors an operator meets', () => {
     const { io, result } = captureIo({});
     let finished = false;
     try {
-      const done = withSimulateDevice({ virtualModem }, () => main(['node', 'pulsa-bridge', 'info', '--simulate'], io)).finally(() => (finished = true));
+      const done = withSimulateDevice({ virtualModem }, () =>
+        main(['node', 'pulsa-bridge', 'info', '--simulate'], io),
+      ).finally(() => (finished = true));
       for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
       await done;
       const r = result();
-      expect(r.err).toMatch(/^error: no answer to AT on virtual:cli\?samples=1 at 115200 baud\nhint: is this the AT port\? .*\n$/);
+      expect(r.err).toMatch(
+        /^error: no answer to AT on virtual:cli\?samples=1 at 115200 baud\nhint: is this the AT port\? .*\n$/,
+      );
       expect(r.code).toBe(1);
       expect(vm!.present).toBe(false);
     } finally {
@@ -384,7 +436,9 @@ describe('config check', () => {
     expect(r.code).toBe(0);
     // OK, and the example's values named: its webhook host and its made-up modem (not plugged in here either).
     expect(r.out.split('\n')[0]).toBe('config.example.json: OK, with 3 warning(s)');
-    expect(r.err).toContain("warning: webhook https://convert.example.com/api/v1/convert-pulsa/webhook/sms-gateway is the example's address");
+    expect(r.err).toContain(
+      "warning: webhook https://convert.example.com/api/v1/convert-pulsa/webhook/sms-gateway is the example's address",
+    );
     expect(r.err).toMatch(/warning: modems\[0\]\.port \S+0123456789ABCDEF\S+ is the example's made-up modem/);
     expect(r.err).toMatch(/warning: modems\[0\]\.port \S+ \(telkomsel-1\) does not exist on this machine/);
     const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as { modems: Array<{ name: string }> };
@@ -396,7 +450,11 @@ describe('config check', () => {
     await writeFile(
       file,
       JSON.stringify({
-        webhook: { baseUrl: 'https://convert.example.com/api', headers: { Authorization: 'Bearer s3cr3t-token' }, hmacSecret: 'hmac-s3cr3t' },
+        webhook: {
+          baseUrl: 'https://convert.example.com/api',
+          headers: { Authorization: 'Bearer s3cr3t-token' },
+          hmacSecret: 'hmac-s3cr3t',
+        },
         spool: { dir: join(dir, 'spool') },
         modems: [{ name: 'm1', port: '/dev/ttyUSB2', senders: ['858'], pin: '4321' }],
       }),
@@ -404,7 +462,10 @@ describe('config check', () => {
     const r = await cli(['config', 'check', file, '--json']);
     expect(r.code).toBe(0);
     for (const secret of ['s3cr3t-token', 'hmac-s3cr3t', '4321']) expect(r.out).not.toContain(secret);
-    const cfg = JSON.parse(r.out) as { webhook: { headers: Record<string, string>; hmacSecret: string }; modems: Array<{ pin: string }> };
+    const cfg = JSON.parse(r.out) as {
+      webhook: { headers: Record<string, string>; hmacSecret: string };
+      modems: Array<{ pin: string }>;
+    };
     expect(cfg.webhook.headers.Authorization).toBe('********');
     expect(cfg.webhook.hmacSecret).toBe('********');
     expect(cfg.modems[0]!.pin).toBe('********');
@@ -421,7 +482,13 @@ describe('config check', () => {
 
   it('shows the warning the daemon would log, on stderr; credentials in URLs are masked', async () => {
     const file = join(dir, 'config.json');
-    await writeFile(file, JSON.stringify({ webhook: { baseUrl: 'https://op:pa55@convert.example.com/api' }, modems: [{ name: 'm1', port: '/dev/ttyUSB2', senders: ['858'] }] }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        webhook: { baseUrl: 'https://op:pa55@convert.example.com/api' },
+        modems: [{ name: 'm1', port: '/dev/ttyUSB2', senders: ['858'] }],
+      }),
+    );
     const r = await cli(['config', 'check', file]);
     expect(r.code).toBe(0);
     expect(r.out).not.toContain('pa55');
@@ -430,16 +497,30 @@ describe('config check', () => {
       'warning: webhook base URL https://********:********@convert.example.com/api does not end in /api/v1/convert-pulsa; ' +
         'posting to https://********:********@convert.example.com/api/webhook/sms-gateway\n',
     );
-    const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as { webhook: { baseUrl: string; endpoint: string }; warnings: string[] };
-    expect(cfg.webhook).toMatchObject({ baseUrl: 'https://********:********@convert.example.com/api', endpoint: 'https://********:********@convert.example.com/api/webhook/sms-gateway' });
+    const cfg = JSON.parse(r.out.slice(r.out.indexOf('\n') + 1)) as {
+      webhook: { baseUrl: string; endpoint: string };
+      warnings: string[];
+    };
+    expect(cfg.webhook).toMatchObject({
+      baseUrl: 'https://********:********@convert.example.com/api',
+      endpoint: 'https://********:********@convert.example.com/api/webhook/sms-gateway',
+    });
     expect(cfg.warnings).toHaveLength(2); // the base URL, and the example's host
     const json = await cli(['config', 'check', file, '--json']);
-    expect(JSON.parse(json.out)).toMatchObject({ warnings: [expect.stringContaining('does not end in /api/v1/convert-pulsa'), expect.stringContaining("is the example's address")] });
+    expect(JSON.parse(json.out)).toMatchObject({
+      warnings: [
+        expect.stringContaining('does not end in /api/v1/convert-pulsa'),
+        expect.stringContaining("is the example's address"),
+      ],
+    });
   });
 
   it('a broken config prints every problem as `- path: ...` and exits 1', async () => {
     const file = join(dir, 'bad.json');
-    await writeFile(file, JSON.stringify({ webhook: { baseUrl: 'ftp://x' }, modems: [{ name: 'a', baudRate: -5 }], bogus: 1 }));
+    await writeFile(
+      file,
+      JSON.stringify({ webhook: { baseUrl: 'ftp://x' }, modems: [{ name: 'a', baudRate: -5 }], bogus: 1 }),
+    );
     const r = await cli(['config', 'check', file]);
     expect(r.out).toBe('');
     expect(r.code).toBe(1);

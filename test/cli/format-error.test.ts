@@ -13,7 +13,11 @@ describe('formatError', () => {
     const bridge = formatError(new BridgeError('AT_ERROR', 'no USSD session is open', { hint: 'open one first' }));
     expect(bridge).toBe('error: no USSD session is open\nhint: open one first\n');
     expect(formatError(new ControlError('not_found', 'no USSD session is open', 'open one first'))).toBe(bridge);
-    expect(formatError(new RemoteError('not_found', 'no USSD session is open', 'open one first', { x: 1 }))).toBe(bridge);
-    expect(formatError(new RemoteError('busy', 'busy, session opened by x'))).toBe('error: busy, session opened by x\n');
+    expect(formatError(new RemoteError('not_found', 'no USSD session is open', 'open one first', { x: 1 }))).toBe(
+      bridge,
+    );
+    expect(formatError(new RemoteError('busy', 'busy, session opened by x'))).toBe(
+      'error: busy, session opened by x\n',
+    );
   });
 });

@@ -10,8 +10,6 @@ import type { PortInfo } from '../../src/serial/ports.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli } from '../support/cli.js';
 
-
-
 const HW_BY_ID = '/dev/serial/by-id/usb-HUAWEI_Technology_HUAWEI_Mobile-if0';
 
 const started: VirtualModem[] = [];
@@ -35,8 +33,20 @@ function fakePorts(): Io['ports'] {
   diag.stall('forever'); // a diagnostics interface: reads, never answers
   const ports: PortInfo[] = [
     { path: '/dev/ttyS-none' },
-    { path: 'virtual:ttyUSB0', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}0-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
-    { path: 'virtual:ttyUSB1', vendorId: '12d1', productId: '1001', byIdPath: `${HW_BY_ID}1-port0`, looksLike: { profile: 'huawei', description: 'Huawei E173' } },
+    {
+      path: 'virtual:ttyUSB0',
+      vendorId: '12d1',
+      productId: '1001',
+      byIdPath: `${HW_BY_ID}0-port0`,
+      looksLike: { profile: 'huawei', description: 'Huawei E173' },
+    },
+    {
+      path: 'virtual:ttyUSB1',
+      vendorId: '12d1',
+      productId: '1001',
+      byIdPath: `${HW_BY_ID}1-port0`,
+      looksLike: { profile: 'huawei', description: 'Huawei E173' },
+    },
     { path: 'virtual:ttyUSB2', vendorId: '1a86', productId: '7523' },
     { path: '/dev/ttyUSB3', vendorId: '1a86', productId: '7523' }, // listed, but the device is gone
   ];
@@ -65,8 +75,12 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
     const lines = r.out.split('\n');
     expect(lines[0]).toMatch(/^PORT\s+USB ID\s+LOOKS LIKE\s+AT\s+MODEM\s+BY-ID PATH$/);
     expect(r.out).toMatch(/^\/dev\/ttyS-none\s+-\s+-\s+-\s+-\s+-$/m);
-    expect(r.out).toMatch(/^virtual:ttyUSB0\s+12d1:1001\s+Huawei E173 \[huawei\]\s+yes\s+huawei E173 \[huawei\]\s+\/dev\/serial\/by-id\/\S+-if00-port0$/m);
-    expect(r.out).toMatch(/^virtual:ttyUSB1\s+12d1:1001\s+Huawei E173 \[huawei\]\s+no\s+-\s+\/dev\/serial\/by-id\/\S+-if01-port0$/m);
+    expect(r.out).toMatch(
+      /^virtual:ttyUSB0\s+12d1:1001\s+Huawei E173 \[huawei\]\s+yes\s+huawei E173 \[huawei\]\s+\/dev\/serial\/by-id\/\S+-if00-port0$/m,
+    );
+    expect(r.out).toMatch(
+      /^virtual:ttyUSB1\s+12d1:1001\s+Huawei E173 \[huawei\]\s+no\s+-\s+\/dev\/serial\/by-id\/\S+-if01-port0$/m,
+    );
     expect(r.out).toMatch(/^virtual:ttyUSB2\s+1a86:7523\s+-\s+yes\s+SIMCOM_Ltd SIMCOM_SIM800L \[simcom\]\s+-$/m);
     expect(r.out).toMatch(/^\/dev\/ttyUSB3\s+1a86:7523\s+-\s+error\s+-\s+-$/m);
     expect(r.out).toContain('serial port /dev/ttyUSB3 does not exist\n  hint: check the cable');
@@ -82,7 +96,10 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
   it('--json carries each port with its probe result and the recommendation', async () => {
     const r = await cli(['ports', '--probe', '--json', '--timeout', '100'], { ports: fakePorts() });
     expect(r.code).toBe(0);
-    const parsed = JSON.parse(r.out) as { ports: Array<PortInfo & { probe?: Record<string, unknown> }>; recommended: unknown[] };
+    const parsed = JSON.parse(r.out) as {
+      ports: Array<PortInfo & { probe?: Record<string, unknown> }>;
+      recommended: unknown[];
+    };
     expect(parsed.ports.map((p) => [p.path, p.probe?.answers ?? null])).toEqual([
       ['/dev/ttyS-none', null],
       ['virtual:ttyUSB0', true],
@@ -90,7 +107,15 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
       ['virtual:ttyUSB2', true],
       ['/dev/ttyUSB3', false],
     ]);
-    expect(parsed.ports[1]!.probe).toEqual({ path: 'virtual:ttyUSB0', answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '356938035643809', profile: 'huawei' });
+    expect(parsed.ports[1]!.probe).toEqual({
+      path: 'virtual:ttyUSB0',
+      answers: true,
+      baudRate: 115200,
+      manufacturer: 'huawei',
+      model: 'E173',
+      imei: '356938035643809',
+      profile: 'huawei',
+    });
     expect(parsed.ports[2]!.probe).toMatchObject({ answers: false, error: { code: 'MODEM_SILENT' } });
     expect(parsed.ports[4]!.probe).toMatchObject({ answers: false, error: { code: 'PORT_NOT_FOUND' } });
     expect(parsed.recommended).toEqual([
@@ -101,11 +126,15 @@ describe('ports --probe on a fake listing backed by virtual modems', () => {
 
   it('--all probes the plain ttyS too; nothing answering says so', async () => {
     const ports: PortInfo[] = [{ path: '/dev/ttyS-none' }];
-    const r = await cli(['ports', '--probe', '--all', '--timeout', '100'], { ports: { list: () => Promise.resolve({ ports, source: 'sysfs' as const }) } });
+    const r = await cli(['ports', '--probe', '--all', '--timeout', '100'], {
+      ports: { list: () => Promise.resolve({ ports, source: 'sysfs' as const }) },
+    });
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^\/dev\/ttyS-none\s+-\s+-\s+error\s+-\s+-$/m);
     expect(r.out).not.toContain('not probed');
-    expect(r.out.trimEnd().split('\n').at(-1)).toBe('no port answered AT (tried 115200 baud; busy ports were left alone)');
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe(
+      'no port answered AT (tried 115200 baud; busy ports were left alone)',
+    );
   });
 
   it('without --probe the listing is unchanged (no AT column, nothing opened)', async () => {

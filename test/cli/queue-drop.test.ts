@@ -62,7 +62,10 @@ describe('queue drop: parts and id prefixes', () => {
   it('a prefix of several ids is refused, naming them; nothing is dropped', () => {
     const r = cli(['drop', 'sms-a1b2', '--json']);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: 'id prefix sms-a1b2 matches 2 records (sms-a1b2c3, sms-a1b2ff)' });
+    expect(JSON.parse(r.out)).toMatchObject({
+      code: 'SPOOL_INVALID_ID',
+      error: 'id prefix sms-a1b2 matches 2 records (sms-a1b2c3, sms-a1b2ff)',
+    });
     expect(existsSync(path.join(dir, 'pending', 'sms-a1b2c3.json'))).toBe(true);
     expect(existsSync(path.join(dir, 'pending', 'sms-a1b2ff.json'))).toBe(true);
     expect(cli(['drop', 'zzz']).code).toBe(1);
@@ -73,7 +76,10 @@ describe('queue drop: parts and id prefixes', () => {
     for (const prefix of ['s', 'sms-b9d']) {
       const r = cli(['drop', prefix, '--json']);
       expect(r.code, prefix).toBe(1);
-      expect(JSON.parse(r.out)).toMatchObject({ code: 'SPOOL_INVALID_ID', error: expect.stringContaining('too short: give at least 8 characters') });
+      expect(JSON.parse(r.out)).toMatchObject({
+        code: 'SPOOL_INVALID_ID',
+        error: expect.stringContaining('too short: give at least 8 characters'),
+      });
     }
     expect(existsSync(path.join(dir, 'pending', 'sms-b9d8e7.json'))).toBe(true);
     const help = compiledCli(['queue', 'drop', '--help']);

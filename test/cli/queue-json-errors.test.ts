@@ -31,10 +31,12 @@ async function fail(args: string[], json = true): Promise<{ err: unknown; out: s
   const out: string[] = [];
   const io = { out: (t: string) => void out.push(t), err: (t: string) => void out.push(`ERR ${t}`) };
   const program = new Command().exitOverride().addCommand(queueCommands(io));
-  const err = await program.parseAsync(['node', 'x', 'queue', ...args, '--spool', dir, ...(json ? ['--json'] : [])]).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err = await program
+    .parseAsync(['node', 'x', 'queue', ...args, '--spool', dir, ...(json ? ['--json'] : [])])
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   expect(err, `queue ${args.join(' ')} should fail`).toBeInstanceOf(Error);
   return { err, out: out.join('') };
 }
@@ -59,7 +61,11 @@ describe('queue --json: a failure says which one it is', () => {
     await writeFile(path.join(dir, 'dead', 'd1.json'), '{"v":1,"kind":"sms","id":"d1","checksum":"00"}\n');
     const { err, out } = await fail(['retry', 'd1']);
     expect(err).toMatchObject({ code: 'SPOOL_CORRUPT', reason: 'corrupt' });
-    expect(JSON.parse(out)).toEqual({ error: (err as Error).message, code: 'SPOOL_CORRUPT', hint: (err as SpoolError).hint });
+    expect(JSON.parse(out)).toEqual({
+      error: (err as Error).message,
+      code: 'SPOOL_CORRUPT',
+      hint: (err as SpoolError).hint,
+    });
   });
 
   it('a disk failure (the record cannot be written) -> SPOOL_IO', async () => {
@@ -73,7 +79,10 @@ describe('queue --json: a failure says which one it is', () => {
   it('a spool directory that does not exist -> SPOOL_NOT_FOUND', async () => {
     await cleanup();
     const { out } = await fail(['ls']);
-    expect(JSON.parse(out)).toMatchObject({ code: 'SPOOL_NOT_FOUND', hint: 'check --spool or spool.dir in the config' });
+    expect(JSON.parse(out)).toMatchObject({
+      code: 'SPOOL_NOT_FOUND',
+      hint: 'check --spool or spool.dir in the config',
+    });
   });
 
   it('without --json nothing is printed on stdout: the error goes to the caller as before', async () => {
@@ -85,7 +94,10 @@ describe('queue --json: a failure says which one it is', () => {
   it('a second owner of a spool is refused with SPOOL_LOCKED', async () => {
     const first = await Spool.open(dir, { logger: silentLogger(), fsync: false });
     try {
-      await expect(Spool.open(dir, { logger: silentLogger(), fsync: false })).rejects.toMatchObject({ code: 'SPOOL_LOCKED', reason: 'locked' });
+      await expect(Spool.open(dir, { logger: silentLogger(), fsync: false })).rejects.toMatchObject({
+        code: 'SPOOL_LOCKED',
+        reason: 'locked',
+      });
     } finally {
       await first.close();
     }

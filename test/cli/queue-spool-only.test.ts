@@ -12,7 +12,6 @@ import { tempDir } from '../support/tmp.js';
 import { compiledCli } from '../support/cli.js';
 import { writeConfig } from '../support/config.js';
 
-
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
@@ -36,9 +35,15 @@ async function setup(spoolOver: Record<string, unknown> = {}): Promise<{ file: s
   const file = await writeConfig(
     dir,
     {
-      webhook: { baseUrl: 'https://pulsa.example/api/v1/convert-pulsa', hmacSecret: 'env:PB_HMAC', headers: { Authorization: 'env:PB_AUTH' } },
+      webhook: {
+        baseUrl: 'https://pulsa.example/api/v1/convert-pulsa',
+        hmacSecret: 'env:PB_HMAC',
+        headers: { Authorization: 'env:PB_AUTH' },
+      },
       spool: { dir: spoolDir, ...spoolOver },
-      modems: [{ name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech-if02-port0', pin: 'env:PB_PIN', senders: ['858'] }],
+      modems: [
+        { name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech-if02-port0', pin: 'env:PB_PIN', senders: ['858'] },
+      ],
     },
     { defaults: false },
   );

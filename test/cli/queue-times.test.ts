@@ -19,7 +19,9 @@ beforeEach(async () => {
   ({ dir, cleanup } = await tempDir('queue-times'));
   const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
   // Stored: receivedAt in UTC, scTimestamp in the network's zone (+08:00 here, not the Pi's).
-  await spool.putPending(makeSms('t1', { receivedAt: '2026-01-08T03:15:35.000Z', scTimestamp: '2026-01-08T11:15:30+08:00' }));
+  await spool.putPending(
+    makeSms('t1', { receivedAt: '2026-01-08T03:15:35.000Z', scTimestamp: '2026-01-08T11:15:30+08:00' }),
+  );
   await spool.markRetry('t1', { error: 'HTTP 503', nextAttemptAt: new Date('2026-01-08T03:20:00.000Z') });
   await spool.close();
 });
@@ -30,7 +32,7 @@ function cli(args: string[], tz: string): { code: number | null; out: string; er
 }
 
 describe('queue: times in the local zone', () => {
-  it('show: every time field in the Pi\'s zone with its offset (Asia/Jakarta, +07:00)', () => {
+  it("show: every time field in the Pi's zone with its offset (Asia/Jakarta, +07:00)", () => {
     const r = cli(['show', 't1'], 'Asia/Jakarta');
     expect(r.code).toBe(0);
     expect(r.out).toContain('receivedAt: 2026-01-08 10:15:35 +07:00\n');
@@ -50,7 +52,9 @@ describe('localTime', () => {
   it('formats in this process\'s zone with the offset; bad input is "-"', () => {
     const d = new Date('2026-01-08T03:15:35.000Z');
     expect(localTime(d)).toMatch(new RegExp(`^2026-01-0[78] \\d\\d:\\d\\d:35 ${zoneOffset(d).replace('+', '\\+')}$`));
-    expect(new Date(localTime(d).replace(' ', 'T').replace(' ', '')).getTime()).toBe(d.getTime() - 0 - (d.getTime() % 1000));
+    expect(new Date(localTime(d).replace(' ', 'T').replace(' ', '')).getTime()).toBe(
+      d.getTime() - 0 - (d.getTime() % 1000),
+    );
     expect(localTime('nonsense')).toBe('-');
     expect(localTime(undefined)).toBe('-');
   });

@@ -21,13 +21,26 @@ beforeEach(async () => {
   daemon = await Spool.open(dir, { logger: silentLogger(), fsync: false });
   await daemon.putPending(makeSms('p1', { receivedAt: '2024-01-01T00:00:01Z' }));
   await daemon.putPending(makeSms('p2', { receivedAt: '2024-01-01T00:00:02Z', sender: 'TELKOMSEL' }));
-  await daemon.markRetry('p2', { error: 'HTTP 503: busy', status: 503, nextAttemptAt: new Date('2099-01-01T00:00:00Z') });
+  await daemon.markRetry('p2', {
+    error: 'HTTP 503: busy',
+    status: 503,
+    nextAttemptAt: new Date('2099-01-01T00:00:00Z'),
+  });
   await daemon.putPending(makeSms('d1', { receivedAt: '2024-01-01T00:00:03Z' }));
   await daemon.markDead('d1', 'HTTP 422: unknown sender format', 422);
   await daemon.putPending(makeSms('s1', { receivedAt: '2024-01-01T00:00:04Z' }));
   await daemon.markDelivered('s1', { status: 200, at: new Date('2024-01-01T00:01:00Z') });
   await daemon.putIgnored(makeSms('i1', { sender: '+6281234567890', ignoredReason: 'sender not accepted' }));
-  await daemon.putQuarantine({ v: 1, kind: 'quarantine', id: 'q1', modem: 'telkomsel-1', index: 4, raw: '0791ZZ', reason: 'PDU invalid', receivedAt: '2024-01-01T00:00:05Z' });
+  await daemon.putQuarantine({
+    v: 1,
+    kind: 'quarantine',
+    id: 'q1',
+    modem: 'telkomsel-1',
+    index: 4,
+    raw: '0791ZZ',
+    reason: 'PDU invalid',
+    receivedAt: '2024-01-01T00:00:05Z',
+  });
   const part: PartRecord = {
     v: 1,
     kind: 'part',
@@ -61,7 +74,8 @@ async function run(args: string[], open?: Open): Promise<string> {
   await program.parseAsync(['node', 'x', 'queue', ...args]);
   return out.join('');
 }
-const runJson = async <T>(args: string[], open?: Open) => JSON.parse(await run([...args, '--spool', dir, '--json'], open)) as T;
+const runJson = async <T>(args: string[], open?: Open) =>
+  JSON.parse(await run([...args, '--spool', dir, '--json'], open)) as T;
 const files = async (area: string) => (await readdir(path.join(dir, area))).sort();
 
 interface LsJson {
@@ -113,7 +127,11 @@ describe('queue show', () => {
   it('prints the full record of any area', async () => {
     const shown = await runJson<{ area: string; record: SmsRecord }>(['show', 'd1']);
     expect(shown).toEqual(await daemon.get('d1'));
-    expect(shown.record).toMatchObject({ deadReason: 'HTTP 422: unknown sender format', lastStatus: 422, sender: '858' });
+    expect(shown.record).toMatchObject({
+      deadReason: 'HTTP 422: unknown sender format',
+      lastStatus: 422,
+      sender: '858',
+    });
 
     const text = await run(['show', 'i1', '--spool', dir]);
     expect(text).toContain('area: ignored\n');
@@ -123,14 +141,22 @@ describe('queue show', () => {
 
   it('an unknown id is an error that says how to find ids', async () => {
     const err = await run(['show', 'nope', '--spool', dir]).catch((e: unknown) => e);
-    expect(err).toMatchObject({ message: 'no record nope in the spool', hint: expect.stringContaining('queue ls --area all') });
+    expect(err).toMatchObject({
+      message: 'no record nope in the spool',
+      hint: expect.stringContaining('queue ls --area all'),
+    });
   });
 });
 
 describe('queue retry and drop (while the daemon runs)', () => {
   /** The CLI's own open, with the SIGHUP to the daemon recorded instead of sent. */
   function recordingOpen(signals: Array<[number, string]>): Open {
-    return (o) => Spool.open(o.spool!, { logger: silentLogger(), role: 'client', signal: (pid, sig) => void signals.push([pid, sig]) });
+    return (o) =>
+      Spool.open(o.spool!, {
+        logger: silentLogger(),
+        role: 'client',
+        signal: (pid, sig) => void signals.push([pid, sig]),
+      });
   }
 
   it('retry <id>: dead -> pending with attempts reset; the daemon is signalled and picks it up on rescan', async () => {
@@ -152,9 +178,13 @@ describe('queue retry and drop (while the daemon runs)', () => {
     await daemon.markDead('d2', 'HTTP 400: no');
     expect(await runJson(['retry', '--dead'], recordingOpen([]))).toEqual({ retried: 2 });
     expect(await files('dead')).toEqual([]);
-    expect(await run(['retry', '--dead', '--spool', dir], recordingOpen([]))).toBe('0 dead record(s) returned to pending\n');
+    expect(await run(['retry', '--dead', '--spool', dir], recordingOpen([]))).toBe(
+      '0 dead record(s) returned to pending\n',
+    );
     await expect(run(['retry', '--spool', dir])).rejects.toThrow('give a record id, or --dead');
-    await expect(run(['retry', 's1', '--spool', dir], recordingOpen([]))).rejects.toThrow('record s1 is in sent, not in dead or pending');
+    await expect(run(['retry', 's1', '--spool', dir], recordingOpen([]))).rejects.toThrow(
+      'record s1 is in sent, not in dead or pending',
+    );
   });
 
   it('drop removes pending/ignored/quarantine records; sent and unknown ids are refused', async () => {
@@ -170,7 +200,9 @@ describe('queue retry and drop (while the daemon runs)', () => {
     await expect(run(['drop', 'ghost', '--spool', dir])).rejects.toMatchObject({ reason: 'not-found' });
 
     // the daemon does not resurrect the dropped record
-    await expect(daemon.markDelivered('p1', { status: 200, at: new Date() })).rejects.toMatchObject({ reason: 'not-found' });
+    await expect(daemon.markDelivered('p1', { status: 200, at: new Date() })).rejects.toMatchObject({
+      reason: 'not-found',
+    });
     expect(await files('sent')).toEqual(['s1.json']);
   });
 });
@@ -194,7 +226,11 @@ describe('queue stats', () => {
 
   it('text output starts with the daemon line', async () => {
     const text = await run(['stats', '--spool', dir]);
-    expect(text.split('\n').slice(0, 3)).toEqual([`daemon: running (pid ${process.pid})`, expect.stringMatching(/^pending: {4}2 \(oldest \S+\)$/), 'dead:       1']);
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      `daemon: running (pid ${process.pid})`,
+      expect.stringMatching(/^pending: {4}2 \(oldest \S+\)$/),
+      'dead:       1',
+    ]);
     await daemon.close();
     expect((await run(['stats', '--spool', dir])).split('\n')[0]).toBe('daemon: not running');
     expect((await runJson<{ daemon: unknown }>(['stats'])).daemon).toEqual({ running: false });
@@ -207,7 +243,9 @@ describe('usage errors exit 2, before the spool is touched', () => {
   it.each([['abc'], ['0'], ['-1'], ['1.5']])('queue ls -n %s', async (n) => {
     const r = await cli(['ls', '--spool', dir, '-n', n]);
     expect(r.out).toBe('');
-    expect(r.err).toContain(`error: option '-n, --limit <n>' argument '${n}' is invalid. expected a number of records (a whole number >= 1).`);
+    expect(r.err).toContain(
+      `error: option '-n, --limit <n>' argument '${n}' is invalid. expected a number of records (a whole number >= 1).`,
+    );
     expect(r.code).toBe(2);
   });
 

@@ -75,7 +75,12 @@ export const sessionTarget: OpsTarget<SessionOps> = {
       .option('--simulate', 'use the built-in virtual modem instead of hardware')
       .addOption(new Option('--profile <id>', 'modem profile (default: detected)').choices(PROFILE_SETTINGS))
       .option('--pin <pin>', 'SIM PIN, if the SIM asks for one (or set PULSA_BRIDGE_PIN)')
-      .option('--timeout <ms>', 'per-command timeout in ms', wholeNumber('a timeout in ms (a whole number >= 1)', 1), 10_000)
+      .option(
+        '--timeout <ms>',
+        'per-command timeout in ms',
+        wholeNumber('a timeout in ms (a whole number >= 1)', 1),
+        10_000,
+      )
       .option('-v, --verbose', 'log the AT traffic to stderr'),
   withOps: async <T>(io: Io, base: TargetCliOptionsBase, fn: (ops: SessionOps) => Promise<T>): Promise<T> => {
     const opts = base as SessionCliOptions;
@@ -93,7 +98,11 @@ export const sessionTarget: OpsTarget<SessionOps> = {
     try {
       return await fn(ops);
     } finally {
-      await ops.close().catch((err: unknown) => logger.debug({ err }, 'cancelling the USSD session at exit failed (the port closes anyway)'));
+      await ops
+        .close()
+        .catch((err: unknown) =>
+          logger.debug({ err }, 'cancelling the USSD session at exit failed (the port closes anyway)'),
+        );
       await session.close();
     }
   },
@@ -108,6 +117,7 @@ async function runSession(args: string[], io: Io): Promise<void> {
   const program = new Command().name('pulsa-bridge');
   program.addCommand(atCommand(io, sessionTarget));
   program.addCommand(ussdCommand(io, sessionTarget));
-  for (const c of allCommands(program)) c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
+  for (const c of allCommands(program))
+    c.configureOutput({ writeOut: io.out, writeErr: io.err }).showHelpAfterError('(add --help for usage)');
   await runCli(program, ['node', 'pulsa-bridge', ...args], io);
 }

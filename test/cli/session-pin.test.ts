@@ -20,7 +20,13 @@ afterEach(() => cleanup());
 
 /** One CLI run: a session on a PIN-locked virtual SIM (the same SIM each run), init, close. */
 async function cliRun(pin: string): Promise<{ error: string | undefined; pinEntries: number }> {
-  const vm = new VirtualModem({ path: 'virtual:pin-locked', profile: 'generic', pin: '1234', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({
+    path: 'virtual:pin-locked',
+    profile: 'generic',
+    pin: '1234',
+    bootStepMs: 0,
+    noise: false,
+  });
   vm.start();
   const session = await openSession({
     port: 'virtual:pin-locked',
@@ -31,7 +37,10 @@ async function cliRun(pin: string): Promise<{ error: string | undefined; pinEntr
     logger: silentLogger(),
   });
   try {
-    const error = await session.modem.init().then(() => undefined, (e: Error) => e.message);
+    const error = await session.modem.init().then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
     return { error, pinEntries: vm.commandLog().filter((l) => /^AT\+CPIN="/i.test(l)).length };
   } finally {
     await session.close();

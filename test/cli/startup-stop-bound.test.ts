@@ -16,18 +16,30 @@ describe('startupStopBound', () => {
   it('a start-up that never finishes: the first signal expires the bound once', () => {
     const requested: string[] = [];
     const expired: string[] = [];
-    const g = startupStopBound(20_000, (s) => requested.push(s), (s) => expired.push(s));
+    const g = startupStopBound(
+      20_000,
+      (s) => requested.push(s),
+      (s) => expired.push(s),
+    );
     g.request('SIGTERM');
     g.request('SIGINT');
     vi.advanceTimersByTime(19_999);
     expect(expired).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect({ requested, expired, first: g.requested() }).toEqual({ requested: ['SIGTERM'], expired: ['SIGTERM'], first: 'SIGTERM' });
+    expect({ requested, expired, first: g.requested() }).toEqual({
+      requested: ['SIGTERM'],
+      expired: ['SIGTERM'],
+      first: 'SIGTERM',
+    });
   });
 
   it('the timer armed during start-up is cleared when the daemon has started', () => {
     const expired: string[] = [];
-    const g = startupStopBound(20_000, () => undefined, (s) => expired.push(s));
+    const g = startupStopBound(
+      20_000,
+      () => undefined,
+      (s) => expired.push(s),
+    );
     g.request('SIGTERM');
     vi.advanceTimersByTime(5_000);
     g.started();
@@ -39,7 +51,11 @@ describe('startupStopBound', () => {
 
   it('a signal after start-up arms nothing', () => {
     const expired: string[] = [];
-    const g = startupStopBound(20_000, () => undefined, (s) => expired.push(s));
+    const g = startupStopBound(
+      20_000,
+      () => undefined,
+      (s) => expired.push(s),
+    );
     g.started();
     g.request('SIGINT');
     expect(vi.getTimerCount()).toBe(0);

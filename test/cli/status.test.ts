@@ -53,16 +53,19 @@ describe('status: the spooled count', () => {
 
     const file = statusFilePath(spoolDir);
     let written: StatusFile | undefined;
-    await until(async () => {
-      written = JSON.parse(await readFile(file, 'utf8').catch(() => '{"modems":[]}')) as StatusFile;
-      return written.modems[0]?.receiver?.received === 2;
-    }, 'status.json with both SMS received', 15_000);
+    await until(
+      async () => {
+        written = JSON.parse(await readFile(file, 'utf8').catch(() => '{"modems":[]}')) as StatusFile;
+        return written.modems[0]?.receiver?.received === 2;
+      },
+      'status.json with both SMS received',
+      15_000,
+    );
     expect(written!.modems[0]!.receiver).toMatchObject({ received: 2, spooled: 1, forwarded: 1 });
 
     const r = await status(['--spool', spoolDir]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/\n {2}received 2, spooled 1, ignored 1, /);
-
   });
 
   it('a status.json written before `spooled` existed: the count is read from `forwarded`', async () => {
@@ -71,15 +74,34 @@ describe('status: the spooled count', () => {
     // The "daemon": an owner Spool in this process (it holds spool.lock with our pid).
     const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
     cleanups.push(() => owner.close());
-    const receiver = { received: 4, forwarded: 3, ignored: 1, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 2 };
+    const receiver = {
+      received: 4,
+      forwarded: 3,
+      ignored: 1,
+      quarantined: 0,
+      duplicates: 0,
+      partsWaiting: 0,
+      sweeps: 2,
+    };
     const modem = { name: 'tsel-1', state: 'running', since: new Date().toISOString(), reconnects: 0, receiver };
     const forwarder = { delivered: 3, retried: 0, dead: 0, unrecorded: 0 };
-    const old = { version: '0.1.0', startedAt: new Date().toISOString(), webhookUrl: 'http://127.0.0.1:1/x', modems: [modem], forwarder };
-    await writeFile(statusFilePath(dir), JSON.stringify({ ...old, pid: process.pid, writtenAt: new Date().toISOString() }));
+    const old = {
+      version: '0.1.0',
+      startedAt: new Date().toISOString(),
+      webhookUrl: 'http://127.0.0.1:1/x',
+      modems: [modem],
+      forwarder,
+    };
+    await writeFile(
+      statusFilePath(dir),
+      JSON.stringify({ ...old, pid: process.pid, writtenAt: new Date().toISOString() }),
+    );
     const r = await status(['--spool', dir]);
     expect(r.code).toBe(0);
     expect(r.out).toContain('modem tsel-1: running since ');
-    expect(r.out).toMatch(/\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0, failed attempts 0\n/);
+    expect(r.out).toMatch(
+      /\n {2}received 4, spooled 3, ignored 1, quarantined 0, duplicates 0, parts waiting 0, reconnects 0, failed attempts 0\n/,
+    );
   });
 
   it('prints its times in the local zone with the offset, like queue (issue 12: one zone everywhere)', async () => {
@@ -88,9 +110,32 @@ describe('status: the spooled count', () => {
     const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
     cleanups.push(() => owner.close());
     const since = '2026-11-24T01:02:03.000Z';
-    const modem = { name: 'tsel-1', state: 'running', since, reconnects: 0, receiver: { received: 0, spooled: 0, ignored: 0, quarantined: 0, duplicates: 0, partsWaiting: 0, sweeps: 1, lastSweepAt: since } };
+    const modem = {
+      name: 'tsel-1',
+      state: 'running',
+      since,
+      reconnects: 0,
+      receiver: {
+        received: 0,
+        spooled: 0,
+        ignored: 0,
+        quarantined: 0,
+        duplicates: 0,
+        partsWaiting: 0,
+        sweeps: 1,
+        lastSweepAt: since,
+      },
+    };
     const forwarder = { delivered: 0, retried: 0, dead: 0, unrecorded: 0 };
-    const st = { version: '0.1.0', startedAt: since, webhookUrl: 'http://127.0.0.1:1/x', modems: [modem], forwarder, pid: process.pid, writtenAt: new Date().toISOString() };
+    const st = {
+      version: '0.1.0',
+      startedAt: since,
+      webhookUrl: 'http://127.0.0.1:1/x',
+      modems: [modem],
+      forwarder,
+      pid: process.pid,
+      writtenAt: new Date().toISOString(),
+    };
     await writeFile(statusFilePath(dir), JSON.stringify(st));
     const tz = process.env.TZ;
     process.env.TZ = 'Asia/Jakarta'; // a Pi in WIB: +07:00
@@ -132,7 +177,9 @@ describe('status: the spool counts', () => {
     const r = await status(['--spool', dir]);
     expect(r.code).toBe(0);
     // The spool on disk is empty: 7 pending can only come from status.json.
-    expect(r.out).toContain(`spool: 7 pending, 1 dead, 40 sent, 2 ignored, 0 quarantined, 3 parts (the daemon's count at ${localTime(writtenAt)})\n`);
+    expect(r.out).toContain(
+      `spool: 7 pending, 1 dead, 40 sent, 2 ignored, 0 quarantined, 3 parts (the daemon's count at ${localTime(writtenAt)})\n`,
+    );
     const json = await status(['--spool', dir, '--json']);
     expect(JSON.parse(json.out).spool).toEqual(stats);
   });
@@ -154,10 +201,15 @@ describe('status: the spool counts', () => {
     cleanups.push(cleanup);
     const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false }); // holds spool.lock with our pid
     cleanups.push(() => owner.close());
-    await writeFile(statusFilePath(dir), JSON.stringify({ ...statusJson(new Date().toISOString()), pid: process.pid + 100_000 }));
+    await writeFile(
+      statusFilePath(dir),
+      JSON.stringify({ ...statusJson(new Date().toISOString()), pid: process.pid + 100_000 }),
+    );
     const r = await status(['--spool', dir]);
     expect(r.code).toBe(1);
-    expect(r.out).toContain(`note: status.json is from an earlier process (pid ${process.pid + 100_000}); the daemon (pid ${process.pid}) has not written its own yet`);
+    expect(r.out).toContain(
+      `note: status.json is from an earlier process (pid ${process.pid + 100_000}); the daemon (pid ${process.pid}) has not written its own yet`,
+    );
     expect(r.out).toContain('spool: 0 pending, 0 dead, 0 sent, 0 ignored, 0 quarantined, 0 parts\n');
     expect(r.out).not.toContain('forwarder:');
   });
@@ -181,4 +233,3 @@ describe('status exit codes a probe can tell apart', () => {
     }
   });
 });
-

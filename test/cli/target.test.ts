@@ -17,8 +17,6 @@ import { cli } from '../support/cli.js';
 import { startInProcess } from '../support/in-process.js';
 import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 
-
-
 let dir: string;
 let server: TestServer;
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -33,14 +31,22 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const modem = { name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 };
+const modem = {
+  name: 'tsel-1',
+  port: 'virtual:tsel-1',
+  senders: ['858'],
+  otherSenders: 'keep',
+  sweepIntervalSec: 3600,
+};
 
 const daemonConfig = (modems: unknown[] = [modem]): Promise<string> =>
   writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems });
 
 /** The daemon on the config file an operator's command reads too. */
 async function startDaemon(file: string): Promise<Daemon> {
-  return startInProcess(parseConfig(JSON.parse(await readFile(file, 'utf8'))), cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
+  return startInProcess(parseConfig(JSON.parse(await readFile(file, 'utf8'))), cleanups, {
+    virtualModem: { bootStepMs: 0, noise: false },
+  });
 }
 
 /** The direct path's device: the same simulated modem the daemon runs, with nothing stored. */
@@ -72,16 +78,24 @@ describe('through the running daemon, or directly: the same output', () => {
     const daemon = await startDaemon(file);
     const vm = virtualModemAt('virtual:tsel-1')!;
     vm.injectSms({ from: '0812999', text: 'pesan pribadi' });
-    await until(() => vm.storedMessages().length === 1 && daemon.status().modems[0]!.scheduler.running === undefined, 'the kept SMS', 5000);
+    await until(
+      () => vm.storedMessages().length === 1 && daemon.status().modems[0]!.scheduler.running === undefined,
+      'the kept SMS',
+      5000,
+    );
     const list = await cli(['sms', 'list', '--config', file, '--modem', 'tsel-1', '--json']);
     const [only] = JSON.parse(list.out) as Array<{ index: number; sender: string }>;
     expect(only).toMatchObject({ sender: '0812999' });
     const read = await cli(['sms', 'read', '--config', file, String(only!.index)]);
-    expect(read.out).toMatch(new RegExp(`^#${only!.index} \\[(un)?read\\] from 0812999 at .*\\n  pesan pribadi\\n\\n$`));
+    expect(read.out).toMatch(
+      new RegExp(`^#${only!.index} \\[(un)?read\\] from 0812999 at .*\\n  pesan pribadi\\n\\n$`),
+    );
     // Through the daemon the SMS is handled first: a sender the keep policy leaves on the SIM is archived, then deleted.
     const del = await cli(['sms', 'delete', '--config', file, String(only!.index)]);
     expect(del).toMatchObject({ err: '', code: 0 });
-    expect(del.out).toMatch(new RegExp(`^deleted SMS at index ${only!.index} \\(from 0812999, archived in ignored: \\S+\\)\\n$`));
+    expect(del.out).toMatch(
+      new RegExp(`^deleted SMS at index ${only!.index} \\(from 0812999, archived in ignored: \\S+\\)\\n$`),
+    );
     const again = await cli(['sms', 'delete', '--config', file, String(only!.index)]);
     expect(again).toEqual({
       out: '',
@@ -89,10 +103,17 @@ describe('through the running daemon, or directly: the same output', () => {
       code: 1,
     });
     const missing = await cli(['sms', 'read', '--config', file, '7']);
-    expect(missing).toEqual({ out: '', err: 'error: no SMS at index 7\nhint: `pulsa-bridge sms list` shows the stored messages and their indexes\n', code: 1 });
+    expect(missing).toEqual({
+      out: '',
+      err: 'error: no SMS at index 7\nhint: `pulsa-bridge sms list` shows the stored messages and their indexes\n',
+      code: 1,
+    });
     expect(await cli(['sms', 'list', '--config', file])).toEqual({ out: 'no SMS on the modem\n', err: '', code: 0 });
     // The direct path says the same about an empty slot.
-    expect(await cli(['sms', 'delete', '--simulate', '9'], { virtualModem: freshModem })).toEqual({ ...again, err: again.err.replace(`index ${only!.index}`, 'index 9') });
+    expect(await cli(['sms', 'delete', '--simulate', '9'], { virtualModem: freshModem })).toEqual({
+      ...again,
+      err: again.err.replace(`index ${only!.index}`, 'index 9'),
+    });
   });
 
   it('sms send through the daemon prints what the direct path prints', async () => {
@@ -101,7 +122,11 @@ describe('through the running daemon, or directly: the same output', () => {
     const r = await cli(['sms', 'send', '--config', file, '--to', '151', 'TRANSFERPULSA', '081234567890', '5000']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^sent to 151 in 1 part\(s\); message reference\(s\) \d+\n$/);
-    expect(virtualModemAt('virtual:tsel-1')!.sentMessages().map((m) => [m.destination, m.text])).toEqual([['151', 'TRANSFERPULSA 081234567890 5000']]);
+    expect(
+      virtualModemAt('virtual:tsel-1')!
+        .sentMessages()
+        .map((m) => [m.destination, m.text]),
+    ).toEqual([['151', 'TRANSFERPULSA 081234567890 5000']]);
   });
 });
 
@@ -111,16 +136,30 @@ describe('choosing the modem', () => {
     await startDaemon(file);
     const r = await cli(['info', '--config', file, '--modem', 'xl-1']);
     expect(r.out).toMatch(/^name: xl-1\n/);
-    expect(await cli(['info', '--config', file])).toEqual({ out: '', err: 'error: the config has 2 modems: pass --modem NAME (tsel-1, xl-1)\n', code: 2 });
+    expect(await cli(['info', '--config', file])).toEqual({
+      out: '',
+      err: 'error: the config has 2 modems: pass --modem NAME (tsel-1, xl-1)\n',
+      code: 2,
+    });
     const unknown = await cli(['sms', 'list', '--config', file, '--modem', 'isat-9']);
-    expect(unknown.err).toBe('error: no modem named "isat-9" in the config (it has: tsel-1, xl-1)\nhint: `pulsa-bridge config check` shows the config\n');
+    expect(unknown.err).toBe(
+      'error: no modem named "isat-9" in the config (it has: tsel-1, xl-1)\nhint: `pulsa-bridge config check` shows the config\n',
+    );
     expect(unknown.code).toBe(2);
   });
 
   it('a daemon that does not run the modem named: the port is opened directly', async () => {
     const file = await daemonConfig();
     await startDaemon(file);
-    const other = await writeConfig(dir, { webhook: { url: server.url }, spool: { dir: path.join(dir, 'spool') }, modems: [{ ...modem, name: 'xl-1', port: 'virtual:xl-1' }] }, { file: 'other.json', defaults: false });
+    const other = await writeConfig(
+      dir,
+      {
+        webhook: { url: server.url },
+        spool: { dir: path.join(dir, 'spool') },
+        modems: [{ ...modem, name: 'xl-1', port: 'virtual:xl-1' }],
+      },
+      { file: 'other.json', defaults: false },
+    );
     const r = await cli(['info', '--config', other, '--verbose'], { virtualModem: freshModem });
     expect(r.err).toMatch(/^path: direct, opening virtual:xl-1 \(the daemon at .* does not run this modem\)\n/);
     expect(r.out).toMatch(/^name: xl-1\n/);

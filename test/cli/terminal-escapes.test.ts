@@ -34,14 +34,19 @@ afterEach(async () => {
 async function queue(args: string[]): Promise<string> {
   let out = '';
   const io = { out: (t: string) => void (out += t), err: (t: string) => void (out += t) };
-  await new Command().exitOverride().addCommand(queueCommands(io)).parseAsync(['node', 'x', 'queue', ...args, '--spool', dir]);
+  await new Command()
+    .exitOverride()
+    .addCommand(queueCommands(io))
+    .parseAsync(['node', 'x', 'queue', ...args, '--spool', dir]);
   return out;
 }
 
 describe('control characters from SMS and modems are shown as escapes', () => {
   it('queue ls and queue show (an ignored SMS from an unknown sender)', async () => {
     const spool = await Spool.open(dir, { logger: silentLogger(), fsync: false });
-    await spool.putIgnored(makeSms('i1', { sender: '+62811\x1b[8m', text: NASTY, ignoredReason: 'sender not accepted' }));
+    await spool.putIgnored(
+      makeSms('i1', { sender: '+62811\x1b[8m', text: NASTY, ignoredReason: 'sender not accepted' }),
+    );
     await spool.close();
     const ls = await queue(['ls', '--area', 'ignored']);
     expect(ls).not.toMatch(ACTIVE);
@@ -79,11 +84,26 @@ describe('control characters from SMS and modems are shown as escapes', () => {
   });
 
   it('at replies, USSD replies and balance replies', () => {
-    const at = formatOutcome({ command: 'ATI', lines: ['SIM800 \x1b]0;x\x07'], final: 'OK', ok: true, urcs: [] } as never);
+    const at = formatOutcome({
+      command: 'ATI',
+      lines: ['SIM800 \x1b]0;x\x07'],
+      final: 'OK',
+      ok: true,
+      urcs: [],
+    } as never);
     expect(at).toBe('SIM800 \\x1b]0;x\\x07\nOK\n');
     const ussd = formatUssd({ status: 0, statusText: 'done', text: `Sisa pulsa ${NASTY}`, raw: '' });
     expect(ussd).not.toMatch(ACTIVE);
-    const balance = formatBalance({ modem: 'm', code: '*888#', reply: NASTY, balance: 5000, activeUntil: null, state: 'ok', reasons: [], checkedAt: '2024-01-01T00:00:00Z' } as never);
+    const balance = formatBalance({
+      modem: 'm',
+      code: '*888#',
+      reply: NASTY,
+      balance: 5000,
+      activeUntil: null,
+      state: 'ok',
+      reasons: [],
+      checkedAt: '2024-01-01T00:00:00Z',
+    } as never);
     expect(balance).not.toMatch(ACTIVE);
     expect(balance).toContain('\\x1b]0;pwned');
   });

@@ -25,7 +25,11 @@ afterEach(async () => {
   process.exitCode = undefined;
 });
 
-async function setup(modems: Array<Record<string, unknown>>, reseller: Record<string, unknown> = {}, receiver?: DemoReceiver) {
+async function setup(
+  modems: Array<Record<string, unknown>>,
+  reseller: Record<string, unknown> = {},
+  receiver?: DemoReceiver,
+) {
   const dir = await mkdtemp(join(tmpdir(), 'pb-transfer-cli-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const file = await writeConfig(
@@ -75,13 +79,41 @@ describe('balance command', () => {
       { name: 'plain' },
     ]);
     const lines = new Map([
-      ['tsel', await net.add('tsel', { number: '081211110001', operator: 'telkomsel', balance: 5000, activeUntil: '2030-01-31' })],
-      ['isat', await net.add('isat', { number: '085611110001', operator: 'indosat', balance: 125_000, activeUntil: '2030-02-28' }, 'huawei')],
-      ['odd', await net.add('odd', { number: '081711110001', operator: 'xl', balanceText: () => 'Sisa kuota 2GB. Ketik 1 untuk beli' }, 'generic')],
+      [
+        'tsel',
+        await net.add('tsel', {
+          number: '081211110001',
+          operator: 'telkomsel',
+          balance: 5000,
+          activeUntil: '2030-01-31',
+        }),
+      ],
+      [
+        'isat',
+        await net.add(
+          'isat',
+          { number: '085611110001', operator: 'indosat', balance: 125_000, activeUntil: '2030-02-28' },
+          'huawei',
+        ),
+      ],
+      [
+        'odd',
+        await net.add(
+          'odd',
+          { number: '081711110001', operator: 'xl', balanceText: () => 'Sisa kuota 2GB. Ketik 1 untuk beli' },
+          'generic',
+        ),
+      ],
     ]);
     const one = await run(['balance', '-c', file, '--modem', 'isat', '--json'], opener(net, lines));
     expect(one.code).toBe(0);
-    expect(JSON.parse(one.out)).toMatchObject({ modem: 'isat', code: '*555#', balance: 125_000, activeUntil: '2030-02-28', state: 'ok' });
+    expect(JSON.parse(one.out)).toMatchObject({
+      modem: 'isat',
+      code: '*555#',
+      balance: 125_000,
+      activeUntil: '2030-02-28',
+      state: 'ok',
+    });
     expect(JSON.parse(one.out).reply).toMatch(/^Pulsa Anda Rp 125\.000,- Berlaku s\/d 28\.02\.2030/);
 
     const all = await run(['balance', '-c', file, '--json'], opener(net, lines));
@@ -124,10 +156,20 @@ describe('balance command', () => {
 
   it('--code and --reply override the config; a modem with no check is a usage error; a failed check exits 1', async () => {
     const { file, net } = await setup([{ name: 'plain' }, { name: 'tsel', operator: 'telkomsel' }]);
-    const lines = new Map([['plain', await net.add('plain', { number: '081211110009', operator: 'telkomsel', balance: 777 })]]);
+    const lines = new Map([
+      ['plain', await net.add('plain', { number: '081211110009', operator: 'telkomsel', balance: 777 })],
+    ]);
     expect((await run(['balance', '-c', file, '--modem', 'plain'], opener(net, lines))).code).toBe(2);
-    const r = await run(['balance', '-c', file, '--modem', 'plain', '--code', '*888#', '--reply', '2', '--json'], opener(net, lines));
-    expect(JSON.parse(r.out)).toMatchObject({ code: '*888#', reply: 'Nomor Anda 6281211110009', balance: null, state: 'unknown' });
+    const r = await run(
+      ['balance', '-c', file, '--modem', 'plain', '--code', '*888#', '--reply', '2', '--json'],
+      opener(net, lines),
+    );
+    expect(JSON.parse(r.out)).toMatchObject({
+      code: '*888#',
+      reply: 'Nomor Anda 6281211110009',
+      balance: null,
+      state: 'unknown',
+    });
     const bad = await run(['balance', '-c', file, '--modem', 'plain', '--code', '*000#'], opener(net, lines));
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/plain: balance check \*000# failed: .*not supported/);
@@ -141,10 +183,16 @@ describe('test-transfer command', () => {
   ];
 
   it('--dry-run prints every code and sends nothing', async () => {
-    const { file, net } = await setup([{ name: 'sender', operator: 'indosat', number: '085611110001' }, { name: 'centre', operator: 'indosat', number: '085600000001' }]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--dry-run'], async () => {
-      throw new Error('must not open a modem');
-    });
+    const { file, net } = await setup([
+      { name: 'sender', operator: 'indosat', number: '085611110001' },
+      { name: 'centre', operator: 'indosat', number: '085600000001' },
+    ]);
+    const r = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--dry-run'],
+      async () => {
+        throw new Error('must not open a modem');
+      },
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain('1. send SMS "TRANSFERPULSA 085600000001 10000" to 151 from sender');
     expect(r.out).toContain('2. wait up to 120 s for an SMS from 151 on sender and read the token in it');
@@ -153,22 +201,51 @@ describe('test-transfer command', () => {
     expect(net.network.line('085611110001')).toBeUndefined(); // no line was even joined: nothing could be sent
   });
 
-  it.each(['toString', 'constructor', '__proto__'])('--operator %s (an inherited name, no flow) is a usage error, nothing opened', async (op) => {
-    const { file } = await setup([{ name: 'sender', operator: 'indosat', number: '085611110001' }, { name: 'centre', operator: 'indosat', number: '085600000001' }]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--operator', op, '--dry-run'], async () => {
-      throw new Error('must not open a modem');
-    });
-    expect(r.code).toBe(2);
-    expect(r.err).toContain(`no transfer flow for operator "${op}"`);
-  });
+  it.each(['toString', 'constructor', '__proto__'])(
+    '--operator %s (an inherited name, no flow) is a usage error, nothing opened',
+    async (op) => {
+      const { file } = await setup([
+        { name: 'sender', operator: 'indosat', number: '085611110001' },
+        { name: 'centre', operator: 'indosat', number: '085600000001' },
+      ]);
+      const r = await run(
+        [
+          'test-transfer',
+          '-c',
+          file,
+          '--from',
+          'sender',
+          '--to',
+          'centre',
+          '--amount',
+          '10000',
+          '--operator',
+          op,
+          '--dry-run',
+        ],
+        async () => {
+          throw new Error('must not open a modem');
+        },
+      );
+      expect(r.code).toBe(2);
+      expect(r.err).toContain(`no transfer flow for operator "${op}"`);
+    },
+  );
 
   it('without --yes it asks, and refuses when it cannot', async () => {
     const { file, net } = await setup(modems);
     const lines = new Map([['sender', await net.add('sender', { number: '081211110001', operator: 'telkomsel' })]]);
-    const no = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', '081200000001', '--amount', '5000'], opener(net, lines));
+    const no = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--to', '081200000001', '--amount', '5000'],
+      opener(net, lines),
+    );
     expect(no.code).toBe(2);
     expect(no.err).toMatch(/refusing to move real credit without a confirmation/);
-    const declined = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', '081200000001', '--amount', '5000'], opener(net, lines), 'n\n');
+    const declined = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--to', '081200000001', '--amount', '5000'],
+      opener(net, lines),
+      'n\n',
+    );
     expect(declined.code).toBe(1);
     expect(net.network.line('081211110001')!.balance).toBe(50_000);
   });
@@ -179,19 +256,38 @@ describe('test-transfer command', () => {
       ['sender', await net.add('sender', { number: '081211110001', operator: 'telkomsel' })],
       ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })],
     ]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--yes'], opener(net, lines));
+    const r = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '10000', '--yes'],
+      opener(net, lines),
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/1\. dial USSD \*858\*081200000001\*10000# on sender, then answer "1": OK at \+\d+\.\d\d s \(\d+\.\d\d s\)/);
-    expect(r.out).toMatch(/confirmation on centre from 858: Anda mendapatkan penambahan pulsa Rp 10000 dari nomor 6281211110001 .* SN: /);
+    expect(r.out).toMatch(
+      /1\. dial USSD \*858\*081200000001\*10000# on sender, then answer "1": OK at \+\d+\.\d\d s \(\d+\.\d\d s\)/,
+    );
+    expect(r.out).toMatch(
+      /confirmation on centre from 858: Anda mendapatkan penambahan pulsa Rp 10000 dari nomor 6281211110001 .* SN: /,
+    );
     expect(r.out).toMatch(/result: confirmed after \d+\.\d s/);
     expect(net.network.line('081200000001')!.balance).toBe(10_000);
   });
 
   it('--order against the stand-in over HTTP: order created with the sender number, code dialed, order approved', async () => {
-    const receiver = await startDemoReceiver({ apiKey: 'k-test-123456', orders: new OrderBook(STANDIN_OPERATORS.map((o) => (o.operator_id === 1 ? { ...o, center_number: '081200000001' } : o))) });
+    const receiver = await startDemoReceiver({
+      apiKey: 'k-test-123456',
+      orders: new OrderBook(
+        STANDIN_OPERATORS.map((o) => (o.operator_id === 1 ? { ...o, center_number: '081200000001' } : o)),
+      ),
+    });
     cleanups.push(() => receiver.close());
-    const { file, net } = await setup(modems, { apiKey: 'env:PB_TEST_KEY', order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '08990000111', payoutAccountName: 'Tester' } }, receiver);
+    const { file, net } = await setup(
+      modems,
+      {
+        apiKey: 'env:PB_TEST_KEY',
+        order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '08990000111', payoutAccountName: 'Tester' },
+      },
+      receiver,
+    );
     process.env.PB_TEST_KEY = 'k-test-123456';
     cleanups.push(async () => void delete process.env.PB_TEST_KEY);
     const lines = new Map([
@@ -204,15 +300,39 @@ describe('test-transfer command', () => {
       for (const m of await lines.get('centre')!.ops.smsList('all')) {
         if (m.index !== undefined && m.text && !posted.has(m.index)) {
           posted.add(m.index);
-          await fetch(`${receiver.baseUrl}/webhook/sms-gateway`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sender: m.sender, message: m.text }) });
+          await fetch(`${receiver.baseUrl}/webhook/sms-gateway`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ sender: m.sender, message: m.text }),
+          });
         }
       }
     }, 50);
     cleanups.push(async () => clearInterval(forward));
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '10000', '--yes', '--poll-interval', '100', '--json'], opener(net, lines));
+    const r = await run(
+      [
+        'test-transfer',
+        '-c',
+        file,
+        '--from',
+        'sender',
+        '--order',
+        '--amount',
+        '10000',
+        '--yes',
+        '--poll-interval',
+        '100',
+        '--json',
+      ],
+      opener(net, lines),
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.out) as { order: { trx_id: string; final: string; statuses: Array<{ status: string }> }; outcome: string; confirmation: { sender: string } };
+    const report = JSON.parse(r.out) as {
+      order: { trx_id: string; final: string; statuses: Array<{ status: string }> };
+      outcome: string;
+      confirmation: { sender: string };
+    };
     expect(report.order.trx_id).toMatch(/^CVT-\d{8}-[A-Z0-9]+$/);
     expect(report.order.final).toBe('approved');
     expect(report.order.statuses.map((s) => s.status)).toEqual(['pending', 'approved']);
@@ -225,9 +345,19 @@ describe('test-transfer command', () => {
   it('--order: an API error is shown with status and body, the key masked, and nothing is sent', async () => {
     const receiver = await startDemoReceiver({ apiKey: 'the-right-key' });
     cleanups.push(() => receiver.close());
-    const { file, net } = await setup(modems, { apiKey: 'wrong-key-1234', order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '1', payoutAccountName: 'T' } }, receiver);
+    const { file, net } = await setup(
+      modems,
+      {
+        apiKey: 'wrong-key-1234',
+        order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '1', payoutAccountName: 'T' },
+      },
+      receiver,
+    );
     const lines = new Map([['sender', await net.add('sender', { number: '081211110001', operator: 'telkomsel' })]]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '10000', '--yes'], opener(net, lines));
+    const r = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '10000', '--yes'],
+      opener(net, lines),
+    );
     expect(r.code).toBe(1);
     expect(r.err).toContain('POST /orders answered 401');
     expect(r.err).toContain('status: 401');
@@ -238,35 +368,61 @@ describe('test-transfer command', () => {
 });
 
 /** A reseller API that answers what it likes: POST /orders -> `order`, GET /orders/{id} -> `status` (real HTTP). */
-async function hostileReseller(order: Record<string, unknown>, status: string): Promise<{ url: string; close: () => Promise<void> }> {
+async function hostileReseller(
+  order: Record<string, unknown>,
+  status: string,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const { createServer } = await import('node:http');
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      if (req.method === 'POST' && req.url?.endsWith('/orders')) res.end(JSON.stringify({ success: true, data: order }));
+      if (req.method === 'POST' && req.url?.endsWith('/orders'))
+        res.end(JSON.stringify({ success: true, data: order }));
       else res.end(JSON.stringify({ success: true, data: { ...order, status } }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
-  return { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa`, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/api/v1/convert-pulsa`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 describe('test-transfer --order against a reseller API that answers something else', () => {
-  const order = { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '08990000111', payoutAccountName: 'Tester' };
+  const order = {
+    operatorId: 1,
+    payoutMethod: 'DANA',
+    payoutAccountNumber: '08990000111',
+    payoutAccountName: 'Tester',
+  };
   const modems = [
     { name: 'sender', operator: 'telkomsel', number: '081211110001' },
     { name: 'centre', operator: 'telkomsel', number: '081200000001' },
   ];
 
   it('Rp 5000 asked, a code for another number and Rp 99000 answered: nothing dialled, both printed, exit 1', async () => {
-    const api = await hostileReseller({ trx_id: 'CVT-20261129-EVIL', ussd_code: '*858*081299999999*99000#', center_number: '081200000001', status: 'pending' }, 'approved');
+    const api = await hostileReseller(
+      {
+        trx_id: 'CVT-20261129-EVIL',
+        ussd_code: '*858*081299999999*99000#',
+        center_number: '081200000001',
+        status: 'pending',
+      },
+      'approved',
+    );
     cleanups.push(api.close);
     const { file, net } = await setup(modems, { baseUrl: api.url, apiKey: 'k', order });
     const sender = await net.add('sender', { number: '081211110001', operator: 'telkomsel' });
-    const lines = new Map([['sender', sender], ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })]]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '5000', '--yes'], opener(net, lines));
+    const lines = new Map([
+      ['sender', sender],
+      ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })],
+    ]);
+    const r = await run(
+      ['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '5000', '--yes'],
+      opener(net, lines),
+    );
     expect(r.code).toBe(1);
     expect(r.err).toContain('error: the order does not match what was asked; nothing was dialled');
     expect(r.err).toMatch(/asked: +Rp 5000 from 081211110001, Telkomsel flow \(\*858\*\{to\}\*\{amount\}#\)/);
@@ -277,13 +433,41 @@ describe('test-transfer --order against a reseller API that answers something el
   });
 
   it("the transfer's own USSD step fails while the order says approved: never a success, both said, exit 1", async () => {
-    const api = await hostileReseller({ trx_id: 'CVT-20261129-LIE', ussd_code: '*858*081200000001*5000#', center_number: '081200000001', status: 'pending' }, 'approved');
+    const api = await hostileReseller(
+      {
+        trx_id: 'CVT-20261129-LIE',
+        ussd_code: '*858*081200000001*5000#',
+        center_number: '081200000001',
+        status: 'pending',
+      },
+      'approved',
+    );
     cleanups.push(api.close);
     const { file, net } = await setup(modems, { baseUrl: api.url, apiKey: 'k', order });
     // The sending SIM has no credit: the operator refuses the transfer.
     const sender = await net.add('sender', { number: '081211110001', operator: 'telkomsel', balance: 0 });
-    const lines = new Map([['sender', sender], ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })]]);
-    const r = await run(['test-transfer', '-c', file, '--from', 'sender', '--order', '--amount', '5000', '--yes', '--poll-interval', '100', '--timeout', '5'], opener(net, lines));
+    const lines = new Map([
+      ['sender', sender],
+      ['centre', await net.add('centre', { number: '081200000001', operator: 'telkomsel', balance: 0 })],
+    ]);
+    const r = await run(
+      [
+        'test-transfer',
+        '-c',
+        file,
+        '--from',
+        'sender',
+        '--order',
+        '--amount',
+        '5000',
+        '--yes',
+        '--poll-interval',
+        '100',
+        '--timeout',
+        '5',
+      ],
+      opener(net, lines),
+    );
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/1\. dial USSD \*858\*081200000001\*5000# on sender, then answer "1": FAILED/);
     expect(r.out).toMatch(/^result: order CVT-20261129-LIE ended approved after [\d.]+ s \(the transfer: failed\)$/m);
@@ -299,10 +483,18 @@ describe('rates and calculate', () => {
     const { file } = await setup([{ name: 'm' }], { apiKey: 'k-rates-9999' }, receiver);
     const rates = await run(['rates', '-c', file, '--json'], async () => Promise.reject(new Error('unused')));
     expect(rates.code).toBe(0);
-    expect((JSON.parse(rates.out) as { data: Array<{ name: string }> }).data.map((o) => o.name)).toEqual(['Telkomsel', 'Indosat', 'XL']);
-    const calc = await run(['calculate', '-c', file, '--operator-id', '1', '--amount', '100000'], async () => Promise.reject(new Error('unused')));
+    expect((JSON.parse(rates.out) as { data: Array<{ name: string }> }).data.map((o) => o.name)).toEqual([
+      'Telkomsel',
+      'Indosat',
+      'XL',
+    ]);
+    const calc = await run(['calculate', '-c', file, '--operator-id', '1', '--amount', '100000'], async () =>
+      Promise.reject(new Error('unused')),
+    );
     expect(calc.out).toContain('"receive_amount": 85000');
-    const tooSmall = await run(['calculate', '-c', file, '--operator-id', '1', '--amount', '100', '--json'], async () => Promise.reject(new Error('unused')));
+    const tooSmall = await run(['calculate', '-c', file, '--operator-id', '1', '--amount', '100', '--json'], async () =>
+      Promise.reject(new Error('unused')),
+    );
     expect(tooSmall.code).toBe(1);
     expect(JSON.parse(tooSmall.out)).toMatchObject({ status: 422 });
     const { file: noKey } = await setup([{ name: 'm' }], {}, receiver);

@@ -110,7 +110,10 @@ describe('ussd', () => {
     expect(c.result().out).toBe(
       `[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n[status 0: done]\nNomor Anda 6281234567890\n`,
     );
-    const sent = c.vm().commandLog().filter((l) => l.startsWith('AT+CUSD=1'));
+    const sent = c
+      .vm()
+      .commandLog()
+      .filter((l) => l.startsWith('AT+CUSD=1'));
     expect(sent).toHaveLength(2);
     for (const l of sent) expect(l).toMatch(/^AT\+CUSD=1,"[0-9A-F]+",15$/);
   });
@@ -118,9 +121,16 @@ describe('ussd', () => {
 
 describe('formatUssd', () => {
   it('a reply in an unknown encoding is shown raw with its DCS', () => {
-    expect(formatUssd({ status: 0, statusText: 'USSD done', text: 'C8329BFD06', undecoded: true, dcs: 68, raw: '+CUSD: 0,"C8329BFD06",68' })).toBe(
-      '[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nC8329BFD06\n',
-    );
+    expect(
+      formatUssd({
+        status: 0,
+        statusText: 'USSD done',
+        text: 'C8329BFD06',
+        undecoded: true,
+        dcs: 68,
+        raw: '+CUSD: 0,"C8329BFD06",68',
+      }),
+    ).toBe('[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nC8329BFD06\n');
   });
 });
 
@@ -170,14 +180,29 @@ describe('ussd: every reply form of the field notes, end to end', () => {
 
   it('a reply no rule can read is shown raw with its DCS', async () => {
     // Packed GSM 7-bit labelled 8-bit: as 8-bit data it holds C1 control characters (0x9B), so nothing reads it.
-    const c = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
+    const c = capture(
+      {},
+      { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' },
+    );
     await run(c, ['*555#', '--json']);
     expect(JSON.parse(c.result().out)).toEqual([
-      { status: 0, statusText: 'USSD done', text: 'E8329BFD4697D9EC37', undecoded: true, dcs: 68, raw: '+CUSD: 0,"E8329BFD4697D9EC37",68' },
+      {
+        status: 0,
+        statusText: 'USSD done',
+        text: 'E8329BFD4697D9EC37',
+        undecoded: true,
+        dcs: 68,
+        raw: '+CUSD: 0,"E8329BFD4697D9EC37",68',
+      },
     ]);
-    const t = capture({}, { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' });
+    const t = capture(
+      {},
+      { ussdMenus: [{ code: '*555#', menu: { status: 0, text: 'hellohello' } }], ussdReplyForm: 'mislabelled' },
+    );
     await run(t, ['*555#']);
-    expect(t.result().out).toBe('[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nE8329BFD4697D9EC37\n');
+    expect(t.result().out).toBe(
+      '[status 0: done] undecoded, dcs 68 (0x44: 8-bit data): shown as it came\nE8329BFD4697D9EC37\n',
+    );
   });
 });
 
@@ -185,8 +210,12 @@ describe('ussd through the program main() runs (target.ts: the port here, no dae
   it('--reply 1 --reply 2 answers in turn, and extra words are refused', async () => {
     const { main } = await import('../../src/cli.js');
     const c = capture({}, { ussdMenus: PACKAGES });
-    await withSimulateDevice(c.io, () => main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*123#', '--reply', '1', '--reply', '2'], c.io));
-    expect(c.result().out).toBe('[status 1: more input expected]\n1.Paket\n2.Info\n[status 1: more input expected]\n1.Harian\n2.Mingguan\n[status 0: done]\nPaket mingguan aktif\n');
+    await withSimulateDevice(c.io, () =>
+      main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*123#', '--reply', '1', '--reply', '2'], c.io),
+    );
+    expect(c.result().out).toBe(
+      '[status 1: more input expected]\n1.Paket\n2.Info\n[status 1: more input expected]\n1.Harian\n2.Mingguan\n[status 0: done]\nPaket mingguan aktif\n',
+    );
     expect(c.result().code).toBe(0);
     const d = capture();
     await withSimulateDevice(d.io, () => main(['node', 'pulsa-bridge', 'ussd', '--simulate', '*888#', '1'], d.io));

@@ -18,7 +18,14 @@ function capture(vmOptions: Partial<VirtualModemOptions>) {
     out: (t) => void (out += t),
     err: (t) => void (err += t),
     virtualModem: (path) => {
-      const vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, noise: false, ussdMenus: BALANCE, ...vmOptions });
+      const vm = new VirtualModem({
+        path,
+        profile: 'simcom',
+        bootStepMs: 0,
+        noise: false,
+        ussdMenus: BALANCE,
+        ...vmOptions,
+      });
       vm.start();
       return vm;
     },

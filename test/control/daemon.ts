@@ -31,11 +31,20 @@ export async function startControlDaemon(cleanups: Array<() => Promise<void> | v
   const config = parseConfig({
     webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
     spool: { dir: path.join(dir, 'spool'), fsync: false },
-    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 }],
+    modems: [
+      { name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], otherSenders: 'keep', sweepIntervalSec: 3600 },
+    ],
     shutdownGraceSec: 1,
   });
   const daemon = await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
   const client = await ControlClient.connect(config.control.socketPath);
   cleanups.push(() => client.close());
-  return { daemon, vm: virtualModemAt('virtual:tsel-1')!, socket: config.control.socketPath, client, server, posts: () => server.requests.length };
+  return {
+    daemon,
+    vm: virtualModemAt('virtual:tsel-1')!,
+    socket: config.control.socketPath,
+    client,
+    server,
+    posts: () => server.requests.length,
+  };
 }

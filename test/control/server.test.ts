@@ -65,7 +65,13 @@ describe('ControlServer over a real Unix socket', () => {
     const r = raw(path);
     r.s.write('garbage\n{"v":1,"id":2,"op":"nope"}\n{"v":9,"id":3,"op":"hello"}\n[]\n{"v":1,"id":5,"op":"hello"}\n');
     const replies = await r.next(5);
-    expect(replies.map((x) => (x.ok ? 'ok' : (x.error as { code: string }).code))).toEqual(['bad_request', 'bad_request', 'version', 'bad_request', 'ok']);
+    expect(replies.map((x) => (x.ok ? 'ok' : (x.error as { code: string }).code))).toEqual([
+      'bad_request',
+      'bad_request',
+      'version',
+      'bad_request',
+      'ok',
+    ]);
     expect(replies[4]).toMatchObject({ id: 5, result: 1 });
     expect(calls).toBe(1);
     r.s.destroy();
@@ -87,7 +93,12 @@ describe('ControlServer over a real Unix socket', () => {
     const c = await ControlClient.connect(path);
     const e1 = (await c.request({ op: 'info' }).catch((e: unknown) => e)) as RemoteError;
     expect(e1).toBeInstanceOf(RemoteError);
-    expect([e1.code, e1.message, e1.hint, e1.data]).toEqual(['busy', 'busy, session opened by x', 'wait', { owner: 'x' }]);
+    expect([e1.code, e1.message, e1.hint, e1.data]).toEqual([
+      'busy',
+      'busy, session opened by x',
+      'wait',
+      { owner: 'x' },
+    ]);
     await expect(c.request({ op: 'hello' })).rejects.toMatchObject({ code: 'internal', message: 'boom' });
     await c.close();
   });

@@ -28,7 +28,13 @@ const TEXT = 'Anda mendapatkan penambahan pulsa Rp 25.000 dari 6281234567890. Re
 /** The control daemon (daemon.ts), once its start-up sweep has ended. */
 async function startDaemon() {
   const d = await startControlDaemon(cleanups);
-  await until(() => d.daemon.status().modems[0]!.scheduler.running === undefined && d.daemon.status().modems[0]!.scheduler.queued === 0, 'the start-up sweep to end', 5000);
+  await until(
+    () =>
+      d.daemon.status().modems[0]!.scheduler.running === undefined &&
+      d.daemon.status().modems[0]!.scheduler.queued === 0,
+    'the start-up sweep to end',
+    5000,
+  );
   return d;
 }
 
@@ -48,10 +54,22 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
     const { daemon, vm, client, server } = await startDaemon();
     const index = unannounced(vm, () => vm.injectSms({ from: '858', text: TEXT }));
     expect(await pendingRecords(daemon.spool)).toEqual([]);
-    const r = await client.request<{ deleted: boolean; index: number; sender: string; handled: { spooled: string; id: string; created: boolean }; summary: string }>({ op: 'sms.delete', modem: 'tsel-1', index });
+    const r = await client.request<{
+      deleted: boolean;
+      index: number;
+      sender: string;
+      handled: { spooled: string; id: string; created: boolean };
+      summary: string;
+    }>({ op: 'sms.delete', modem: 'tsel-1', index });
     const id = r.handled.id;
     expect(id).toMatch(/^sms-[0-9a-f]{32}$/);
-    expect(r).toEqual({ deleted: true, index, sender: '858', handled: { spooled: 'pending', id, created: true }, summary: `deleted SMS at index ${index} (from 858, spooled as pending ${id} first)` });
+    expect(r).toEqual({
+      deleted: true,
+      index,
+      sender: '858',
+      handled: { spooled: 'pending', id, created: true },
+      summary: `deleted SMS at index ${index} (from 858, spooled as pending ${id} first)`,
+    });
     expect(vm.storedMessages()).toEqual([]);
     // The record was durable before the delete (the reply came after both); the forwarder POSTs it.
     await until(() => server.requests.length === 1, 'the POST', 10_000);
@@ -68,8 +86,15 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
     const first = unannounced(vm, () => vm.injectSms({ from: '858', text: TEXT, timestamp: TS }));
     const r1 = await client.request<{ handled: { id: string } }>({ op: 'sms.delete', index: first });
     const again = unannounced(vm, () => vm.injectSms({ from: '858', text: TEXT, timestamp: TS })); // the same SMS, read again
-    const r2 = await client.request<{ deleted: boolean; handled: unknown; summary: string }>({ op: 'sms.delete', index: again });
-    expect(r2).toMatchObject({ deleted: true, handled: { spooled: 'pending', id: r1.handled.id, created: false }, summary: `deleted SMS at index ${again} (from 858, already spooled: ${r1.handled.id})` });
+    const r2 = await client.request<{ deleted: boolean; handled: unknown; summary: string }>({
+      op: 'sms.delete',
+      index: again,
+    });
+    expect(r2).toMatchObject({
+      deleted: true,
+      handled: { spooled: 'pending', id: r1.handled.id, created: false },
+      summary: `deleted SMS at index ${again} (from 858, already spooled: ${r1.handled.id})`,
+    });
     expect(vm.storedMessages()).toEqual([]);
     const all = [...(await daemon.spool.list('pending')), ...(await daemon.spool.list('sent'))];
     expect(all.map((rec) => rec.id)).toEqual([r1.handled.id]);
@@ -78,13 +103,28 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
   it('a sender the keep policy leaves on the SIM is archived in ignored, then deleted', async () => {
     const { daemon, vm, client } = await startDaemon();
     vm.injectSms({ from: '0812999', text: 'pesan pribadi' });
-    await until(() => vm.storedMessages().length === 1 && daemon.status().modems[0]!.scheduler.running === undefined && daemon.status().modems[0]!.scheduler.queued === 0, 'the SMS to be kept', 5000);
+    await until(
+      () =>
+        vm.storedMessages().length === 1 &&
+        daemon.status().modems[0]!.scheduler.running === undefined &&
+        daemon.status().modems[0]!.scheduler.queued === 0,
+      'the SMS to be kept',
+      5000,
+    );
     const index = vm.storedMessages()[0]!.index;
     expect(await daemon.spool.list('ignored')).toEqual([]);
     const r = await client.request<{ handled: { id: string } }>({ op: 'sms.delete', index });
     const id = r.handled.id;
-    expect(r).toEqual({ deleted: true, index, sender: '0812999', handled: { spooled: 'ignored', id, created: true }, summary: `deleted SMS at index ${index} (from 0812999, archived in ignored: ${id})` });
-    expect(((await daemon.spool.list('ignored')) as SmsRecord[]).map((rec) => [rec.id, rec.sender, rec.text])).toEqual([[id, '0812999', 'pesan pribadi']]);
+    expect(r).toEqual({
+      deleted: true,
+      index,
+      sender: '0812999',
+      handled: { spooled: 'ignored', id, created: true },
+      summary: `deleted SMS at index ${index} (from 0812999, archived in ignored: ${id})`,
+    });
+    expect(((await daemon.spool.list('ignored')) as SmsRecord[]).map((rec) => [rec.id, rec.sender, rec.text])).toEqual([
+      [id, '0812999', 'pesan pribadi'],
+    ]);
     expect(vm.storedMessages()).toEqual([]);
     expect(await client.request({ op: 'sms.delete', index })).toMatchObject({ deleted: false }); // gone: not archived twice
     expect(await daemon.spool.list('ignored')).toHaveLength(1);
@@ -95,9 +135,17 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
     const good = buildDeliverPdus({ originator: '858', text: TEXT, timestamp: TS })[0]!;
     const short = good.pdu.slice(0, -8); // user data shorter than its UDL: undecodable
     const index = unannounced(vm, () => vm.injectRawPdu(short, good.tpduLength - 4, 'store'));
-    const r = await client.request<{ deleted: boolean; handled: { spooled: string; id: string }; summary: string }>({ op: 'sms.delete', index });
+    const r = await client.request<{ deleted: boolean; handled: { spooled: string; id: string }; summary: string }>({
+      op: 'sms.delete',
+      index,
+    });
     expect(r.handled.spooled).toBe('quarantine');
-    expect(r).toEqual({ deleted: true, index, handled: { spooled: 'quarantine', id: r.handled.id, created: true }, summary: `deleted SMS at index ${index} (quarantined: ${r.handled.id})` });
+    expect(r).toEqual({
+      deleted: true,
+      index,
+      handled: { spooled: 'quarantine', id: r.handled.id, created: true },
+      summary: `deleted SMS at index ${index} (quarantined: ${r.handled.id})`,
+    });
     const q = (await daemon.spool.list('quarantine')) as QuarantineRecord[];
     expect(q.map((rec) => [rec.id, rec.raw, rec.index])).toEqual([[r.handled.id, short, index]]);
     expect(vm.storedMessages()).toEqual([]);
@@ -107,13 +155,27 @@ describe('sms delete through the daemon: handle it, then remove it from the SIM'
   it('an empty slot keeps its answer: deleted false, nothing sent to AT+CMGD', async () => {
     const { vm, client } = await startDaemon();
     const r = await client.request<{ deleted: boolean }>({ op: 'sms.delete', index: 7 });
-    expect(r).toEqual({ deleted: false, index: 7, summary: 'no SMS at index 7 (the slot was already empty: nothing deleted)' });
+    expect(r).toEqual({
+      deleted: false,
+      index: 7,
+      summary: 'no SMS at index 7 (the slot was already empty: nothing deleted)',
+    });
     expect(vm.commandLog()).not.toContain('AT+CMGD=7');
   });
 });
 
 describe('sms delete through the daemon: the receive stack under a Dispatcher', () => {
-  const conn: ControlConnection = { id: 1, openedAt: '', client: undefined, peer: OWN_PEER, who: 'uid 0 pid 1', subscriptions: new Set(), closed: false, send: () => undefined, onClose: () => undefined };
+  const conn: ControlConnection = {
+    id: 1,
+    openedAt: '',
+    client: undefined,
+    peer: OWN_PEER,
+    who: 'uid 0 pid 1',
+    subscriptions: new Set(),
+    closed: false,
+    send: () => undefined,
+    onClose: () => undefined,
+  };
 
   async function stack(faults?: Faults) {
     const { dir, cleanup } = await tempDir('del-stack');
@@ -123,7 +185,15 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
     cleanups.push(() => s.stop());
     await s.supervisor.currentReceiver()!.drained();
     const d = new Dispatcher({
-      modems: [{ name: 'tsel-1', port: 'virtual:del', scheduler: s.supervisor.scheduler, state: () => s.supervisor.status().state, receiver: () => s.supervisor.currentReceiver() }],
+      modems: [
+        {
+          name: 'tsel-1',
+          port: 'virtual:del',
+          scheduler: s.supervisor.scheduler,
+          state: () => s.supervisor.status().state,
+          receiver: () => s.supervisor.currentReceiver(),
+        },
+      ],
       version: 't',
       logger: silentLogger(),
       status: () => ({}),
@@ -135,9 +205,14 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
   it('a failing spool write: an error naming why, nothing deleted, the slot still there', async () => {
     const { vm, s, d } = await stack({ beforePendingWrite: () => true });
     const index = unannounced(vm, () => vm.injectSms({ from: '858', text: TEXT }));
-    const err = (await d.handle({ v: 1, id: 1, op: 'sms.delete', index }, conn, new AbortController().signal).then(() => undefined, (e: unknown) => e)) as { code: string; message: string; data: unknown };
+    const err = (await d.handle({ v: 1, id: 1, op: 'sms.delete', index }, conn, new AbortController().signal).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { code: string; message: string; data: unknown };
     expect(err).toBeDefined();
-    expect(err.message).toBe(`SMS at index ${index} not deleted: its spool write failed: simulated crash: before spool write`);
+    expect(err.message).toBe(
+      `SMS at index ${index} not deleted: its spool write failed: simulated crash: before spool write`,
+    );
     expect(err.data).toEqual({ code: 'SPOOL_IO' });
     expect(vm.storedMessages().map((m) => m.index)).toEqual([index]);
     expect(vm.commandLog()).not.toContain(`AT+CMGD=${index}`);
@@ -149,10 +224,13 @@ describe('sms delete through the daemon: the receive stack under a Dispatcher', 
     const index = unannounced(vm, () => vm.injectSms({ from: '858', text: TEXT }));
     const receiver = s.supervisor.currentReceiver()!;
     // The +CMTI arrives while the operator's delete runs: its receive task is queued behind it.
-    const r = (await s.supervisor.scheduler.schedule({ priority: 'operator', label: 'operator: sms delete' }, async ({ target }) => {
-      target.modem.emit('sms', { index, storage: 'SM' });
-      return receiver.operatorDelete(index, target.modem);
-    })) as { handled: { id: string; spooled: string } };
+    const r = (await s.supervisor.scheduler.schedule(
+      { priority: 'operator', label: 'operator: sms delete' },
+      async ({ target }) => {
+        target.modem.emit('sms', { index, storage: 'SM' });
+        return receiver.operatorDelete(index, target.modem);
+      },
+    )) as { handled: { id: string; spooled: string } };
     expect(r.handled.spooled).toBe('pending');
     await receiver.drained();
     const cmds = vm.commandLog();

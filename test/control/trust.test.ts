@@ -21,9 +21,19 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as RemoteError);
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e as RemoteError,
+  );
 
-async function server(o: { identify?: ConstructorParameters<typeof ControlServer>[0]['identify']; limits?: ConstructorParameters<typeof ControlServer>[0]['limits']; handler?: ConstructorParameters<typeof ControlServer>[0]['handler'] } = {}) {
+async function server(
+  o: {
+    identify?: ConstructorParameters<typeof ControlServer>[0]['identify'];
+    limits?: ConstructorParameters<typeof ControlServer>[0]['limits'];
+    handler?: ConstructorParameters<typeof ControlServer>[0]['handler'];
+  } = {},
+) {
   const { dir, cleanup } = await tempDir('trust');
   cleanups.push(cleanup);
   const { logger, lines } = captureLogger();
@@ -36,7 +46,13 @@ async function server(o: { identify?: ConstructorParameters<typeof ControlServer
     access: { daemonUid: process.getuid!(), operateGid: undefined, operateGroup: 'pulsa-bridge-ops' },
   });
   const socket = path.join(dir, 'c.sock');
-  const s = new ControlServer({ path: socket, logger, handler: o.handler ?? dispatcher.handle, ...(o.identify ? { identify: o.identify } : {}), ...(o.limits ? { limits: o.limits } : {}) });
+  const s = new ControlServer({
+    path: socket,
+    logger,
+    handler: o.handler ?? dispatcher.handle,
+    ...(o.identify ? { identify: o.identify } : {}),
+    ...(o.limits ? { limits: o.limits } : {}),
+  });
   await s.listen();
   cleanups.push(() => s.close());
   return { socket, lines, gate, server: s };
@@ -50,7 +66,10 @@ describe('access levels on a real socket', () => {
     await c.request({ op: 'hello', client: 'root pretending' });
     await c.request({ op: 'status' });
     const logged = lines.filter((l) => l.msg.startsWith('control request from'));
-    expect(logged.map((l) => l.msg.replace(/\(connection \d+\)/, '(connection N)'))).toEqual([`control request from uid ${process.getuid!()} pid ${process.pid} (connection N): hello`, `control request from uid ${process.getuid!()} pid ${process.pid} (connection N): status`]);
+    expect(logged.map((l) => l.msg.replace(/\(connection \d+\)/, '(connection N)'))).toEqual([
+      `control request from uid ${process.getuid!()} pid ${process.pid} (connection N): hello`,
+      `control request from uid ${process.getuid!()} pid ${process.pid} (connection N): status`,
+    ]);
     expect(logged.every((l) => l.level === 30 && l.peerPid === process.pid)).toBe(true);
   });
 
@@ -61,16 +80,26 @@ describe('access levels on a real socket', () => {
     expect(await c.request({ op: 'status' })).toEqual({ ok: true });
     const err = await errorOf(c.request({ op: 'at', command: 'AT+CSQ' }));
     expect(err).toBeInstanceOf(RemoteError);
-    expect([err!.code, err!.message]).toEqual(['forbidden', expect.stringMatching(/^`at` needs the operating level, and the daemon could not tell who is connected \(SO_PEERCRED through \/nonexistent\/perl failed: .*ENOENT\): refused$/)]);
+    expect([err!.code, err!.message]).toEqual([
+      'forbidden',
+      expect.stringMatching(
+        /^`at` needs the operating level, and the daemon could not tell who is connected \(SO_PEERCRED through \/nonexistent\/perl failed: .*ENOENT\): refused$/,
+      ),
+    ]);
     const balance = await errorOf(c.request({ op: 'balance', code: '*858*0812*5000#', replies: ['1'] }));
     expect(balance!.code).toBe('forbidden');
     expect(lines.some((l) => l.level === 40 && /at from unknown peer .* refused/.test(l.msg))).toBe(true);
   });
 });
 
-describe('operators\' USSD sessions are not a reader\'s to watch', () => {
+describe("operators' USSD sessions are not a reader's to watch", () => {
   const reader = { ok: true as const, peer: { pid: process.pid, uid: 4_000_000, gid: 4_000_000, groups: [] } };
-  const ussdEvent = { v: 1 as const, event: 'ussd' as const, modem: 'm1', data: { owner: 'pulsa-bridge CLI', request: '1234', status: 1, text: 'Masukkan PIN' } };
+  const ussdEvent = {
+    v: 1 as const,
+    event: 'ussd' as const,
+    modem: 'm1',
+    data: { owner: 'pulsa-bridge CLI', request: '1234', status: 1, text: 'Masukkan PIN' },
+  };
 
   it('a reader subscribing to ussd or urc events gets forbidden with the group hint; sms and delivery stay readable', async () => {
     const { socket, lines, server: s } = await server({ identify: () => Promise.resolve(reader) });
@@ -80,14 +109,23 @@ describe('operators\' USSD sessions are not a reader\'s to watch', () => {
       const err = await errorOf(c.request({ op: 'subscribe', events: [...events] }));
       expect(err).toBeInstanceOf(RemoteError);
       expect(err!.code).toBe('forbidden');
-      expect(err!.message).toMatch(/^`subscribe` to (ussd|urc|urc and ussd) events \(operators' USSD codes, menu answers and replies\) needs the operating level: group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host$/);
+      expect(err!.message).toMatch(
+        /^`subscribe` to (ussd|urc|urc and ussd) events \(operators' USSD codes, menu answers and replies\) needs the operating level: group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host$/,
+      );
       expect(err!.hint).toMatch(/sudo usermod -aG pulsa-bridge-ops USER.*`sms`\/`delivery` events work without it/);
     }
-    expect(await c.request({ op: 'subscribe', events: ['sms', 'delivery'] })).toEqual({ subscribed: ['sms', 'delivery'] });
+    expect(await c.request({ op: 'subscribe', events: ['sms', 'delivery'] })).toEqual({
+      subscribed: ['sms', 'delivery'],
+    });
     const seen: string[] = [];
     c.onEvent((e) => seen.push(e.event));
     s.broadcast(ussdEvent);
-    s.broadcast({ v: 1, event: 'urc', modem: 'm1', data: { name: 'CUSD', lines: ['+CUSD: 1,"Masukkan PIN",15'], data: {} } });
+    s.broadcast({
+      v: 1,
+      event: 'urc',
+      modem: 'm1',
+      data: { name: 'CUSD', lines: ['+CUSD: 1,"Masukkan PIN",15'], data: {} },
+    });
     s.broadcast({ v: 1, event: 'sms', modem: 'm1', data: { id: 'sms-1' } });
     await until(() => seen.length > 0, 'the sms event');
     await c.request({ op: 'status' }); // anything sent before this answer has arrived
@@ -95,11 +133,13 @@ describe('operators\' USSD sessions are not a reader\'s to watch', () => {
     expect(lines.some((l) => l.level === 40 && /subscribe from .* refused/.test(l.msg))).toBe(true);
   });
 
-  it('an operator (the daemon\'s own uid, read with SO_PEERCRED) subscribes to ussd and urc and gets them', async () => {
+  it("an operator (the daemon's own uid, read with SO_PEERCRED) subscribes to ussd and urc and gets them", async () => {
     const { socket, server: s } = await server();
     const c = await ControlClient.connect(socket);
     cleanups.push(() => c.close());
-    expect(await c.request({ op: 'subscribe', events: ['urc', 'sms', 'delivery', 'ussd'] })).toEqual({ subscribed: ['urc', 'sms', 'delivery', 'ussd'] });
+    expect(await c.request({ op: 'subscribe', events: ['urc', 'sms', 'delivery', 'ussd'] })).toEqual({
+      subscribed: ['urc', 'sms', 'delivery', 'ussd'],
+    });
     const seen: unknown[] = [];
     c.onEvent((e) => seen.push(e.data));
     s.broadcast(ussdEvent);
@@ -122,10 +162,26 @@ describe('bounds', () => {
     expect(await Promise.all(first)).toEqual(['done', 'done', 'done', 'done']);
   });
 
-  it('connections count when they connect: a reader\'s idle ones are capped per uid, the last slots are operators\'', async () => {
+  it("connections count when they connect: a reader's idle ones are capped per uid, the last slots are operators'", async () => {
     const plan: number[] = []; // the uid of each next connection, in connection order
-    const identify = () => Promise.resolve({ ok: true as const, peer: { pid: 1, uid: plan.shift()!, gid: 1, groups: [] } });
-    const { socket, server: s, lines } = await server({ identify, handler: (req) => Promise.resolve(req.op), limits: { maxConnections: 4, reservedConnections: 2, maxPerUid: 3, firstRequestMs: 400, lineMs: 400, idleMs: 400 } });
+    const identify = () =>
+      Promise.resolve({ ok: true as const, peer: { pid: 1, uid: plan.shift()!, gid: 1, groups: [] } });
+    const {
+      socket,
+      server: s,
+      lines,
+    } = await server({
+      identify,
+      handler: (req) => Promise.resolve(req.op),
+      limits: {
+        maxConnections: 4,
+        reservedConnections: 2,
+        maxPerUid: 3,
+        firstRequestMs: 400,
+        lineMs: 400,
+        idleMs: 400,
+      },
+    });
     const open = async (uid: number) => {
       plan.push(uid);
       const c = await ControlClient.connect(socket);
@@ -138,13 +194,19 @@ describe('bounds', () => {
     for (let i = 0; i < 3; i++) await open(4_000_001);
     const fourth = await open(4_000_001);
     const perUid = await errorOf(fourth.request({ op: 'status' }));
-    expect([perUid!.name, (perUid as unknown as { code: string }).code, perUid!.message]).toEqual(['ControlClientError', 'busy', 'uid 4000001 already holds 3 control connections (at most 3)']);
+    expect([perUid!.name, (perUid as unknown as { code: string }).code, perUid!.message]).toEqual([
+      'ControlClientError',
+      'busy',
+      'uid 4000001 already holds 3 control connections (at most 3)',
+    ]);
     // Reader B fills the readers' share; reader C is refused: the last two slots are kept.
     await open(4_000_002);
     await until(() => admitted() === 4, 'four readers admitted');
     const c = await open(4_000_003);
     const full = await errorOf(c.request({ op: 'status' }));
-    expect(full!.message).toBe("the daemon's control socket is full (4 connections open; the last 2 are kept for operators)");
+    expect(full!.message).toBe(
+      "the daemon's control socket is full (4 connections open; the last 2 are kept for operators)",
+    );
     // Root gets the kept slots, with every request; a third root connection finds the socket full.
     const root1 = await open(0);
     const root2 = await open(0);
@@ -164,13 +226,17 @@ describe('bounds', () => {
     expect(gone!.message).toMatch(/^the daemon closed the control connection: idle for 400 ms$/);
   });
 
-  it('a reader\'s flood of refused requests and of reads is a few log lines, not one per request', async () => {
+  it("a reader's flood of refused requests and of reads is a few log lines, not one per request", async () => {
     const reader = { ok: true as const, peer: { pid: 7, uid: 4_000_000, gid: 4_000_000, groups: [] } };
     const { socket, lines } = await server({ identify: () => Promise.resolve(reader) });
     const c = await ControlClient.connect(socket);
     cleanups.push(() => c.close());
     for (let round = 0; round < 50; round++) {
-      await Promise.all([c.request({ op: 'status' }), errorOf(c.request({ op: 'at', command: 'AT+CSQ' })), errorOf(c.request({ op: 'sms.send', to: '0812', text: 'x' }))]);
+      await Promise.all([
+        c.request({ op: 'status' }),
+        errorOf(c.request({ op: 'at', command: 'AT+CSQ' })),
+        errorOf(c.request({ op: 'sms.send', to: '0812', text: 'x' })),
+      ]);
     }
     // One line per cause (status, at, sms.send requests; the two refusals) until the interval ends with a count.
     expect(lines.length).toBeLessThanOrEqual(8);
@@ -187,15 +253,28 @@ describe('operating requests are rate-limited per uid', () => {
     cleanups.push(cleanup);
     const { logger, lines } = captureLogger();
     let clock = 1_000_000;
-    const dispatcher = new Dispatcher({ modems: [], version: 't', logger, status: () => ({ ok: true }), now: () => clock, access: { daemonUid: process.getuid!(), operateGid: 4242, operateGroup: 'ops' } });
+    const dispatcher = new Dispatcher({
+      modems: [],
+      version: 't',
+      logger,
+      status: () => ({ ok: true }),
+      now: () => clock,
+      access: { daemonUid: process.getuid!(), operateGid: 4242, operateGroup: 'ops' },
+    });
     const uids = [4_000_010, 4_000_011];
-    const s = new ControlServer({ path: path.join(dir, 'c.sock'), logger, handler: dispatcher.handle, identify: () => Promise.resolve({ ok: true, peer: { pid: 9, uid: uids.shift()!, gid: 1, groups: [4242] } }) });
+    const s = new ControlServer({
+      path: path.join(dir, 'c.sock'),
+      logger,
+      handler: dispatcher.handle,
+      identify: () => Promise.resolve({ ok: true, peer: { pid: 9, uid: uids.shift()!, gid: 1, groups: [4242] } }),
+    });
     await s.listen();
     cleanups.push(() => s.close());
     const a = await ControlClient.connect(path.join(dir, 'c.sock'));
     cleanups.push(() => a.close());
     const codes: string[] = [];
-    for (let i = 0; i < 35; i++) codes.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    for (let i = 0; i < 35; i++)
+      codes.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
     expect(codes.filter((c) => c === 'unknown_modem').length).toBe(30); // it reached the dispatcher (no such modem)
     expect(codes.slice(30)).toEqual(['busy', 'busy', 'busy', 'busy', 'busy']);
     const e = await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' }));
@@ -206,8 +285,16 @@ describe('operating requests are rate-limited per uid', () => {
     expect((await errorOf(b.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code).toBe('unknown_modem');
     clock += 1000; // five more a second
     const after: string[] = [];
-    for (let i = 0; i < 6; i++) after.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
-    expect(after).toEqual(['unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'unknown_modem', 'busy']);
+    for (let i = 0; i < 6; i++)
+      after.push((await errorOf(a.request({ op: 'at', command: 'AT+CSQ', modem: 'x' })))!.code);
+    expect(after).toEqual([
+      'unknown_modem',
+      'unknown_modem',
+      'unknown_modem',
+      'unknown_modem',
+      'unknown_modem',
+      'busy',
+    ]);
     expect(lines.filter((l) => l.msg.includes('operating requests at once')).length).toBe(1); // summarised
   });
 });
@@ -223,20 +310,27 @@ describe('the limits sweep', () => {
       expect(sweeping(), `round ${round}: a client`).toBe(true);
       // Silent past firstRequestMs: the daemon closes it, which only the sweep can do.
       const closed = await errorOf(new Promise((r) => setTimeout(r, 1200)).then(() => c.request({ op: 'status' })));
-      expect(closed?.message, `round ${round}`).toMatch(/^the daemon closed the control connection: no request for 300 ms$/);
+      expect(closed?.message, `round ${round}`).toMatch(
+        /^the daemon closed the control connection: no request for 300 ms$/,
+      );
       await until(() => !sweeping(), `round ${round}: the timer to stop with the last connection`, 5000);
     }
   });
 });
 
 describe('no secrets in what the daemon logs and reports', () => {
-  it('PINs in any segment of a forced AT line, and the webhook URL\'s credentials and query', async () => {
+  it("PINs in any segment of a forced AT line, and the webhook URL's credentials and query", async () => {
     const { dir, cleanup } = await tempDir('trust-daemon');
     cleanups.push(cleanup);
     const hook = await startServer([reply(200, '{"success":true}')]);
     cleanups.push(() => hook.close());
     const url = hook.url.replace('http://', 'http://hookuser:hookpass@') + '?token=s3cr3ttoken';
-    const config = parseConfig({ webhook: { url }, spool: { dir: path.join(dir, 'spool'), fsync: false }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], sweepIntervalSec: 3600 }], shutdownGraceSec: 1 });
+    const config = parseConfig({
+      webhook: { url },
+      spool: { dir: path.join(dir, 'spool'), fsync: false },
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'], sweepIntervalSec: 3600 }],
+      shutdownGraceSec: 1,
+    });
     const { logger, lines } = captureLogger();
     await startInProcess(config, cleanups, { logger, virtualModem: { bootStepMs: 0, noise: false } });
     const c = await ControlClient.connect(config.control.socketPath);
@@ -245,7 +339,10 @@ describe('no secrets in what the daemon logs and reports', () => {
     await c.request({ op: 'at', command: 'AT+CLCK="SC",1,"4321"', force: true }).catch(() => undefined);
     await c.request({ op: 'at', command: 'AT+CSQ ; +CPWD="SC","4321","8765"', force: true }).catch(() => undefined);
     const status = JSON.stringify(await c.request({ op: 'status' }));
-    await until(() => lines.some((l) => l.msg.includes('may have changed what the daemon relies on')), 'the re-check line');
+    await until(
+      () => lines.some((l) => l.msg.includes('may have changed what the daemon relies on')),
+      'the re-check line',
+    );
     // info and above (what journald keeps by default): the AT channel's own debug lines are its module's business.
     const all = JSON.stringify(lines.filter((l) => l.level >= 30));
     expect(all).not.toMatch(/4321|8765|hookpass|s3cr3ttoken/);

@@ -15,7 +15,10 @@ import { hasSocat } from '../support/pty.js';
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 
-const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
+const asNobody =
+  hasSocat &&
+  process.getuid?.() === 0 &&
+  spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
 
 /**
  * `nobody`'s client: N connections; `idle` sends nothing on them, `flood` loops `balance` requests on each, one in
@@ -72,7 +75,7 @@ afterEach(async () => {
 });
 
 describe.skipIf(!asNobody)('a reading user against the compiled daemon', () => {
-  it('34 idle connections leave root its slots; a balance flood dials one USSD; root\'s ussd is not busy; the log stays small', async () => {
+  it("34 idle connections leave root its slots; a balance flood dials one USSD; root's ussd is not busy; the log stays small", async () => {
     const link = path.join(dir, 'modem');
     await SimProcess.start(link, [], 15_000);
     await chmod(dir, 0o755);
@@ -80,12 +83,20 @@ describe.skipIf(!asNobody)('a reading user against the compiled daemon', () => {
     await mkdir(runDir, { mode: 0o755 });
     await chmod(runDir, 0o755);
     const socket = path.join(runDir, 'control.sock');
-    const config = await writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel' }], control: { socket, group: 'nogroup' } }, { mode: 0o644 });
+    const config = await writeConfig(
+      dir,
+      {
+        webhook: testWebhook(server.url),
+        modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel' }],
+        control: { socket, group: 'nogroup' },
+      },
+      { mode: 0o644 },
+    );
     const daemon = await DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
     const idle = new CliProcess(['-e', READER, socket, '34', 'idle'], 'pipe', { as: 'nobody', node: true });
     const idleCounts = () => JSON.parse(idle.out.at(-1) ?? '{}') as { connected: number; refused: number };
     // At most 8 of them are admitted (control limits: 8 per uid), counted at connect although they send nothing.
-    await until(() => idleCounts().connected === 34, 'the reader\'s 34 connections', 20_000);
+    await until(() => idleCounts().connected === 34, "the reader's 34 connections", 20_000);
     const logLinesBefore = daemon.out.length;
     for (let i = 0; i < 6; i++) {
       const at = await runCli(['at', '--config', config, 'AT+CSQ']);
@@ -99,11 +110,13 @@ describe.skipIf(!asNobody)('a reading user against the compiled daemon', () => {
     // (a connection refused while the idle ones are still being closed tries again, as an attacker would)
     const reader = new CliProcess(['-e', READER, socket, '8', 'flood'], 'pipe', { as: 'nobody', node: true });
     const counts = () => JSON.parse(reader.out.at(-1) ?? '{}') as { ok: number };
-    await until(() => counts().ok >= 200, 'the reader\'s balance answers', 30_000, { explain: () => `${JSON.stringify(counts())}\n${daemon.out.slice(-5).join('\n')}` });
+    await until(() => counts().ok >= 200, "the reader's balance answers", 30_000, {
+      explain: () => `${JSON.stringify(counts())}\n${daemon.out.slice(-5).join('\n')}`,
+    });
     const ussd = await runCli(['ussd', '*888#', '--config', config, '--no-interactive']);
     expect(ussd.code, ussd.err).toBe(0);
     expect(ussd.out).toContain('Sisa pulsa');
-    await until(() => counts().ok >= 400, 'more balance answers after root\'s ussd', 30_000);
+    await until(() => counts().ok >= 400, "more balance answers after root's ussd", 30_000);
     const balanceAnswers = counts().ok;
     reader.child.stdin!.end();
     await reader.exit;

@@ -32,10 +32,16 @@ afterEach(async () => {
 });
 
 const daemonConfig = (modem: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<string> =>
-  writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel', ...modem }], ...extra });
+  writeConfig(dir, {
+    webhook: testWebhook(server.url),
+    modems: [{ name: 'tsel-1', senders: ['858'], sweepIntervalSec: 3600, operator: 'telkomsel', ...modem }],
+    ...extra,
+  });
 
-const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
-const webhookTexts = () => server.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message);
+const texts = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
+const webhookTexts = () =>
+  server.requests.map((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message);
 const MENU = `[status 1: more input expected]\nSisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.\n1.Beli Paket\n2.Info Kartu\n`;
 
 async function stop(daemon: DaemonProcess): Promise<void> {
@@ -60,11 +66,14 @@ describe.skipIf(!hasSocat)('USSD, raw AT and balance through the running daemon 
         }
       })();
       const sessions = [];
-      for (let i = 0; i < 3; i++) sessions.push(await runCli(['ussd', '*888#', '--reply', '2', '--config', config, '--verbose']));
+      for (let i = 0; i < 3; i++)
+        sessions.push(await runCli(['ussd', '*888#', '--reply', '2', '--config', config, '--verbose']));
       await feeding;
       for (const s of sessions) {
         expect(s.code, s.err).toBe(0);
-        expect(s.out).toMatch(new RegExp(`^${MENU.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\[status 0: done\\]\\nNomor Anda \\d+\\n$`));
+        expect(s.out).toMatch(
+          new RegExp(`^${MENU.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\[status 0: done\\]\\nNomor Anda \\d+\\n$`),
+        );
         expect(s.err).toContain('path: the running daemon');
       }
       await until(() => server.requests.length >= sent.length, `all ${sent.length} SMS at the webhook`, 30_000);
@@ -72,9 +81,16 @@ describe.skipIf(!hasSocat)('USSD, raw AT and balance through the running daemon 
 
       const viaDaemon = await runCli(['balance', '--config', config, '--json']);
       expect(viaDaemon.code, viaDaemon.err).toBe(0);
-      expect(daemon.out.some((l) => /operator \(uid \d+ pid \d+\): balance check on tsel-1 \(the configured code\)/.test(l))).toBe(true);
+      expect(
+        daemon.out.some((l) => /operator \(uid \d+ pid \d+\): balance check on tsel-1 \(the configured code\)/.test(l)),
+      ).toBe(true);
       const a = JSON.parse(viaDaemon.out) as Record<string, unknown>;
-      expect(a).toMatchObject({ modem: 'tsel-1', code: '*888#', balance: 24025, activeUntil: defaultActiveUntil().split('/').reverse().join('-') });
+      expect(a).toMatchObject({
+        modem: 'tsel-1',
+        code: '*888#',
+        balance: 24025,
+        activeUntil: defaultActiveUntil().split('/').reverse().join('-'),
+      });
       await stop(daemon);
       const direct = await runCli(['balance', '--config', config, '--json']);
       expect(direct.code, direct.err).toBe(0);
@@ -103,19 +119,31 @@ describe.skipIf(!hasSocat)('USSD, raw AT and balance through the running daemon 
       { node: true },
     );
     await until(() => holder.out.some((l) => l.includes('"id":2')), 'the holder to open its session', 15_000);
-    const opened = JSON.parse(holder.out.find((l) => l.includes('"id":2'))!) as { ok: boolean; result: { status: number; text: string } };
-    expect(opened).toMatchObject({ ok: true, result: { status: 1, text: expect.stringContaining('Sisa pulsa Rp.24025') } });
+    const opened = JSON.parse(holder.out.find((l) => l.includes('"id":2'))!) as {
+      ok: boolean;
+      result: { status: number; text: string };
+    };
+    expect(opened).toMatchObject({
+      ok: true,
+      result: { status: 1, text: expect.stringContaining('Sisa pulsa Rp.24025') },
+    });
 
     const second = await runCli(['ussd', '*888#', '--config', config, '--no-interactive']);
     expect(second.code).toBe(1);
-    expect(second.err).toMatch(/^error: busy, session opened by ussd-holder \(uid \d+, connection \d+\) at \d{4}-\d\d-\d\dT[\d:.]+Z\nhint: one USSD session per modem: wait until it ends \(it times out when left alone\)\n$/);
+    expect(second.err).toMatch(
+      /^error: busy, session opened by ussd-holder \(uid \d+, connection \d+\) at \d{4}-\d\d-\d\dT[\d:.]+Z\nhint: one USSD session per modem: wait until it ends \(it times out when left alone\)\n$/,
+    );
     const balance = await runCli(['balance', '--config', config, '--json']);
     expect(balance.code).toBe(1);
     expect(balance.err).toMatch(/^error: busy, session opened by ussd-holder/);
 
     holder.child.kill('SIGKILL');
     await holder.exit;
-    await until(() => daemon.logged('USSD session cancelled: its owner went away'), 'the daemon to release the session', 10_000);
+    await until(
+      () => daemon.logged('USSD session cancelled: its owner went away'),
+      'the daemon to release the session',
+      10_000,
+    );
     const next = await runCli(['ussd', '*888#', '--reply', '2', '--config', config]);
     expect(next.code, next.err).toBe(0);
     expect(next.out).toMatch(/^\[status 1: more input expected\]\nSisa pulsa[^]*\[status 0: done\]\nNomor Anda \d+\n$/);
@@ -146,8 +174,16 @@ describe.skipIf(!hasSocat)('USSD, raw AT and balance through the running daemon 
     const forced = await runCli(['at', 'ATZ', '--force', '--config', config]);
     expect(forced.code, forced.err).toBe(0);
     expect(forced.out).toBe('OK\n');
-    await until(() => daemon.count('"msg":"modem ready"') > readyBefore, 'the daemon to re-initialise the modem', 20_000);
-    expect(daemon.out.some((l) => /operator \(uid \d+ pid \d+\): ATZ may have changed what the daemon relies on: re-initialising tsel-1/.test(l))).toBe(true);
+    await until(
+      () => daemon.count('"msg":"modem ready"') > readyBefore,
+      'the daemon to re-initialise the modem',
+      20_000,
+    );
+    expect(
+      daemon.out.some((l) =>
+        /operator \(uid \d+ pid \d+\): ATZ may have changed what the daemon relies on: re-initialising tsel-1/.test(l),
+      ),
+    ).toBe(true);
     // ATZ turned echo back on (the virtual modem's stored profile): the re-initialisation turned it off again.
     expect(daemon.count('"command":"ATE0","lines"')).toBeGreaterThan(echoOffBefore);
     // The sweep runs hourly here: the SMS arrive by their indications, on the re-initialised modem.
@@ -172,35 +208,93 @@ describe('balance and test-transfer through the running daemon, on its virtual n
     const file = await writeConfig(dir, {
       webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
       spool: { dir: path.join(dir, 'spool') },
-      reseller: { apiKey: receiver.apiKey, order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Test' } },
+      reseller: {
+        apiKey: receiver.apiKey,
+        order: { operatorId: 1, payoutMethod: 'DANA', payoutAccountNumber: '089900001111', payoutAccountName: 'Test' },
+      },
       modems: [
         // The stand-in's Telkomsel centre number.
-        { name: 'centre', port: 'virtual:centre?number=081200000001&operator=telkomsel&balance=24025&activeUntil=2031-01-31', senders: ['858'], operator: 'telkomsel', number: '081200000001' },
-        { name: 'sender', port: 'virtual:sender?number=081211110001&operator=telkomsel&balance=75000', senders: ['858'], operator: 'telkomsel', number: '081211110001' },
+        {
+          name: 'centre',
+          port: 'virtual:centre?number=081200000001&operator=telkomsel&balance=24025&activeUntil=2031-01-31',
+          senders: ['858'],
+          operator: 'telkomsel',
+          number: '081200000001',
+        },
+        {
+          name: 'sender',
+          port: 'virtual:sender?number=081211110001&operator=telkomsel&balance=75000',
+          senders: ['858'],
+          operator: 'telkomsel',
+          number: '081211110001',
+        },
       ],
     });
-    const daemon = await DaemonProcess.start(file, ['modem centre ready:', 'modem sender ready:', 'control socket listening']);
+    const daemon = await DaemonProcess.start(file, [
+      'modem centre ready:',
+      'modem sender ready:',
+      'control socket listening',
+    ]);
 
     const balance = await runCli(['balance', '-c', file, '--modem', 'centre', '--json']);
     expect(balance.code, balance.err).toBe(0);
-    expect(JSON.parse(balance.out)).toMatchObject({ modem: 'centre', code: '*888#', balance: 24025, activeUntil: '2031-01-31', state: 'ok' });
+    expect(JSON.parse(balance.out)).toMatchObject({
+      modem: 'centre',
+      code: '*888#',
+      balance: 24025,
+      activeUntil: '2031-01-31',
+      state: 'ok',
+    });
     expect(daemon.out.some((l) => /operator \(uid \d+ pid \d+\): balance check on centre/.test(l))).toBe(true);
 
-    const plain = await runCli(['test-transfer', '-c', file, '--from', 'sender', '--to', 'centre', '--amount', '5000', '--yes', '--timeout', '30']);
+    const plain = await runCli([
+      'test-transfer',
+      '-c',
+      file,
+      '--from',
+      'sender',
+      '--to',
+      'centre',
+      '--amount',
+      '5000',
+      '--yes',
+      '--timeout',
+      '30',
+    ]);
     expect(plain.code, plain.err + plain.out).toBe(0);
     expect(plain.out).toContain('via the running daemon');
-    expect(plain.out).toMatch(/confirmation on centre from 858, spool id sms-[0-9a-f]+: Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281211110001/);
+    expect(plain.out).toMatch(
+      /confirmation on centre from 858, spool id sms-[0-9a-f]+: Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281211110001/,
+    );
     expect(plain.out).toMatch(/^result: confirmed after/m);
-    const plainPosts = receiver.received.filter((s) => /penambahan pulsa Rp 5000 dari nomor 6281211110001/.test(s.message));
+    const plainPosts = receiver.received.filter((s) =>
+      /penambahan pulsa Rp 5000 dari nomor 6281211110001/.test(s.message),
+    );
     expect(plainPosts).toHaveLength(1);
 
-    const order = await runCli(['test-transfer', '-c', file, '--order', '--from', 'sender', '--amount', '10000', '--yes', '--timeout', '30', '--poll-interval', '200']);
+    const order = await runCli([
+      'test-transfer',
+      '-c',
+      file,
+      '--order',
+      '--from',
+      'sender',
+      '--amount',
+      '10000',
+      '--yes',
+      '--timeout',
+      '30',
+      '--poll-interval',
+      '200',
+    ]);
     expect(order.code, order.err + order.out).toBe(0);
     expect(order.out).toContain('via the running daemon');
     const trx = /^result: order (\S+) ended approved after/m.exec(order.out)?.[1];
     expect(trx, order.out).toBeDefined();
     expect(receiver.received.filter((s) => s.approved === trx)).toHaveLength(1);
-    expect(receiver.received.filter((s) => /penambahan pulsa Rp 10000 dari nomor 6281211110001/.test(s.message))).toHaveLength(1);
+    expect(
+      receiver.received.filter((s) => /penambahan pulsa Rp 10000 dari nomor 6281211110001/.test(s.message)),
+    ).toHaveLength(1);
     expect(daemon.out.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
     await stop(daemon);
   }, 120_000);

@@ -19,9 +19,13 @@ import { until } from '../support/until.js';
 import { hasSocat } from '../support/pty.js';
 
 /** Root can run a command as `nobody` here: the other-uid checks run. */
-const asNobody = hasSocat && process.getuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
+const asNobody =
+  hasSocat &&
+  process.getuid?.() === 0 &&
+  spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', '0']).status === 0;
 /** The checkout itself may be private (a clone under a 0700 temp dir): then `nobody` runs a bare socket client instead of the CLI. */
-const nobodyRunsCli = asNobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, bin, '--version']).status === 0;
+const nobodyRunsCli =
+  asNobody && spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, bin, '--version']).status === 0;
 /** Connects to the socket as `nobody`: 'ok' or the error code (EACCES when the socket's mode and group refuse it). */
 function connectAsNobody(socket: string): string {
   const script = `require('node:net').connect(${JSON.stringify(socket)}).on('connect',()=>{process.stdout.write('ok');process.exit(0)}).on('error',(e)=>{process.stdout.write(e.code);process.exit(0)})`;
@@ -48,16 +52,26 @@ afterEach(async () => {
 });
 
 const daemonConfig = (link: string, control: Record<string, unknown> = {}): Promise<string> =>
-  writeConfig(dir, { webhook: testWebhook(server.url), modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }], control }, { mode: 0o644 });
+  writeConfig(
+    dir,
+    {
+      webhook: testWebhook(server.url),
+      modems: [{ name: 'tsel-1', port: link, senders: ['858'], sweepIntervalSec: 5 }],
+      control,
+    },
+    { mode: 0o644 },
+  );
 
 async function startModem(): Promise<{ sim: SimProcess; link: string }> {
   const link = path.join(dir, 'modem');
   return { sim: await SimProcess.start(link, [], 15_000), link };
 }
 
-const startDaemon = (config: string): Promise<DaemonProcess> => DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
+const startDaemon = (config: string): Promise<DaemonProcess> =>
+  DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
 
-const texts = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
+const texts = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
 
 describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)', () => {
   it('info and sms list through the daemon, two clients at once, while SMS keep arriving: none lost', async () => {
@@ -74,7 +88,10 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     const clients = [];
     for (let round = 0; round < 3; round++) {
       // Two clients at once, each a separate CLI process on its own connection.
-      const [info, list] = await Promise.all([cli(['info', '--config', config, '--verbose']), cli(['sms', 'list', '--config', config, '--json'])]);
+      const [info, list] = await Promise.all([
+        cli(['info', '--config', config, '--verbose']),
+        cli(['sms', 'list', '--config', config, '--json']),
+      ]);
       clients.push(info, list);
     }
     await feeding;
@@ -170,45 +187,77 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     daemon.child.kill('SIGTERM');
     expect((await daemon.exit).code).toBe(0);
   }, 60_000);
-  it.skipIf(!nobodyRunsCli)('two levels: the socket group reads, control.operateGroup operates; every request is logged with the peer uid and pid', async () => {
-    const { link } = await startModem();
-    await chmod(dir, 0o755);
-    const runDir = path.join(dir, 'run');
-    await mkdir(runDir, { mode: 0o755 });
-    await chmod(runDir, 0o755);
-    const socket = path.join(runDir, 'control.sock');
-    const config = path.join(dir, 'config.json');
-    // nobody is in nogroup (the socket's group) but not in the operating group (the default, absent here).
-    let daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
-    const read = await cli(['info', '--config', config], 'nobody');
-    expect(read.code, read.err).toBe(0);
-    const refused = await cli(['at', '--config', config, 'AT+CSQ'], 'nobody');
-    expect(refused.code).toBe(1);
-    expect(refused.err).toMatch(/^error: `at` needs the operating level: (?:group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host|uid 65534 is not in group pulsa-bridge-ops \(control.operateGroup\))\nhint: an administrator adds the operator with `sudo usermod -aG pulsa-bridge-ops USER`/);
-    const balance = await cli(['balance', '--config', config, '--modem', 'tsel-1', '--code', '*858*081234567890*5000#', '--reply', '1'], 'nobody');
-    expect(balance.code).toBe(1);
-    expect(balance.err).toMatch(/`balance` with a code or replies \(a USSD session that can move credit\) needs the operating level/);
-    // The daemon's lines reach this process through a pipe: wait for them rather than read them at once.
-    await until(() => daemon.logged('at from uid 65534 pid') && daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).length >= 3, 'the requests and the refusals in the log', 10_000);
-    const requests = daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).map((l) => JSON.parse(l) as { peerUid: number; peerPid: number; msg: string });
-    expect(requests.map((r) => r.msg.replace(/pid \d+ \(connection \d+\)/, 'pid P'))).toEqual(
-      expect.arrayContaining(['control request from uid 65534 pid P: info', 'control request from uid 65534 pid P: at "AT+CSQ"']),
-    );
-    expect(requests.every((r) => r.peerUid === 65534 && r.peerPid > 1)).toBe(true);
-    expect(daemon.logged('"level":40') && daemon.logged('from uid 65534 pid')).toBe(true); // the refusal, at warn
-    daemon.child.kill('SIGTERM');
-    await daemon.exit;
-    // The same user once nogroup is the operating group: `at` goes through, and a USSD code is logged as such at info.
-    daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
-    const allowed = await cli(['at', '--config', config, 'AT+CSQ;+CUSD=1,"*858*081234567890*5000#",15'], 'nobody');
-    expect(allowed.code, allowed.err).toBe(0);
-    await until(() => daemon.logged('on tsel-1: dials') || daemon.logged('USSD AT+CUSD'), 'the USSD code in the log', 10_000);
-    const moves = daemon.out.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 30 && l.msg.includes('AT+CUSD=1,\"*858*081234567890*5000#\"') || (l.msg.includes('*858*081234567890*5000#') && l.msg.includes('uid 65534')));
-    expect(moves.length).toBeGreaterThan(0);
-    expect(moves.every((l) => l.level === 30)).toBe(true);
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exit).code).toBe(0);
-  }, 90_000);
+  it.skipIf(!nobodyRunsCli)(
+    'two levels: the socket group reads, control.operateGroup operates; every request is logged with the peer uid and pid',
+    async () => {
+      const { link } = await startModem();
+      await chmod(dir, 0o755);
+      const runDir = path.join(dir, 'run');
+      await mkdir(runDir, { mode: 0o755 });
+      await chmod(runDir, 0o755);
+      const socket = path.join(runDir, 'control.sock');
+      const config = path.join(dir, 'config.json');
+      // nobody is in nogroup (the socket's group) but not in the operating group (the default, absent here).
+      let daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
+      const read = await cli(['info', '--config', config], 'nobody');
+      expect(read.code, read.err).toBe(0);
+      const refused = await cli(['at', '--config', config, 'AT+CSQ'], 'nobody');
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(
+        /^error: `at` needs the operating level: (?:group pulsa-bridge-ops \(control.operateGroup\) does not exist on this host|uid 65534 is not in group pulsa-bridge-ops \(control.operateGroup\))\nhint: an administrator adds the operator with `sudo usermod -aG pulsa-bridge-ops USER`/,
+      );
+      const balance = await cli(
+        ['balance', '--config', config, '--modem', 'tsel-1', '--code', '*858*081234567890*5000#', '--reply', '1'],
+        'nobody',
+      );
+      expect(balance.code).toBe(1);
+      expect(balance.err).toMatch(
+        /`balance` with a code or replies \(a USSD session that can move credit\) needs the operating level/,
+      );
+      // The daemon's lines reach this process through a pipe: wait for them rather than read them at once.
+      await until(
+        () =>
+          daemon.logged('at from uid 65534 pid') &&
+          daemon.out.filter((l) => l.includes('control request from uid 65534 pid ')).length >= 3,
+        'the requests and the refusals in the log',
+        10_000,
+      );
+      const requests = daemon.out
+        .filter((l) => l.includes('control request from uid 65534 pid '))
+        .map((l) => JSON.parse(l) as { peerUid: number; peerPid: number; msg: string });
+      expect(requests.map((r) => r.msg.replace(/pid \d+ \(connection \d+\)/, 'pid P'))).toEqual(
+        expect.arrayContaining([
+          'control request from uid 65534 pid P: info',
+          'control request from uid 65534 pid P: at "AT+CSQ"',
+        ]),
+      );
+      expect(requests.every((r) => r.peerUid === 65534 && r.peerPid > 1)).toBe(true);
+      expect(daemon.logged('"level":40') && daemon.logged('from uid 65534 pid')).toBe(true); // the refusal, at warn
+      daemon.child.kill('SIGTERM');
+      await daemon.exit;
+      // The same user once nogroup is the operating group: `at` goes through, and a USSD code is logged as such at info.
+      daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup', operateGroup: 'nogroup' }));
+      const allowed = await cli(['at', '--config', config, 'AT+CSQ;+CUSD=1,"*858*081234567890*5000#",15'], 'nobody');
+      expect(allowed.code, allowed.err).toBe(0);
+      await until(
+        () => daemon.logged('on tsel-1: dials') || daemon.logged('USSD AT+CUSD'),
+        'the USSD code in the log',
+        10_000,
+      );
+      const moves = daemon.out
+        .map((l) => JSON.parse(l) as { level: number; msg: string })
+        .filter(
+          (l) =>
+            (l.level === 30 && l.msg.includes('AT+CUSD=1,\"*858*081234567890*5000#\"')) ||
+            (l.msg.includes('*858*081234567890*5000#') && l.msg.includes('uid 65534')),
+        );
+      expect(moves.length).toBeGreaterThan(0);
+      expect(moves.every((l) => l.level === 30)).toBe(true);
+      daemon.child.kill('SIGTERM');
+      expect((await daemon.exit).code).toBe(0);
+    },
+    90_000,
+  );
 
   it('a client pipelining 4 KiB `at` lines is answered busy and dropped; idle connections cannot lock the CLI out', async () => {
     const { link } = await startModem();
@@ -223,7 +272,12 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
       buf += c.toString('utf8');
       const lines = buf.split('\n');
       buf = lines.pop()!;
-      for (const l of lines) answers.push((JSON.parse(l) as { ok: boolean; error?: { code: string } }).ok ? 'ok' : (JSON.parse(l) as { error: { code: string } }).error.code);
+      for (const l of lines)
+        answers.push(
+          (JSON.parse(l) as { ok: boolean; error?: { code: string } }).ok
+            ? 'ok'
+            : (JSON.parse(l) as { error: { code: string } }).error.code,
+        );
     });
     const closed = new Promise<void>((r) => flood.on('close', () => r()));
     flood.on('error', () => undefined);
@@ -234,12 +288,20 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     expect(answers.length).toBeLessThan(300);
     expect(daemon.logged('went on sending past busy')).toBe(true);
     // 40 connections that never send anything: the CLI is told the socket is full, then gets in once they are closed.
-    const idle = Array.from({ length: 40 }, () => connect(socket).on('error', () => undefined).resume());
+    const idle = Array.from({ length: 40 }, () =>
+      connect(socket)
+        .on('error', () => undefined)
+        .resume(),
+    );
     await until(() => idle.every((s) => !s.connecting), 'the idle connections', 5000);
     const full = await cli(['info', '--config', config]);
     expect(full.code).toBe(1);
     expect(full.err).toMatch(/busy|full/);
-    await until(() => idle.every((s) => s.destroyed || s.readableEnded), 'the daemon to close the idle connections', 20_000);
+    await until(
+      () => idle.every((s) => s.destroyed || s.readableEnded),
+      'the daemon to close the idle connections',
+      20_000,
+    );
     const after = await cli(['info', '--config', config]);
     expect(after.code, after.err).toBe(0);
     expect(after.out).toMatch(/^name: tsel-1\n/);

@@ -17,7 +17,8 @@ import { hang, reply, startServer, type TestServer } from '../forward/server.js'
 import { hasSocat } from '../support/pty.js';
 
 type Proc = CliProcess;
-const run = (args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc => new CliProcess(args, stdin, { env });
+const run = (args: string[], env: NodeJS.ProcessEnv = {}, stdin: 'ignore' | 'pipe' = 'ignore'): Proc =>
+  new CliProcess(args, stdin, { env });
 const logged = (p: Proc, text: string) => p.logged(text);
 
 let dir: string;
@@ -25,7 +26,11 @@ let cleanup: () => Promise<void>;
 let server: TestServer;
 
 const daemonConfig = (over: Record<string, unknown> = {}): Promise<string> =>
-  writeConfig(dir, { webhook: testWebhook(server.url, { timeoutMs: 30_000 }), modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }], ...over });
+  writeConfig(dir, {
+    webhook: testWebhook(server.url, { timeoutMs: 30_000 }),
+    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
+    ...over,
+  });
 
 async function seed(records: Array<ReturnType<typeof makeSms>>, dead: string[] = []): Promise<void> {
   const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
@@ -51,39 +56,49 @@ afterEach(async () => {
 });
 
 describe('pulsa-bridge run (a real process)', () => {
-  it.skipIf(!hasSocat)('end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook', async () => {
-    server = await startServer([reply(200, '{"success":true}')]);
-    const link = path.join(dir, 'modem');
-    const sim = run(['simulate', '--link', link], {}, 'pipe');
-    await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
-    const daemon = run(['run', '--config', await daemonConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] })]);
-    await until(() => logged(daemon, 'ready: SIMCOM'), 'the daemon to initialise the modem over the pty', 20_000);
-    sim.child.stdin!.write('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.\n');
-    sim.child.stdin!.write('sms 0812999 pesan pribadi\n');
-    await until(() => server.requests.length === 1, 'the POST', 15_000);
-    expect(JSON.parse(server.requests[0]!.body.toString('utf8'))).toEqual({
-      sender: '858',
-      message: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.',
-    });
-    expect(server.requests[0]!.headers['x-pulsa-bridge-modem']).toBe('tsel-1');
-    await until(() => logged(daemon, 'archived'), 'the private SMS to be archived', 10_000);
-    // 'archived' is logged before AT+CMGD: ask the simulator until the SIM is empty.
-    await until(
-      () => {
-        if (logged(sim, 'SIM empty')) return true;
-        sim.child.stdin!.write('list\n');
-        return false;
-      },
-      'the simulator to list an empty SIM',
-      15_000,
-      { everyMs: 200 },
-    );
-    expect(logged(sim, 'SIM empty')).toBe(true);
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exit).code).toBe(0);
-    sim.child.stdin!.end('quit\n');
-    expect((await sim.exit).code).toBe(0);
-  }, 60_000);
+  it.skipIf(!hasSocat)(
+    'end to end across processes: an SMS on `pulsa-bridge simulate` (pty, native binding) reaches the webhook',
+    async () => {
+      server = await startServer([reply(200, '{"success":true}')]);
+      const link = path.join(dir, 'modem');
+      const sim = run(['simulate', '--link', link], {}, 'pipe');
+      await until(() => logged(sim, 'virtual simcom modem on'), 'the simulator', 15_000);
+      const daemon = run([
+        'run',
+        '--config',
+        await daemonConfig({ modems: [{ name: 'tsel-1', port: link, senders: ['858'] }] }),
+      ]);
+      await until(() => logged(daemon, 'ready: SIMCOM'), 'the daemon to initialise the modem over the pty', 20_000);
+      sim.child.stdin!.write(
+        'sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.\n',
+      );
+      sim.child.stdin!.write('sms 0812999 pesan pribadi\n');
+      await until(() => server.requests.length === 1, 'the POST', 15_000);
+      expect(JSON.parse(server.requests[0]!.body.toString('utf8'))).toEqual({
+        sender: '858',
+        message: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.',
+      });
+      expect(server.requests[0]!.headers['x-pulsa-bridge-modem']).toBe('tsel-1');
+      await until(() => logged(daemon, 'archived'), 'the private SMS to be archived', 10_000);
+      // 'archived' is logged before AT+CMGD: ask the simulator until the SIM is empty.
+      await until(
+        () => {
+          if (logged(sim, 'SIM empty')) return true;
+          sim.child.stdin!.write('list\n');
+          return false;
+        },
+        'the simulator to list an empty SIM',
+        15_000,
+        { everyMs: 200 },
+      );
+      expect(logged(sim, 'SIM empty')).toBe(true);
+      daemon.child.kill('SIGTERM');
+      expect((await daemon.exit).code).toBe(0);
+      sim.child.stdin!.end('quit\n');
+      expect((await sim.exit).code).toBe(0);
+    },
+    60_000,
+  );
 
   it.skipIf(!hasSocat)('`pulsa-bridge simulate` killed with SIGKILL leaves no socat behind', async () => {
     server = await startServer([reply(200)]);
@@ -142,12 +157,24 @@ describe('pulsa-bridge run (a real process)', () => {
     await until(async () => (await areaOf('sms-dead1')) === 'sent', 'sent');
     expect(logged(daemon, 'SIGHUP')).toBe(true);
     // `pulsa-bridge status` sees the daemon, the modem state and the delivery.
-    await until(async () => {
-      const st = run(['status', '--json', '--config', config]);
-      await st.exit;
-      const view = JSON.parse(st.out.join('\n')) as { daemon: { running: boolean; pid: number }; status?: { modems: Array<{ state: string }>; forwarder: { delivered: number } } };
-      return view.daemon.running && view.daemon.pid === daemon.child.pid && view.status?.modems[0]?.state === 'running' && view.status.forwarder.delivered === 1;
-    }, 'status to show the running daemon and one delivery', 12_000);
+    await until(
+      async () => {
+        const st = run(['status', '--json', '--config', config]);
+        await st.exit;
+        const view = JSON.parse(st.out.join('\n')) as {
+          daemon: { running: boolean; pid: number };
+          status?: { modems: Array<{ state: string }>; forwarder: { delivered: number } };
+        };
+        return (
+          view.daemon.running &&
+          view.daemon.pid === daemon.child.pid &&
+          view.status?.modems[0]?.state === 'running' &&
+          view.status.forwarder.delivered === 1
+        );
+      },
+      'status to show the running daemon and one delivery',
+      12_000,
+    );
     daemon.child.kill('SIGTERM');
     expect((await daemon.exit).code).toBe(0);
   });
@@ -159,8 +186,15 @@ describe('pulsa-bridge run (a real process)', () => {
     await import('node:fs/promises').then((fs) => fs.mkdir(fakeBin));
     await writeFile(path.join(fakeBin, 'systemd-notify'), `#!/bin/sh\necho "$@" >> ${record}\n`);
     await chmod(path.join(fakeBin, 'systemd-notify'), 0o755);
-    const p = run(['run', '--config', await daemonConfig()], { NOTIFY_SOCKET: '/run/fake-notify', PATH: `${fakeBin}:${process.env.PATH}` });
-    await until(async () => (await readFile(record, 'utf8').catch(() => '')).includes('--ready'), 'systemd-notify --ready', 15_000);
+    const p = run(['run', '--config', await daemonConfig()], {
+      NOTIFY_SOCKET: '/run/fake-notify',
+      PATH: `${fakeBin}:${process.env.PATH}`,
+    });
+    await until(
+      async () => (await readFile(record, 'utf8').catch(() => '')).includes('--ready'),
+      'systemd-notify --ready',
+      15_000,
+    );
     expect(p.out.length).toBeGreaterThan(0);
     for (const line of p.out) expect(() => JSON.parse(line)).not.toThrow();
     p.child.kill('SIGTERM');
@@ -170,7 +204,10 @@ describe('pulsa-bridge run (a real process)', () => {
   it('a broken config: exit 78 (EX_CONFIG, the unit does not restart) with every problem named, no crash trace', async () => {
     server = await startServer([reply(200)]);
     const file = path.join(dir, 'bad.json');
-    await writeFile(file, JSON.stringify({ webhook: {}, modems: [{ name: 'x', port: '/dev/ttyUSB0' }], spool: { dirr: '/tmp' } }));
+    await writeFile(
+      file,
+      JSON.stringify({ webhook: {}, modems: [{ name: 'x', port: '/dev/ttyUSB0' }], spool: { dirr: '/tmp' } }),
+    );
     const p = run(['run', '--config', file]);
     const { code } = await p.exit;
     expect(code).toBe(78);

@@ -39,7 +39,13 @@ const config = (modem: Record<string, unknown>, extra: Record<string, unknown> =
   });
 
 interface StatusFile {
-  modems: Array<{ state: string; lastError?: string; hint?: string; reconnects: number; receiver?: { received: number } }>;
+  modems: Array<{
+    state: string;
+    lastError?: string;
+    hint?: string;
+    reconnects: number;
+    receiver?: { received: number };
+  }>;
 }
 
 async function status(): Promise<StatusFile | undefined> {
@@ -60,9 +66,15 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
     const cfg = await config({ pin: '0000' }, { stateDir });
     for (let start = 1; start <= 3; start++) {
       const daemon = await DaemonProcess.start(cfg);
-      await until(async () => (await status())?.modems[0]?.state === 'sim-not-ready', 'the modem to be sim-not-ready', 30_000);
+      await until(
+        async () => (await status())?.modems[0]?.state === 'sim-not-ready',
+        'the modem to be sim-not-ready',
+        30_000,
+      );
       const st = (await status())!.modems[0]!;
-      expect(st.lastError).toMatch(start === 1 ? /rejected the configured PIN/ : /not sent again until modems\[\]\.pin changes/);
+      expect(st.lastError).toMatch(
+        start === 1 ? /rejected the configured PIN/ : /not sent again until modems\[\]\.pin changes/,
+      );
       expect(st.hint).toMatch(/modems\[\]\.pin/);
       expect(daemon.running).toBe(true);
       expect((await daemon.stop()).code).toBe(0);
@@ -76,21 +88,25 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
   }, 120_000);
 
   it.each([
-    ['reboot banner ^SYSSTART', 'another family\'s banner'],
+    ['reboot banner ^SYSSTART', "another family's banner"],
     ['reboot autobaud', 'silent, URCs held until an AT: found by the state probe (default interval 30 s)'],
-  ])('after `%s` (%s) the next SMS reaches the webhook without the sweep', async (command) => {
-    const sim = await SimProcess.start(path.join(dir, 'modem'));
-    const daemon = await DaemonProcess.start(await config({ sweepIntervalSec: 3600 }));
-    await until(() => daemon.logged('ready: SIMCOM'), 'the modem to be ready', 30_000);
-    await sim.ask('sms 858 sebelum reset Rp 1000', 'sms from');
-    await until(() => posted('sebelum reset'), 'the first SMS', 20_000);
-    await sim.ask(command, 'modem rebooting');
-    await sim.ask('sms 858 sesudah reset Rp 2000', 'sms from');
-    await until(() => posted('sesudah reset'), 'the SMS after the reset', 60_000);
-    expect(daemon.logged('rebooted (')).toBe(true);
-    expect((await daemon.stop()).code).toBe(0);
-    await sim.quit();
-  }, 120_000);
+  ])(
+    'after `%s` (%s) the next SMS reaches the webhook without the sweep',
+    async (command) => {
+      const sim = await SimProcess.start(path.join(dir, 'modem'));
+      const daemon = await DaemonProcess.start(await config({ sweepIntervalSec: 3600 }));
+      await until(() => daemon.logged('ready: SIMCOM'), 'the modem to be ready', 30_000);
+      await sim.ask('sms 858 sebelum reset Rp 1000', 'sms from');
+      await until(() => posted('sebelum reset'), 'the first SMS', 20_000);
+      await sim.ask(command, 'modem rebooting');
+      await sim.ask('sms 858 sesudah reset Rp 2000', 'sms from');
+      await until(() => posted('sesudah reset'), 'the SMS after the reset', 60_000);
+      expect(daemon.logged('rebooted (')).toBe(true);
+      expect((await daemon.stop()).code).toBe(0);
+      await sim.quit();
+    },
+    120_000,
+  );
 
   it('an unplug and replug: the daemon reopens the device, counters survive, the last error clears', async () => {
     const link = path.join(dir, 'modem');
@@ -102,12 +118,20 @@ describe.skipIf(!hasSocat)('self-healing on the modem side (real processes)', ()
     // The POST may come before AT+CMGD: unplug only once the SIM is empty, so the replugged SIM holds no old SMS.
     await until(async () => (await sim.state()).stored === 0, 'the first SMS deleted from the SIM', 15_000);
     await sim.quit(); // the device vanishes (the SIM saved to the state file)
-    const seen = async () => `status.json: ${JSON.stringify((await status())?.modems[0])}\ndaemon's last lines:\n${daemon.out.slice(-15).join('\n')}`;
-    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000, { everyMs: 20, explain: seen });
+    const seen = async () =>
+      `status.json: ${JSON.stringify((await status())?.modems[0])}\ndaemon's last lines:\n${daemon.out.slice(-15).join('\n')}`;
+    await until(async () => (await status())?.modems[0]?.state === 'disconnected', 'disconnected', 20_000, {
+      everyMs: 20,
+      explain: seen,
+    });
     sim = await SimProcess.start(link, ['--state', stateFile]);
     await sim.ask('sms 858 sesudah colok Rp 2000', 'sms from');
     await until(() => posted('sesudah colok'), 'the SMS after the replug', 30_000);
-    await until(async () => (await status())?.modems[0]?.receiver?.received === 2, 'both SMS counted in status.json (written every 5 s)', 20_000);
+    await until(
+      async () => (await status())?.modems[0]?.receiver?.received === 2,
+      'both SMS counted in status.json (written every 5 s)',
+      20_000,
+    );
     const st = (await status())!.modems[0]!;
     expect(st.state).toBe('running');
     expect(st.lastError).toBeUndefined();

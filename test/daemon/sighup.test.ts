@@ -39,7 +39,11 @@ describe('Daemon: SIGHUP', () => {
     vi.spyOn(Spool, 'open').mockImplementation(async (d, opts) => {
       const spool = await realOpen(d, opts);
       if (opts.role !== 'client') {
-        const operator = await realOpen(d, { logger: silentLogger(), role: 'client', signal: (_pid, sig) => void process.emit(sig) });
+        const operator = await realOpen(d, {
+          logger: silentLogger(),
+          role: 'client',
+          signal: (_pid, sig) => void process.emit(sig),
+        });
         await operator.retry('hup1');
       }
       return spool;
@@ -53,7 +57,11 @@ describe('Daemon: SIGHUP', () => {
     });
     const daemon = await startInProcess(config, cleanups, { waitRunning: false });
 
-    await until(() => server.requests.some((r) => r.headers['idempotency-key'] === 'hup1'), 'hup1 POSTed after the retry', 3000);
+    await until(
+      () => server.requests.some((r) => r.headers['idempotency-key'] === 'hup1'),
+      'hup1 POSTed after the retry',
+      3000,
+    );
     await until(async () => (await daemon.spool.get('hup1'))?.area === 'sent', 'hup1 in sent', 3000);
   });
 });

@@ -27,7 +27,10 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function configWith(webhook: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ file: string; dir: string }> {
+async function configWith(
+  webhook: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<{ file: string; dir: string }> {
   const { dir, cleanup } = await tempDir('sim-webhook');
   cleanups.push(cleanup);
   const file = await writeConfig(dir, {
@@ -43,10 +46,15 @@ async function configWith(webhook: Record<string, unknown>, extra: Record<string
 
 describe('virtual modems and the webhook', () => {
   it('run --simulate refuses a webhook on another machine (exit 78, naming the virtual modems); so does run on a config with a virtual port', async () => {
-    const { file } = await configWith({ url: 'https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway', hmacSecret: 'production-secret' });
+    const { file } = await configWith({
+      url: 'https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway',
+      hmacSecret: 'production-secret',
+    });
     const r = await runCli(['run', '--simulate', '--config', file]);
     expect(r.code).toBe(78);
-    expect(r.err).toContain('webhook: https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway is not on this machine, and virtual:tsel-1 is a virtual modem');
+    expect(r.err).toContain(
+      'webhook: https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway is not on this machine, and virtual:tsel-1 is a virtual modem',
+    );
     const direct = await configWith(
       { url: 'https://convert.example/api/v1/convert-pulsa/webhook/sms-gateway' },
       { modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }] },
@@ -84,15 +92,23 @@ describe('virtual modems and the webhook', () => {
       {},
     );
     await startInProcess(config, cleanups, { virtualModem: { bootStepMs: 0 } });
-    virtualModemAt('virtual:tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
+    virtualModemAt('virtual:tsel-1')!.injectSms({
+      from: '858',
+      text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774',
+    });
     await until(() => web.requests.length > 0, 'the SMS posted', 15_000);
     const req = web.requests[0]!;
-    const signed = Buffer.concat([Buffer.from(`pulsa-bridge-v2\n${String(req.headers['x-timestamp'])}\n${String(req.headers['idempotency-key'])}\ntsel-1\n\n`), req.body]);
+    const signed = Buffer.concat([
+      Buffer.from(
+        `pulsa-bridge-v2\n${String(req.headers['x-timestamp'])}\n${String(req.headers['idempotency-key'])}\ntsel-1\n\n`,
+      ),
+      req.body,
+    ]);
     expect(req.headers['x-signature']).toBe(`v2=${createHmac('sha256', 'local-secret').update(signed).digest('hex')}`);
     expect(Object.keys(req.headers).filter((h) => h.includes('simulated'))).toEqual([]);
   }, 60_000);
 
-  it("a pending record an older version marked simulated is quarantined at start, never posted", async () => {
+  it('a pending record an older version marked simulated is quarantined at start, never posted', async () => {
     const web: TestServer = await startServer([reply(200)]);
     cleanups.push(() => web.close());
     const { dir, cleanup } = await tempDir('sim-webhook-old');
@@ -110,7 +126,10 @@ describe('virtual modems and the webhook', () => {
     let stopped = false;
     cleanups.push(() => (stopped ? undefined : first.stop()));
     await until(() => first.supervisors[0]!.status().state === 'running', 'the modem running', 10_000);
-    virtualModemAt('virtual:tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
+    virtualModemAt('virtual:tsel-1')!.injectSms({
+      from: '858',
+      text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774',
+    });
     await until(() => web.requests.length > 0, 'the SMS refused', 15_000);
     await first.stop();
     stopped = true;
@@ -123,7 +142,13 @@ describe('virtual modems and the webhook', () => {
     const rec = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
     const { checksum: _c, mac: _m, ...body } = rec;
     const key = Buffer.from((await readFile(path.join(dir, 'spool', 'spool.key'), 'utf8')).trim(), 'hex');
-    await writeFile(file, serializeRecord({ ...(body as unknown as SmsRecord), simulated: true } as unknown as SmsRecord, { area: 'pending', key }));
+    await writeFile(
+      file,
+      serializeRecord({ ...(body as unknown as SmsRecord), simulated: true } as unknown as SmsRecord, {
+        area: 'pending',
+        key,
+      }),
+    );
 
     web.script.splice(0, web.script.length, reply(200));
     const before = web.requests.length;
@@ -139,11 +164,18 @@ describe('config check', () => {
     const { file } = await configWith({ url: 'http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway' });
     let r = await runCli(['config', 'check', file]);
     expect(r.code).toBe(0);
-    expect(r.err).toContain('warning: webhook URL http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway is plain http://');
-    const bad = await configWith({ baseUrl: 'https://x.example/api/v1/convert-pulsa', headers: { Authorization: 'Bearer s3cret\r' } });
+    expect(r.err).toContain(
+      'warning: webhook URL http://10.1.2.3:8080/api/v1/convert-pulsa/webhook/sms-gateway is plain http://',
+    );
+    const bad = await configWith({
+      baseUrl: 'https://x.example/api/v1/convert-pulsa',
+      headers: { Authorization: 'Bearer s3cret\r' },
+    });
     r = await runCli(['config', 'check', bad.file]);
     expect(r.code).toBe(1);
-    expect(r.err).toContain('webhook.headers.Authorization: a header value may hold visible ASCII characters and spaces only; found CR at position 14');
+    expect(r.err).toContain(
+      'webhook.headers.Authorization: a header value may hold visible ASCII characters and spaces only; found CR at position 14',
+    );
     expect(r.err + r.out).not.toContain('s3cret');
     const run = await runCli(['run', '--config', bad.file]);
     expect(run.code).toBe(78);

@@ -58,7 +58,12 @@ describe('Daemon.start: a failed step unwinds what was acquired', () => {
     };
     const sighupBefore = process.listenerCount('SIGHUP');
 
-    await expect(Daemon.start({ config: parseConfig({ ...base, metrics: { listen: `127.0.0.1:${port}` } }), logger: silentLogger() })).rejects.toThrow();
+    await expect(
+      Daemon.start({
+        config: parseConfig({ ...base, metrics: { listen: `127.0.0.1:${port}` } }),
+        logger: silentLogger(),
+      }),
+    ).rejects.toThrow();
 
     expect(process.listenerCount('SIGHUP')).toBe(sighupBefore);
     expect(existsSync(path.join(spoolDir, 'status.json'))).toBe(false);

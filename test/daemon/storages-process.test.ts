@@ -33,42 +33,61 @@ afterEach(async () => {
 const config = (): Promise<string> =>
   writeConfig(dir, {
     webhook: testWebhook(server.url, { timeoutMs: 5000 }),
-    modems: [{ name: 'qtl-1', port: path.join(dir, 'modem'), senders: ['858'], commandTimeoutMs: 3000, sweepIntervalSec: 3600 }],
+    modems: [
+      {
+        name: 'qtl-1',
+        port: path.join(dir, 'modem'),
+        senders: ['858'],
+        commandTimeoutMs: 3000,
+        sweepIntervalSec: 3600,
+      },
+    ],
   });
 
 const texts = [1, 2, 3, 4].map((i) => `Anda menerima Pulsa dari 62859410200${i} sebesar Rp${i}0000.`);
-const postsOf = (text: string) => server.requests.filter((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message === text).length;
+const postsOf = (text: string) =>
+  server.requests.filter((r) => (JSON.parse(r.body.toString('utf8')) as { message: string }).message === text).length;
 
 describe('a modem storing in ME while SM is selected, the daemon as a process', () => {
-  it.skipIf(!hasSocat)('every SMS delivered once, nothing left in SM or ME; SMS left in ME while the daemon was down are swept at start', async () => {
-    const sim = await SimProcess.start(path.join(dir, 'modem'), ['--quirk', 'store-in-me']);
-    // Two SMS arrive before the daemon runs: stored in ME, their +CMTI heard by nobody.
-    sim.send(`sms 858 ${texts[0]}`);
-    sim.send(`sms 858 ${texts[1]}`);
-    // The simulator may still be booting (SMS held at the network until its SMS service is ready): wait for both.
-    await until(async () => (await sim.state()).stored === 2, 'both SMS stored in the simulator', 20_000);
-    expect(await sim.ask('list', 'ME #')).toMatch(/^ME #1 unread/);
-    const cfg = await config();
-    const daemon = await DaemonProcess.start(cfg, 'modem qtl-1 ready:');
-    await until(() => server.requests.length >= 2, 'the SMS left in ME to be posted', 20_000);
-    // Two more while it runs: `+CMTI: "ME",n`, read in ME.
-    sim.send(`sms 858 ${texts[2]}`);
-    sim.send(`sms 858 ${texts[3]}`);
-    await until(() => server.requests.length >= 4, 'all four SMS posted', 20_000);
-    await until(async () => (await sim.state()).stored === 0, 'both memories empty', 20_000);
-    // The status the operator reads shows each memory's fill.
-    await until(async () => {
-      const status = JSON.parse(await readFile(path.join(dir, 'spool', 'status.json'), 'utf8').catch(() => '{}')) as { modems?: Array<{ receiver?: { storages?: Array<{ storage: string; used: number }> } }> };
-      const storages = status.modems?.[0]?.receiver?.storages ?? [];
-      return storages.some((s) => s.storage === 'ME') && storages.some((s) => s.storage === 'SM');
-    }, 'status.json to show SM and ME', 20_000);
-    await new Promise((r) => setTimeout(r, 500)); // a second POST of any of them would come now
-    for (const text of texts) expect(postsOf(text), text).toBe(1);
-    expect(server.requests).toHaveLength(4);
-    expect(daemon.logged('SMS announced in storage ME')).toBe(true);
-    expect(await sim.ask('list', 'SIM empty')).toBe('SIM empty');
-    daemon.child.kill('SIGTERM');
-    expect((await daemon.exit).code).toBe(0);
-    await sim.quit();
-  }, 90_000);
+  it.skipIf(!hasSocat)(
+    'every SMS delivered once, nothing left in SM or ME; SMS left in ME while the daemon was down are swept at start',
+    async () => {
+      const sim = await SimProcess.start(path.join(dir, 'modem'), ['--quirk', 'store-in-me']);
+      // Two SMS arrive before the daemon runs: stored in ME, their +CMTI heard by nobody.
+      sim.send(`sms 858 ${texts[0]}`);
+      sim.send(`sms 858 ${texts[1]}`);
+      // The simulator may still be booting (SMS held at the network until its SMS service is ready): wait for both.
+      await until(async () => (await sim.state()).stored === 2, 'both SMS stored in the simulator', 20_000);
+      expect(await sim.ask('list', 'ME #')).toMatch(/^ME #1 unread/);
+      const cfg = await config();
+      const daemon = await DaemonProcess.start(cfg, 'modem qtl-1 ready:');
+      await until(() => server.requests.length >= 2, 'the SMS left in ME to be posted', 20_000);
+      // Two more while it runs: `+CMTI: "ME",n`, read in ME.
+      sim.send(`sms 858 ${texts[2]}`);
+      sim.send(`sms 858 ${texts[3]}`);
+      await until(() => server.requests.length >= 4, 'all four SMS posted', 20_000);
+      await until(async () => (await sim.state()).stored === 0, 'both memories empty', 20_000);
+      // The status the operator reads shows each memory's fill.
+      await until(
+        async () => {
+          const status = JSON.parse(
+            await readFile(path.join(dir, 'spool', 'status.json'), 'utf8').catch(() => '{}'),
+          ) as { modems?: Array<{ receiver?: { storages?: Array<{ storage: string; used: number }> } }> };
+          const storages = status.modems?.[0]?.receiver?.storages ?? [];
+          return storages.some((s) => s.storage === 'ME') && storages.some((s) => s.storage === 'SM');
+        },
+        'status.json to show SM and ME',
+        20_000,
+      );
+      await new Promise((r) => setTimeout(r, 500)); // a second POST of any of them would come now
+      for (const text of texts) expect(postsOf(text), text).toBe(1);
+      expect(server.requests).toHaveLength(4);
+      expect(daemon.logged('SMS announced in storage ME')).toBe(true);
+      expect(await sim.ask('list', 'SIM empty')).toBe('SIM empty');
+      daemon.child.kill('SIGTERM');
+      expect((await daemon.exit).code).toBe(0);
+      await sim.quit();
+    },
+    90_000,
+  );
 });

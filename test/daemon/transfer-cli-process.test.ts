@@ -14,7 +14,12 @@ let config: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'pb-transfer-bin-'));
-  const sim = (name: string, operator: string, number: string, virtualSim: { balance?: number; activeUntil?: string } = {}) => ({
+  const sim = (
+    name: string,
+    operator: string,
+    number: string,
+    virtualSim: { balance?: number; activeUntil?: string } = {},
+  ) => ({
     name,
     port: `virtual:${name}?${new URLSearchParams({ number, operator, ...Object.fromEntries(Object.entries(virtualSim).map(([k, v]) => [k, String(v)])) })}`,
     senders: ['*'],
@@ -52,7 +57,9 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
     const r = cli(['balance', '-c', config, '--json']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    const rows = (JSON.parse(r.out) as Array<{ modem: string; code: string; balance: number; activeUntil: string; reply: string }>).map((x) => [x.modem, x.code, x.balance, x.activeUntil]);
+    const rows = (
+      JSON.parse(r.out) as Array<{ modem: string; code: string; balance: number; activeUntil: string; reply: string }>
+    ).map((x) => [x.modem, x.code, x.balance, x.activeUntil]);
     expect(rows).toEqual([
       ['tsel-a', '*888#', 75000, '2031-03-31'],
       ['tsel-b', '*888#', 1000, '2031-04-30'],
@@ -74,12 +81,25 @@ describe('balance and test-transfer from bin/pulsa-bridge, no daemon', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/1\. send SMS "TRANSFERPULSA 085600000001 10000" to 151 from isat-a: OK/);
     expect(r.out).toMatch(/3\. send SMS "OK[A-Z0-9]{6}" to 151 from isat-a: OK/);
-    expect(r.out).toMatch(/confirmation on isat-b from 151: 6285611110001 mentransfer pulsa sebesar Rp 10\.000 tgl .* SN: /);
+    expect(r.out).toMatch(
+      /confirmation on isat-b from 151: 6285611110001 mentransfer pulsa sebesar Rp 10\.000 tgl .* SN: /,
+    );
     expect(r.out).toMatch(/result: confirmed after/);
-    const kept = JSON.parse(await readFile(path.join(dir, 'spool', 'transfer-last.json'), 'utf8')) as Record<string, unknown>;
-    expect(kept).toMatchObject({ from: 'isat-a', to: '085600000001', amount: 10000, outcome: 'confirmed', confirmation: { sender: '151' } });
+    const kept = JSON.parse(await readFile(path.join(dir, 'spool', 'transfer-last.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(kept).toMatchObject({
+      from: 'isat-a',
+      to: '085600000001',
+      amount: 10000,
+      outcome: 'confirmed',
+      confirmation: { sender: '151' },
+    });
     expect(await readFile(victim, 'utf8')).toBe('untouched\n');
-    expect((await readdir(path.join(dir, 'spool'))).filter((n) => n.startsWith('transfer-last.json.'))).toEqual(['transfer-last.json.tmp']);
+    expect((await readdir(path.join(dir, 'spool'))).filter((n) => n.startsWith('transfer-last.json.'))).toEqual([
+      'transfer-last.json.tmp',
+    ]);
   });
 
   it('a transfer larger than the balance fails at its step and says what was sent', () => {

@@ -42,7 +42,10 @@ async function webhook(): Promise<FaultReceiver> {
 }
 const answered = (r: FaultReceiver, status: string) => r.posts.filter((p) => p.answer === status);
 
-async function startDaemon(url: string, retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 }): Promise<DaemonProcess> {
+async function startDaemon(
+  url: string,
+  retry: Record<string, number> = { baseDelayMs: 20_000, maxDelayMs: 60_000, probeIntervalMs: 300 },
+): Promise<DaemonProcess> {
   const config = await writeConfig(dir, {
     webhook: { url, timeoutMs: 5000, retry },
     spool: { dir: path.join(dir, 'spool'), fsync: false },
@@ -55,7 +58,8 @@ async function startDaemon(url: string, retry: Record<string, number> = { baseDe
 async function seed(n: number): Promise<string[]> {
   const spool = await Spool.open(path.join(dir, 'spool'), { logger: silentLogger() });
   const ids = Array.from({ length: n }, (_, i) => `sms-outage${i}`);
-  for (const [i, id] of ids.entries()) await spool.putPending(makeSms(id, { receivedAt: new Date(Date.now() - 60_000 + i).toISOString() }));
+  for (const [i, id] of ids.entries())
+    await spool.putPending(makeSms(id, { receivedAt: new Date(Date.now() - 60_000 + i).toISOString() }));
   await spool.close();
   return ids;
 }
@@ -113,7 +117,11 @@ describe('pulsa-bridge run: a 4xx is not always final (issue 11 item 4)', () => 
     const ls = await cli(['queue', 'ls']);
     expect(ls.code).toBe(0);
     for (const id of ids) expect(ls.out).toMatch(new RegExp(`${id}\\s+pending\\s.*retry \\d+.*HTTP 404`));
-    await until(async () => (await cli(['status'])).out.includes('last not delivered: sms-outage'), '`status` to show the last result', 15_000);
+    await until(
+      async () => (await cli(['status'])).out.includes('last not delivered: sms-outage'),
+      '`status` to show the last result',
+      15_000,
+    );
     expect((await cli(['status'])).out).toMatch(/last not delivered: sms-outage\d \(HTTP 404: maintenance\)/);
     expect((await cli(['queue', 'ls', '--area', 'dead'])).out).not.toContain('sms-outage');
     hook.mode = { kind: 'ok' };

@@ -87,7 +87,8 @@ describe('links and anchors resolve', () => {
     for (const { line, target } of links(read(doc))) {
       if (/^[a-z][a-z+.-]*:/i.test(target)) continue; // https:, mailto: ...
       const [file, anchor] = target.split('#') as [string, string | undefined];
-      const resolved = file === '' ? path.join(repo, doc) : path.resolve(path.dirname(path.join(repo, doc)), decodeURI(file));
+      const resolved =
+        file === '' ? path.join(repo, doc) : path.resolve(path.dirname(path.join(repo, doc)), decodeURI(file));
       if (!resolved.startsWith(repo + path.sep) || !existsSync(resolved)) {
         broken.push(`${doc}:${line}: ${target}: no such file`);
         continue;
@@ -106,7 +107,9 @@ describe('links and anchors resolve', () => {
     expect(anchors('# A\n## Limits (a local user: cannot flood)\n## A\n```\n# not a heading\n```')).toEqual(
       new Set(['a', 'limits-a-local-user-cannot-flood', 'a-1']),
     );
-    expect(links('see [x](a.md#b) and `[y](in-code.md)`\n```\n[z](fenced.md)\n```\n![i](p.png)').map((l) => l.target)).toEqual(['a.md#b', 'p.png']);
+    expect(
+      links('see [x](a.md#b) and `[y](in-code.md)`\n```\n[z](fenced.md)\n```\n![i](p.png)').map((l) => l.target),
+    ).toEqual(['a.md#b', 'p.png']);
   });
 });
 
@@ -135,7 +138,10 @@ describe('every config key is in docs/configuration.md', () => {
     if (cut < 0) return false;
     const parent = key.slice(0, cut);
     const leaf = key.slice(cut + 1);
-    return lines.some((l) => l.startsWith(`| \`${parent}\``) && (spans(l).includes(leaf) || spans(l).some((s) => s.includes(`"${leaf}"`))));
+    return lines.some(
+      (l) =>
+        l.startsWith(`| \`${parent}\``) && (spans(l).includes(leaf) || spans(l).some((s) => s.includes(`"${leaf}"`))),
+    );
   };
   /** An object key (webhook, modems[].balance) is documented by its keys. */
   const isObject = (key: string) => keys.some((k) => k.startsWith(`${key}.`) || k.startsWith(`${key}[].`));
@@ -164,7 +170,10 @@ describe('every command and option is in docs/operating.md', async () => {
   const documented = (command: string) => {
     if (doc.includes(`\`pulsa-bridge ${command}`)) return true;
     const [group, sub] = command.split(' ');
-    return sub !== undefined && rows.some((cell) => cell.includes(`pulsa-bridge ${group} `) && new RegExp(`[ |]${sub}\\b`).test(cell));
+    return (
+      sub !== undefined &&
+      rows.some((cell) => cell.includes(`pulsa-bridge ${group} `) && new RegExp(`[ |]${sub}\\b`).test(cell))
+    );
   };
   const hasSubcommands = (command: string) => commands.some((c) => c.command.startsWith(`${command} `));
 
@@ -173,12 +182,16 @@ describe('every command and option is in docs/operating.md', async () => {
   });
 
   it('each command has its row', () => {
-    expect(commands.filter((c) => !hasSubcommands(c.command) && !documented(c.command)).map((c) => c.command)).toEqual([]);
+    expect(commands.filter((c) => !hasSubcommands(c.command) && !documented(c.command)).map((c) => c.command)).toEqual(
+      [],
+    );
   });
 
   it('each option', () => {
     const missing = commands.flatMap((c) =>
-      c.options.filter((o) => !new RegExp(`${o.replace(/[-]/g, '\\-')}(?![\\w-])`).test(doc)).map((o) => `${c.command} ${o}`),
+      c.options
+        .filter((o) => !new RegExp(`${o.replace(/[-]/g, '\\-')}(?![\\w-])`).test(doc))
+        .map((o) => `${c.command} ${o}`),
     );
     expect(missing).toEqual([]);
   });

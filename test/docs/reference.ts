@@ -9,7 +9,10 @@ import { ConfigError } from '../../src/errors.js';
 import { allCommands, createProgram } from '../../src/cli.js';
 
 const PROBE = '__probe__';
-const BASE = () => ({ webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa' }, modems: [{ name: 'a', port: '/dev/ttyUSB0', senders: ['858'] }] });
+const BASE = () => ({
+  webhook: { baseUrl: 'https://x.example/api/v1/convert-pulsa' },
+  modems: [{ name: 'a', port: '/dev/ttyUSB0', senders: ['858'] }],
+});
 
 /** Path segments: a key, or '[]' for the first element of an array. Written as `modems[].balance.code`. */
 type Path = string[];
@@ -79,5 +82,8 @@ export async function cliCommands(): Promise<Array<{ command: string; options: s
   };
   return allCommands(program)
     .filter((c) => c !== program && c.name() !== 'help')
-    .map((c) => ({ command: nameOf(c), options: c.options.map((o) => o.long).filter((l): l is string => !!l && l !== '--help') }));
+    .map((c) => ({
+      command: nameOf(c),
+      options: c.options.map((o) => o.long).filter((l): l is string => !!l && l !== '--help'),
+    }));
 }

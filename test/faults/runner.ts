@@ -76,13 +76,30 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
   try {
     await receiver.up();
     await writeConfig(dir, {
-      webhook: { url: receiver.url, timeoutMs: 3000, connectTimeoutMs: 1000, retry: { baseDelayMs: 100, maxDelayMs: 1000 } },
-      modems: [{ name: 'tsel-1', port: link, senders: [...ACCEPTED_SENDERS], sweepIntervalSec: 5, commandTimeoutMs: 3000, ...def.modem }],
+      webhook: {
+        url: receiver.url,
+        timeoutMs: 3000,
+        connectTimeoutMs: 1000,
+        retry: { baseDelayMs: 100, maxDelayMs: 1000 },
+      },
+      modems: [
+        {
+          name: 'tsel-1',
+          port: link,
+          senders: [...ACCEPTED_SENDERS],
+          sweepIntervalSec: 5,
+          commandTimeoutMs: 3000,
+          ...def.modem,
+        },
+      ],
       log: { level: 'info', pretty: false },
     });
     const simArgs = ['--state', stateFile, ...(def.simArgs ?? [])];
     const env: RunEnv = {
-      dir, link, receiver, notes,
+      dir,
+      link,
+      receiver,
+      notes,
       rng: prng(seed ^ 0x5eed),
       sim: await SimProcess.start(link, simArgs),
       daemon: undefined,
@@ -115,17 +132,25 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
     const wanted = judge.bind(undefined, sms);
     let last = { stored: -1, held: -1 };
     try {
-      await until(async () => {
-        if (!env.sim.running) return false;
-        const st = await env.sim.state();
-        last = { stored: st.stored, held: st.held };
-        return st.stored === 0 && st.held === 0 && wanted(receiver.posts).lost === 0;
-      }, 'every SMS delivered and the SIM empty', def.drainMs ?? 90_000, { everyMs: 20 });
-      notes.push(`drive ${((driven - started) / 1000).toFixed(1)} s, drain ${((performance.now() - driven) / 1000).toFixed(1)} s`);
+      await until(
+        async () => {
+          if (!env.sim.running) return false;
+          const st = await env.sim.state();
+          last = { stored: st.stored, held: st.held };
+          return st.stored === 0 && st.held === 0 && wanted(receiver.posts).lost === 0;
+        },
+        'every SMS delivered and the SIM empty',
+        def.drainMs ?? 90_000,
+        { everyMs: 20 },
+      );
+      notes.push(
+        `drive ${((driven - started) / 1000).toFixed(1)} s, drain ${((performance.now() - driven) / 1000).toFixed(1)} s`,
+      );
     } catch (err) {
       notes.push(String((err as Error).message));
     }
-    if (last.stored !== 0 || last.held !== 0) extraProblems.push(`left on the SIM: ${last.stored} stored, ${last.held} held by the network`);
+    if (last.stored !== 0 || last.held !== 0)
+      extraProblems.push(`left on the SIM: ${last.stored} stored, ${last.held} held by the network`);
     if (def.check) extraProblems.push(...(await def.check(env)));
     const daemon = env.daemon as DaemonProcess | undefined;
     if (daemon?.running) {
@@ -149,7 +174,13 @@ export async function runTrial(def: TrialDef, seed: number): Promise<RunResult> 
     } else await rm(dir, { recursive: true, force: true });
   }
   const counts = judge(sms, receiver.posts);
-  return { ...counts, problems: [...extraProblems, ...counts.problems], seed, seconds: (performance.now() - started) / 1000, notes };
+  return {
+    ...counts,
+    problems: [...extraProblems, ...counts.problems],
+    seed,
+    seconds: (performance.now() - started) / 1000,
+    notes,
+  };
 }
 
 export interface TrialSummary {
@@ -174,15 +205,31 @@ export function summarise(def: TrialDef, results: readonly RunResult[]): TrialSu
   const problems = failed.flatMap((r) => r.problems.map((p) => `seed ${r.seed}: ${p}`));
   if (def.expectedFailure && !ok) problems.unshift(`expected to fail: ${def.expectedFailure}`);
   return {
-    trial: def.name, runs: results.length, sms: sum((r) => r.sms), lost: sum((r) => r.lost),
-    duplicatesByKey: sum((r) => r.duplicatesByKey), wrongTexts: sum((r) => r.wrongTexts), result,
-    seconds: sum((r) => r.seconds), problems, seeds: results.map((r) => r.seed),
+    trial: def.name,
+    runs: results.length,
+    sms: sum((r) => r.sms),
+    lost: sum((r) => r.lost),
+    duplicatesByKey: sum((r) => r.duplicatesByKey),
+    wrongTexts: sum((r) => r.wrongTexts),
+    result,
+    seconds: sum((r) => r.seconds),
+    problems,
+    seeds: results.map((r) => r.seed),
   };
 }
 
 export function table(rows: readonly TrialSummary[]): string {
   const head = ['trial', 'trials run', 'SMS', 'lost', 'duplicates by key', 'wrong texts', 'result', 'seconds'];
-  const body = rows.map((r) => [r.trial, String(r.runs), String(r.sms), String(r.lost), String(r.duplicatesByKey), String(r.wrongTexts), r.result, r.seconds.toFixed(0)]);
+  const body = rows.map((r) => [
+    r.trial,
+    String(r.runs),
+    String(r.sms),
+    String(r.lost),
+    String(r.duplicatesByKey),
+    String(r.wrongTexts),
+    r.result,
+    r.seconds.toFixed(0),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const out = [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)];

@@ -18,7 +18,8 @@ describe('VirtualModem snapshot / restore (simulate --state)', () => {
     const { modem, wire } = await boot({ storageCapacity: 3, pin: '1234', bootStepMs: 0 });
     expect((await wire.cmd('AT+CPIN="0000"')).final).toBe('ERROR'); // one wrong PIN: 2 tries left
     expect((await wire.cmd('AT+CPIN="1234"')).final).toBe('OK');
-    for (const text of ['a', 'b', 'c', 'd', 'e']) modem.injectSms({ from: '858', text, timestamp: TS, delivery: 'store' });
+    for (const text of ['a', 'b', 'c', 'd', 'e'])
+      modem.injectSms({ from: '858', text, timestamp: TS, delivery: 'store' });
     expect(modem.storedMessages().map((m) => m.index)).toEqual([1, 2, 3]);
     expect(modem.heldBySmscCount).toBe(2);
     await wire.cmd('AT+CMGD=2');
@@ -37,7 +38,16 @@ describe('VirtualModem snapshot / restore (simulate --state)', () => {
 
   it('refuses a snapshot that does not fit its storage', () => {
     const small = new VirtualModem({ path: uniquePath(), storageCapacity: 2 });
-    expect(() => small.restore({ v: 1, slots: [{ index: 5, stat: 0, pdu: '00', tpduLength: 1 }], held: [], simState: 'ready', pinTriesLeft: 3, concatRef: 1 })).toThrow(/index 5/);
+    expect(() =>
+      small.restore({
+        v: 1,
+        slots: [{ index: 5, stat: 0, pdu: '00', tpduLength: 1 }],
+        held: [],
+        simState: 'ready',
+        pinTriesLeft: 3,
+        concatRef: 1,
+      }),
+    ).toThrow(/index 5/);
   });
 });
 

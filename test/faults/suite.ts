@@ -26,16 +26,28 @@ export function defineFaultSuite(set: 'full' | 'ci'): void {
     TRIALS.forEach((def, t) => {
       const runs = def.runs[set];
       if (runs === 0 || (only && !def.name.toLowerCase().includes(only))) return;
-      it(`${def.name} (${runs} run${runs > 1 ? 's' : ''})`, async () => {
-        expect(distBuilt(), 'dist/ is missing: run `npm run build` first').toBe(true);
-        const results: RunResult[] = [];
-        for (let r = 0; r < runs; r++) results.push(await runTrial(def, baseSeed + t * 1000 + r));
-        const summary = summarise(def, results);
-        rows.push(summary);
-        const detail = [`seeds ${summary.seeds.join(', ')}`, ...summary.problems, ...results.flatMap((x) => x.notes.map((n) => `seed ${x.seed}: ${n}`))].join('\n  ');
-        if (summary.result === 'XFAIL' || process.env.FAULT_VERBOSE) console.log(`${summary.result} ${def.name}:\n  ${detail}`);
-        expect(summary.result, `${def.name}: ${summary.result === 'XPASS' ? 'passed although marked expected-to-fail: remove expectedFailure' : 'failed'}\n  ${detail}`).toMatch(/^(PASS|XFAIL)$/);
-      }, runs * 240_000);
+      it(
+        `${def.name} (${runs} run${runs > 1 ? 's' : ''})`,
+        async () => {
+          expect(distBuilt(), 'dist/ is missing: run `npm run build` first').toBe(true);
+          const results: RunResult[] = [];
+          for (let r = 0; r < runs; r++) results.push(await runTrial(def, baseSeed + t * 1000 + r));
+          const summary = summarise(def, results);
+          rows.push(summary);
+          const detail = [
+            `seeds ${summary.seeds.join(', ')}`,
+            ...summary.problems,
+            ...results.flatMap((x) => x.notes.map((n) => `seed ${x.seed}: ${n}`)),
+          ].join('\n  ');
+          if (summary.result === 'XFAIL' || process.env.FAULT_VERBOSE)
+            console.log(`${summary.result} ${def.name}:\n  ${detail}`);
+          expect(
+            summary.result,
+            `${def.name}: ${summary.result === 'XPASS' ? 'passed although marked expected-to-fail: remove expectedFailure' : 'failed'}\n  ${detail}`,
+          ).toMatch(/^(PASS|XFAIL)$/);
+        },
+        runs * 240_000,
+      );
     });
   });
 }

@@ -74,7 +74,10 @@ export const TRIALS: TrialDef[] = [
       for (let i = 0; i < posts.length; i++) {
         if (!posts[i]!.answer.startsWith('429')) continue;
         const next = posts.slice(i + 1).find((p) => p.key === posts[i]!.key);
-        if (next && next.at - posts[i]!.at < 950) problems.push(`Retry-After: 1 not honoured: the same key came back after ${Math.round(next.at - posts[i]!.at)} ms`);
+        if (next && next.at - posts[i]!.at < 950)
+          problems.push(
+            `Retry-After: 1 not honoured: the same key came back after ${Math.round(next.at - posts[i]!.at)} ms`,
+          );
       }
       return problems.slice(0, 3);
     },
@@ -163,7 +166,9 @@ export const TRIALS: TrialDef[] = [
     simArgs: ['--pin', '1234'],
     modem: { pin: '0000' },
     drive: async (env) => {
-      await until(async () => (await env.sim.state()).pinEntries >= 1, 'the daemon to try its PIN', 30_000, { everyMs: 20 });
+      await until(async () => (await env.sim.state()).pinEntries >= 1, 'the daemon to try its PIN', 30_000, {
+        everyMs: 20,
+      });
       // Longer than the supervisor's SIM retry (60 s): a second attempt would show here.
       const watchUntil = performance.now() + 75_000;
       while (performance.now() < watchUntil) {

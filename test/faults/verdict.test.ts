@@ -6,17 +6,32 @@ import type { TrialSms } from './workload.js';
 import { makeWorkload } from './workload.js';
 
 const sms = (from: string, text: string, accepted = true): TrialSms => ({ from, text, concatRef: 1, accepted });
-const post = (sender: string, message: string, key: string, answer = '200'): Post => ({ body: Buffer.from(JSON.stringify({ sender, message })), key, at: 0, answer });
+const post = (sender: string, message: string, key: string, answer = '200'): Post => ({
+  body: Buffer.from(JSON.stringify({ sender, message })),
+  key,
+  at: 0,
+  answer,
+});
 
 describe('judge', () => {
   const sent = [sms('858', 'satu'), sms('TELKOMSEL', 'dua 🙏'), sms('+6281299990000', 'pribadi', false)];
 
   it('all delivered once: no problem', () => {
-    expect(judge(sent, [post('858', 'satu', 'k1'), post('TELKOMSEL', 'dua 🙏', 'k2')])).toEqual({ sms: 3, lost: 0, duplicatesByKey: 0, wrongTexts: 0, problems: [] });
+    expect(judge(sent, [post('858', 'satu', 'k1'), post('TELKOMSEL', 'dua 🙏', 'k2')])).toEqual({
+      sms: 3,
+      lost: 0,
+      duplicatesByKey: 0,
+      wrongTexts: 0,
+      problems: [],
+    });
   });
 
   it('a retried POST with the same key and body is a duplicate by key, not a problem; only a 200 delivers', () => {
-    const r = judge(sent, [post('858', 'satu', 'k1', '500'), post('858', 'satu', 'k1'), post('TELKOMSEL', 'dua 🙏', 'k2', '500')]);
+    const r = judge(sent, [
+      post('858', 'satu', 'k1', '500'),
+      post('858', 'satu', 'k1'),
+      post('TELKOMSEL', 'dua 🙏', 'k2', '500'),
+    ]);
     expect(r.duplicatesByKey).toBe(1);
     expect(r.lost).toBe(1);
     expect(r.problems).toEqual([expect.stringMatching(/^lost: TELKOMSEL/)]);

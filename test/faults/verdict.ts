@@ -50,7 +50,11 @@ export function judge(sent: readonly TrialSms[], posts: readonly Post[]): RunCou
     const ck = contentKey(b.sender, b.message);
     if (!expected.has(ck)) {
       wrongTexts++;
-      problems.push(filtered.has(ck) ? `an SMS from a filtered-out sender was POSTed (${b.sender})` : `a POST matches no SMS sent: ${JSON.stringify(b).slice(0, 100)}`);
+      problems.push(
+        filtered.has(ck)
+          ? `an SMS from a filtered-out sender was POSTed (${b.sender})`
+          : `a POST matches no SMS sent: ${JSON.stringify(b).slice(0, 100)}`,
+      );
       continue;
     }
     if (p.answer === '200') delivered.add(ck);
@@ -62,12 +66,17 @@ export function judge(sent: readonly TrialSms[], posts: readonly Post[]): RunCou
   let duplicatesByKey = 0;
   for (const [key, group] of byKey) {
     duplicatesByKey += group.length - 1;
-    if (group.some((p) => !p.body.equals(group[0]!.body))) problems.push(`Idempotency-Key ${key} carried different bodies`);
+    if (group.some((p) => !p.body.equals(group[0]!.body)))
+      problems.push(`Idempotency-Key ${key} carried different bodies`);
   }
   for (const [ck, keys] of keysOfContent) {
-    if (keys.size > 1) problems.push(`one SMS was POSTed under ${keys.size} Idempotency-Keys (${ck.split('\u0000')[0]}: ${ck.split('\u0000')[1]!.slice(0, 40)}...)`);
+    if (keys.size > 1)
+      problems.push(
+        `one SMS was POSTed under ${keys.size} Idempotency-Keys (${ck.split('\u0000')[0]}: ${ck.split('\u0000')[1]!.slice(0, 40)}...)`,
+      );
   }
   const lost = [...expected.keys()].filter((k) => !delivered.has(k));
-  for (const k of lost.slice(0, 3)) problems.push(`lost: ${k.split('\u0000')[0]}: ${JSON.stringify(k.split('\u0000')[1]!.slice(0, 50))}`);
+  for (const k of lost.slice(0, 3))
+    problems.push(`lost: ${k.split('\u0000')[0]}: ${JSON.stringify(k.split('\u0000')[1]!.slice(0, 50))}`);
   return { sms: sent.length, lost: lost.length, duplicatesByKey, wrongTexts, problems };
 }

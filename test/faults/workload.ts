@@ -24,7 +24,8 @@ export { prng };
 export const pick = <T>(rng: () => number, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
 export const between = (rng: () => number, lo: number, hi: number): number => Math.floor(lo + rng() * (hi - lo + 1));
 
-const digits = (rng: () => number, n: number): string => Array.from({ length: n }, () => String(between(rng, 0, 9))).join('');
+const digits = (rng: () => number, n: number): string =>
+  Array.from({ length: n }, () => String(between(rng, 0, 9))).join('');
 
 const LONG_GSM7 =
   'Anda mendapatkan penambahan pulsa Rp {amt} dari nomor 62{num} tgl {date}. Pulsa akan aktif dalam beberapa saat. ' +
@@ -55,7 +56,7 @@ export function makeWorkload(seed: number, count: number, tag: string): TrialSms
       () => `${fill(LONG_UCS2)} ${id}`,
       () => `Transfer Rp ${amt}\nke 62${num}  berhasil.\nSN:  ${digits(rng, 12)} ${id}`,
     ][kind]!();
-    out.push({ from, text, concatRef: (seed * 131 + i) % 65_535 + 1, accepted });
+    out.push({ from, text, concatRef: ((seed * 131 + i) % 65_535) + 1, accepted });
   }
   return out;
 }

@@ -113,23 +113,26 @@ const ids = (n: number, prefix = 'c') => Array.from({ length: n }, (_, i) => `${
 const at = (i: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, i)).toISOString();
 
 describe('Forwarder: several POSTs in flight against a slow webhook', () => {
-  it.each([1, 4, 6])('concurrency %i: never more than that many requests at once, reached, every record delivered once', async (k) => {
-    const { spool, watch, forwarder } = await setup({
-      concurrency: k,
-      respond: (w, req, res) => w.answer(res, w.arrive(req).modem, 200, 15),
-    });
-    const all = ids(30);
-    for (const [i, id] of all.entries()) await spool.putPending(makeSms(id, { receivedAt: at(i) }));
-    forwarder.start();
-    await until(() => forwarder.stats().delivered === all.length, 'all delivered and counted', 20_000);
-    expect((await spool.stats()).sent).toBe(all.length);
-    expect(watch.maxOpen).toBe(k);
-    expect([...watch.postsByKey.entries()].sort()).toEqual(all.map((id) => [id, 1]));
-    // dispatched oldest first (answers may be recorded in any order)
-    expect(watch.arrivals.map((a) => a.key)).toEqual(all);
-    expect(forwarder.stats()).toMatchObject({ delivered: all.length, retried: 0, dead: 0 });
-    await until(() => forwarder.stats().inFlightId === undefined, 'nothing in flight');
-  });
+  it.each([1, 4, 6])(
+    'concurrency %i: never more than that many requests at once, reached, every record delivered once',
+    async (k) => {
+      const { spool, watch, forwarder } = await setup({
+        concurrency: k,
+        respond: (w, req, res) => w.answer(res, w.arrive(req).modem, 200, 15),
+      });
+      const all = ids(30);
+      for (const [i, id] of all.entries()) await spool.putPending(makeSms(id, { receivedAt: at(i) }));
+      forwarder.start();
+      await until(() => forwarder.stats().delivered === all.length, 'all delivered and counted', 20_000);
+      expect((await spool.stats()).sent).toBe(all.length);
+      expect(watch.maxOpen).toBe(k);
+      expect([...watch.postsByKey.entries()].sort()).toEqual(all.map((id) => [id, 1]));
+      // dispatched oldest first (answers may be recorded in any order)
+      expect(watch.arrivals.map((a) => a.key)).toEqual(all);
+      expect(forwarder.stats()).toMatchObject({ delivered: all.length, retried: 0, dead: 0 });
+      await until(() => forwarder.stats().inFlightId === undefined, 'nothing in flight');
+    },
+  );
 
   it('endpoint outage: the first request alone, full concurrency once answered; the requests in flight finish, then one at a time while down; full concurrency after', async () => {
     let up = true;
@@ -178,7 +181,10 @@ describe('Forwarder: several POSTs in flight against a slow webhook', () => {
     const perModem = 6;
     let i = 0;
     for (let n = 0; n < perModem; n++) {
-      for (const m of modems) await spool.putPending(makeSms(`${m.toLowerCase()}${String(n).padStart(3, '0')}`, { receivedAt: at(i++), sim: { modem: m } }));
+      for (const m of modems)
+        await spool.putPending(
+          makeSms(`${m.toLowerCase()}${String(n).padStart(3, '0')}`, { receivedAt: at(i++), sim: { modem: m } }),
+        );
     }
     forwarder.start();
     await until(async () => (await spool.stats()).sent === modems.length * perModem, 'all delivered', 20_000);
@@ -198,7 +204,8 @@ describe('Forwarder: several POSTs in flight against a slow webhook', () => {
       concurrency: 4,
       respond: (w, req, res) => {
         const { modem } = w.arrive(req);
-        if (w.arrivals.length === 1) w.answer(res, modem, 200, 0); // the endpoint answers once: full concurrency
+        if (w.arrivals.length === 1)
+          w.answer(res, modem, 200, 0); // the endpoint answers once: full concurrency
         else held.push(res);
       },
     });
@@ -273,7 +280,14 @@ describe('EndpointHealth with several requests in flight', () => {
   const policy: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 60_000, probeIntervalMs: 2000 };
   const h503: Outcome = { kind: 'http', status: 503 };
   const ok: Outcome = { kind: 'http', status: 200 };
-  const make = () => new EndpointHealth({ policy, logger: silentLogger(), clock: () => new Date(0), strictOrder: false, strictOrderHoldMs: 0 });
+  const make = () =>
+    new EndpointHealth({
+      policy,
+      logger: silentLogger(),
+      clock: () => new Date(0),
+      strictOrder: false,
+      strictOrderHoldMs: 0,
+    });
 
   it('a 2xx to a request sent before a confirmed outage does not end it; a probe sent during it does', () => {
     const h = make();

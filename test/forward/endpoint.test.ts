@@ -24,9 +24,17 @@ class MemSpool extends EventEmitter {
     this.emit('pending', rec.id);
   }
   *pendingInOrder(): Iterable<PendingEntry> {
-    const list = [...this.pending.values()].sort((a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.id.localeCompare(b.id));
+    const list = [...this.pending.values()].sort(
+      (a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.id.localeCompare(b.id),
+    );
     for (const r of list) {
-      yield { record: r, id: r.id, orderMs: Date.parse(r.receivedAt), dueMs: r.nextAttemptAt === undefined ? undefined : Date.parse(r.nextAttemptAt), modem: r.sim.modem };
+      yield {
+        record: r,
+        id: r.id,
+        orderMs: Date.parse(r.receivedAt),
+        dueMs: r.nextAttemptAt === undefined ? undefined : Date.parse(r.nextAttemptAt),
+        modem: r.sim.modem,
+      };
     }
   }
   isPending(id: string): boolean {
@@ -44,7 +52,12 @@ class MemSpool extends EventEmitter {
   }
   async markRetry(id: string, info: { error: string; status?: number; nextAttemptAt: Date }): Promise<void> {
     const r = this.take(id);
-    const next: SmsRecord = { ...r, attempts: r.attempts + 1, lastError: info.error, nextAttemptAt: info.nextAttemptAt.toISOString() };
+    const next: SmsRecord = {
+      ...r,
+      attempts: r.attempts + 1,
+      lastError: info.error,
+      nextAttemptAt: info.nextAttemptAt.toISOString(),
+    };
     if (info.status !== undefined) next.lastStatus = info.status;
     else delete next.lastStatus;
     this.pending.set(id, next);
@@ -78,16 +91,26 @@ function setup(answer: (rec: SmsRecord) => Outcome, policy: RetryPolicy, strictO
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: T0 });
   const spool = new MemSpool();
   const client = new ScriptedClient(answer);
-  const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder });
+  const forwarder = new Forwarder({
+    spool: spool as unknown as ForwardSpool,
+    client,
+    policy,
+    logger: silentLogger(),
+    random: () => 0.5,
+    strictOrder,
+  });
   forwarders.push(forwarder);
   return { spool, client, forwarder };
 }
 
-const http = (status: number, retryAfter?: string): Outcome => (retryAfter === undefined ? { kind: 'http', status } : { kind: 'http', status, retryAfter });
+const http = (status: number, retryAfter?: string): Outcome =>
+  retryAfter === undefined ? { kind: 'http', status } : { kind: 'http', status, retryAfter };
 const refused: Outcome = { kind: 'network', code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:9' };
 
 function records(n: number, prefix = 'r'): SmsRecord[] {
-  return Array.from({ length: n }, (_, i) => makeSms(`${prefix}${String(i).padStart(3, '0')}`, { receivedAt: new Date(T0 - 60_000 + i).toISOString() }));
+  return Array.from({ length: n }, (_, i) =>
+    makeSms(`${prefix}${String(i).padStart(3, '0')}`, { receivedAt: new Date(T0 - 60_000 + i).toISOString() }),
+  );
 }
 
 /** Advance the fake clock in small steps (each step flushes the microtasks the forwarder's work is made of). */
@@ -104,34 +127,39 @@ describe('endpoint outage: one probe per interval, the backlog goes out when it 
     ['connection refused', refused],
     ['timeouts', { kind: 'timeout', phase: 'connect' } as Outcome],
     ['502 with Retry-After: 1', http(502, '1')],
-  ])('%s for 10 minutes: at most one request per probe interval, every record delivered within one interval after recovery', async (_name, failure) => {
-    let up = false;
-    const { spool, client, forwarder } = setup(() => (up ? http(200) : failure), policy);
-    forwarder.start();
-    for (const r of records(30)) spool.put(r);
-    const outageMs = 10 * 60_000;
-    await advance(outageMs, 250);
-    const duringOutage = client.posts.filter((p) => p.atMs < T0 + outageMs);
-    // The first failure marks the endpoint down; every later request is a probe, at least one interval... apart.
-    const gaps = duringOutage.slice(1).map((p, i) => p.atMs - duringOutage[i]!.atMs);
-    expect(gaps.slice(0, 2)).toEqual([1000, 2000]); // 1 s, then 2 s: the probe interval grows to its cap
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
-    expect(gaps.slice(2).every((g) => g >= 2000)).toBe(true);
-    expect(duringOutage.length).toBeLessThanOrEqual(1 + outageMs / 2000);
-    expect(forwarder.stats().endpointDown).toMatchObject({ failures: duringOutage.length });
-    // every record still pending, none dead; those that were probes show their last error
-    expect(spool.pending.size).toBe(30);
-    expect(spool.dead.size).toBe(0);
+  ])(
+    '%s for 10 minutes: at most one request per probe interval, every record delivered within one interval after recovery',
+    async (_name, failure) => {
+      let up = false;
+      const { spool, client, forwarder } = setup(() => (up ? http(200) : failure), policy);
+      forwarder.start();
+      for (const r of records(30)) spool.put(r);
+      const outageMs = 10 * 60_000;
+      await advance(outageMs, 250);
+      const duringOutage = client.posts.filter((p) => p.atMs < T0 + outageMs);
+      // The first failure marks the endpoint down; every later request is a probe, at least one interval... apart.
+      const gaps = duringOutage.slice(1).map((p, i) => p.atMs - duringOutage[i]!.atMs);
+      expect(gaps.slice(0, 2)).toEqual([1000, 2000]); // 1 s, then 2 s: the probe interval grows to its cap
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1000);
+      expect(gaps.slice(2).every((g) => g >= 2000)).toBe(true);
+      expect(duringOutage.length).toBeLessThanOrEqual(1 + outageMs / 2000);
+      expect(forwarder.stats().endpointDown).toMatchObject({ failures: duringOutage.length });
+      // every record still pending, none dead; those that were probes show their last error
+      expect(spool.pending.size).toBe(30);
+      expect(spool.dead.size).toBe(0);
 
-    up = true;
-    const recoveredAt = Date.now();
-    await advance(5_000, 50);
-    expect(spool.sent.size).toBe(30);
-    const lastDelivery = Math.max(...client.posts.filter((p) => p.outcome.kind === 'http' && p.outcome.status === 200).map((p) => p.atMs));
-    expect(lastDelivery - recoveredAt).toBeLessThanOrEqual(2000); // the next probe succeeds and releases the backlog at once
-    expect(client.posts.filter((p) => p.atMs >= recoveredAt)).toHaveLength(30); // one POST per record after recovery
-    expect(forwarder.stats().endpointDown).toBeUndefined();
-  });
+      up = true;
+      const recoveredAt = Date.now();
+      await advance(5_000, 50);
+      expect(spool.sent.size).toBe(30);
+      const lastDelivery = Math.max(
+        ...client.posts.filter((p) => p.outcome.kind === 'http' && p.outcome.status === 200).map((p) => p.atMs),
+      );
+      expect(lastDelivery - recoveredAt).toBeLessThanOrEqual(2000); // the next probe succeeds and releases the backlog at once
+      expect(client.posts.filter((p) => p.atMs >= recoveredAt)).toHaveLength(30); // one POST per record after recovery
+      expect(forwarder.stats().endpointDown).toBeUndefined();
+    },
+  );
 
   it('Retry-After is honoured: no probe before the time the server asked for', async () => {
     let up = false;
@@ -152,7 +180,10 @@ describe('endpoint outage: one probe per interval, the backlog goes out when it 
     for (const r of records(4)) spool.put(r);
     await advance(3_000, 50);
     expect([...spool.sent.keys()].sort()).toEqual(['r001', 'r002', 'r003']);
-    expect(client.posts.slice(0, 2).map((p) => [p.id, p.atMs - T0])).toEqual([['r000', 0], ['r001', 1000]]);
+    expect(client.posts.slice(0, 2).map((p) => [p.id, p.atMs - T0])).toEqual([
+      ['r000', 0],
+      ['r001', 1000],
+    ]);
     expect(spool.pending.get('r000')).toMatchObject({ lastStatus: 500, lastError: 'HTTP 500: ' });
   });
 
@@ -187,13 +218,17 @@ describe('a 4xx is not always final (issue 11 item 4)', () => {
     expect(spool.sent.size).toBe(5);
   });
 
-  it.each([401, 403, 404, 409, 422, 301])('%s is retried with the record\'s own backoff, not final', async (status) => {
+  it.each([401, 403, 404, 409, 422, 301])("%s is retried with the record's own backoff, not final", async (status) => {
     let answer = http(status);
     const { spool, client, forwarder } = setup(() => answer, policy);
     forwarder.start();
     spool.put(records(1)[0]!);
     await advance(100, 50);
-    expect(spool.pending.get('r000')).toMatchObject({ attempts: 1, lastStatus: status, nextAttemptAt: new Date(T0 + 500).toISOString() });
+    expect(spool.pending.get('r000')).toMatchObject({
+      attempts: 1,
+      lastStatus: status,
+      nextAttemptAt: new Date(T0 + 500).toISOString(),
+    });
     await advance(1_000, 50);
     expect(spool.pending.get('r000')).toMatchObject({ attempts: 2, lastStatus: status });
     expect(forwarder.stats().endpointDown).toBeUndefined(); // a rejection of one record says the endpoint is up
@@ -213,7 +248,11 @@ describe('a 4xx is not always final (issue 11 item 4)', () => {
   });
 
   it('a record rejected with 422 until maxAge is given up then, not before', async () => {
-    const { spool, forwarder } = setup(() => http(422), { baseDelayMs: 1000, maxDelayMs: 3_600_000, maxAgeMs: 72 * 3_600_000 });
+    const { spool, forwarder } = setup(() => http(422), {
+      baseDelayMs: 1000,
+      maxDelayMs: 3_600_000,
+      maxAgeMs: 72 * 3_600_000,
+    });
     forwarder.start();
     spool.put(makeSms('old', { receivedAt: new Date(T0).toISOString() }));
     await vi.advanceTimersByTimeAsync(71 * 3_600_000);
@@ -225,10 +264,16 @@ describe('a 4xx is not always final (issue 11 item 4)', () => {
 });
 
 describe('review fixes: strictOrder across modems, the hold of a rejected record, a record failing on its own, no expiry for outages', () => {
-  const policy: RetryPolicy = { baseDelayMs: 1000, maxDelayMs: 300_000, probeIntervalMs: 2000, maxAgeMs: 72 * 3_600_000 };
-  const on = (id: string, modem: string, dt: number) => makeSms(id, { sim: { modem, imsi: modem }, receivedAt: new Date(T0 + dt).toISOString() });
+  const policy: RetryPolicy = {
+    baseDelayMs: 1000,
+    maxDelayMs: 300_000,
+    probeIntervalMs: 2000,
+    maxAgeMs: 72 * 3_600_000,
+  };
+  const on = (id: string, modem: string, dt: number) =>
+    makeSms(id, { sim: { modem, imsi: modem }, receivedAt: new Date(T0 + dt).toISOString() });
 
-  it('strictOrder: a record of modem A the server answers 500 does not block modem B (the probe rotates across modems\' heads)', async () => {
+  it("strictOrder: a record of modem A the server answers 500 does not block modem B (the probe rotates across modems' heads)", async () => {
     const { spool, forwarder } = setup((rec) => (rec.id === 'a1' ? http(500) : http(200)), policy, true);
     forwarder.start();
     spool.put(on('a1', 'A', -2000));
@@ -243,7 +288,15 @@ describe('review fixes: strictOrder across modems, the hold of a rejected record
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: T0 });
     const spool = new MemSpool();
     const client = new ScriptedClient((rec) => (rec.id === 'a1' ? http(422) : http(200)));
-    const forwarder = new Forwarder({ spool: spool as unknown as ForwardSpool, client, policy, logger: silentLogger(), random: () => 0.5, strictOrder: true, strictOrderHoldMs: 60_000 });
+    const forwarder = new Forwarder({
+      spool: spool as unknown as ForwardSpool,
+      client,
+      policy,
+      logger: silentLogger(),
+      random: () => 0.5,
+      strictOrder: true,
+      strictOrderHoldMs: 60_000,
+    });
     forwarders.push(forwarder);
     forwarder.start();
     spool.put(on('a1', 'A', -2000));

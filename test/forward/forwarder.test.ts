@@ -24,7 +24,15 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(opts: { script?: Parameters<typeof startServer>[0]; url?: string; policy?: RetryPolicy; timeoutMs?: number; strictOrder?: boolean } = {}) {
+async function setup(
+  opts: {
+    script?: Parameters<typeof startServer>[0];
+    url?: string;
+    policy?: RetryPolicy;
+    timeoutMs?: number;
+    strictOrder?: boolean;
+  } = {},
+) {
   const { dir, cleanup } = await tempDir('fwd');
   cleanups.push(cleanup);
   const spool = await Spool.open(dir, { logger: silentLogger() });
@@ -34,7 +42,11 @@ async function setup(opts: { script?: Parameters<typeof startServer>[0]; url?: s
     server = await startServer(opts.script);
     cleanups.push(() => server!.close());
   }
-  const client = new WebhookClient({ url: opts.url ?? server!.url, userAgent: 'pulsa-bridge-test', timeoutMs: opts.timeoutMs ?? 2000 });
+  const client = new WebhookClient({
+    url: opts.url ?? server!.url,
+    userAgent: 'pulsa-bridge-test',
+    timeoutMs: opts.timeoutMs ?? 2000,
+  });
   const { logger, lines } = captureLogger();
   const forwarder = new Forwarder({
     spool,
@@ -62,7 +74,11 @@ describe('Forwarder against a real local webhook', () => {
     expect(a!.headers['idempotency-key']).toBe('k1');
     expect(b!.headers['idempotency-key']).toBe('k1');
     expect(b!.body.equals(a!.body)).toBe(true);
-    expect((await spool.get('k1'))!.record).toMatchObject({ attempts: 2, lastStatus: 200, lastError: 'HTTP 500: db down' });
+    expect((await spool.get('k1'))!.record).toMatchObject({
+      attempts: 2,
+      lastStatus: 200,
+      lastError: 'HTTP 500: db down',
+    });
     expect(lines.filter((l) => l.id === 'k1').map((l) => l.level)).toEqual([40, 30]);
     expect(forwarder.stats()).toMatchObject({ delivered: 1, retried: 1, dead: 0 });
   });
@@ -89,7 +105,9 @@ describe('Forwarder against a real local webhook', () => {
   });
 
   it('400 -> dead with the status and the start of the body', async () => {
-    const { spool, server, forwarder, lines } = await setup({ script: [reply(400, `{"error":"unknown sender format"}${' '.repeat(300)}`)] });
+    const { spool, server, forwarder, lines } = await setup({
+      script: [reply(400, `{"error":"unknown sender format"}${' '.repeat(300)}`)],
+    });
     forwarder.start();
     await spool.putPending(makeSms('bad1'));
     await until(() => forwarder.stats().dead === 1, 'bad1 dead and logged');
@@ -102,16 +120,26 @@ describe('Forwarder against a real local webhook', () => {
   });
 
   it('a webhook that never answers: timeout -> retry, record stays pending with the error', async () => {
-    const { spool, forwarder } = await setup({ script: [hang], timeoutMs: 100, policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const { spool, forwarder } = await setup({
+      script: [hang],
+      timeoutMs: 100,
+      policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
     forwarder.start();
     await spool.putPending(makeSms('slow1'));
     await until(() => forwarder.stats().nextWakeAt !== undefined, 'retry timer armed');
-    expect(await spool.get('slow1')).toMatchObject({ area: 'pending', record: { attempts: 1, lastError: 'timeout (request)' } });
+    expect(await spool.get('slow1')).toMatchObject({
+      area: 'pending',
+      record: { attempts: 1, lastError: 'timeout (request)' },
+    });
   });
 
   it('a refused connection -> retry', async () => {
     const port = await refusedPort();
-    const { spool, forwarder } = await setup({ url: `http://127.0.0.1:${port}/webhook/sms-gateway`, policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+    const { spool, forwarder } = await setup({
+      url: `http://127.0.0.1:${port}/webhook/sms-gateway`,
+      policy: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+    });
     forwarder.start();
     await spool.putPending(makeSms('ref1'));
     await until(async () => ((await spool.get('ref1'))!.record as SmsRecord).attempts === 1, 'attempt recorded');
@@ -139,8 +167,13 @@ describe('Forwarder against a real local webhook', () => {
   });
 
   it('a record already rejected (last status 422) and older than maxAgeMs goes to dead without a POST', async () => {
-    const { spool, server, forwarder } = await setup({ script: [reply(200)], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
-    await spool.putPending(makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z', attempts: 1, lastStatus: 422, lastError: 'HTTP 422: ' }));
+    const { spool, server, forwarder } = await setup({
+      script: [reply(200)],
+      policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 },
+    });
+    await spool.putPending(
+      makeSms('ancient', { receivedAt: '2020-01-01T00:00:00Z', attempts: 1, lastStatus: 422, lastError: 'HTTP 422: ' }),
+    );
     forwarder.start();
     await until(async () => (await areaOf(spool, 'ancient')) === 'dead', 'ancient in dead');
     expect(((await spool.get('ancient'))!.record as SmsRecord).deadReason).toContain('too old');
@@ -148,28 +181,47 @@ describe('Forwarder against a real local webhook', () => {
   });
 
   it('maxAgeMs: a record older than maxAgeMs whose last failure was an endpoint failure (no answer, 503) is never given up', async () => {
-    const { spool, server, forwarder } = await setup({ script: [reply(503, 'busy'), reply(200)], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
-    await spool.putPending(makeSms('net1', { receivedAt: '2020-01-01T00:00:00Z', attempts: 7, lastError: 'network ECONNREFUSED' }));
+    const { spool, server, forwarder } = await setup({
+      script: [reply(503, 'busy'), reply(200)],
+      policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 },
+    });
+    await spool.putPending(
+      makeSms('net1', { receivedAt: '2020-01-01T00:00:00Z', attempts: 7, lastError: 'network ECONNREFUSED' }),
+    );
     forwarder.start();
     await until(async () => (await areaOf(spool, 'net1')) === 'sent', 'net1 delivered');
     expect(server!.requests.map((r) => r.headers['idempotency-key'])).toEqual(['net1', 'net1']);
   });
 
   it('maxAgeMs: a record too old on arrival still gets its one POST before it is given up', async () => {
-    const { spool, server, forwarder } = await setup({ script: [reply(404, 'no such order')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    const { spool, server, forwarder } = await setup({
+      script: [reply(404, 'no such order')],
+      policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 },
+    });
     await spool.putPending(makeSms('late1', { receivedAt: '2020-01-01T00:00:00Z' })); // e.g. read from the SIM after a long outage
     forwarder.start();
     await until(async () => (await areaOf(spool, 'late1')) === 'dead', 'late1 in dead');
     expect(server!.requests.map((r) => r.headers['idempotency-key'])).toEqual(['late1']);
-    expect((await spool.get('late1'))!.record).toMatchObject({ attempts: 1, lastStatus: 404, deadReason: expect.stringContaining('too old: received 2020-01-01') });
+    expect((await spool.get('late1'))!.record).toMatchObject({
+      attempts: 1,
+      lastStatus: 404,
+      deadReason: expect.stringContaining('too old: received 2020-01-01'),
+    });
   });
 
   it('maxAgeMs: `queue retry` of a record given up for age is POSTed again, and its age counts from the requeue', async () => {
-    const { dir, spool, server, forwarder } = await setup({ script: [reply(503, 'busy')], policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 } });
+    const { dir, spool, server, forwarder } = await setup({
+      script: [reply(503, 'busy')],
+      policy: { baseDelayMs: 20, maxDelayMs: 20, maxAgeMs: 3_600_000 },
+    });
     await spool.putPending(makeSms('old1', { receivedAt: '2020-01-01T00:00:00Z', attempts: 4 }));
     await spool.markDead('old1', 'too old: received 2020-01-01T00:00:00Z, not delivered within 3600000 ms');
     forwarder.start();
-    const operator = await Spool.open(dir, { logger: silentLogger(), role: 'client', signal: () => void spool.rescan() });
+    const operator = await Spool.open(dir, {
+      logger: silentLogger(),
+      role: 'client',
+      signal: () => void spool.rescan(),
+    });
     const before = Date.now();
     await operator.retry('old1');
     await until(() => server!.requests.length >= 3, 'old1 POSTed and retried');
@@ -241,7 +293,13 @@ describe('Forwarder with injected parts', () => {
       await spool.putPending(makeSms('a2', { receivedAt: '2024-01-01T00:00:02Z', sim: { modem: 'A' } }));
       await spool.putPending(makeSms('b1', { receivedAt: '2024-01-01T00:00:03Z', sim: { modem: 'B' } }));
       const client = new FakeClient({ kind: 'http', status: 200 });
-      const f = new Forwarder({ spool, client, policy: { baseDelayMs: 10, maxDelayMs: 10 }, logger: silentLogger(), strictOrder });
+      const f = new Forwarder({
+        spool,
+        client,
+        policy: { baseDelayMs: 10, maxDelayMs: 10 },
+        logger: silentLogger(),
+        strictOrder,
+      });
       cleanups.push(() => f.stop(0));
       f.start();
       await until(async () => (await areaOf(spool, 'b1')) === 'sent', 'b1 sent');
@@ -281,16 +339,30 @@ describe('Forwarder: a backlog is drained without copying the whole pending list
     const n = 60;
     // put newest first, two modems, one record waiting for a retry: order and strictOrder still decide
     for (let i = n - 1; i >= 0; i--) {
-      await spool.putPending(makeSms(`bk${String(i).padStart(3, '0')}`, { receivedAt: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(), sim: { modem: i % 2 ? 'B' : 'A' } }));
+      await spool.putPending(
+        makeSms(`bk${String(i).padStart(3, '0')}`, {
+          receivedAt: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString(),
+          sim: { modem: i % 2 ? 'B' : 'A' },
+        }),
+      );
     }
     await spool.markRetry('bk001', { error: 'HTTP 503: x', nextAttemptAt: new Date(Date.now() + 3_600_000) });
     const list = vi.spyOn(spool, 'list');
     const clone = vi.spyOn(globalThis, 'structuredClone');
     const client = new FakeClientFor({ kind: 'http', status: 200 });
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 10, maxDelayMs: 10 }, logger: silentLogger(), strictOrder: true });
+    const f = new Forwarder({
+      spool,
+      client,
+      policy: { baseDelayMs: 10, maxDelayMs: 10 },
+      logger: silentLogger(),
+      strictOrder: true,
+    });
     cleanups.push(() => f.stop(0));
     f.start();
-    await until(() => f.stats().delivered === n / 2 && f.stats().nextWakeAt !== undefined, 'modem A drained, timer armed for bk001');
+    await until(
+      () => f.stats().delivered === n / 2 && f.stats().nextWakeAt !== undefined,
+      'modem A drained, timer armed for bk001',
+    );
     const expectedA = Array.from({ length: n / 2 }, (_, k) => `bk${String(2 * k).padStart(3, '0')}`);
     expect(client.posted).toEqual(expectedA); // modem B is held back by its waiting oldest record (strictOrder)
     expect(list).not.toHaveBeenCalled();
@@ -348,7 +420,12 @@ describe('Forwarder: records changed by the operator while the daemon runs', () 
       markDead: async () => undefined,
     }) as unknown as ForwardSpool;
     const client = new FakeClientFor({ kind: 'http', status: 200 });
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger() });
+    const f = new Forwarder({
+      spool,
+      client,
+      policy: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+      logger: silentLogger(),
+    });
     cleanups.push(() => f.stop(0));
     f.start();
     await until(() => marks === 1 && lists === 2, 'first delivery settled and the loop looked again');
@@ -416,13 +493,22 @@ describe('Forwarder: the spool cannot record a result', () => {
     expect(client.posted).toEqual(['ro1', 'ro2']);
     expect((await spool.get('ro1'))!.record).toMatchObject({ attempts: 1, lastStatus: 200 });
     expect(f.stats()).toMatchObject({ delivered: 2, unrecorded: 0 });
-    expect(lines.find((l) => l.id === 'ro1' && l.level === 30 && l.msg.includes('recorded after 3 failed'))).toBeDefined();
+    expect(
+      lines.find((l) => l.id === 'ro1' && l.level === 30 && l.msg.includes('recorded after 3 failed')),
+    ).toBeDefined();
     await until(() => f.stats().nextWakeAt === undefined, 'idle');
   });
 
   it.each([
     ['2xx', [{ kind: 'http', status: 200 }] as Outcome[], ['bad1', 'fine1']],
-    ['503 then 200', [{ kind: 'http', status: 503 }, { kind: 'http', status: 200 }] as Outcome[], ['bad1', 'fine1', 'bad1']],
+    [
+      '503 then 200',
+      [
+        { kind: 'http', status: 503 },
+        { kind: 'http', status: 200 },
+      ] as Outcome[],
+      ['bad1', 'fine1', 'bad1'],
+    ],
   ])(
     'a pending file that went bad on disk is rewritten from memory: its result (%s) is recorded, nothing is lost; the corrupt bytes stay in quarantine',
     async (_name, outcomes, posts) => {
@@ -435,21 +521,31 @@ describe('Forwarder: the spool cannot record a result', () => {
       await spool.putPending(makeSms('fine1', { receivedAt: '2024-01-01T00:00:02Z' }));
       await writeFile(path.join(dir, 'pending', 'bad1.json'), '{"v":1,"kind":"sms","id":"bad1", garbage'); // disk damage
       const queue = [...outcomes];
-      const client = { posted: [] as string[], async post(rec: SmsRecord): Promise<Outcome> {
-        this.posted.push(rec.id);
-        return rec.id === 'bad1' && queue.length > 1 ? queue.shift()! : queue[0]!;
-      } };
+      const client = {
+        posted: [] as string[],
+        async post(rec: SmsRecord): Promise<Outcome> {
+          this.posted.push(rec.id);
+          return rec.id === 'bad1' && queue.length > 1 ? queue.shift()! : queue[0]!;
+        },
+      };
       const f = new Forwarder({ spool, client, policy: { baseDelayMs: 20, maxDelayMs: 20 }, logger });
       cleanups.push(() => f.stop(0));
       f.start();
-      await until(async () => (await areaOf(spool, 'bad1')) === 'sent' && (await areaOf(spool, 'fine1')) === 'sent', 'both delivered');
+      await until(
+        async () => (await areaOf(spool, 'bad1')) === 'sent' && (await areaOf(spool, 'fine1')) === 'sent',
+        'both delivered',
+      );
       // Which goes first after bad1's 503 (its 20 ms retry or fine1) depends on load: compare the POSTs as a multiset.
       expect([...client.posted].sort()).toEqual([...posts].sort());
       expect(((await spool.get('bad1'))!.record as SmsRecord).text).toBe(makeSms('x').text);
       const quarantined = await readdir(path.join(dir, 'quarantine'));
       expect(quarantined).toEqual([expect.stringMatching(/^corrupt\.pending\.bad1\.[0-9a-f]{12}\.json$/)]);
       const q = (await spool.get(quarantined[0]!.slice(0, -'.json'.length)))!.record;
-      expect(q).toMatchObject({ kind: 'quarantine', originalFile: 'pending/bad1.json', raw: expect.stringContaining('garbage') });
+      expect(q).toMatchObject({
+        kind: 'quarantine',
+        originalFile: 'pending/bad1.json',
+        raw: expect.stringContaining('garbage'),
+      });
       expect(lines.some((l) => l.level === 50 && String(l.msg).includes('rewritten from memory'))).toBe(true);
       expect(f.stats()).toMatchObject({ delivered: 2, unrecorded: 0 });
     },
@@ -467,19 +563,33 @@ describe('Forwarder: the spool cannot record a result', () => {
     await spool.putPending(makeSms('b1', { receivedAt: '2024-01-01T00:00:03Z', sim: { modem: 'B' } }));
     await spool.putPending(makeSms('b2', { receivedAt: '2024-01-01T00:00:04Z', sim: { modem: 'B' } }));
     // The first write of a1's retry and of b1's delivery fail (read-only disk); later writes work.
-    const retrySpy = vi.spyOn(spool, 'markRetry').mockRejectedValueOnce(new SpoolError('io', 'cannot write pending/a1.json: EROFS'));
-    const deliveredSpy = vi.spyOn(spool, 'markDelivered').mockRejectedValueOnce(new SpoolError('io', 'cannot write sent/b1.json: EROFS'));
+    const retrySpy = vi
+      .spyOn(spool, 'markRetry')
+      .mockRejectedValueOnce(new SpoolError('io', 'cannot write pending/a1.json: EROFS'));
+    const deliveredSpy = vi
+      .spyOn(spool, 'markDelivered')
+      .mockRejectedValueOnce(new SpoolError('io', 'cannot write sent/b1.json: EROFS'));
     cleanups.push(() => {
       retrySpy.mockRestore();
       deliveredSpy.mockRestore();
     });
     let a1Posts = 0;
-    const client = { posted: [] as string[], async post(rec: SmsRecord): Promise<Outcome> {
-      this.posted.push(rec.id);
-      if (rec.id === 'a1' && ++a1Posts === 1) return { kind: 'http', status: 404 };
-      return { kind: 'http', status: 200 };
-    } };
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger(), strictOrder: true, random: () => 0.5 });
+    const client = {
+      posted: [] as string[],
+      async post(rec: SmsRecord): Promise<Outcome> {
+        this.posted.push(rec.id);
+        if (rec.id === 'a1' && ++a1Posts === 1) return { kind: 'http', status: 404 };
+        return { kind: 'http', status: 200 };
+      },
+    };
+    const f = new Forwarder({
+      spool,
+      client,
+      policy: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+      logger: silentLogger(),
+      strictOrder: true,
+      random: () => 0.5,
+    });
     cleanups.push(() => f.stop(0));
     f.start();
 
@@ -517,16 +627,28 @@ describe('Forwarder: the spool cannot record a result', () => {
       return realOpen(file, ...rest);
     });
     cleanups.push(() => openSpy.mockRestore());
-    const client = { posted: [] as string[], async post(rec: SmsRecord): Promise<Outcome> {
-      this.posted.push(rec.id);
-      if (this.posted.length > 1) return { kind: 'http', status: 200 };
-      armed = true;
-      return { kind: 'http', status: 503 };
-    } };
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger(), random: () => 0.5 });
+    const client = {
+      posted: [] as string[],
+      async post(rec: SmsRecord): Promise<Outcome> {
+        this.posted.push(rec.id);
+        if (this.posted.length > 1) return { kind: 'http', status: 200 };
+        armed = true;
+        return { kind: 'http', status: 503 };
+      },
+    };
+    const f = new Forwarder({
+      spool,
+      client,
+      policy: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+      logger: silentLogger(),
+      random: () => 0.5,
+    });
     cleanups.push(() => f.stop(0));
     f.start();
-    await until(() => f.stats().unrecorded === 1 && f.stats().nextWakeAt !== undefined, 'retry mark held after the failed fsync');
+    await until(
+      () => f.stats().unrecorded === 1 && f.stats().nextWakeAt !== undefined,
+      'retry mark held after the failed fsync',
+    );
     await vi.advanceTimersByTimeAsync(5_000);
     await until(() => f.stats().unrecorded === 0, 'retry mark written again');
     await vi.advanceTimersByTimeAsync(60_000);
@@ -549,7 +671,12 @@ describe('Forwarder: the spool cannot record a result', () => {
       markDead: async () => undefined,
     }) as unknown as ForwardSpool;
     const client = new FakeClientFor({ kind: 'http', status: 503 });
-    const f = new Forwarder({ spool, client, policy: { baseDelayMs: 1000, maxDelayMs: 60_000 }, logger: silentLogger() });
+    const f = new Forwarder({
+      spool,
+      client,
+      policy: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+      logger: silentLogger(),
+    });
     cleanups.push(() => f.stop(0));
     f.start();
     await until(() => retryWrites === 1 && f.stats().nextWakeAt !== undefined, 'retry result held');
@@ -568,9 +695,10 @@ class FakeClientFor implements WebhookPoster {
   }
 }
 
-describe('pickNext (the forwarder\'s choice) over the spool\'s ordered pending index', () => {
+describe("pickNext (the forwarder's choice) over the spool's ordered pending index", () => {
   const now = Date.parse('2024-01-01T12:00:00Z');
-  const r = (id: string, modem: string, next?: string) => makeSms(id, { sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
+  const r = (id: string, modem: string, next?: string) =>
+    makeSms(id, { sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
   const later = '2024-01-01T12:05:00Z';
   const sooner = '2024-01-01T12:01:00Z';
   it.each<[string, SmsRecord[], boolean, { next?: string; wakeAtMs?: number }]>([
@@ -578,11 +706,19 @@ describe('pickNext (the forwarder\'s choice) over the spool\'s ordered pending i
     ['first due wins', [r('a', 'A'), r('b', 'A')], false, { next: 'a' }],
     ['skips a waiting record', [r('a', 'A', later), r('b', 'A')], false, { next: 'b' }],
     ['strict: waiting record blocks its modem', [r('a', 'A', later), r('b', 'A'), r('c', 'B')], true, { next: 'c' }],
-    ['strict: all blocked -> wake at the blocker', [r('a', 'A', later), r('b', 'A')], true, { wakeAtMs: Date.parse(later) }],
+    [
+      'strict: all blocked -> wake at the blocker',
+      [r('a', 'A', later), r('b', 'A')],
+      true,
+      { wakeAtMs: Date.parse(later) },
+    ],
     ['wake at the earliest', [r('a', 'A', later), r('b', 'B', sooner)], false, { wakeAtMs: Date.parse(sooner) }],
     ['unparseable nextAttemptAt counts as due', [r('a', 'A', 'garbage')], false, { next: 'a' }],
   ])('%s', (_n, pending, strict, expected) => {
     const got = pickNext(PendingIndex.from(pending).entries(), now, { strictOrder: strict });
-    expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }).toEqual({ next: expected.next, wakeAtMs: expected.wakeAtMs });
+    expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }).toEqual({
+      next: expected.next,
+      wakeAtMs: expected.wakeAtMs,
+    });
   });
 });

@@ -1,5 +1,16 @@
 import { describe, it, expect } from 'vitest';
-import { classify, isEndpointFailure, isTooOld, nextDelayMs, probeDelayMs, retryAfterMs, DEFAULT_PROBE_INTERVAL_MS, DEFAULT_RETRY_POLICY, type Outcome, type Verdict } from '../../src/forward/policy.js';
+import {
+  classify,
+  isEndpointFailure,
+  isTooOld,
+  nextDelayMs,
+  probeDelayMs,
+  retryAfterMs,
+  DEFAULT_PROBE_INTERVAL_MS,
+  DEFAULT_RETRY_POLICY,
+  type Outcome,
+  type Verdict,
+} from '../../src/forward/policy.js';
 
 describe('classify', () => {
   const http = (status: number): Outcome => ({ kind: 'http', status });
@@ -59,12 +70,32 @@ describe('isEndpointFailure: the endpoint fails, not this record', () => {
 
 describe('probeDelayMs (one probe per interval while the endpoint fails)', () => {
   const now = new Date('2024-05-01T12:00:00Z');
-  it.each<[string, { baseDelayMs: number; maxDelayMs: number; probeIntervalMs?: number }, number, string | undefined, number]>([
+  it.each<
+    [string, { baseDelayMs: number; maxDelayMs: number; probeIntervalMs?: number }, number, string | undefined, number]
+  >([
     ['first probe after baseDelayMs', { baseDelayMs: 500, maxDelayMs: 300_000 }, 1, undefined, 500],
     ['doubles per failure', { baseDelayMs: 500, maxDelayMs: 300_000 }, 2, undefined, 1000],
-    ['capped at the default probe interval', { baseDelayMs: 500, maxDelayMs: 300_000 }, 30, undefined, DEFAULT_PROBE_INTERVAL_MS],
-    ['huge failure count does not overflow', { baseDelayMs: 500, maxDelayMs: 300_000 }, 1e9, undefined, DEFAULT_PROBE_INTERVAL_MS],
-    ['capped at probeIntervalMs', { baseDelayMs: 1000, maxDelayMs: 300_000, probeIntervalMs: 1500 }, 5, undefined, 1500],
+    [
+      'capped at the default probe interval',
+      { baseDelayMs: 500, maxDelayMs: 300_000 },
+      30,
+      undefined,
+      DEFAULT_PROBE_INTERVAL_MS,
+    ],
+    [
+      'huge failure count does not overflow',
+      { baseDelayMs: 500, maxDelayMs: 300_000 },
+      1e9,
+      undefined,
+      DEFAULT_PROBE_INTERVAL_MS,
+    ],
+    [
+      'capped at probeIntervalMs',
+      { baseDelayMs: 1000, maxDelayMs: 300_000, probeIntervalMs: 1500 },
+      5,
+      undefined,
+      1500,
+    ],
     ['never above maxDelayMs', { baseDelayMs: 20, maxDelayMs: 20 }, 10, undefined, 20],
     ['Retry-After is a lower bound', { baseDelayMs: 1000, maxDelayMs: 300_000 }, 1, '120', 120_000],
     ['Retry-After capped at maxDelayMs', { baseDelayMs: 1000, maxDelayMs: 60_000 }, 1, '86400', 60_000],
@@ -113,7 +144,8 @@ describe('isTooOld', () => {
     ['older than maxAge', 86_400_000, '2024-04-30T23:59:59Z', true],
     ['unparseable receivedAt is not given up', 1, 'yesterday', false],
   ])('%s', (_n, maxAgeMs, receivedAt, expected) => {
-    const policy = maxAgeMs === undefined ? { baseDelayMs: 1, maxDelayMs: 1 } : { baseDelayMs: 1, maxDelayMs: 1, maxAgeMs };
+    const policy =
+      maxAgeMs === undefined ? { baseDelayMs: 1, maxDelayMs: 1 } : { baseDelayMs: 1, maxDelayMs: 1, maxAgeMs };
     expect(isTooOld(policy, receivedAt, now)).toBe(expected);
   });
 });

@@ -40,7 +40,12 @@ export async function startServer(script: Responder[]): Promise<TestServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const seen: SeenRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       const responder = state.script[Math.min(requests.length, state.script.length - 1)] ?? reply(500, 'no script');
       requests.push(seen);
       responder(seen, res);

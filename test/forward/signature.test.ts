@@ -20,7 +20,11 @@ function verify(secret: string, headers: IncomingHttpHeaders, rawBody: Buffer, n
   const ts = h('x-timestamp');
   if (!/^\d+$/.test(ts) || Math.abs(nowSec - Number(ts)) > 300) return false;
   const signed = Buffer.concat([
-    Buffer.from(['pulsa-bridge-v2', ts, h('idempotency-key'), h('x-pulsa-bridge-modem'), h('x-pulsa-bridge-parts'), ''].join('\n')),
+    Buffer.from(
+      ['pulsa-bridge-v2', ts, h('idempotency-key'), h('x-pulsa-bridge-modem'), h('x-pulsa-bridge-parts'), ''].join(
+        '\n',
+      ),
+    ),
     rawBody,
   ]);
   const expected = Buffer.from(`v2=${createHmac('sha256', secret).update(signed).digest('hex')}`);
@@ -45,7 +49,10 @@ describe('the webhook signature covers the Idempotency-Key, timestamp, modem and
     const multipart = { reference: 7, referenceBits: 8 as const, total: 3, received: [1, 3], complete: false };
     await c.post(makeSms('sms-a1', { text: 'Anda mendapatkan pulsa Rp 100000 dari 081234567890 ✓' }));
     await c.post(makeSms('sms-p1', { multipart }));
-    const [req, partial] = server.requests as [NonNullable<TestServer['requests'][0]>, NonNullable<TestServer['requests'][0]>];
+    const [req, partial] = server.requests as [
+      NonNullable<TestServer['requests'][0]>,
+      NonNullable<TestServer['requests'][0]>,
+    ];
     expect(verify(secret, req.headers, req.body, nowSec)).toBe(true);
     expect(verify(secret, partial.headers, partial.body, nowSec)).toBe(true);
 
@@ -54,9 +61,10 @@ describe('the webhook signature covers the Idempotency-Key, timestamp, modem and
     expect(verify(secret, { ...req.headers, 'x-pulsa-bridge-modem': 'xl-2' }, req.body, nowSec)).toBe(false);
     const { 'x-pulsa-bridge-parts': _p, 'x-pulsa-bridge-incomplete': _i, ...stripped } = partial.headers;
     expect(verify(secret, stripped, partial.body, nowSec)).toBe(false);
-    expect(verify(secret, req.headers, Buffer.from(req.body.toString().replace('100000', '900000')), nowSec)).toBe(false);
+    expect(verify(secret, req.headers, Buffer.from(req.body.toString().replace('100000', '900000')), nowSec)).toBe(
+      false,
+    );
     expect(verify(secret, req.headers, req.body, nowSec + 301)).toBe(false); // outside the server's window
     expect(verify('another-secret', req.headers, req.body, nowSec)).toBe(false);
   });
 });
-

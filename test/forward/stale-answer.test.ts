@@ -21,7 +21,13 @@ afterEach(async () => {
 });
 
 it('EndpointHealth: a 2xx to a request sent before r1 failed does not make r1 own its next 502', () => {
-  const h = new EndpointHealth({ policy: { baseDelayMs: 10, maxDelayMs: 20 }, logger: silentLogger(), clock: () => new Date(0), strictOrder: false, strictOrderHoldMs: 0 });
+  const h = new EndpointHealth({
+    policy: { baseDelayMs: 10, maxDelayMs: 20 },
+    logger: silentLogger(),
+    clock: () => new Date(0),
+    strictOrder: false,
+    strictOrderHoldMs: 0,
+  });
   const r1Sent = h.stamp(); // r1, r2 and r3 go out together
   const r2Sent = h.stamp();
   const r3Sent = h.stamp();
@@ -35,7 +41,13 @@ it('EndpointHealth: a 2xx to a request sent before r1 failed does not make r1 ow
 });
 
 it('EndpointHealth: a 2xx to a request sent after r1 failed does make its next 5xx its own', () => {
-  const h = new EndpointHealth({ policy: { baseDelayMs: 10, maxDelayMs: 20 }, logger: silentLogger(), clock: () => new Date(0), strictOrder: false, strictOrderHoldMs: 0 });
+  const h = new EndpointHealth({
+    policy: { baseDelayMs: 10, maxDelayMs: 20 },
+    logger: silentLogger(),
+    clock: () => new Date(0),
+    strictOrder: false,
+    strictOrderHoldMs: 0,
+  });
   expect(h.note(makeSms('r1'), { kind: 'http', status: 502 }, h.stamp())).toBe('endpoint');
   expect(h.note(makeSms('r2'), { kind: 'http', status: 200 }, h.stamp())).toBe('up');
   expect(h.note(makeSms('r1'), { kind: 'http', status: 502 }, h.stamp())).toBe('own');
@@ -67,10 +79,20 @@ it('Forwarder: a record whose later failures are all endpoint failures is never 
       return { kind: 'http', status: 502 }; // the backend is down from here on
     },
   };
-  const forwarder = new Forwarder({ spool, client, logger: silentLogger(), policy: { baseDelayMs: 10, maxDelayMs: 20, maxAgeMs: 3_600_000, probeIntervalMs: 50 }, random: () => 0.5 });
+  const forwarder = new Forwarder({
+    spool,
+    client,
+    logger: silentLogger(),
+    policy: { baseDelayMs: 10, maxDelayMs: 20, maxAgeMs: 3_600_000, probeIntervalMs: 50 },
+    random: () => 0.5,
+  });
   cleanups.push(() => forwarder.stop(0));
   forwarder.start();
-  await until(() => posts.filter((p) => p === 'r1').length >= 3 || forwarder.stats().dead > 0, 'r1 retried or given up', 5000);
+  await until(
+    () => posts.filter((p) => p === 'r1').length >= 3 || forwarder.stats().dead > 0,
+    'r1 retried or given up',
+    5000,
+  );
   const area = (await spool.get('r1'))?.area;
   expect(area, `posts: ${posts.join(',')}`).toBe('pending'); // actual: 'dead' ("too old"), without a POST
 });

@@ -18,14 +18,21 @@ const client = (url: string, over: Partial<ConstructorParameters<typeof WebhookC
 describe('WebhookClient.post against a real local server', () => {
   it('sends the exact JSON body and the bridge headers, and no X-API-KEY', async () => {
     server = await startServer([reply(200, '{"ok":true}')]);
-    const rec = makeSms('sim-510100123456789.858.abc123', { text: 'Anda menerima Pulsa "Rp7.000"\nSN: 123 – ✓', sender: 'TELKOMSEL' });
-    const out = await client(server.url, { headers: { Authorization: 'Bearer s3cret', 'X-API-KEY': 'must-not-leak' } }).post(rec);
+    const rec = makeSms('sim-510100123456789.858.abc123', {
+      text: 'Anda menerima Pulsa "Rp7.000"\nSN: 123 – ✓',
+      sender: 'TELKOMSEL',
+    });
+    const out = await client(server.url, {
+      headers: { Authorization: 'Bearer s3cret', 'X-API-KEY': 'must-not-leak' },
+    }).post(rec);
 
     expect(out).toEqual({ kind: 'http', status: 200, bodyStart: '{"ok":true}' });
     const [req] = server.requests;
     expect(req!.method).toBe('POST');
     expect(req!.url).toBe('/api/v1/convert-pulsa/webhook/sms-gateway');
-    expect(req!.body.equals(Buffer.from(JSON.stringify({ sender: 'TELKOMSEL', message: rec.text }), 'utf8'))).toBe(true);
+    expect(req!.body.equals(Buffer.from(JSON.stringify({ sender: 'TELKOMSEL', message: rec.text }), 'utf8'))).toBe(
+      true,
+    );
     expect(req!.headers).toMatchObject({
       'content-type': 'application/json',
       'idempotency-key': 'sim-510100123456789.858.abc123',
@@ -44,7 +51,10 @@ describe('WebhookClient.post against a real local server', () => {
     const multipart = { reference: 7, referenceBits: 8 as const, total: 3, received: [1, 3], complete: false };
     await client(server.url).post(makeSms('mp1', { multipart }));
     await client(server.url).post(makeSms('mp2', { multipart: { ...multipart, received: [1, 2, 3], complete: true } }));
-    expect(server.requests[0]!.headers).toMatchObject({ 'x-pulsa-bridge-incomplete': 'true', 'x-pulsa-bridge-parts': '2/3' });
+    expect(server.requests[0]!.headers).toMatchObject({
+      'x-pulsa-bridge-incomplete': 'true',
+      'x-pulsa-bridge-parts': '2/3',
+    });
     expect(server.requests[1]!.headers['x-pulsa-bridge-incomplete']).toBeUndefined();
     expect(server.requests[1]!.headers['x-pulsa-bridge-parts']).toBeUndefined();
   });
@@ -52,7 +62,9 @@ describe('WebhookClient.post against a real local server', () => {
   it('signs the timestamp, Idempotency-Key, modem, parts and body (v2) so the receiver can verify it', async () => {
     server = await startServer([reply(200)]);
     const secret = 'webhook-shared-secret';
-    await client(server.url, { hmacSecret: secret, clock: () => new Date('2024-05-01T00:00:00.900Z') }).post(makeSms('h1'));
+    await client(server.url, { hmacSecret: secret, clock: () => new Date('2024-05-01T00:00:00.900Z') }).post(
+      makeSms('h1'),
+    );
     const req = server.requests[0]!;
     expect(req.headers['x-timestamp']).toBe('1714521600');
     // Built here by hand from the documented string, not with the module's own function.
@@ -128,8 +140,16 @@ describe('WebhookClient.post against a real local server', () => {
 
 describe('webhookUrl', () => {
   it.each([
-    ['https://pulsa.example.com/api/v1/convert-pulsa', 'https://pulsa.example.com/api/v1/convert-pulsa/webhook/sms-gateway', false],
-    ['https://pulsa.example.com/api/v1/convert-pulsa/', 'https://pulsa.example.com/api/v1/convert-pulsa/webhook/sms-gateway', false],
+    [
+      'https://pulsa.example.com/api/v1/convert-pulsa',
+      'https://pulsa.example.com/api/v1/convert-pulsa/webhook/sms-gateway',
+      false,
+    ],
+    [
+      'https://pulsa.example.com/api/v1/convert-pulsa/',
+      'https://pulsa.example.com/api/v1/convert-pulsa/webhook/sms-gateway',
+      false,
+    ],
     ['https://pulsa.example.com', 'https://pulsa.example.com/webhook/sms-gateway', true],
     ['http://10.0.0.2:8080/api/v1', 'http://10.0.0.2:8080/api/v1/webhook/sms-gateway', true],
   ])('%s', (base, url, warns) => {

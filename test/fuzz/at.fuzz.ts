@@ -25,12 +25,41 @@ import { byteArb, type FuzzTarget, mutatedFrom, SEED_STREAMS, splitAt, target } 
 
 /** Pieces of modem output that meet at awkward places when strung together in random order. */
 const TOKENS: readonly Buffer[] = [
-  '\r\n', '\r', '\n', '> ', '>', ' ', '\t', 'OK', 'ERROR', 'AT+CSQ', '+CMTI: "SM",1', '+CUSD: 1,"Menu', '",15', 'RDY',
-  '0891261801000004', '\x1a', '\x1b', '\x00', '\xff', '\x80', '\xc3\xa7', '\xe2\x82\xac', '\xe9', '\xc3', 'A'.repeat(70),
+  '\r\n',
+  '\r',
+  '\n',
+  '> ',
+  '>',
+  ' ',
+  '\t',
+  'OK',
+  'ERROR',
+  'AT+CSQ',
+  '+CMTI: "SM",1',
+  '+CUSD: 1,"Menu',
+  '",15',
+  'RDY',
+  '0891261801000004',
+  '\x1a',
+  '\x1b',
+  '\x00',
+  '\xff',
+  '\x80',
+  '\xc3\xa7',
+  '\xe2\x82\xac',
+  '\xe9',
+  '\xc3',
+  'A'.repeat(70),
 ].map((t) => Buffer.from(t, 'latin1'));
 
 const tokenStreamArb: fc.Arbitrary<Buffer> = fc
-  .array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...TOKENS) }, { weight: 1, arbitrary: byteArb.map((b) => Buffer.from([b])) }), { maxLength: 60, size: 'max' })
+  .array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...TOKENS) },
+      { weight: 1, arbitrary: byteArb.map((b) => Buffer.from([b])) },
+    ),
+    { maxLength: 60, size: 'max' },
+  )
   .map((parts) => Buffer.concat(parts));
 
 /** Input streams: mutated transcripts, strings of awkward tokens, raw biased bytes. */
@@ -46,7 +75,11 @@ const maxLineArb = fc.oneof(fc.constant(undefined), fc.integer({ min: 2, max: 80
  * Feeds the chunks in order; when `echo` is given, expectEcho(echo.text) is called once `echo.at` bytes have been
  * pushed (the chunk holding that offset is cut there, as the channel arms an echo between two reads).
  */
-function run(chunks: readonly Buffer[], options: { maxLineBytes?: number }, echo: { text: string; at: number } | undefined): FrameEvent[] {
+function run(
+  chunks: readonly Buffer[],
+  options: { maxLineBytes?: number },
+  echo: { text: string; at: number } | undefined,
+): FrameEvent[] {
   const f = new AtFramer(options);
   const out: FrameEvent[] = [];
   let offset = 0;
@@ -75,7 +108,9 @@ function run(chunks: readonly Buffer[], options: { maxLineBytes?: number }, echo
 
 /** Events as comparable plain values (garbage bytes as hex). */
 function shape(events: readonly FrameEvent[]): unknown[] {
-  return events.map((e) => (e.type === 'garbage' ? { type: 'garbage', hex: e.bytes.toString('hex'), reason: e.reason } : e));
+  return events.map((e) =>
+    e.type === 'garbage' ? { type: 'garbage', hex: e.bytes.toString('hex'), reason: e.reason } : e,
+  );
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -97,14 +132,26 @@ const splitInvariance = target(
       streamArb,
       fc.array(fc.nat(), { maxLength: 24, size: 'max' }),
       maxLineArb,
-      fc.option(fc.record({ text: fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?', '0891261801000004'), at: fc.nat() }), { nil: undefined }),
+      fc.option(
+        fc.record({
+          text: fc.constantFrom('AT', 'AT+CSQ', 'ATE0', 'AT+CMGS=23', 'AT+CPIN?', '0891261801000004'),
+          at: fc.nat(),
+        }),
+        { nil: undefined },
+      ),
       (bytes, cuts, maxLineBytes, echoPick) => {
         const options = maxLineBytes === undefined ? {} : { maxLineBytes };
         const echo = echoPick === undefined ? undefined : { text: echoPick.text, at: echoPick.at % (bytes.length + 1) };
         const whole = shape(run([bytes], options, echo));
         const cut = shape(run(splitAt(bytes, cuts), options, echo));
         if (!same(whole, cut)) throw new Error(`events differ between one chunk and cuts ${JSON.stringify(cuts)}`);
-        const single = shape(run([...bytes].map((b) => Buffer.from([b])), options, echo));
+        const single = shape(
+          run(
+            [...bytes].map((b) => Buffer.from([b])),
+            options,
+            echo,
+          ),
+        );
         if (!same(whole, single)) throw new Error('events differ between one chunk and one byte at a time');
       },
     ),
@@ -142,9 +189,31 @@ function expectedEvents(text: string): FrameEvent[] {
 }
 
 const cleanSegmentArb: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('\r\n', '\r', '\n', '> ', '>', ' ', '\t', 'OK', '+CMTI: "SM",1', 'Caf\u00e9', '\u20ac 5.000', '😀', '\u2028') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '\r\n',
+      '\r',
+      '\n',
+      '> ',
+      '>',
+      ' ',
+      '\t',
+      'OK',
+      '+CMTI: "SM",1',
+      'Caf\u00e9',
+      '\u20ac 5.000',
+      '😀',
+      '\u2028',
+    ),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', maxLength: 12, size: 'max' }) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }).map((t) => t.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '')) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'binary', maxLength: 6 })
+      .map((t) => t.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, '')),
+  },
 );
 
 const lineOracle = target(
@@ -152,12 +221,17 @@ const lineOracle = target(
   'clean text (ASCII, UTF-8, CR/LF, prompts) at any chunk split gives exactly the lines and prompts of an independent splitter',
   100,
   () =>
-    fc.property(fc.array(cleanSegmentArb, { maxLength: 40, size: 'max' }), fc.array(fc.nat(), { maxLength: 12, size: 'max' }), (segments, cuts) => {
-      const text = segments.join('');
-      const got = run(splitAt(Buffer.from(text, 'utf8'), cuts), {}, undefined);
-      const want = expectedEvents(text);
-      if (!same(shape(got), shape(want))) throw new Error(`framer gave ${JSON.stringify(shape(got))}, expected ${JSON.stringify(want)}`);
-    }),
+    fc.property(
+      fc.array(cleanSegmentArb, { maxLength: 40, size: 'max' }),
+      fc.array(fc.nat(), { maxLength: 12, size: 'max' }),
+      (segments, cuts) => {
+        const text = segments.join('');
+        const got = run(splitAt(Buffer.from(text, 'utf8'), cuts), {}, undefined);
+        const want = expectedEvents(text);
+        if (!same(shape(got), shape(want)))
+          throw new Error(`framer gave ${JSON.stringify(shape(got))}, expected ${JSON.stringify(want)}`);
+      },
+    ),
 );
 
 const memoryBound = target(
@@ -166,7 +240,12 @@ const memoryBound = target(
   60,
   () =>
     fc.property(
-      fc.oneof(streamArb, fc.array(byteArb, { maxLength: 400, size: 'max' }).map((b) => Buffer.concat([Buffer.from(b), Buffer.alloc(300, 0x41)]))),
+      fc.oneof(
+        streamArb,
+        fc
+          .array(byteArb, { maxLength: 400, size: 'max' })
+          .map((b) => Buffer.concat([Buffer.from(b), Buffer.alloc(300, 0x41)])),
+      ),
       fc.array(fc.nat(), { maxLength: 8 }),
       maxLineArb,
       (bytes, cuts, maxLineBytes) => {
@@ -174,7 +253,8 @@ const memoryBound = target(
         const f = new AtFramer(maxLineBytes === undefined ? {} : { maxLineBytes });
         for (const chunk of splitAt(bytes, cuts)) {
           for (const e of f.push(chunk)) {
-            if (eventBytes(e) > max) throw new Error(`${e.type} event of ${eventBytes(e)} bytes exceeds the cap ${max}`);
+            if (eventBytes(e) > max)
+              throw new Error(`${e.type} event of ${eventBytes(e)} bytes exceeds the cap ${max}`);
           }
         }
         // What flush() returns is what was pending: at any cut point (the stream is random), it is within the cap.
@@ -187,18 +267,68 @@ const memoryBound = target(
 
 /** Lines shaped like URCs and responses, with fields that are sometimes wrong. */
 const PREFIXES = [
-  '+CMTI:', '+CDSI:', '+CMT:', '+CDS:', '+CUSD:', '+CLIP:', '+CFUN:', '+CPIN:', '+CREG:', '+CEREG:', '+CGREG:',
-  '^RSSI:', '^HCSQ:', '^SMMEMFULL:', '+QUSIM:', '+QIND:', '+WIND:', '+ZPASR:', '+CSQ:', '+COPS:', '+CSCA:', '+CNUM:',
-  '+CPMS:', '+CNMI:', '+CMGL:', '+CMGR:', '+CMGS:', '+CME ERROR:', '+CMS ERROR:', 'RING', 'RDY', 'OK', 'ERROR',
+  '+CMTI:',
+  '+CDSI:',
+  '+CMT:',
+  '+CDS:',
+  '+CUSD:',
+  '+CLIP:',
+  '+CFUN:',
+  '+CPIN:',
+  '+CREG:',
+  '+CEREG:',
+  '+CGREG:',
+  '^RSSI:',
+  '^HCSQ:',
+  '^SMMEMFULL:',
+  '+QUSIM:',
+  '+QIND:',
+  '+WIND:',
+  '+ZPASR:',
+  '+CSQ:',
+  '+COPS:',
+  '+CSCA:',
+  '+CNUM:',
+  '+CPMS:',
+  '+CNMI:',
+  '+CMGL:',
+  '+CMGR:',
+  '+CMGS:',
+  '+CME ERROR:',
+  '+CMS ERROR:',
+  'RING',
+  'RDY',
+  'OK',
+  'ERROR',
 ];
 const fieldArb = fc.oneof(
   fc.nat({ max: 400 }).map(String),
-  fc.constantFrom('"SM"', '"ME"', '"', '""', ',', ' ', '-1', '99', '(0-3)', '(0,1,2)', '"+6281234"', '145', 'READY', '1A2B'),
+  fc.constantFrom(
+    '"SM"',
+    '"ME"',
+    '"',
+    '""',
+    ',',
+    ' ',
+    '-1',
+    '99',
+    '(0-3)',
+    '(0,1,2)',
+    '"+6281234"',
+    '145',
+    'READY',
+    '1A2B',
+  ),
   fc.string({ unit: 'binary', maxLength: 12, size: 'max' }),
   fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), maxLength: 40, size: 'max' }),
 );
 const urcLikeArb: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom(...PREFIXES), fc.constantFrom('', ' ', '  '), fc.array(fieldArb, { maxLength: 8 }), fc.constantFrom(',', ', ', ',,'))
+  .tuple(
+    fc.constantFrom(...PREFIXES),
+    fc.constantFrom('', ' ', '  '),
+    fc.array(fieldArb, { maxLength: 8 }),
+    fc.constantFrom(',', ', ', ',,'),
+  )
   .map(([p, sp, fields, sep]) => `${p}${sp}${fields.join(sep)}`);
 
 /** Lines as the framer gives them from a mutated transcript. */
@@ -208,10 +338,17 @@ const framedLinesArb: fc.Arbitrary<string[]> = mutatedFrom(SEED_STREAMS, { maxSl
 
 const linesArb: fc.Arbitrary<string[]> = fc.oneof(
   framedLinesArb,
-  fc.array(fc.oneof(urcLikeArb, fc.string({ unit: 'binary', maxLength: 40, size: 'max' })), { minLength: 1, maxLength: 6 }),
+  fc.array(fc.oneof(urcLikeArb, fc.string({ unit: 'binary', maxLength: 40, size: 'max' })), {
+    minLength: 1,
+    maxLength: 6,
+  }),
 );
 
-const TABLES = PROFILES.map((p) => ({ id: p.id, table: buildUrcTable(p), finals: [...p.finalResults, ...FINAL_RESULTS] }));
+const TABLES = PROFILES.map((p) => ({
+  id: p.id,
+  table: buildUrcTable(p),
+  finals: [...p.finalResults, ...FINAL_RESULTS],
+}));
 
 function responseParsers(lines: string[]): void {
   parse.parseCsq(lines);
@@ -252,13 +389,17 @@ const lineParsers = target(
             try {
               entry.isComplete?.([...urcLines]);
               const data = entry.parse?.([...urcLines]);
-              if (data !== undefined && (typeof data !== 'object' || data === null)) throw new Error('parse returned a non-object');
+              if (data !== undefined && (typeof data !== 'object' || data === null))
+                throw new Error('parse returned a non-object');
             } catch (err) {
-              throw new Error(`profile ${id}, URC row ${entry.name} threw on ${JSON.stringify(urcLines)}: ${String(err)}`);
+              throw new Error(
+                `profile ${id}, URC row ${entry.name} threw on ${JSON.stringify(urcLines)}: ${String(err)}`,
+              );
             }
           }
           const fin = matchFinalResult(line, finals);
-          if (fin !== undefined && fin.errorCode !== undefined && !Number.isInteger(fin.errorCode)) throw new Error('non-integer error code');
+          if (fin !== undefined && fin.errorCode !== undefined && !Number.isInteger(fin.errorCode))
+            throw new Error('non-integer error code');
         }
         explainFinal(line);
         const cusd = parseCusdLine(line);
@@ -282,7 +423,8 @@ const quotedTextArb: fc.Arbitrary<string> = fc
       fc.constantFrom('\u2028', '\u2029', '\u0085', '\u00a0', '\u3000', '\t', '😀'),
       fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
     ),
-    maxLength: 20, size: 'max',
+    maxLength: 20,
+    size: 'max',
   })
   .map((t) => t.replace(/["\r\n]/g, ''));
 
@@ -313,7 +455,10 @@ const urcRoundTrip = target(
           if (e.name !== name) throw new Error(`${JSON.stringify(line)} matched ${e.name}, expected ${name}`);
           const got = e.parse?.(lines) ?? {};
           for (const [k, v] of Object.entries(want)) {
-            if (got[k] !== v) throw new Error(`${name}: ${k} is ${JSON.stringify(got[k])}, expected ${JSON.stringify(v)} from ${JSON.stringify(lines)}`);
+            if (got[k] !== v)
+              throw new Error(
+                `${name}: ${k} is ${JSON.stringify(got[k])}, expected ${JSON.stringify(v)} from ${JSON.stringify(lines)}`,
+              );
           }
         };
         const cmti = `+CMTI:${sp}${mem},${sp}${index}`;
@@ -336,28 +481,51 @@ const responseRoundTrip = target(
   120,
   () =>
     fc.property(
-      fc.array(fc.record({ index: fc.nat({ max: 400 }), stat: fc.integer({ min: 0, max: 3 }), alpha: fc.option(quotedTextArb, { nil: undefined }), length: fc.integer({ min: 1, max: 180 }), pdu: fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 40, size: 'max' }) }), { maxLength: 4 }),
+      fc.array(
+        fc.record({
+          index: fc.nat({ max: 400 }),
+          stat: fc.integer({ min: 0, max: 3 }),
+          alpha: fc.option(quotedTextArb, { nil: undefined }),
+          length: fc.integer({ min: 1, max: 180 }),
+          pdu: fc.string({ unit: fc.constantFrom(...'0123456789ABCDEF'), minLength: 2, maxLength: 40, size: 'max' }),
+        }),
+        { maxLength: 4 },
+      ),
       quotedTextArb.filter((t) => t.trim() !== ''),
       fc.string({ unit: fc.constantFrom(...'+0123456789'), minLength: 1, maxLength: 16, size: 'max' }),
       (rows, operator, smsc) => {
-        const lines = rows.flatMap((r) => [`+CMGL: ${r.index},${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu]);
+        const lines = rows.flatMap((r) => [
+          `+CMGL: ${r.index},${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`,
+          r.pdu,
+        ]);
         const listed = parse.parseCmgl(lines);
         const want = rows.map((r) => ({ index: r.index, stat: r.stat, length: r.length, pdu: r.pdu }));
         if (JSON.stringify(listed.messages) !== JSON.stringify(want) || listed.skipped.length > 0) {
           throw new Error(`+CMGL ${JSON.stringify(lines)} parsed as ${JSON.stringify(listed)}`);
         }
         for (const r of rows) {
-          const read = parse.parseCmgr([`+CMGR: ${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu], r.index);
+          const read = parse.parseCmgr(
+            [`+CMGR: ${r.stat},${r.alpha === undefined ? '' : `"${r.alpha}"`},${r.length}`, r.pdu],
+            r.index,
+          );
           if (JSON.stringify(read) !== JSON.stringify({ index: r.index, stat: r.stat, length: r.length, pdu: r.pdu })) {
             throw new Error(`+CMGR with alpha ${JSON.stringify(r.alpha)} parsed as ${JSON.stringify(read)}`);
           }
         }
         const cops = parse.parseCopsName([`+COPS: 0,0,"${operator}",7`]);
-        if (cops !== operator) throw new Error(`+COPS name ${JSON.stringify(operator)} parsed as ${JSON.stringify(cops)}`);
+        if (cops !== operator)
+          throw new Error(`+COPS name ${JSON.stringify(operator)} parsed as ${JSON.stringify(cops)}`);
         const csca = parse.parseCsca([`+CSCA: "${smsc}",145`]);
         if (csca !== smsc) throw new Error(`+CSCA ${JSON.stringify(smsc)} parsed as ${JSON.stringify(csca)}`);
       },
     ),
 );
 
-export const AT_TARGETS: readonly FuzzTarget[] = [splitInvariance, lineOracle, memoryBound, lineParsers, urcRoundTrip, responseRoundTrip];
+export const AT_TARGETS: readonly FuzzTarget[] = [
+  splitInvariance,
+  lineOracle,
+  memoryBound,
+  lineParsers,
+  urcRoundTrip,
+  responseRoundTrip,
+];

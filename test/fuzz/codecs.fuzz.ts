@@ -16,22 +16,23 @@
  * - a +CUSD line written from (status, payload, dcs), also split over several lines, parses back to them.
  */
 import fc from 'fast-check';
+import { packGsm7, packSeptets, septetsToText, textToSeptets, unpackGsm7, unpackSeptets } from '../../src/sms/gsm7.js';
 import {
-  packGsm7,
-  packSeptets,
-  septetsToText,
-  textToSeptets,
-  unpackGsm7,
-  unpackSeptets,
-} from '../../src/sms/gsm7.js';
-import { decodeUcs2Bytes, decodeUcs2Hex, encodeUcs2Bytes, encodeUcs2Hex, hasLoneSurrogate, replaceLoneSurrogates } from '../../src/sms/ucs2.js';
+  decodeUcs2Bytes,
+  decodeUcs2Hex,
+  encodeUcs2Bytes,
+  encodeUcs2Hex,
+  hasLoneSurrogate,
+  replaceLoneSurrogates,
+} from '../../src/sms/ucs2.js';
 import { continueCusd, decodeUssdPayload, parseCusdLine, unpackGsm7Hex } from '../../src/modem/ussd-codec.js';
 import { packUssdHex, toSeptets as simToSeptets } from '../../src/virtual-modem/septets.js';
 import { gsm7TextArb, unicodeTextArb } from './pdu-gen.js';
 import { type FuzzTarget, target } from './support.js';
 
 const eq = (what: string, got: unknown, want: unknown): void => {
-  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  if (JSON.stringify(got) !== JSON.stringify(want))
+    throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 };
 
 const gsm7Septets = target(
@@ -91,7 +92,11 @@ const ucs2Units = target(
     fc.property(fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 80, size: 'max' }), (units) => {
       const text = decodeUcs2Bytes(units.flatMap((u) => [u >> 8, u & 0xff]));
       if (text === undefined) throw new Error('even byte count refused');
-      eq('units', [...text].flatMap((c) => [...Array(c.length).keys()].map((i) => c.charCodeAt(i))), units);
+      eq(
+        'units',
+        [...text].flatMap((c) => [...Array(c.length).keys()].map((i) => c.charCodeAt(i))),
+        units,
+      );
       const fixed = replaceLoneSurrogates(text);
       if (hasLoneSurrogate(fixed)) throw new Error('replaceLoneSurrogates left a lone surrogate');
       if (fixed.length !== text.length) throw new Error('replaceLoneSurrogates changed the length');
@@ -99,7 +104,8 @@ const ucs2Units = target(
 );
 
 /** Printable text as a USSD menu carries it: no C0/C1 controls except CR, LF, TAB; no non-characters. */
-const printableOnly = (t: string): string => t.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g, '');
+const printableOnly = (t: string): string =>
+  t.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g, '');
 
 const ussdRoundTrip = target(
   'ussd/decode-round-trip',
@@ -107,9 +113,18 @@ const ussdRoundTrip = target(
   150,
   () =>
     fc.property(
-      unicodeTextArb(60).map(printableOnly).filter((t) => t !== ''),
-      gsm7TextArb(100).map(printableOnly).filter((t) => t !== ''),
-      fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 80, size: 'max' }),
+      unicodeTextArb(60)
+        .map(printableOnly)
+        .filter((t) => t !== ''),
+      gsm7TextArb(100)
+        .map(printableOnly)
+        .filter((t) => t !== ''),
+      fc.string({
+        unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+        minLength: 1,
+        maxLength: 80,
+        size: 'max',
+      }),
       fc.constantFrom(72, 0x11, 0x5a, 0x98),
       fc.constantFrom(0x0f, 0x00, 0x01, 0x10, 0xf0),
       (uni, gsm, ascii, ucs2Dcs, gsmDcs) => {
@@ -129,7 +144,10 @@ const ussdRoundTrip = target(
           eq(`packed GSM hex, dcs ${gsmDcs}`, decodeUssdPayload(packedText, gsmDcs, { packed: true }), wantGsm);
         }
         if (/[A-Za-z]/.test(ascii)) {
-          eq('ASCII hex, dcs 0', decodeUssdPayload(Buffer.from(ascii, 'latin1').toString('hex').toUpperCase(), 0), { text: ascii, form: 'ascii-hex' });
+          eq('ASCII hex, dcs 0', decodeUssdPayload(Buffer.from(ascii, 'latin1').toString('hex').toUpperCase(), 0), {
+            text: ascii,
+            form: 'ascii-hex',
+          });
         }
       },
     ),
@@ -141,7 +159,10 @@ const ussdGarbage = target(
   150,
   () =>
     fc.property(
-      fc.oneof(fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 200, size: 'max' }), fc.string({ unit: 'binary', maxLength: 80, size: 'max' })),
+      fc.oneof(
+        fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFabcdef'), maxLength: 200, size: 'max' }),
+        fc.string({ unit: 'binary', maxLength: 80, size: 'max' }),
+      ),
       fc.option(fc.integer({ min: -1, max: 300 }), { nil: undefined }),
       fc.boolean(),
       (text, dcs, packed) => {
@@ -172,7 +193,16 @@ const cusdLines = target(
       // Payload lines as the framer hands them over: no CR/LF, trimmed of spaces and tabs, non-empty, no quote.
       fc.array(
         fc
-          .string({ unit: fc.oneof(fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'), fc.constantFrom(...AWKWARD_CHARS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 30, size: 'max' })
+          .string({
+            unit: fc.oneof(
+              fc.constantFrom(...'abcXYZ019 .,:;*#+-()Rp'),
+              fc.constantFrom(...AWKWARD_CHARS),
+              fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+            ),
+            minLength: 1,
+            maxLength: 30,
+            size: 'max',
+          })
           .map((s) => s.replace(/["\r\n]/g, '').replace(/^[ \t]+|[ \t]+$/g, ''))
           .filter((s) => s !== ''),
         { minLength: 1, maxLength: 4 },
@@ -194,4 +224,12 @@ const cusdLines = target(
     ),
 );
 
-export const CODEC_TARGETS: readonly FuzzTarget[] = [gsm7Septets, gsm7Packed, ucs2RoundTrip, ucs2Units, ussdRoundTrip, ussdGarbage, cusdLines];
+export const CODEC_TARGETS: readonly FuzzTarget[] = [
+  gsm7Septets,
+  gsm7Packed,
+  ucs2RoundTrip,
+  ucs2Units,
+  ussdRoundTrip,
+  ussdGarbage,
+  cusdLines,
+];

@@ -50,7 +50,9 @@ const digits = (min: number, max: number): fc.Arbitrary<string> =>
 /** Originators of every kind the builder writes, with the type the decoder must report. */
 export const originatorArb: fc.Arbitrary<{ originator: string; type: DecodedSms['originatorType'] }> = fc.oneof(
   digits(1, 20).map((d) => ({ originator: `+${d}`, type: 'international' as const })),
-  fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' }).map((d) => ({ originator: d, type: 'unknown' as const })),
+  fc
+    .string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' })
+    .map((d) => ({ originator: d, type: 'unknown' as const })),
   // Alphanumeric: at most 11 septets fit the 10 octets of TP-OA (TS 23.040 §9.1.2.5); not all dial characters.
   fc
     .array(gsm7CharArb, { minLength: 1, maxLength: 11, size: 'max' })
@@ -60,7 +62,10 @@ export const originatorArb: fc.Arbitrary<{ originator: string; type: DecodedSms[
 );
 
 export const smscArb: fc.Arbitrary<string | undefined> = fc.option(
-  fc.oneof(digits(1, 20).map((d) => `+${d}`), digits(1, 20)),
+  fc.oneof(
+    digits(1, 20).map((d) => `+${d}`),
+    digits(1, 20),
+  ),
   { nil: undefined },
 );
 
@@ -69,7 +74,9 @@ const pad2 = (n: number): string => String(n).padStart(2, '0');
 /** A service-centre time: local wall time in 2000-2099 (second precision) and a zone of -79..79 quarter hours. */
 export const timestampArb: fc.Arbitrary<{ date: Date; tz: number; iso: string; ms: number }> = fc
   .record({
-    localMs: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31, 23, 59, 59) }).map((t) => t - (t % 1000)),
+    localMs: fc
+      .integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2099, 11, 31, 23, 59, 59) })
+      .map((t) => t - (t % 1000)),
     tz: fc.oneof(fc.integer({ min: -79, max: 79 }), fc.constantFrom(0, 28, -12, 22, 79, -79)),
   })
   .map(({ localMs, tz }) => {
@@ -98,7 +105,12 @@ export const otherIeArb: fc.Arbitrary<number[]> = fc
   .map(([iei, data]) => [iei, data.length, ...data]);
 
 export const concatArb: fc.Arbitrary<ConcatInfo> = fc
-  .record({ bits: fc.constantFrom(8 as const, 16 as const), reference: fc.nat({ max: 65535 }), total: fc.integer({ min: 1, max: 255 }), seq: fc.nat() })
+  .record({
+    bits: fc.constantFrom(8 as const, 16 as const),
+    reference: fc.nat({ max: 65535 }),
+    total: fc.integer({ min: 1, max: 255 }),
+    seq: fc.nat(),
+  })
   .map(({ bits, reference, total, seq }) => ({
     reference: bits === 8 ? reference & 0xff : reference,
     referenceBits: bits,

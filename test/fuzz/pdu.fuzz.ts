@@ -22,7 +22,15 @@ import { hasLoneSurrogate } from '../../src/sms/ucs2.js';
 import { encodeSubmit } from '../../src/sms/submit.js';
 import { buildDeliverPdus, buildStatusReportPdu } from '../../src/virtual-modem/pdu-builder.js';
 import { readSubmitPdu } from '../../src/virtual-modem/submit-reader.js';
-import { assembledArb, gsm7TextArb, originatorArb, smscArb, timestampArb, unicodeTextArb, type Expected } from './pdu-gen.js';
+import {
+  assembledArb,
+  gsm7TextArb,
+  originatorArb,
+  smscArb,
+  timestampArb,
+  unicodeTextArb,
+  type Expected,
+} from './pdu-gen.js';
 import { mutate, mutationArb, SEED_PDUS, type FuzzTarget, target } from './support.js';
 
 function check(result: DecodeResult, want: Expected & { text?: string; concat?: unknown }, what: string): string {
@@ -79,12 +87,16 @@ const validBuilt = target(
             scTimestamp: m.ts.iso,
             scTimestampMs: m.ts.ms,
             encoding: m.text.encoding,
-            concat: parts.length === 1 ? undefined : { reference: ref, referenceBits: m.refBits, total: parts.length, sequence: i + 1 },
+            concat:
+              parts.length === 1
+                ? undefined
+                : { reference: ref, referenceBits: m.refBits, total: parts.length, sequence: i + 1 },
           },
           `part ${i + 1}/${parts.length}`,
         ),
       );
-      if (texts.join('') !== m.text.text) throw new Error(`parts decode to ${JSON.stringify(texts)}, not ${JSON.stringify(m.text.text)}`);
+      if (texts.join('') !== m.text.text)
+        throw new Error(`parts decode to ${JSON.stringify(texts)}, not ${JSON.stringify(m.text.text)}`);
     }),
 );
 
@@ -102,10 +114,19 @@ const validAssembled = target(
 const seedPduArb: fc.Arbitrary<{ pdu: string; length: number }> = fc.oneof(
   fc.constantFrom(...SEED_PDUS.map(({ pdu, length }) => ({ pdu, length }))),
   assembledArb.map((c) => ({ pdu: c.pdu, length: c.length })),
-  fc.record({ ts: timestampArb, status: fc.integer({ min: 0, max: 255 }), ref: fc.integer({ min: 0, max: 255 }) }).map(({ ts, status, ref }) => {
-    const r = buildStatusReportPdu({ recipient: '+6281234567890', messageRef: ref, submitted: ts.date, discharged: ts.date, status, tzQuarterHours: ts.tz });
-    return { pdu: r.pdu, length: r.tpduLength };
-  }),
+  fc
+    .record({ ts: timestampArb, status: fc.integer({ min: 0, max: 255 }), ref: fc.integer({ min: 0, max: 255 }) })
+    .map(({ ts, status, ref }) => {
+      const r = buildStatusReportPdu({
+        recipient: '+6281234567890',
+        messageRef: ref,
+        submitted: ts.date,
+        discharged: ts.date,
+        status,
+        tzQuarterHours: ts.tz,
+      });
+      return { pdu: r.pdu, length: r.tpduLength };
+    }),
 );
 
 type LengthChoice = 'kept' | 'recomputed' | 'random';
@@ -131,7 +152,12 @@ const mutatedPduArb = fc
       pdu = pdu.slice(0, at) + m.hexEdit.text + pdu.slice(at);
     }
     const smscOctets = 1 + (octets[0] ?? 0);
-    const length = m.length === 'kept' ? m.seed.length : m.length === 'recomputed' ? Math.max(0, octets.length - smscOctets) : m.randomLength;
+    const length =
+      m.length === 'kept'
+        ? m.seed.length
+        : m.length === 'recomputed'
+          ? Math.max(0, octets.length - smscOctets)
+          : m.randomLength;
     return { index: 1, stat: 0, length, pdu };
   });
 
@@ -149,12 +175,18 @@ const mutated = target(
       }
       const s = r.sms;
       if (s.pdu !== stored.pdu.trim().toUpperCase()) throw new Error('pdu field is not the input, upper-cased');
-      if (!Number.isFinite(s.scTimestampMs) || Number.isNaN(Date.parse(s.scTimestamp))) throw new Error(`bad timestamp ${s.scTimestamp}`);
-      if (Date.parse(s.scTimestamp) !== s.scTimestampMs) throw new Error(`${s.scTimestamp} is not ${s.scTimestampMs} ms`);
-      if (s.encoding === 'ucs2' && s.concat === undefined && hasLoneSurrogate(s.text)) throw new Error('lone surrogate in a single-part text');
-      if (s.encoding === '8bit' && !/^(?:[0-9A-F]{2})*$/.test(s.text)) throw new Error('8-bit text is not upper-case hex');
-      if (s.encoding === 'gsm7' && [...s.text].length > 160) throw new Error(`${[...s.text].length} GSM 7-bit characters in one PDU`);
-      if (s.concat && (s.concat.sequence < 1 || s.concat.sequence > s.concat.total)) throw new Error('concat sequence outside 1..total');
+      if (!Number.isFinite(s.scTimestampMs) || Number.isNaN(Date.parse(s.scTimestamp)))
+        throw new Error(`bad timestamp ${s.scTimestamp}`);
+      if (Date.parse(s.scTimestamp) !== s.scTimestampMs)
+        throw new Error(`${s.scTimestamp} is not ${s.scTimestampMs} ms`);
+      if (s.encoding === 'ucs2' && s.concat === undefined && hasLoneSurrogate(s.text))
+        throw new Error('lone surrogate in a single-part text');
+      if (s.encoding === '8bit' && !/^(?:[0-9A-F]{2})*$/.test(s.text))
+        throw new Error('8-bit text is not upper-case hex');
+      if (s.encoding === 'gsm7' && [...s.text].length > 160)
+        throw new Error(`${[...s.text].length} GSM 7-bit characters in one PDU`);
+      if (s.concat && (s.concat.sequence < 1 || s.concat.sequence > s.concat.total))
+        throw new Error('concat sequence outside 1..total');
     }),
 );
 
@@ -200,8 +232,12 @@ const multipartJoin = target(
     fc.property(
       fc
         .oneof(
-          gsm7TextArb(70).chain((t) => splitArb(t, false).map((parts) => ({ text: t, parts, encoding: 'gsm7' as const }))),
-          unicodeTextArb(30).chain((t) => splitArb(t, true).map((parts) => ({ text: t, parts, encoding: 'ucs2' as const }))),
+          gsm7TextArb(70).chain((t) =>
+            splitArb(t, false).map((parts) => ({ text: t, parts, encoding: 'gsm7' as const })),
+          ),
+          unicodeTextArb(30).chain((t) =>
+            splitArb(t, true).map((parts) => ({ text: t, parts, encoding: 'ucs2' as const })),
+          ),
         )
         .chain((m) =>
           fc.record({
@@ -231,8 +267,10 @@ const multipartJoin = target(
           return { sequence: r.sms.concat.sequence, text: r.sms.text, total: r.sms.concat.total };
         });
         const joined = joinParts(decoded, m.parts.length);
-        if (!joined.complete || joined.conflicting.length > 0) throw new Error(`join incomplete or conflicting: ${JSON.stringify(joined)}`);
-        if (joined.text !== m.text) throw new Error(`joined ${JSON.stringify(joined.text)}, sent ${JSON.stringify(m.text)}`);
+        if (!joined.complete || joined.conflicting.length > 0)
+          throw new Error(`join incomplete or conflicting: ${JSON.stringify(joined)}`);
+        if (joined.text !== m.text)
+          throw new Error(`joined ${JSON.stringify(joined.text)}, sent ${JSON.stringify(m.text)}`);
       },
     ),
 );
@@ -250,21 +288,32 @@ const nodePduOracle = target(
   () =>
     fc.property(
       fc.oneof(
-        gsm7TextArb(150).filter((t) => !NODE_PDU_WRONG.test(t)).map((t) => ({ text: t, encoding: 'gsm7' as const })),
+        gsm7TextArb(150)
+          .filter((t) => !NODE_PDU_WRONG.test(t))
+          .map((t) => ({ text: t, encoding: 'gsm7' as const })),
         unicodeTextArb(60).map((t) => ({ text: t, encoding: 'ucs2' as const })),
       ),
       fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: 3, maxLength: 15, size: 'max' }),
       timestampArb,
       ({ text, encoding }, digits, ts) => {
-        const [part, ...more] = buildDeliverPdus({ originator: `+${digits}`, text, encoding, timestamp: ts.date, tzQuarterHours: ts.tz });
+        const [part, ...more] = buildDeliverPdus({
+          originator: `+${digits}`,
+          text,
+          encoding,
+          timestamp: ts.date,
+          tzQuarterHours: ts.tz,
+        });
         if (part === undefined || more.length > 0) return; // multi-part: outside this oracle's scope
         const ours = decodeDeliver({ index: 1, stat: 0, length: part.tpduLength, pdu: part.pdu });
         if (!ours.ok) throw new Error(`rejected: ${ours.reason}`);
         const theirs = nodePduParse(part.pdu) as Deliver;
         if (theirs.data.getText() !== ours.sms.text) {
-          throw new Error(`text: ours ${JSON.stringify(ours.sms.text)}, node-pdu ${JSON.stringify(theirs.data.getText())}`);
+          throw new Error(
+            `text: ours ${JSON.stringify(ours.sms.text)}, node-pdu ${JSON.stringify(theirs.data.getText())}`,
+          );
         }
-        if (theirs.address.phone !== digits) throw new Error(`originator: node-pdu ${theirs.address.phone}, sent ${digits}`);
+        if (theirs.address.phone !== digits)
+          throw new Error(`originator: node-pdu ${theirs.address.phone}, sent ${digits}`);
       },
     ),
 );
@@ -274,11 +323,26 @@ const statusReports = target(
   'a valid SMS-STATUS-REPORT is rejected as a status report, never decoded as a message',
   40,
   () =>
-    fc.property(originatorArb, timestampArb, fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 255 }), smscArb, (who, ts, ref, status, smsc) => {
-      const r = buildStatusReportPdu({ recipient: who.originator, messageRef: ref, submitted: ts.date, discharged: ts.date, status, tzQuarterHours: ts.tz, ...(smsc === undefined ? {} : { smsc }) });
-      const d = decodeDeliver({ index: 1, stat: 0, length: r.tpduLength, pdu: r.pdu });
-      if (d.ok || d.reason !== STATUS_REPORT_REASON) throw new Error(`status report decoded as ${JSON.stringify(d)}`);
-    }),
+    fc.property(
+      originatorArb,
+      timestampArb,
+      fc.integer({ min: 0, max: 255 }),
+      fc.integer({ min: 0, max: 255 }),
+      smscArb,
+      (who, ts, ref, status, smsc) => {
+        const r = buildStatusReportPdu({
+          recipient: who.originator,
+          messageRef: ref,
+          submitted: ts.date,
+          discharged: ts.date,
+          status,
+          tzQuarterHours: ts.tz,
+          ...(smsc === undefined ? {} : { smsc }),
+        });
+        const d = decodeDeliver({ index: 1, stat: 0, length: r.tpduLength, pdu: r.pdu });
+        if (d.ok || d.reason !== STATUS_REPORT_REASON) throw new Error(`status report decoded as ${JSON.stringify(d)}`);
+      },
+    ),
 );
 
 const submitRoundTrip = target(
@@ -287,24 +351,49 @@ const submitRoundTrip = target(
   60,
   () =>
     fc.property(
-      fc.tuple(fc.constantFrom('', '+'), fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' })).map(([p, d]) => `${p}${d}`),
+      fc
+        .tuple(
+          fc.constantFrom('', '+'),
+          fc.string({ unit: fc.constantFrom(...'0123456789*#'), minLength: 1, maxLength: 20, size: 'max' }),
+        )
+        .map(([p, d]) => `${p}${d}`),
       fc.oneof(gsm7TextArb(480), unicodeTextArb(220)),
-      fc.record({ reference: fc.nat({ max: 255 }), statusReport: fc.boolean(), validityRelative: fc.option(fc.nat({ max: 255 }), { nil: undefined }) }),
+      fc.record({
+        reference: fc.nat({ max: 255 }),
+        statusReport: fc.boolean(),
+        validityRelative: fc.option(fc.nat({ max: 255 }), { nil: undefined }),
+      }),
       (to, text, opts) => {
-        const parts = encodeSubmit(to, text, opts.validityRelative === undefined ? { reference: opts.reference, statusReport: opts.statusReport } : opts);
+        const parts = encodeSubmit(
+          to,
+          text,
+          opts.validityRelative === undefined ? { reference: opts.reference, statusReport: opts.statusReport } : opts,
+        );
         const texts = parts.map((p, i) => {
           const r = readSubmitPdu(p.pdu, p.tpduLength);
           if (!r.ok) throw new Error(`part ${i + 1}/${parts.length} unreadable: ${r.reason}`);
-          if (r.submit.destination !== to) throw new Error(`destination ${JSON.stringify(r.submit.destination)}, sent to ${JSON.stringify(to)}`);
+          if (r.submit.destination !== to)
+            throw new Error(`destination ${JSON.stringify(r.submit.destination)}, sent to ${JSON.stringify(to)}`);
           if (r.submit.statusReportRequested !== opts.statusReport) throw new Error('status report flag lost');
           const digits = to.replace(/^\+/, '').length;
-          const udOctets = p.tpduLength - (2 + 2 + Math.ceil(digits / 2) + 2 + (opts.validityRelative === undefined ? 0 : 1) + 1);
+          const udOctets =
+            p.tpduLength - (2 + 2 + Math.ceil(digits / 2) + 2 + (opts.validityRelative === undefined ? 0 : 1) + 1);
           if (udOctets > 140) throw new Error(`part ${i + 1} carries ${udOctets} octets of user data; at most 140 fit`);
           return r.submit.text ?? '';
         });
-        if (texts.join('') !== text) throw new Error(`parts read as ${JSON.stringify(texts)}, sent ${JSON.stringify(text)}`);
+        if (texts.join('') !== text)
+          throw new Error(`parts read as ${JSON.stringify(texts)}, sent ${JSON.stringify(text)}`);
       },
     ),
 );
 
-export const PDU_TARGETS: readonly FuzzTarget[] = [validBuilt, validAssembled, mutated, garbage, multipartJoin, nodePduOracle, statusReports, submitRoundTrip];
+export const PDU_TARGETS: readonly FuzzTarget[] = [
+  validBuilt,
+  validAssembled,
+  mutated,
+  garbage,
+  multipartJoin,
+  nodePduOracle,
+  statusReports,
+  submitRoundTrip,
+];

@@ -63,7 +63,8 @@ function listTranscripts(): string[] {
   const root = join(FIXTURES, 'transcripts');
   const out: string[] = [];
   for (const family of readdirSync(root).sort()) {
-    for (const file of readdirSync(join(root, family)).sort()) if (file.endsWith('.txt')) out.push(join(root, family, file));
+    for (const file of readdirSync(join(root, family)).sort())
+      if (file.endsWith('.txt')) out.push(join(root, family, file));
   }
   return out;
 }
@@ -74,7 +75,10 @@ const SYNTHETIC_STREAMS: readonly Buffer[] = [
   Buffer.from('\r\n>\r\n\r\n+CMTI: "SM",3\r\n', 'latin1'),
   Buffer.from('\x00\xff\xfe\x80RDY\r\n\r\n+CFUN: 1\r\n\x1b\r\n', 'latin1'),
   Buffer.from('\r\n+CUSD: 1,"Pilih: 1.Paket Ke\xc3\xa7il \xe2\x82\xac\r\n2.Info\r\n",15\r\n\r\nOK\r\n', 'latin1'),
-  Buffer.from('\r\nCaf\xe9 ouvert\r\n\r\n+CMT: ,24\r\n07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07\r\n', 'latin1'),
+  Buffer.from(
+    '\r\nCaf\xe9 ouvert\r\n\r\n+CMT: ,24\r\n07911326040000F0040B911346610089F60000208062917314080CC8F71D14969741F977FD07\r\n',
+    'latin1',
+  ),
   Buffer.from('\n\r\n\r\r\nRING\n\r\n\r+CSQ: 21,99\rOK\n', 'latin1'),
 ];
 
@@ -103,7 +107,8 @@ export const SEED_PDUS: readonly PduSeed[] = Object.freeze(
 
 /** Bytes that matter to the parsers: line ends, prompt, quotes, commas, Ctrl-Z, ESC, noise, UTF-8 lead/continuation. */
 export const INTERESTING_BYTES: readonly number[] = [
-  0x0d, 0x0a, 0x3e, 0x20, 0x22, 0x2c, 0x3a, 0x2b, 0x1a, 0x1b, 0x00, 0x09, 0x7f, 0x80, 0x9f, 0xa0, 0xc3, 0xe2, 0xf0, 0xfe, 0xff,
+  0x0d, 0x0a, 0x3e, 0x20, 0x22, 0x2c, 0x3a, 0x2b, 0x1a, 0x1b, 0x00, 0x09, 0x7f, 0x80, 0x9f, 0xa0, 0xc3, 0xe2, 0xf0,
+  0xfe, 0xff,
 ];
 
 /** A byte, biased towards the interesting ones. */
@@ -125,7 +130,11 @@ export type Mutation =
 export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
   fc.record({ kind: fc.constant('set' as const), at: fc.nat(), byte: byteArb }),
-  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.array(byteArb, { minLength: 1, maxLength: 8 }) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    bytes: fc.array(byteArb, { minLength: 1, maxLength: 8 }),
+  }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 16 }) }),
   fc.record({ kind: fc.constant('duplicate' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 32 }) }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),

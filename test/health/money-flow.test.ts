@@ -35,7 +35,10 @@ describe('health says whether money can flow', () => {
     cleanups.push(cleanup);
     const port = await freePort();
     const raw = {
-      webhook: { url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`, retry: { baseDelayMs: 100, maxDelayMs: 500, probeIntervalMs: 200 } },
+      webhook: {
+        url: `http://127.0.0.1:${port}/api/v1/convert-pulsa/webhook/sms-gateway`,
+        retry: { baseDelayMs: 100, maxDelayMs: 500, probeIntervalMs: 200 },
+      },
       spool: { dir: path.join(dir, 'spool'), fsync: false },
       modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
       metrics: { listen: '127.0.0.1:0' },
@@ -43,15 +46,28 @@ describe('health says whether money can flow', () => {
       shutdownGraceSec: 0,
     };
     const file = await writeConfig(dir, raw, { defaults: false });
-    const daemon = await startInProcess(parseConfig(raw, {}), cleanups, { virtualModem: { bootStepMs: 0, noise: false } });
+    const daemon = await startInProcess(parseConfig(raw, {}), cleanups, {
+      virtualModem: { bootStepMs: 0, noise: false },
+    });
     const url = `http://${daemon.metricsAddress}`;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    virtualModemAt('virtual:tsel-1')!.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774' });
-    await until(async () => (await fetch(`${url}/healthz`)).status === 503, '/healthz 503 while the webhook refuses', 15_000);
+    virtualModemAt('virtual:tsel-1')!.injectSms({
+      from: '858',
+      text: 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774',
+    });
+    await until(
+      async () => (await fetch(`${url}/healthz`)).status === 503,
+      '/healthz 503 while the webhook refuses',
+      15_000,
+    );
     const body = await (await fetch(`${url}/healthz`)).text();
-    expect(body).toMatch(/^unhealthy\n- the webhook fails since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d \(\d+ attempts? in a row\): .*ECONNREFUSED/);
+    expect(body).toMatch(
+      /^unhealthy\n- the webhook fails since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d \(\d+ attempts? in a row\): .*ECONNREFUSED/,
+    );
     expect(body).toContain('  hint: SMS wait in the spool and go as soon as it answers');
-    const page = (await (await fetch(`${url}/api/status`)).json()) as { health: { state: string; problems: Array<{ code: string }> } };
+    const page = (await (await fetch(`${url}/api/status`)).json()) as {
+      health: { state: string; problems: Array<{ code: string }> };
+    };
     expect(page.health.state).toBe('unhealthy');
     expect(page.health.problems.map((p) => p.code)).toContain('webhook-unreachable');
     await until(async () => (await cli(['status', '--config', file])).code === 1, 'status exit 1', 10_000);
@@ -66,7 +82,11 @@ describe('health says whether money can flow', () => {
     });
     await new Promise<void>((r) => web.listen(port, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => web.close(() => r())));
-    await until(async () => (await fetch(`${url}/healthz`)).status === 200, '/healthz 200 once the webhook answers', 15_000);
+    await until(
+      async () => (await fetch(`${url}/healthz`)).status === 200,
+      '/healthz 200 once the webhook answers',
+      15_000,
+    );
     expect(posts.join('')).toContain('Rp 5000');
   }, 60_000);
 });

@@ -19,7 +19,13 @@ afterEach(async () => {
 });
 
 const opts = (url: string, over: Partial<HttpRequestOptions> = {}): HttpRequestOptions => ({
-  method: 'POST', url, body: 'x', connectTimeoutMs: 1000, timeoutMs: 2000, maxBodyBytes: 64, ...over,
+  method: 'POST',
+  url,
+  body: 'x',
+  connectTimeoutMs: 1000,
+  timeoutMs: 2000,
+  maxBodyBytes: 64,
+  ...over,
 });
 
 describe('httpRequest against a real local server', () => {
@@ -36,10 +42,12 @@ describe('httpRequest against a real local server', () => {
 
   it('keeps at most maxBodyBytes of the decoded body of a gzip answer, and says it was truncated', async () => {
     const plain = 'A'.repeat(10_000);
-    server = await startServer([(_req, res) => {
-      res.writeHead(500, { 'content-encoding': 'gzip' });
-      res.end(gzipSync(plain));
-    }]);
+    server = await startServer([
+      (_req, res) => {
+        res.writeHead(500, { 'content-encoding': 'gzip' });
+        res.end(gzipSync(plain));
+      },
+    ]);
     const out = await httpRequest(opts(server.url));
     expect(out).toMatchObject({ kind: 'response', status: 500, truncated: true });
     if (out.kind === 'response') expect(out.body.toString()).toBe('A'.repeat(64));
@@ -47,17 +55,22 @@ describe('httpRequest against a real local server', () => {
 
   it('a reused keep-alive socket is not held to the connect timeout', async () => {
     server = await startServer([reply(200, 'first'), (_req, res) => void setTimeout(() => res.end('second'), 150)]);
-    expect(await httpRequest(opts(server.url, { connectTimeoutMs: 100 }))).toMatchObject({ kind: 'response', status: 200 });
+    expect(await httpRequest(opts(server.url, { connectTimeoutMs: 100 }))).toMatchObject({
+      kind: 'response',
+      status: 200,
+    });
     const out = await httpRequest(opts(server.url, { connectTimeoutMs: 100 }));
     expect(out).toMatchObject({ kind: 'response', status: 200 });
     if (out.kind === 'response') expect(out.body.toString()).toBe('second');
   });
 
   it('the request timeout covers a body that never ends: the status still counts, cutShort says why', async () => {
-    server = await startServer([(_req, res) => {
-      res.writeHead(503, { 'content-length': '1000' });
-      res.write('part');
-    }]);
+    server = await startServer([
+      (_req, res) => {
+        res.writeHead(503, { 'content-length': '1000' });
+        res.write('part');
+      },
+    ]);
     const out = await httpRequest(opts(server.url, { timeoutMs: 150 }));
     expect(out).toMatchObject({ kind: 'response', status: 503, cutShort: "Timeout awaiting 'request' for 150ms" });
     if (out.kind === 'response') expect(out.body.toString()).toBe('part');
@@ -65,21 +78,47 @@ describe('httpRequest against a real local server', () => {
 
   it('timeouts, refused connections and bad URLs resolve, never throw', async () => {
     server = await startServer([hang]);
-    expect(await httpRequest(opts(server.url, { timeoutMs: 100 }))).toMatchObject({ kind: 'timeout', phase: 'request' });
+    expect(await httpRequest(opts(server.url, { timeoutMs: 100 }))).toMatchObject({
+      kind: 'timeout',
+      phase: 'request',
+    });
     const port = await refusedPort();
     expect(await httpRequest(opts(`http://127.0.0.1:${port}/`))).toMatchObject({ kind: 'error', code: 'ECONNREFUSED' });
     expect(await httpRequest(opts('not a url'))).toMatchObject({ kind: 'error', code: 'ERR_INVALID_URL' });
-    expect(await httpRequest(opts('ftp://example.com/'))).toMatchObject({ kind: 'error', code: 'ERR_UNSUPPORTED_PROTOCOL' });
+    expect(await httpRequest(opts('ftp://example.com/'))).toMatchObject({
+      kind: 'error',
+      code: 'ERR_UNSUPPORTED_PROTOCOL',
+    });
     expect(await httpRequest(opts(server.url, { headers: { 'x-bad': 'a\nb' } }))).toMatchObject({ kind: 'error' });
   });
 
   it('verifies TLS certificates: a self-signed server is refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'http-tls-'));
     try {
-      const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1',
-        '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { stdio: 'ignore' });
+      const r = spawnSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-days',
+          '1',
+          '-keyout',
+          join(dir, 'k.pem'),
+          '-out',
+          join(dir, 'c.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
       expect(r.status).toBe(0); // openssl is needed to make the certificate
-      tls = createHttpsServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (_req, res) => res.end('ok'));
+      tls = createHttpsServer(
+        { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) },
+        (_req, res) => res.end('ok'),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -94,7 +133,9 @@ describe('httpRequest against a real local server', () => {
  * connection's second request, resets the connection without a byte: the race of a server closing an idle keep-alive
  * connection just as the client reuses it. `resetFirst`: reset even a connection's first request.
  */
-async function resettingServer(o: { resetFirst?: boolean; resetAfterMs?: number; answerAfterMs?: number } = {}): Promise<{ url: string; connections: () => number; answered: () => number; close: () => Promise<void> }> {
+async function resettingServer(
+  o: { resetFirst?: boolean; resetAfterMs?: number; answerAfterMs?: number } = {},
+): Promise<{ url: string; connections: () => number; answered: () => number; close: () => Promise<void> }> {
   const { createServer } = await import('node:net');
   let connections = 0;
   let answered = 0;
@@ -120,7 +161,9 @@ async function resettingServer(o: { resetFirst?: boolean; resetAfterMs?: number;
       }
       const answer = () => {
         answered++;
-        sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=60\r\n\r\nok');
+        sock.write(
+          'HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\nkeep-alive: timeout=60\r\n\r\nok',
+        );
       };
       // The first request of every connection after the first one waits answerAfterMs (the retry's new connection).
       if (o.answerAfterMs && connections > 1) setTimeout(answer, o.answerAfterMs);
@@ -133,7 +176,11 @@ async function resettingServer(o: { resetFirst?: boolean; resetAfterMs?: number;
     url: `http://127.0.0.1:${port}/hook`,
     connections: () => connections,
     answered: () => answered,
-    close: () => new Promise((r) => { for (const s of sockets) s.destroy(); srv.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        srv.close(() => r());
+      }),
   };
 }
 
@@ -141,9 +188,15 @@ describe('httpRequest: a reused keep-alive socket reset before any answer', () =
   it('with retryStaleSocket, is sent once more on a new connection and answered', async () => {
     const s = await resettingServer();
     try {
-      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'response', status: 200 });
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({
+        kind: 'response',
+        status: 200,
+      });
       // The second request goes out on the kept-alive connection, which the server resets: sent again on a new one.
-      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'response', status: 200 });
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({
+        kind: 'response',
+        status: 200,
+      });
       expect(s.connections()).toBe(2);
       expect(s.answered()).toBe(2);
     } finally {
@@ -165,9 +218,15 @@ describe('httpRequest: a reused keep-alive socket reset before any answer', () =
   it('both sends share one deadline: a late reset and a slow second answer end as a timeout, not an answer', async () => {
     const s = await resettingServer({ resetAfterMs: 250, answerAfterMs: 250 });
     try {
-      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({ kind: 'response', status: 200 });
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({
+        kind: 'response',
+        status: 200,
+      });
       // Reused socket reset after 250 ms, the new connection answers after 250 ms more: past the 400 ms deadline.
-      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({ kind: 'timeout', phase: 'request' });
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true, timeoutMs: 400 }))).toMatchObject({
+        kind: 'timeout',
+        phase: 'request',
+      });
       expect(s.connections()).toBe(2);
     } finally {
       await s.close();
@@ -177,7 +236,10 @@ describe('httpRequest: a reused keep-alive socket reset before any answer', () =
   it('a reset on a new connection is not retried, even with retryStaleSocket', async () => {
     const s = await resettingServer({ resetFirst: true });
     try {
-      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({ kind: 'error', code: 'ECONNRESET' });
+      expect(await httpRequest(opts(s.url, { retryStaleSocket: true }))).toMatchObject({
+        kind: 'error',
+        code: 'ECONNRESET',
+      });
       expect(s.connections()).toBe(1);
     } finally {
       await s.close();

@@ -17,7 +17,16 @@ function capture(level = 'trace'): { log: Logger; raw: string[]; lines: () => Ar
     },
   });
   const log = createLogger({ level, pretty: false, destination });
-  return { log, raw, lines: () => raw.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    log,
+    raw,
+    lines: () =>
+      raw
+        .join('')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 const keysOf = (line: string) => [...line.matchAll(/(?:^\{|,)"([^"]+)":/g)].map((m) => m[1]);
@@ -32,7 +41,17 @@ describe('the line', () => {
     expect(raw[0]!.indexOf('\n')).toBe(raw[0]!.length - 1);
     expect(keysOf(raw[0]!)).toEqual(['level', 'time', 'pid', 'hostname', 'name', 'modem', 'task', 'id', 'n', 'msg']);
     const rec = JSON.parse(raw[0]!) as Record<string, unknown>;
-    expect(rec).toMatchObject({ level: 30, pid: process.pid, hostname: hostname(), name: 'pulsa-bridge', modem: 'tsel-1', task: 'cmgl', id: 'k1', n: 2, msg: 'forwarded' });
+    expect(rec).toMatchObject({
+      level: 30,
+      pid: process.pid,
+      hostname: hostname(),
+      name: 'pulsa-bridge',
+      modem: 'tsel-1',
+      task: 'cmgl',
+      id: 'k1',
+      n: 2,
+      msg: 'forwarded',
+    });
     expect(rec.time).toBeGreaterThanOrEqual(before);
     expect(rec.time).toBeLessThanOrEqual(Date.now());
   });
@@ -45,7 +64,14 @@ describe('the line', () => {
     log.warn('w');
     log.error('e');
     log.fatal('f');
-    expect(lines().map((l) => [l.level, l.msg])).toEqual([[10, 't'], [20, 'd'], [30, 'i'], [40, 'w'], [50, 'e'], [60, 'f']]);
+    expect(lines().map((l) => [l.level, l.msg])).toEqual([
+      [10, 't'],
+      [20, 'd'],
+      [30, 'i'],
+      [40, 'w'],
+      [50, 'e'],
+      [60, 'f'],
+    ]);
   });
 
   it('call forms: (msg), (obj, msg), (obj), (err), (err, msg), ({ err }), (null, msg)', () => {
@@ -76,15 +102,40 @@ describe('the line', () => {
     const { log, raw, lines } = capture();
     log.info({ level: 99, time: 1, name: 'other', msg: 'inner' }, 'outer');
     log.info({ msg: 'only inner' });
-    expect(keysOf(raw[0]!)).toEqual(['level', 'time', 'pid', 'hostname', 'name', 'level', 'time', 'name', 'msg', 'msg']);
+    expect(keysOf(raw[0]!)).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'name',
+      'level',
+      'time',
+      'name',
+      'msg',
+      'msg',
+    ]);
     expect(lines()[0]).toMatchObject({ level: 99, time: 1, name: 'other', msg: 'outer' });
     expect(lines()[1]!.msg).toBe('only inner');
   });
 
   it('leaves out undefined, functions and symbols; NaN and Infinity become null; BigInt a number; Dates ISO', () => {
     const { log, raw } = capture();
-    log.info({ u: undefined, f: () => 1, s: Symbol('x'), n: NaN, i: -Infinity, b: 12345678901234567890n, d: new Date(0), nested: { b: 1n } }, 'odd');
-    expect(raw[0]).toContain('"n":null,"i":null,"b":12345678901234567890,"d":"1970-01-01T00:00:00.000Z","nested":{"b":1},"msg":"odd"');
+    log.info(
+      {
+        u: undefined,
+        f: () => 1,
+        s: Symbol('x'),
+        n: NaN,
+        i: -Infinity,
+        b: 12345678901234567890n,
+        d: new Date(0),
+        nested: { b: 1n },
+      },
+      'odd',
+    );
+    expect(raw[0]).toContain(
+      '"n":null,"i":null,"b":12345678901234567890,"d":"1970-01-01T00:00:00.000Z","nested":{"b":1},"msg":"odd"',
+    );
     expect(keysOf(raw[0]!)).not.toContain('u');
     expect(keysOf(raw[0]!)).not.toContain('f');
     expect(keysOf(raw[0]!)).not.toContain('s');
@@ -117,7 +168,14 @@ describe('safety: a log call never throws and never loses its line', () => {
         throw new Error('getter broke');
       },
     };
-    const nested = { inner: { toJSON: () => { throw new Error('toJSON broke'); } }, fine: true };
+    const nested = {
+      inner: {
+        toJSON: () => {
+          throw new Error('toJSON broke');
+        },
+      },
+      fine: true,
+    };
     expect(() => log.warn(top, 'top getter')).not.toThrow();
     expect(() => log.warn({ nested }, 'nested toJSON')).not.toThrow();
     expect(lines()[0]).toMatchObject({ level: 40, msg: 'top getter' });
@@ -127,7 +185,17 @@ describe('safety: a log call never throws and never loses its line', () => {
 
   it('an object that throws on every access still gives the line with its level and message', () => {
     const { log, lines } = capture();
-    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); }, get: () => { throw new Error('no get'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no keys');
+        },
+        get: () => {
+          throw new Error('no get');
+        },
+      },
+    );
     expect(() => log.error(hostile, 'hostile object')).not.toThrow();
     expect(lines()[0]).toMatchObject({ level: 50, msg: 'hostile object' });
     expect(lines()[0]!.logError).toContain('fields left out');
@@ -208,7 +276,14 @@ describe('levels', () => {
 
   it('isLevelEnabled follows the level', () => {
     const { log } = capture('warn');
-    expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal'].map((l) => log.isLevelEnabled(l))).toEqual([false, false, false, true, true, true]);
+    expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal'].map((l) => log.isLevelEnabled(l))).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
     log.level = 'trace';
     expect(log.isLevelEnabled('trace')).toBe(true);
   });
@@ -226,7 +301,9 @@ describe('levels', () => {
   });
 
   it('an unknown level name throws (createLogger and the setter), as pino did', () => {
-    expect(() => createLogger({ level: 'verbose', destination: new Writable({ write: (_c, _e, cb) => cb() }) })).toThrow(/verbose/);
+    expect(() =>
+      createLogger({ level: 'verbose', destination: new Writable({ write: (_c, _e, cb) => cb() }) }),
+    ).toThrow(/verbose/);
     const { log } = capture('info');
     expect(() => (log.level = 'loud')).toThrow('unknown level loud');
     expect(log.level).toBe('info');
@@ -251,10 +328,26 @@ describe('redaction', () => {
     ['*.hmacSecret', { webhook: { hmacSecret: 'S' } }, (r) => r.webhook.hmacSecret],
     ['headers.authorization', { headers: { authorization: 'Bearer x' } }, (r) => r.headers.authorization],
     ['headers.Authorization', { headers: { Authorization: 'Bearer x' } }, (r) => r.headers.Authorization],
-    ['*.headers.authorization', { req: { headers: { authorization: 'Bearer x' } } }, (r) => r.req.headers.authorization],
-    ['*.headers.Authorization', { req: { headers: { Authorization: 'Bearer x' } } }, (r) => r.req.headers.Authorization],
-    ['config.webhook.hmacSecret', { config: { webhook: { hmacSecret: 'S', url: 'http://x' } } }, (r) => r.config.webhook.hmacSecret],
-    ['config.webhook.headers', { config: { webhook: { headers: { 'X-Api': 'K' }, url: 'http://x' } } }, (r) => r.config.webhook.headers],
+    [
+      '*.headers.authorization',
+      { req: { headers: { authorization: 'Bearer x' } } },
+      (r) => r.req.headers.authorization,
+    ],
+    [
+      '*.headers.Authorization',
+      { req: { headers: { Authorization: 'Bearer x' } } },
+      (r) => r.req.headers.Authorization,
+    ],
+    [
+      'config.webhook.hmacSecret',
+      { config: { webhook: { hmacSecret: 'S', url: 'http://x' } } },
+      (r) => r.config.webhook.hmacSecret,
+    ],
+    [
+      'config.webhook.headers',
+      { config: { webhook: { headers: { 'X-Api': 'K' }, url: 'http://x' } } },
+      (r) => r.config.webhook.headers,
+    ],
   ];
 
   it('covers every REDACT_PATHS entry', () => {
@@ -272,8 +365,23 @@ describe('redaction', () => {
 
   it('keeps what is not a path: deeper keys, arrays, siblings; a top-level path censors any value', () => {
     const { log, lines } = capture();
-    log.info({ a: { b: { pin: '1' } }, list: [{ pin: '2' }], headers: { other: 'kept' }, pin: { nested: true }, config: { webhook: { url: 'u' } } }, 'm');
-    expect(lines()[0]).toMatchObject({ a: { b: { pin: '1' } }, list: [{ pin: '2' }], headers: { other: 'kept' }, pin: '[redacted]', config: { webhook: { url: 'u' } } });
+    log.info(
+      {
+        a: { b: { pin: '1' } },
+        list: [{ pin: '2' }],
+        headers: { other: 'kept' },
+        pin: { nested: true },
+        config: { webhook: { url: 'u' } },
+      },
+      'm',
+    );
+    expect(lines()[0]).toMatchObject({
+      a: { b: { pin: '1' } },
+      list: [{ pin: '2' }],
+      headers: { other: 'kept' },
+      pin: '[redacted]',
+      config: { webhook: { url: 'u' } },
+    });
   });
 
   it('a path whose key is present with undefined is censored below the top level, left out at it (as pino)', () => {
@@ -300,7 +408,13 @@ describe('errors', () => {
     const e = Object.assign(new SpoolError('no space'), { code: 'ENOSPC', path: '/var/spool/x', errno: -28 });
     log.error({ err: e, id: 'k1' }, 'write failed');
     const err = lines()[0]!.err as Record<string, unknown>;
-    expect(err).toMatchObject({ type: 'SpoolError', message: 'no space', code: 'ENOSPC', path: '/var/spool/x', errno: -28 });
+    expect(err).toMatchObject({
+      type: 'SpoolError',
+      message: 'no space',
+      code: 'ENOSPC',
+      path: '/var/spool/x',
+      errno: -28,
+    });
     expect(err.stack).toBe(e.stack);
   });
 
@@ -326,28 +440,50 @@ describe('errors', () => {
     const { log, lines } = capture();
     const e = Object.assign(new Error('post failed'), { original: new TypeError('fetch failed') });
     log.error(e);
-    expect(lines()[0]!.err).toMatchObject({ message: 'post failed', original: { type: 'TypeError', message: 'fetch failed' } });
+    expect(lines()[0]!.err).toMatchObject({
+      message: 'post failed',
+      original: { type: 'TypeError', message: 'fetch failed' },
+    });
   });
 
   it('serialises AggregateError members', () => {
     const { log, lines } = capture();
     log.error(new AggregateError([new Error('one'), new Error('two')], 'all failed'));
-    expect(lines()[0]!.err).toMatchObject({ type: 'AggregateError', message: 'all failed', aggregateErrors: [{ message: 'one' }, { message: 'two' }] });
+    expect(lines()[0]!.err).toMatchObject({
+      type: 'AggregateError',
+      message: 'all failed',
+      aggregateErrors: [{ message: 'one' }, { message: 'two' }],
+    });
   });
 
   it('odd errors never throw: getters that throw, no constructor, no stack, a circular prop, error-like objects', () => {
     const { log, lines } = capture();
     const noCtor = Object.assign(Object.create(null) as object, { message: 'bare', name: 'Bare' });
     const throwing = new Error('x');
-    Object.defineProperty(throwing, 'stack', { get: () => { throw new Error('stack getter'); }, enumerable: false });
-    Object.defineProperty(throwing, 'detail', { get: () => { throw new Error('detail getter'); }, enumerable: true });
+    Object.defineProperty(throwing, 'stack', {
+      get: () => {
+        throw new Error('stack getter');
+      },
+      enumerable: false,
+    });
+    Object.defineProperty(throwing, 'detail', {
+      get: () => {
+        throw new Error('detail getter');
+      },
+      enumerable: true,
+    });
     const noStack = new Error('no stack');
     noStack.stack = undefined;
     const circ = new Error('circ') as Error & { self?: unknown };
     circ.self = circ;
     const messageThrows = new Error('m');
-    Object.defineProperty(messageThrows, 'message', { get: () => { throw new Error('message getter'); } });
-    for (const e of [noCtor, throwing, noStack, circ, messageThrows]) expect(() => log.error({ err: e }, 'odd')).not.toThrow();
+    Object.defineProperty(messageThrows, 'message', {
+      get: () => {
+        throw new Error('message getter');
+      },
+    });
+    for (const e of [noCtor, throwing, noStack, circ, messageThrows])
+      expect(() => log.error({ err: e }, 'odd')).not.toThrow();
     const l = lines();
     expect(l).toHaveLength(5);
     expect(l[0]!.err).toMatchObject({ type: 'Bare', message: 'bare', name: 'Bare' });

@@ -23,7 +23,9 @@ describe('pretty output', () => {
     const log = createLogger({ level: 'debug', pretty: true, destination: sink });
     log.child({ modem: 'tsel-1' }).warn({ attempt: 2, text: 'hello world', pin: '4821' }, 'retrying');
     await flushed(log);
-    expect(text()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: retrying \{"modem":"tsel-1","attempt":2,"text":"hello world","pin":"\[redacted\]"\}\n$/);
+    expect(text()).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: retrying \{"modem":"tsel-1","attempt":2,"text":"hello world","pin":"\[redacted\]"\}\n$/,
+    );
     expect(text()).not.toMatch(/pulsa-bridge|hostname|pid/);
   });
 
@@ -78,6 +80,10 @@ describe('pretty output', () => {
 
   it('shows every level name', async () => {
     const pretty = await prettyFormatter(false);
-    expect([10, 20, 30, 40, 50, 60].map((level) => /\] (\w+):/.exec(pretty(JSON.stringify({ level, time: 0, msg: 'm' })))?.[1])).toEqual(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL']);
+    expect(
+      [10, 20, 30, 40, 50, 60].map(
+        (level) => /\] (\w+):/.exec(pretty(JSON.stringify({ level, time: 0, msg: 'm' })))?.[1],
+      ),
+    ).toEqual(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL']);
   });
 });

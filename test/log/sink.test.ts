@@ -41,7 +41,11 @@ function stalled(): { stream: Writable; text: () => string; release: () => void 
   };
 }
 
-const records = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+const records = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('the bound on a reader that does not read', () => {
   it('keeps at most 1 MiB waiting, drops the rest, then says how many were dropped, once, and flows again', async () => {
@@ -143,7 +147,10 @@ describe('the bound on a reader that does not read', () => {
   });
 
   it('the compiled logger on a real socket pair that is not read: memory stays bounded, lines resume after', async () => {
-    expect(existsSync(path.join(root, 'dist/src/log.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+    expect(
+      existsSync(path.join(root, 'dist/src/log.js')),
+      'dist/ is missing: run `npm run build` (npm test does)',
+    ).toBe(true);
     const total = 20_000;
     const script = `
       const { createLogger } = await import(${JSON.stringify(logJs)});
@@ -153,7 +160,10 @@ describe('the bound on a reader that does not read', () => {
       process.stderr.write(JSON.stringify({ pending: process.stdout.writableLength }) + '\\n');
       log.flush(() => { log.info('after'); });
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' } });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' },
+    });
     let err = '';
     const report = await new Promise<{ pending: number }>((resolve, reject) => {
       child.stderr.on('data', (c: Buffer) => {
@@ -195,7 +205,11 @@ describe('nothing lost at exit', () => {
     try {
       const fd = openSync(file, 'w');
       const script = `const { createLogger } = await import(${JSON.stringify(logJs)}); const log = createLogger({ level: 'info', pretty: false }); for (let seq = 0; seq < 300; seq++) log.info({ seq }, 'line'); log.fatal(new Error('cannot go on'), 'fatal: exiting'); process.exit(3);`;
-      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8', env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' } });
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', fd, 'pipe'],
+        encoding: 'utf8',
+        env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' },
+      });
       closeSync(fd);
       expect(r.status, r.stderr).toBe(3);
       const lines = records(readFileSync(file, 'utf8'));
@@ -216,7 +230,10 @@ describe('nothing lost at exit', () => {
       process.stderr.write('pending ' + process.stdout.writableLength + '\\n');
       log.flush(() => process.exit(0));
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' } });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, JOURNAL_STREAM: '', INVOCATION_ID: '' },
+    });
     let err = '';
     await new Promise<void>((resolve, reject) => {
       child.stderr.on('data', (c: Buffer) => {

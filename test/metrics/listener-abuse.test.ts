@@ -72,73 +72,101 @@ function rssKiB(pid: number): Promise<number> {
 }
 
 describe('the listener under abuse', () => {
-  it.skipIf(!hasSocat)('clear status codes; idle, slow and non-reading clients beyond the cap do not stop SMS, status.json or memory', async () => {
-    server = await startServer([reply(200, '{"success":true}')]);
-    const link = path.join(dir, 'modem');
-    const sim = await SimProcess.start(link);
-    const config = await writeConfig(dir, {
-      webhook: testWebhook(server.url),
-      modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
-      metrics: { listen: '127.0.0.1:0', token: TOKEN, maxConnections: 32 },
-    });
-    const daemon = await DaemonProcess.start(config);
-    await until(() => daemon.logged('modem ready'), 'the modem ready', 20_000);
-    const { port } = listenAddress(daemon);
-    const url = `http://127.0.0.1:${port}`;
-    const auth = { authorization: `Bearer ${TOKEN}` };
+  it.skipIf(!hasSocat)(
+    'clear status codes; idle, slow and non-reading clients beyond the cap do not stop SMS, status.json or memory',
+    async () => {
+      server = await startServer([reply(200, '{"success":true}')]);
+      const link = path.join(dir, 'modem');
+      const sim = await SimProcess.start(link);
+      const config = await writeConfig(dir, {
+        webhook: testWebhook(server.url),
+        modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
+        metrics: { listen: '127.0.0.1:0', token: TOKEN, maxConnections: 32 },
+      });
+      const daemon = await DaemonProcess.start(config);
+      await until(() => daemon.logged('modem ready'), 'the modem ready', 20_000);
+      const { port } = listenAddress(daemon);
+      const url = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${TOKEN}` };
 
-    // Clear status codes.
-    expect((await fetch(`${url}/nope`)).status).toBe(404);
-    expect((await fetch(`${url}/api/status`)).status).toBe(401);
-    expect((await fetch(`${url}/api/status`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
-    expect((await fetch(`${url}/api/status`, { headers: { authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}` } })).status).toBe(200);
-    const post = await fetch(`${url}/`, { method: 'POST', headers: auth, body: 'x' });
-    expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('GET, HEAD');
-    expect((await fetch(`${url}/metrics`, { method: 'DELETE' })).status).toBe(405);
-    expect((await fetch(`${url}/${'a'.repeat(5000)}`)).status).toBe(414);
-    expect(await raw(port, `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toBe('HTTP/1.1 431 Request Header Fields Too Large');
-    expect(await raw(port, 'NONSENSE\r\n\r\n')).toBe('HTTP/1.1 400 Bad Request');
-    expect(await raw(port, `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 3\r\n\r\nabc`)).toBe('HTTP/1.1 413 Payload Too Large');
-    expect((await fetch(`${url}/metrics`)).status).toBe(200); // /metrics stays open for Prometheus (protectMetrics off)
+      // Clear status codes.
+      expect((await fetch(`${url}/nope`)).status).toBe(404);
+      expect((await fetch(`${url}/api/status`)).status).toBe(401);
+      expect(
+        (await fetch(`${url}/api/status`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status,
+      ).toBe(401);
+      expect(
+        (
+          await fetch(`${url}/api/status`, {
+            headers: { authorization: `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}` },
+          })
+        ).status,
+      ).toBe(200);
+      const post = await fetch(`${url}/`, { method: 'POST', headers: auth, body: 'x' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
+      expect((await fetch(`${url}/metrics`, { method: 'DELETE' })).status).toBe(405);
+      expect((await fetch(`${url}/${'a'.repeat(5000)}`)).status).toBe(414);
+      expect(await raw(port, `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).toBe(
+        'HTTP/1.1 431 Request Header Fields Too Large',
+      );
+      expect(await raw(port, 'NONSENSE\r\n\r\n')).toBe('HTTP/1.1 400 Bad Request');
+      expect(
+        await raw(
+          port,
+          `GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 3\r\n\r\nabc`,
+        ),
+      ).toBe('HTTP/1.1 413 Payload Too Large');
+      expect((await fetch(`${url}/metrics`)).status).toBe(200); // /metrics stays open for Prometheus (protectMetrics off)
 
-    const statusFile = path.join(dir, 'spool', 'status.json');
-    const writtenAt = async () => (JSON.parse(await readFile(statusFile, 'utf8')) as { writtenAt: string }).writtenAt;
-    const rssBefore = await rssKiB(daemon.child.pid!);
+      const statusFile = path.join(dir, 'spool', 'status.json');
+      const writtenAt = async () => (JSON.parse(await readFile(statusFile, 'utf8')) as { writtenAt: string }).writtenAt;
+      const rssBefore = await rssKiB(daemon.child.pid!);
 
-    // The flood: 300 idle connections (far beyond the cap of 32), 40 slow-header clients, 40 that ask and never read.
-    for (let i = 0; i < 300; i++) await connect(port);
-    for (let i = 0; i < 40; i++) (await connect(port)).write('GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    for (let i = 0; i < 40; i++) {
-      const s = await connect(port);
-      s.pause();
-      s.write(`GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`.repeat(50));
-    }
-    const before = await writtenAt();
-    for (let i = 1; i <= 5; i++) sim.send(`sms 858 Anda mendapatkan penambahan pulsa Rp ${i}000 dari nomor 6282112235774.`);
-    await until(() => server!.requests.length >= 5, 'the five SMS POSTed while the listener is flooded', 20_000);
-    await until(async () => (await writtenAt()) > before, 'status.json rewritten during the flood', 15_000);
-    expect(daemon.running).toBe(true);
-    const rssDuring = await rssKiB(daemon.child.pid!);
-    expect(rssDuring - rssBefore, `RSS ${rssBefore} -> ${rssDuring} KiB`).toBeLessThan(40 * 1024);
-    expect(daemon.logged('metrics: listener full (32, 8 per address): idle connections are closed to make room') || daemon.logged('connections busy')).toBe(true);
-    // The warnings are summarised: a few lines, not one per connection.
-    expect(daemon.out.filter((l) => l.includes('"metrics: ')).length).toBeLessThan(20);
+      // The flood: 300 idle connections (far beyond the cap of 32), 40 slow-header clients, 40 that ask and never read.
+      for (let i = 0; i < 300; i++) await connect(port);
+      for (let i = 0; i < 40; i++) (await connect(port)).write('GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+      for (let i = 0; i < 40; i++) {
+        const s = await connect(port);
+        s.pause();
+        s.write(`GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`.repeat(50));
+      }
+      const before = await writtenAt();
+      for (let i = 1; i <= 5; i++)
+        sim.send(`sms 858 Anda mendapatkan penambahan pulsa Rp ${i}000 dari nomor 6282112235774.`);
+      await until(() => server!.requests.length >= 5, 'the five SMS POSTed while the listener is flooded', 20_000);
+      await until(async () => (await writtenAt()) > before, 'status.json rewritten during the flood', 15_000);
+      expect(daemon.running).toBe(true);
+      const rssDuring = await rssKiB(daemon.child.pid!);
+      expect(rssDuring - rssBefore, `RSS ${rssBefore} -> ${rssDuring} KiB`).toBeLessThan(40 * 1024);
+      expect(
+        daemon.logged('metrics: listener full (32, 8 per address): idle connections are closed to make room') ||
+          daemon.logged('connections busy'),
+      ).toBe(true);
+      // The warnings are summarised: a few lines, not one per connection.
+      expect(daemon.out.filter((l) => l.includes('"metrics: ')).length).toBeLessThan(20);
 
-    // The flood ends: the listener answers again at once.
-    for (const s of sockets.splice(0)) s.destroy();
-    await sleep(200);
-    const healthz = await fetch(`${url}/healthz`);
-    expect(healthz.status).toBe(200);
-    expect(await healthz.text()).toBe('ok\n');
-  }, 90_000);
+      // The flood ends: the listener answers again at once.
+      for (const s of sockets.splice(0)) s.destroy();
+      await sleep(200);
+      const healthz = await fetch(`${url}/healthz`);
+      expect(healthz.status).toBe(200);
+      expect(await healthz.text()).toBe('ok\n');
+    },
+    90_000,
+  );
 
   it('144 idle connections from one address: /healthz still answered, from another address and from that one', async () => {
     const { startMetricsServer } = await import('../../src/metrics/server.js');
     const { Registry } = await import('prom-client');
     const { captureLogger } = await import('../support/logger.js');
     const { logger, lines } = captureLogger();
-    const listener = await startMetricsServer({ listen: '127.0.0.1:0', registry: new Registry(), health: async () => ({ healthy: true, problems: [] }), logger });
+    const listener = await startMetricsServer({
+      listen: '127.0.0.1:0',
+      registry: new Registry(),
+      health: async () => ({ healthy: true, problems: [] }),
+      logger,
+    });
     try {
       const port = Number(listener.address.split(':').pop());
       const idle = (localAddress: string) =>
@@ -174,4 +202,3 @@ describe('the listener under abuse', () => {
     }
   }, 60_000);
 });
-

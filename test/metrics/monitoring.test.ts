@@ -16,10 +16,18 @@ const dashboardFile = path.join(root, 'monitoring/grafana-dashboard.json');
 const hasPromtool = spawnSync('sh', ['-c', 'command -v promtool']).status === 0;
 
 function exportedNames(): Set<string> {
-  const m = new BridgeMetrics({
-    version: '0.0.0',
-    snapshot: async () => ({ modems: [], forwarder: { delivered: 0, retried: 0, dead: 0 }, spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }, health: { healthy: true } }),
-  }, { defaultMetrics: false });
+  const m = new BridgeMetrics(
+    {
+      version: '0.0.0',
+      snapshot: async () => ({
+        modems: [],
+        forwarder: { delivered: 0, retried: 0, dead: 0 },
+        spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 },
+        health: { healthy: true },
+      }),
+    },
+    { defaultMetrics: false },
+  );
   const names = new Set<string>();
   for (const metric of m.registry.getMetricsAsArray()) {
     names.add(metric.name);
@@ -40,15 +48,27 @@ describe('monitoring/', () => {
   it('alerts.yml has the alerts the issue asks for, each with a severity and a summary', () => {
     const text = readFileSync(rulesFile, 'utf8');
     const alerts = [...text.matchAll(/^\s+- alert: (\w+)$/gm)].map((m) => m[1]);
-    expect(alerts).toEqual(expect.arrayContaining(['PulsaBridgeModemDown', 'PulsaBridgePendingTooOld', 'PulsaBridgeSimActivePeriodEnding', 'PulsaBridgeBalanceLow', 'PulsaBridgeDeadRecords']));
+    expect(alerts).toEqual(
+      expect.arrayContaining([
+        'PulsaBridgeModemDown',
+        'PulsaBridgePendingTooOld',
+        'PulsaBridgeSimActivePeriodEnding',
+        'PulsaBridgeBalanceLow',
+        'PulsaBridgeDeadRecords',
+      ]),
+    );
     expect(text.match(/^\s+severity: /gm)?.length).toBe(alerts.length);
     expect(text.match(/^\s+summary: /gm)?.length).toBe(alerts.length);
-    expect(text).toMatch(/alert: PulsaBridgePendingTooOld\n\s+expr: pulsa_bridge_spool_oldest_pending_age_seconds > 300\n/);
+    expect(text).toMatch(
+      /alert: PulsaBridgePendingTooOld\n\s+expr: pulsa_bridge_spool_oldest_pending_age_seconds > 300\n/,
+    );
   });
 
   it('the rules and the dashboard query only series the daemon exports', () => {
     const names = exportedNames();
-    const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as { panels: Array<{ targets?: Array<{ expr: string }> }> };
+    const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
     const used = [...referenced(readFileSync(rulesFile, 'utf8')), ...referenced(exprs)];
     expect(used.length).toBeGreaterThan(10);
@@ -56,10 +76,18 @@ describe('monitoring/', () => {
   });
 
   it('every exported series follows the conventions: pulsa_bridge_ prefix, snake case, counters in _total, one _info', () => {
-    const m = new BridgeMetrics({
-      version: '0.0.0',
-      snapshot: async () => ({ modems: [], forwarder: { delivered: 0, retried: 0, dead: 0 }, spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 }, health: { healthy: true } }),
-    }, { defaultMetrics: false });
+    const m = new BridgeMetrics(
+      {
+        version: '0.0.0',
+        snapshot: async () => ({
+          modems: [],
+          forwarder: { delivered: 0, retried: 0, dead: 0 },
+          spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 },
+          health: { healthy: true },
+        }),
+      },
+      { defaultMetrics: false },
+    );
     const metrics = m.registry.getMetricsAsArray();
     for (const x of metrics) {
       expect(x.name).toMatch(/^pulsa_bridge_[a-z0-9]+(_[a-z0-9]+)*$/);

@@ -53,91 +53,118 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('the daemon process: /metrics, /healthz and status exit codes', () => {
-  it.skipIf(!hasSocat)('serves the series over HTTP; healthz and status follow a modem going away; status exits 3 once the daemon stops', async () => {
-    server = await startServer([reply(200, '{"success":true}')]);
-    const link = path.join(dir, 'modem');
-    const sim = await SimProcess.start(link);
-    const config = await writeConfig(dir, {
-      webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
-      modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
-      metrics: { listen: '127.0.0.1:0' },
-    });
-    const daemon = new CliProcess(['run', '--config', config], 'ignore');
-    await until(() => daemon.logged('ready: SIMCOM') || !daemon.running, 'the daemon to initialise the modem over the pty', 20_000);
-    const addr = metricsAddress(daemon);
-    expect(addr, daemon.err.join('')).toMatch(/^127\.0\.0\.1:\d+$/);
-
-    sim.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
-    sim.send('sms 0812999 pesan pribadi');
-    await until(() => server!.requests.length === 1, 'the POST', 15_000);
-
-    let text = '';
-    await until(async () => {
-      text = await (await fetch(`http://${addr}/metrics`)).text();
-      // The signal and registration are read on the modem's scheduler after `ready` (behind the start-up sweep).
-      return (
-        sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="ignored"}') === 1 &&
-        sample(text, 'pulsa_bridge_webhook_deliveries_total{result="delivered"}') === 1 &&
-        sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}') !== undefined
+  it.skipIf(!hasSocat)(
+    'serves the series over HTTP; healthz and status follow a modem going away; status exits 3 once the daemon stops',
+    async () => {
+      server = await startServer([reply(200, '{"success":true}')]);
+      const link = path.join(dir, 'modem');
+      const sim = await SimProcess.start(link);
+      const config = await writeConfig(dir, {
+        webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
+        modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
+        metrics: { listen: '127.0.0.1:0' },
+      });
+      const daemon = new CliProcess(['run', '--config', config], 'ignore');
+      await until(
+        () => daemon.logged('ready: SIMCOM') || !daemon.running,
+        'the daemon to initialise the modem over the pty',
+        20_000,
       );
-    }, 'the counters of both SMS, the delivery and the first signal reading', 15_000);
-    const res = await fetch(`http://${addr}/metrics`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="spooled"}')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="quarantined"}')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_webhook_deliveries_total{result="dead"}')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_sms_delivery_latency_seconds_count')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_webhook_request_duration_seconds_count{outcome="2xx"}')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_spool_records{area="sent"}')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_spool_records{area="pending"}')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_spool_oldest_pending_age_seconds')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_modem_up{modem="tsel-1"}')).toBe(1);
-    // The simulator reports +CSQ: 20 (-73 dBm) and +CREG: 0,1 (home); both sampled at connect.
-    expect(sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}')).toBe(-73);
-    expect(sample(text, 'pulsa_bridge_modem_registered{modem="tsel-1"}')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_modem_registration_status{modem="tsel-1"}')).toBe(1);
-    expect(sample(text, 'pulsa_bridge_modem_reconnects_total{modem="tsel-1"}')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_healthy')).toBe(1);
-    expect(text).toMatch(/^pulsa_bridge_build_info\{version="\d+\.\d+\.\d+",nodejs_version="v\d+[^"]*"\} 1$/m);
-    expect(text).toMatch(/^pulsa_bridge_modem_info\{modem="tsel-1",manufacturer="SIMCOM[^"]*",model="[^"]+",profile="simcom"\} 1$/m);
-    // No balance watch in this daemon: the gauges are declared, with no sample.
-    expect(text).toContain('# TYPE pulsa_bridge_balance_rupiah gauge');
-    expect(text).toContain('# TYPE pulsa_bridge_sim_active_until_timestamp_seconds gauge');
-    expect(text).toContain('# TYPE pulsa_bridge_sms_received_total counter');
+      const addr = metricsAddress(daemon);
+      expect(addr, daemon.err.join('')).toMatch(/^127\.0\.0\.1:\d+$/);
 
-    const healthy = await fetch(`http://${addr}/healthz`);
-    expect(healthy.status).toBe(200);
-    expect(await healthy.text()).toBe('ok\n');
-    expect(await (await fetch(`http://${addr}/other`)).status).toBe(404);
-    const ok = status(config);
-    expect(ok.out).toContain('health: ok');
-    expect(ok.code).toBe(0);
+      sim.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
+      sim.send('sms 0812999 pesan pribadi');
+      await until(() => server!.requests.length === 1, 'the POST', 15_000);
 
-    // The modem goes away (the simulator, and with it the pty, ends): the daemon stays up, unhealthy.
-    await sim.stop('SIGTERM');
-    let body = '';
-    await until(async () => {
-      const r = await fetch(`http://${addr}/healthz`);
-      body = await r.text();
-      return r.status === 503;
-    }, '/healthz to answer 503', 20_000);
-    expect(body).toMatch(/^unhealthy\n- modem tsel-1 is (disconnected|failed), down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/);
-    text = await (await fetch(`http://${addr}/metrics`)).text();
-    expect(sample(text, 'pulsa_bridge_modem_up{modem="tsel-1"}')).toBe(0);
-    expect(sample(text, 'pulsa_bridge_healthy')).toBe(0);
-    let down = status(config);
-    await until(() => (down = status(config)).code === 1, 'status to see the modem down (status.json is rewritten every 5 s)', 20_000);
-    expect(down.out).toMatch(/health: UNHEALTHY\n {2}- modem tsel-1 is (disconnected|failed), down since /);
+      let text = '';
+      await until(
+        async () => {
+          text = await (await fetch(`http://${addr}/metrics`)).text();
+          // The signal and registration are read on the modem's scheduler after `ready` (behind the start-up sweep).
+          return (
+            sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="ignored"}') === 1 &&
+            sample(text, 'pulsa_bridge_webhook_deliveries_total{result="delivered"}') === 1 &&
+            sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}') !== undefined
+          );
+        },
+        'the counters of both SMS, the delivery and the first signal reading',
+        15_000,
+      );
+      const res = await fetch(`http://${addr}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      expect(sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="spooled"}')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="quarantined"}')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_webhook_deliveries_total{result="dead"}')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_sms_delivery_latency_seconds_count')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_webhook_request_duration_seconds_count{outcome="2xx"}')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_spool_records{area="sent"}')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_spool_records{area="pending"}')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_spool_oldest_pending_age_seconds')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_modem_up{modem="tsel-1"}')).toBe(1);
+      // The simulator reports +CSQ: 20 (-73 dBm) and +CREG: 0,1 (home); both sampled at connect.
+      expect(sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}')).toBe(-73);
+      expect(sample(text, 'pulsa_bridge_modem_registered{modem="tsel-1"}')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_modem_registration_status{modem="tsel-1"}')).toBe(1);
+      expect(sample(text, 'pulsa_bridge_modem_reconnects_total{modem="tsel-1"}')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_healthy')).toBe(1);
+      expect(text).toMatch(/^pulsa_bridge_build_info\{version="\d+\.\d+\.\d+",nodejs_version="v\d+[^"]*"\} 1$/m);
+      expect(text).toMatch(
+        /^pulsa_bridge_modem_info\{modem="tsel-1",manufacturer="SIMCOM[^"]*",model="[^"]+",profile="simcom"\} 1$/m,
+      );
+      // No balance watch in this daemon: the gauges are declared, with no sample.
+      expect(text).toContain('# TYPE pulsa_bridge_balance_rupiah gauge');
+      expect(text).toContain('# TYPE pulsa_bridge_sim_active_until_timestamp_seconds gauge');
+      expect(text).toContain('# TYPE pulsa_bridge_sms_received_total counter');
 
-    await daemon.stop('SIGTERM');
-    const stopped = status(config);
-    expect(stopped.out).toContain('daemon: not running');
-    expect(stopped.code).toBe(3);
-  }, 120_000);
+      const healthy = await fetch(`http://${addr}/healthz`);
+      expect(healthy.status).toBe(200);
+      expect(await healthy.text()).toBe('ok\n');
+      expect(await (await fetch(`http://${addr}/other`)).status).toBe(404);
+      const ok = status(config);
+      expect(ok.out).toContain('health: ok');
+      expect(ok.code).toBe(0);
+
+      // The modem goes away (the simulator, and with it the pty, ends): the daemon stays up, unhealthy.
+      await sim.stop('SIGTERM');
+      let body = '';
+      await until(
+        async () => {
+          const r = await fetch(`http://${addr}/healthz`);
+          body = await r.text();
+          return r.status === 503;
+        },
+        '/healthz to answer 503',
+        20_000,
+      );
+      expect(body).toMatch(
+        /^unhealthy\n- modem tsel-1 is (disconnected|failed), down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/,
+      );
+      text = await (await fetch(`http://${addr}/metrics`)).text();
+      expect(sample(text, 'pulsa_bridge_modem_up{modem="tsel-1"}')).toBe(0);
+      expect(sample(text, 'pulsa_bridge_healthy')).toBe(0);
+      let down = status(config);
+      await until(
+        () => (down = status(config)).code === 1,
+        'status to see the modem down (status.json is rewritten every 5 s)',
+        20_000,
+      );
+      expect(down.out).toMatch(/health: UNHEALTHY\n {2}- modem tsel-1 is (disconnected|failed), down since /);
+
+      await daemon.stop('SIGTERM');
+      const stopped = status(config);
+      expect(stopped.out).toContain('daemon: not running');
+      expect(stopped.code).toBe(3);
+    },
+    120_000,
+  );
 
   it('status exits 3 when no daemon ever ran on the spool', async () => {
-    const config = await writeConfig(dir, { webhook: { url: 'http://127.0.0.1:9/x' }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }] });
+    const config = await writeConfig(dir, {
+      webhook: { url: 'http://127.0.0.1:9/x' },
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
+    });
     const r = status(config);
     expect(r.out).toContain('daemon: not running');
     expect(r.code).toBe(3);
@@ -147,7 +174,11 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     const blocker = await startServer([reply(200)]);
     server = blocker;
     const port = new URL(blocker.url).port;
-    const config = await writeConfig(dir, { webhook: { url: blocker.url }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }], metrics: { listen: `127.0.0.1:${port}` } });
+    const config = await writeConfig(dir, {
+      webhook: { url: blocker.url },
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
+      metrics: { listen: `127.0.0.1:${port}` },
+    });
     const daemon = new CliProcess(['run', '--config', config], 'ignore');
     const exit = await daemon.exit;
     expect(exit.code).not.toBe(0);

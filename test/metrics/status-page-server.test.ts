@@ -34,7 +34,10 @@ async function start(metrics: Record<string, unknown>): Promise<{ daemon: Daemon
   const config = parseConfig({
     webhook: { url: server.url },
     spool: { dir: spoolDir, fsync: false },
-    modems: [{ name: 'a', port: 'virtual:a', senders: ['858'] }, { name: 'b', port: 'virtual:b', senders: ['858'] }],
+    modems: [
+      { name: 'a', port: 'virtual:a', senders: ['858'] },
+      { name: 'b', port: 'virtual:b', senders: ['858'] },
+    ],
     metrics: { listen: '127.0.0.1:0', ...metrics },
     shutdownGraceSec: 1,
   });
@@ -49,30 +52,51 @@ describe('the status page listener', () => {
     const { daemon, url, spoolDir } = await start({});
     const a = daemon.snapshot();
     expect(daemon.snapshot()).toBe(a); // shared, not judged again
-    const page = (await (await fetch(`${url}/api/status`)).json()) as { health: unknown; modems: Array<{ name: string; state: string }> };
-    expect(page.modems.map((m) => [m.name, m.state])).toEqual([['a', 'running'], ['b', 'running']]);
+    const page = (await (await fetch(`${url}/api/status`)).json()) as {
+      health: unknown;
+      modems: Array<{ name: string; state: string }>;
+    };
+    expect(page.modems.map((m) => [m.name, m.state])).toEqual([
+      ['a', 'running'],
+      ['b', 'running'],
+    ]);
     const snap = await daemon.snapshot();
     expect(page.health).toEqual({ healthy: snap.health.healthy, state: 'healthy', problems: [], warnings: [] });
     expect(await (await fetch(`${url}/healthz`)).text()).toBe('ok\n');
-    await until(async () => {
-      try {
-        return (JSON.parse(await readFile(statusFilePath(spoolDir), 'utf8')) as { spool?: unknown }).spool !== undefined;
-      } catch {
-        return false;
-      }
-    }, 'status.json with the snapshot', 10_000);
-    const file = JSON.parse(await readFile(statusFilePath(spoolDir), 'utf8')) as { health: unknown; spool: { pending: number } };
+    await until(
+      async () => {
+        try {
+          return (
+            (JSON.parse(await readFile(statusFilePath(spoolDir), 'utf8')) as { spool?: unknown }).spool !== undefined
+          );
+        } catch {
+          return false;
+        }
+      },
+      'status.json with the snapshot',
+      10_000,
+    );
+    const file = JSON.parse(await readFile(statusFilePath(spoolDir), 'utf8')) as {
+      health: unknown;
+      spool: { pending: number };
+    };
     expect(file.health).toEqual({ healthy: true, state: 'healthy', problems: [], warnings: [] });
     expect(file.spool.pending).toBe(0);
 
     // A modem stops: the next reader judges anew (a state change renews the snapshot), everywhere the same.
     virtualModemAt('virtual:b')!.stop();
     await until(async () => (await fetch(`${url}/healthz`)).status === 503, '/healthz to say unhealthy', 15_000);
-    const after = (await (await fetch(`${url}/api/status`)).json()) as { health: { healthy: boolean; problems: Array<{ message: string; hint: string | null }> } };
+    const after = (await (await fetch(`${url}/api/status`)).json()) as {
+      health: { healthy: boolean; problems: Array<{ message: string; hint: string | null }> };
+    };
     const healthz = await (await fetch(`${url}/healthz`)).text();
     expect(after.health.healthy).toBe(false);
-    expect(after.health.problems.map((p) => p.message)).toEqual([expect.stringMatching(/^modem b is disconnected, down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/)]);
-    expect(healthz).toBe(`unhealthy\n${after.health.problems.map((p) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`).join('')}`);
+    expect(after.health.problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/^modem b is disconnected, down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/),
+    ]);
+    expect(healthz).toBe(
+      `unhealthy\n${after.health.problems.map((p) => `- ${p.message}\n${p.hint ? `  hint: ${p.hint}\n` : ''}`).join('')}`,
+    );
   });
 
   it('the token guards the page, its files and JSON (bearer or Basic); /metrics and /healthz stay open; strict CSP; HEAD', async () => {
@@ -83,12 +107,26 @@ describe('the status page listener', () => {
       expect(r.headers.get('www-authenticate')).toBe('Basic realm="pulsa-bridge", charset="UTF-8"');
       expect((await fetch(`${url}${p}`, bearer)).status, p).toBe(200);
     }
-    expect((await fetch(`${url}/api/status`, { headers: { authorization: `Basic ${Buffer.from(`anyone:${TOKEN}`).toString('base64')}` } })).status).toBe(200);
-    expect((await fetch(`${url}/api/status`, { headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:x`).toString('base64')}` } })).status).toBe(401);
+    expect(
+      (
+        await fetch(`${url}/api/status`, {
+          headers: { authorization: `Basic ${Buffer.from(`anyone:${TOKEN}`).toString('base64')}` },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await fetch(`${url}/api/status`, {
+          headers: { authorization: `Basic ${Buffer.from(`${TOKEN}:x`).toString('base64')}` },
+        })
+      ).status,
+    ).toBe(401);
     expect((await fetch(`${url}/metrics`)).status).toBe(200);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     const page = await fetch(`${url}/`, bearer);
-    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    expect(page.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await page.text();
     expect(html).not.toMatch(/<script>|<style>|\sstyle=|\son[a-z]+=|https?:\/\//); // nothing inline, nothing third-party
@@ -101,9 +139,24 @@ describe('the status page listener', () => {
     expect(await head.text()).toBe('');
 
     // The report the CLI's test transfer leaves beside status.json.
-    await writeFile(transferReportPath(spoolDir), JSON.stringify({ at: new Date().toISOString(), from: 'a', to: '081298765432', amount: 5000, operator: 'telkomsel', outcome: 'confirmed', totalMs: 5000, steps: [], sent: ['USSD'] }));
+    await writeFile(
+      transferReportPath(spoolDir),
+      JSON.stringify({
+        at: new Date().toISOString(),
+        from: 'a',
+        to: '081298765432',
+        amount: 5000,
+        operator: 'telkomsel',
+        outcome: 'confirmed',
+        totalMs: 5000,
+        steps: [],
+        sent: ['USSD'],
+      }),
+    );
     await new Promise((r) => setTimeout(r, 1100)); // past the shared snapshot
-    const json = (await (await fetch(`${url}/api/status`, bearer)).json()) as { transfer: { outcome: string; to: string } };
+    const json = (await (await fetch(`${url}/api/status`, bearer)).json()) as {
+      transfer: { outcome: string; to: string };
+    };
     expect(json.transfer).toMatchObject({ outcome: 'confirmed', to: '0812•••••432' });
   });
 
@@ -129,7 +182,10 @@ describe('the status page listener', () => {
     await new Promise((r) => setTimeout(r, 50));
     const closed = idle.map((s) => new Promise<void>((r) => s.once('close', () => r())));
     for (let i = 0; i < 4; i++) expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    await Promise.race([Promise.any(closed), new Promise((_, no) => setTimeout(() => no(new Error('no idle connection was closed')), 5_000))]);
+    await Promise.race([
+      Promise.any(closed),
+      new Promise((_, no) => setTimeout(() => no(new Error('no idle connection was closed')), 5_000)),
+    ]);
   });
 
   it('authorised(): bearer or Basic password, nothing else', () => {

@@ -78,7 +78,16 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
       executablePath: CHROMIUM,
       headless: true,
       env: { ...process.env, HOME: profile },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 90_000);
 
@@ -114,7 +123,10 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
   });
 
   it('shows both modems, an SMS within the refresh interval, a sender with markup as text, a modem unplugged with its hint', async () => {
-    const context = await browser.newContext({ httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({
+      httpCredentials: { username: 'ops', password: TOKEN },
+      viewport: { width: 1280, height: 900 },
+    });
     const consoleErrors: string[] = [];
     const page = await openPage(context, consoleErrors);
     const res = await page.goto(`${base}/`);

@@ -22,8 +22,13 @@ function virtualModem(path: string, profile: 'simcom' | 'huawei'): VirtualModem 
 
 describe('modem factory', () => {
   it('a native target that does not exist is PORT_NOT_FOUND; a virtual port builds its modem; a malformed one names what is wrong', async () => {
-    await expect(openLink({ path: '/dev/factory-test-nothing', baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
-    const link = await openLink({ path: 'virtual:factory-built?number=081200000009&operator=telkomsel', baudRate: 115200 });
+    await expect(openLink({ path: '/dev/factory-test-nothing', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+    });
+    const link = await openLink({
+      path: 'virtual:factory-built?number=081200000009&operator=telkomsel',
+      baudRate: 115200,
+    });
     try {
       expect(link.isOpen).toBe(true);
       expect(virtualModemAt('virtual:factory-built')).toBeDefined();
@@ -31,22 +36,36 @@ describe('modem factory', () => {
       await link.close();
       stopVirtualModems();
     }
-    await expect(openLink({ path: 'virtual:bad name', baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: expect.stringContaining('the name must be') });
-    await expect(openLink({ path: 'virtual:x?operator=nokia', baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: expect.stringContaining('operator nokia is not one of') });
-    await expect(openLink({ path: 'virtual:x?colour=red', baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: expect.stringContaining('unknown setting colour') });
+    await expect(openLink({ path: 'virtual:bad name', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+      message: expect.stringContaining('the name must be'),
+    });
+    await expect(openLink({ path: 'virtual:x?operator=nokia', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+      message: expect.stringContaining('operator nokia is not one of'),
+    });
+    await expect(openLink({ path: 'virtual:x?colour=red', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+      message: expect.stringContaining('unknown setting colour'),
+    });
   });
 
   it('a virtual modem powered off stays off: its port is then missing, as an unplugged stick', async () => {
     const link = await openLink({ path: 'virtual:factory-off', baudRate: 115200 });
     await link.close();
     virtualModemAt('virtual:factory-off')!.stop();
-    await expect(openLink({ path: 'virtual:factory-off', baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+    await expect(openLink({ path: 'virtual:factory-off', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+    });
     stopVirtualModems();
   });
 
   it('link -> channel -> modem over the virtual link: init identifies the modem', async () => {
     virtualModem('virtual:factory-simcom', 'simcom');
-    const channel = await openChannel({ path: 'virtual:factory-simcom', baudRate: 115200 }, { logger: silentLogger(), name: 'f1' });
+    const channel = await openChannel(
+      { path: 'virtual:factory-simcom', baudRate: 115200 },
+      { logger: silentLogger(), name: 'f1' },
+    );
     const modem = createModem(channel, { name: 'f1', logger: silentLogger(), profile: 'auto' });
     try {
       const identity = await modem.init();

@@ -23,7 +23,14 @@
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import type { AtChannel, AtChannelEvents, AtResponse, AtRunOptions, FinalResultEntry, UrcEntry } from '../../src/at/types.js';
+import type {
+  AtChannel,
+  AtChannelEvents,
+  AtResponse,
+  AtRunOptions,
+  FinalResultEntry,
+  UrcEntry,
+} from '../../src/at/types.js';
 import { looksLikeFinal } from '../../src/at/results.js';
 import { AtCommandError } from '../../src/errors.js';
 
@@ -196,13 +203,17 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
   }
 
   private finalFor(line: string, command: string): FinalResultEntry | undefined {
-    return this.finalResults.find((f) => (f.command === undefined || command.toUpperCase().startsWith(f.command.toUpperCase())) && f.pattern.test(line));
+    return this.finalResults.find(
+      (f) =>
+        (f.command === undefined || command.toUpperCase().startsWith(f.command.toUpperCase())) && f.pattern.test(line),
+    );
   }
 
   private urcFor(line: string, command: string | undefined): UrcEntry | undefined {
     const entry = this.urcTable.find((e) => e.pattern.test(line));
     if (!entry) return undefined;
-    if (command !== undefined && entry.responseTo?.some((p) => command.toUpperCase().startsWith(p.toUpperCase()))) return undefined;
+    if (command !== undefined && entry.responseTo?.some((p) => command.toUpperCase().startsWith(p.toUpperCase())))
+      return undefined;
     return entry;
   }
 
@@ -224,7 +235,12 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
         if (final.isAnswer) response.push(line);
         if (final.ok) return Promise.resolve({ command, lines: response, final: line });
         return Promise.reject(
-          new AtCommandError('AT_ERROR', `${command}: ${line}`, { command, final: line, errorCode: final.code?.(line), lines: response }),
+          new AtCommandError('AT_ERROR', `${command}: ${line}`, {
+            command,
+            final: line,
+            errorCode: final.code?.(line),
+            lines: response,
+          }),
         );
       }
       const urc = this.urcFor(line, command);
@@ -241,10 +257,18 @@ export class FakeChannel extends EventEmitter<AtChannelEvents> implements AtChan
     const last = response[response.length - 1];
     if (last !== undefined && looksLikeFinal(last)) {
       response.pop();
-      return Promise.reject(new AtCommandError('AT_ERROR', `${command} failed: ${last} (a result code the bridge does not know)`, { command, final: last, lines: response }));
+      return Promise.reject(
+        new AtCommandError('AT_ERROR', `${command} failed: ${last} (a result code the bridge does not know)`, {
+          command,
+          final: last,
+          lines: response,
+        }),
+      );
     }
     if (last !== undefined && command.endsWith('?')) return Promise.resolve({ command, lines: response, final: '' });
-    return Promise.reject(new AtCommandError('AT_TIMEOUT', `${command}: no final result`, { command, lines: response }));
+    return Promise.reject(
+      new AtCommandError('AT_TIMEOUT', `${command}: no final result`, { command, lines: response }),
+    );
   }
 
   private scheduleFlush(): void {

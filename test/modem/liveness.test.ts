@@ -88,16 +88,26 @@ describe('Modem.probeState', () => {
 
   it('a firmware that refuses AT+CNMI? from the start is probed with AT+CMEE?, then plain AT', async () => {
     const a = await ready(initRows(['ERROR']));
-    expect(await a.modem.probeState()).toMatchObject({ settings: 'intact', detail: expect.stringContaining('AT+CMEE?') });
+    expect(await a.modem.probeState()).toMatchObject({
+      settings: 'intact',
+      detail: expect.stringContaining('AT+CMEE?'),
+    });
     expect(a.fake.sent.filter((c) => c === 'AT+CNMI?')).toHaveLength(1); // not asked again
     await a.modem.probeState();
     expect(a.fake.sent.filter((c) => c === 'AT+CNMI?')).toHaveLength(1);
     const b = await ready(initRows(['ERROR'], ['ERROR']));
-    expect(await b.modem.probeState()).toMatchObject({ settings: 'unknown', detail: expect.stringContaining('AT -> OK') });
+    expect(await b.modem.probeState()).toMatchObject({
+      settings: 'unknown',
+      detail: expect.stringContaining('AT -> OK'),
+    });
   });
 
   it('a firmware that refuses the sample on the probe line (AT+CNMI?;+CSQ) is asked that once, then samples on its own line', async () => {
-    const { modem, fake } = await ready([...initRows(['+CNMI: 2,1,0,0,0', 'OK']), ['AT+CNMI?;+CSQ', ['ERROR']], ['AT+CSQ', ['+CSQ: 20,99', 'OK']]]);
+    const { modem, fake } = await ready([
+      ...initRows(['+CNMI: 2,1,0,0,0', 'OK']),
+      ['AT+CNMI?;+CSQ', ['ERROR']],
+      ['AT+CSQ', ['+CSQ: 20,99', 'OK']],
+    ]);
     for (let i = 0; i < 3; i++) {
       expect(await modem.probeState({ sample: 'signal' })).toMatchObject({ settings: 'intact', signal: { rssi: 20 } });
     }
@@ -118,7 +128,7 @@ describe('Modem.probeState', () => {
     expect(seen).toEqual(['AT+CMGL=4 answered +CMS ERROR: 311 (SIM PIN required)']);
   });
 
-  it('another family\'s boot banner after init raises reset-suspected; the profile\'s own raises reboot', async () => {
+  it("another family's boot banner after init raises reset-suspected; the profile's own raises reboot", async () => {
     const { modem, fake } = await ready(initRows(['+CNMI: 2,1,0,0,0', 'OK']));
     const events: string[] = [];
     modem.on('reset-suspected', (info) => events.push(`suspected ${info.reason}`));

@@ -70,7 +70,10 @@ describe('init', () => {
 
   it('fails SMS readiness after the timeout instead of hanging', async () => {
     vi.useFakeTimers();
-    const { modem } = setup([['AT+CMGF=0', ['ERROR']], ...baseRows('SIMCOM_Ltd', 'SIMCOM_SIM800C')], { pollIntervalMs: 1000, smsReadyTimeoutMs: 10_000 });
+    const { modem } = setup([['AT+CMGF=0', ['ERROR']], ...baseRows('SIMCOM_Ltd', 'SIMCOM_SIM800C')], {
+      pollIntervalMs: 1000,
+      smsReadyTimeoutMs: 10_000,
+    });
     const result = modem.init().catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(11_000);
     const err = (await result) as BridgeError;
@@ -81,7 +84,10 @@ describe('init', () => {
   it('SIMCom SIM7600 / A76xx: the SMS DONE banner (not SMS Ready) ends the wait for the SMS service at once', async () => {
     let refusals = 1;
     const { modem, fake } = setup(
-      [['AT+CMGF=0', () => (refusals-- > 0 ? ['ERROR', '! SMS DONE'] : ['OK'])], ...baseRows('SIMCOM INCORPORATED', 'A7670E-LNXY-UBL')],
+      [
+        ['AT+CMGF=0', () => (refusals-- > 0 ? ['ERROR', '! SMS DONE'] : ['OK'])],
+        ...baseRows('SIMCOM INCORPORATED', 'A7670E-LNXY-UBL'),
+      ],
       { pollIntervalMs: 60_000 },
     );
     const started = Date.now();
@@ -91,7 +97,9 @@ describe('init', () => {
   });
 
   it('uses a named storage when configured and supported', async () => {
-    const { modem, fake } = setup([[/^AT\+CPMS="ME"/, ['+CPMS: 0,255,0,255,0,255', 'OK']], ...baseRows()], { storage: 'ME' });
+    const { modem, fake } = setup([[/^AT\+CPMS="ME"/, ['+CPMS: 0,255,0,255,0,255', 'OK']], ...baseRows()], {
+      storage: 'ME',
+    });
     await modem.init();
     expect(fake.sent).toContain('AT+CPMS="ME","ME","ME"');
     expect(modem.storage).toBe('ME');
@@ -124,7 +132,13 @@ describe('SIM states', () => {
       },
     });
     const fake = FakeChannel.fromTable(pinRows(['OK']));
-    const modem = new Modem({ channel: fake, name: 'm1', logger: createLogger({ level: 'trace', pretty: false, destination: sink }), pin: '4821', pollIntervalMs: 1 });
+    const modem = new Modem({
+      channel: fake,
+      name: 'm1',
+      logger: createLogger({ level: 'trace', pretty: false, destination: sink }),
+      pin: '4821',
+      pollIntervalMs: 1,
+    });
     await modem.init();
     expect(fake.sent.filter((c) => c.startsWith('AT+CPIN='))).toEqual(['AT+CPIN="4821"']);
     expect(logged.length).toBeGreaterThan(0);
@@ -174,7 +188,12 @@ describe('CNMI negotiation', () => {
     ]);
     await modem.init();
     expect(modem.cnmi).toBe('2,1,2,2,0');
-    expect(fake.sent.filter((c) => c.startsWith('AT+CNMI='))).toEqual(['AT+CNMI=?', 'AT+CNMI=2,1,0,0,0', 'AT+CNMI=2,1,2,1,0', 'AT+CNMI=2,1,2,2,0']);
+    expect(fake.sent.filter((c) => c.startsWith('AT+CNMI='))).toEqual([
+      'AT+CNMI=?',
+      'AT+CNMI=2,1,0,0,0',
+      'AT+CNMI=2,1,2,1,0',
+      'AT+CNMI=2,1,2,2,0',
+    ]);
   });
 
   it('uses generic fallbacks when AT+CNMI=? is not answered', async () => {
@@ -186,7 +205,10 @@ describe('CNMI negotiation', () => {
     ]);
     await modem.init();
     expect(modem.cnmi).toBe('1,1,0,0,0');
-    expect(fake.sent.filter((c) => c.startsWith('AT+CNMI=')).slice(1)).toEqual(['AT+CNMI=2,1,0,0,0', 'AT+CNMI=1,1,0,0,0']);
+    expect(fake.sent.filter((c) => c.startsWith('AT+CNMI=')).slice(1)).toEqual([
+      'AT+CNMI=2,1,0,0,0',
+      'AT+CNMI=1,1,0,0,0',
+    ]);
   });
 
   it('finishes init for polling when no setting is accepted', async () => {
@@ -214,7 +236,10 @@ describe('CNMI negotiation', () => {
 describe('SIM identity', () => {
   it('retries AT+CIMI while the SIM is busy after boot', async () => {
     let calls = 0;
-    const rows: TableRow[] = [['AT+CIMI', () => (++calls < 3 ? ['+CME ERROR: 14'] : ['510101234567890', 'OK'])], ...baseRows()];
+    const rows: TableRow[] = [
+      ['AT+CIMI', () => (++calls < 3 ? ['+CME ERROR: 14'] : ['510101234567890', 'OK'])],
+      ...baseRows(),
+    ];
     const { modem } = setup(rows);
     const id = await modem.init();
     expect(id.imsi).toBe('510101234567890');
@@ -249,7 +274,11 @@ describe('status', () => {
       signal: { rssi: 14, dbm: -85, bars: 3 },
       registration: { stat: 1, text: 'registered home', registered: true },
       operator: undefined,
-      storage: [{ memory: 'SM', used: 3, total: 30 }, { memory: 'SM', used: 3, total: 30 }, { memory: 'SM', used: 3, total: 30 }],
+      storage: [
+        { memory: 'SM', used: 3, total: 30 },
+        { memory: 'SM', used: 3, total: 30 },
+        { memory: 'SM', used: 3, total: 30 },
+      ],
       smsc: '+6281100000',
     });
     expect(info.errors).toEqual(['operator: ERROR']);
@@ -307,7 +336,14 @@ describe('indications', () => {
     modem.on('sms-direct', (e) => events.push(['sms-direct', e]));
     modem.on('status-report', (e) => events.push(['status-report', e]));
     modem.on('storage-full', (e) => events.push(['storage-full', e]));
-    fake.emitLines('+CMT: ,23', '0791261801000004038158f80000811080015100820c', '+CDS: 25', '07912618010000060C', '+CDSI: "SR",4', '^SMMEMFULL: "SM"');
+    fake.emitLines(
+      '+CMT: ,23',
+      '0791261801000004038158f80000811080015100820c',
+      '+CDS: 25',
+      '07912618010000060C',
+      '+CDSI: "SR",4',
+      '^SMMEMFULL: "SM"',
+    );
     expect(events).toEqual([
       ['sms-direct', { pdu: '0791261801000004038158F80000811080015100820C', length: 23 }],
       ['status-report', { pdu: '07912618010000060C', length: 25 }],
@@ -333,7 +369,13 @@ describe('direct delivery acknowledgement', () => {
   it.each([
     [[['AT+CNMA', ['OK']]], ['AT+CNMA']],
     [[['AT+CNMA', ['+CMS ERROR: 340']]], ['AT+CNMA']],
-    [[['AT+CNMA', ['ERROR']], ['AT+CNMA=0', ['OK']]], ['AT+CNMA', 'AT+CNMA=0']],
+    [
+      [
+        ['AT+CNMA', ['ERROR']],
+        ['AT+CNMA=0', ['OK']],
+      ],
+      ['AT+CNMA', 'AT+CNMA=0'],
+    ],
   ] as Array<[TableRow[], string[]]>)('%j', async (rows, sent) => {
     const { modem, fake } = setup(rows);
     await modem.acknowledgeDirect();
@@ -365,8 +407,19 @@ describe('USSD', () => {
       ['+CUSD: 1,"4D656E753A0D0A312E43656B2050756C73610D0A322E50616B6574",0', 'OK'],
       { status: 1, text: 'Menu:\r\n1.Cek Pulsa\r\n2.Paket', dcs: 0 },
     ],
-    ['not supported by the network', ['OK', '! +CUSD: 4'], { status: 4, text: 'USSD not supported by the network or the SIM (+CUSD: 4)' }],
-    ['not supported by the modem (+CME ERROR: 132)', ['+CME ERROR: 132'], { status: 4, text: 'USSD not supported by the network or the SIM: +CME ERROR: 132 (service option not supported)' }],
+    [
+      'not supported by the network',
+      ['OK', '! +CUSD: 4'],
+      { status: 4, text: 'USSD not supported by the network or the SIM (+CUSD: 4)' },
+    ],
+    [
+      'not supported by the modem (+CME ERROR: 132)',
+      ['+CME ERROR: 132'],
+      {
+        status: 4,
+        text: 'USSD not supported by the network or the SIM: +CME ERROR: 132 (service option not supported)',
+      },
+    ],
     [
       'string with raw line breaks spilling into the response',
       ['+CUSD: 1,"Menu:', '1.Cek Pulsa', '2.Paket",15', 'OK'],
@@ -378,12 +431,21 @@ describe('USSD', () => {
       { status: 0, text: 'Terima kasih.\nSisa pulsa Rp 5000', dcs: 15 },
     ],
   ] as Array<[string, string[], Partial<UssdReply>]>)('%s', async (_label, answer, expected) => {
-    const { modem } = setup([[/^AT\+CUSD=1,/, answer], ['AT+CSCS="IRA"', ['OK']]]);
+    const { modem } = setup([
+      [/^AT\+CUSD=1,/, answer],
+      ['AT+CSCS="IRA"', ['OK']],
+    ]);
     expect(await modem.ussd('*888#')).toMatchObject(expected);
   });
 
   it('Wavecom: switches to the GSM charset first', async () => {
-    const { modem, fake } = setup([['AT+CSCS="GSM"', ['OK']], ['AT+CUSD=1,"*888#",15', ['OK', '! +CUSD: 0,"OK",15']]], { profile: 'wavecom' });
+    const { modem, fake } = setup(
+      [
+        ['AT+CSCS="GSM"', ['OK']],
+        ['AT+CUSD=1,"*888#",15', ['OK', '! +CUSD: 0,"OK",15']],
+      ],
+      { profile: 'wavecom' },
+    );
     await modem.ussd('*888#');
     expect(fake.sent).toEqual(['AT+CSCS="GSM"', 'AT+CUSD=1,"*888#",15']);
   });
@@ -405,7 +467,11 @@ describe('USSD', () => {
 
   it('times out with a clear error and ends the session', async () => {
     vi.useFakeTimers();
-    const { modem, fake } = setup([['AT+CUSD=1,"*888#",15', ['OK']], ['AT+CUSD=2', ['OK']], ['AT+CSCS="IRA"', ['OK']]]);
+    const { modem, fake } = setup([
+      ['AT+CUSD=1,"*888#",15', ['OK']],
+      ['AT+CUSD=2', ['OK']],
+      ['AT+CSCS="IRA"', ['OK']],
+    ]);
     const result = modem.ussd('*888#', { timeoutMs: 20_000 }).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(20_000);
     const err = (await result) as BridgeError;
@@ -415,7 +481,10 @@ describe('USSD', () => {
   });
 
   it('a modem error other than "not supported" is a USSD error', async () => {
-    const { modem } = setup([['AT+CUSD=1,"*888#",15', ['+CME ERROR: 30']], ['AT+CSCS="IRA"', ['OK']]]);
+    const { modem } = setup([
+      ['AT+CUSD=1,"*888#",15', ['+CME ERROR: 30']],
+      ['AT+CSCS="IRA"', ['OK']],
+    ]);
     await expect(modem.ussd('*888#')).rejects.toThrow('m1: USSD *888# failed: +CME ERROR: 30 (no network service)');
   });
 
@@ -440,23 +509,31 @@ describe('sendSms', () => {
   const part2 = { pdu: '0041010B915628214304F70000A0050003A10202', tpduLength: 19 };
 
   it('sends each part after the prompt and returns the references', async () => {
-    const { modem, fake } = setup([['AT+CMGS=19', (_c, payload) => [`+CMGS: ${payload === part1.pdu ? 41 : 42}`, 'OK']]]);
+    const { modem, fake } = setup([
+      ['AT+CMGS=19', (_c, payload) => [`+CMGS: ${payload === part1.pdu ? 41 : 42}`, 'OK']],
+    ]);
     expect(await modem.sendSms('+6282123440', [part1, part2])).toEqual([41, 42]);
     expect(fake.payloads).toEqual([part1.pdu, part2.pdu]);
   });
 
   it('names the failing part and the error', async () => {
-    const { modem } = setup([['AT+CMGS=19', (_c, payload) => (payload === part1.pdu ? ['+CMGS: 41', 'OK'] : ['+CMS ERROR: 38'])]]);
+    const { modem } = setup([
+      ['AT+CMGS=19', (_c, payload) => (payload === part1.pdu ? ['+CMGS: 41', 'OK'] : ['+CMS ERROR: 38'])],
+    ]);
     const err = await modem.sendSms('858', [part1, part2]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AtCommandError);
-    expect((err as AtCommandError).message).toBe('m1: sending SMS to 858 failed at part 2/2: +CMS ERROR: 38 (network rejected the message (RP cause 38))');
+    expect((err as AtCommandError).message).toBe(
+      'm1: sending SMS to 858 failed at part 2/2: +CMS ERROR: 38 (network rejected the message (RP cause 38))',
+    );
     expect((err as AtCommandError).errorCode).toBe(38);
   });
 
   it('rejects a PDU that is not hex or shorter than its length', async () => {
     const { modem, fake } = setup([]);
     await expect(modem.sendSms('858', [{ pdu: 'XYZ', tpduLength: 1 }])).rejects.toMatchObject({ code: 'PDU_INVALID' });
-    await expect(modem.sendSms('858', [{ pdu: '0011', tpduLength: 19 }])).rejects.toMatchObject({ code: 'PDU_INVALID' });
+    await expect(modem.sendSms('858', [{ pdu: '0011', tpduLength: 19 }])).rejects.toMatchObject({
+      code: 'PDU_INVALID',
+    });
     expect(fake.sent).toEqual([]);
   });
 });

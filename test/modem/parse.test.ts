@@ -40,7 +40,11 @@ describe('registration: +CREG? / +CEREG?', () => {
     ['+CREG: 0,5', 'CREG', { stat: 5, text: 'roaming', registered: true, source: 'CREG' }],
     ['+CREG: 0,2', 'CREG', { stat: 2, text: 'searching', registered: false, source: 'CREG' }],
     ['+CREG: 0,3', 'CREG', { stat: 3, text: 'denied', registered: false, source: 'CREG' }],
-    ['+CREG: 2,1,"1A2B","00C3D4E5",7', 'CREG', { stat: 1, text: 'registered home', registered: true, lac: '1A2B', ci: '00C3D4E5', act: 7, source: 'CREG' }],
+    [
+      '+CREG: 2,1,"1A2B","00C3D4E5",7',
+      'CREG',
+      { stat: 1, text: 'registered home', registered: true, lac: '1A2B', ci: '00C3D4E5', act: 7, source: 'CREG' },
+    ],
     ['+CEREG: 0,4', 'CEREG', { stat: 4, text: 'unknown', registered: false, source: 'CEREG' }],
   ] as const)('%s', (line, source, expected) => {
     expect(parseRegistrationQuery([line], source)).toEqual(expected);
@@ -78,7 +82,11 @@ describe('storage: +CPMS', () => {
     ]);
   });
   it.each([
-    ['+CPMS: ("SM","ME","SM_P","ME_P","MT"),("SM","ME","SM_P","ME_P","MT"),("SM","ME","SM_P","ME_P","MT")', ['SM', 'ME'], 'SM'],
+    [
+      '+CPMS: ("SM","ME","SM_P","ME_P","MT"),("SM","ME","SM_P","ME_P","MT"),("SM","ME","SM_P","ME_P","MT")',
+      ['SM', 'ME'],
+      'SM',
+    ],
     ['+CPMS: (("SM","ME"),("SM","ME"),("SM","ME"))', ['SM'], 'SM'],
     ['+CPMS: ("ME","MT","SR"),("ME","MT"),("ME","MT")', ['SM', 'ME', 'MT'], 'ME'],
     ['+CPMS: ("SM","ME"),("SM","ME"),("ME")', ['SM', 'ME'], 'ME'],

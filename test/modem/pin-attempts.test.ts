@@ -44,7 +44,14 @@ async function attempt(r: TableRow[], memory: PinMemoryFile, name = 'm1'): Promi
     if (command.startsWith('AT+CPIN="')) timeouts.push(options?.timeoutMs);
     return run(command, options);
   };
-  const modem = new Modem({ channel: fake, name, logger: silentLogger(), pin: '0000', pollIntervalMs: 1, rejectedPins: memory });
+  const modem = new Modem({
+    channel: fake,
+    name,
+    logger: silentLogger(),
+    pin: '0000',
+    pollIntervalMs: 1,
+    rejectedPins: memory,
+  });
   let hint: string | undefined;
   const msg = await modem.init().then(
     () => 'ok',
@@ -96,13 +103,15 @@ describe('a PIN that did not unlock the SIM is not sent again', () => {
     expect(b.sent).toBe(0);
     expect(b.msg).toMatch(/sent to the SIM \(iccid:89621012345678901234\) at .* never confirmed accepted/);
     // The entry written before sending stays until the SIM is READY after a PIN.
-    expect((await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8'))).toMatch(/sentAt/);
+    expect(await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8')).toMatch(/sentAt/);
   });
 
   it('READY after the PIN clears what was recorded before sending it', async () => {
     const dir = await tmp();
     let checks = 0;
-    const r = rows(['OK']).map(([k, v]): TableRow => (k === 'AT+CPIN?' ? [k, () => [`+CPIN: ${checks++ === 0 ? 'SIM PIN' : 'READY'}`, 'OK']] : [k, v]));
+    const r = rows(['OK']).map(([k, v]): TableRow =>
+      k === 'AT+CPIN?' ? [k, () => [`+CPIN: ${checks++ === 0 ? 'SIM PIN' : 'READY'}`, 'OK']] : [k, v],
+    );
     r.push(
       ['AT+CIMI', ['510101234567890', 'OK']],
       ['AT+CNUM', ['OK']],

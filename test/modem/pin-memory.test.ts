@@ -30,7 +30,14 @@ afterEach(async () => {
 });
 
 function sim(profile: SimProfileId, pin = '1234', iccid?: string): VirtualModem {
-  const vm = new VirtualModem({ path: uniquePath(), profile, pin, bootStepMs: 0, noise: false, ...(iccid ? { identity: { iccid } } : {}) });
+  const vm = new VirtualModem({
+    path: uniquePath(),
+    profile,
+    pin,
+    bootStepMs: 0,
+    noise: false,
+    ...(iccid ? { identity: { iccid } } : {}),
+  });
   vm.start();
   vms.push(vm);
   return vm;
@@ -38,8 +45,18 @@ function sim(profile: SimProfileId, pin = '1234', iccid?: string): VirtualModem 
 
 /** One connection: channel + Modem + init; returns the init error (undefined when the SIM came up). */
 async function initOnce(vm: VirtualModem, pin: string, memory: PinMemoryFile): Promise<BridgeError | undefined> {
-  const channel = await openChannel({ path: vm.path, baudRate: 115200 }, { logger: silentLogger(), defaultTimeoutMs: 2000 });
-  const modem = new Modem({ channel, name: 'm1', logger: silentLogger(), pin, rejectedPins: memory, pollIntervalMs: 1 });
+  const channel = await openChannel(
+    { path: vm.path, baudRate: 115200 },
+    { logger: silentLogger(), defaultTimeoutMs: 2000 },
+  );
+  const modem = new Modem({
+    channel,
+    name: 'm1',
+    logger: silentLogger(),
+    pin,
+    rejectedPins: memory,
+    pollIntervalMs: 1,
+  });
   try {
     await modem.init();
     return undefined;
@@ -55,34 +72,37 @@ async function initOnce(vm: VirtualModem, pin: string, memory: PinMemoryFile): P
 const pinEntries = (vm: VirtualModem) => vm.commandLog().filter((l) => /^AT\+CPIN="/i.test(l)).length;
 
 describe('a rejected PIN is sent once, ever', () => {
-  it.each<SimProfileId>(['generic', 'simcom', 'huawei'])('%s: across reconnects and restarts, until the configured PIN changes', async (profile) => {
-    const vm = sim(profile);
-    const first = await initOnce(vm, '0000', new PinMemoryFile(dir, silentLogger()));
-    expect(first?.code).toBe('SIM_NOT_READY');
-    expect(first?.message).toMatch(/rejected the configured PIN .*2 tries left/);
-    expect(first?.hint).toMatch(/modems\[\]\.pin/);
-    expect(pinEntries(vm)).toBe(1);
+  it.each<SimProfileId>(['generic', 'simcom', 'huawei'])(
+    '%s: across reconnects and restarts, until the configured PIN changes',
+    async (profile) => {
+      const vm = sim(profile);
+      const first = await initOnce(vm, '0000', new PinMemoryFile(dir, silentLogger()));
+      expect(first?.code).toBe('SIM_NOT_READY');
+      expect(first?.message).toMatch(/rejected the configured PIN .*2 tries left/);
+      expect(first?.hint).toMatch(/modems\[\]\.pin/);
+      expect(pinEntries(vm)).toBe(1);
 
-    // Reconnects with the same memory, then "restarts" (a new memory object on the same directory).
-    const memory = new PinMemoryFile(dir, silentLogger());
-    for (let i = 0; i < 3; i++) {
-      const again = await initOnce(vm, '0000', i === 0 ? memory : new PinMemoryFile(dir, silentLogger()));
-      expect(again?.message).toMatch(/rejected the configured PIN at .*not sent again until modems\[\]\.pin changes/);
-    }
-    expect(pinEntries(vm)).toBe(1);
-    expect(vm.sim).toBe('pin');
+      // Reconnects with the same memory, then "restarts" (a new memory object on the same directory).
+      const memory = new PinMemoryFile(dir, silentLogger());
+      for (let i = 0; i < 3; i++) {
+        const again = await initOnce(vm, '0000', i === 0 ? memory : new PinMemoryFile(dir, silentLogger()));
+        expect(again?.message).toMatch(/rejected the configured PIN at .*not sent again until modems\[\]\.pin changes/);
+      }
+      expect(pinEntries(vm)).toBe(1);
+      expect(vm.sim).toBe('pin');
 
-    // The file holds a hash, never the PIN.
-    const body = await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8');
-    expect(body).not.toMatch(/"0000"|:\s*"?0000/);
-    expect(body).toMatch(/iccid:89621012345678901234/);
+      // The file holds a hash, never the PIN.
+      const body = await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8');
+      expect(body).not.toMatch(/"0000"|:\s*"?0000/);
+      expect(body).toMatch(/iccid:89621012345678901234/);
 
-    // A changed PIN is tried (once); the right one unlocks and clears the memory.
-    expect(await initOnce(vm, '1234', memory)).toBeUndefined();
-    expect(pinEntries(vm)).toBe(2);
-    expect(vm.sim).toBe('ready');
-    expect(await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8')).not.toMatch(/iccid:/);
-  });
+      // A changed PIN is tried (once); the right one unlocks and clears the memory.
+      expect(await initOnce(vm, '1234', memory)).toBeUndefined();
+      expect(pinEntries(vm)).toBe(2);
+      expect(vm.sim).toBe('ready');
+      expect(await readFile(path.join(dir, PIN_MEMORY_FILE), 'utf8')).not.toMatch(/iccid:/);
+    },
+  );
 
   it('never spends the last try: with one left, no PIN is sent and the state says why', async () => {
     const vm = sim('simcom');

@@ -19,14 +19,20 @@ import { openSerialLink } from '../../src/serial/serial-link.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 
-if (!hasSocat) console.warn('probe.test: socat is not installed; skipping the native pseudo-terminal probes (apt-get install socat)');
+if (!hasSocat)
+  console.warn(
+    'probe.test: socat is not installed; skipping the native pseudo-terminal probes (apt-get install socat)',
+  );
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let counter = 0;
 const mockPath = () => `virtual:probe-test-${process.pid}-${++counter}`;
 
 const started: Array<{ stop(): void }> = [];
-function modem(profile: 'simcom' | 'huawei' | 'generic', extra: Partial<ConstructorParameters<typeof VirtualModem>[0]> = {}): VirtualModem {
+function modem(
+  profile: 'simcom' | 'huawei' | 'generic',
+  extra: Partial<ConstructorParameters<typeof VirtualModem>[0]> = {},
+): VirtualModem {
   const vm = new VirtualModem({ path: mockPath(), profile, bootStepMs: 0, ...extra });
   vm.start();
   started.push(vm);
@@ -42,10 +48,29 @@ describe('probing virtual modems (virtual links)', () => {
   it('finds manufacturer, model, IMEI and profile, sending only read-only commands', async () => {
     const simcom = modem('simcom', { noise: false });
     // Huawei noise URCs slipped into every response must not end up in the model name.
-    const huawei = modem('huawei', { identity: { imei: '861234567890123' }, noise: { midResponseProbability: 1, intervalMs: 0 } });
+    const huawei = modem('huawei', {
+      identity: { imei: '861234567890123' },
+      noise: { midResponseProbability: 1, intervalMs: 0 },
+    });
     const [a, b] = await probePorts([simcom.path, huawei.path], { timeoutMs: 500 });
-    expect(a).toEqual({ path: simcom.path, answers: true, baudRate: 115200, manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', imei: '356938035643809', profile: 'simcom' });
-    expect(b).toEqual({ path: huawei.path, answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', imei: '861234567890123', profile: 'huawei' });
+    expect(a).toEqual({
+      path: simcom.path,
+      answers: true,
+      baudRate: 115200,
+      manufacturer: 'SIMCOM_Ltd',
+      model: 'SIMCOM_SIM800L',
+      imei: '356938035643809',
+      profile: 'simcom',
+    });
+    expect(b).toEqual({
+      path: huawei.path,
+      answers: true,
+      baudRate: 115200,
+      manufacturer: 'huawei',
+      model: 'E173',
+      imei: '861234567890123',
+      profile: 'huawei',
+    });
     for (const vm of [simcom, huawei]) {
       expect(vm.commandLog()).toEqual(['AT', 'AT+CGMI', 'AT+CGMM', 'AT+CGSN']);
       expect(vm.echoEnabled).toBe(true); // state untouched: no ATE0
@@ -71,7 +96,11 @@ describe('probing virtual modems (virtual links)', () => {
 
   it('a missing path is PORT_NOT_FOUND, reported (not thrown), with the by-id hint', async () => {
     const r = await probePort('/dev/probe-test-nothing-here', {});
-    expect(r).toMatchObject({ path: '/dev/probe-test-nothing-here', answers: false, error: { code: 'PORT_NOT_FOUND' } });
+    expect(r).toMatchObject({
+      path: '/dev/probe-test-nothing-here',
+      answers: false,
+      error: { code: 'PORT_NOT_FOUND' },
+    });
     expect(r.error?.hint).toMatch(/by-id/);
     expect(atVerdict(r)).toBe('error');
   });
@@ -103,7 +132,13 @@ describe('probing virtual modems (virtual links)', () => {
         return openLink(o);
       };
       const r = await probePort(path, { baudRates: [115200, 9600], timeoutMs: 200, open });
-      expect(r).toMatchObject({ answers: true, baudRate: 9600, manufacturer: 'Virtual', model: 'VM-3GPP', profile: 'generic' });
+      expect(r).toMatchObject({
+        answers: true,
+        baudRate: 9600,
+        manufacturer: 'Virtual',
+        model: 'VM-3GPP',
+        profile: 'generic',
+      });
       expect(writes.filter((b) => b === 115200)).toHaveLength(1);
     } finally {
       unregister();
@@ -123,7 +158,9 @@ describe('probing virtual modems (virtual links)', () => {
       const r = await probePort(path, { baudRates: [115200, 9600], timeoutMs: 100 });
       expect(r.answers).toBe(false);
       expect(r.error?.code).toBe('MODEM_SILENT');
-      expect(r.error?.message).toBe('no OK to AT at 115200 (4 bytes of garbage, no OK), 9600 (4 bytes of garbage, no OK)');
+      expect(r.error?.message).toBe(
+        'no OK to AT at 115200 (4 bytes of garbage, no OK), 9600 (4 bytes of garbage, no OK)',
+      );
       expect(r.error?.hint).toMatch(/baud/);
     } finally {
       unregister();
@@ -142,11 +179,18 @@ describe('probing virtual modems (virtual links)', () => {
     while (!opening) await new Promise((r) => setImmediate(r));
     await vi.advanceTimersByTimeAsync(5000);
     const r = await result;
-    expect(r).toMatchObject({ answers: false, error: { code: 'AT_TIMEOUT', message: 'probe of /dev/stuck did not finish within 5000 ms' } });
+    expect(r).toMatchObject({
+      answers: false,
+      error: { code: 'AT_TIMEOUT', message: 'probe of /dev/stuck did not finish within 5000 ms' },
+    });
   });
 
   it('probePorts keeps the order of the paths and runs at most `concurrency` probes at once', async () => {
-    const vms = [modem('simcom', { noise: false }), modem('generic', { noise: false }), modem('simcom', { noise: false })];
+    const vms = [
+      modem('simcom', { noise: false }),
+      modem('generic', { noise: false }),
+      modem('simcom', { noise: false }),
+    ];
     let open = 0;
     let most = 0;
     const opener = async (o: LinkTarget): Promise<SerialLink> => {
@@ -199,7 +243,9 @@ describe('ports held by another process', () => {
     expect(open).not.toHaveBeenCalled();
     expect(r.answers).toBe(false);
     expect(r.error?.code).toBe('PORT_BUSY');
-    expect(r.error?.message).toBe(`${join(dir, 'ttyUSB7')}: busy (ModemManager or the pulsa-bridge daemon?): held by ModemManager (pid 4242)`);
+    expect(r.error?.message).toBe(
+      `${join(dir, 'ttyUSB7')}: busy (ModemManager or the pulsa-bridge daemon?): held by ModemManager (pid 4242)`,
+    );
     expect(r.error?.hint).toMatch(/ID_MM_DEVICE_IGNORE/);
     expect(atVerdict(r)).toBe('busy');
   });
@@ -217,12 +263,24 @@ describe('choosing ports and recommending the AT port', () => {
 
   it('one recommendation per USB device, by-id path first, other AT ports of it as alternatives', () => {
     const hw = '/dev/serial/by-id/usb-HUAWEI_Technology_HUAWEI_Mobile-if0';
-    const answers = { answers: true, baudRate: 115200, manufacturer: 'huawei', model: 'E173', profile: 'huawei' as const };
+    const answers = {
+      answers: true,
+      baudRate: 115200,
+      manufacturer: 'huawei',
+      model: 'E173',
+      profile: 'huawei' as const,
+    };
     const recs = recommendAtPorts([
       { port: { path: '/dev/ttyUSB0', byIdPath: `${hw}0-port0` }, probe: { path: '/dev/ttyUSB0', ...answers } },
-      { port: { path: '/dev/ttyUSB1', byIdPath: `${hw}1-port0` }, probe: { path: '/dev/ttyUSB1', answers: false, error: { code: 'MODEM_SILENT', message: 'x' } } },
+      {
+        port: { path: '/dev/ttyUSB1', byIdPath: `${hw}1-port0` },
+        probe: { path: '/dev/ttyUSB1', answers: false, error: { code: 'MODEM_SILENT', message: 'x' } },
+      },
       { port: { path: '/dev/ttyUSB2', byIdPath: `${hw}2-port0` }, probe: { path: '/dev/ttyUSB2', ...answers } },
-      { port: { path: '/dev/ttyACM0' }, probe: { path: '/dev/ttyACM0', answers: true, baudRate: 115200, profile: 'generic' } },
+      {
+        port: { path: '/dev/ttyACM0' },
+        probe: { path: '/dev/ttyACM0', answers: true, baudRate: 115200, profile: 'generic' },
+      },
       { port: { path: '/dev/ttyS0' } },
     ]);
     expect(recs).toEqual([
@@ -248,7 +306,11 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
 
   it('a silent end: answers false within the timeouts, and the port is closed afterwards', async () => {
     const r = await probePort(join(dir, 'bridge'), { timeoutMs: 150 });
-    expect(r).toMatchObject({ path: join(dir, 'bridge'), answers: false, error: { code: 'MODEM_SILENT', message: 'no OK to AT at 115200 (silent)' } });
+    expect(r).toMatchObject({
+      path: join(dir, 'bridge'),
+      answers: false,
+      error: { code: 'MODEM_SILENT', message: 'no OK to AT at 115200 (silent)' },
+    });
     // Closed and unlocked: the port opens again.
     const again = await openSerialLink({ path: join(dir, 'bridge'), baudRate: 115200 });
     await again.close();
@@ -292,7 +354,15 @@ describe.skipIf(!hasSocat)('native binding over a socat pseudo-terminal', () => 
     });
     try {
       const r = await probePort(join(dir, 'bridge'), { timeoutMs: 2000 });
-      expect(r).toEqual({ path: join(dir, 'bridge'), answers: true, baudRate: 115200, manufacturer: 'Quectel', model: 'EC25', imei: '867962040000001', profile: 'quectel' });
+      expect(r).toEqual({
+        path: join(dir, 'bridge'),
+        answers: true,
+        baudRate: 115200,
+        manufacturer: 'Quectel',
+        model: 'EC25',
+        imei: '867962040000001',
+        profile: 'quectel',
+      });
     } finally {
       await modemEnd.close();
     }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { detectProfile, getProfile, lookupUsb, PROFILE_IDS, PROFILES, USB_FINGERPRINTS } from '../../src/modem/profiles/index.js';
+import {
+  detectProfile,
+  getProfile,
+  lookupUsb,
+  PROFILE_IDS,
+  PROFILES,
+  USB_FINGERPRINTS,
+} from '../../src/modem/profiles/index.js';
 
 describe('detectProfile from AT+CGMI / AT+CGMM answers', () => {
   it.each([
@@ -38,7 +45,15 @@ describe('profiles as data', () => {
   it('profiles do not share mutable arrays', () => {
     const seen = new Set<unknown>();
     for (const p of PROFILES) {
-      for (const arr of [p.urcs, p.finalResults, p.initCommands, p.rebootUrcs, p.cnmiFallbacks, p.storagePreference, p.iccidCommands]) {
+      for (const arr of [
+        p.urcs,
+        p.finalResults,
+        p.initCommands,
+        p.rebootUrcs,
+        p.cnmiFallbacks,
+        p.storagePreference,
+        p.iccidCommands,
+      ]) {
         expect(seen.has(arr), p.id).toBe(false);
         seen.add(arr);
       }
@@ -56,7 +71,9 @@ describe('profiles as data', () => {
     expect(getProfile('huawei').storageFullUrcs).toEqual(['smmemfull']);
     expect(getProfile('quectel').rebootUrcs).toContain('rdy');
     // Wavecom: `+CPIN: ...` ends AT+CPIN? at once (its firmware sends no OK after it); other modems wait the quiet time.
-    expect(getProfile('wavecom').finalResults).toEqual([expect.objectContaining({ command: 'AT+CPIN?', isAnswer: true, ok: true })]);
+    expect(getProfile('wavecom').finalResults).toEqual([
+      expect.objectContaining({ command: 'AT+CPIN?', isAnswer: true, ok: true }),
+    ]);
     expect(getProfile('wavecom').ussd.charset).toBe('GSM');
     expect(getProfile('qualcomm').cnmiFallbacks).toEqual(['2,1,2,1,0', '2,1,2,2,0', '2,1,2,0,0']);
     expect(getProfile('neoway').duplicateIndications).toBe(true);
@@ -89,6 +106,10 @@ describe('USB fingerprints', () => {
   it('prefers the exact product row and knows nothing of other vendors', () => {
     expect(lookupUsb('2c7c', '0296')?.description).toMatch(/BG96/);
     expect(lookupUsb('046d', 'c52b')).toBeUndefined();
-    expect(USB_FINGERPRINTS.every((r) => /^[0-9a-f]{4}$/.test(r.vendorId) && (r.productId === undefined || /^[0-9a-f]{4}$/.test(r.productId)))).toBe(true);
+    expect(
+      USB_FINGERPRINTS.every(
+        (r) => /^[0-9a-f]{4}$/.test(r.vendorId) && (r.productId === undefined || /^[0-9a-f]{4}$/.test(r.productId)),
+      ),
+    ).toBe(true);
   });
 });

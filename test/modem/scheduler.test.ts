@@ -28,7 +28,13 @@ function setup(fairness?: number) {
   let running = 0;
   let maxRunning = 0;
   /** Queues a task that logs its start, waits for `hold` (when given), logs its end. */
-  const task = (priority: TaskPriority, label: string, hold?: Gate, signal?: AbortSignal, body?: (ctx: TaskContext<string>) => Promise<void>) =>
+  const task = (
+    priority: TaskPriority,
+    label: string,
+    hold?: Gate,
+    signal?: AbortSignal,
+    body?: (ctx: TaskContext<string>) => Promise<void>,
+  ) =>
     s.schedule({ priority, label, ...(signal ? { signal } : {}) }, async (ctx) => {
       running++;
       maxRunning = Math.max(maxRunning, running);
@@ -46,11 +52,20 @@ describe('AtScheduler: order', () => {
     const { s, log, task, maxRunning } = setup(5); // fairness above the queue length: pure priority order
     const first = gate();
     const done = [task('maintenance', 'sweep', first)];
-    done.push(task('maintenance', 'probe'), task('operator', 'op1'), task('receive', 'read 1'), task('operator', 'op2'));
+    done.push(
+      task('maintenance', 'probe'),
+      task('operator', 'op1'),
+      task('receive', 'read 1'),
+      task('operator', 'op2'),
+    );
     done.push(task('receive', 'read 2'), task('urgent', 'cnma 1'), task('urgent', 'cnma 2'));
     await turn();
     expect(log).toEqual(['sweep']);
-    expect(s.status()).toMatchObject({ running: 'sweep', queued: 7, queuedBy: { urgent: 2, receive: 2, operator: 2, maintenance: 1, exclusive: 0 } });
+    expect(s.status()).toMatchObject({
+      running: 'sweep',
+      queued: 7,
+      queuedBy: { urgent: 2, receive: 2, operator: 2, maintenance: 1, exclusive: 0 },
+    });
     first.release();
     expect(await Promise.all(done)).toEqual(['sweep', 'probe', 'op1', 'read 1', 'op2', 'read 2', 'cnma 1', 'cnma 2']);
     expect(log).toEqual(['sweep', 'cnma 1', 'cnma 2', 'read 1', 'read 2', 'op1', 'op2', 'probe']);
@@ -63,7 +78,12 @@ describe('AtScheduler: order', () => {
     const op1 = gate();
     const x = gate();
     const done = [task('receive', 'x', x)];
-    done.push(task('maintenance', 'sweep'), task('receive', 'r1'), task('operator', 'op1', op1), task('operator', 'op2'));
+    done.push(
+      task('maintenance', 'sweep'),
+      task('receive', 'r1'),
+      task('operator', 'op1', op1),
+      task('operator', 'op2'),
+    );
     x.release();
     await turn();
     expect(log).toEqual(['x', 'r1', 'op1']);
@@ -96,7 +116,10 @@ describe('AtScheduler: order', () => {
 describe('AtScheduler: contract under random arrivals (property)', () => {
   const kinds: TaskPriority[] = ['urgent', 'receive', 'operator', 'maintenance'];
   // Each arrival is queued when task number `at` starts (-1: before anything runs), so work arrives mid-task.
-  const arrivals = fc.array(fc.record({ kind: fc.constantFrom(...kinds), at: fc.integer({ min: -1, max: 12 }) }), { minLength: 1, maxLength: 40 });
+  const arrivals = fc.array(fc.record({ kind: fc.constantFrom(...kinds), at: fc.integer({ min: -1, max: 12 }) }), {
+    minLength: 1,
+    maxLength: 40,
+  });
 
   it('one at a time, all run, urgent first, FIFO per priority, an SMS waits for one operator task at most, no starvation', async () => {
     await fc.assert(
@@ -133,20 +156,25 @@ describe('AtScheduler: contract under random arrivals (property)', () => {
         expect(overlap).toBe(false);
         expect(starts.length).toBe(tasks.length);
         const startIndex = new Map(starts.map((id, i) => [id, i]));
-        const waitingAt = (i: number, kind: TaskPriority) => tasks.filter((t) => t.kind === kind && t.queuedAt <= i && startIndex.get(t.id)! > i);
+        const waitingAt = (i: number, kind: TaskPriority) =>
+          tasks.filter((t) => t.kind === kind && t.queuedAt <= i && startIndex.get(t.id)! > i);
         starts.forEach((id, i) => {
           const t = tasks[id]!;
           // Urgent first: nothing else starts while an urgent task waits.
           if (t.kind !== 'urgent') expect(waitingAt(i, 'urgent')).toEqual([]);
           // FIFO within a priority.
-          for (const other of tasks) if (other.kind === t.kind && other.id < id) expect(startIndex.get(other.id)!).toBeLessThan(i);
+          for (const other of tasks)
+            if (other.kind === t.kind && other.id < id) expect(startIndex.get(other.id)!).toBeLessThan(i);
         });
         // A receive task queued while an operator task ran: right after that operator task (urgent ones aside) receive
         // work runs, and no other operator task starts before it unless the receive work ahead of it (an SMS burst
         // queued earlier) let `fairness` receive tasks start first: the operators' fair share, never two in a row.
         for (const t of tasks) {
-          if (t.kind !== 'receive' || t.queuedDuring === undefined || tasks[t.queuedDuring]!.kind !== 'operator') continue;
-          const between = starts.slice(startIndex.get(t.queuedDuring)! + 1, startIndex.get(t.id)!).map((id) => tasks[id]!.kind);
+          if (t.kind !== 'receive' || t.queuedDuring === undefined || tasks[t.queuedDuring]!.kind !== 'operator')
+            continue;
+          const between = starts
+            .slice(startIndex.get(t.queuedDuring)! + 1, startIndex.get(t.id)!)
+            .map((id) => tasks[id]!.kind);
           expect(between.filter((k) => k !== 'urgent')[0] ?? 'receive').toBe('receive');
           let receives = 0;
           for (const k of between) {
@@ -236,7 +264,11 @@ describe('AtScheduler: exclusive mode and long tasks', () => {
   it('reports the label of the running task and the queue depth', async () => {
     const { s, task } = setup();
     const hold = gate();
-    const done = [task('operator', 'operator: AT+CSQ', hold), task('receive', 'read 4'), task('maintenance', 'liveness probe')];
+    const done = [
+      task('operator', 'operator: AT+CSQ', hold),
+      task('receive', 'read 4'),
+      task('maintenance', 'liveness probe'),
+    ];
     await turn();
     expect(s.status()).toEqual({
       attached: true,
@@ -299,7 +331,11 @@ describe('AtScheduler: disconnects, reconnects, stop', () => {
     const p = s.schedule({ priority: 'operator', label: 'operator: AT+CSQ' }, async () => void (ran = true));
     await expect(p).rejects.toBeInstanceOf(ModemUnavailableError);
     await expect(p).rejects.toThrow('modem tsel-1 is not connected (not opened yet): "operator: AT+CSQ" not run');
-    await expect(s.exclusive('init', async () => 'x')).rejects.toMatchObject({ code: 'PORT_CLOSED', modem: 'tsel-1', task: 'init' });
+    await expect(s.exclusive('init', async () => 'x')).rejects.toMatchObject({
+      code: 'PORT_CLOSED',
+      modem: 'tsel-1',
+      task: 'init',
+    });
     expect(ran).toBe(false);
   });
 
@@ -337,7 +373,10 @@ describe('AtScheduler: disconnects, reconnects, stop', () => {
     await turn();
     s.detach('port closed');
     s.attach('modem-2');
-    const cnma = s.schedule({ priority: 'urgent', label: 'cnma' }, async (ctx) => void log.push(`cnma on ${ctx.target}`));
+    const cnma = s.schedule(
+      { priority: 'urgent', label: 'cnma' },
+      async (ctx) => void log.push(`cnma on ${ctx.target}`),
+    );
     hold.release();
     await Promise.all([old, cnma]);
     expect(log).toEqual(['old sweep', 'old sweep ends on modem-1', 'cnma on modem-2']);

@@ -51,7 +51,8 @@ export class TranscriptDevice implements VirtualDevice {
     this.sent.push(command);
     const step = this.steps[0];
     if (!step) return void this.problems.push(`${command} sent after the end of the transcript`);
-    if (step.command !== command) return void this.problems.push(`line ${step.lineNo}: expected ${step.command}, got ${command}`);
+    if (step.command !== command)
+      return void this.problems.push(`line ${step.lineNo}: expected ${step.command}, got ${command}`);
     this.steps.shift();
     const side = this.side;
     if (side && step.lines.length > 0) setImmediate(() => side.emit(step.lines.map((l) => `\r\n${l}\r\n`).join('')));

@@ -26,7 +26,13 @@ async function replay(file: string, options: Partial<ModemOptions> = {}) {
   const path = `virtual:mock-transcript-${process.pid}-${++n}`;
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
-  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 3000, quietGapMs: 50, maxDrainMs: 300 });
+  const channel = new SerialAtChannel({
+    link,
+    logger: silentLogger(),
+    defaultTimeoutMs: 3000,
+    quietGapMs: 50,
+    maxDrainMs: 300,
+  });
   const modem = new Modem({ channel, name: 'm1', logger: silentLogger(), pollIntervalMs: 5, ...options });
   cleanups.push(async () => {
     modem.detach();
@@ -43,11 +49,26 @@ async function replay(file: string, options: Partial<ModemOptions> = {}) {
 describe('init replayed on the AT channel', () => {
   it.each([
     // [file, identity, storage chosen, receiveStorages]
-    ['wavecom/multiband-900e-cpin-no-ok.txt', { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '111111111111111' }, 'SM', ['SM']],
-    ['huawei/e1752-command-not-support.txt', { profile: 'huawei', model: 'E1752', iccid: '89270000000000000001', msisdn: undefined }, 'SM', ['SM', 'ME']],
+    [
+      'wavecom/multiband-900e-cpin-no-ok.txt',
+      { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '111111111111111' },
+      'SM',
+      ['SM'],
+    ],
+    [
+      'huawei/e1752-command-not-support.txt',
+      { profile: 'huawei', model: 'E1752', iccid: '89270000000000000001', msisdn: undefined },
+      'SM',
+      ['SM', 'ME'],
+    ],
     ['wavecom/fastrack-init.txt', { profile: 'wavecom', imsi: '510211234567890' }, 'SM', ['SM', 'ME']],
     ['huawei/e173-init.txt', { profile: 'huawei', model: 'E173' }, 'SM', undefined],
-    ['qualcomm/m6280-device-busy.txt', { profile: 'qualcomm', model: 'M6280', imsi: '111111111111111', iccid: undefined }, 'SM', ['SM', 'ME']],
+    [
+      'qualcomm/m6280-device-busy.txt',
+      { profile: 'qualcomm', model: 'M6280', imsi: '111111111111111', iccid: undefined },
+      'SM',
+      ['SM', 'ME'],
+    ],
     ['zte/k3565z-init.txt', { profile: 'zte', model: 'K3565-Z', iccid: undefined }, 'SM', ['SM', 'ME']],
   ] as const)('%s', async (file, identity, storage, storages) => {
     const { modem, done } = await replay(file);
@@ -67,7 +88,12 @@ describe('power-up answers replayed on the AT channel', () => {
     const unexpected: string[] = [];
     modem.on('urc', (u) => urcs.push(u.name));
     channel.on('unexpected', (l: string) => unexpected.push(l));
-    expect(await modem.init()).toMatchObject({ profile: 'huawei', model: 'E620', imsi: '262031111111111', iccid: undefined });
+    expect(await modem.init()).toMatchObject({
+      profile: 'huawei',
+      model: 'E620',
+      imsi: '262031111111111',
+      iccid: undefined,
+    });
     expect(urcs).toEqual(['stin', 'hw-boot', 'srvst', 'mode', 'simst', 'srvst']);
     expect(unexpected).toEqual([]);
     done();
@@ -83,7 +109,11 @@ describe('boot banners replayed on the AT channel', () => {
     modem.on('reboot', (r) => reboots.push(r.urc));
     const suspected: string[] = [];
     modem.on('reset-suspected', (r) => suspected.push(r.reason));
-    expect(await modem.init()).toMatchObject({ profile: 'quectel', imsi: '510100000000003', iccid: '89620000000000000003' });
+    expect(await modem.init()).toMatchObject({
+      profile: 'quectel',
+      imsi: '510100000000003',
+      iccid: '89620000000000000003',
+    });
     expect(device.sent.filter((c) => c === 'AT+CPIN?')).toHaveLength(5);
     expect(urcs).toEqual(['rdy', 'cfun', 'cpin', 'call-ready']);
     expect(reboots).toEqual([]);
@@ -148,7 +178,9 @@ describe('status lines inside answers replayed on the AT channel', () => {
     modem.on('urc', (u) => urcs.push(u.name));
     channel.on('unexpected', (l: string) => unexpected.push(l));
     const listed = await modem.listSms();
-    expect(listed).toEqual([{ index: 0, stat: 0, length: 23, pdu: '07913366003041F5040B913366304381F900005190828105918004D4F29C0E' }]);
+    expect(listed).toEqual([
+      { index: 0, stat: 0, length: 23, pdu: '07913366003041F5040B913366304381F900005190828105918004D4F29C0E' },
+    ]);
     const decoded = decodeDeliver(listed[0]!);
     expect(decoded.ok && decoded.sms.originator).toBe('+33660334189');
     expect(await modem.signal()).toMatchObject({ rssi: 13 });
@@ -165,8 +197,18 @@ describe('USSD encodings replayed on the AT channel', () => {
     const menu = await modem.ussd('#100#');
     expect(menu).toMatchObject({ status: 1, dcs: 15 });
     expect(menu.text.split(/\r?\n/)).toEqual([
-      'Bal:$100.00 *', 'Exp 01 Jan 2013', '1. Recharge', '2. Balance', '3. My Offer', '4. PlusPacks', '5. Tones&Extras',
-      '6. History', '7. CredMe2U', '8. Hlp', '00. Home', '*charges can take 48hrs',
+      'Bal:$100.00 *',
+      'Exp 01 Jan 2013',
+      '1. Recharge',
+      '2. Balance',
+      '3. My Offer',
+      '4. PlusPacks',
+      '5. Tones&Extras',
+      '6. History',
+      '7. CredMe2U',
+      '8. Hlp',
+      '00. Home',
+      '*charges can take 48hrs',
     ]);
     expect(modem.ussdWaitingForInput).toBe(true);
     await modem.ussdCancel();
@@ -226,10 +268,18 @@ describe('final results and USSD orders replayed on the AT channel', () => {
   it('a release notice then the reply, before the OK and after it: the reply is the answer, status 0', async () => {
     const { modem, done } = await replay('generic/ussd-release-then-reply.txt', { profile: 'generic' });
     const first = await modem.ussd('*100#');
-    expect(first).toMatchObject({ status: 0, text: 'Wrong order test message', releaseNotice: '+CUSD: 2,"Initiating Release",15' });
+    expect(first).toMatchObject({
+      status: 0,
+      text: 'Wrong order test message',
+      releaseNotice: '+CUSD: 2,"Initiating Release",15',
+    });
     expect(first.noReply).toBeUndefined();
     const second = await modem.ussd('*101#');
-    expect(second).toMatchObject({ status: 0, text: 'Notifications test', releaseNotice: '+CUSD: 2,"Initiating Release",15' });
+    expect(second).toMatchObject({
+      status: 0,
+      text: 'Notifications test',
+      releaseNotice: '+CUSD: 2,"Initiating Release",15',
+    });
     done();
   });
 });
@@ -260,8 +310,14 @@ describe('u-blox init replayed on the AT channel', () => {
     const unexpected: string[] = [];
     channel.on('unexpected', (l: string) => unexpected.push(l));
     expect(await modem.init()).toMatchObject({
-      profile: 'generic', manufacturer: 'u-blox', model: 'SARA-G450', revision: '00.00', imei: '350000000000001',
-      imsi: '204080000000001', iccid: '89310000000000000001', msisdn: undefined,
+      profile: 'generic',
+      manufacturer: 'u-blox',
+      model: 'SARA-G450',
+      revision: '00.00',
+      imei: '350000000000001',
+      imsi: '204080000000001',
+      iccid: '89310000000000000001',
+      msisdn: undefined,
     });
     expect(modem.homeStorage).toBe('SM');
     expect(modem.storageCapacity).toEqual({ used: 0, total: 50 });

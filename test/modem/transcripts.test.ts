@@ -21,13 +21,54 @@ function modemFor(path: string, options: Partial<ModemOptions> = {}): { modem: M
 
 describe('init from transcripts', () => {
   it.each([
-    ['simcom/sim800l-boot-init.txt', { profile: 'simcom', manufacturer: 'SIMCOM_Ltd', model: 'SIMCOM_SIM800L', revision: '1418B04SIM800L24', imei: '866782034567890', imsi: '510101234567890', iccid: '89621012345678901234', msisdn: undefined }],
-    ['simcom/sim7600-init.txt', { profile: 'simcom', model: 'SIMCOM_SIM7600E-H', revision: 'LE20B04SIM7600M22', iccid: '89621055512345678901', msisdn: '+6281234567890' }],
-    ['huawei/e173-init.txt', { profile: 'huawei', manufacturer: 'huawei', model: 'E173', imei: '353142041234567', iccid: '89621098765432109876' }],
+    [
+      'simcom/sim800l-boot-init.txt',
+      {
+        profile: 'simcom',
+        manufacturer: 'SIMCOM_Ltd',
+        model: 'SIMCOM_SIM800L',
+        revision: '1418B04SIM800L24',
+        imei: '866782034567890',
+        imsi: '510101234567890',
+        iccid: '89621012345678901234',
+        msisdn: undefined,
+      },
+    ],
+    [
+      'simcom/sim7600-init.txt',
+      {
+        profile: 'simcom',
+        model: 'SIMCOM_SIM7600E-H',
+        revision: 'LE20B04SIM7600M22',
+        iccid: '89621055512345678901',
+        msisdn: '+6281234567890',
+      },
+    ],
+    [
+      'huawei/e173-init.txt',
+      {
+        profile: 'huawei',
+        manufacturer: 'huawei',
+        model: 'E173',
+        imei: '353142041234567',
+        iccid: '89621098765432109876',
+      },
+    ],
     ['quectel/ec25-boot-init.txt', { profile: 'quectel', model: 'EC25', iccid: '8962011234567890123F' }],
-    ['wavecom/fastrack-init.txt', { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '510211234567890', iccid: '89622101234567890123' }],
+    [
+      'wavecom/fastrack-init.txt',
+      { profile: 'wavecom', manufacturer: 'WAVECOM MODEM', imsi: '510211234567890', iccid: '89622101234567890123' },
+    ],
     ['zte/mf190-init.txt', { profile: 'zte', model: 'MF190', iccid: undefined }],
-    ['quectel/m95-multiline-cgmi.txt', { profile: 'quectel', manufacturer: 'Quectel_Ltd Quectel_M95 MTK 0828', model: 'Quectel_M95', iccid: '89620000000000000002' }],
+    [
+      'quectel/m95-multiline-cgmi.txt',
+      {
+        profile: 'quectel',
+        manufacturer: 'Quectel_Ltd Quectel_M95 MTK 0828',
+        model: 'Quectel_M95',
+        iccid: '89620000000000000002',
+      },
+    ],
   ])('%s', async (path, expected) => {
     const { modem, fake } = modemFor(path);
     const identity = await modem.init();
@@ -69,7 +110,11 @@ describe('init from transcripts', () => {
     const reboots: string[] = [];
     modem.on('urc', (u) => urcs.push(u.name));
     modem.on('reboot', (r) => reboots.push(r.urc));
-    expect(await modem.init()).toMatchObject({ profile: 'simcom', model: 'A7670E-LNXY-UBL', iccid: '89620000000000000001' });
+    expect(await modem.init()).toMatchObject({
+      profile: 'simcom',
+      model: 'A7670E-LNXY-UBL',
+      iccid: '89620000000000000001',
+    });
     fake.expectDone();
     await nextTurn();
     expect(reboots).toEqual([]);
@@ -85,7 +130,11 @@ describe('init from transcripts', () => {
     await modem.init();
     await nextTurn();
     expect(reboots).toEqual(['rdy']);
-    expect(await modem.init()).toMatchObject({ profile: 'simcom', model: 'SIMCOM_SIM7600E-H', iccid: '89621055512345678901' });
+    expect(await modem.init()).toMatchObject({
+      profile: 'simcom',
+      model: 'SIMCOM_SIM7600E-H',
+      iccid: '89621055512345678901',
+    });
     fake.expectDone();
     expect(fake.sent.filter((c) => c === 'AT+CNMI=2,1,0,0,0')).toHaveLength(2);
     expect(modem.cnmi).toBe('2,1,0,0,0');
@@ -152,7 +201,10 @@ describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)
     expect(await modem.readSms(3)).toEqual({ index: 3, stat: 1, length: 25, pdu });
     await modem.deleteSms(3);
     await nextTurn();
-    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+    expect(indications).toEqual([
+      { storage: 'SM', index: 3 },
+      { storage: 'SM', index: 3 },
+    ]);
     expect(await modem.readSms(3)).toMatchObject({ index: 3, pdu });
     expect(fake.sent.filter((c) => c === 'AT+CMGR=3')).toHaveLength(2);
     fake.expectDone();
@@ -163,7 +215,10 @@ describe('one SMS announced twice (Neoway M590, constructed from 27.005 §3.4.1)
     const indications: Array<{ storage: string; index: number }> = [];
     modem.on('sms', (s) => indications.push(s));
     await nextTurn();
-    expect(indications).toEqual([{ storage: 'SM', index: 3 }, { storage: 'SM', index: 3 }]);
+    expect(indications).toEqual([
+      { storage: 'SM', index: 3 },
+      { storage: 'SM', index: 3 },
+    ]);
   });
 });
 
@@ -202,7 +257,9 @@ describe('+CMS ERROR: 321 to an announced index (constructed from 27.005 §3.2.5
     expect(fake.sent).toEqual(['AT+CMGL=4', 'AT+CMGR=4', 'AT+CMGL=4', 'AT+CMGL=4', 'AT+CMGD=4']);
     expect(spool.pending.size).toBe(1);
     expect(spool.quarantine.size + spool.ignored.size).toBe(0);
-    expect([...spool.pending.values()][0]).toMatchObject({ pdus: ['0791198948004544040C9119894882006200007050307040042206CF35689E9603'] });
+    expect([...spool.pending.values()][0]).toMatchObject({
+      pdus: ['0791198948004544040C9119894882006200007050307040042206CF35689E9603'],
+    });
   });
 });
 
@@ -210,14 +267,26 @@ describe('AT+CMGL header variants (ModemManager test-modem-helpers.c)', () => {
   it('with an empty alpha field and without one; a stored sent message is never taken for a received one', async () => {
     const { modem, fake } = modemFor('generic/mm-cmgl-header-variants.txt');
     const received = await modem.listSms();
-    expect(received.map((m) => [m.index, m.stat, m.length])).toEqual([[0, 1, 147], [1, 1, 147], [2, 1, 147]]);
+    expect(received.map((m) => [m.index, m.stat, m.length])).toEqual([
+      [0, 1, 147],
+      [1, 1, 147],
+      [2, 1, 147],
+    ]);
     for (const m of received) {
       expect(isOutgoing(m)).toBe(false);
       const decoded = decodeDeliver(m);
-      expect(decoded.ok && [decoded.sms.originator, decoded.sms.text.slice(0, 21)]).toEqual(['22167', 'Bienvenido a Vodafone']);
+      expect(decoded.ok && [decoded.sms.originator, decoded.sms.text.slice(0, 21)]).toEqual([
+        '22167',
+        'Bienvenido a Vodafone',
+      ]);
     }
     const pantech = await modem.listSms();
-    expect(pantech.map((m) => [m.index, m.stat, m.length])).toEqual([[17, 3, 35], [15, 3, 35], [13, 3, 35], [11, 3, 35]]);
+    expect(pantech.map((m) => [m.index, m.stat, m.length])).toEqual([
+      [17, 3, 35],
+      [15, 3, 35],
+      [13, 3, 35],
+      [11, 3, 35],
+    ]);
     expect(pantech.every(isOutgoing)).toBe(true); // the receiver leaves stored outgoing copies alone
     fake.expectDone();
   });
@@ -226,8 +295,18 @@ describe('AT+CMGL header variants (ModemManager test-modem-helpers.c)', () => {
 describe('AT+CMGR header variants of real phones (gammu at-sms dumps)', () => {
   it('with an empty alpha field and without one; stat read and unread; index 0 and 1', async () => {
     const { modem, fake } = modemFor('generic/gammu-cmgr-headers.txt');
-    expect(await modem.readSms(1)).toMatchObject({ index: 1, stat: 1, length: 25, pdu: '0791198948004544040C9119894882006200007050307040042206CF35689E9603' });
-    expect(await modem.readSms(0)).toMatchObject({ index: 0, stat: 0, length: 23, pdu: '07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37' });
+    expect(await modem.readSms(1)).toMatchObject({
+      index: 1,
+      stat: 1,
+      length: 25,
+      pdu: '0791198948004544040C9119894882006200007050307040042206CF35689E9603',
+    });
+    expect(await modem.readSms(0)).toMatchObject({
+      index: 0,
+      stat: 0,
+      length: 23,
+      pdu: '07917283010010F5040BC87238880900F10000993092516195800AE8329BFD4697D9EC37',
+    });
     expect(await modem.readSms(0)).toMatchObject({ index: 0, stat: 1, length: 30 });
     fake.expectDone();
   });

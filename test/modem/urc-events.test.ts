@@ -8,7 +8,11 @@ import { silentLogger } from '../../src/log.js';
 import { generic, getProfile } from '../../src/modem/profiles/index.js';
 import { UrcEvents } from '../../src/modem/urc-events.js';
 
-const cmti = (index: number, storage = 'SM'): Urc => ({ name: 'cmti', lines: [`+CMTI: "${storage}",${index}`], data: { storage, index } });
+const cmti = (index: number, storage = 'SM'): Urc => ({
+  name: 'cmti',
+  lines: [`+CMTI: "${storage}",${index}`],
+  data: { storage, index },
+});
 
 function mapper(windowMs = 5000) {
   let now = 1_000_000;
@@ -39,27 +43,35 @@ describe('UrcEvents', () => {
     const { events } = mapper();
     const ctx = { profile: generic, initDone: true, storage: 'ME' };
     expect(events.map(cmti(2), ctx)).toHaveLength(1);
-    expect(events.map({ name: 'cmti', lines: ['+CMTI: 2'], data: { index: 2 } }, ctx)).toEqual([{ name: 'sms', info: { storage: 'ME', index: 2 } }]);
+    expect(events.map({ name: 'cmti', lines: ['+CMTI: 2'], data: { index: 2 } }, ctx)).toEqual([
+      { name: 'sms', info: { storage: 'ME', index: 2 } },
+    ]);
   });
 
   it('a boot banner is a reboot only after init; storage-full follows the profile', () => {
     const { events } = mapper();
     const rdy: Urc = { name: 'rdy', lines: ['RDY'], data: {} };
     expect(events.map(rdy, { profile: getProfile('simcom'), initDone: false, storage: 'SM' })).toEqual([]);
-    expect(events.map(rdy, { profile: getProfile('simcom'), initDone: true, storage: 'SM' })).toEqual([{ name: 'reboot', info: { urc: 'rdy' } }]);
+    expect(events.map(rdy, { profile: getProfile('simcom'), initDone: true, storage: 'SM' })).toEqual([
+      { name: 'reboot', info: { urc: 'rdy' } },
+    ]);
     const full: Urc = { name: 'smmemfull', lines: ['^SMMEMFULL: "SM"'], data: { storage: 'SM' } };
-    expect(events.map(full, { profile: getProfile('huawei'), initDone: true, storage: 'SM' })).toEqual([{ name: 'storage-full', info: { urc: 'smmemfull', storage: 'SM' } }]);
+    expect(events.map(full, { profile: getProfile('huawei'), initDone: true, storage: 'SM' })).toEqual([
+      { name: 'storage-full', info: { urc: 'smmemfull', storage: 'SM' } },
+    ]);
     expect(events.map(full, { profile: generic, initDone: true, storage: 'SM' })).toEqual([]);
   });
 
   it('direct deliveries and status reports; unreadable ones yield nothing', () => {
     const { events } = mapper();
     const ctx = { profile: generic, initDone: true, storage: 'SM' };
-    expect(events.map({ name: 'cmt', lines: ['+CMT: ,20', '07916226'], data: { pdu: '07916226ab', length: 20 } }, ctx)).toEqual([
-      { name: 'sms-direct', info: { pdu: '07916226AB', length: 20 } },
-    ]);
+    expect(
+      events.map({ name: 'cmt', lines: ['+CMT: ,20', '07916226'], data: { pdu: '07916226ab', length: 20 } }, ctx),
+    ).toEqual([{ name: 'sms-direct', info: { pdu: '07916226AB', length: 20 } }]);
     expect(events.map({ name: 'cmt', lines: ['+CMT: ,20', 'zz'], data: { pdu: 'zz', length: 20 } }, ctx)).toEqual([]);
-    expect(events.map({ name: 'cdsi', lines: ['+CDSI: "SR",4'], data: { storage: 'SR', index: 4 } }, ctx)).toEqual([{ name: 'status-report', info: { storage: 'SR', index: 4 } }]);
+    expect(events.map({ name: 'cdsi', lines: ['+CDSI: "SR",4'], data: { storage: 'SR', index: 4 } }, ctx)).toEqual([
+      { name: 'status-report', info: { storage: 'SR', index: 4 } },
+    ]);
     expect(events.map({ name: 'cmti', lines: ['+CMTI: "SM",x'], data: { storage: 'SM' } }, ctx)).toEqual([]);
   });
 });

@@ -4,7 +4,10 @@ import { huawei, neoway, quectel, simcom, wavecom, zte } from '../../src/modem/p
 import { buildUrcTable, GENERIC_URCS } from '../../src/modem/urcs.js';
 
 /** What the channel does with a table: the first row whose pattern matches the line. */
-function classify(table: readonly UrcEntry[], lines: string[]): { name: string; data: Record<string, unknown> } | undefined {
+function classify(
+  table: readonly UrcEntry[],
+  lines: string[],
+): { name: string; data: Record<string, unknown> } | undefined {
   const row = table.find((e) => e.pattern.test(lines[0]!));
   if (!row) return undefined;
   return { name: row.name, data: row.parse ? row.parse(lines) : {} };
@@ -14,13 +17,25 @@ describe('generic URC rows on captured lines', () => {
   it.each([
     [['+CMTI: "SM",3'], 'cmti', { storage: 'SM', index: 3 }],
     [['+CMTI: "ME",0'], 'cmti', { storage: 'ME', index: 0 }],
-    [['+CMT: ,23', '0791261801000004038158F80000811080015100820C'], 'cmt', { alpha: undefined, length: 23, pdu: '0791261801000004038158F80000811080015100820C' }],
+    [
+      ['+CMT: ,23', '0791261801000004038158F80000811080015100820C'],
+      'cmt',
+      { alpha: undefined, length: 23, pdu: '0791261801000004038158F80000811080015100820C' },
+    ],
     [['+CMT: "",23', '07912618'], 'cmt', { alpha: undefined, length: 23, pdu: '07912618' }],
     [['+CDS: 25', '07912618010000060C'], 'cds', { length: 25, pdu: '07912618010000060C' }],
     [['+CDSI: "SR",1'], 'cdsi', { storage: 'SR', index: 1 }],
-    [['+CUSD: 0,"Sisa pulsa Rp.24025",15'], 'cusd', { status: 0, payload: 'Sisa pulsa Rp.24025', dcs: 15, complete: true, raw: '+CUSD: 0,"Sisa pulsa Rp.24025",15' }],
+    [
+      ['+CUSD: 0,"Sisa pulsa Rp.24025",15'],
+      'cusd',
+      { status: 0, payload: 'Sisa pulsa Rp.24025', dcs: 15, complete: true, raw: '+CUSD: 0,"Sisa pulsa Rp.24025",15' },
+    ],
     [['+CUSD: 4'], 'cusd', { status: 4, payload: undefined, dcs: undefined, complete: true, raw: '+CUSD: 4' }],
-    [['+CUSD: 1,"Menu:'], 'cusd', { status: 1, payload: 'Menu:', dcs: undefined, complete: false, raw: '+CUSD: 1,"Menu:' }],
+    [
+      ['+CUSD: 1,"Menu:'],
+      'cusd',
+      { status: 1, payload: 'Menu:', dcs: undefined, complete: false, raw: '+CUSD: 1,"Menu:' },
+    ],
     [['RING'], 'ring', {}],
     [['+CLIP: "+6281234567890",145,"",0,"",0'], 'clip', { number: '+6281234567890', type: 145 }],
     [['RDY'], 'rdy', {}],
@@ -65,7 +80,12 @@ describe('profile URC rows', () => {
     [huawei, ['^HCSQ:"LTE",45,38,120,20'], 'hcsq', { sysmode: 'LTE', values: [45, 38, 120, 20] }],
     [huawei, ['^SMMEMFULL: "SM"'], 'smmemfull', { storage: 'SM' }],
     [huawei, ['^BOOT:20841397,0,0,0,75'], 'hw-boot', {}],
-    [huawei, ['^DSFLOWRPT:0000013A,00000000,00000000,0000000000001A2B,0000000000002C3D,0003E800,0003E800'], 'dsflowrpt', {}],
+    [
+      huawei,
+      ['^DSFLOWRPT:0000013A,00000000,00000000,0000000000001A2B,0000000000002C3D,0003E800,0003E800'],
+      'dsflowrpt',
+      {},
+    ],
     [huawei, ['^MODE:5,4'], 'mode', {}],
     [huawei, ['^SRVST:2'], 'srvst', {}],
     [huawei, ['^SIMST:1'], 'simst', {}],

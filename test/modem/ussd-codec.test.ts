@@ -210,7 +210,9 @@ describe('decodeUssdPayload', () => {
 
     it('reserved values read as GSM 7-bit (dcs 0x80, 0xA5, 0x3F)', () => {
       for (const dcs of [0x80, 0xa5, 0x3f]) {
-        expect(decodeUssdPayload('D03A7B1E0605DDE430480A07D5603018', dcs, { packed: true }).text).toBe('Pulsa Anda Rp 5000');
+        expect(decodeUssdPayload('D03A7B1E0605DDE430480A07D5603018', dcs, { packed: true }).text).toBe(
+          'Pulsa Anda Rp 5000',
+        );
       }
     });
   });

@@ -24,7 +24,10 @@ describe('USSD end states', () => {
   });
 
   it('status 2 with the answer in it: the answer at once, no wait', async () => {
-    const { modem } = modemOn([['AT+CSCS="IRA"', ['OK']], ['AT+CUSD=1,"*100#",15', ['OK', '! +CUSD: 2,"Sisa pulsa Rp.5000",15']]]);
+    const { modem } = modemOn([
+      ['AT+CSCS="IRA"', ['OK']],
+      ['AT+CUSD=1,"*100#",15', ['OK', '! +CUSD: 2,"Sisa pulsa Rp.5000",15']],
+    ]);
     const started = Date.now();
     const reply = await modem.ussd('*100#');
     expect(reply).toMatchObject({ status: 2, text: 'Sisa pulsa Rp.5000' });
@@ -33,12 +36,22 @@ describe('USSD end states', () => {
   });
 
   it('a bare +CUSD: 2 followed by the reply: the reply is the answer', async () => {
-    const { modem } = modemOn([['AT+CSCS="IRA"', ['OK']], ['AT+CUSD=1,"*100#",15', ['OK', '! +CUSD: 2', '! +CUSD: 0,"Sisa pulsa Rp.5000",15']]]);
-    expect(await modem.ussd('*100#')).toMatchObject({ status: 0, text: 'Sisa pulsa Rp.5000', releaseNotice: '+CUSD: 2' });
+    const { modem } = modemOn([
+      ['AT+CSCS="IRA"', ['OK']],
+      ['AT+CUSD=1,"*100#",15', ['OK', '! +CUSD: 2', '! +CUSD: 0,"Sisa pulsa Rp.5000",15']],
+    ]);
+    expect(await modem.ussd('*100#')).toMatchObject({
+      status: 0,
+      text: 'Sisa pulsa Rp.5000',
+      releaseNotice: '+CUSD: 2',
+    });
   });
 
   it('+CUSD: 4: not supported, at once', async () => {
-    const { modem } = modemOn([['AT+CSCS="IRA"', ['OK']], ['AT+CUSD=1,"*999#",15', ['OK', '! +CUSD: 4']]]);
+    const { modem } = modemOn([
+      ['AT+CSCS="IRA"', ['OK']],
+      ['AT+CUSD=1,"*999#",15', ['OK', '! +CUSD: 4']],
+    ]);
     expect(await modem.ussd('*999#')).toMatchObject({ status: 4 });
   });
 });

@@ -21,11 +21,27 @@ afterEach(async () => {
 });
 
 async function setup(ussd: ModemProfile['ussd']) {
-  const vm = new VirtualModem({ path: `virtual:ussd-session-${process.pid}-${++counter}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({
+    path: `virtual:ussd-session-${process.pid}-${++counter}`,
+    profile: 'simcom',
+    bootStepMs: 0,
+    noise: false,
+  });
   const link = await openVirtualLink(vm.start());
-  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 2000, urcs: buildUrcTable(generic) });
+  const channel = new SerialAtChannel({
+    link,
+    logger: silentLogger(),
+    defaultTimeoutMs: 2000,
+    urcs: buildUrcTable(generic),
+  });
   const profile: ModemProfile = { ...generic, ussd };
-  const session = new UssdSession({ at: new ModemAt(channel, 'm1', silentLogger()), name: 'm1', log: silentLogger(), profile: () => profile, onUnsolicited: () => undefined });
+  const session = new UssdSession({
+    at: new ModemAt(channel, 'm1', silentLogger()),
+    name: 'm1',
+    log: silentLogger(),
+    profile: () => profile,
+    onUnsolicited: () => undefined,
+  });
   channel.on('urc', (u) => {
     if (u.name === 'cusd') session.onCusd(u);
   });

@@ -35,7 +35,12 @@ async function setup(o: { timeoutMs?: number } = {}) {
   });
   const unregister = registerVirtualDevice(path, device);
   const link = await openVirtualLink(path);
-  const channel = new SerialAtChannel({ link, logger: silentLogger(), defaultTimeoutMs: 2000, urcs: buildUrcTable(generic) });
+  const channel = new SerialAtChannel({
+    link,
+    logger: silentLogger(),
+    defaultTimeoutMs: 2000,
+    urcs: buildUrcTable(generic),
+  });
   const modem = new Modem({ channel, name: 'telkomsel-1', logger: silentLogger(), profile: 'generic' });
   const scheduler = new AtScheduler<Modem>({ name: 'telkomsel-1' });
   scheduler.attach(modem);
@@ -96,10 +101,17 @@ describe('UssdBroker', () => {
     await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 1,"1.Beli Paket",15');
     await opened;
-    for (const attempt of [() => t.sessions.open(bob, '*123#'), () => t.sessions.reply(bob, '1'), () => t.sessions.cancel(bob)]) {
+    for (const attempt of [
+      () => t.sessions.open(bob, '*123#'),
+      () => t.sessions.reply(bob, '1'),
+      () => t.sessions.cancel(bob),
+    ]) {
       const err = await attempt().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ControlError);
-      expect(err).toMatchObject({ code: 'busy', message: 'busy, session opened by pulsa-bridge ussd (pid 11) at 2026-03-01T08:00:00.000Z' });
+      expect(err).toMatchObject({
+        code: 'busy',
+        message: 'busy, session opened by pulsa-bridge ussd (pid 11) at 2026-03-01T08:00:00.000Z',
+      });
     }
     expect(t.commands.filter((c) => c.startsWith('AT+CUSD'))).toEqual(['AT+CUSD=1,"*888#",15']);
   });
@@ -112,7 +124,10 @@ describe('UssdBroker', () => {
   it('no reply within the timeout: cancelled with AT+CUSD=2, a timeout error, and the modem is ready for the next code', async () => {
     const t = await setup({ timeoutMs: 300 });
     const err = await t.sessions.open(alice, '*999#').catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'timeout', message: 'no USSD reply to *999# within 300 ms; the session was cancelled' });
+    expect(err).toMatchObject({
+      code: 'timeout',
+      message: 'no USSD reply to *999# within 300 ms; the session was cancelled',
+    });
     expect(t.commands.at(-1)).toBe('AT+CUSD=2');
     expect(t.sessions.current()).toBeUndefined();
     // The late reply is not taken for the next session's answer.
@@ -174,11 +189,24 @@ describe('UssdBroker', () => {
     const a = t.sessions.open(alice, '*888#');
     await until(() => t.commands.some((c) => c.startsWith('AT+CUSD=1')), 'sent', 2000);
     await t.network('+CUSD: 0,"00480061006C006F",72');
-    expect(await a).toEqual({ status: 0, statusText: 'USSD done', text: 'Halo', dcs: 72, raw: '+CUSD: 0,"00480061006C006F",72' });
+    expect(await a).toEqual({
+      status: 0,
+      statusText: 'USSD done',
+      text: 'Halo',
+      dcs: 72,
+      raw: '+CUSD: 0,"00480061006C006F",72',
+    });
     const b = t.sessions.open(alice, '*889#');
     await until(() => t.commands.some((c) => c.includes('*889#')), 'sent', 2000);
     await t.network('+CUSD: 0,"C8329BFD06",68');
-    expect(await b).toEqual({ status: 0, statusText: 'USSD done', text: 'C8329BFD06', undecoded: true, dcs: 68, raw: '+CUSD: 0,"C8329BFD06",68' });
+    expect(await b).toEqual({
+      status: 0,
+      statusText: 'USSD done',
+      text: 'C8329BFD06',
+      undecoded: true,
+      dcs: 68,
+      raw: '+CUSD: 0,"C8329BFD06",68',
+    });
   });
 
   it('the status of a reply without text is explained', async () => {

@@ -41,7 +41,12 @@ describe('batched reads over the virtual modem', () => {
     const sent = new Map<string, string>();
     let parts = 0;
     for (let i = 0; i < 12; i++) {
-      const text = i % 6 === 2 ? `${LONG} #${i}` : i % 6 === 4 ? `Pulsa Rp${i}.000 diterima 😀 — ${i}` : `Anda mendapatkan pulsa Rp ${i}000 dari 62821122357${String(i).padStart(2, '0')} {~}€`;
+      const text =
+        i % 6 === 2
+          ? `${LONG} #${i}`
+          : i % 6 === 4
+            ? `Pulsa Rp${i}.000 diterima 😀 — ${i}`
+            : `Anda mendapatkan pulsa Rp ${i}000 dari 62821122357${String(i).padStart(2, '0')} {~}€`;
       sent.set(text, '858');
       parts += vm.injectSms({ from: '858', text, timestamp: new Date(Date.UTC(2026, 10, 22, 3, 0, i)) }).indexes.length;
     }
@@ -50,7 +55,10 @@ describe('batched reads over the virtual modem', () => {
     await until(() => stack!.supervisor.status().scheduler.queuedBy.receive === parts, 'every read queued');
     receiver.resume();
     await settle(stack, vm);
-    const cmds = vm.commandLog().slice(before).filter((c) => /^AT\+CMG[LRD]/i.test(c));
+    const cmds = vm
+      .commandLog()
+      .slice(before)
+      .filter((c) => /^AT\+CMG[LRD]/i.test(c));
     expect(cmds.filter((c) => /^AT\+CMGL/i.test(c))).toHaveLength(2);
     expect(cmds.filter((c) => /^AT\+CMGR/i.test(c))).toHaveLength(0);
     expect(cmds.filter((c) => /^AT\+CMGD/i.test(c))).toHaveLength(parts);

@@ -13,7 +13,8 @@ import { until } from '../support/until.js';
 import { FakeModem, MemorySpool, receiverOn, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
-const pdus = (from: string, text: string, ref?: number) => buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
+const pdus = (from: string, text: string, ref?: number) =>
+  buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
 function setup(policy: 'archive' | 'delete' | 'keep' = 'archive') {
   const calls: string[] = [];
   const modem = new FakeModem(calls);
@@ -38,23 +39,34 @@ async function announceWhilePaused(r: ReturnType<typeof setup>, indexes: number[
 
 const texts = (m: Map<string, SmsRecord>) => [...m.values()].map((x) => x.text).sort();
 const commands = (calls: string[]) => calls.filter((c) => /^(list$|read |delete |cnma)/.test(c));
-const LONG_A = 'Terima kasih. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 tgl 2026-11-22 pukul 10:15 WIB. Pulsa dapat digunakan untuk telepon, SMS dan paket data.';
+const LONG_A =
+  'Terima kasih. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 tgl 2026-11-22 pukul 10:15 WIB. Pulsa dapat digunakan untuk telepon, SMS dan paket data.';
 
 describe('batched reads: several +CMTI waiting', () => {
   it('N waiting: two AT+CMGL and N AT+CMGD, no AT+CMGR; every text byte-exact; a multipart message joined once', async () => {
     const r = setup();
-    const singles = ['Rp 5.000 dari 6281234 €', 'Rp 10.000 dari 6285555 {}[]~', 'Pulsa Rp 20.000 — terima kasih 🙂', 'Rp 1 dari 62811'];
+    const singles = [
+      'Rp 5.000 dari 6281234 €',
+      'Rp 10.000 dari 6285555 {}[]~',
+      'Pulsa Rp 20.000 — terima kasih 🙂',
+      'Rp 1 dari 62811',
+    ];
     let i = 1;
     for (const t of singles) r.modem.put(i++, pdus('858', t)[0]!);
     const long = pdus('858', LONG_A, 42);
     expect(long).toHaveLength(2);
     for (const p of long) r.modem.put(i++, p);
     const n = i - 1;
-    await announceWhilePaused(r, Array.from({ length: n }, (_, k) => k + 1));
+    await announceWhilePaused(
+      r,
+      Array.from({ length: n }, (_, k) => k + 1),
+    );
     await r.receiver.drained();
     const cmds = commands(r.calls);
     expect(cmds.filter((c) => c === 'list')).toHaveLength(2);
-    expect(cmds.filter((c) => c.startsWith('delete')).sort()).toEqual(Array.from({ length: n }, (_, k) => `delete ${k + 1}`).sort());
+    expect(cmds.filter((c) => c.startsWith('delete')).sort()).toEqual(
+      Array.from({ length: n }, (_, k) => `delete ${k + 1}`).sort(),
+    );
     expect(cmds.filter((c) => c.startsWith('read'))).toEqual([]);
     expect(cmds).toHaveLength(n + 2);
     expect(texts(r.spool.pending)).toEqual([...singles, LONG_A].sort());
@@ -91,7 +103,13 @@ describe('batched reads: several +CMTI waiting', () => {
     expect(firstDelete).toBeGreaterThan(lastWritten);
     // Between the confirming listing and the deletes: no command at all.
     const secondList = r.calls.lastIndexOf('list');
-    expect(commands(r.calls.slice(secondList + 1))).toEqual(['delete 1', 'delete 2', 'delete 3', 'delete 4', 'delete 5']);
+    expect(commands(r.calls.slice(secondList + 1))).toEqual([
+      'delete 1',
+      'delete 2',
+      'delete 3',
+      'delete 4',
+      'delete 5',
+    ]);
     expect(r.modem.slots.size).toBe(0);
     await r.receiver.stop();
   });
@@ -128,7 +146,11 @@ describe('batched reads: several +CMTI waiting', () => {
     r.modem.put(1, pdus('858', 'Rp 1.000')[0]!);
     r.modem.put(2, pdus('858', 'Rp 2.000')[0]!);
     r.modem.put(7, pdus('858', 'Rp 7.000 tidak diumumkan')[0]!);
-    await announceWhilePaused(r, [1, 2], () => (r.modem.afterList = [() => (r.modem.slots.delete(1), r.modem.slots.delete(7))]));
+    await announceWhilePaused(
+      r,
+      [1, 2],
+      () => (r.modem.afterList = [() => (r.modem.slots.delete(1), r.modem.slots.delete(7))]),
+    );
     await r.receiver.drained();
     expect(texts(r.spool.pending)).toEqual(['Rp 2.000']);
     // An announced SMS that no listing confirms and no read finds is not taken for gone quietly: every memory is swept.
@@ -198,11 +220,28 @@ describe('batched reads: several +CMTI waiting', () => {
     it(`an AT+CMGL that times out (${which} listing) falls back to the per-slot path; nothing is lost, nothing deleted unconfirmed`, async () => {
       const r = setup();
       for (let i = 1; i <= 3; i++) r.modem.put(i, pdus('858', `Rp ${i}.000`)[0]!);
-      const timeout = new AtCommandError('AT_TIMEOUT', 'AT+CMGL=4: no final result within 60000 ms', { command: 'AT+CMGL=4' });
-      await announceWhilePaused(r, [1, 2, 3], () => (r.modem.listScript = which === 'first' ? [timeout] : [[...r.modem.slots.values()], timeout]));
+      const timeout = new AtCommandError('AT_TIMEOUT', 'AT+CMGL=4: no final result within 60000 ms', {
+        command: 'AT+CMGL=4',
+      });
+      await announceWhilePaused(
+        r,
+        [1, 2, 3],
+        () => (r.modem.listScript = which === 'first' ? [timeout] : [[...r.modem.slots.values()], timeout]),
+      );
       await r.receiver.drained();
       const lists = which === 'first' ? ['list'] : ['list', 'list'];
-      expect(commands(r.calls)).toEqual([...lists, 'read 1', 'read 1', 'delete 1', 'read 2', 'read 2', 'delete 2', 'read 3', 'read 3', 'delete 3']);
+      expect(commands(r.calls)).toEqual([
+        ...lists,
+        'read 1',
+        'read 1',
+        'delete 1',
+        'read 2',
+        'read 2',
+        'delete 2',
+        'read 3',
+        'read 3',
+        'delete 3',
+      ]);
       expect(texts(r.spool.pending)).toEqual(['Rp 1.000', 'Rp 2.000', 'Rp 3.000']);
       // Batches pause after a failed listing: the next burst is read one by one too.
       r.calls.length = 0;
@@ -238,7 +277,10 @@ describe('batched reads: several +CMTI waiting', () => {
     const n = MAX_BATCH_SLOTS + 5;
     for (let i = 1; i <= n; i++) r.modem.put(i, pdus('858', `Rp ${i}.000`)[0]!);
     // Slots not announced are found by the first batch as well: announce all of them so each is waiting.
-    await announceWhilePaused(r, Array.from({ length: n }, (_, k) => k + 1));
+    await announceWhilePaused(
+      r,
+      Array.from({ length: n }, (_, k) => k + 1),
+    );
     await r.receiver.drained();
     expect(r.calls.filter((c) => c.startsWith('read'))).toEqual([]);
     expect(r.calls.filter((c) => c.startsWith('delete'))).toHaveLength(n);
@@ -255,7 +297,12 @@ describe('planBatch', () => {
   const out = slot(4, pdus('858', 'draft')[0]!, 2);
 
   it('agreed, changed, gone, unlisted and left alone', () => {
-    const plan = planBatch({ taken: [1, 3, 5], first: [A, B, C, out], second: [{ ...A, stat: 1 }, C2, out], kept: new Map() });
+    const plan = planBatch({
+      taken: [1, 3, 5],
+      first: [A, B, C, out],
+      second: [{ ...A, stat: 1 }, C2, out],
+      kept: new Map(),
+    });
     expect(plan.agreed.map((s) => s.index)).toEqual([1]);
     expect(plan.changed.map((s) => [s.index, s.pdu])).toEqual([[3, C2.pdu]]);
     expect(plan.recheck).toEqual([5]); // 2 (unannounced, gone in the second) is skipped
@@ -293,7 +340,8 @@ describe('batched reads: the storage check', () => {
     const receiver = receiverOn(modem, spool, {
       storageUsage: async () => {
         calls.push('cpms');
-        if (cpmsFails) throw new AtCommandError('AT_TIMEOUT', 'AT+CPMS?: no final result within 10000 ms', { command: 'AT+CPMS?' });
+        if (cpmsFails)
+          throw new AtCommandError('AT_TIMEOUT', 'AT+CPMS?: no final result within 10000 ms', { command: 'AT+CPMS?' });
         return { used: 0, total: 30 };
       },
     });

@@ -13,7 +13,12 @@ import type { StoredPdu } from '../../src/sms/types.js';
 import type { PartRecord, QuarantineRecord, SmsRecord } from '../../src/spool/types.js';
 
 /** A stored slot for a built PDU (buildDeliverPdus' pdu and tpduLength). */
-export const slot = (index: number, p: { pdu: string; tpduLength: number }, stat = 0): StoredPdu => ({ index, stat, length: p.tpduLength, pdu: p.pdu });
+export const slot = (index: number, p: { pdu: string; tpduLength: number }, stat = 0): StoredPdu => ({
+  index,
+  stat,
+  length: p.tpduLength,
+  pdu: p.pdu,
+});
 
 export class FakeModem extends EventEmitter implements ReceiveModem {
   slots = new Map<number, StoredPdu>();

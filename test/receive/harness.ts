@@ -35,7 +35,13 @@ export function withFaults(spool: Spool, faults: Faults): ReceiveSpool {
 }
 
 export function modemConfig(over: Record<string, unknown> = {}): ModemConfig {
-  return parseConfig({ webhook: { url: 'http://127.0.0.1:9/unused' }, modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858', 'TELKOMSEL'], ...over }] }, {}).modems[0]!;
+  return parseConfig(
+    {
+      webhook: { url: 'http://127.0.0.1:9/unused' },
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858', 'TELKOMSEL'], ...over }],
+    },
+    {},
+  ).modems[0]!;
 }
 
 export interface Stack {
@@ -52,7 +58,12 @@ export async function startStack(
 ): Promise<Stack> {
   const spool = await Spool.open(dir, { logger });
   const m = modemConfig(opts.modem);
-  const supervisor = createModemSupervisor(m, { spool: opts.faults ? withFaults(spool, opts.faults) : spool, logger, path: vm.start(), ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}) });
+  const supervisor = createModemSupervisor(m, {
+    spool: opts.faults ? withFaults(spool, opts.faults) : spool,
+    logger,
+    path: vm.start(),
+    ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}),
+  });
   supervisor.start();
   await until(() => supervisor.status().state === 'running', 'modem running', 10_000);
   return {

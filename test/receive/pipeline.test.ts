@@ -13,7 +13,8 @@ import { buildDeliverPdus } from '../../src/virtual-modem/pdu-builder.js';
 import { FakeModem, MemorySpool, slot } from './fakes.js';
 
 const TS = new Date('2026-11-22T03:00:00Z');
-const pdu = (from: string, text: string, ref?: number) => buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
+const pdu = (from: string, text: string, ref?: number) =>
+  buildDeliverPdus({ originator: from, text, timestamp: TS, ...(ref === undefined ? {} : { concatRef: ref }) });
 
 function setup(otherSenders: OtherSendersPolicy = 'archive', spool = new MemorySpool()) {
   const modem = new FakeModem();
@@ -21,7 +22,15 @@ function setup(otherSenders: OtherSendersPolicy = 'archive', spool = new MemoryS
   const sim = { modem: 'm1', imsi: '510100000000001' };
   const accept = createSenderFilter(['858']);
   const storage = new SimStorage({ log });
-  const parts = new PartAssembler({ spool, sim, multipartTimeoutMs: 600_000, logger: log, now: Date.now, monotonic: () => performance.now(), accept });
+  const parts = new PartAssembler({
+    spool,
+    sim,
+    multipartTimeoutMs: 600_000,
+    logger: log,
+    now: Date.now,
+    monotonic: () => performance.now(),
+    accept,
+  });
   const pipeline = new SlotPipeline({ modem, spool, parts, storage, sim, accept, otherSenders, now: Date.now, log });
   return { modem, spool, storage, pipeline };
 }
@@ -32,7 +41,14 @@ describe('SlotPipeline', () => {
     modem.put(3, pdu('858', 'Rp 5.000 dari 6281')[0]!);
     const run = await pipeline.run([3], 'single');
     expect(modem.calls).toEqual(['read 3', 'read 3', 'delete 3']);
-    expect(run.slots).toEqual([{ index: 3, outcome: 'released', sender: '858', handled: { spooled: 'pending', id: [...spool.pending.keys()][0], created: true } }]);
+    expect(run.slots).toEqual([
+      {
+        index: 3,
+        outcome: 'released',
+        sender: '858',
+        handled: { spooled: 'pending', id: [...spool.pending.keys()][0], created: true },
+      },
+    ]);
     expect(run.counts).toEqual({ received: 1, spooled: 1, ignored: 0, quarantined: 0, duplicates: 0 });
     expect(run.failures).toEqual([]);
   });
@@ -48,7 +64,7 @@ describe('SlotPipeline', () => {
     expect(run.slots.map((s) => s.outcome)).toEqual(['released', 'released', 'released']);
   });
 
-  it('policy keep: \'single\' keeps the slot, \'operator\' archives it (the operator deletes it)', async () => {
+  it("policy keep: 'single' keeps the slot, 'operator' archives it (the operator deletes it)", async () => {
     const kept = setup('keep');
     kept.modem.put(5, pdu('999', 'promo')[0]!);
     const single = await kept.pipeline.run([5], 'single');
@@ -65,7 +81,10 @@ describe('SlotPipeline', () => {
     const spool = new MemorySpool({ gated: true });
     spool.failWhen = (text) => text === 'Rp 2';
     const { modem, pipeline } = setup('archive', spool);
-    const run = await pipeline.run([slot(1, pdu('858', 'Rp 1')[0]!), slot(2, pdu('858', 'Rp 2')[0]!), slot(3, pdu('858', 'Rp 3')[0]!)], 'batch');
+    const run = await pipeline.run(
+      [slot(1, pdu('858', 'Rp 1')[0]!), slot(2, pdu('858', 'Rp 2')[0]!), slot(3, pdu('858', 'Rp 3')[0]!)],
+      'batch',
+    );
     expect(modem.calls.filter((c) => c.startsWith('delete'))).toEqual(['delete 1', 'delete 3']);
     expect(run.slots.map((s) => s.outcome)).toEqual(['released', 'failed', 'released']);
     expect(run.failures).toMatchObject([{ index: 2, stage: 'write' }]);

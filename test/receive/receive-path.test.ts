@@ -6,7 +6,8 @@ import { pendingRecords, settle, startStack, virtualModem, type Stack } from './
 import type { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import type { SmsRecord } from '../../src/spool/types.js';
 
-const TSEL = 'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188';
+const TSEL =
+  'Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08. Cek pulsa melalui *888#. Info CS: 188';
 const LONG =
   'Terima kasih. Anda mendapatkan penambahan pulsa Rp 25.000 dari nomor 6281311112222 tgl 2026-11-22 pukul 10:15 WIB. ' +
   'Pulsa dapat digunakan untuk telepon, SMS dan paket data. Cek pulsa melalui *888#. Nikmati promo paket internet harian ' +
@@ -207,7 +208,11 @@ describe('receive path (virtual modem, real spool directory)', () => {
     await settle(stack, vm);
     const q = await stack.spool.list('quarantine');
     expect(q).toHaveLength(1);
-    expect(q[0]).toMatchObject({ kind: 'quarantine', modem: 'tsel-1', raw: '07912618485400F9040381580000108110015103820AFF' });
+    expect(q[0]).toMatchObject({
+      kind: 'quarantine',
+      modem: 'tsel-1',
+      raw: '07912618485400F9040381580000108110015103820AFF',
+    });
     expect(lines.some((l) => l.level === 50 && String(l.msg).includes('undecodable PDU quarantined'))).toBe(true);
   });
 
@@ -236,12 +241,20 @@ describe('receive path (virtual modem, real spool directory)', () => {
   it("operator work on the modem's scheduler runs on the current connection, fails fast while unplugged, and the same scheduler serves the replugged modem", async () => {
     stack = await startStack(dir, vm, logger);
     const scheduler = stack.supervisor.scheduler;
-    const csq = () => scheduler.schedule({ priority: 'operator', label: 'operator: AT+CSQ' }, async ({ target }) => (await target.channel.run('AT+CSQ')).lines);
+    const csq = () =>
+      scheduler.schedule(
+        { priority: 'operator', label: 'operator: AT+CSQ' },
+        async ({ target }) => (await target.channel.run('AT+CSQ')).lines,
+      );
     expect(await csq()).toEqual([expect.stringMatching(/^\+CSQ: \d+,\d+$/)]);
     expect(stack.supervisor.status().scheduler).toMatchObject({ attached: true, stopped: false });
     vm.unplug();
     await until(() => !scheduler.status().attached, 'the scheduler to be detached');
-    await expect(csq()).rejects.toMatchObject({ name: 'ModemUnavailableError', code: 'PORT_CLOSED', message: expect.stringContaining('modem tsel-1 is not connected') });
+    await expect(csq()).rejects.toMatchObject({
+      name: 'ModemUnavailableError',
+      code: 'PORT_CLOSED',
+      message: expect.stringContaining('modem tsel-1 is not connected'),
+    });
     vm.injectSms({ from: '858', text: TSEL, delivery: 'store' });
     vm.replug();
     await until(() => stack!.supervisor.status().state === 'running', 'the reconnect', 10_000);
@@ -266,7 +279,11 @@ describe('receive path (virtual modem, real spool directory)', () => {
     vm.stall('forever');
     await until(() => lines.some((l) => String(l.msg).includes('stopped answering')), 'hang detection', 10_000);
     vm.resume();
-    await until(() => stack!.supervisor.status().state === 'running' && stack!.supervisor.status().reconnects > 0, 'recovery', 15_000);
+    await until(
+      () => stack!.supervisor.status().state === 'running' && stack!.supervisor.status().reconnects > 0,
+      'recovery',
+      15_000,
+    );
     vm.injectSms({ from: '858', text: TSEL });
     await settle(stack, vm);
     expect(await pendingRecords(stack.spool)).toHaveLength(1);
@@ -285,7 +302,11 @@ describe('receive path (virtual modem, real spool directory)', () => {
     const sent = new Map<string, string>();
     for (let i = 0; i < 50; i++) {
       const text =
-        i % 10 === 3 ? `${LONG} #${i}` : i % 10 === 7 ? `Pulsa Rp${i}.000 diterima 😀 terima kasih — ${i}` : `Anda mendapatkan penambahan pulsa Rp ${i}000 dari nomor 62821122357${String(i).padStart(2, '0')}. SN: ${i}`;
+        i % 10 === 3
+          ? `${LONG} #${i}`
+          : i % 10 === 7
+            ? `Pulsa Rp${i}.000 diterima 😀 terima kasih — ${i}`
+            : `Anda mendapatkan penambahan pulsa Rp ${i}000 dari nomor 62821122357${String(i).padStart(2, '0')}. SN: ${i}`;
       sent.set(text, i % 2 === 0 ? '858' : 'TELKOMSEL');
       vm.injectSms({ from: sent.get(text)!, text, timestamp: new Date(Date.UTC(2026, 10, 22, 3, 0, i)) });
     }

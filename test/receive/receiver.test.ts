@@ -29,7 +29,10 @@ describe('Receiver', () => {
     await receiver.drained();
     modem.put(3, first);
     // read for handling -> first; the confirming read -> another PDU; a third read (the slot) -> first again
-    modem.readScript = [{ index: 3, stat: 0, length: first.tpduLength, pdu: first.pdu }, { index: 3, stat: 0, length: other.tpduLength, pdu: other.pdu }];
+    modem.readScript = [
+      { index: 3, stat: 0, length: first.tpduLength, pdu: first.pdu },
+      { index: 3, stat: 0, length: other.tpduLength, pdu: other.pdu },
+    ];
     modem.emit('sms', { storage: 'SM', index: 3 });
     await receiver.drained();
     expect([...spool.pending.values()].map((r) => r.text)).toEqual(['Rp 5000 dari 6281']);
@@ -42,7 +45,13 @@ describe('Receiver', () => {
     receiver.start();
     await receiver.drained();
     const lists = modem.calls.filter((c) => c === 'list').length;
-    modem.readScript = [new AtCommandError('AT_ERROR', 'AT+CMGR=7 failed: +CMS ERROR: 322 (memory full)', { command: 'AT+CMGR=7', final: '+CMS ERROR: 322', errorCode: 322 })];
+    modem.readScript = [
+      new AtCommandError('AT_ERROR', 'AT+CMGR=7 failed: +CMS ERROR: 322 (memory full)', {
+        command: 'AT+CMGR=7',
+        final: '+CMS ERROR: 322',
+        errorCode: 322,
+      }),
+    ];
     modem.emit('sms', { storage: 'SM', index: 7 });
     await receiver.drained();
     expect(modem.calls.filter((c) => c === 'list').length).toBe(lists + 1);
@@ -54,7 +63,9 @@ describe('Receiver', () => {
     receiver.start();
     await receiver.drained();
     const lists = modem.calls.filter((c) => c === 'list').length;
-    modem.readScript = [new AtCommandError('AT_ERROR', 'x', { command: 'AT+CMGR=7', final: '+CME ERROR: 322', errorCode: 322 })];
+    modem.readScript = [
+      new AtCommandError('AT_ERROR', 'x', { command: 'AT+CMGR=7', final: '+CME ERROR: 322', errorCode: 322 }),
+    ];
     modem.emit('sms', { storage: 'SM', index: 7 });
     await receiver.drained();
     expect(modem.calls.filter((c) => c === 'list').length).toBe(lists);
@@ -63,7 +74,13 @@ describe('Receiver', () => {
 
   it('a status report left on the SIM is deleted, not quarantined', async () => {
     const { modem, spool, receiver } = setup();
-    const sr = buildStatusReportPdu({ messageRef: 5, recipient: '+6281234567890', submitted: TS, discharged: TS, status: 0 });
+    const sr = buildStatusReportPdu({
+      messageRef: 5,
+      recipient: '+6281234567890',
+      submitted: TS,
+      discharged: TS,
+      status: 0,
+    });
     modem.put(2, sr);
     receiver.start();
     await receiver.drained();
@@ -151,7 +168,9 @@ describe('Receiver', () => {
   it('a failing sweep is logged and retried later; nothing is deleted', async () => {
     const { modem, receiver } = setup();
     modem.put(1, pdu('858', 'Rp 1000'));
-    modem.listError = new AtCommandError('AT_TIMEOUT', 'AT+CMGL=4: no answer within 10000 ms', { command: 'AT+CMGL=4' });
+    modem.listError = new AtCommandError('AT_TIMEOUT', 'AT+CMGL=4: no answer within 10000 ms', {
+      command: 'AT+CMGL=4',
+    });
     receiver.start();
     await receiver.drained();
     expect(receiver.stats.lastError).toContain('no answer');
@@ -316,7 +335,9 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     await receiver.drained();
     modem.emit('sms-direct', { pdu: good.pdu, length: good.tpduLength });
     await receiver.drained();
-    expect([...spool.pending.values()]).toMatchObject([{ text: 'Anda mendapatkan pulsa Rp 5000 dari 6281234', readsAgreed: 1 }]);
+    expect([...spool.pending.values()]).toMatchObject([
+      { text: 'Anda mendapatkan pulsa Rp 5000 dari 6281234', readsAgreed: 1 },
+    ]);
     expect(modem.calls.at(-1)).toBe('cnma');
     // a +CMT whose <length> does not match its octets (a digit lost on the line) is quarantined, not forwarded
     modem.emit('sms-direct', { pdu: good.pdu.slice(0, -2), length: good.tpduLength });
@@ -330,25 +351,35 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     const { modem, spool, receiver } = setup();
     receiver.start();
     await receiver.drained();
-    const [p] = buildDeliverPdus({ originator: '858', text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', timestamp: new Date('2024-05-01T00:00:00Z') });
+    const [p] = buildDeliverPdus({
+      originator: '858',
+      text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234',
+      timestamp: new Date('2024-05-01T00:00:00Z'),
+    });
     const udlAt = p!.pdu.length - 2 * Math.ceil((44 * 7) / 8) - 2;
     expect(p!.pdu.slice(udlAt, udlAt + 2)).toBe('2C');
     const noisy = p!.pdu.slice(0, udlAt) + '1C' + p!.pdu.slice(udlAt + 2);
     modem.emit('sms-direct', { pdu: noisy, length: p!.tpduLength });
     await receiver.drained();
     expect(spool.pending.size).toBe(0);
-    expect([...spool.quarantine.values()]).toMatchObject([{ raw: noisy, reason: expect.stringContaining('direct delivery (+CMT)') }]);
+    expect([...spool.quarantine.values()]).toMatchObject([
+      { raw: noisy, reason: expect.stringContaining('direct delivery (+CMT)') },
+    ]);
     expect(modem.calls.at(-1)).toBe('cnma');
     // the clean +CMT is forwarded with its full amount
     modem.emit('sms-direct', { pdu: p!.pdu, length: p!.tpduLength });
     await receiver.drained();
-    expect([...spool.pending.values()]).toMatchObject([{ text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', readsAgreed: 1 }]);
+    expect([...spool.pending.values()]).toMatchObject([
+      { text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', readsAgreed: 1 },
+    ]);
     await receiver.stop();
   });
 
   it('user data past its UDL (operator notice, UDL 53 septets, 77 octets follow): forwarded, extra octets kept in the record', async () => {
     const { readFileSync } = await import('node:fs');
-    const fx = JSON.parse(readFileSync(new URL('../fixtures/pdus/operator-udl-overflow.json', import.meta.url), 'utf8')) as { pdu: string; length: number; expect: { text: string; extraOctets: string } };
+    const fx = JSON.parse(
+      readFileSync(new URL('../fixtures/pdus/operator-udl-overflow.json', import.meta.url), 'utf8'),
+    ) as { pdu: string; length: number; expect: { text: string; extraOctets: string } };
     const modem = new FakeModem();
     const spool = new MemorySpool();
     const receiver = receiverOn(modem, spool, { accept: createSenderFilter(['TELKOMSEL']) });
@@ -356,7 +387,9 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
     receiver.start();
     await receiver.drained();
     expect(spool.quarantine.size).toBe(0);
-    expect([...spool.pending.values()]).toMatchObject([{ sender: 'TELKOMSEL', text: fx.expect.text, extraOctets: fx.expect.extraOctets, readsAgreed: 2 }]);
+    expect([...spool.pending.values()]).toMatchObject([
+      { sender: 'TELKOMSEL', text: fx.expect.text, extraOctets: fx.expect.extraOctets, readsAgreed: 2 },
+    ]);
     expect(modem.slots.size).toBe(0);
     await receiver.stop();
   });
@@ -365,11 +398,23 @@ describe('Receiver: a corrupted read is never forwarded (issue 11 item 5)', () =
 describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
   const TA = new Date('2026-11-22T05:00:00Z');
   const TB = new Date('2026-11-22T05:00:07Z');
-  const msg = (from: string, parts: string[], timestamp: Date, concatRef = 7) => buildDeliverPdus({ originator: from, text: parts.join(''), partsOverride: parts, timestamp, concatRef });
+  const msg = (from: string, parts: string[], timestamp: Date, concatRef = 7) =>
+    buildDeliverPdus({ originator: from, text: parts.join(''), partsOverride: parts, timestamp, concatRef });
   const A = ['Transfer pulsa Rp 5000 ', 'dari 6281111 berhasil'];
   const B = ['Transfer pulsa Rp 9000 ', 'dari 6282222 berhasil'];
 
-  function make(opts: { modem?: string; imsi?: string; spool?: MemorySpool; timeoutMs?: number; monotonic?: () => number; now?: () => number; adopt?: (m: string) => boolean; senders?: string[] } = {}) {
+  function make(
+    opts: {
+      modem?: string;
+      imsi?: string;
+      spool?: MemorySpool;
+      timeoutMs?: number;
+      monotonic?: () => number;
+      now?: () => number;
+      adopt?: (m: string) => boolean;
+      senders?: string[];
+    } = {},
+  ) {
     const modem = new FakeModem();
     const spool = opts.spool ?? new MemorySpool();
     const receiver = receiverOn(modem, spool, {
@@ -399,7 +444,8 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
     const [b1, b2] = msg('858', B, TB);
     await deliver(r, [a1!, b1!, a2!, b2!]);
     expect([...r.spool.pending.values()].map((x) => x.text).sort()).toEqual([A.join(''), B.join('')].sort());
-    for (const rec of r.spool.pending.values()) expect(rec.multipart).toMatchObject({ complete: true, received: [1, 2] });
+    for (const rec of r.spool.pending.values())
+      expect(rec.multipart).toMatchObject({ complete: true, received: [1, 2] });
     await r.receiver.stop();
   });
 
@@ -411,7 +457,10 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
     const [b1, b2] = msg('628123', B, TA);
     await deliver(r, [a1!, b1!, a2!, b2!]);
     const got = [...r.spool.pending.values()].map((x) => [x.sender, x.text]).sort();
-    expect(got).toEqual([['+628123', A.join('')], ['628123', B.join('')]]);
+    expect(got).toEqual([
+      ['+628123', A.join('')],
+      ['628123', B.join('')],
+    ]);
     await r.receiver.stop();
   });
 
@@ -460,7 +509,10 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
     await heir.receiver.drained();
     const recs = [...spool.pending.values()];
     expect(recs).toHaveLength(1);
-    expect(recs[0]).toMatchObject({ sim: { modem: 'old-name', imsi: '510100000000009' }, multipart: { complete: false, received: [1] } });
+    expect(recs[0]).toMatchObject({
+      sim: { modem: 'old-name', imsi: '510100000000009' },
+      multipart: { complete: false, received: [1] },
+    });
     expect(recs[0]!.text.startsWith(A[0]!)).toBe(true);
     expect([...spool.parts.values()].filter((p) => p.consumedBy === undefined)).toHaveLength(0);
     // and a complete message of a renamed modem gets the same record id as before the rename
@@ -479,7 +531,7 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
     await heir.receiver.stop();
   });
 
-  it('parts read on two modems that report the same IMSI never join, and one is not the other\'s retransmission', async () => {
+  it("parts read on two modems that report the same IMSI never join, and one is not the other's retransmission", async () => {
     const spool = new MemorySpool();
     let mono = 0;
     const one = make({ modem: 'm1', imsi: '510100000000001', spool, timeoutMs: 4_000, monotonic: () => mono });
@@ -498,7 +550,9 @@ describe('Receiver: multipart that cannot mix (issue 11 item 6)', () => {
     await new Promise((res) => setTimeout(res, 1_300));
     await two.receiver.drained();
     const fromTwo = [...spool.pending.values()].filter((x) => x.sim.modem === 'm2');
-    expect(fromTwo.map((x) => x.multipart)).toEqual([{ reference: 7, referenceBits: 8, total: 2, received: [1], complete: false }]);
+    expect(fromTwo.map((x) => x.multipart)).toEqual([
+      { reference: 7, referenceBits: 8, total: 2, received: [1], complete: false },
+    ]);
     expect([...spool.pending.values()].filter((x) => x.sim.modem === 'm1').map((x) => x.text)).toEqual([A.join('')]);
     await one.receiver.stop();
     await two.receiver.stop();

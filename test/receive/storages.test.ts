@@ -31,7 +31,11 @@ function meModem(over: Parameters<typeof virtualModem>[1] = {}): VirtualModem {
   return vm;
 }
 
-const texts = ['Anda menerima Pulsa dari 6285941020001 sebesar Rp5000.', 'Anda menerima Pulsa dari 6285941020002 sebesar Rp10000.', 'Anda menerima Pulsa dari 6285941020003 sebesar Rp25000.'];
+const texts = [
+  'Anda menerima Pulsa dari 6285941020001 sebesar Rp5000.',
+  'Anda menerima Pulsa dari 6285941020002 sebesar Rp10000.',
+  'Anda menerima Pulsa dari 6285941020003 sebesar Rp25000.',
+];
 
 describe('SMS stored in another memory than the selected one', () => {
   it('+CMTI: "ME" while SM is selected: every SMS delivered once, nothing left in SM or ME, SM selected again', async () => {
@@ -39,27 +43,42 @@ describe('SMS stored in another memory than the selected one', () => {
     const stack = await startStack(dir, vm, silentLogger());
     stacks.push(stack);
     for (const text of texts) vm.injectSms({ from: '858', text });
-    await until(async () => (await pendingRecords(stack.spool)).length === 3 && vm.storedMessages().length === 0, 'three records and empty memories', 10_000);
+    await until(
+      async () => (await pendingRecords(stack.spool)).length === 3 && vm.storedMessages().length === 0,
+      'three records and empty memories',
+      10_000,
+    );
     await stack.supervisor.currentReceiver()?.drained();
     expect((await pendingRecords(stack.spool)).map((r) => r.text).sort()).toEqual([...texts].sort());
     expect(vm.storedMessages()).toEqual([]);
     const log = vm.commandLog();
     expect(log.filter((c) => /^AT\+CPMS="ME"$/i.test(c)).length).toBeGreaterThan(0);
     // Every switch to ME is followed, before the task ends, by the switch back to SM.
-    expect(log.filter((c) => /^AT\+CPMS="ME"$/i.test(c)).length).toBe(log.filter((c) => /^AT\+CPMS="SM"$/i.test(c)).length);
+    expect(log.filter((c) => /^AT\+CPMS="ME"$/i.test(c)).length).toBe(
+      log.filter((c) => /^AT\+CPMS="SM"$/i.test(c)).length,
+    );
     expect(log[log.length - 1]).not.toBe('AT+CPMS="ME"');
   });
 
-  it('SMS left in ME before the bridge started are found by the start-up sweep; the status shows each memory\'s fill', async () => {
+  it("SMS left in ME before the bridge started are found by the start-up sweep; the status shows each memory's fill", async () => {
     const vm = meModem();
     vm.start();
     for (const text of texts) vm.injectSms({ from: '858', text, delivery: 'store' });
     const stack = await startStack(dir, vm, silentLogger());
     stacks.push(stack);
-    await until(async () => (await pendingRecords(stack.spool)).length === 3 && vm.storedMessages().length === 0, 'three records', 10_000);
+    await until(
+      async () => (await pendingRecords(stack.spool)).length === 3 && vm.storedMessages().length === 0,
+      'three records',
+      10_000,
+    );
     await stack.supervisor.currentReceiver()?.drained();
     const receiver = stack.supervisor.status().receiver;
-    expect(receiver?.storages?.map((s) => [s.storage, s.used])).toEqual(expect.arrayContaining([['SM', 0], ['ME', 0]]));
+    expect(receiver?.storages?.map((s) => [s.storage, s.used])).toEqual(
+      expect.arrayContaining([
+        ['SM', 0],
+        ['ME', 0],
+      ]),
+    );
     expect(receiver?.storages?.find((s) => s.storage === 'ME')?.total).toBe(30);
   });
 
@@ -72,6 +91,11 @@ describe('SMS stored in another memory than the selected one', () => {
     stack.supervisor.currentReceiver()?.requestSweep('interval');
     await until(() => vm.commandLog().slice(before).includes('AT+CPMS="SM"'), 'the sweep', 5_000);
     await stack.supervisor.currentReceiver()?.drained();
-    expect(vm.commandLog().slice(before).filter((c) => !/^AT\+CNMI\?|^AT\+CSQ|^AT\+CREG/.test(c))).toEqual(['AT+CMGL=4', 'AT+CPMS="ME"', 'AT+CPMS="SM"']);
+    expect(
+      vm
+        .commandLog()
+        .slice(before)
+        .filter((c) => !/^AT\+CNMI\?|^AT\+CSQ|^AT\+CREG/.test(c)),
+    ).toEqual(['AT+CMGL=4', 'AT+CPMS="ME"', 'AT+CPMS="SM"']);
   });
 });

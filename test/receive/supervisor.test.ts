@@ -31,9 +31,18 @@ afterEach(async () => {
 
 const HOUR = { sweepIntervalSec: 3600 };
 
-async function stack(vm: VirtualModem, opts: { livenessIntervalMs?: number; modem?: Record<string, unknown> } = {}): Promise<Stack> {
-  const s = await startStack(dir, vm, silentLogger(), { modem: { ...HOUR, ...opts.modem }, ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}) });
-  stops.push(() => vm.stop(), () => s.stop());
+async function stack(
+  vm: VirtualModem,
+  opts: { livenessIntervalMs?: number; modem?: Record<string, unknown> } = {},
+): Promise<Stack> {
+  const s = await startStack(dir, vm, silentLogger(), {
+    modem: { ...HOUR, ...opts.modem },
+    ...(opts.livenessIntervalMs ? { livenessIntervalMs: opts.livenessIntervalMs } : {}),
+  });
+  stops.push(
+    () => vm.stop(),
+    () => s.stop(),
+  );
   await until(() => (s.supervisor.status().receiver?.sweeps ?? 0) >= 1, 'the start sweep');
   return s;
 }
@@ -57,13 +66,16 @@ describe('a reset is noticed from what the modem does', () => {
 
   it.each([
     ['huawei', undefined, 'its own boot URCs (^SIMST), which its profile has no reboot banner for'],
-    ['simcom', ['^SYSSTART'], 'another family\'s banner'],
+    ['simcom', ['^SYSSTART'], "another family's banner"],
     ['huawei', ['RDY'], 'a 27.007 banner its profile does not list'],
-  ] as const)('%s modem printing %j at reset (%s): checked and re-initialised without waiting for a probe', async (profile, banners, _why) => {
-    const vm = virtualModem(uniquePath(), { profile, noise: false });
-    const s = await stack(vm, { livenessIntervalMs: 3_600_000 });
-    await arrivesAfterReset(s, vm, () => vm.reboot(banners ? { banners } : {}), `Pulsa Rp 7000 ${profile}`);
-  });
+  ] as const)(
+    '%s modem printing %j at reset (%s): checked and re-initialised without waiting for a probe',
+    async (profile, banners, _why) => {
+      const vm = virtualModem(uniquePath(), { profile, noise: false });
+      const s = await stack(vm, { livenessIntervalMs: 3_600_000 });
+      await arrivesAfterReset(s, vm, () => vm.reboot(banners ? { banners } : {}), `Pulsa Rp 7000 ${profile}`);
+    },
+  );
 
   it('a false alarm (a hint while the settings are intact) does not hide a real reset right after it; noise is bounded', async () => {
     const vm = virtualModem(uniquePath(), { profile: 'huawei', noise: false });
@@ -100,7 +112,11 @@ describe('reconnects', () => {
     const vm = virtualModem(uniquePath(), { profile: 'simcom' });
     const spool = await Spool.open(dir, { logger: silentLogger() });
     const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start() });
-    stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
+    stops.push(
+      () => vm.stop(),
+      () => spool.close(),
+      () => supervisor.stop(),
+    );
     supervisor.start();
     await until(() => supervisor.status().state === 'running', 'running');
     vm.injectSms({ from: '858', text: 'before the unplug' });
@@ -130,7 +146,11 @@ describe('down since and the counters tell the truth', () => {
     const vm = virtualModem(uniquePath(), { profile: 'simcom' });
     const spool = await Spool.open(dir, { logger: silentLogger() });
     const supervisor = createModemSupervisor(modemConfig(HOUR), { spool, logger, path: vm.start() });
-    stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
+    stops.push(
+      () => vm.stop(),
+      () => spool.close(),
+      () => supervisor.stop(),
+    );
     supervisor.start();
     await until(() => supervisor.status().state === 'running', 'running');
     expect(supervisor.status()).toMatchObject({ reconnects: 0, failedAttempts: 0, downSince: undefined });
@@ -158,7 +178,11 @@ describe('idle traffic', () => {
     const vm = new VirtualModem({ path: uniquePath(), profile: 'simcom', bootStepMs: 0 });
     const spool = await Spool.open(dir, { logger: silentLogger() });
     const supervisor = createModemSupervisor(modemConfig(), { spool, logger: silentLogger(), path: vm.start() });
-    stops.push(() => vm.stop(), () => spool.close(), () => supervisor.stop());
+    stops.push(
+      () => vm.stop(),
+      () => spool.close(),
+      () => supervisor.stop(),
+    );
     supervisor.start();
     const advanceUntil = async (cond: () => boolean, what: string) => {
       for (let i = 0; i < 2000 && !cond(); i++) await vi.advanceTimersByTimeAsync(10);

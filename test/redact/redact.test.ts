@@ -33,7 +33,12 @@ describe('redactAtLine: every segment that carries a PIN, PUK or password', () =
   ])('%s -> %s', (line, want) => expect(redactAtLine(line)).toBe(want));
 
   it('leaves no digit of the PIN anywhere in the line', () => {
-    for (const line of ['AT+CSQ;+CPIN="4321"', 'AT+CSQ ; +CLCK = "SC" , 1 , "4321"', 'AT+CREG?;+CPWD="SC","4321","8765"']) expect(redactAtLine(line)).not.toMatch(/4321|8765/);
+    for (const line of [
+      'AT+CSQ;+CPIN="4321"',
+      'AT+CSQ ; +CLCK = "SC" , 1 , "4321"',
+      'AT+CREG?;+CPWD="SC","4321","8765"',
+    ])
+      expect(redactAtLine(line)).not.toMatch(/4321|8765/);
   });
 });
 
@@ -56,7 +61,10 @@ describe('maskUrl: user info and every query value', () => {
   it.each([
     ['https://user:pass@api.example.com/api/v1/hook', 'https://********:********@api.example.com/api/v1/hook'],
     ['https://api.example.com/hook?token=s3cret&x=1', 'https://api.example.com/hook?token=********&x=********'],
-    ['https://u:p@api.example.com/hook?token=s3cret#frag', 'https://********:********@api.example.com/hook?token=********#********'],
+    [
+      'https://u:p@api.example.com/hook?token=s3cret#frag',
+      'https://********:********@api.example.com/hook?token=********#********',
+    ],
     ['https://api.example.com/api/v1', 'https://api.example.com/api/v1'],
     ['not a url://u:p@h?k=v', 'not a url://********@h?k=********'],
   ])('%s', (url, want) => expect(maskUrl(url)).toBe(want));
@@ -64,7 +72,11 @@ describe('maskUrl: user info and every query value', () => {
 
 describe('config: no secret in what is shown', () => {
   it('config check masks the query of the webhook URL, not only the password', () => {
-    const cfg = parseConfig({ webhook: { url: 'https://u:pw@hooks.example.com/api/v1/convert-pulsa/webhook/sms-gateway?token=s3cret' }, spool: { dir: '/tmp/x' }, modems: [{ name: 'm', port: '/dev/x', senders: ['858'] }] });
+    const cfg = parseConfig({
+      webhook: { url: 'https://u:pw@hooks.example.com/api/v1/convert-pulsa/webhook/sms-gateway?token=s3cret' },
+      spool: { dir: '/tmp/x' },
+      modems: [{ name: 'm', port: '/dev/x', senders: ['858'] }],
+    });
     const shown = JSON.stringify(maskSecrets(cfg));
     expect(shown).not.toMatch(/s3cret|:pw@/);
     expect(shown).toContain('token=********');
@@ -86,13 +98,21 @@ describe('config: no secret in what is shown', () => {
     try {
       const file = path.join(dir, 'config.json');
       await writeFile(file, body);
-      const err = await loadConfig(file).then(() => undefined, (e: unknown) => e);
+      const err = await loadConfig(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ConfigError);
       expect((err as ConfigError).problems.join('\n')).toBe('not valid JSON (Unexpected token)');
     } finally {
       await cleanup();
     }
-    expect(jsonErrorWithoutText('Expected \',\' or \'}\' after property value in JSON at position 20', '{"a":1,\n"pin": "12" "x"}')).toBe("Expected ',' or '}' after property value at line 2, column 13");
+    expect(
+      jsonErrorWithoutText(
+        "Expected ',' or '}' after property value in JSON at position 20",
+        '{"a":1,\n"pin": "12" "x"}',
+      ),
+    ).toBe("Expected ',' or '}' after property value at line 2, column 13");
   });
 });
 
@@ -108,9 +128,12 @@ describe('reseller errors: any echo of the key', () => {
   ])('%s', (text) => {
     const masked = maskSecret(text, key);
     expect(masked).toContain('***');
-    for (let i = 0; i + 6 <= key.length; i++) expect(masked.toLowerCase()).not.toContain(key.slice(i, i + 6).toLowerCase());
+    for (let i = 0; i + 6 <= key.length; i++)
+      expect(masked.toLowerCase()).not.toContain(key.slice(i, i + 6).toLowerCase());
   });
   it('leaves text that shares nothing with the key alone', () => {
-    expect(maskSecretEchoes('{"error":"rate limited, retry later"}', key)).toBe('{"error":"rate limited, retry later"}');
+    expect(maskSecretEchoes('{"error":"rate limited, retry later"}', key)).toBe(
+      '{"error":"rate limited, retry later"}',
+    );
   });
 });

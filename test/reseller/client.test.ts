@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDemoReceiver, type DemoReceiver } from '../../src/demo/receiver.js';
 import { OrderBook } from '../../src/demo/orders.js';
-import { atPath, DEFAULT_ORDER_PATHS, orderPaths, pick, ResellerClient, ResellerError } from '../../src/reseller/client.js';
+import {
+  atPath,
+  DEFAULT_ORDER_PATHS,
+  orderPaths,
+  pick,
+  ResellerClient,
+  ResellerError,
+} from '../../src/reseller/client.js';
 
 const KEY = 'sk-live-0123456789';
 let stand: DemoReceiver | undefined;
@@ -16,8 +23,20 @@ afterEach(async () => {
 });
 
 async function client(key = KEY, timeoutMs?: number) {
-  stand = await startDemoReceiver({ apiKey: KEY, orders: new OrderBook(undefined, () => new Date('2026-11-24T05:00:00Z'), () => 'AB12C') });
-  return new ResellerClient({ baseUrl: stand.baseUrl + '/', apiKey: key, userAgent: 'test', ...(timeoutMs ? { timeoutMs } : {}) });
+  stand = await startDemoReceiver({
+    apiKey: KEY,
+    orders: new OrderBook(
+      undefined,
+      () => new Date('2026-11-24T05:00:00Z'),
+      () => 'AB12C',
+    ),
+  });
+  return new ResellerClient({
+    baseUrl: stand.baseUrl + '/',
+    apiKey: key,
+    userAgent: 'test',
+    ...(timeoutMs ? { timeoutMs } : {}),
+  });
 }
 
 async function rawServer(handler: Parameters<typeof createServer>[1]) {
@@ -33,7 +52,12 @@ describe('ResellerClient against the local stand-in over real HTTP', () => {
     expect(rates.data.map((r) => r.name)).toContain('Telkomsel');
     expect(atPath(await c.calculate(1, 10000), 'data.receive_amount')).toBe(8500);
     const created = await c.createOrder({
-      operator_id: 1, pulsa_amount: 10000, payout_method: 'DANA', payout_account_number: '08111', payout_account_name: 'Budi', sender_phone_number: '081234567890',
+      operator_id: 1,
+      pulsa_amount: 10000,
+      payout_method: 'DANA',
+      payout_account_number: '08111',
+      payout_account_name: 'Budi',
+      sender_phone_number: '081234567890',
     });
     const paths = orderPaths();
     expect(pick(created, paths.trxId)).toBe('CVT-20261124-AB12C');
@@ -43,7 +67,10 @@ describe('ResellerClient against the local stand-in over real HTTP', () => {
     const res = await fetch(`${stand!.baseUrl}/webhook/sms-gateway`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sender: '858', message: 'Anda mendapatkan penambahan pulsa Rp 10.000 dari nomor 6281234567890 tgl 2026-11-24. SN: 991' }),
+      body: JSON.stringify({
+        sender: '858',
+        message: 'Anda mendapatkan penambahan pulsa Rp 10.000 dari nomor 6281234567890 tgl 2026-11-24. SN: 991',
+      }),
     });
     expect(res.status).toBe(200);
     expect(pick(await c.order('CVT-20261124-AB12C'), paths.status)).toBe('approved');

@@ -11,7 +11,8 @@ describe('src/serial imports', () => {
     const offenders: string[] = [];
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
       const text = readFileSync(join(dir, file), 'utf8');
-      for (const m of text.matchAll(/from\s+'([^']+)'/g)) if (/^\.\.\/(at|modem|virtual-modem)\//.test(m[1]!)) offenders.push(`${file}: ${m[1]}`);
+      for (const m of text.matchAll(/from\s+'([^']+)'/g))
+        if (/^\.\.\/(at|modem|virtual-modem)\//.test(m[1]!)) offenders.push(`${file}: ${m[1]}`);
     }
     expect(offenders).toEqual([]);
   });

@@ -8,11 +8,36 @@ import { explainOpenError } from '../../src/serial/serial-link.js';
 
 describe('explainOpenError', () => {
   it.each([
-    ['Error: No such file or directory, cannot open /dev/ttyUSB9', 'PORT_NOT_FOUND', 'serial port /dev/ttyUSB9 does not exist', /by-id/],
-    ['Error: Permission denied, cannot open /dev/ttyUSB9', 'PORT_PERMISSION', 'permission denied opening /dev/ttyUSB9', /pulsa-bridge-modems --modem/],
-    ['Error Resource temporarily unavailable Cannot lock port', 'PORT_BUSY', 'serial port /dev/ttyUSB9 is busy (held by another process)', /ModemManager/],
-    ['Error: Device or resource busy, cannot open /dev/ttyUSB9', 'PORT_BUSY', 'serial port /dev/ttyUSB9 is busy (held by another process)', /fuser/],
-    ['Error: Input/output error, cannot open /dev/ttyUSB9', 'PORT_IO', 'cannot open /dev/ttyUSB9: Error: Input/output error, cannot open /dev/ttyUSB9', undefined],
+    [
+      'Error: No such file or directory, cannot open /dev/ttyUSB9',
+      'PORT_NOT_FOUND',
+      'serial port /dev/ttyUSB9 does not exist',
+      /by-id/,
+    ],
+    [
+      'Error: Permission denied, cannot open /dev/ttyUSB9',
+      'PORT_PERMISSION',
+      'permission denied opening /dev/ttyUSB9',
+      /pulsa-bridge-modems --modem/,
+    ],
+    [
+      'Error Resource temporarily unavailable Cannot lock port',
+      'PORT_BUSY',
+      'serial port /dev/ttyUSB9 is busy (held by another process)',
+      /ModemManager/,
+    ],
+    [
+      'Error: Device or resource busy, cannot open /dev/ttyUSB9',
+      'PORT_BUSY',
+      'serial port /dev/ttyUSB9 is busy (held by another process)',
+      /fuser/,
+    ],
+    [
+      'Error: Input/output error, cannot open /dev/ttyUSB9',
+      'PORT_IO',
+      'cannot open /dev/ttyUSB9: Error: Input/output error, cannot open /dev/ttyUSB9',
+      undefined,
+    ],
   ])('%s', (message, code, text, hint) => {
     const e = explainOpenError('/dev/ttyUSB9', new Error(message));
     expect(e.code).toBe(code);

@@ -34,14 +34,23 @@ beforeAll(async () => {
   const usb1 = join(root, 'devices/pci0000:00/0000:00:14.0/usb1');
 
   // Huawei E3372 on 1-1: ttyUSB0 on interface 0, ttyUSB2 on interface 2 (real layout: class entry is a symlink).
-  await files(join(usb1, '1-1'), { idVendor: '12d1', idProduct: '1506', manufacturer: 'HUAWEI_MOBILE', product: 'HUAWEI_MOBILE', serial: '0123456789ABCDEF' });
+  await files(join(usb1, '1-1'), {
+    idVendor: '12d1',
+    idProduct: '1506',
+    manufacturer: 'HUAWEI_MOBILE',
+    product: 'HUAWEI_MOBILE',
+    serial: '0123456789ABCDEF',
+  });
   for (const n of [0, 2]) {
     const iface = join(usb1, `1-1/1-1:1.${n}`);
     await files(iface, { bInterfaceNumber: `0${n}` });
     const ttyDir = join(iface, `ttyUSB${n}/tty/ttyUSB${n}`);
     await mkdir(ttyDir, { recursive: true });
     await symlink(`../../../ttyUSB${n}`, join(ttyDir, 'device'));
-    await symlink(`../../devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.${n}/ttyUSB${n}/tty/ttyUSB${n}`, join(sysClassTty, `ttyUSB${n}`));
+    await symlink(
+      `../../devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.${n}/ttyUSB${n}/tty/ttyUSB${n}`,
+      join(sysClassTty, `ttyUSB${n}`),
+    );
   }
 
   // A SIMCom module on cdc-acm: the tty's device is the interface itself.
@@ -56,7 +65,10 @@ beforeAll(async () => {
   await files(join(usb1, '1-3/1-3:1.0'), { bInterfaceNumber: '00' });
   await mkdir(join(usb1, '1-3/1-3:1.0/ttyUSB1'), { recursive: true });
   await mkdir(join(sysClassTty, 'ttyUSB1'));
-  await symlink('../../../devices/pci0000:00/0000:00:14.0/usb1/1-3/1-3:1.0/ttyUSB1', join(sysClassTty, 'ttyUSB1/device'));
+  await symlink(
+    '../../../devices/pci0000:00/0000:00:14.0/usb1/1-3/1-3:1.0/ttyUSB1',
+    join(sysClassTty, 'ttyUSB1/device'),
+  );
 
   // Legacy UART placeholders: ttyS0 without a device, ttyS1 on a platform device (no USB ids). Both skipped.
   await mkdir(join(sysClassTty, 'ttyS0'));
@@ -128,7 +140,12 @@ describe('listPorts over sysfs', () => {
   });
 
   it('returns no ports (not an error) when the sysfs and by-id roots do not exist', async () => {
-    const result = await listPorts({ fingerprints: FINGERPRINTS, sysClassTty: join(root, 'nope'), serialById: join(root, 'nope2'), sysfsOnly: true });
+    const result = await listPorts({
+      fingerprints: FINGERPRINTS,
+      sysClassTty: join(root, 'nope'),
+      serialById: join(root, 'nope2'),
+      sysfsOnly: true,
+    });
     expect(result.ports).toEqual([]);
   });
 });

@@ -14,7 +14,8 @@ import { silentLogger } from '../../src/log.js';
 import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
 
-if (!hasSocat) console.warn('pty.test: socat is not installed; skipping the native pseudo-terminal test (apt-get install socat)');
+if (!hasSocat)
+  console.warn('pty.test: socat is not installed; skipping the native pseudo-terminal test (apt-get install socat)');
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -80,7 +81,9 @@ describe('native serial binding', () => {
         link: bridge,
         logger: silentLogger(),
         defaultTimeoutMs: 5000,
-        urcs: [{ name: 'cmti', pattern: /^\+CMTI:/, parse: (l) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) }],
+        urcs: [
+          { name: 'cmti', pattern: /^\+CMTI:/, parse: (l) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) },
+        ],
       });
       const urcs: Urc[] = [];
       channel.on('urc', (u) => urcs.push(u));

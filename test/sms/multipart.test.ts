@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { clusterParts, isExpired, joinParts, MAX_PART_SPREAD_MS, MISSING_PART_PREFIX, missingPartMarker, partGroupKey, type ClusterablePart } from '../../src/sms/multipart.js';
+import {
+  clusterParts,
+  isExpired,
+  joinParts,
+  MAX_PART_SPREAD_MS,
+  MISSING_PART_PREFIX,
+  missingPartMarker,
+  partGroupKey,
+  type ClusterablePart,
+} from '../../src/sms/multipart.js';
 import { decodeDeliver } from '../../src/sms/pdu.js';
 import type { ConcatInfo } from '../../src/sms/types.js';
 
@@ -11,12 +20,27 @@ function decodeText(pdu: string) {
 
 describe('joinParts', () => {
   it('orders by sequence whatever the arrival order', () => {
-    const j = joinParts([{ sequence: 3, text: 'c' }, { sequence: 1, text: 'a' }, { sequence: 2, text: 'b' }], 3);
+    const j = joinParts(
+      [
+        { sequence: 3, text: 'c' },
+        { sequence: 1, text: 'a' },
+        { sequence: 2, text: 'b' },
+      ],
+      3,
+    );
     expect(j).toEqual({ text: 'abc', received: [1, 2, 3], missing: [], complete: true, conflicting: [], ignored: [] });
   });
 
   it('a part read twice counts once (first copy wins; a different copy is reported)', () => {
-    const j = joinParts([{ sequence: 1, text: 'a' }, { sequence: 2, text: 'b' }, { sequence: 1, text: 'a' }, { sequence: 2, text: 'X' }], 2);
+    const j = joinParts(
+      [
+        { sequence: 1, text: 'a' },
+        { sequence: 2, text: 'b' },
+        { sequence: 1, text: 'a' },
+        { sequence: 2, text: 'X' },
+      ],
+      2,
+    );
     expect(j.text).toBe('ab');
     expect(j.received).toEqual([1, 2]);
     expect(j.conflicting).toEqual([2]);
@@ -24,7 +48,13 @@ describe('joinParts', () => {
   });
 
   it('a missing part leaves a visible marker in its place', () => {
-    const j = joinParts([{ sequence: 1, text: 'Anda mendapatkan ' }, { sequence: 3, text: ' dari nomor 0812' }], 3);
+    const j = joinParts(
+      [
+        { sequence: 1, text: 'Anda mendapatkan ' },
+        { sequence: 3, text: ' dari nomor 0812' },
+      ],
+      3,
+    );
     expect(j.text).toBe('Anda mendapatkan […missing part 2/3…] dari nomor 0812');
     expect(j.text).toContain(missingPartMarker(2, 3));
     expect(j.text).toContain(MISSING_PART_PREFIX);
@@ -34,7 +64,14 @@ describe('joinParts', () => {
   });
 
   it('sequences outside 1..total are left out and listed', () => {
-    const j = joinParts([{ sequence: 0, text: 'z' }, { sequence: 1, text: 'a' }, { sequence: 4, text: 'q' }], 1);
+    const j = joinParts(
+      [
+        { sequence: 0, text: 'z' },
+        { sequence: 1, text: 'a' },
+        { sequence: 4, text: 'q' },
+      ],
+      1,
+    );
     expect(j.text).toBe('a');
     expect(j.ignored).toEqual([0, 4]);
     expect(j.complete).toBe(true);
@@ -47,7 +84,15 @@ describe('joinParts', () => {
   });
 
   it('an emoji split across two parts is whole again after joining; a half without its partner becomes U+FFFD', () => {
-    expect(joinParts([{ sequence: 1, text: 'A\uD83D' }, { sequence: 2, text: '\uDE00B' }], 2).text).toBe('A😀B');
+    expect(
+      joinParts(
+        [
+          { sequence: 1, text: 'A\uD83D' },
+          { sequence: 2, text: '\uDE00B' },
+        ],
+        2,
+      ).text,
+    ).toBe('A😀B');
     expect(joinParts([{ sequence: 1, text: 'A\uD83D' }], 2).text).toBe('A\uFFFD[…missing part 2/2…]');
   });
 
@@ -61,7 +106,12 @@ describe('joinParts', () => {
     expect(p1.concat).toEqual({ reference: 0xa7, referenceBits: 8, total: 2, sequence: 1 });
     expect(p2.concat).toEqual({ reference: 0xa7, referenceBits: 8, total: 2, sequence: 2 });
     expect(partGroupKey('sim1', p1.originator, p1.concat!)).toBe(partGroupKey('sim1', p2.originator, p2.concat!));
-    expect(joinParts([p2, p1].map((p) => ({ sequence: p.concat!.sequence, text: p.text })), 2).text).toBe('helloworld');
+    expect(
+      joinParts(
+        [p2, p1].map((p) => ({ sequence: p.concat!.sequence, text: p.text })),
+        2,
+      ).text,
+    ).toBe('helloworld');
   });
 
   it('decodes and joins hand-built 16-bit reference UCS2 parts with an emoji split between them', () => {
@@ -70,7 +120,12 @@ describe('joinParts', () => {
     const p1 = decodeText(head + '01' + '0041D83D'); // 'A' + high surrogate
     const p2 = decodeText(head + '02' + 'DE000042'); // low surrogate + 'B'
     expect(p1.concat).toEqual({ reference: 0xbeef, referenceBits: 16, total: 2, sequence: 1 });
-    expect(joinParts([p1, p2].map((p) => ({ sequence: p.concat!.sequence, text: p.text })), 2).text).toBe('A😀B');
+    expect(
+      joinParts(
+        [p1, p2].map((p) => ({ sequence: p.concat!.sequence, text: p.text })),
+        2,
+      ).text,
+    ).toBe('A😀B');
   });
 });
 
@@ -106,7 +161,12 @@ describe('isExpired', () => {
 
 describe('clusterParts: messages sharing a family never mix', () => {
   const T = Date.parse('2026-11-22T05:00:00Z');
-  const part = (id: string, sequence: number, dt: number, encoding?: string): ClusterablePart => ({ id, sequence, scTimestampMs: T + dt, ...(encoding ? { encoding } : {}) });
+  const part = (id: string, sequence: number, dt: number, encoding?: string): ClusterablePart => ({
+    id,
+    sequence,
+    scTimestampMs: T + dt,
+    ...(encoding ? { encoding } : {}),
+  });
   const ids = (clusters: ClusterablePart[][]) => clusters.map((c) => c.map((p) => p.id).sort()).sort();
   function permutations<X>(xs: X[]): X[][] {
     if (xs.length <= 1) return [xs];
@@ -115,11 +175,17 @@ describe('clusterParts: messages sharing a family never mix', () => {
 
   it('A1 B1 A2 B2 with two time stamps: two messages, whatever the arrival order', () => {
     const parts = [part('a1', 1, 0), part('b1', 1, 7000), part('a2', 2, 0), part('b2', 2, 7000)];
-    for (const order of permutations(parts)) expect(ids(clusterParts(order))).toEqual([['a1', 'a2'], ['b1', 'b2']]);
+    for (const order of permutations(parts))
+      expect(ids(clusterParts(order))).toEqual([
+        ['a1', 'a2'],
+        ['b1', 'b2'],
+      ]);
   });
 
   it('parts of one message stamped a second apart join', () => {
-    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 1000), part('a3', 3, 2000)]))).toEqual([['a1', 'a2', 'a3']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 1000), part('a3', 3, 2000)]))).toEqual([
+      ['a1', 'a2', 'a3'],
+    ]);
   });
 
   it('a part that fits two messages equally joins neither (incomplete, never mixed)', () => {
@@ -129,7 +195,10 @@ describe('clusterParts: messages sharing a family never mix', () => {
   });
 
   it('the exact time stamp decides between two messages', () => {
-    expect(ids(clusterParts([part('a1', 1, 0), part('b1', 1, 2000), part('a2', 2, 0)]))).toEqual([['a1', 'a2'], ['b1']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('b1', 1, 2000), part('a2', 2, 0)]))).toEqual([
+      ['a1', 'a2'],
+      ['b1'],
+    ]);
   });
 
   it('two SMS of one sender a minute apart sharing reference and total: A1 and B2 are two messages, not one "complete" one', () => {
@@ -141,11 +210,21 @@ describe('clusterParts: messages sharing a family never mix', () => {
   it('a family that shows reuse (stamps further apart than one message can be) never fits by time alone', () => {
     // a1 and a2 two seconds apart would join; a third stamp a minute later proves the reference was used twice
     expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000)]))).toEqual([['a1', 'a2']]);
-    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000), part('b1', 1, 60_000)]))).toEqual([['a1'], ['a2'], ['b1']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000), part('b1', 1, 60_000)]))).toEqual([
+      ['a1'],
+      ['a2'],
+      ['b1'],
+    ]);
     // the evidence may be a message already joined (its tombstones' stamps)
-    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000)], { seenStampsMs: [T - 180_000] }))).toEqual([['a1'], ['a2']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 2000)], { seenStampsMs: [T - 180_000] }))).toEqual([
+      ['a1'],
+      ['a2'],
+    ]);
     // the exact stamp still joins
-    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 0), part('b1', 1, 60_000)]))).toEqual([['a1', 'a2'], ['b1']]);
+    expect(ids(clusterParts([part('a1', 1, 0), part('a2', 2, 0), part('b1', 1, 60_000)]))).toEqual([
+      ['a1', 'a2'],
+      ['b1'],
+    ]);
   });
 
   it('parts further apart than MAX_PART_SPREAD_MS, or in another alphabet, are not one message', () => {

@@ -66,7 +66,9 @@ describe('decodeDeliver: fixtures in test/fixtures/pdus', () => {
       return;
     }
     // JSON has no undefined: null in a fixture means "absent".
-    const actual = Object.fromEntries(Object.keys(fields).map((k) => [k, (r.sms as unknown as Record<string, unknown>)[k] ?? null]));
+    const actual = Object.fromEntries(
+      Object.keys(fields).map((k) => [k, (r.sms as unknown as Record<string, unknown>)[k] ?? null]),
+    );
     expect(actual).toEqual(fields);
     expect(r.sms.pdu).toBe(fx.pdu.toUpperCase());
   });
@@ -78,7 +80,9 @@ describe('decodeDeliver: hand-built PDUs (3GPP TS 23.040 §9.2.2.1)', () => {
     expect(fx).toBeDefined();
     expect(TELKOMSEL_TEXT.length).toBe(120);
     // 00 | 04 | 03 81 58F8 | 00 | 00 | 81 10 80 90 03 21 82 | 78 | UD
-    expect(fx!.pdu).toBe('00' + '04' + '038158F8' + '00' + '00' + '81108090032182' + '78' + refPackAscii(TELKOMSEL_TEXT));
+    expect(fx!.pdu).toBe(
+      '00' + '04' + '038158F8' + '00' + '00' + '81108090032182' + '78' + refPackAscii(TELKOMSEL_TEXT),
+    );
   });
 
   it('international +62 number, zone -03:00 across a year boundary', () => {
@@ -86,9 +90,11 @@ describe('decodeDeliver: hand-built PDUs (3GPP TS 23.040 §9.2.2.1)', () => {
       '00' + //               no SMSC
       '04' + //               DELIVER
       '0D91262811225377F4' + // OA: 13 digits, TOA 91, 62 82 11 22 35 77 4F -> +6282112235774
-      '00' + '00' + //        PID, DCS GSM 7-bit
+      '00' +
+      '00' + //        PID, DCS GSM 7-bit
       '32211332959529' + //   SCTS 23-12-31 23:59:59, zone 29: sign bit 08 set, 0x21 -> "12" quarters = -03:00
-      '02' + 'C834'; //       UDL 2: 'H'=48, 'i'=69: C8 = 48|(69&1)<<7, 34 = 69>>1
+      '02' +
+      'C834'; //       UDL 2: 'H'=48, 'i'=69: C8 = 48|(69&1)<<7, 34 = 69>>1
     const { sms } = decodeOk(pdu);
     expect(sms.originator).toBe('+6282112235774');
     expect(sms.originatorType).toBe('international');
@@ -130,10 +136,16 @@ describe('decodeDeliver: hand-built PDUs (3GPP TS 23.040 §9.2.2.1)', () => {
 
   it('16-bit reference concatenation, UCS2', () => {
     const pdu =
-      '00' + '44' + //        no SMSC; DELIVER + UDHI
-      '038158F8' + '00' + '08' + '42108001510082' +
+      '00' +
+      '44' + //        no SMSC; DELIVER + UDHI
+      '038158F8' +
+      '00' +
+      '08' +
+      '42108001510082' +
       '0B' + //               UDL 11 octets
-      '06' + '08041234' + '0302' + // UDHL 6; IE 08 len 04: ref 1234, total 3, seq 2
+      '06' +
+      '08041234' +
+      '0302' + // UDHL 6; IE 08 len 04: ref 1234, total 3, seq 2
       '00610062'; //          'ab'
     const { sms } = decodeOk(pdu);
     expect(sms.concat).toEqual({ reference: 0x1234, referenceBits: 16, total: 3, sequence: 2 });
@@ -143,7 +155,11 @@ describe('decodeDeliver: hand-built PDUs (3GPP TS 23.040 §9.2.2.1)', () => {
 
   it('a UDH with another element before the concat element (fill bits 6)', () => {
     const pdu =
-      '00' + '44' + '038158F8' + '0000' + '42108001510082' +
+      '00' +
+      '44' +
+      '038158F8' +
+      '0000' +
+      '42108001510082' +
       '0B' + //          UDL 11 septets = 10 header septets + 1 text septet
       '07' + //          UDHL 7 -> UDH is 8 octets = 64 bits -> ceil(64/7) = 10 septets, fill bits 70 - 64 = 6
       '0A00' + //        IE 0A (text formatting) with length 0: skipped
@@ -210,12 +226,20 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     if (!r.ok) return;
     expect(r.sms.text).toBe('Hi');
     expect(r.sms.extraOctets).toBe('00FF');
-    expect(r.warnings).toEqual([expect.stringContaining('UDL 2 covers 2 octets but 4 follow: decoded by the UDL, 2 extra octet(s) after the user data left out: 00FF')]);
+    expect(r.warnings).toEqual([
+      expect.stringContaining(
+        'UDL 2 covers 2 octets but 4 follow: decoded by the UDL, 2 extra octet(s) after the user data left out: 00FF',
+      ),
+    ]);
     expect(decodeOk(GOOD).sms.extraOctets).toBeUndefined();
   });
 
   it('a direct delivery (+CMT, no index) with octets after its UDL is not decoded: a changed UDL digit would truncate the amount', () => {
-    const [p] = buildDeliverPdus({ originator: '858', text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234', timestamp: new Date('2024-05-01T00:00:00Z') });
+    const [p] = buildDeliverPdus({
+      originator: '858',
+      text: 'Anda mendapatkan pulsa Rp 50000 dari 6281234',
+      timestamp: new Date('2024-05-01T00:00:00Z'),
+    });
     const cmt = (pdu: string) => decodeDeliver({ index: undefined, stat: 0, length: tpduLength(pdu), pdu });
     const good = cmt(p!.pdu);
     expect(good.ok && good.sms.text).toBe('Anda mendapatkan pulsa Rp 50000 dari 6281234');
@@ -237,7 +261,12 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     ['odd length', GOOD + '0', undefined, /odd number of hex digits/],
     ['non-hex character', GOOD.slice(0, 10) + 'G' + GOOD.slice(11), undefined, /non-hex character "G" at position 10/],
     ['inner space', GOOD.slice(0, 10) + ' ' + GOOD.slice(10, -2), undefined, /non-hex/],
-    ['<length> larger than the PDU', GOOD, tpduLength(GOOD) + 1, /length mismatch: modem reported <length> 18, PDU holds 17 TPDU octets/],
+    [
+      '<length> larger than the PDU',
+      GOOD,
+      tpduLength(GOOD) + 1,
+      /length mismatch: modem reported <length> 18, PDU holds 17 TPDU octets/,
+    ],
     ['<length> smaller than the PDU', GOOD, tpduLength(GOOD) - 1, /length mismatch/],
     ['<length> not an integer', GOOD, Number.NaN, /invalid <length>/],
     ['truncated in the SMSC', '0791261801', undefined, /truncated in SMSC address/],
@@ -246,8 +275,18 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
     ['truncated at PID', '0004038158F8', undefined, /truncated at TP-PID/],
     ['truncated in the timestamp', '0004038158F800004210800151', undefined, /truncated in TP-SCTS/],
     ['truncated at UDL', '0004038158F8000042108001510082', undefined, /truncated at TP-UDL/],
-    ['truncated in the user data (UDL too large)', GOOD.slice(0, -2), undefined, /UDL too large: UDL 2 needs 2 octets, only 1 left/],
-    ['UDL too large (UCS2)', '0004038158F8' + '0008' + '42108001510082' + '06' + '00410042', undefined, /UDL too large/],
+    [
+      'truncated in the user data (UDL too large)',
+      GOOD.slice(0, -2),
+      undefined,
+      /UDL too large: UDL 2 needs 2 octets, only 1 left/,
+    ],
+    [
+      'UDL too large (UCS2)',
+      '0004038158F8' + '0008' + '42108001510082' + '06' + '00410042',
+      undefined,
+      /UDL too large/,
+    ],
     [
       'UDL too small for the UDH (GSM 7-bit)',
       // UDHI set, UDL 3 septets, but the UDH 05 00 03 01 02 01 needs 7 septets
@@ -274,21 +313,55 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
       undefined,
       /has no length octet/,
     ],
-    ['UDHI with UDL 0', '00' + '44' + '038158F8' + '0000' + '42108001510082' + '00', undefined, /UDL 0 with the UDH indicator/],
-    ['UCS2 with an odd octet count', '0004038158F8' + '0008' + '42108001510082' + '03' + '004100', undefined, /odd number of octets/],
+    [
+      'UDHI with UDL 0',
+      '00' + '44' + '038158F8' + '0000' + '42108001510082' + '00',
+      undefined,
+      /UDL 0 with the UDH indicator/,
+    ],
+    [
+      'UCS2 with an odd octet count',
+      '0004038158F8' + '0008' + '42108001510082' + '03' + '004100',
+      undefined,
+      /odd number of octets/,
+    ],
     ['compressed text', '0004038158F8' + '0020' + '42108001510082' + '01' + '41', undefined, /compressed/],
-    ['national language shift table', '0044038158F8' + '0000' + '42108001510082' + '05' + '0325010141', undefined, /national language/],
+    [
+      'national language shift table',
+      '0044038158F8' + '0000' + '42108001510082' + '05' + '0325010141',
+      undefined,
+      /national language/,
+    ],
     ['SMS-SUBMIT (MTI 01)', '0001' + '038158F8' + '0000' + '01' + '41', undefined, /not an SMS-DELIVER: MTI 1/],
-    ['status report', '00' + '06' + '2A' + '038158F8' + '42108001510082' + '42108001520082' + '00', undefined, /^status report$/],
-    ['filler nibble inside the originator', '0004' + '0481' + '5F88' + '0000' + '42108001510082' + '0141', undefined, /filler nibble F/],
-    ['originator length over 20', '0004' + '1591' + '00'.repeat(11) + '0000' + '42108001510082' + '0141', undefined, /exceeds 20/],
+    [
+      'status report',
+      '00' + '06' + '2A' + '038158F8' + '42108001510082' + '42108001520082' + '00',
+      undefined,
+      /^status report$/,
+    ],
+    [
+      'filler nibble inside the originator',
+      '0004' + '0481' + '5F88' + '0000' + '42108001510082' + '0141',
+      undefined,
+      /filler nibble F/,
+    ],
+    [
+      'originator length over 20',
+      '0004' + '1591' + '00'.repeat(11) + '0000' + '42108001510082' + '0141',
+      undefined,
+      /exceeds 20/,
+    ],
     ['month 13', '0004038158F8' + '0000' + '42318001510082' + '0141', undefined, /invalid date/],
     ['30 February', '0004038158F8' + '0000' + '42200301510082' + '0141', undefined, /invalid date/],
     ['hour 24', '0004038158F8' + '0000' + '42108042510082' + '0141', undefined, /invalid date/],
     ['timestamp nibble A', '0004038158F8' + '0000' + '4A108001510082' + '0141', undefined, /not two decimal digits/],
   ];
   it.each(cases)('%s', (_name, pdu, length, reason) => {
-    const len = length ?? (pdu.length >= 2 && /^[0-9A-Fa-f]{2}/.test(pdu) ? Math.max(0, Math.floor(pdu.length / 2) - 1 - parseInt(pdu.slice(0, 2), 16)) : 0);
+    const len =
+      length ??
+      (pdu.length >= 2 && /^[0-9A-Fa-f]{2}/.test(pdu)
+        ? Math.max(0, Math.floor(pdu.length / 2) - 1 - parseInt(pdu.slice(0, 2), 16))
+        : 0);
     const r = decodeDeliver(stored(pdu, len));
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toMatch(reason);
@@ -300,7 +373,8 @@ describe('decodeDeliver: malformed PDUs -> ok:false with a reason, never a throw
   });
 
   it('every truncation of a valid multipart PDU fails cleanly (never throws, never ok)', () => {
-    const pdu = '06912618010000' + '44' + '0D91262811225377F4' + '0000' + '42108000000000' + '0C' + '050003A70201' + 'D06536FB0D';
+    const pdu =
+      '06912618010000' + '44' + '0D91262811225377F4' + '0000' + '42108000000000' + '0C' + '050003A70201' + 'D06536FB0D';
     expect(decodeOk(pdu).sms.text).toBe('hello');
     for (let cut = 2; cut < pdu.length; cut += 2) {
       const short = pdu.slice(0, cut);

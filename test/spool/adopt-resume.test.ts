@@ -19,19 +19,27 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('adoption resumed after a crash', () => {
   it('signs the records a crashed first start left unsigned; none is quarantined; the marker goes', async () => {
     const { dir, cleanup } = await tempDir('adopt-resume');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');
-    for (const a of ['tmp', 'pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts']) await mkdir(path.join(spoolDir, a), { recursive: true, mode: 0o700 });
+    for (const a of ['tmp', 'pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts'])
+      await mkdir(path.join(spoolDir, a), { recursive: true, mode: 0o700 });
     // The state a first start leaves when it dies part-way: marker, key, one record signed, the rest not.
     const fresh = newKey();
     await markAdopting(spoolDir, fresh, true);
     const key = await createKey(spoolDir, true, fresh);
-    await writeFile(path.join(spoolDir, 'pending', 'p1.json'), serializeRecord(makeSms('p1'), { area: 'pending', key }));
+    await writeFile(
+      path.join(spoolDir, 'pending', 'p1.json'),
+      serializeRecord(makeSms('p1'), { area: 'pending', key }),
+    );
     await writeFile(path.join(spoolDir, 'pending', 'p2.json'), serializeRecord(makeSms('p2')));
     await writeFile(path.join(spoolDir, 'pending', 'p3.json'), serializeRecord(makeSms('p3')));
     await writeFile(path.join(spoolDir, 'sent', 's1.json'), serializeRecord(makeSms('s1')));
@@ -69,7 +77,10 @@ describe('adoption resumed after a crash', () => {
     const spoolDir = path.join(dir, 'spool');
     const first = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false }); // the key exists: adoption done
     await first.close();
-    const forged = () => serializeRecord(makeSms('forged', { text: 'Anda mendapatkan penambahan pulsa Rp 500000 dari nomor 6281299999999' }));
+    const forged = () =>
+      serializeRecord(
+        makeSms('forged', { text: 'Anda mendapatkan penambahan pulsa Rp 500000 dari nomor 6281299999999' }),
+      );
     // Each way someone without the key might write the marker: just the name, the old text, a guessed MAC, mode 0666.
     for (const [content, mode] of [
       ['', 0o600],
@@ -83,9 +94,13 @@ describe('adoption resumed after a crash', () => {
       const { logger, lines } = captureLogger();
       const spool = await Spool.open(spoolDir, { logger, fsync: false });
       expect(await spool.list('pending'), JSON.stringify(content)).toEqual([]);
-      expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([expect.stringMatching(/^corrupt\.pending\.forged\./)]);
+      expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([
+        expect.stringMatching(/^corrupt\.pending\.forged\./),
+      ]);
       await spool.close();
-      expect(lines.map((l) => l.msg).join('\n')).toMatch(/ignoring the adoption marker: .*(not written by this spool's daemon|writable by others)/);
+      expect(lines.map((l) => l.msg).join('\n')).toMatch(
+        /ignoring the adoption marker: .*(not written by this spool's daemon|writable by others)/,
+      );
       await rm(path.join(spoolDir, 'quarantine'), { recursive: true, force: true });
       await mkdir(path.join(spoolDir, 'quarantine'), { mode: 0o700 });
     }
@@ -102,7 +117,9 @@ describe('adoption resumed after a crash', () => {
     await writeFile(path.join(spoolDir, 'pending', 'u1.json'), serializeRecord(makeSms('u1')));
     const spool = await Spool.open(spoolDir, { logger: silentLogger(), fsync: false });
     expect(await spool.list('pending')).toEqual([]);
-    expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([expect.stringMatching(/^corrupt\.pending\.u1\./)]);
+    expect((await spool.list('quarantine')).map((r) => r.id)).toEqual([
+      expect.stringMatching(/^corrupt\.pending\.u1\./),
+    ]);
     await spool.close();
   });
 });

@@ -26,16 +26,24 @@ afterEach(async () => {
  * Runs the daemon on `spoolDir`; SIGKILLs it after `killAfterMs` (then `signal` is SIGKILL: the test fails on it).
  * `termWhen`: send SIGTERM once the output contains this text.
  */
-async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: string): Promise<{ code: number | null; signal: string | null; output: string }> {
+async function runDaemon(
+  spoolDir: string,
+  killAfterMs: number,
+  termWhen?: string,
+): Promise<{ code: number | null; signal: string | null; output: string }> {
   const { dir, cleanup } = await tempDir('bad-place');
   cleanups.push(cleanup);
-  const file = await writeConfig(dir, {
-    webhook: { url: 'http://127.0.0.1:9/webhook' },
-    spool: { dir: spoolDir, fsync: false },
-    modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
-    log: { level: 'info', pretty: false },
-    shutdownGraceSec: 0,
-  }, { defaults: false });
+  const file = await writeConfig(
+    dir,
+    {
+      webhook: { url: 'http://127.0.0.1:9/webhook' },
+      spool: { dir: spoolDir, fsync: false },
+      modems: [{ name: 'tsel-1', port: 'virtual:tsel-1', senders: ['858'] }],
+      log: { level: 'info', pretty: false },
+      shutdownGraceSec: 0,
+    },
+    { defaults: false },
+  );
   const child = spawn(process.execPath, [bin, 'run', '-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let termed = false;
@@ -56,13 +64,17 @@ async function runDaemon(spoolDir: string, killAfterMs: number, termWhen?: strin
 }
 
 describe('a spool where the daemon cannot create it', () => {
-  it.each(['/proc/pulsa-bridge-test/spool', '/proc/self/pulsa-spool'])('%s: exit 1 with the reason and a hint, no spinning', async (spoolDir) => {
-    const r = await runDaemon(spoolDir, 20_000);
-    expect(r.signal).toBeNull(); // not killed by the test: it ended by itself
-    expect(r.code).toBe(1);
-    expect(r.output).toContain(`cannot create the spool directory`);
-    expect(r.output).toMatch(/hint: spool\.dir must be on a normal writable filesystem/);
-  }, 30_000);
+  it.each(['/proc/pulsa-bridge-test/spool', '/proc/self/pulsa-spool'])(
+    '%s: exit 1 with the reason and a hint, no spinning',
+    async (spoolDir) => {
+      const r = await runDaemon(spoolDir, 20_000);
+      expect(r.signal).toBeNull(); // not killed by the test: it ended by itself
+      expect(r.code).toBe(1);
+      expect(r.output).toContain(`cannot create the spool directory`);
+      expect(r.output).toMatch(/hint: spool\.dir must be on a normal writable filesystem/);
+    },
+    30_000,
+  );
 
   it('under a regular file: exit 1, naming the problem', async () => {
     const { dir, cleanup } = await tempDir('bad-place-file');
@@ -83,7 +95,9 @@ describe('odd files in the spool', () => {
     await mkdir(path.join(spoolDir, 'pending'), { recursive: true });
     expect(spawnSync('mkfifo', [path.join(spoolDir, 'pending', 'x.json')]).status).toBe(0);
     const r = await runDaemon(spoolDir, 20_000, 'pulsa-bridge 0');
-    expect(r.output).toContain('spool: pending/x.json is not a regular file; moved aside unread to foreign/pending.x.json');
+    expect(r.output).toContain(
+      'spool: pending/x.json is not a regular file; moved aside unread to foreign/pending.x.json',
+    );
     expect(r.signal).toBeNull();
     expect(r.code).toBe(0);
   }, 30_000);
@@ -149,8 +163,14 @@ describe('spool permissions: nothing for other users, whatever spool.dir is', ()
     await chmod(shared, 0o1777);
     await writeFile(path.join(shared, 'someone-elses.txt'), 'x');
     // ... and the hint never tells anyone to change a shared (sticky) directory: it names a private one instead.
-    const refused = await Spool.open(shared, { logger: silentLogger(), fsync: false }).then(() => undefined, (e: unknown) => e as { code: string; hint: string });
-    expect(refused).toMatchObject({ code: 'UNSAFE_PATH', hint: expect.stringContaining('set spool.dir to a private directory of the service user') });
+    const refused = await Spool.open(shared, { logger: silentLogger(), fsync: false }).then(
+      () => undefined,
+      (e: unknown) => e as { code: string; hint: string },
+    );
+    expect(refused).toMatchObject({
+      code: 'UNSAFE_PATH',
+      hint: expect.stringContaining('set spool.dir to a private directory of the service user'),
+    });
     expect(refused!.hint).not.toContain('chmod');
     expect(((await stat(shared)).mode & 0o7777).toString(8)).toBe('1777');
     expect(await readdir(shared)).toEqual(['someone-elses.txt']);

@@ -31,7 +31,10 @@ afterEach(async () => {
 describe('dedupe memory', () => {
   it('prune with retention 0 keeps records younger than DEDUPE_MIN_DAYS: the SMS read again is a duplicate', async () => {
     expect(DEDUPE_MIN_DAYS).toBeGreaterThanOrEqual(7);
-    for (const [id, daysAgo] of [['recent', 2], ['old', DEDUPE_MIN_DAYS + 1]] as const) {
+    for (const [id, daysAgo] of [
+      ['recent', 2],
+      ['old', DEDUPE_MIN_DAYS + 1],
+    ] as const) {
       await spool.putPending(makeSms(id));
       await spool.markDelivered(id, { status: 200, at: new Date(NOW.getTime() - daysAgo * DAY) });
     }
@@ -41,11 +44,17 @@ describe('dedupe memory', () => {
   });
 
   it('config: a retention below the dedupe memory is allowed, with a warning', () => {
-    const cfg = parseConfig({ webhook: { url: 'http://127.0.0.1:1/x' }, spool: { sentRetentionDays: 0 }, modems: [{ name: 'm', port: 'virtual:m', senders: ['858'] }] });
-    expect(cfg.warnings.join('\n')).toContain(`spool.sentRetentionDays 0 is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days`);
+    const cfg = parseConfig({
+      webhook: { url: 'http://127.0.0.1:1/x' },
+      spool: { sentRetentionDays: 0 },
+      modems: [{ name: 'm', port: 'virtual:m', senders: ['858'] }],
+    });
+    expect(cfg.warnings.join('\n')).toContain(
+      `spool.sentRetentionDays 0 is below the dedupe memory: records are kept ${DEDUPE_MIN_DAYS} days`,
+    );
   });
 
-  it('a joined part\'s tombstone outlives twice the multipart timeout until the dedupe memory ends', async () => {
+  it("a joined part's tombstone outlives twice the multipart timeout until the dedupe memory ends", async () => {
     const tombstone = (id: string, consumedAgoMs: number): PartRecord => ({
       v: SPOOL_RECORD_VERSION,
       kind: 'part',

@@ -111,7 +111,10 @@ describe('group commit: concurrent writes share directory fsyncs', () => {
       const renamed = obs.log.indexOf(`rename pending/${id}`);
       const resolved = obs.log.indexOf(`resolved ${id}`);
       expect(renamed).toBeGreaterThanOrEqual(0);
-      expect(obs.covered('pending', renamed, resolved), `${id} resolved after an fsync of pending/ that followed its rename`).toBe(true);
+      expect(
+        obs.covered('pending', renamed, resolved),
+        `${id} resolved after an fsync of pending/ that followed its rename`,
+      ).toBe(true);
     }
     expect(await files('pending')).toEqual(ids.map((id) => `${id}.json`).sort());
     expect(await files('tmp')).toEqual([]);
@@ -133,7 +136,11 @@ describe('group commit: concurrent writes share directory fsyncs', () => {
     for (const id of ids) await spool.putPending(makeSms(id));
     const obs = observe({ dir: path.join(dir, 'sent'), renames: N });
     await Promise.all(
-      ids.map((id) => spool.markDelivered(id, { status: 200, at: new Date('2024-01-01T00:00:00Z') }).then(() => obs.log.push(`resolved ${id}`))),
+      ids.map((id) =>
+        spool
+          .markDelivered(id, { status: 200, at: new Date('2024-01-01T00:00:00Z') })
+          .then(() => obs.log.push(`resolved ${id}`)),
+      ),
     );
     expect(obs.fsyncsOf('sent')).toBeLessThan(N);
     expect(obs.fsyncsOf('pending')).toBeLessThan(N);
@@ -142,8 +149,13 @@ describe('group commit: concurrent writes share directory fsyncs', () => {
       const unlinked = obs.log.indexOf(`unlink pending/${id}`);
       const resolved = obs.log.indexOf(`resolved ${id}`);
       expect(renamed).toBeLessThan(unlinked);
-      expect(obs.covered('sent', renamed, unlinked), `${id}: sent/ fsynced before the pending file is unlinked`).toBe(true);
-      expect(obs.covered('pending', unlinked, resolved), `${id}: pending/ fsynced after the unlink, before it resolved`).toBe(true);
+      expect(obs.covered('sent', renamed, unlinked), `${id}: sent/ fsynced before the pending file is unlinked`).toBe(
+        true,
+      );
+      expect(
+        obs.covered('pending', unlinked, resolved),
+        `${id}: pending/ fsynced after the unlink, before it resolved`,
+      ).toBe(true);
     }
     expect(await files('pending')).toEqual([]);
     expect(await files('sent')).toEqual(ids.map((id) => `${id}.json`).sort());
@@ -169,13 +181,17 @@ describe('group commit: failures', () => {
       return fd;
     });
     vi.spyOn(diskOps, 'write').mockImplementation(async (fd, buf) => {
-      if (fdOf.get(fd)?.startsWith('bad.')) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      if (fdOf.get(fd)?.startsWith('bad.'))
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
       return realWrite(fd, buf);
     });
     const ids = ['ok1', 'ok2', 'bad', 'ok3', 'ok4'];
     const settled = await Promise.allSettled(ids.map((id) => spool.putPending(makeSms(id))));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((settled[2] as PromiseRejectedResult).reason).toMatchObject({ reason: 'io', message: expect.stringContaining('pending/bad.json') });
+    expect((settled[2] as PromiseRejectedResult).reason).toMatchObject({
+      reason: 'io',
+      message: expect.stringContaining('pending/bad.json'),
+    });
     expect((settled[2] as PromiseRejectedResult).reason.message).toContain('ENOSPC');
     expect(await files('pending')).toEqual(['ok1.json', 'ok2.json', 'ok3.json', 'ok4.json']);
     expect(await files('tmp')).toEqual([]); // the failed member's tmp file is removed
@@ -244,7 +260,14 @@ describe('listParts from memory', () => {
 
   it('equals the directory after puts, deletes and a reopen, and hands out copies', async () => {
     let spool = await open();
-    const times = ['2024-01-01T00:00:05Z', '2024-01-01T00:00:01Z', 'not a time', '2024-01-01T00:00:01Z', '2024-01-01T00:00:03Z', '2024-01-01T00:00:02Z'];
+    const times = [
+      '2024-01-01T00:00:05Z',
+      '2024-01-01T00:00:01Z',
+      'not a time',
+      '2024-01-01T00:00:01Z',
+      '2024-01-01T00:00:03Z',
+      '2024-01-01T00:00:02Z',
+    ];
     await Promise.all(times.map((t, i) => spool.putPart(part(`p${5 - i}`, t, i + 1))));
     expect(await spool.listParts()).toEqual(await partsOnDisk());
     expect((await spool.listParts()).map((p) => p.id)).toEqual(['p3', 'p2', 'p4', 'p0', 'p1', 'p5']);
@@ -296,7 +319,9 @@ describe('group commit: a crash in the middle of a group', () => {
     for (const [round, killAfter] of [13, 57, 101].entries()) {
       const put = new Set<string>();
       const sent = new Set<string>();
-      const child = spawn(process.execPath, [script, storeUrl, logUrl, spoolDir, `r${round}c`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [script, storeUrl, logUrl, spoolDir, `r${round}c`], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stderr = '';
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
       let buf = '';
@@ -315,7 +340,11 @@ describe('group commit: a crash in the middle of a group', () => {
       expect(signal, stderr).toBe('SIGKILL');
       for (const area of ['pending', 'sent']) {
         for (const name of await readdir(path.join(spoolDir, area))) {
-          const parsed = parseRecordFile(await readFile(path.join(spoolDir, area, name), 'utf8'), area as 'pending', name);
+          const parsed = parseRecordFile(
+            await readFile(path.join(spoolDir, area, name), 'utf8'),
+            area as 'pending',
+            name,
+          );
           expect(parsed.ok, `${area}/${name} is whole`).toBe(true);
         }
       }

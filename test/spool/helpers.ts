@@ -23,7 +23,11 @@ export function makeSms(id: string, over: Partial<SmsRecord> = {}): SmsRecord {
  * The forwarder's pick over a spool, as the forwarder makes it: pickNext over the spool's ordered pending view, then a
  * copy of the one record chosen.
  */
-export function nextDue(spool: Pick<Spool, 'pendingInOrder'>, nowMs: number, opts: PickOptions = {}): { next?: SmsRecord; wakeAtMs?: number } {
+export function nextDue(
+  spool: Pick<Spool, 'pendingInOrder'>,
+  nowMs: number,
+  opts: PickOptions = {},
+): { next?: SmsRecord; wakeAtMs?: number } {
   const { next, wakeAtMs } = pickNext(spool.pendingInOrder(), nowMs, opts);
   if (next !== undefined) return { next: structuredClone(next.record) as SmsRecord };
   return wakeAtMs === undefined ? {} : { wakeAtMs };

@@ -57,7 +57,8 @@ describe('client without the key beside a signed spool', () => {
     const { dir, cleanup } = await tempDir('key-none');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');
-    for (const a of ['tmp', 'pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts']) await mkdir(path.join(spoolDir, a), { recursive: true, mode: 0o700 });
+    for (const a of ['tmp', 'pending', 'sent', 'dead', 'ignored', 'quarantine', 'parts'])
+      await mkdir(path.join(spoolDir, a), { recursive: true, mode: 0o700 });
     await writeFile(path.join(spoolDir, 'dead', 'u1.json'), serializeRecord(makeSms('u1')));
     const client = await spoolFrom({ spool: spoolDir });
     await client.retry('u1'); // no refusal: nothing signed yet

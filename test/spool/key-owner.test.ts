@@ -28,7 +28,7 @@ async function chownTree(p: string, uid: number): Promise<void> {
 }
 
 describe.runIf(process.geteuid?.() === 0)('spool key owned by the service user, CLI run as root', () => {
-  it('a client accepts the spool directory owner\'s key and writes signed records; the daemon expectation hints no chown to 0', async () => {
+  it("a client accepts the spool directory owner's key and writes signed records; the daemon expectation hints no chown to 0", async () => {
     const { dir, cleanup } = await tempDir('key-owner');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');
@@ -58,7 +58,7 @@ describe.runIf(process.geteuid?.() === 0)('spool key owned by the service user, 
     await again.close();
   });
 
-  it('a key owned by someone other than the spool directory\'s owner is refused for a client too', async () => {
+  it("a key owned by someone other than the spool directory's owner is refused for a client too", async () => {
     const { dir, cleanup } = await tempDir('key-owner-bad');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');

@@ -35,7 +35,12 @@ async function owner(opts: Opts = {}): Promise<Spool> {
 /** A `queue` client whose SIGHUPs are recorded instead of sent. */
 async function client(opts: Opts = {}): Promise<{ spool: Spool; signals: Array<[number, string]> }> {
   const signals: Array<[number, string]> = [];
-  const spool = await Spool.open(dir, { logger: silentLogger(), role: 'client', signal: (pid, sig) => void signals.push([pid, sig]), ...opts });
+  const spool = await Spool.open(dir, {
+    logger: silentLogger(),
+    role: 'client',
+    signal: (pid, sig) => void signals.push([pid, sig]),
+    ...opts,
+  });
   return { spool, signals };
 }
 const lockFile = () => path.join(dir, 'spool.lock');
@@ -72,7 +77,10 @@ describe('owner lock (spool.lock)', () => {
 
   it('refuses while another live process (here: our parent) holds the lock', async () => {
     const boot = await bootId();
-    await writeFile(lockFile(), JSON.stringify({ pid: process.ppid, startedAt: '2024-01-01T00:00:00.000Z', ...(boot ? { bootId: boot } : {}) }));
+    await writeFile(
+      lockFile(),
+      JSON.stringify({ pid: process.ppid, startedAt: '2024-01-01T00:00:00.000Z', ...(boot ? { bootId: boot } : {}) }),
+    );
     await expect(owner()).rejects.toThrow(`is in use by process ${process.ppid}`);
     expect(await readLockOwner(dir)).toEqual({ pid: process.ppid, startedAt: '2024-01-01T00:00:00.000Z' });
   });
@@ -81,8 +89,16 @@ describe('owner lock (spool.lock)', () => {
     ['a dead pid', async () => JSON.stringify({ pid: deadPid(), startedAt: '2024-01-01T00:00:00Z' }), 'is not running'],
     ['garbage', async () => 'not json at all', 'unreadable lock file'],
     ['an empty file', async () => '', 'unreadable lock file'],
-    ['pid 0 (would signal our own process group)', async () => JSON.stringify({ pid: 0, startedAt: 'x' }), 'unreadable lock file'],
-    ['our own pid, from before a reboot (not held by this process)', async () => JSON.stringify({ pid: process.pid, startedAt: '2024-01-01T00:00:00Z' }), 'earlier process with this pid'],
+    [
+      'pid 0 (would signal our own process group)',
+      async () => JSON.stringify({ pid: 0, startedAt: 'x' }),
+      'unreadable lock file',
+    ],
+    [
+      'our own pid, from before a reboot (not held by this process)',
+      async () => JSON.stringify({ pid: process.pid, startedAt: '2024-01-01T00:00:00Z' }),
+      'earlier process with this pid',
+    ],
   ])('replaces a stale lock holding %s, with a warning', async (_name, content, reason) => {
     await writeFile(lockFile(), await content());
     expect(await readLockOwner(dir)).toBeUndefined();
@@ -98,7 +114,14 @@ describe('owner lock (spool.lock)', () => {
 
   it('a lock written under another boot is stale even when its pid is alive now', async () => {
     if (!(await bootId())) return; // no boot id on this system: liveness alone decides (covered above)
-    await writeFile(lockFile(), JSON.stringify({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z', bootId: '00000000-0000-0000-0000-000000000000' }));
+    await writeFile(
+      lockFile(),
+      JSON.stringify({
+        pid: process.ppid,
+        startedAt: '2024-01-01T00:00:00Z',
+        bootId: '00000000-0000-0000-0000-000000000000',
+      }),
+    );
     const { logger, lines } = captureLogger();
     await owner({ logger });
     expect(lines.some((l) => l.msg.includes('before the last reboot'))).toBe(true);
@@ -116,7 +139,11 @@ describe('owner lock (spool.lock)', () => {
 
 describe('owner lock: pid reuse (process start time)', () => {
   it.each<[string, string, string | undefined]>([
-    ['a plain comm', '4242 (node) S 1 4242 4242 0 -1 4194560 5190 0 0 0 12 3 0 0 20 0 11 0 987654 1089495040 12000 18446744073709551615', '987654'],
+    [
+      'a plain comm',
+      '4242 (node) S 1 4242 4242 0 -1 4194560 5190 0 0 0 12 3 0 0 20 0 11 0 987654 1089495040 12000 18446744073709551615',
+      '987654',
+    ],
     ['a comm with spaces and ")"', '77 (my) proc (x)) R 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 31337 0 0', '31337'],
     ['a truncated line', '77 (node) R 1 77', undefined],
     ['no comm at all', 'garbage', undefined],
@@ -127,37 +154,59 @@ describe('owner lock: pid reuse (process start time)', () => {
   const hasProc = existsSync('/proc/self/stat');
   const startOf = async (pid: number) => parseProcStartTime(await readFile(`/proc/${pid}/stat`, 'utf8'))!;
 
-  it.skipIf(!hasProc)('the lock records the owner\'s start time', async () => {
+  it.skipIf(!hasProc)("the lock records the owner's start time", async () => {
     await owner();
-    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid, procStart: await startOf(process.pid) });
+    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      procStart: await startOf(process.pid),
+    });
   });
 
-  it.skipIf(!hasProc)('a lock whose live pid belongs to a process started at another time is stale: replaced, and never signalled', async () => {
-    const first = await owner();
-    await first.putPending(makeSms('d1'));
-    await first.markDead('d1', 'HTTP 400: x');
-    await first.close(); // the daemon crashed, say; its pid now belongs to another process (here: our parent)
-    const boot = await bootId();
-    const reused = { pid: process.ppid, startedAt: '2024-01-01T00:00:00Z', ...(boot ? { bootId: boot } : {}), procStart: String(Number(await startOf(process.ppid)) + 1) };
-    await writeFile(lockFile(), JSON.stringify(reused));
+  it.skipIf(!hasProc)(
+    'a lock whose live pid belongs to a process started at another time is stale: replaced, and never signalled',
+    async () => {
+      const first = await owner();
+      await first.putPending(makeSms('d1'));
+      await first.markDead('d1', 'HTTP 400: x');
+      await first.close(); // the daemon crashed, say; its pid now belongs to another process (here: our parent)
+      const boot = await bootId();
+      const reused = {
+        pid: process.ppid,
+        startedAt: '2024-01-01T00:00:00Z',
+        ...(boot ? { bootId: boot } : {}),
+        procStart: String(Number(await startOf(process.ppid)) + 1),
+      };
+      await writeFile(lockFile(), JSON.stringify(reused));
 
-    expect(await readLockOwner(dir)).toBeUndefined();
-    const { spool: c, signals } = await client();
-    await c.retry('d1');
-    expect(signals).toEqual([]); // `queue retry` run as root must not SIGHUP an unrelated process
+      expect(await readLockOwner(dir)).toBeUndefined();
+      const { spool: c, signals } = await client();
+      await c.retry('d1');
+      expect(signals).toEqual([]); // `queue retry` run as root must not SIGHUP an unrelated process
 
-    const { logger, lines } = captureLogger();
-    await owner({ logger }); // under Restart=always the daemon starts instead of refusing forever
-    expect(lines.find((l) => l.level === 40 && l.msg.includes('stale lock'))?.msg).toContain('pid reused');
-    expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
-  });
+      const { logger, lines } = captureLogger();
+      await owner({ logger }); // under Restart=always the daemon starts instead of refusing forever
+      expect(lines.find((l) => l.level === 40 && l.msg.includes('stale lock'))?.msg).toContain('pid reused');
+      expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
+    },
+  );
 
-  it.skipIf(!hasProc)('a lock whose pid is alive and started at the recorded time is live: refused, and signalled', async () => {
-    const boot = await bootId();
-    await writeFile(lockFile(), JSON.stringify({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z', ...(boot ? { bootId: boot } : {}), procStart: await startOf(process.ppid) }));
-    await expect(owner()).rejects.toThrow(`is in use by process ${process.ppid}`);
-    expect(await readLockOwner(dir)).toEqual({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z' });
-  });
+  it.skipIf(!hasProc)(
+    'a lock whose pid is alive and started at the recorded time is live: refused, and signalled',
+    async () => {
+      const boot = await bootId();
+      await writeFile(
+        lockFile(),
+        JSON.stringify({
+          pid: process.ppid,
+          startedAt: '2024-01-01T00:00:00Z',
+          ...(boot ? { bootId: boot } : {}),
+          procStart: await startOf(process.ppid),
+        }),
+      );
+      await expect(owner()).rejects.toThrow(`is in use by process ${process.ppid}`);
+      expect(await readLockOwner(dir)).toEqual({ pid: process.ppid, startedAt: '2024-01-01T00:00:00Z' });
+    },
+  );
 });
 
 describe('owner lock: two starters over the same stale lock', () => {
@@ -186,7 +235,11 @@ describe('owner lock: two starters over the same stale lock', () => {
       removals += 1;
       if (removals !== 2) return;
       const started = performance.now();
-      for (let now = lockNow(); (now === undefined || now === stale) && performance.now() - started < 2000; now = lockNow()) {
+      for (
+        let now = lockNow();
+        (now === undefined || now === stale) && performance.now() - started < 2000;
+        now = lockNow()
+      ) {
         await new Promise((r) => setTimeout(r, 1));
       }
     };
@@ -200,13 +253,19 @@ describe('owner lock: two starters over the same stale lock', () => {
     });
 
     const { logger, lines } = captureLogger();
-    const results = await Promise.allSettled([Spool.open(dir, { logger, fsync: false }), Spool.open(dir, { logger, fsync: false })]);
+    const results = await Promise.allSettled([
+      Spool.open(dir, { logger, fsync: false }),
+      Spool.open(dir, { logger, fsync: false }),
+    ]);
     for (const r of results) if (r.status === 'fulfilled') toClose.push(r.value);
     vi.restoreAllMocks();
     expect(removals).toBe(2); // both starters judged the lock stale and acted on it
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-    expect(refused.reason).toMatchObject({ reason: 'locked', message: expect.stringContaining(`in use by process ${process.pid}`) });
+    expect(refused.reason).toMatchObject({
+      reason: 'locked',
+      message: expect.stringContaining(`in use by process ${process.pid}`),
+    });
     expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
     expect((await readdir(dir)).filter((f) => f.startsWith('spool.lock'))).toEqual(['spool.lock']); // nothing left aside
     expect(lines.filter((l) => l.msg.includes('stale lock'))).toHaveLength(1);
@@ -231,13 +290,16 @@ describe('client role (the queue CLI while the daemon runs)', () => {
     expect(await files('dead')).toEqual(['dup1.json', 'junk.json']);
     expect(await files('quarantine')).toEqual([]);
     expect((await spool.get('dup1'))?.area).toBe('dead'); // reported in its later state
-    expect((await spool.stats())).toMatchObject({ pending: 0, dead: 1, quarantine: 0 });
+    expect(await spool.stats()).toMatchObject({ pending: 0, dead: 1, quarantine: 0 });
     expect(JSON.parse(await readFile(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid }); // still the owner's
   });
 
   it('opening a directory that does not exist fails clearly and creates nothing', async () => {
     const missing = path.join(dir, 'nope');
-    await expect(Spool.open(missing, { logger: silentLogger(), role: 'client' })).rejects.toMatchObject({ reason: 'not-found', message: `no spool directory at ${missing}` });
+    await expect(Spool.open(missing, { logger: silentLogger(), role: 'client' })).rejects.toMatchObject({
+      reason: 'not-found',
+      message: `no spool directory at ${missing}`,
+    });
     await expect(stat(missing)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
@@ -271,7 +333,8 @@ describe('client role (the queue CLI while the daemon runs)', () => {
       await o.markDead('r1', 'HTTP 422: rejected', 422);
       const { chown } = await import('node:fs/promises');
       // As an install has it: the spool and its key are the service user's.
-      for (const d of [dir, path.join(dir, 'pending'), path.join(dir, 'tmp'), path.join(dir, 'spool.key')]) await chown(d, 4321, 4321);
+      for (const d of [dir, path.join(dir, 'pending'), path.join(dir, 'tmp'), path.join(dir, 'spool.key')])
+        await chown(d, 4321, 4321);
       const { spool } = await client();
       await spool.retry('r1');
       const st = await stat(path.join(dir, 'pending', 'r1.json'));
@@ -303,7 +366,9 @@ describe('client role (the queue CLI while the daemon runs)', () => {
     expect(signals).toHaveLength(3);
 
     await expect(o.markDelivered('p1', { status: 200, at: new Date() })).rejects.toMatchObject({ reason: 'not-found' });
-    await expect(o.markRetry('p2', { error: 'x', nextAttemptAt: new Date() })).rejects.toMatchObject({ reason: 'not-found' });
+    await expect(o.markRetry('p2', { error: 'x', nextAttemptAt: new Date() })).rejects.toMatchObject({
+      reason: 'not-found',
+    });
     await expect(o.markDead('p3', 'x')).rejects.toMatchObject({ reason: 'not-found' });
     for (const area of ['pending', 'sent', 'dead']) expect(await files(area)).toEqual([]);
     expect((await o.stats()).pending).toBe(0);
@@ -348,7 +413,7 @@ describe('client role (the queue CLI while the daemon runs)', () => {
     expect(await files('sent')).toEqual(['s1.json']);
   });
 
-  it('with the default signaller, a client in the owner\'s own process without a SIGHUP handler does not kill it', async () => {
+  it("with the default signaller, a client in the owner's own process without a SIGHUP handler does not kill it", async () => {
     const o = await owner();
     await o.putPending(makeSms('d1'));
     await o.markDead('d1', 'HTTP 400: x');

@@ -17,9 +17,23 @@ function rng(seed: number): (n: number) => number {
 
 const NOW = Date.parse('2024-01-01T12:00:00Z');
 /** Few distinct receivedAt values (ties broken by id) and an unparseable one, which sorts first. */
-const RECEIVED = ['2024-01-01T10:00:00Z', '2024-01-01T10:00:00.000Z', '2024-01-01T09:00:00+07:00', '2024-01-01T11:30:00Z', 'not a date', '2023-12-31T23:59:59Z'];
+const RECEIVED = [
+  '2024-01-01T10:00:00Z',
+  '2024-01-01T10:00:00.000Z',
+  '2024-01-01T09:00:00+07:00',
+  '2024-01-01T11:30:00Z',
+  'not a date',
+  '2023-12-31T23:59:59Z',
+];
 /** Absent (due), past, now, future, unparseable (due). */
-const NEXT: (string | undefined)[] = [undefined, '2024-01-01T11:59:00Z', '2024-01-01T12:00:00Z', '2024-01-01T12:00:01Z', '2024-01-01T12:05:00Z', 'garbage'];
+const NEXT: (string | undefined)[] = [
+  undefined,
+  '2024-01-01T11:59:00Z',
+  '2024-01-01T12:00:00Z',
+  '2024-01-01T12:00:01Z',
+  '2024-01-01T12:05:00Z',
+  'garbage',
+];
 const MODEMS = ['A', 'B', 'C'];
 
 function randomRecord(id: string, r: (n: number) => number): SmsRecord {
@@ -40,7 +54,10 @@ function referencePick(sorted: SmsRecord[], now: number, strict: boolean): { nex
   let wakeAtMs: number | undefined;
   for (const rec of sorted) {
     if (strict && held.has(rec.sim.modem)) continue;
-    const due = rec.nextAttemptAt === undefined || Number.isNaN(Date.parse(rec.nextAttemptAt)) ? undefined : Date.parse(rec.nextAttemptAt);
+    const due =
+      rec.nextAttemptAt === undefined || Number.isNaN(Date.parse(rec.nextAttemptAt))
+        ? undefined
+        : Date.parse(rec.nextAttemptAt);
     if (due === undefined || due <= now) return { next: rec };
     wakeAtMs = wakeAtMs === undefined ? due : Math.min(wakeAtMs, due);
     if (strict) held.add(rec.sim.modem);
@@ -65,7 +82,11 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
           model.set(id, rec);
         } else if (op < 7 && model.has(id)) {
           // markRetry: same record, another nextAttemptAt (order unchanged)
-          const rec = { ...model.get(id)!, attempts: model.get(id)!.attempts + 1, nextAttemptAt: NEXT[r(NEXT.length)] ?? '2024-01-01T12:10:00Z' };
+          const rec = {
+            ...model.get(id)!,
+            attempts: model.get(id)!.attempts + 1,
+            nextAttemptAt: NEXT[r(NEXT.length)] ?? '2024-01-01T12:10:00Z',
+          };
           ix.set(structuredClone(rec));
           model.set(id, rec);
         } else {
@@ -76,9 +97,16 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
         expect(ix.size).toBe(model.size);
         const skip = new Set(step % 3 === 0 ? [`id${r(40)}`, `id${r(40)}`] : []);
         for (const strict of [false, true]) {
-          const want = referencePick(sorted.filter((x) => !skip.has(x.id)), NOW, strict);
+          const want = referencePick(
+            sorted.filter((x) => !skip.has(x.id)),
+            NOW,
+            strict,
+          );
           const got = pickNext(ix.entries(), NOW, { strictOrder: strict, skip });
-          expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }, `seed ${seed} step ${step} strict ${strict}`).toEqual({ next: want.next?.id, wakeAtMs: want.wakeAtMs });
+          expect({ next: got.next?.id, wakeAtMs: got.wakeAtMs }, `seed ${seed} step ${step} strict ${strict}`).toEqual({
+            next: want.next?.id,
+            wakeAtMs: want.wakeAtMs,
+          });
         }
       }
     }
@@ -109,7 +137,11 @@ describe('PendingIndex: delivery order kept incrementally, same choice as the fo
 describe('pickNext over PendingIndex.entries() with held ids (results the forwarder could not record yet)', () => {
   const now = Date.parse('2024-01-01T12:00:00Z');
   const rec = (id: string, modem: string, next?: string) =>
-    makeSms(id, { receivedAt: `2024-01-01T00:00:0${id.slice(-1)}Z`, sim: { modem }, ...(next ? { nextAttemptAt: next } : {}) });
+    makeSms(id, {
+      receivedAt: `2024-01-01T00:00:0${id.slice(-1)}Z`,
+      sim: { modem },
+      ...(next ? { nextAttemptAt: next } : {}),
+    });
   const ix = PendingIndex.from([rec('a1', 'A'), rec('a2', 'A'), rec('b3', 'B', '2024-01-01T12:10:00Z')]);
   const t = (iso: string) => Date.parse(iso);
 
@@ -119,7 +151,14 @@ describe('pickNext over PendingIndex.entries() with held ids (results the forwar
     [true, new Map([['a1', t('2024-01-01T12:05:00Z')]]), { wakeAtMs: t('2024-01-01T12:05:00Z') }],
     [true, new Map([['a1', t('2024-01-01T11:00:00Z')]]), { wakeAtMs: t('2024-01-01T11:00:00Z') }],
     [true, new Map([['b3', t('2024-01-01T12:01:00Z')]]), { next: 'a1' }],
-    [true, new Map([['a1', t('2024-01-01T12:20:00Z')], ['b3', t('2024-01-01T12:01:00Z')]]), { wakeAtMs: t('2024-01-01T12:10:00Z') }],
+    [
+      true,
+      new Map([
+        ['a1', t('2024-01-01T12:20:00Z')],
+        ['b3', t('2024-01-01T12:01:00Z')],
+      ]),
+      { wakeAtMs: t('2024-01-01T12:10:00Z') },
+    ],
   ] as const)('strictOrder %s, hold %o -> %o', (strictOrder, hold, want) => {
     const got = pickNext(ix.entries(), now, { strictOrder, hold });
     expect(got.next?.id).toBe('next' in want ? want.next : undefined);
@@ -127,7 +166,11 @@ describe('pickNext over PendingIndex.entries() with held ids (results the forwar
   });
 
   it('a held id holds back its modem even when it is due; a skipped id does not', () => {
-    expect(pickNext(ix.entries(), now, { strictOrder: true, skip: new Set(['a1']) })).toMatchObject({ next: { id: 'a2' } });
-    expect(pickNext(ix.entries(), now, { strictOrder: true, hold: new Map([['a1', now - 1]]) })).toEqual({ wakeAtMs: now - 1 });
+    expect(pickNext(ix.entries(), now, { strictOrder: true, skip: new Set(['a1']) })).toMatchObject({
+      next: { id: 'a2' },
+    });
+    expect(pickNext(ix.entries(), now, { strictOrder: true, hold: new Map([['a1', now - 1]]) })).toEqual({
+      wakeAtMs: now - 1,
+    });
   });
 });

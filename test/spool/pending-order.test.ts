@@ -50,7 +50,14 @@ function drainOrder(spool: Spool, nowMs: number, strictOrder = false): { sent: s
 describe('Spool: the pending index stays in delivery order', () => {
   it('records put out of receivedAt order are picked oldest first, ties by id; the same after a restart', async () => {
     let spool = await openOwner();
-    for (const [id, minute] of [['e', 5], ['b', 2], ['d', 4], ['a2', 1], ['a1', 1], ['c', 3]] as const) {
+    for (const [id, minute] of [
+      ['e', 5],
+      ['b', 2],
+      ['d', 4],
+      ['a2', 1],
+      ['a1', 1],
+      ['c', 3],
+    ] as const) {
       await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
     }
     const expected = ['a1', 'a2', 'b', 'c', 'd', 'e'];
@@ -64,7 +71,12 @@ describe('Spool: the pending index stays in delivery order', () => {
 
   it('markRetry keeps a record in its place but makes it wait; later records go first; it is due again at its time', async () => {
     const spool = await openOwner();
-    for (const [id, minute] of [['r1', 1], ['r2', 2], ['r3', 3]] as const) await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
+    for (const [id, minute] of [
+      ['r1', 1],
+      ['r2', 2],
+      ['r3', 3],
+    ] as const)
+      await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
     await spool.markRetry('r1', { error: 'HTTP 503: x', nextAttemptAt: LATER });
     expect(await pendingIds(spool)).toEqual(['r1', 'r2', 'r3']);
     expect(drainOrder(spool, NOW)).toEqual({ sent: ['r2', 'r3'], wakeAtMs: LATER.getTime() });
@@ -74,7 +86,13 @@ describe('Spool: the pending index stays in delivery order', () => {
 
   it('a dead record put back by retry / retryAllDead returns to its receivedAt place, not to the end', async () => {
     const spool = await openOwner();
-    for (const [id, minute] of [['d1', 1], ['p2', 2], ['d3', 3], ['p4', 4]] as const) await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
+    for (const [id, minute] of [
+      ['d1', 1],
+      ['p2', 2],
+      ['d3', 3],
+      ['p4', 4],
+    ] as const)
+      await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
     await spool.markDead('d1', 'HTTP 400: bad');
     await spool.markDead('d3', 'HTTP 400: bad');
     expect(await pendingIds(spool)).toEqual(['p2', 'p4']);
@@ -86,13 +104,20 @@ describe('Spool: the pending index stays in delivery order', () => {
 
   it('rescan places records that appeared on disk (a client retry, a file written by another process) in order', async () => {
     const spool = await openOwner();
-    for (const [id, minute] of [['o1', 1], ['o5', 5]] as const) await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
+    for (const [id, minute] of [
+      ['o1', 1],
+      ['o5', 5],
+    ] as const)
+      await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
     await spool.putPending(makeSms('dead3', { receivedAt: at(3) }));
     await spool.markDead('dead3', 'HTTP 400: bad');
     const client = await openClient();
     await client.retry('dead3');
     const key = (await readKey(dir))!; // another process of the daemon's user, signing as the spool does
-    await writeFile(path.join(dir, 'pending', 'new2.json'), serializeRecord(makeSms('new2', { receivedAt: at(2) }), { area: 'pending', key }));
+    await writeFile(
+      path.join(dir, 'pending', 'new2.json'),
+      serializeRecord(makeSms('new2', { receivedAt: at(2) }), { area: 'pending', key }),
+    );
     const woke: string[] = [];
     spool.on('pending', (id: string) => woke.push(id));
     await spool.rescan();
@@ -111,7 +136,9 @@ describe('Spool: the pending index stays in delivery order', () => {
     const client = await openClient();
     await client.drop('cdrop1');
     await client.drop('cdrop2');
-    await expect(spool.markDelivered('cdrop1', { status: 200, at: new Date() })).rejects.toMatchObject({ reason: 'not-found' });
+    await expect(spool.markDelivered('cdrop1', { status: 200, at: new Date() })).rejects.toMatchObject({
+      reason: 'not-found',
+    });
     expect(spool.isPending('cdrop2')).toBe(true); // the owner has not looked yet
     await spool.rescan();
     for (const id of names.slice(0, -1)) expect(spool.isPending(id), id).toBe(false);
@@ -123,7 +150,8 @@ describe('Spool: the pending index stays in delivery order', () => {
 
   it('the ordered pending view copies no record and cannot be changed; the pick copies one record, changing it changes nothing in the spool', async () => {
     const spool = await openOwner();
-    for (let i = 0; i < 60; i++) await spool.putPending(makeSms(`n${String(i).padStart(2, '0')}`, { receivedAt: at(i % 60) }));
+    for (let i = 0; i < 60; i++)
+      await spool.putPending(makeSms(`n${String(i).padStart(2, '0')}`, { receivedAt: at(i % 60) }));
     await spool.markRetry('n00', { error: 'HTTP 503: x', nextAttemptAt: LATER });
     const clone = vi.spyOn(globalThis, 'structuredClone');
     const picked = pickNext(spool.pendingInOrder(), NOW).next!;
@@ -153,7 +181,12 @@ describe('Spool: the pending index stays in delivery order', () => {
 
   it('list(pending) with a limit copies only the oldest records', async () => {
     const spool = await openOwner();
-    for (const [id, minute] of [['l3', 3], ['l1', 1], ['l2', 2]] as const) await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
+    for (const [id, minute] of [
+      ['l3', 3],
+      ['l1', 1],
+      ['l2', 2],
+    ] as const)
+      await spool.putPending(makeSms(id, { receivedAt: at(minute) }));
     const clone = vi.spyOn(globalThis, 'structuredClone');
     expect(((await spool.list('pending', { limit: 2 })) as SmsRecord[]).map((r) => r.id)).toEqual(['l1', 'l2']);
     expect(clone).toHaveBeenCalledTimes(2);

@@ -77,7 +77,10 @@ describe('sent index', () => {
     await deliver(s, 'b', '2026-01-02T00:00:00Z');
     await s.close();
     // Stale: names 'ghost' (no file), lacks 'b'; one garbled line.
-    await writeFile(path.join(dir, SENT_INDEX_FILE), `# pulsa-bridge sent index v1\n+\ta\t1\t${Date.parse('2026-01-01T00:00:00Z')}\n+\tghost\t1\t5\nnonsense\n+\tb\tx\n`);
+    await writeFile(
+      path.join(dir, SENT_INDEX_FILE),
+      `# pulsa-bridge sent index v1\n+\ta\t1\t${Date.parse('2026-01-01T00:00:00Z')}\n+\tghost\t1\t5\nnonsense\n+\tb\tx\n`,
+    );
     const s2 = await owner();
     expect((await s2.stats()).sent).toBe(2);
     expect(await s2.get('ghost')).toBeUndefined();

@@ -36,7 +36,11 @@ afterEach(async () => {
 async function startChild(args: string[]): Promise<ChildProcess> {
   const child = spawn(args[0]!, args.slice(1), { stdio: 'ignore' });
   children.push(child);
-  await until(async () => (await readFile(`/proc/${child.pid}/cmdline`, 'utf8').catch(() => '')).includes(args[args.length - 1]!), 'the child running', 5000);
+  await until(
+    async () => (await readFile(`/proc/${child.pid}/cmdline`, 'utf8').catch(() => '')).includes(args[args.length - 1]!),
+    'the child running',
+    5000,
+  );
   return child;
 }
 
@@ -44,7 +48,10 @@ async function startChild(args: string[]): Promise<ChildProcess> {
 async function lockFor(pid: number): Promise<void> {
   const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
   const procStart = parseProcStartTime(await readFile(`/proc/${pid}/stat`, 'utf8'));
-  await writeFile(path.join(dir, 'spool.lock'), JSON.stringify({ pid, startedAt: new Date().toISOString(), bootId, procStart }));
+  await writeFile(
+    path.join(dir, 'spool.lock'),
+    JSON.stringify({ pid, startedAt: new Date().toISOString(), bootId, procStart }),
+  );
 }
 
 async function retryAsClient(): Promise<{ signals: Array<[number, string]>; warnings: string[] }> {
@@ -56,7 +63,7 @@ async function retryAsClient(): Promise<{ signals: Array<[number, string]>; warn
   return { signals, warnings: lines.filter((l) => l.level === 40).map((l) => l.msg) };
 }
 
-describe.skipIf(!hasProc)('the client signals only the spool\'s daemon', () => {
+describe.skipIf(!hasProc)("the client signals only the spool's daemon", () => {
   it('a live process that is not pulsa-bridge is not signalled (warned instead)', async () => {
     const sleeper = await startChild(['sleep', '60']);
     await lockFor(sleeper.pid!);
@@ -66,19 +73,32 @@ describe.skipIf(!hasProc)('the client signals only the spool\'s daemon', () => {
     expect(await notOurDaemon(sleeper.pid!, path.join(dir, 'spool.lock'))).toMatch(/it runs "sleep 60"/);
   });
 
-  it('a pulsa-bridge process of the lock\'s owner is signalled', async () => {
-    const daemon = await startChild([process.execPath, '-e', 'setInterval(() => {}, 1000)', '/opt/pulsa-bridge/bin/pulsa-bridge']);
+  it("a pulsa-bridge process of the lock's owner is signalled", async () => {
+    const daemon = await startChild([
+      process.execPath,
+      '-e',
+      'setInterval(() => {}, 1000)',
+      '/opt/pulsa-bridge/bin/pulsa-bridge',
+    ]);
     await lockFor(daemon.pid!);
     const r = await retryAsClient();
     expect(r.signals).toEqual([[daemon.pid, 'SIGHUP']]);
   });
 
-  it.skipIf(process.getuid?.() !== 0)('a pulsa-bridge process of another user than the lock\'s owner is not signalled', async () => {
-    const daemon = await startChild([process.execPath, '-e', 'setInterval(() => {}, 1000)', '/opt/pulsa-bridge/bin/pulsa-bridge']);
-    await lockFor(daemon.pid!);
-    await chown(path.join(dir, 'spool.lock'), 65534, 65534);
-    const r = await retryAsClient();
-    expect(r.signals).toEqual([]);
-    expect(r.warnings.join('\n')).toContain('it runs as uid 0, the spool lock belongs to uid 65534');
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    "a pulsa-bridge process of another user than the lock's owner is not signalled",
+    async () => {
+      const daemon = await startChild([
+        process.execPath,
+        '-e',
+        'setInterval(() => {}, 1000)',
+        '/opt/pulsa-bridge/bin/pulsa-bridge',
+      ]);
+      await lockFor(daemon.pid!);
+      await chown(path.join(dir, 'spool.lock'), 65534, 65534);
+      const r = await retryAsClient();
+      expect(r.signals).toEqual([]);
+      expect(r.warnings.join('\n')).toContain('it runs as uid 0, the spool lock belongs to uid 65534');
+    },
+  );
 });

@@ -93,21 +93,31 @@ describe('the record file format is pinned', () => {
     ].join('\n');
     const text = serializeRecord(rec);
     expect(text).toBe(bytes);
-    expect(createHash('sha256').update(text).digest('hex')).toBe('129810a160acf1ae2bb145a468b31fe7a9a470aef1b8a7572fac6331ab271117');
+    expect(createHash('sha256').update(text).digest('hex')).toBe(
+      '129810a160acf1ae2bb145a468b31fe7a9a470aef1b8a7572fac6331ab271117',
+    );
     const parsed = parseRecordFile(bytes, 'pending', 'sms-golden.json');
     expect(parsed).toEqual({ ok: true, record: rec, mac: 'absent' });
 
     // Signed: the same bytes plus `mac`, an HMAC-SHA256 of the domain line, the area and the canonical JSON.
     const key = Buffer.alloc(32, 7);
     const { checksum, ...body } = JSON.parse(bytes) as Record<string, unknown>;
-    const mac = createHmac('sha256', key).update(`pulsa-bridge-spool-record-v1\npending\n${JSON.stringify(body)}`).digest('hex');
+    const mac = createHmac('sha256', key)
+      .update(`pulsa-bridge-spool-record-v1\npending\n${JSON.stringify(body)}`)
+      .digest('hex');
     const signed = serializeRecord(rec, { area: 'pending', key });
     expect(JSON.parse(signed)).toEqual({ ...body, checksum, mac });
     expect(parseRecordFile(signed, 'pending', 'sms-golden.json', key)).toEqual({ ok: true, record: rec, mac: 'valid' });
     expect(parseRecordFile(signed, 'pending', 'sms-golden.json')).toEqual({ ok: true, record: rec, mac: 'unchecked' });
     // Another key, or the same file copied into another area, does not verify.
-    expect(parseRecordFile(signed, 'pending', 'sms-golden.json', Buffer.alloc(32, 8))).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
-    expect(parseRecordFile(signed, 'dead', 'sms-golden.json', key)).toMatchObject({ ok: false, reason: expect.stringContaining('integrity check failed') });
+    expect(parseRecordFile(signed, 'pending', 'sms-golden.json', Buffer.alloc(32, 8))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('integrity check failed'),
+    });
+    expect(parseRecordFile(signed, 'dead', 'sms-golden.json', key)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('integrity check failed'),
+    });
   });
 
   it('a record an older version marked `simulated` (made up by a virtual modem) is refused, never sent as real', () => {
@@ -115,15 +125,35 @@ describe('the record file format is pinned', () => {
     const old = JSON.parse(serializeRecord(makeSms('sms-sim'), { area: 'pending', key })) as Record<string, unknown>;
     delete old.checksum;
     delete old.mac;
-    const withFlag = JSON.parse(serializeRecord({ ...(old as unknown as SmsRecord), simulated: true } as unknown as SmsRecord, { area: 'pending', key }));
-    expect(parseRecordFile(JSON.stringify(withFlag), 'pending', 'sms-sim.json', key)).toMatchObject({ ok: false, reason: expect.stringContaining('made up by a virtual modem') });
+    const withFlag = JSON.parse(
+      serializeRecord({ ...(old as unknown as SmsRecord), simulated: true } as unknown as SmsRecord, {
+        area: 'pending',
+        key,
+      }),
+    );
+    expect(parseRecordFile(JSON.stringify(withFlag), 'pending', 'sms-sim.json', key)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('made up by a virtual modem'),
+    });
   });
 });
 
 describe('Spool: durable, idempotent writes', () => {
   it('creates every area and writes a checksummed, versioned record that survives a reopen', async () => {
     const spool = await open();
-    expect((await readdir(dir)).sort()).toEqual(['dead', 'foreign', 'ignored', 'parts', 'pending', 'quarantine', 'sent', 'sent.index', 'spool.key', 'spool.lock', 'tmp']);
+    expect((await readdir(dir)).sort()).toEqual([
+      'dead',
+      'foreign',
+      'ignored',
+      'parts',
+      'pending',
+      'quarantine',
+      'sent',
+      'sent.index',
+      'spool.key',
+      'spool.lock',
+      'tmp',
+    ]);
     const rec = makeSms('a1', { text: 'Rp10.000 "ok" ünïcode\nline2' });
     expect(await spool.putPending(rec)).toEqual({ created: true, area: 'pending' });
     expect(await files('pending')).toEqual(['a1.json']);
@@ -170,7 +200,10 @@ describe('Spool: durable, idempotent writes', () => {
 
   it('putIgnored and putQuarantine are idempotent; an ignored id later accepted moves to pending', async () => {
     const spool = await open();
-    expect(await spool.putIgnored(makeSms('i1', { ignoredReason: 'sender not accepted' }))).toEqual({ created: true, area: 'ignored' });
+    expect(await spool.putIgnored(makeSms('i1', { ignoredReason: 'sender not accepted' }))).toEqual({
+      created: true,
+      area: 'ignored',
+    });
     expect(await spool.putIgnored(makeSms('i1'))).toEqual({ created: false, area: 'ignored' });
     await spool.putPending(makeSms('p1'));
     expect(await spool.putIgnored(makeSms('p1'))).toEqual({ created: false, area: 'pending' });
@@ -179,7 +212,16 @@ describe('Spool: durable, idempotent writes', () => {
     expect(await files('ignored')).toEqual([]);
     expect((await files('pending')).sort()).toEqual(['i1.json', 'p1.json']);
 
-    const q: QuarantineRecord = { v: 1, kind: 'quarantine', id: 'q1', modem: 'xl-1', index: 3, raw: '0791ZZ', reason: 'PDU invalid', receivedAt: '2024-01-01T00:00:00Z' };
+    const q: QuarantineRecord = {
+      v: 1,
+      kind: 'quarantine',
+      id: 'q1',
+      modem: 'xl-1',
+      index: 3,
+      raw: '0791ZZ',
+      reason: 'PDU invalid',
+      receivedAt: '2024-01-01T00:00:00Z',
+    };
     expect(await spool.putQuarantine(q)).toEqual({ created: true, area: 'quarantine' });
     expect(await spool.putQuarantine(q)).toEqual({ created: false, area: 'quarantine' });
     expect(await spool.list('quarantine')).toEqual([q]);
@@ -203,7 +245,11 @@ describe('Spool: delivery transitions and operator commands', () => {
     const clock = () => new Date('2024-01-01T00:10:00Z');
     const spool = await open({ clock });
     await spool.putPending(makeSms('r1', { receivedAt: '2024-01-01T00:00:00Z' }));
-    await spool.markRetry('r1', { error: 'HTTP 503: busy', status: 503, nextAttemptAt: new Date('2024-01-01T00:11:00Z') });
+    await spool.markRetry('r1', {
+      error: 'HTTP 503: busy',
+      status: 503,
+      nextAttemptAt: new Date('2024-01-01T00:11:00Z'),
+    });
     const reopened = await open({ clock });
     expect((await reopened.get('r1'))?.record).toMatchObject({
       attempts: 1,
@@ -235,12 +281,17 @@ describe('Spool: delivery transitions and operator commands', () => {
     try {
       const info = { error: 'HTTP 503: busy', status: 503, nextAttemptAt: new Date('2024-01-01T00:11:00Z'), baseRev };
       await expect(spool.markRetry('r2', info)).rejects.toMatchObject({ reason: 'io' });
-      expect(JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'))).toMatchObject({ attempts: 1, rev: baseRev + 1 });
+      expect(JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'))).toMatchObject({
+        attempts: 1,
+        rev: baseRev + 1,
+      });
       await spool.markRetry('r2', info); // the forwarder's retried write
       const onDisk = JSON.parse(await readFile(path.join(pendingDir, 'r2.json'), 'utf8'));
       expect(onDisk).toMatchObject({ attempts: 1, rev: baseRev + 1, nextAttemptAt: '2024-01-01T00:11:00.000Z' });
       // the in-memory index follows: r2 waits for its retry time
-      expect(nextDue(spool, Date.parse('2024-01-01T00:10:00Z'))).toEqual({ wakeAtMs: Date.parse('2024-01-01T00:11:00Z') });
+      expect(nextDue(spool, Date.parse('2024-01-01T00:10:00Z'))).toEqual({
+        wakeAtMs: Date.parse('2024-01-01T00:11:00Z'),
+      });
       // another rev on disk (an operator's `queue retry` in between): marked from the disk as before
       await spool.retry('r2');
       await spool.markRetry('r2', info);
@@ -255,12 +306,18 @@ describe('Spool: delivery transitions and operator commands', () => {
     await spool.putPending(makeSms('s1'));
     await spool.markDelivered('s1', { status: 200, at: new Date('2024-02-02T00:00:00Z') });
     expect(await files('pending')).toEqual([]);
-    expect(await spool.get('s1')).toMatchObject({ area: 'sent', record: { deliveredAt: '2024-02-02T00:00:00.000Z', lastStatus: 200, attempts: 1 } });
+    expect(await spool.get('s1')).toMatchObject({
+      area: 'sent',
+      record: { deliveredAt: '2024-02-02T00:00:00.000Z', lastStatus: 200, attempts: 1 },
+    });
 
     await spool.putPending(makeSms('d1'));
     await spool.markRetry('d1', { error: 'ECONNREFUSED', nextAttemptAt: new Date('2030-01-01T00:00:00Z') });
     await spool.markDead('d1', 'HTTP 422: rejected', 422);
-    expect(await spool.get('d1')).toMatchObject({ area: 'dead', record: { deadReason: 'HTTP 422: rejected', lastStatus: 422, attempts: 2 } });
+    expect(await spool.get('d1')).toMatchObject({
+      area: 'dead',
+      record: { deadReason: 'HTTP 422: rejected', lastStatus: 422, attempts: 2 },
+    });
 
     const woke: string[] = [];
     spool.on('pending', (id: string) => woke.push(id));
@@ -283,7 +340,7 @@ describe('Spool: delivery transitions and operator commands', () => {
     expect(await spool.stats()).toMatchObject({ pending: 3, dead: 0 });
   });
 
-  it('retry and retryAllDead stamp requeuedAt (the operator\'s requeue time, from the spool clock) on the record', async () => {
+  it("retry and retryAllDead stamp requeuedAt (the operator's requeue time, from the spool clock) on the record", async () => {
     let now = new Date('2024-03-01T10:00:00Z');
     const spool = await open({ fsync: false, clock: () => now });
     for (const id of ['q1', 'q2']) {
@@ -301,10 +358,14 @@ describe('Spool: delivery transitions and operator commands', () => {
 
   it('transitions on an unknown or misplaced id fail with a clear error', async () => {
     const spool = await open();
-    await expect(spool.markDelivered('ghost', { status: 200, at: new Date() })).rejects.toThrow('no spool record with id ghost');
+    await expect(spool.markDelivered('ghost', { status: 200, at: new Date() })).rejects.toThrow(
+      'no spool record with id ghost',
+    );
     await spool.putPending(makeSms('s1'));
     await spool.markDelivered('s1', { status: 200, at: new Date() });
-    await expect(spool.markRetry('s1', { error: 'x', nextAttemptAt: new Date() })).rejects.toThrow('record s1 is in sent, not in pending');
+    await expect(spool.markRetry('s1', { error: 'x', nextAttemptAt: new Date() })).rejects.toThrow(
+      'record s1 is in sent, not in pending',
+    );
     await expect(spool.retry('s1')).rejects.toBeInstanceOf(SpoolError);
   });
 
@@ -312,12 +373,23 @@ describe('Spool: delivery transitions and operator commands', () => {
     const spool = await open();
     await spool.putPending(makeSms('p1'));
     await spool.putIgnored(makeSms('i1'));
-    await spool.putQuarantine({ v: 1, kind: 'quarantine', id: 'q1', modem: 'm', raw: 'zz', reason: 'bad', receivedAt: '2024-01-01T00:00:00Z' });
+    await spool.putQuarantine({
+      v: 1,
+      kind: 'quarantine',
+      id: 'q1',
+      modem: 'm',
+      raw: 'zz',
+      reason: 'bad',
+      receivedAt: '2024-01-01T00:00:00Z',
+    });
     expect(await spool.drop('p1')).toEqual({ area: 'pending', id: 'p1' });
     expect(await spool.drop('i1')).toEqual({ area: 'ignored', id: 'i1' });
     expect(await spool.drop('q1')).toEqual({ area: 'quarantine', id: 'q1' });
     expect(await spool.stats()).toMatchObject({ pending: 0, ignored: 0, quarantine: 0 });
-    await expect(spool.drop('p1')).rejects.toMatchObject({ reason: 'not-found', message: expect.stringContaining('no record p1') });
+    await expect(spool.drop('p1')).rejects.toMatchObject({
+      reason: 'not-found',
+      message: expect.stringContaining('no record p1'),
+    });
     await spool.putPending(makeSms('s1'));
     await spool.markDelivered('s1', { status: 200, at: new Date() });
     await expect(spool.drop('s1')).rejects.toMatchObject({ reason: 'wrong-area' });
@@ -325,7 +397,10 @@ describe('Spool: delivery transitions and operator commands', () => {
 
   it('prune deletes sent records delivered before the cut-off and keeps newer ones', async () => {
     const spool = await open({ clock: () => new Date('2024-03-31T00:00:00Z') });
-    for (const [id, at] of [['old', '2024-03-01T00:00:00Z'], ['new', '2024-03-30T00:00:00Z']] as const) {
+    for (const [id, at] of [
+      ['old', '2024-03-01T00:00:00Z'],
+      ['new', '2024-03-30T00:00:00Z'],
+    ] as const) {
       await spool.putPending(makeSms(id));
       await spool.markDelivered(id, { status: 200, at: new Date(at) });
     }

@@ -24,7 +24,10 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(name: string, webhookUrl = 'http://127.0.0.1:9/api/v1/convert-pulsa/webhook/sms-gateway'): Promise<{ dir: string; spoolDir: string; config: string }> {
+async function setup(
+  name: string,
+  webhookUrl = 'http://127.0.0.1:9/api/v1/convert-pulsa/webhook/sms-gateway',
+): Promise<{ dir: string; spoolDir: string; config: string }> {
   const { dir, cleanup } = await tempDir(`trust-${name}`);
   cleanups.push(cleanup);
   const spoolDir = path.join(dir, 'spool');
@@ -108,7 +111,7 @@ describe('directories the daemon must trust', () => {
     expect((await readdir(elsewhere)).sort()).toEqual(['looks-like-ours.1.1.deadbeef.tmp', 'precious.txt']);
   }, 30_000);
 
-  it('in tmp/ only the daemon\'s own tmp files are removed: no recursion, no following a link', async () => {
+  it("in tmp/ only the daemon's own tmp files are removed: no recursion, no following a link", async () => {
     const { dir, cleanup } = await tempDir('trust-tmp');
     cleanups.push(cleanup);
     const spoolDir = path.join(dir, 'spool');
@@ -148,8 +151,14 @@ describe('records signed with the spool key', () => {
     await stop(d);
 
     // Someone who can write pending/ but has no key: a record with a correct sha256, and one signed with another key.
-    await writeFile(path.join(spoolDir, 'pending', 'forged1.json'), serializeRecord(makeSms('forged1', { text: 'Anda mendapatkan pulsa Rp 500000' })));
-    await writeFile(path.join(spoolDir, 'pending', 'forged2.json'), serializeRecord(makeSms('forged2'), { area: 'pending', key: Buffer.alloc(32, 1) }));
+    await writeFile(
+      path.join(spoolDir, 'pending', 'forged1.json'),
+      serializeRecord(makeSms('forged1', { text: 'Anda mendapatkan pulsa Rp 500000' })),
+    );
+    await writeFile(
+      path.join(spoolDir, 'pending', 'forged2.json'),
+      serializeRecord(makeSms('forged2'), { area: 'pending', key: Buffer.alloc(32, 1) }),
+    );
     const before = web.requests.length;
     d = await started(config);
     const quarantined = d.out.filter((l) => l.includes('moved to quarantine (integrity check failed'));
@@ -162,9 +171,15 @@ describe('records signed with the spool key', () => {
     // The operator sees them, with the reason, and can drop them.
     const ls = await runCli(['queue', 'ls', '--area', 'quarantine', '--json', '--config', config]);
     expect(ls.code).toBe(0);
-    const listed = JSON.parse(ls.out) as { records: { area: string; record: { id: string; reason: string; originalFile: string } }[] };
-    expect(listed.records.map((r) => r.record.originalFile).sort()).toEqual(['pending/forged1.json', 'pending/forged2.json']);
-    for (const r of listed.records) expect(r.record.reason).toMatch(/^unreadable record file: integrity check failed: /);
+    const listed = JSON.parse(ls.out) as {
+      records: { area: string; record: { id: string; reason: string; originalFile: string } }[];
+    };
+    expect(listed.records.map((r) => r.record.originalFile).sort()).toEqual([
+      'pending/forged1.json',
+      'pending/forged2.json',
+    ]);
+    for (const r of listed.records)
+      expect(r.record.reason).toMatch(/^unreadable record file: integrity check failed: /);
     const show = await runCli(['queue', 'show', listed.records[0]!.record.id, '--config', config]);
     expect(show.out).toContain('reason: unreadable record file: integrity check failed');
     const drop = await runCli(['queue', 'drop', listed.records[0]!.record.id, '--config', config]);
@@ -176,8 +191,14 @@ describe('records signed with the spool key', () => {
     const { spoolDir, config } = await setup('adopting', web.url);
     const d = await started(config); // first start: key created, adoption done
     await stop(d);
-    await writeFile(path.join(spoolDir, 'pending', 'forged9.json'), serializeRecord(makeSms('forged9', { text: 'Anda mendapatkan penambahan pulsa Rp 500000' })));
-    for (const [content, uid] of [['adopting\n', 0], [`adopting v1 ${'f'.repeat(64)}\n`, 4321]] as const) {
+    await writeFile(
+      path.join(spoolDir, 'pending', 'forged9.json'),
+      serializeRecord(makeSms('forged9', { text: 'Anda mendapatkan penambahan pulsa Rp 500000' })),
+    );
+    for (const [content, uid] of [
+      ['adopting\n', 0],
+      [`adopting v1 ${'f'.repeat(64)}\n`, 4321],
+    ] as const) {
       await writeFile(path.join(spoolDir, 'spool.key.adopting'), content, { mode: 0o600 });
       await (await import('node:fs/promises')).chown(path.join(spoolDir, 'spool.key.adopting'), uid, uid);
       const again = await started(config);
@@ -187,7 +208,11 @@ describe('records signed with the spool key', () => {
     }
     expect(web.requests.map((r) => r.headers['idempotency-key'])).toEqual([]);
     const ls = await runCli(['queue', 'ls', '--area', 'quarantine', '--json', '--config', config]);
-    expect((JSON.parse(ls.out) as { records: { record: { originalFile: string } }[] }).records.map((r) => r.record.originalFile)).toEqual(['pending/forged9.json']);
+    expect(
+      (JSON.parse(ls.out) as { records: { record: { originalFile: string } }[] }).records.map(
+        (r) => r.record.originalFile,
+      ),
+    ).toEqual(['pending/forged9.json']);
   }, 60_000);
 
   it('a 30 MB junk file in pending/ is moved aside as it is, never read', async () => {
@@ -243,7 +268,9 @@ describe('the queue CLI on a signed spool', () => {
     expect((await owner.stats()).quarantine).toBe(3);
     expect(lines.some((l) => String(l.msg).includes('were signed'))).toBe(false); // a signed record shows the key was lost: nothing adopted
 
-    const q = (await owner.list('quarantine')).find((r) => r.kind === 'quarantine' && r.originalFile === 'pending/real1.json')!;
+    const q = (await owner.list('quarantine')).find(
+      (r) => r.kind === 'quarantine' && r.originalFile === 'pending/real1.json',
+    )!;
     const client = await Spool.open(dir, { logger: silentLogger(), fsync: false, role: 'client' });
     expect(await client.retry(q.id)).toEqual({ id: 'real1', area: 'pending' });
     await client.close();

@@ -10,7 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { main, type Io } from '../../src/cli.js';
 import { SIMULATE_PORT } from '../../src/serial/port-kind.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
-import { builtVirtualModems, provideVirtualModem, SAMPLE_SMS, stopVirtualModems } from '../../src/virtual-modem/virtual-ports.js';
+import {
+  builtVirtualModems,
+  provideVirtualModem,
+  SAMPLE_SMS,
+  stopVirtualModems,
+} from '../../src/virtual-modem/virtual-ports.js';
 
 /** An Io, and the device behind --simulate for this run (built and started at `path`; stopped after the run). */
 export interface TestIo extends Io {
@@ -71,7 +76,14 @@ export async function cli(args: string[], extra: Partial<TestIo> = {}): Promise<
 export const BIN = fileURLToPath(new URL('../../bin/pulsa-bridge', import.meta.url));
 
 /** `bin/pulsa-bridge ...args` run to its end; `env` replaces the environment when given. */
-export function compiledCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): { code: number | null; out: string; err: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: opts.timeoutMs ?? 30_000, ...(opts.env ? { env: opts.env } : {}) });
+export function compiledCli(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): { code: number | null; out: string; err: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    timeout: opts.timeoutMs ?? 30_000,
+    ...(opts.env ? { env: opts.env } : {}),
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }

@@ -8,9 +8,20 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export async function writeConfig(dir: string, parts: Record<string, unknown> = {}, opts: { mode?: number; file?: string; defaults?: boolean } = {}): Promise<string> {
+export async function writeConfig(
+  dir: string,
+  parts: Record<string, unknown> = {},
+  opts: { mode?: number; file?: string; defaults?: boolean } = {},
+): Promise<string> {
   const file = path.join(dir, opts.file ?? 'config.json');
-  const defaults = opts.defaults === false ? {} : { spool: { dir: path.join(dir, 'spool'), fsync: true }, log: { level: 'debug', pretty: false }, shutdownGraceSec: 1 };
+  const defaults =
+    opts.defaults === false
+      ? {}
+      : {
+          spool: { dir: path.join(dir, 'spool'), fsync: true },
+          log: { level: 'debug', pretty: false },
+          shutdownGraceSec: 1,
+        };
   const config = { ...defaults, ...parts };
   await writeFile(file, JSON.stringify(config));
   if (opts.mode !== undefined) await chmod(file, opts.mode);

@@ -29,9 +29,15 @@ export class CliProcess {
   private buf = '';
 
   /** `node bin/pulsa-bridge ...args`; with `node`, `node ...args` (a script of the test's own); `env` is added. */
-  constructor(args: string[], stdin: 'pipe' | 'ignore', opts: { as?: string; node?: boolean; env?: NodeJS.ProcessEnv } = {}) {
+  constructor(
+    args: string[],
+    stdin: 'pipe' | 'ignore',
+    opts: { as?: string; node?: boolean; env?: NodeJS.ProcessEnv } = {},
+  ) {
     const argv = opts.node ? args : [bin, ...args];
-    const [cmd, cmdArgs]: [string, string[]] = opts.as ? ['runuser', ['-u', opts.as, '--', process.execPath, ...argv]] : [process.execPath, argv];
+    const [cmd, cmdArgs]: [string, string[]] = opts.as
+      ? ['runuser', ['-u', opts.as, '--', process.execPath, ...argv]]
+      : [process.execPath, argv];
     this.child = spawn(cmd, cmdArgs, {
       env: { ...process.env, LOG_LEVEL: 'debug', ...opts.env },
       stdio: [stdin, 'pipe', 'pipe'],
@@ -69,7 +75,10 @@ export class CliProcess {
   }
 
   /** Ends the process: `signal` first, SIGKILL after `graceMs`. Resolves when it has exited. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 5000): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  async stop(
+    signal: NodeJS.Signals = 'SIGTERM',
+    graceMs = 5000,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.running) this.child.kill(signal);
     const forced = setTimeout(() => this.running && this.child.kill('SIGKILL'), graceMs);
     const r = await this.exit;
@@ -79,7 +88,10 @@ export class CliProcess {
 }
 
 /** A CLI command to its end: stdout (whole), stderr, exit code. */
-export async function runCli(args: string[], opts: { as?: string } = {}): Promise<{ out: string; err: string; code: number | null }> {
+export async function runCli(
+  args: string[],
+  opts: { as?: string } = {},
+): Promise<{ out: string; err: string; code: number | null }> {
   const p = new CliProcess(args, 'ignore', opts);
   const { code } = await p.exit;
   await new Promise((r) => setImmediate(r));
@@ -108,13 +120,21 @@ export interface SimState {
 
 /** `pulsa-bridge simulate`: the virtual modem process. */
 export class SimProcess extends CliProcess {
-  constructor(readonly link: string, extra: string[] = []) {
+  constructor(
+    readonly link: string,
+    extra: string[] = [],
+  ) {
     super(['simulate', '--link', link, ...extra], 'pipe');
   }
 
   static async start(link: string, extra: string[] = [], timeoutMs = 20_000): Promise<SimProcess> {
     const sim = new SimProcess(link, extra);
-    await until(() => sim.logged('modem on') || !sim.running, 'the simulator to create its pseudo-terminal', timeoutMs, { everyMs: 20 });
+    await until(
+      () => sim.logged('modem on') || !sim.running,
+      'the simulator to create its pseudo-terminal',
+      timeoutMs,
+      { everyMs: 20 },
+    );
     if (!sim.running) throw new Error(`simulate exited at start: ${sim.err.join('')}`);
     return sim;
   }
@@ -130,11 +150,17 @@ export class SimProcess extends CliProcess {
     const errFrom = this.err.length;
     this.send(line);
     let found: string | undefined;
-    await until(() => {
-      for (let i = from; i < this.out.length && !found; i++) if (this.out[i]!.startsWith(reply)) found = this.out[i];
-      return found !== undefined || !this.running || this.err.length > errFrom;
-    }, `the simulator's answer to ${line.slice(0, 40)}`, timeoutMs, { everyMs: 20 });
-    if (found === undefined) throw new Error(`simulator did not answer ${line.slice(0, 60)}: ${this.err.join('').slice(-300) || 'it exited'}`);
+    await until(
+      () => {
+        for (let i = from; i < this.out.length && !found; i++) if (this.out[i]!.startsWith(reply)) found = this.out[i];
+        return found !== undefined || !this.running || this.err.length > errFrom;
+      },
+      `the simulator's answer to ${line.slice(0, 40)}`,
+      timeoutMs,
+      { everyMs: 20 },
+    );
+    if (found === undefined)
+      throw new Error(`simulator did not answer ${line.slice(0, 60)}: ${this.err.join('').slice(-300) || 'it exited'}`);
     return found;
   }
 
@@ -159,10 +185,19 @@ export class DaemonProcess extends CliProcess {
   }
 
   /** Resolves once every one of `readyText` is logged; throws if the daemon exits first. */
-  static async start(config: string, readyText: string | readonly string[] = 'started', timeoutMs = 30_000): Promise<DaemonProcess> {
+  static async start(
+    config: string,
+    readyText: string | readonly string[] = 'started',
+    timeoutMs = 30_000,
+  ): Promise<DaemonProcess> {
     const d = new DaemonProcess(config);
     const texts = typeof readyText === 'string' ? [readyText] : readyText;
-    await until(() => texts.every((t) => d.logged(t)) || !d.running, `the daemon to start (${texts.join(', ')})`, timeoutMs, { everyMs: 20 });
+    await until(
+      () => texts.every((t) => d.logged(t)) || !d.running,
+      `the daemon to start (${texts.join(', ')})`,
+      timeoutMs,
+      { everyMs: 20 },
+    );
     if (!d.running) throw new Error(`daemon exited at start: ${d.err.join('').slice(-500)}`);
     return d;
   }

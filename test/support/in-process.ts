@@ -27,14 +27,20 @@ export interface InProcessOptions {
 
 /** The config with every modem on a virtual modem (`run --simulate`'s rule). */
 export function onVirtualModems(config: Config): Config {
-  return { ...config, modems: config.modems.map((m) => (isVirtualPort(m.port) ? m : { ...m, port: virtualPortFor(m.name, m) })) };
+  return {
+    ...config,
+    modems: config.modems.map((m) => (isVirtualPort(m.port) ? m : { ...m, port: virtualPortFor(m.name, m) })),
+  };
 }
 
 export async function startInProcess(config: Config, cleanups: Cleanups, o: InProcessOptions = {}): Promise<Daemon> {
   const undo = configureVirtualModems(o.virtualModem ?? {});
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ config: (o.simulate ?? true) ? onVirtualModems(config) : config, logger: o.logger ?? silentLogger() });
+    daemon = await Daemon.start({
+      config: (o.simulate ?? true) ? onVirtualModems(config) : config,
+      logger: o.logger ?? silentLogger(),
+    });
   } catch (err) {
     stopVirtualModems();
     undo();
@@ -45,6 +51,7 @@ export async function startInProcess(config: Config, cleanups: Cleanups, o: InPr
     stopVirtualModems();
     undo();
   });
-  if (o.waitRunning ?? true) await until(() => daemon.status().modems.every((m) => m.state === 'running'), 'every modem to run', 10_000);
+  if (o.waitRunning ?? true)
+    await until(() => daemon.status().modems.every((m) => m.state === 'running'), 'every modem to run', 10_000);
   return daemon;
 }

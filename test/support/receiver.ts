@@ -17,7 +17,11 @@ export interface Post {
   answer: string;
 }
 
-export type ReceiverMode = { kind: 'ok' } | { kind: 'status'; status: number; body?: string } | { kind: 'retry-after'; seconds: number } | { kind: 'hang' };
+export type ReceiverMode =
+  | { kind: 'ok' }
+  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'retry-after'; seconds: number }
+  | { kind: 'hang' };
 
 export class FaultReceiver {
   readonly posts: Post[] = [];
@@ -83,7 +87,12 @@ export class FaultReceiver {
     req.on('end', () => {
       const mode = this.mode;
       const key = req.headers['idempotency-key'];
-      const post: Post = { body: Buffer.concat(chunks), key: Array.isArray(key) ? key[0] : key, at: performance.now(), answer: '' };
+      const post: Post = {
+        body: Buffer.concat(chunks),
+        key: Array.isArray(key) ? key[0] : key,
+        at: performance.now(),
+        answer: '',
+      };
       this.posts.push(post);
       switch (mode.kind) {
         case 'ok':
@@ -92,7 +101,9 @@ export class FaultReceiver {
           break;
         case 'status':
           post.answer = String(mode.status);
-          res.writeHead(mode.status, { 'content-type': 'text/plain' }).end(mode.body ?? 'fault suite: failing on purpose');
+          res
+            .writeHead(mode.status, { 'content-type': 'text/plain' })
+            .end(mode.body ?? 'fault suite: failing on purpose');
           break;
         case 'retry-after':
           post.answer = `429 Retry-After ${mode.seconds}`;

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 export const UNIT_FILE = fileURLToPath(new URL('../../systemd/pulsa-bridge.service', import.meta.url));
 
 export function unitNodeFlags(file: string = UNIT_FILE): string[] {
-  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.trim().startsWith('ExecStart='));
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((l) => l.trim().startsWith('ExecStart='));
   if (!line) throw new Error(`no ExecStart= line in ${file}`);
   const words = line.trim().slice('ExecStart='.length).trim().split(/\s+/);
   const script = words.findIndex((w) => w.endsWith('/bin/pulsa-bridge'));

@@ -12,7 +12,12 @@ export interface UntilOptions {
   explain?: () => string | Promise<string>;
 }
 
-export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000, opts: UntilOptions = {}): Promise<void> {
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 5000,
+  opts: UntilOptions = {},
+): Promise<void> {
   const started = performance.now();
   for (;;) {
     if (await cond()) return;

@@ -8,7 +8,21 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,16 +63,31 @@ esac
 exit 1
 `;
 /** The faked OS: os-release of a Raspberry Pi OS release, the kernel's architecture, its command line. */
-function fakeOs(o: { codename: 'bookworm' | 'trixie'; arch: string; kernel: string; cmdline?: string; debianNode?: string }): NodeJS.ProcessEnv {
+function fakeOs(o: {
+  codename: 'bookworm' | 'trixie';
+  arch: string;
+  kernel: string;
+  cmdline?: string;
+  debianNode?: string;
+}): NodeJS.ProcessEnv {
   const name = o.codename === 'bookworm' ? 'Debian GNU/Linux 12 (bookworm)' : 'Debian GNU/Linux 13 (trixie)';
   writeFileSync(path.join(tmp, 'os-release'), `PRETTY_NAME="${name}"\nVERSION_CODENAME=${o.codename}\nID=debian\n`);
-  writeFileSync(path.join(tmp, 'cmdline'), `${o.cmdline ?? 'console=tty1 root=PARTUUID=1234-02 rootfstype=ext4 fsck.repair=yes rootwait'}\n`);
+  writeFileSync(
+    path.join(tmp, 'cmdline'),
+    `${o.cmdline ?? 'console=tty1 root=PARTUUID=1234-02 rootfstype=ext4 fsck.repair=yes rootwait'}\n`,
+  );
   return {
     PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
     PULSA_BRIDGE_CMDLINE: path.join(tmp, 'cmdline'),
     PULSA_BRIDGE_KERNEL_ARCH: o.kernel,
     FAKE_ARCH: o.arch,
-    ...(o.debianNode ? { FAKE_NODE_PKG: 'nodejs', FAKE_NODE_MAINT: 'Debian Javascript Maintainers <pkg-javascript-devel@alioth-lists.debian.net>', FAKE_NODE_VERSION: o.debianNode } : {}),
+    ...(o.debianNode
+      ? {
+          FAKE_NODE_PKG: 'nodejs',
+          FAKE_NODE_MAINT: 'Debian Javascript Maintainers <pkg-javascript-devel@alioth-lists.debian.net>',
+          FAKE_NODE_VERSION: o.debianNode,
+        }
+      : {}),
   };
 }
 
@@ -69,7 +98,11 @@ beforeAll(() => {
   for (const dir of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin']) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
-      if (['npm', 'npx', 'node', 'nodejs', 'dpkg', 'dpkg-query'].includes(name) || existsSync(path.join(noNpmBin, name))) continue;
+      if (
+        ['npm', 'npx', 'node', 'nodejs', 'dpkg', 'dpkg-query'].includes(name) ||
+        existsSync(path.join(noNpmBin, name))
+      )
+        continue;
       symlinkSync(path.join(dir, name), path.join(noNpmBin, name));
     }
   }
@@ -81,32 +114,40 @@ function fakeNode(version: string, refuseFlag?: string): void {
   rmSync(path.join(bin, 'node'), { force: true });
   const onFlags = refuseFlag ? `echo "$0: bad option: ${refuseFlag}" >&2; exit 9` : 'exit 0';
   // Anything else (the addon check, the new tree's --version, config check) runs on the real node.
-  writeFileSync(path.join(bin, 'node'), `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\ncase " $* " in *" -e "*) ${onFlags} ;; esac\nexec "${process.execPath}" "$@"\n`);
+  writeFileSync(
+    path.join(bin, 'node'),
+    `#!/bin/sh\n[ "$1" = --version ] && echo ${version} && exit 0\ncase " $* " in *" -e "*) ${onFlags} ;; esac\nexec "${process.execPath}" "$@"\n`,
+  );
   chmodSync(path.join(bin, 'node'), 0o755);
 }
 
 function install(args: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync('bash', [path.join(checkout, 'systemd/install.sh'), '--destdir', dest, '--no-systemctl', ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      PATH: `${bin}:${process.env.PATH}`,
-      PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
-      PULSA_BRIDGE_CMDLINE: path.join(tmp, 'cmdline'),
-      PULSA_BRIDGE_DEV_ROOT: root,
-      PULSA_BRIDGE_KERNEL_ARCH: 'x86_64',
-      NPM_LOG: npmLog,
-      REAL_DIST: path.join(repo, 'dist'),
-      REAL_NODE_MODULES: path.join(repo, 'node_modules'),
-      PULSA_BRIDGE_MODEMS: '',
-      ...env,
+  const r = spawnSync(
+    'bash',
+    [path.join(checkout, 'systemd/install.sh'), '--destdir', dest, '--no-systemctl', ...args],
+    {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        PATH: `${bin}:${process.env.PATH}`,
+        PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
+        PULSA_BRIDGE_CMDLINE: path.join(tmp, 'cmdline'),
+        PULSA_BRIDGE_DEV_ROOT: root,
+        PULSA_BRIDGE_KERNEL_ARCH: 'x86_64',
+        NPM_LOG: npmLog,
+        REAL_DIST: path.join(repo, 'dist'),
+        REAL_NODE_MODULES: path.join(repo, 'node_modules'),
+        PULSA_BRIDGE_MODEMS: '',
+        ...env,
+      },
     },
-  });
+  );
   return { code: r.status, out: r.stdout, err: r.stderr, all: r.stdout + r.stderr };
 }
 
 /** The lines that say why install.sh stopped (this machine's own Node may add a warning before them). */
-const errors = (err: string) => err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('pulsa-bridge-modems:'));
+const errors = (err: string) =>
+  err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('pulsa-bridge-modems:'));
 const npmCalls = () => (existsSync(npmLog) ? readFileSync(npmLog, 'utf8').trim().split('\n') : []);
 const at = (p: string) => path.join(dest, p);
 const configFile = () => at('etc/pulsa-bridge/config.json');
@@ -115,14 +156,18 @@ function editConfig(over: { baseUrl?: string; modems?: unknown } = {}): string {
   const text = JSON.stringify({
     webhook: { baseUrl: over.baseUrl ?? 'https://pulsa.internal.test/api/v1/convert-pulsa' },
     spool: { dir: '/var/lib/pulsa-bridge/spool' },
-    modems: over.modems ?? [{ name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech_SIM7600_A1B2-if02-port0', senders: ['858'] }],
+    modems: over.modems ?? [
+      { name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech_SIM7600_A1B2-if02-port0', senders: ['858'] },
+    ],
   });
   writeFileSync(configFile(), text);
   return text;
 }
 
 beforeEach(() => {
-  expect(existsSync(path.join(repo, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+  expect(existsSync(path.join(repo, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(
+    true,
+  );
   tmp = mkdtempSync(path.join(os.tmpdir(), 'pb-install-'));
   root = path.join(tmp, 'machine');
   mkdirSync(path.join(root, 'dev/serial/by-id'), { recursive: true });
@@ -131,7 +176,16 @@ beforeEach(() => {
   bin = path.join(tmp, 'bin');
   npmLog = path.join(tmp, 'npm.log');
   mkdirSync(checkout);
-  for (const f of ['systemd', 'bin', 'web', 'package.json', 'package-lock.json', 'README.md', 'docs', 'config.example.json']) {
+  for (const f of [
+    'systemd',
+    'bin',
+    'web',
+    'package.json',
+    'package-lock.json',
+    'README.md',
+    'docs',
+    'config.example.json',
+  ]) {
     cpSync(path.join(repo, f), path.join(checkout, f), { recursive: true });
   }
   // The checkout's dev tools are there (npm ci already ran in it): the installer must only build.
@@ -143,7 +197,11 @@ beforeEach(() => {
   utimesSync(path.join(checkout, 'node_modules/.package-lock.json'), new Date(), new Date(Date.now() + 1000));
   writeFileSync(path.join(checkout, 'node_modules/keep-me'), 'dev dependency');
   mkdirSync(bin);
-  for (const [name, text] of [['npm', FAKE_NPM], ['dpkg', FAKE_DPKG], ['dpkg-query', FAKE_DPKG_QUERY]] as const) {
+  for (const [name, text] of [
+    ['npm', FAKE_NPM],
+    ['dpkg', FAKE_DPKG],
+    ['dpkg-query', FAKE_DPKG_QUERY],
+  ] as const) {
     writeFileSync(path.join(bin, name), text);
     chmodSync(path.join(bin, name), 0o755);
   }
@@ -161,7 +219,11 @@ describe('install.sh: Node.js', () => {
     const r = install();
     expect(r.code).toBe(1);
     expect(r.err).toContain('Node.js v18.19.0');
-    expect(r.err).toContain("error: Node.js v18.19.0 (" + path.join(bin, 'node') + ') is too old: pulsa-bridge needs Node.js 20 or later (22 or 24, or Debian\'s own 20 on Trixie).');
+    expect(r.err).toContain(
+      'error: Node.js v18.19.0 (' +
+        path.join(bin, 'node') +
+        ") is too old: pulsa-bridge needs Node.js 20 or later (22 or 24, or Debian's own 20 on Trixie).",
+    );
     expect(r.err).toContain("Debian's nodejs here is 18: too old");
     expect(r.err).toContain('https://deb.nodesource.com/setup_22.x');
     expect(r.err).toMatch(/https:\/\/nodejs\.org\/dist\/latest-v22\.x\/ +\(node-v22\.\*-linux-\S+\.tar\.xz\)/);
@@ -173,20 +235,26 @@ describe('install.sh: Node.js', () => {
     fakeNode('v26.0.0', '--max-semi-space-size=1');
     const r = install();
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/error: Node\.js v26\.0\.0 \(\S+\) refuses the service's node flags \(--max-semi-space-size=1\): \S+ bad option: --max-semi-space-size=1/);
+    expect(r.err).toMatch(
+      /error: Node\.js v26\.0\.0 \(\S+\) refuses the service's node flags \(--max-semi-space-size=1\): \S+ bad option: --max-semi-space-size=1/,
+    );
     expect(npmCalls()).toEqual([]);
     expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
   });
 
-  it("names what exists for a Pi 4/5 on the 32-bit Bookworm (64-bit kernel, armhf userland): armv7l, no arm64, no Node 24", () => {
+  it('names what exists for a Pi 4/5 on the 32-bit Bookworm (64-bit kernel, armhf userland): armv7l, no arm64, no Node 24', () => {
     // The arm64 tarball unpacked on armhf: the node does not run at all.
     rmSync(path.join(bin, 'node'));
     writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nexit 126\n');
     chmodSync(path.join(bin, 'node'), 0o755);
     const r = install([], fakeOs({ codename: 'bookworm', arch: 'armhf', kernel: 'aarch64' }));
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`error: cannot run ${path.join(bin, 'node')} (node --version said: nothing): it is not a Node.js build for this machine (armhf)`);
-    expect(r.err).toContain('this Pi boots a 64-bit kernel but runs the 32-bit OS: only armhf (armv7l) programs run here, no arm64 build.');
+    expect(r.err).toContain(
+      `error: cannot run ${path.join(bin, 'node')} (node --version said: nothing): it is not a Node.js build for this machine (armhf)`,
+    );
+    expect(r.err).toContain(
+      'this Pi boots a 64-bit kernel but runs the 32-bit OS: only armhf (armv7l) programs run here, no arm64 build.',
+    );
     expect(r.err).toContain('node-v22.*-linux-armv7l.tar.xz');
     expect(r.err).toContain('there is no Node 24 for 32-bit Arm');
     expect(r.err).toContain("Debian's nodejs here is 18: too old");
@@ -196,7 +264,7 @@ describe('install.sh: Node.js', () => {
     expect(npmCalls()).toEqual([]);
   });
 
-  it('on a Pi Zero / Pi 1 (ARMv6) names Trixie\'s own nodejs: no official build exists', () => {
+  it("on a Pi Zero / Pi 1 (ARMv6) names Trixie's own nodejs: no official build exists", () => {
     fakeNode('v18.19.0');
     const r = install([], fakeOs({ codename: 'bookworm', arch: 'armhf', kernel: 'armv6l' }));
     expect(r.code).toBe(1);
@@ -204,7 +272,7 @@ describe('install.sh: Node.js', () => {
     expect(r.err).not.toContain('linux-armv7l');
   });
 
-  it("on 64-bit Bookworm names NodeSource and the linux-arm64 tarball", () => {
+  it('on 64-bit Bookworm names NodeSource and the linux-arm64 tarball', () => {
     fakeNode('v18.19.0');
     const r = install([], fakeOs({ codename: 'bookworm', arch: 'arm64', kernel: 'aarch64' }));
     expect(r.code).toBe(1);
@@ -219,7 +287,9 @@ describe('install.sh: Node.js', () => {
     rmSync(path.join(bin, 'npm'));
     const noNpm = install([], { ...env, PATH: `${bin}:${noNpmBin}` });
     expect(r.code, r.all).toBe(0);
-    expect(r.out).toContain("Node.js v20.19.2 is Debian's own package (nodejs 20.19.2+dfsg-1): supported, Debian keeps it patched");
+    expect(r.out).toContain(
+      "Node.js v20.19.2 is Debian's own package (nodejs 20.19.2+dfsg-1): supported, Debian keeps it patched",
+    );
     expect(r.err).not.toContain('end of life');
     expect(noNpm.code).toBe(1);
     expect(noNpm.err.trim()).toBe(
@@ -238,8 +308,13 @@ describe('install.sh: Node.js', () => {
   it('writes the node found on PATH and the prefix into ExecStart', () => {
     const r = install(['--prefix', '/srv/pulsa']);
     expect(r.code, r.all).toBe(0);
-    const unit = readFileSync(at('etc/systemd/system/pulsa-bridge.service'), 'utf8').split('\n').filter((l) => !l.startsWith('#')).join('\n');
-    expect(unit).toContain(`\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`);
+    const unit = readFileSync(at('etc/systemd/system/pulsa-bridge.service'), 'utf8')
+      .split('\n')
+      .filter((l) => !l.startsWith('#'))
+      .join('\n');
+    expect(unit).toContain(
+      `\nExecStart=${path.join(bin, 'node')} --max-semi-space-size=1 /srv/pulsa/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json\n`,
+    );
     expect(unit).not.toContain('/usr/bin/node');
     expect(unit).not.toContain('/opt/pulsa-bridge');
     expect(existsSync(at('srv/pulsa/dist/src/cli.js'))).toBe(true);
@@ -255,11 +330,20 @@ describe('install.sh: build, install, upgrade', () => {
     expect(calls[0]).toBe(`${checkout}|run build`);
     // The production tree: no dev dependencies, no optional peers (TypeScript), no install scripts, in a staging
     // directory (never the install directory itself, never the checkout).
-    expect(calls[1]).toMatch(/\/pulsa-bridge-stage\.\w+\|ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund$/);
+    expect(calls[1]).toMatch(
+      /\/pulsa-bridge-stage\.\w+\|ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund$/,
+    );
     expect(calls).toHaveLength(2);
     expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
     expect(readFileSync(path.join(checkout, 'node_modules/keep-me'), 'utf8')).toBe('dev dependency');
-    for (const f of ['dist/src/cli.js', 'bin/pulsa-bridge', 'web/status-page/index.html', 'package.json', 'package-lock.json', 'config.example.json']) {
+    for (const f of [
+      'dist/src/cli.js',
+      'bin/pulsa-bridge',
+      'web/status-page/index.html',
+      'package.json',
+      'package-lock.json',
+      'config.example.json',
+    ]) {
       expect(existsSync(at(`opt/pulsa-bridge/${f}`)), f).toBe(true);
     }
     expect(existsSync(at('opt/pulsa-bridge.new'))).toBe(false);
@@ -283,7 +367,9 @@ describe('install.sh: build, install, upgrade', () => {
   it('does not enable the service on the example config: prints the next steps instead', () => {
     const r = install();
     expect(r.code, r.all).toBe(0);
-    expect(r.out).toMatch(/still holds the example values \(line \d+: "baseUrl": "https:\/\/convert\.example\.com[^)]*"port": "\/dev\/serial\/by-id\/[^"]*0123456789ABCDEF[^"]*"\): the service is not enabled yet/);
+    expect(r.out).toMatch(
+      /still holds the example values \(line \d+: "baseUrl": "https:\/\/convert\.example\.com[^)]*"port": "\/dev\/serial\/by-id\/[^"]*0123456789ABCDEF[^"]*"\): the service is not enabled yet/,
+    );
     expect(r.out).toContain('sudo systemctl enable --now pulsa-bridge');
     expect(r.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
   });
@@ -321,7 +407,12 @@ describe('install.sh: build, install, upgrade', () => {
 
   it("reads the unit's EnvironmentFile for the check: a config with an env: secret passes, as the service sees it", () => {
     expect(install().code).toBe(0);
-    const modem = { name: 'tsel-1', port: '/dev/serial/by-id/usb-SimTech_SIM7600_A1B2-if02-port0', senders: ['858'], pin: 'env:PB_TEST_PIN' };
+    const modem = {
+      name: 'tsel-1',
+      port: '/dev/serial/by-id/usb-SimTech_SIM7600_A1B2-if02-port0',
+      senders: ['858'],
+      pin: 'env:PB_TEST_PIN',
+    };
     editConfig({ modems: [modem] });
     // Without the env file the secret is missing: not enabled, and the reason shown.
     const without = install([], { PB_TEST_PIN: '' });
@@ -330,7 +421,11 @@ describe('install.sh: build, install, upgrade', () => {
     expect(without.all).not.toMatch(/skipped \(--no-systemctl\): systemctl (enable|restart)/);
     // systemd's syntax: comments, blank lines, quotes; a line that is not KEY=VALUE is never run.
     const marker = path.join(tmp, 'ran');
-    writeFileSync(at('etc/pulsa-bridge/env'), `# SIM PIN\n\n; other comment\n  PB_TEST_PIN = "1234"\ntouch ${marker}\n$(touch ${marker})=x\n`, { mode: 0o600 });
+    writeFileSync(
+      at('etc/pulsa-bridge/env'),
+      `# SIM PIN\n\n; other comment\n  PB_TEST_PIN = "1234"\ntouch ${marker}\n$(touch ${marker})=x\n`,
+      { mode: 0o600 },
+    );
     const r = install();
     expect(r.code, r.all).toBe(0);
     expect(r.out).not.toContain('does not pass the check');
@@ -339,7 +434,11 @@ describe('install.sh: build, install, upgrade', () => {
     // Variables that change how a program starts never reach the root step that runs node.
     const preload = path.join(tmp, 'preloaded');
     writeFileSync(path.join(tmp, 'evil.cjs'), `require('fs').writeFileSync(${JSON.stringify(preload)}, 'x')`);
-    writeFileSync(at('etc/pulsa-bridge/env'), `PB_TEST_PIN=1234\nNODE_OPTIONS=--require ${path.join(tmp, 'evil.cjs')}\nLD_PRELOAD=/nonexistent/evil.so\n`, { mode: 0o600 });
+    writeFileSync(
+      at('etc/pulsa-bridge/env'),
+      `PB_TEST_PIN=1234\nNODE_OPTIONS=--require ${path.join(tmp, 'evil.cjs')}\nLD_PRELOAD=/nonexistent/evil.so\n`,
+      { mode: 0o600 },
+    );
     const guarded = install();
     expect(guarded.code, guarded.all).toBe(0);
     expect(guarded.out).not.toContain('does not pass the check');
@@ -350,11 +449,13 @@ describe('install.sh: build, install, upgrade', () => {
       chmodSync(at('etc/pulsa-bridge/env'), mode);
       const open = install();
       expect(open.out).toContain('does not pass the check');
-      expect(open.all).toContain("is not read for the config check: it must be a file of root's, writable by root alone");
+      expect(open.all).toContain(
+        "is not read for the config check: it must be a file of root's, writable by root alone",
+      );
     }
   });
 
-  it('takes node only from root\'s own paths: a node in a directory others can write is refused', () => {
+  it("takes node only from root's own paths: a node in a directory others can write is refused", () => {
     const shared = path.join(tmp, 'shared-bin');
     mkdirSync(shared);
     chmodSync(shared, 0o777);
@@ -365,7 +466,19 @@ describe('install.sh: build, install, upgrade', () => {
   });
 
   it('--prefix never takes a system directory or a directory that is not a pulsa-bridge install', () => {
-    for (const prefix of ['/', '/usr', '/usr/local', '/opt', '/home', '/usr/lib', '/var/lib', '/home/pi', '/usr/local/bin', '/opt/../usr', '/etc/']) {
+    for (const prefix of [
+      '/',
+      '/usr',
+      '/usr/local',
+      '/opt',
+      '/home',
+      '/usr/lib',
+      '/var/lib',
+      '/home/pi',
+      '/usr/local/bin',
+      '/opt/../usr',
+      '/etc/',
+    ]) {
       const r = install(['--prefix', prefix]);
       expect(r.code, `${prefix}: ${r.all}`).toBe(2);
       expect(r.err).toMatch(/install\.sh: --prefix \S+( is a system directory|: give a plain path)/);
@@ -374,10 +487,15 @@ describe('install.sh: build, install, upgrade', () => {
     const other = at('srv/tools');
     mkdirSync(path.join(other, 'bin'), { recursive: true });
     writeFileSync(path.join(other, 'bin/tool'), 'keep');
-    for (const args of [['--prefix', '/srv/tools'], ['--prefix', '/srv/tools', '--uninstall']]) {
+    for (const args of [
+      ['--prefix', '/srv/tools'],
+      ['--prefix', '/srv/tools', '--uninstall'],
+    ]) {
       const r = install(args);
       expect(r.code, r.all).toBe(1);
-      expect(errors(r.err)).toEqual([`error: ${other} exists and is not a pulsa-bridge install (no bin/pulsa-bridge and package.json naming pulsa-bridge): it is left alone; choose another --prefix`]);
+      expect(errors(r.err)).toEqual([
+        `error: ${other} exists and is not a pulsa-bridge install (no bin/pulsa-bridge and package.json naming pulsa-bridge): it is left alone; choose another --prefix`,
+      ]);
       expect(readFileSync(path.join(other, 'bin/tool'), 'utf8')).toBe('keep');
       expect(npmCalls()).toEqual([]);
     }
@@ -454,7 +572,9 @@ describe('install.sh: udev rule for the modems named', () => {
   it('refuses a name that would break the rule file', () => {
     const r = install(['--modem', 'bad"serial']);
     expect(r.code).toBe(1);
-    expect(errors(r.err)).toEqual(['pulsa-bridge-modems: bad"serial: a USB serial number has letters, digits, . _ : + - only']);
+    expect(errors(r.err)).toEqual([
+      'pulsa-bridge-modems: bad"serial: a USB serial number has letters, digits, . _ : + - only',
+    ]);
     const notById = install(['--modem', '/dev/serial/by-id/not-a-usb-name']);
     expect(notById.code).toBe(1);
     const absent = install(['--modem', '/dev/serial/by-id/usb-Quectel_EC25_0000-if02-port0']);
@@ -496,18 +616,37 @@ describe('install.sh: what must stop it, and what it leaves running', () => {
     const r = install();
     expect(r.code).toBe(1);
     expect(errors(r.err)).toHaveLength(1);
-    expect(errors(r.err)[0]).toMatch(/^error: \S+config\.json does not pass version 0\.1\.0's check \(.*modems.*\): the running service and its install are left as they were; fix the config \(pulsa-bridge config check\) and run this again$/);
+    expect(errors(r.err)[0]).toMatch(
+      /^error: \S+config\.json does not pass version 0\.1\.0's check \(.*modems.*\): the running service and its install are left as they were; fix the config \(pulsa-bridge config check\) and run this again$/,
+    );
     expect(existsSync(stale)).toBe(true);
     expect(readFileSync(record, 'utf8')).toBe('{"pending":true}');
   });
 
   it('a second install while one runs stops at once', () => {
     mkdirSync(at('run/lock'), { recursive: true });
-    const holder = spawnSync('flock', [at('run/lock/pulsa-bridge-install.lock'), 'bash', '-c', `${['bash', path.join(checkout, 'systemd/install.sh')].join(' ')} --destdir ${dest} --no-systemctl 2>&1; true`], {
-      encoding: 'utf8',
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, NPM_LOG: npmLog, PULSA_BRIDGE_DEV_ROOT: root, PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release') },
-    });
-    expect(holder.stdout.trim()).toBe(`error: another install.sh is running (lock ${at('run/lock/pulsa-bridge-install.lock')}): wait for it to finish`);
+    const holder = spawnSync(
+      'flock',
+      [
+        at('run/lock/pulsa-bridge-install.lock'),
+        'bash',
+        '-c',
+        `${['bash', path.join(checkout, 'systemd/install.sh')].join(' ')} --destdir ${dest} --no-systemctl 2>&1; true`,
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          PATH: `${bin}:${process.env.PATH}`,
+          NPM_LOG: npmLog,
+          PULSA_BRIDGE_DEV_ROOT: root,
+          PULSA_BRIDGE_OS_RELEASE: path.join(tmp, 'os-release'),
+        },
+      },
+    );
+    expect(holder.stdout.trim()).toBe(
+      `error: another install.sh is running (lock ${at('run/lock/pulsa-bridge-install.lock')}): wait for it to finish`,
+    );
     expect(npmCalls()).toEqual([]);
   });
 
@@ -516,7 +655,12 @@ describe('install.sh: what must stop it, and what it leaves running', () => {
     editConfig({ modems: [{ name: 'sim800', port: '/dev/serial0', senders: ['858'] }] });
     writeFileSync(path.join(root, 'dev/ttyS0'), '');
     symlinkSync('ttyS0', path.join(root, 'dev/serial0'));
-    const env = fakeOs({ codename: 'bookworm', arch: 'arm64', kernel: 'aarch64', cmdline: 'console=serial0,115200 console=tty1 root=PARTUUID=1-02 rootwait' });
+    const env = fakeOs({
+      codename: 'bookworm',
+      arch: 'arm64',
+      kernel: 'aarch64',
+      cmdline: 'console=serial0,115200 console=tty1 root=PARTUUID=1-02 rootwait',
+    });
     const r = install([], env);
     expect(r.code, r.all).toBe(0);
     expect(r.err).toContain(

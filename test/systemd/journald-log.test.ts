@@ -81,13 +81,19 @@ describe('the daemon logger on stdout (compiled, own process)', () => {
     delete clean.JOURNAL_STREAM;
     delete clean.INVOCATION_ID;
     delete clean.LOG_LEVEL;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...clean, ...env } });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...clean, ...env },
+    });
     expect(r.status, r.stderr).toBe(0);
     return r.stdout.split('\n').filter((l) => l !== '');
   }
 
   it('under systemd each line starts with its priority', () => {
-    expect(existsSync(path.join(root, 'dist/src/log.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+    expect(
+      existsSync(path.join(root, 'dist/src/log.js')),
+      'dist/ is missing: run `npm run build` (npm test does)',
+    ).toBe(true);
     for (const env of [{ JOURNAL_STREAM: '8:4242' }, { INVOCATION_ID: '0123456789abcdef0123456789abcdef' }]) {
       expect(linesWith(env).map((l) => [parse(l).priority, parse(l).record.msg])).toEqual([
         [7, 'd'],

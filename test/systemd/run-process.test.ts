@@ -26,7 +26,9 @@ afterEach(async () => {
 });
 
 /** Starts the daemon with the unit's node flags, waits for its "started" line, stops it with SIGTERM. */
-async function runDaemon(extraConfig: Record<string, unknown>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function runDaemon(
+  extraConfig: Record<string, unknown>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const config = await writeConfig(dir, {
     webhook: { url: 'http://127.0.0.1:9/hook' },
     spool: { dir: path.join(dir, 'spool') },
@@ -35,7 +37,9 @@ async function runDaemon(extraConfig: Record<string, unknown>): Promise<{ code: 
     log: { level: 'info', pretty: false },
     ...extraConfig,
   });
-  const child = spawn(process.execPath, [...unitNodeFlags(), bin, 'run', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...unitNodeFlags(), bin, 'run', '--config', config], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -54,7 +58,10 @@ describe("the daemon under the unit's node flags", () => {
     const r = await runDaemon({});
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg?: string; name?: string });
+    const lines = r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg?: string; name?: string });
     expect(lines.some((l) => / started$/.test(l.msg ?? ''))).toBe(true);
     expect(lines.some((l) => /SIGTERM: stopping/.test(l.msg ?? ''))).toBe(true);
     expect(lines.every((l) => l.name === 'pulsa-bridge')).toBe(true);

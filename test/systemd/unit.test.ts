@@ -15,7 +15,8 @@ import { compiledCli } from '../support/cli.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const unitFile = path.join(root, 'systemd/pulsa-bridge.service');
 const hasAnalyze = spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0;
-if (!hasAnalyze) console.warn('test/systemd/unit.test.ts: systemd-analyze is not installed: verify and security checks skipped');
+if (!hasAnalyze)
+  console.warn('test/systemd/unit.test.ts: systemd-analyze is not installed: verify and security checks skipped');
 
 /** `[Service]` directives of the unit, name -> values in order (comments and blank lines dropped). */
 async function directives(file: string): Promise<Map<string, string[]>> {
@@ -51,7 +52,9 @@ describe('systemd/pulsa-bridge.service', () => {
   });
 
   it.skipIf(!hasAnalyze)('scores 2.0 or lower in systemd-analyze security (was 8.6 EXPOSED)', () => {
-    const r = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', unitFile], { encoding: 'utf8' });
+    const r = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', unitFile], {
+      encoding: 'utf8',
+    });
     const score = exposureScore(r.stdout + r.stderr);
     expect(score, r.stdout + r.stderr).toBeDefined();
     expect(score!).toBeLessThanOrEqual(2.0);
@@ -71,7 +74,9 @@ describe('systemd/pulsa-bridge.service', () => {
 
   it('runs the CLI through bin/, stops restarting on exit 78, reloads with SIGHUP, has a runtime directory', async () => {
     const d = await directives(unitFile);
-    expect(d.get('ExecStart')).toEqual(['/usr/bin/node --max-semi-space-size=1 /opt/pulsa-bridge/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json']);
+    expect(d.get('ExecStart')).toEqual([
+      '/usr/bin/node --max-semi-space-size=1 /opt/pulsa-bridge/bin/pulsa-bridge run --config /etc/pulsa-bridge/config.json',
+    ]);
     expect(d.get('RestartPreventExitStatus')).toEqual(['78']);
     expect(d.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(d.get('RuntimeDirectory')).toEqual(['pulsa-bridge']);
@@ -79,7 +84,9 @@ describe('systemd/pulsa-bridge.service', () => {
     expect(d.get('UMask')).toEqual(['0027']);
     expect(d.get('ReadWritePaths')).toEqual(['/var/lib/pulsa-bridge']);
     // The serial ports stay reachable; V8 needs W+X memory; the webhook is remote.
-    expect(d.get('DeviceAllow')).toEqual(expect.arrayContaining(['char-ttyUSB rw', 'char-ttyACM rw', 'char-ttyAMA rw', 'char-ttyS rw']));
+    expect(d.get('DeviceAllow')).toEqual(
+      expect.arrayContaining(['char-ttyUSB rw', 'char-ttyACM rw', 'char-ttyAMA rw', 'char-ttyS rw']),
+    );
     expect(d.get('PrivateDevices')).toEqual(['false']);
     expect(d.has('MemoryDenyWriteExecute')).toBe(false);
     expect(d.has('IPAddressDeny')).toBe(false);
@@ -97,7 +104,10 @@ describe('exit codes the unit relies on (compiled CLI)', () => {
   };
 
   it('`run` with a missing or invalid config exits 78 (EX_CONFIG) and says why', () => {
-    expect(existsSync(path.join(root, 'dist/src/cli.js')), 'dist/ is missing: run `npm run build` (npm test does)').toBe(true);
+    expect(
+      existsSync(path.join(root, 'dist/src/cli.js')),
+      'dist/ is missing: run `npm run build` (npm test does)',
+    ).toBe(true);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pb-exit-'));
     try {
       const missing = run(['run', '--config', path.join(dir, 'none.json')]);

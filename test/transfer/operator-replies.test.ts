@@ -20,7 +20,11 @@ interface Fixture {
   source: string;
 }
 
-const fixtures = (JSON.parse(readFileSync(new URL('../fixtures/transfer/operator-replies.json', import.meta.url), 'utf8')) as { replies: Fixture[] }).replies;
+const fixtures = (
+  JSON.parse(readFileSync(new URL('../fixtures/transfer/operator-replies.json', import.meta.url), 'utf8')) as {
+    replies: Fixture[];
+  }
+).replies;
 
 describe('operator replies: the verdict for each known wording', () => {
   it.each(fixtures.map((f) => [`${f.operator} ${f.kind}: ${f.text}`, f] as const))('%s', (_name, f) => {
@@ -52,36 +56,67 @@ function scriptedSender(replies: UssdOutcome[], sent: string[]): ModemOps {
   } as unknown as ModemOps;
 }
 
-const menu: UssdOutcome = { status: 1, statusText: 'USSD needs further input', text: 'Kirim pulsa Rp10000 ke 081200000001? 1.Ya 2.Tidak', raw: '' };
+const menu: UssdOutcome = {
+  status: 1,
+  statusText: 'USSD needs further input',
+  text: 'Kirim pulsa Rp10000 ke 081200000001? 1.Ya 2.Tidak',
+  raw: '',
+};
 
 describe('the runner on what the operator says', () => {
   it('a final reply that matches nothing known: the run ends unknown, shown verbatim, never a success', async () => {
     const sent: string[] = [];
     const report = await runTransfer({
-      from: scriptedSender([menu, { status: 0, statusText: 'USSD done', text: 'Permintaan Anda sedang diproses. Terima kasih.', raw: '' }], sent),
+      from: scriptedSender(
+        [menu, { status: 0, statusText: 'USSD done', text: 'Permintaan Anda sedang diproses. Terima kasih.', raw: '' }],
+        sent,
+      ),
       steps: renderFlow(DEFAULT_FLOWS.telkomsel!, { to: '081200000001', amount: 10_000 }),
       amount: 10_000,
       confirmTimeoutMs: 1000,
     });
     expect(report.outcome).toBe('unknown');
-    expect(report.steps[0]).toMatchObject({ status: 'unknown', sent: 'sent', error: expect.stringContaining('Permintaan Anda sedang diproses') });
+    expect(report.steps[0]).toMatchObject({
+      status: 'unknown',
+      sent: 'sent',
+      error: expect.stringContaining('Permintaan Anda sedang diproses'),
+    });
     expect(report.sent).toEqual(['USSD *858*081200000001*10000# on sender', 'USSD answer "1" on sender']);
   });
 
   it('a refusal fails the step with its reason', async () => {
     const report = await runTransfer({
-      from: scriptedSender([menu, { status: 0, statusText: 'USSD done', text: 'Maaf, Anda telah mencapai batas maksimal transfer pulsa hari ini.', raw: '' }], []),
+      from: scriptedSender(
+        [
+          menu,
+          {
+            status: 0,
+            statusText: 'USSD done',
+            text: 'Maaf, Anda telah mencapai batas maksimal transfer pulsa hari ini.',
+            raw: '',
+          },
+        ],
+        [],
+      ),
       steps: renderFlow(DEFAULT_FLOWS.telkomsel!, { to: '081200000001', amount: 10_000 }),
       amount: 10_000,
       confirmTimeoutMs: 1000,
     });
     expect(report.outcome).toBe('failed');
-    expect(report.steps[0]!.error).toBe('the operator refused (a transfer limit was reached): Maaf, Anda telah mencapai batas maksimal transfer pulsa hari ini.');
+    expect(report.steps[0]!.error).toBe(
+      'the operator refused (a transfer limit was reached): Maaf, Anda telah mencapai batas maksimal transfer pulsa hari ini.',
+    );
   });
 
   it('a confirmation: the step is ok', async () => {
     const report = await runTransfer({
-      from: scriptedSender([menu, { status: 0, statusText: 'USSD done', text: 'Transfer pulsa Rp10000 ke 081200000001 berhasil.', raw: '' }], []),
+      from: scriptedSender(
+        [
+          menu,
+          { status: 0, statusText: 'USSD done', text: 'Transfer pulsa Rp10000 ke 081200000001 berhasil.', raw: '' },
+        ],
+        [],
+      ),
       steps: renderFlow(DEFAULT_FLOWS.telkomsel!, { to: '081200000001', amount: 10_000 }),
       amount: 10_000,
       confirmTimeoutMs: 1000,

@@ -19,7 +19,7 @@ afterEach(async () => {
 /** Time moves only when the runner sleeps (no wall-clock waits in timeouts). */
 function steppingClock(): WatchClock {
   let t = 0;
-  return { now: () => t, sleep: async (ms) => void (t += ms, await new Promise((r) => setImmediate(r))) };
+  return { now: () => t, sleep: async (ms) => void ((t += ms), await new Promise((r) => setImmediate(r))) };
 }
 
 const pollMs = 20;
@@ -30,39 +30,51 @@ describe('runTransfer on the virtual network', () => {
     ['indosat', 'huawei', '151'],
     ['xl', 'generic', '168'],
     ['smartfren', 'simcom', '879'],
-  ] as const)('%s: the default flow moves the credit and the centre gets the confirmation', async (operator, profile, confirmSender) => {
-    net = new TestNetwork();
-    const sender = await net.add('sender', { number: '081211110001', operator, balance: 50_000 }, profile);
-    const centre = await net.add('centre', { number: '081200000001', operator, balance: 1000 }, profile);
-    const seen: StepReport[] = [];
-    const report = await runTransfer({
-      from: sender.ops,
-      centre: centre.ops,
-      fromNumber: '081211110001',
-      steps: renderFlow(DEFAULT_FLOWS[operator]!, { to: '081200000001', amount: 10_000 }),
-      amount: 10_000,
-      confirmTimeoutMs: 20_000,
-      pollMs,
-      onStep: (s) => seen.push(s),
-    });
-    expect(report.outcome).toBe('confirmed');
-    expect(report.steps.map((s) => s.status)).toEqual(report.steps.map(() => 'ok'));
-    expect(seen).toEqual(report.steps);
-    expect(report.confirmation?.sender).toBe(confirmSender);
-    const facts = parseOperatorSms(report.confirmation!.text);
-    expect(facts).toMatchObject({ amount: 10_000, senderNumber: '6281211110001' });
-    expect(facts.serial).toMatch(/^[A-Z]{2,4}\d{14}$/);
-    expect(net.network.line('081211110001')!.balance).toBe(40_000);
-    expect(net.network.line('081200000001')!.balance).toBe(11_000);
-    expect(report.sent.length).toBe(report.steps.filter((s) => s.kind === 'ussd' || s.kind === 'sms').length + (operator === 'telkomsel' ? 1 : 0));
-    if (operator === 'indosat') expect(report.sent[1]).toMatch(/^SMS "OK[A-Z0-9]{6}" to 151/);
-  });
+  ] as const)(
+    '%s: the default flow moves the credit and the centre gets the confirmation',
+    async (operator, profile, confirmSender) => {
+      net = new TestNetwork();
+      const sender = await net.add('sender', { number: '081211110001', operator, balance: 50_000 }, profile);
+      const centre = await net.add('centre', { number: '081200000001', operator, balance: 1000 }, profile);
+      const seen: StepReport[] = [];
+      const report = await runTransfer({
+        from: sender.ops,
+        centre: centre.ops,
+        fromNumber: '081211110001',
+        steps: renderFlow(DEFAULT_FLOWS[operator]!, { to: '081200000001', amount: 10_000 }),
+        amount: 10_000,
+        confirmTimeoutMs: 20_000,
+        pollMs,
+        onStep: (s) => seen.push(s),
+      });
+      expect(report.outcome).toBe('confirmed');
+      expect(report.steps.map((s) => s.status)).toEqual(report.steps.map(() => 'ok'));
+      expect(seen).toEqual(report.steps);
+      expect(report.confirmation?.sender).toBe(confirmSender);
+      const facts = parseOperatorSms(report.confirmation!.text);
+      expect(facts).toMatchObject({ amount: 10_000, senderNumber: '6281211110001' });
+      expect(facts.serial).toMatch(/^[A-Z]{2,4}\d{14}$/);
+      expect(net.network.line('081211110001')!.balance).toBe(40_000);
+      expect(net.network.line('081200000001')!.balance).toBe(11_000);
+      expect(report.sent.length).toBe(
+        report.steps.filter((s) => s.kind === 'ussd' || s.kind === 'sms').length + (operator === 'telkomsel' ? 1 : 0),
+      );
+      if (operator === 'indosat') expect(report.sent[1]).toMatch(/^SMS "OK[A-Z0-9]{6}" to 151/);
+    },
+  );
 
   it('a transfer the operator refuses fails on that step and waits for no confirmation', async () => {
     net = new TestNetwork();
     const sender = await net.add('sender', { number: '081211110001', operator: 'telkomsel', balance: 5000 });
     const centre = await net.add('centre', { number: '081200000001', operator: 'telkomsel' });
-    const report = await runTransfer({ from: sender.ops, centre: centre.ops, steps: renderFlow(DEFAULT_FLOWS.telkomsel!, { to: '081200000001', amount: 10_000 }), amount: 10_000, confirmTimeoutMs: 5000, pollMs });
+    const report = await runTransfer({
+      from: sender.ops,
+      centre: centre.ops,
+      steps: renderFlow(DEFAULT_FLOWS.telkomsel!, { to: '081200000001', amount: 10_000 }),
+      amount: 10_000,
+      confirmTimeoutMs: 5000,
+      pollMs,
+    });
     expect(report.outcome).toBe('failed');
     expect(report.steps).toHaveLength(1);
     expect(report.steps[0]!.error).toMatch(/pulsa Anda tidak cukup/);
@@ -78,7 +90,14 @@ describe('runTransfer on the virtual network', () => {
       { kind: 'await-sms', from: '9999', token: undefined, timeoutSec: 30 },
       { kind: 'sms', to: '151', text: 'OK{token}', usesToken: true },
     ];
-    const report = await runTransfer({ from: sender.ops, steps, amount: 10_000, confirmTimeoutMs: 5000, clock: steppingClock(), pollMs: 1000 });
+    const report = await runTransfer({
+      from: sender.ops,
+      steps,
+      amount: 10_000,
+      confirmTimeoutMs: 5000,
+      clock: steppingClock(),
+      pollMs: 1000,
+    });
     expect(report.outcome).toBe('timeout');
     expect(report.steps.map((s) => s.status)).toEqual(['ok', 'timeout']);
     expect(report.steps[1]!.error).toBe('no SMS from 9999 on sender (step 2) within 30 s');

@@ -34,10 +34,22 @@ export class TestNetwork {
 
   private readonly ownNetwork: boolean;
 
-  async add(name: string, line: LineOptions & { operator: OperatorKey }, profile: 'generic' | 'simcom' | 'huawei' = 'simcom'): Promise<TestLine> {
+  async add(
+    name: string,
+    line: LineOptions & { operator: OperatorKey },
+    profile: 'generic' | 'simcom' | 'huawei' = 'simcom',
+  ): Promise<TestLine> {
     const joined = this.network.join(line);
     const path = `virtual:transfer-test-${process.pid}-${++counter}-${name}`;
-    const vm = new VirtualModem({ path, profile, bootStepMs: 0, noise: false, ussdMenus: joined.ussdMenus, onSmsSubmitted: joined.onSmsSubmitted, identity: { ownNumber: joined.ownNumber } });
+    const vm = new VirtualModem({
+      path,
+      profile,
+      bootStepMs: 0,
+      noise: false,
+      ussdMenus: joined.ussdMenus,
+      onSmsSubmitted: joined.onSmsSubmitted,
+      identity: { ownNumber: joined.ownNumber },
+    });
     joined.connect(vm);
     vm.start();
     const channel = await openChannel({ path, baudRate: 115200 }, { logger: silentLogger(), name });
@@ -59,4 +71,3 @@ export class TestNetwork {
     for (const c of this.closers.splice(0)) await c();
   }
 }
-

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parse, type Deliver, type Report, Submit } from 'node-pdu';
-import { buildDeliverPdus, buildStatusReportPdu, encodeAddressField, encodeTimestamp } from '../../src/virtual-modem/pdu-builder.js';
+import {
+  buildDeliverPdus,
+  buildStatusReportPdu,
+  encodeAddressField,
+  encodeTimestamp,
+} from '../../src/virtual-modem/pdu-builder.js';
 import { fromHex, fromSeptets, packUssdHex, unpack, unpackUssdHex } from '../../src/virtual-modem/septets.js';
 import { readSubmitPdu } from '../../src/virtual-modem/submit-reader.js';
 
@@ -15,7 +20,12 @@ function split858(pdu: string): { first: string; udl: number; ud: string } {
 
 describe('buildDeliverPdus: hand-built vectors from TS 23.040 §9.2.2.1', () => {
   it('short code 858, GSM7 "hellohello", +07:00', () => {
-    const [part, ...rest] = buildDeliverPdus({ originator: '858', text: 'hellohello', timestamp: TS, tzQuarterHours: 28 });
+    const [part, ...rest] = buildDeliverPdus({
+      originator: '858',
+      text: 'hellohello',
+      timestamp: TS,
+      tzQuarterHours: 28,
+    });
     expect(rest).toEqual([]);
     // SMSC none | MTI=deliver, MMS | OA len 3, TOA 81, 58F8 | PID | DCS | SCTS 24-01-08 12:34:56 +28q | UDL 10 | UD
     expect(part?.pdu).toBe('00' + '04' + '038158F8' + '00' + '00' + '42108021436582' + '0A' + 'E8329BFD4697D9EC37');
@@ -27,7 +37,13 @@ describe('buildDeliverPdus: hand-built vectors from TS 23.040 §9.2.2.1', () => 
   });
 
   it('international originator and SMSC', () => {
-    const [part] = buildDeliverPdus({ originator: '+6281234567890', text: 'Hi', timestamp: TS, tzQuarterHours: 28, smsc: '+6281100000' });
+    const [part] = buildDeliverPdus({
+      originator: '+6281234567890',
+      text: 'Hi',
+      timestamp: TS,
+      tzQuarterHours: 28,
+      smsc: '+6281100000',
+    });
     expect(part?.pdu.startsWith('06912618010000' + '04' + '0D91261832547698F0')).toBe(true);
     expect(part?.tpduLength).toBe((part?.pdu.length ?? 0) / 2 - 7);
   });
@@ -40,7 +56,9 @@ describe('buildDeliverPdus: hand-built vectors from TS 23.040 §9.2.2.1', () => 
 
   it('rejects what cannot be encoded instead of producing a wrong PDU', () => {
     expect(() => encodeAddressField('A-very-long-name')).toThrow(RangeError);
-    expect(() => buildDeliverPdus({ originator: '858', text: 'Rp 5.000 ✓', encoding: 'gsm7', timestamp: TS })).toThrow(RangeError);
+    expect(() => buildDeliverPdus({ originator: '858', text: 'Rp 5.000 ✓', encoding: 'gsm7', timestamp: TS })).toThrow(
+      RangeError,
+    );
   });
 
   it('extension characters cost two septets; 0x5F is §', () => {
@@ -71,7 +89,12 @@ describe('buildDeliverPdus: concatenation', () => {
   });
 
   it('8-bit reference UDH, UDHI set, one fill bit before the text', () => {
-    const parts = buildDeliverPdus({ originator: '858', text: 'a'.repeat(153) + 'b'.repeat(8), timestamp: TS, concatRef: 0x2a });
+    const parts = buildDeliverPdus({
+      originator: '858',
+      text: 'a'.repeat(153) + 'b'.repeat(8),
+      timestamp: TS,
+      concatRef: 0x2a,
+    });
     expect(parts).toHaveLength(2);
     const second = split858(parts[1]?.pdu ?? '');
     expect(second.first).toBe('44');
@@ -82,7 +105,13 @@ describe('buildDeliverPdus: concatenation', () => {
   });
 
   it('16-bit reference UDH: 152 septets per part, no fill bits', () => {
-    const parts = buildDeliverPdus({ originator: '858', text: 'x'.repeat(200), timestamp: TS, concatRef: 0x1234, concatRefBits: 16 });
+    const parts = buildDeliverPdus({
+      originator: '858',
+      text: 'x'.repeat(200),
+      timestamp: TS,
+      concatRef: 0x1234,
+      concatRefBits: 16,
+    });
     expect(parts.map((p) => split858(p.pdu).udl)).toEqual([160, 8 + 48]);
     const first = split858(parts[0]?.pdu ?? '');
     expect(first.ud.slice(0, 14)).toBe('06080412340201');
@@ -92,13 +121,25 @@ describe('buildDeliverPdus: concatenation', () => {
   it('UCS2: 70 units fit, then 67 per part; a surrogate pair moves whole to the next part', () => {
     expect(sizes('é'.repeat(70), { encoding: 'ucs2' })).toEqual([140]);
     expect(sizes('é'.repeat(71), { encoding: 'ucs2' })).toEqual([6 + 134, 6 + 8]);
-    const parts = buildDeliverPdus({ originator: '858', text: 'x'.repeat(66) + '😀' + 'y'.repeat(10), timestamp: TS, encoding: 'ucs2' });
+    const parts = buildDeliverPdus({
+      originator: '858',
+      text: 'x'.repeat(66) + '😀' + 'y'.repeat(10),
+      timestamp: TS,
+      encoding: 'ucs2',
+    });
     expect(parts.map((p) => split858(p.pdu).udl)).toEqual([6 + 132, 6 + 24]);
     expect(split858(parts[1]?.pdu ?? '').ud.slice(12, 20)).toBe('D83DDE00');
   });
 
   it('partsOverride can split an emoji across parts on purpose', () => {
-    const parts = buildDeliverPdus({ originator: '858', text: '', encoding: 'ucs2', partsOverride: ['a\uD83D', '\uDE00b'], timestamp: TS, concatRef: 1 });
+    const parts = buildDeliverPdus({
+      originator: '858',
+      text: '',
+      encoding: 'ucs2',
+      partsOverride: ['a\uD83D', '\uDE00b'],
+      timestamp: TS,
+      concatRef: 1,
+    });
     expect(parts.map((p) => split858(p.pdu).ud)).toEqual(['050003010201' + '0061D83D', '050003010202' + 'DE000062']);
   });
 });
@@ -119,12 +160,22 @@ describe('cross-check with node-pdu (second decoder, simple cases)', () => {
   it('concatenated parts carry ref, total and sequence node-pdu agrees with', () => {
     const parts = buildDeliverPdus({ originator: '858', text: 'z'.repeat(170), timestamp: TS, concatRef: 7 });
     const decoded = parts.map((p) => (parse(p.pdu) as Deliver).getParts()[0]);
-    expect(decoded.map((p) => [p?.header?.getPointer(), p?.header?.getSegments(), p?.header?.getCurrent()])).toEqual([[7, 2, 1], [7, 2, 2]]);
+    expect(decoded.map((p) => [p?.header?.getPointer(), p?.header?.getSegments(), p?.header?.getCurrent()])).toEqual([
+      [7, 2, 1],
+      [7, 2, 2],
+    ]);
     expect(decoded.map((p) => p?.text).join('')).toBe('z'.repeat(170));
   });
 
   it('status report', () => {
-    const r = buildStatusReportPdu({ recipient: '+6281234567890', messageRef: 12, submitted: TS, discharged: TS, status: 0, tzQuarterHours: 28 });
+    const r = buildStatusReportPdu({
+      recipient: '+6281234567890',
+      messageRef: 12,
+      submitted: TS,
+      discharged: TS,
+      status: 0,
+      tzQuarterHours: 28,
+    });
     const parsed = parse(r.pdu) as Report;
     expect([parsed.reference, parsed.status, parsed.address.phone]).toEqual([12, 0, '6281234567890']);
     expect(r.tpduLength).toBe(r.pdu.length / 2 - 1);
@@ -133,7 +184,10 @@ describe('cross-check with node-pdu (second decoder, simple cases)', () => {
   it('readSubmitPdu reads what node-pdu submits', () => {
     const hex = new Submit('+6281234567890', 'TRANSFERPULSA 08123 5000').toString();
     const result = readSubmitPdu(hex, hex.length / 2 - 1);
-    expect(result).toMatchObject({ ok: true, submit: { destination: '+6281234567890', text: 'TRANSFERPULSA 08123 5000' } });
+    expect(result).toMatchObject({
+      ok: true,
+      submit: { destination: '+6281234567890', text: 'TRANSFERPULSA 08123 5000' },
+    });
     expect(readSubmitPdu(hex, hex.length / 2)).toMatchObject({ ok: false });
     expect(readSubmitPdu('00ZZ', 1)).toMatchObject({ ok: false });
   });

@@ -18,9 +18,14 @@ import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { until } from '../support/until.js';
 import { hasSocat } from '../support/pty.js';
 
-if (!hasSocat) console.warn('pty-host.test: socat is not installed; skipping the pseudo-terminal tests (apt-get install socat)');
+if (!hasSocat)
+  console.warn('pty-host.test: socat is not installed; skipping the pseudo-terminal tests (apt-get install socat)');
 
-const CMTI = { name: 'cmti', pattern: /^\+CMTI:/, parse: (l: string[]) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }) };
+const CMTI = {
+  name: 'cmti',
+  pattern: /^\+CMTI:/,
+  parse: (l: string[]) => ({ index: Number(/,(\d+)/.exec(l[0] ?? '')?.[1]) }),
+};
 
 let cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -35,7 +40,12 @@ function tempDir(): string {
 }
 
 function modem(): VirtualModem {
-  const vm = new VirtualModem({ path: `virtual:pty-host-${process.pid}-${Math.random()}`, profile: 'simcom', bootStepMs: 0, noise: false });
+  const vm = new VirtualModem({
+    path: `virtual:pty-host-${process.pid}-${Math.random()}`,
+    profile: 'simcom',
+    bootStepMs: 0,
+    noise: false,
+  });
   cleanups.push(() => vm.stop());
   return vm;
 }
@@ -46,7 +56,9 @@ async function host(vm: VirtualModem, linkPath: string): Promise<PtyHost> {
   return h;
 }
 
-async function bridge(path: string): Promise<{ link: SerialLink; channel: SerialAtChannel; urcs: Urc[]; closes: SerialCloseInfo[] }> {
+async function bridge(
+  path: string,
+): Promise<{ link: SerialLink; channel: SerialAtChannel; urcs: Urc[]; closes: SerialCloseInfo[] }> {
   const link = await openSerialLink({ path, baudRate: 115200 });
   cleanups.push(() => link.close());
   const closes: SerialCloseInfo[] = [];
@@ -94,13 +106,18 @@ describe('hostVirtualModemOnPty', () => {
       const { channel, urcs } = await bridge(h.devicePath);
       await channel.run('ATE0');
       await expect(channel.run('AT')).resolves.toEqual({ command: 'AT', lines: [], final: 'OK' });
-      await expect(channel.run('AT+CSQ')).resolves.toMatchObject({ lines: [expect.stringMatching(/^\+CSQ: \d+,\d+$/)], final: 'OK' });
+      await expect(channel.run('AT+CSQ')).resolves.toMatchObject({
+        lines: [expect.stringMatching(/^\+CSQ: \d+,\d+$/)],
+        final: 'OK',
+      });
       await channel.run('AT+CNMI=2,1,0,0,0');
 
       const injected = vm.injectSms({ from: '858', text: 'Anda mendapatkan penambahan pulsa Rp 5000. SN: PTY1' });
       expect(injected.indexes).toHaveLength(1);
       await until(() => urcs.some((u) => u.name === 'cmti'), '+CMTI at the bridge end');
-      expect(urcs.filter((u) => u.name === 'cmti')).toEqual([{ name: 'cmti', lines: [`+CMTI: "SM",${injected.indexes[0]}`], data: { index: injected.indexes[0] } }]);
+      expect(urcs.filter((u) => u.name === 'cmti')).toEqual([
+        { name: 'cmti', lines: [`+CMTI: "SM",${injected.indexes[0]}`], data: { index: injected.indexes[0] } },
+      ]);
 
       const read = await channel.run(`AT+CMGR=${injected.indexes[0]}`);
       expect(read.lines[1]).toBe(injected.pdus[0]?.pdu);
@@ -129,7 +146,9 @@ describe('hostVirtualModemOnPty', () => {
       await h.close();
       expect(existsSync(h.devicePath)).toBe(false);
       expect(existsSync(`${h.devicePath}.modem`)).toBe(false);
-      await expect(openSerialLink({ path: h.devicePath, baudRate: 115200 })).rejects.toMatchObject({ code: 'PORT_NOT_FOUND' });
+      await expect(openSerialLink({ path: h.devicePath, baudRate: 115200 })).rejects.toMatchObject({
+        code: 'PORT_NOT_FOUND',
+      });
     });
 
     it('delivers every paced byte over the pty when paceBaud is set (the pacing itself: uartLane tests)', async () => {

@@ -7,7 +7,11 @@ import { openVirtualLink, registerVirtualDevice, type DeviceSide } from '../../s
 
 function recorder(path: string) {
   const written: string[] = [];
-  const state: { side: DeviceSide | undefined; present: boolean; detached: number } = { side: undefined, present: true, detached: 0 };
+  const state: { side: DeviceSide | undefined; present: boolean; detached: number } = {
+    side: undefined,
+    present: true,
+    detached: 0,
+  };
   const unregister = registerVirtualDevice(path, {
     get present() {
       return state.present;
@@ -27,9 +31,14 @@ describe('virtual link', () => {
     const { written, state, unregister } = recorder('virtual:busy-test');
     try {
       const first = await openVirtualLink('virtual:busy-test');
-      const err = await openVirtualLink('virtual:busy-test').then(() => undefined, (e: unknown) => e);
+      const err = await openVirtualLink('virtual:busy-test').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((err as { code?: string }).code).toBe('PORT_BUSY');
-      expect((err as { message?: string }).message).toBe('serial port virtual:busy-test is busy (held by another process)');
+      expect((err as { message?: string }).message).toBe(
+        'serial port virtual:busy-test is busy (held by another process)',
+      );
       const got = new Promise<string>((resolve) => first.once('data', (c: Buffer) => resolve(c.toString('latin1'))));
       await first.write('AT\r');
       expect(written).toEqual(['AT\r']);
@@ -44,7 +53,10 @@ describe('virtual link', () => {
   });
 
   it('a missing or unplugged device is PORT_NOT_FOUND with the native wording', async () => {
-    await expect(openVirtualLink('virtual:nothing-here')).rejects.toMatchObject({ code: 'PORT_NOT_FOUND', message: 'serial port virtual:nothing-here does not exist' });
+    await expect(openVirtualLink('virtual:nothing-here')).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+      message: 'serial port virtual:nothing-here does not exist',
+    });
     const { state, unregister } = recorder('virtual:unplugged');
     state.present = false;
     try {
@@ -60,7 +72,9 @@ describe('virtual link', () => {
       const link = await openVirtualLink('virtual:unplug');
       const events: string[] = [];
       link.on('data', (c: Buffer) => events.push(`data ${c.toString('latin1').trim()}`));
-      const closed = new Promise<void>((resolve) => link.on('close', (info) => (events.push(`close ${info.disconnected}`), resolve())));
+      const closed = new Promise<void>((resolve) =>
+        link.on('close', (info) => (events.push(`close ${info.disconnected}`), resolve())),
+      );
       state.side!.emit('RING\r\n');
       state.side!.unplug();
       state.side?.unplug(); // a second unplug of the same open changes nothing

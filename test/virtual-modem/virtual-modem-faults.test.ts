@@ -47,7 +47,12 @@ describe('reboot', () => {
     await wire.until((l) => l.startsWith('+CMTI'));
     modem.reboot();
     expect(await wire.cmd('AT')).toEqual({ lines: ['AT'], final: 'OK' });
-    expect((await wire.cmd('AT+CNMI?;+CMGF?;+CMEE?')).lines).toEqual(['AT+CNMI?;+CMGF?;+CMEE?', '+CNMI: 0,0,0,0,0', '+CMGF: 0', '+CMEE: 0']);
+    expect((await wire.cmd('AT+CNMI?;+CMGF?;+CMEE?')).lines).toEqual([
+      'AT+CNMI?;+CMGF?;+CMEE?',
+      '+CNMI: 0,0,0,0,0',
+      '+CMGF: 0',
+      '+CMEE: 0',
+    ]);
     expect(modem.storedMessages()).toHaveLength(1);
   });
 
@@ -55,7 +60,13 @@ describe('reboot', () => {
     const { modem, wire } = await boot({ profile: 'simcom' });
     await wire.cmd('ATE0;+CNMI=2,1,0,0,0');
     expect((await wire.cmd('AT+CFUN=1,1')).final).toBe('OK');
-    expect(await wire.until((l) => l === 'SMS Ready')).toEqual(['RDY', '+CFUN: 1', '+CPIN: READY', 'Call Ready', 'SMS Ready']);
+    expect(await wire.until((l) => l === 'SMS Ready')).toEqual([
+      'RDY',
+      '+CFUN: 1',
+      '+CPIN: READY',
+      'Call Ready',
+      'SMS Ready',
+    ]);
     expect(modem.cnmi().mt).toBe(0);
     expect(modem.echoEnabled).toBe(true);
   });
@@ -155,7 +166,10 @@ describe('huawei noise', () => {
   });
 
   it('can slip a noise URC between a response and its OK', async () => {
-    const { modem, wire } = await boot({ profile: 'huawei', noise: { seed: 3, intervalMs: 0, midResponseProbability: 1 } });
+    const { modem, wire } = await boot({
+      profile: 'huawei',
+      noise: { seed: 3, intervalMs: 0, midResponseProbability: 1 },
+    });
     await wire.cmd('ATE0');
     modem.injectSms({ from: '858', text: 'n', timestamp: TS });
     const { lines } = await wire.cmd('AT+CMGL=4');

@@ -58,7 +58,12 @@ describe('echo and basic commands', () => {
     expect(modem.cnmi()).toEqual({ mode: 2, mt: 1, bm: 0, ds: 0, bfr: 0 });
     expect(await wire.cmd('AT+CMGF?;+BOGUS;+CMEE=0')).toEqual({ lines: ['+CMGF: 0'], final: 'ERROR' });
     expect((await wire.cmd('AT+CMEE?')).lines).toEqual(['+CMEE: 1']);
-    expect(modem.commandLog()).toEqual(['ATE0', 'AT+CMEE=1;+CMGF=0;+CNMI=2,1,0,0,0', 'AT+CMGF?;+BOGUS;+CMEE=0', 'AT+CMEE?']);
+    expect(modem.commandLog()).toEqual([
+      'ATE0',
+      'AT+CMEE=1;+CMGF=0;+CNMI=2,1,0,0,0',
+      'AT+CMGF?;+BOGUS;+CMEE=0',
+      'AT+CMEE?',
+    ]);
   });
 });
 
@@ -124,13 +129,21 @@ describe('SMS storage and indications', () => {
     const { indexes } = modem.injectSms({ from: '858', text, timestamp: TS, tzQuarterHours: 28, smsc: '+6281100000' });
     expect(indexes).toEqual([1]);
     expect(await wire.next()).toBe('+CMTI: "SM",1');
-    const [expected] = buildDeliverPdus({ originator: '858', text, timestamp: TS, tzQuarterHours: 28, smsc: '+6281100000' });
+    const [expected] = buildDeliverPdus({
+      originator: '858',
+      text,
+      timestamp: TS,
+      tzQuarterHours: 28,
+      smsc: '+6281100000',
+    });
     const read = await wire.cmd('AT+CMGR=1');
     expect(read).toEqual({ lines: [`+CMGR: 0,,${expected?.tpduLength}`, expected?.pdu], final: 'OK' });
     const decoded = parse(read.lines[1] ?? '') as Deliver;
     expect([decoded.address.phone, decoded.data.getText()]).toEqual(['858', text]);
     expect((await wire.cmd('AT+CMGR=1')).lines[0]).toBe(`+CMGR: 1,,${expected?.tpduLength}`);
-    expect(modem.storedMessages()).toEqual([{ index: 1, stat: 1, pdu: expected?.pdu, tpduLength: expected?.tpduLength }]);
+    expect(modem.storedMessages()).toEqual([
+      { index: 1, stat: 1, pdu: expected?.pdu, tpduLength: expected?.tpduLength },
+    ]);
   });
 
   it('no indication without CNMI (power-up default 0,0,0,0,0), but the message is stored', async () => {
@@ -144,7 +157,13 @@ describe('SMS storage and indications', () => {
   it('multipart: one +CMTI per part, each part with the same UDH reference and total', async () => {
     const { modem, wire } = await boot();
     await wire.cmd('ATE0;+CNMI=2,1,0,0,0');
-    const { indexes, pdus } = modem.injectSms({ from: '858', text: 'x'.repeat(400), timestamp: TS, concatRef: 0x99, order: [2, 0, 1] });
+    const { indexes, pdus } = modem.injectSms({
+      from: '858',
+      text: 'x'.repeat(400),
+      timestamp: TS,
+      concatRef: 0x99,
+      order: [2, 0, 1],
+    });
     expect(indexes).toEqual([1, 2, 3]);
     expect(await wire.until((l) => l === '+CMTI: "SM",3')).toEqual(['+CMTI: "SM",1', '+CMTI: "SM",2', '+CMTI: "SM",3']);
     const udhs = pdus.map((p) => /050003([0-9A-F]{6})/.exec(p.pdu)?.[1]);
@@ -155,7 +174,9 @@ describe('SMS storage and indications', () => {
   it('duplicateParts and reportTwice imitate SMSC retransmissions and double indications', async () => {
     const { modem, wire } = await boot({ reportTwice: true });
     await wire.cmd('ATE0;+CNMI=2,1,0,0,0');
-    expect(modem.injectSms({ from: '858', text: 'y'.repeat(200), timestamp: TS, duplicateParts: true }).indexes).toEqual([1, 2, 3, 4]);
+    expect(
+      modem.injectSms({ from: '858', text: 'y'.repeat(200), timestamp: TS, duplicateParts: true }).indexes,
+    ).toEqual([1, 2, 3, 4]);
     const lines = await wire.until((l) => l === '+CMTI: "SM",4');
     expect(lines.filter((l) => l === '+CMTI: "SM",4')).toHaveLength(1);
     expect(await wire.next()).toBe('+CMTI: "SM",4');
@@ -169,7 +190,12 @@ describe('SMS storage and indications', () => {
     const b = modem.injectSms({ from: '168', text: 'second', timestamp: TS }).pdus[0];
     await wire.cmd('AT+CMGR=1');
     expect((await wire.cmd('AT+CMGL=0')).lines).toEqual([`+CMGL: 2,0,,${b?.tpduLength}`, b?.pdu]);
-    expect((await wire.cmd('AT+CMGL=4')).lines).toEqual([`+CMGL: 1,1,,${a?.tpduLength}`, a?.pdu, `+CMGL: 2,1,,${b?.tpduLength}`, b?.pdu]);
+    expect((await wire.cmd('AT+CMGL=4')).lines).toEqual([
+      `+CMGL: 1,1,,${a?.tpduLength}`,
+      a?.pdu,
+      `+CMGL: 2,1,,${b?.tpduLength}`,
+      b?.pdu,
+    ]);
     expect((await wire.cmd('AT+CMGL="ALL"')).final).toBe('+CMS ERROR: 304');
     expect((await wire.cmd('AT+CMGD=1')).final).toBe('OK');
     expect((await wire.cmd('AT+CMGR=1')).lines).toEqual([]); // empty slot: OK alone
@@ -261,7 +287,11 @@ describe('USSD', () => {
     const { wire } = await boot();
     await wire.cmd('ATE0');
     await wire.cmd('AT+CUSD=1,"*888#",15');
-    expect(await wire.until((l) => l.endsWith('2.Info Kartu",15'))).toEqual([`+CUSD: 1,"Sisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.`, '1.Beli Paket', '2.Info Kartu",15']);
+    expect(await wire.until((l) => l.endsWith('2.Info Kartu",15'))).toEqual([
+      `+CUSD: 1,"Sisa pulsa Rp.24025.Aktif sd ${defaultActiveUntil()}.`,
+      '1.Beli Paket',
+      '2.Info Kartu",15',
+    ]);
     expect((await wire.cmd('AT+CUSD=2')).final).toBe('OK');
     await wire.cmd('AT+CUSD=1,"1",15');
     expect(await wire.next()).toBe('+CUSD: 4');
@@ -296,7 +326,13 @@ describe('AT+CMGS', () => {
     await wire.link.write(`${submit}\x1a`);
     expect(await wire.until((l) => l === 'OK')).toEqual(['+CMGS: 1', 'OK']);
     expect(modem.sentMessages()).toEqual([
-      { mr: 1, pdu: submit, tpduLength: submit.length / 2 - 1, destination: '+6281234567890', text: 'TRANSFERPULSA 08123 5000' },
+      {
+        mr: 1,
+        pdu: submit,
+        tpduLength: submit.length / 2 - 1,
+        destination: '+6281234567890',
+        text: 'TRANSFERPULSA 08123 5000',
+      },
     ]);
   });
 

@@ -11,8 +11,18 @@ const STATES = {
   failed: ['bad', '✖', 'down: failed'],
   stopped: ['idle', '■', 'stopped'],
 };
-const SMS_STATES = { pending: ['warn', '…', 'pending'], retry: ['warn', '↻', 'retrying'], delivered: ['ok', '✔', 'delivered'], dead: ['bad', '✖', 'dead'] };
-const BALANCE_STATES = { ok: ['ok', '✔', 'ok'], warning: ['warn', '⚠', 'warning'], unknown: ['idle', '?', 'unknown'], error: ['bad', '✖', 'check failed'] };
+const SMS_STATES = {
+  pending: ['warn', '…', 'pending'],
+  retry: ['warn', '↻', 'retrying'],
+  delivered: ['ok', '✔', 'delivered'],
+  dead: ['bad', '✖', 'dead'],
+};
+const BALANCE_STATES = {
+  ok: ['ok', '✔', 'ok'],
+  warning: ['warn', '⚠', 'warning'],
+  unknown: ['idle', '?', 'unknown'],
+  error: ['bad', '✖', 'check failed'],
+};
 
 let lastOk = 0;
 let refreshMs = 3000;
@@ -105,7 +115,12 @@ function modemCard(m) {
   const rows = [
     up ? ['since', when(m.since)] : ['down since', when(m.downSince || m.since)],
     // The network and the signal only while the modem is connected: an old sample is not its state.
-    ...(up ? [['signal', bars(m.signal)], ['network', `${reg}${m.operator ? `, ${m.operator}` : ''}`]] : []),
+    ...(up
+      ? [
+          ['signal', bars(m.signal)],
+          ['network', `${reg}${m.operator ? `, ${m.operator}` : ''}`],
+        ]
+      : []),
     ['SIM number', m.number],
     ['device', m.device],
     ['last SMS', when(m.lastSmsAt)],
@@ -118,7 +133,11 @@ function modemCard(m) {
     rows.push(['active until', b.activeUntil]);
     rows.push(['checked', when(b.checkedAt)]);
   } else rows.push(['balance', 'no check configured or none yet']);
-  if (m.ussd) rows.push(['USSD', span(el('span', 'badge warn', '☎ session open'), ` ${m.ussd.owner}, since `, when(m.ussd.openedAt))]);
+  if (m.ussd)
+    rows.push([
+      'USSD',
+      span(el('span', 'badge warn', '☎ session open'), ` ${m.ussd.owner}, since `, when(m.ussd.openedAt)),
+    ]);
   if (m.task) rows.push(['AT task', m.task]);
   card.append(facts(rows));
   if (m.lastError) card.append(el('p', 'hint', `last error: ${m.lastError}`));
@@ -131,21 +150,28 @@ function modemCard(m) {
 function spoolCards(s, w) {
   const spool = el('article', `card ${s.dead > 0 ? 'bad' : s.pending > 0 ? 'warn' : 'ok'}`);
   spool.append(el('h3', null, 'Spool'));
-  spool.append(facts([
-    ['pending', s.pending],
-    ['oldest pending', s.oldestPendingAgeMs === null ? '—' : duration(s.oldestPendingAgeMs)],
-    ['dead', `${s.dead}${s.dead > 0 ? ' ✖' : ''}`],
-    ['quarantined', s.quarantined],
-    ['sent', s.sent],
-    ['ignored', s.ignored],
-  ]));
+  spool.append(
+    facts([
+      ['pending', s.pending],
+      ['oldest pending', s.oldestPendingAgeMs === null ? '—' : duration(s.oldestPendingAgeMs)],
+      ['dead', `${s.dead}${s.dead > 0 ? ' ✖' : ''}`],
+      ['quarantined', s.quarantined],
+      ['sent', s.sent],
+      ['ignored', s.ignored],
+    ]),
+  );
   const hook = el('article', `card ${w.state === 'failing' ? 'bad' : 'ok'}`);
   const h = el('h3', null, 'Webhook');
   h.append(w.state === 'failing' ? el('span', 'badge bad', '✖ failing') : el('span', 'badge ok', '✔ answering'));
   hook.append(h);
   const rows = [['target', w.target]];
   if (w.state === 'failing') {
-    rows.push(['failing since', when(w.failingSince)], ['failures', w.failures], ['last error', w.lastError], ['next probe', w.nextProbeAt ? localTime(w.nextProbeAt) : '—']);
+    rows.push(
+      ['failing since', when(w.failingSince)],
+      ['failures', w.failures],
+      ['last error', w.lastError],
+      ['next probe', w.nextProbeAt ? localTime(w.nextProbeAt) : '—'],
+    );
   }
   rows.push(['delivered', w.delivered], ['retried', w.retried], ['dead', w.dead]);
   if (w.posting) rows.push(['posting', w.posting]);
@@ -162,7 +188,13 @@ function smsItem(r) {
   from.textContent = `from ${r.sender}`;
   row.append(from, el('span', 'muted', `${r.attempts} attempt${r.attempts === 1 ? '' : 's'}`));
   li.append(row);
-  li.append(el('p', r.text === null ? 'text muted' : 'text', r.text === null ? `(text hidden, ${r.textLength} characters)` : r.text));
+  li.append(
+    el(
+      'p',
+      r.text === null ? 'text muted' : 'text',
+      r.text === null ? `(text hidden, ${r.textLength} characters)` : r.text,
+    ),
+  );
   if (r.outcome) li.append(el('p', 'hint muted', r.outcome));
   return li;
 }
@@ -174,11 +206,28 @@ function transferBlock(t) {
   const h = el('h3', null, `${t.operator || ''} ${t.amount === null ? '' : rupiah(t.amount)}`.trim());
   h.append(el('span', `badge ${ok ? 'ok' : 'bad'}`, `${ok ? '✔' : '✖'} ${t.outcome}`));
   card.append(h);
-  card.append(facts([['when', when(t.at)], ['from', t.from], ['to', t.to], ['took', t.totalMs === null ? '—' : `${(t.totalMs / 1000).toFixed(1)} s`]]));
+  card.append(
+    facts([
+      ['when', when(t.at)],
+      ['from', t.from],
+      ['to', t.to],
+      ['took', t.totalMs === null ? '—' : `${(t.totalMs / 1000).toFixed(1)} s`],
+    ]),
+  );
   const ol = el('ol', 'list');
-  for (const s of t.steps) ol.append(el('li', null, `${s.status === 'ok' ? '✔' : '✖'} ${s.description || ''}${s.detail ? `: ${s.detail}` : ''}`));
+  for (const s of t.steps)
+    ol.append(
+      el('li', null, `${s.status === 'ok' ? '✔' : '✖'} ${s.description || ''}${s.detail ? `: ${s.detail}` : ''}`),
+    );
   card.append(ol);
-  if (t.confirmation) card.append(el('p', 'hint', `confirmation from ${t.confirmation.sender}${t.confirmation.text ? `: ${t.confirmation.text}` : ''}`));
+  if (t.confirmation)
+    card.append(
+      el(
+        'p',
+        'hint',
+        `confirmation from ${t.confirmation.sender}${t.confirmation.text ? `: ${t.confirmation.text}` : ''}`,
+      ),
+    );
   return card;
 }
 
@@ -195,8 +244,14 @@ function render(d) {
   const state = d.health.state || (d.health.healthy ? 'healthy' : 'unhealthy');
   const count = (n, what) => `${n} ${what}${n === 1 ? '' : 's'}`;
   v.className = `verdict ${state === 'healthy' ? 'ok' : state === 'degraded' ? 'warn' : 'bad'}`;
-  v.textContent = state === 'healthy' ? '✔ healthy' : state === 'degraded' ? `⚠ degraded: ${count(warnings.length, 'warning')} (money flows)` : `✖ UNHEALTHY: ${count(d.health.problems.length, 'problem')}`;
-  document.getElementById('meta').textContent = `version ${d.version}, running since ${localTime(d.startedAt)}; updated ${localTime(d.generatedAt)}`;
+  v.textContent =
+    state === 'healthy'
+      ? '✔ healthy'
+      : state === 'degraded'
+        ? `⚠ degraded: ${count(warnings.length, 'warning')} (money flows)`
+        : `✖ UNHEALTHY: ${count(d.health.problems.length, 'problem')}`;
+  document.getElementById('meta').textContent =
+    `version ${d.version}, running since ${localTime(d.startedAt)}; updated ${localTime(d.generatedAt)}`;
   const problems = document.getElementById('problems');
   problems.hidden = d.health.problems.length === 0 && warnings.length === 0;
   const item = (mark, p) => {
@@ -208,17 +263,24 @@ function render(d) {
   replace('modems', d.modems.map(modemCard));
   replace('spool', spoolCards(d.spool, d.webhook));
   const masked = [d.masked.text && 'message text', d.masked.numbers && 'phone numbers'].filter(Boolean);
-  document.getElementById('masked-note').textContent = masked.length ? `${masked.join(' and ')} hidden (metrics.page.showText / showNumbers)` : '';
+  document.getElementById('masked-note').textContent = masked.length
+    ? `${masked.join(' and ')} hidden (metrics.page.showText / showNumbers)`
+    : '';
   replace('recent', d.recent.length ? d.recent.map(smsItem) : [el('li', 'muted', 'none since the daemon started')]);
   replace('transfer', [transferBlock(d.transfer)]);
-  replace('errors', d.errors.length ? d.errors.map((e) => {
-    const li = el('li');
-    const row = el('div', 'row');
-    row.append(el('strong', null, e.source), e.at ? when(e.at) : '');
-    li.append(row, el('p', 'text', e.message));
-    if (e.hint) li.append(el('p', 'hint', `hint: ${e.hint}`));
-    return li;
-  }) : [el('li', 'muted', 'none')]);
+  replace(
+    'errors',
+    d.errors.length
+      ? d.errors.map((e) => {
+          const li = el('li');
+          const row = el('div', 'row');
+          row.append(el('strong', null, e.source), e.at ? when(e.at) : '');
+          li.append(row, el('p', 'text', e.message));
+          if (e.hint) li.append(el('p', 'hint', `hint: ${e.hint}`));
+          return li;
+        })
+      : [el('li', 'muted', 'none')],
+  );
 }
 
 async function refresh() {
@@ -230,7 +292,8 @@ async function refresh() {
     document.body.classList.remove('stale');
   } catch (err) {
     document.body.classList.add('stale');
-    document.getElementById('meta').textContent = `cannot reach the daemon (${err.message}); last update ${lastOk ? ago(new Date(lastOk).toISOString()) : 'never'}`;
+    document.getElementById('meta').textContent =
+      `cannot reach the daemon (${err.message}); last update ${lastOk ? ago(new Date(lastOk).toISOString()) : 'never'}`;
   } finally {
     setTimeout(refresh, refreshMs);
   }

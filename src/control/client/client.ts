@@ -50,7 +50,12 @@ export class ControlClient {
     parser.on('data', (line: string) => this.onLine(line));
     socket.on('error', () => undefined); // 'close' follows and fails what is pending
     socket.on('close', () =>
-      this.failAll(new ControlClientError('disconnected', `the daemon closed the control connection${this.closingReason ? `: ${this.closingReason}` : ''}`)),
+      this.failAll(
+        new ControlClientError(
+          'disconnected',
+          `the daemon closed the control connection${this.closingReason ? `: ${this.closingReason}` : ''}`,
+        ),
+      ),
     );
   }
 
@@ -68,13 +73,14 @@ export class ControlClient {
       });
       socket.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') reject(new ControlClientError('no_daemon', `no daemon at ${path}`));
+        if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED')
+          reject(new ControlClientError('no_daemon', `no daemon at ${path}`));
         else if (err.code === 'EACCES' || err.code === 'EPERM') {
           reject(
             new ControlClientError(
               'permission',
               `permission denied on the control socket ${path}`,
-              'reading needs the socket\'s group (control.group, pulsa-bridge), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG pulsa-bridge $USER, then log in again',
+              "reading needs the socket's group (control.group, pulsa-bridge), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG pulsa-bridge $USER, then log in again",
             ),
           );
         } else reject(new ControlClientError('io', `cannot connect to ${path}: ${err.message}`));
@@ -89,7 +95,12 @@ export class ControlClient {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new ControlClientError('timeout', `the daemon did not answer ${body.op} within ${Math.round(timeoutMs / 1000)} s`));
+        reject(
+          new ControlClientError(
+            'timeout',
+            `the daemon did not answer ${body.op} within ${Math.round(timeoutMs / 1000)} s`,
+          ),
+        );
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       this.socket.write(line);
@@ -120,7 +131,8 @@ export class ControlClient {
       return;
     }
     if ('event' in msg) {
-      if (msg.event === 'closing') this.closingReason = String((msg.data as { reason?: unknown } | null)?.reason ?? '') || undefined;
+      if (msg.event === 'closing')
+        this.closingReason = String((msg.data as { reason?: unknown } | null)?.reason ?? '') || undefined;
       for (const l of this.listeners) l(msg);
       return;
     }

@@ -23,7 +23,10 @@ export class RemoteOps implements ModemOps {
     return this.client.request({ op: 'info', modem: this.name });
   }
 
-  at(command: string, o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {}): Promise<AtOutcome> {
+  at(
+    command: string,
+    o: { force?: boolean; timeoutMs?: number; body?: string; cancelPrompt?: boolean } = {},
+  ): Promise<AtOutcome> {
     const wait = (o.timeoutMs ?? 10_000) + 60_000; // the command may wait its turn behind a receive task
     return this.client.request(
       {
@@ -40,13 +43,19 @@ export class RemoteOps implements ModemOps {
   }
 
   async ussdOpen(code: string, o: { timeoutMs?: number } = {}): Promise<UssdOutcome> {
-    const r = await this.client.request<UssdOutcome>({ op: 'ussd.open', modem: this.name, code, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) }, (o.timeoutMs ?? 30_000) + 60_000);
+    const r = await this.client.request<UssdOutcome>(
+      { op: 'ussd.open', modem: this.name, code, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) },
+      (o.timeoutMs ?? 30_000) + 60_000,
+    );
     this.ussdOpenNow = r.status === 1;
     return r;
   }
 
   async ussdReply(text: string, o: { timeoutMs?: number } = {}): Promise<UssdOutcome> {
-    const r = await this.client.request<UssdOutcome>({ op: 'ussd.reply', modem: this.name, text, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) }, (o.timeoutMs ?? 30_000) + 60_000);
+    const r = await this.client.request<UssdOutcome>(
+      { op: 'ussd.reply', modem: this.name, text, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) },
+      (o.timeoutMs ?? 30_000) + 60_000,
+    );
     this.ussdOpenNow = r.status === 1;
     return r;
   }
@@ -60,7 +69,15 @@ export class RemoteOps implements ModemOps {
   /** A balance check by the daemon (kept in its status): the modem's configured check, or this code and replies. */
   balance(code?: string, replies?: readonly string[]): Promise<BalanceResult> {
     const wait = (1 + (replies?.length ?? 0)) * 30_000 + 60_000; // each USSD step may wait its turn and the network
-    return this.client.request({ op: 'balance', modem: this.name, ...(code !== undefined ? { code } : {}), ...(replies !== undefined ? { replies: [...replies] } : {}) }, wait);
+    return this.client.request(
+      {
+        op: 'balance',
+        modem: this.name,
+        ...(code !== undefined ? { code } : {}),
+        ...(replies !== undefined ? { replies: [...replies] } : {}),
+      },
+      wait,
+    );
   }
 
   smsList(which: 'all' | 'unread' = 'all'): Promise<StoredSmsView[]> {

@@ -54,7 +54,11 @@ export function levelOf(peer: PeerState, policy: AccessPolicy): AccessLevel {
 }
 
 /** Why `req` is refused for this peer (undefined: allowed), with the hint the operator needs. */
-export function refusal(req: Request, peer: PeerState, policy: AccessPolicy): { message: string; hint: string } | undefined {
+export function refusal(
+  req: Request,
+  peer: PeerState,
+  policy: AccessPolicy,
+): { message: string; hint: string } | undefined {
   if (levelNeeded(req) === 'read' || levelOf(peer, policy) === 'operate') return undefined;
   const what =
     req.op === 'balance'
@@ -62,14 +66,20 @@ export function refusal(req: Request, peer: PeerState, policy: AccessPolicy): { 
       : req.op === 'subscribe'
         ? `\`subscribe\` to ${req.events.filter((e) => OPERATOR_EVENTS.has(e)).join(' and ')} events (operators' USSD codes, menu answers and replies)`
         : `\`${req.op}\``;
-  const readable = req.op === 'subscribe' ? 'reading commands and `sms`/`delivery` events work without it' : 'reading commands work without it';
+  const readable =
+    req.op === 'subscribe'
+      ? 'reading commands and `sms`/`delivery` events work without it'
+      : 'reading commands work without it';
   if (!peer.ok) {
     return {
       message: `${what} needs the operating level, and the daemon could not tell who is connected (${peer.error}): refused`,
       hint: 'reading commands (status, info, sms list/read) still work; check that /usr/bin/perl exists (package perl-base) and the daemon log',
     };
   }
-  const group = policy.operateGid === undefined ? `group ${policy.operateGroup} (control.operateGroup) does not exist on this host` : `uid ${peer.peer.uid} is not in group ${policy.operateGroup} (control.operateGroup)`;
+  const group =
+    policy.operateGid === undefined
+      ? `group ${policy.operateGroup} (control.operateGroup) does not exist on this host`
+      : `uid ${peer.peer.uid} is not in group ${policy.operateGroup} (control.operateGroup)`;
   return {
     message: `${what} needs the operating level: ${group}`,
     hint: `an administrator adds the operator with \`sudo usermod -aG ${policy.operateGroup} USER\` (then log in again); ${readable}`,
@@ -90,20 +100,36 @@ export function describeRequest(req: Request): RequestView {
       const command = redactAtLine(req.command);
       const verdict = checkAtLine(req.command);
       const moves = verdict.moves.map(redactAtLine);
-      return { text: `at ${JSON.stringify(command)}${req.force ? ' --force' : ''}${req.body !== undefined ? ` with a ${req.body.length}-character body` : ''}`, moves: req.body !== undefined ? [...moves, 'sends a message body (AT+CMGS/CMGW)'] : moves };
+      return {
+        text: `at ${JSON.stringify(command)}${req.force ? ' --force' : ''}${req.body !== undefined ? ` with a ${req.body.length}-character body` : ''}`,
+        moves: req.body !== undefined ? [...moves, 'sends a message body (AT+CMGS/CMGW)'] : moves,
+      };
     }
     case 'ussd.open':
       return { text: `ussd.open ${JSON.stringify(req.code)}`, moves: [`USSD ${req.code}`] };
     case 'ussd.reply':
-      return { text: `ussd.reply ${JSON.stringify(req.text)}`, moves: [`USSD menu answer ${JSON.stringify(req.text)}`] };
+      return {
+        text: `ussd.reply ${JSON.stringify(req.text)}`,
+        moves: [`USSD menu answer ${JSON.stringify(req.text)}`],
+      };
     case 'sms.send':
-      return { text: `sms.send to ${JSON.stringify(req.to)} (${req.text.length} characters)`, moves: [`SMS to ${req.to}: ${JSON.stringify(req.text.length > 160 ? `${req.text.slice(0, 160)}…` : req.text)}`] };
+      return {
+        text: `sms.send to ${JSON.stringify(req.to)} (${req.text.length} characters)`,
+        moves: [`SMS to ${req.to}: ${JSON.stringify(req.text.length > 160 ? `${req.text.slice(0, 160)}…` : req.text)}`],
+      };
     case 'sms.delete':
       return { text: `sms.delete ${req.index}`, moves: [] };
     case 'balance': {
       const own = req.code !== undefined || req.replies !== undefined;
       const text = `balance${req.code !== undefined ? ` --code ${JSON.stringify(req.code)}` : ''}${req.replies ? ` --reply ${req.replies.map((r) => JSON.stringify(r)).join(' --reply ')}` : ''}`;
-      return { text, moves: own ? [`USSD ${req.code ?? '(the configured code)'}${req.replies?.length ? ` then ${req.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (a balance request with the caller's code or replies)`] : [] };
+      return {
+        text,
+        moves: own
+          ? [
+              `USSD ${req.code ?? '(the configured code)'}${req.replies?.length ? ` then ${req.replies.map((r) => JSON.stringify(r)).join(', ')}` : ''} (a balance request with the caller's code or replies)`,
+            ]
+          : [],
+      };
     }
     case 'sms.read':
       return { text: `sms.read ${req.index}`, moves: [] };

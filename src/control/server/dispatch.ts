@@ -86,7 +86,10 @@ export interface DispatcherOptions {
 /** A token bucket per peer uid for operating requests. */
 class UidRate {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly rate: { burst: number; perSecond: number }, private readonly now: () => number) {}
+  constructor(
+    private readonly rate: { burst: number; perSecond: number },
+    private readonly now: () => number,
+  ) {}
 
   /** Takes a token for `key`; false when none is left. */
   take(key: string): boolean {
@@ -95,7 +98,12 @@ class UidRate {
     b.tokens = Math.min(this.rate.burst, b.tokens + ((now - b.at) / 1000) * this.rate.perSecond);
     b.at = now;
     this.buckets.set(key, b);
-    if (this.buckets.size > 1000) for (const k of this.buckets.keys()) if (k !== key) { this.buckets.delete(k); break; }
+    if (this.buckets.size > 1000)
+      for (const k of this.buckets.keys())
+        if (k !== key) {
+          this.buckets.delete(k);
+          break;
+        }
     if (b.tokens < 1) return false;
     b.tokens -= 1;
     return true;
@@ -103,20 +111,33 @@ class UidRate {
 }
 
 /** Requests that queue work on a modem (and count towards maxPerModem). */
-const MODEM_OPS: ReadonlySet<Request['op']> = new Set(['info', 'sms.list', 'sms.read', 'sms.delete', 'sms.send', 'at', 'ussd.open', 'ussd.reply', 'ussd.cancel', 'balance']);
+const MODEM_OPS: ReadonlySet<Request['op']> = new Set([
+  'info',
+  'sms.list',
+  'sms.read',
+  'sms.delete',
+  'sms.send',
+  'at',
+  'ussd.open',
+  'ussd.reply',
+  'ussd.cancel',
+  'balance',
+]);
 
 type Target = { readonly modem: Modem; readonly channel: AtChannel };
 
 /** A modem-layer error as a wire error: the same message, hint and BridgeError code the direct path shows. */
 export function toControlError(err: unknown): ControlError {
   if (err instanceof ControlError) return err;
-  if (err instanceof ModemUnavailableError) return new ControlError('modem_unavailable', err.message, err.hint, { code: err.code });
+  if (err instanceof ModemUnavailableError)
+    return new ControlError('modem_unavailable', err.message, err.hint, { code: err.code });
   if (err instanceof AtCommandError) {
     const data = { code: err.code, command: err.command, final: err.final, lines: [...err.lines] };
     return new ControlError(err.code === 'AT_TIMEOUT' ? 'timeout' : 'modem_error', err.message, err.hint, data);
   }
   if (err instanceof BridgeError) {
-    const wire = err.code === 'PDU_INVALID' ? 'bad_request' : err.code.startsWith('PORT_') ? 'modem_unavailable' : 'modem_error';
+    const wire =
+      err.code === 'PDU_INVALID' ? 'bad_request' : err.code.startsWith('PORT_') ? 'modem_unavailable' : 'modem_error';
     return new ControlError(wire, err.message, err.hint, { code: err.code });
   }
   if (err instanceof Error && err.name === 'AbortError') return new ControlError('cancelled', err.message);
@@ -198,15 +219,31 @@ export class Dispatcher {
     const names = [...this.byName.keys()];
     if (req.modem === undefined) {
       if (names.length === 1) return this.byName.get(names[0]!)!;
-      throw new ControlError('unknown_modem', `this daemon runs ${names.length} modems: name one (${names.join(', ')})`, 'pass --modem NAME', { modems: names });
+      throw new ControlError(
+        'unknown_modem',
+        `this daemon runs ${names.length} modems: name one (${names.join(', ')})`,
+        'pass --modem NAME',
+        { modems: names },
+      );
     }
     const m = this.byName.get(req.modem);
-    if (!m) throw new ControlError('unknown_modem', `no modem named "${req.modem}" in the running daemon (it runs: ${names.join(', ')})`, 'names are the config\'s modems[].name', { modems: names });
+    if (!m)
+      throw new ControlError(
+        'unknown_modem',
+        `no modem named "${req.modem}" in the running daemon (it runs: ${names.join(', ')})`,
+        "names are the config's modems[].name",
+        { modems: names },
+      );
     return m;
   }
 
   /** One operator task on the modem's scheduler. */
-  private operator<R>(m: DispatchModem, label: string, signal: AbortSignal, fn: (ctx: TaskContext<Target>) => Promise<R>): Promise<R> {
+  private operator<R>(
+    m: DispatchModem,
+    label: string,
+    signal: AbortSignal,
+    fn: (ctx: TaskContext<Target>) => Promise<R>,
+  ): Promise<R> {
     return m.scheduler.schedule({ priority: 'operator', label: `operator: ${label}`, signal }, fn);
   }
 
@@ -237,24 +274,39 @@ export class Dispatcher {
       }
       case 'sms.read': {
         const m = this.modemOf(req);
-        return (await this.operator(m, `sms read ${req.index}`, signal, ({ target }) => readSlot(target.modem, req.index))) ?? null;
+        return (
+          (await this.operator(m, `sms read ${req.index}`, signal, ({ target }) =>
+            readSlot(target.modem, req.index),
+          )) ?? null
+        );
       }
       case 'sms.delete': {
         const m = this.modemOf(req);
         if (!m.receiver) {
-          const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => deleteSlot(target.modem, req.index));
-          this.log.info({ modem: m.name, index: req.index, deleted: r.deleted, peer: conn.who, client: conn.client }, `operator (${conn.who}): sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`);
+          const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) =>
+            deleteSlot(target.modem, req.index),
+          );
+          this.log.info(
+            { modem: m.name, index: req.index, deleted: r.deleted, peer: conn.who, client: conn.client },
+            `operator (${conn.who}): sms delete ${req.index} on ${m.name}: ${r.deleted ? 'deleted' : 'slot was empty'}`,
+          );
           return r;
         }
         const receiver = m.receiver;
         const r = await this.operator(m, `sms delete ${req.index}`, signal, ({ target }) => {
           const running = receiver();
-          if (!running) throw new ControlError('modem_unavailable', `${m.name} is not receiving now (state ${m.state()}): SMS at index ${req.index} not deleted`, 'try again once the modem runs (`pulsa-bridge status`)');
+          if (!running)
+            throw new ControlError(
+              'modem_unavailable',
+              `${m.name} is not receiving now (state ${m.state()}): SMS at index ${req.index} not deleted`,
+              'try again once the modem runs (`pulsa-bridge status`)',
+            );
           return running.operatorDelete(req.index, target.modem);
         });
         const { summary, ...fields } = r;
         const line = `operator (${conn.who}): sms delete ${req.index} on ${m.name}: ${summary}`;
-        if ('warning' in r && r.warning) this.log.warn({ modem: m.name, ...fields, peer: conn.who, client: conn.client }, line);
+        if ('warning' in r && r.warning)
+          this.log.warn({ modem: m.name, ...fields, peer: conn.who, client: conn.client }, line);
         else this.log.info({ modem: m.name, ...fields, peer: conn.who, client: conn.client }, line);
         return r;
       }
@@ -264,10 +316,15 @@ export class Dispatcher {
         const references: number[] = [];
         for (const [i, part] of pdus.entries()) {
           // One task per part: an SMS arriving during a long send waits for one AT+CMGS, not all of them.
-          const [ref] = await this.operator(m, `sms send part ${i + 1}/${pdus.length}`, signal, ({ target }) => target.modem.sendSms(req.to, [part]));
+          const [ref] = await this.operator(m, `sms send part ${i + 1}/${pdus.length}`, signal, ({ target }) =>
+            target.modem.sendSms(req.to, [part]),
+          );
           references.push(ref ?? -1);
         }
-        this.log.info({ modem: m.name, to: req.to, parts: pdus.length, peer: conn.who, client: conn.client }, `operator (${conn.who}): SMS sent to ${req.to} on ${m.name} (${pdus.length} part(s))`);
+        this.log.info(
+          { modem: m.name, to: req.to, parts: pdus.length, peer: conn.who, client: conn.client },
+          `operator (${conn.who}): SMS sent to ${req.to} on ${m.name} (${pdus.length} part(s))`,
+        );
         return { parts: pdus.length, references };
       }
       case 'at':
@@ -287,13 +344,28 @@ export class Dispatcher {
         }
         const open = this.sessions.get(m.name)!.current();
         if (open) {
-          throw new ControlError('busy', `busy, session opened by ${open.owner.label} at ${open.openedAt}`, 'one USSD session per modem: check the balance when it has ended', { owner: open.owner.label, openedAt: open.openedAt });
+          throw new ControlError(
+            'busy',
+            `busy, session opened by ${open.owner.label} at ${open.openedAt}`,
+            'one USSD session per modem: check the balance when it has ended',
+            { owner: open.owner.label, openedAt: open.openedAt },
+          );
         }
         if (req.code !== undefined || req.replies !== undefined) {
           // Not a plain balance check: a code and menu answers of the caller's can move credit (a transfer menu).
-          const steps = [req.code ?? '(the configured code)', ...(req.replies ?? []).map((r) => JSON.stringify(r))].join(' then ');
-          this.log.info({ modem: m.name, code: req.code, replies: req.replies, peer: conn.who, client: conn.client }, `operator (${conn.who}): USSD ${steps} on ${m.name}, asked as a balance request with the caller's code or replies`);
-        } else this.log.info({ modem: m.name, peer: conn.who, client: conn.client }, `operator (${conn.who}): balance check on ${m.name} (the configured code)`);
+          const steps = [
+            req.code ?? '(the configured code)',
+            ...(req.replies ?? []).map((r) => JSON.stringify(r)),
+          ].join(' then ');
+          this.log.info(
+            { modem: m.name, code: req.code, replies: req.replies, peer: conn.who, client: conn.client },
+            `operator (${conn.who}): USSD ${steps} on ${m.name}, asked as a balance request with the caller's code or replies`,
+          );
+        } else
+          this.log.info(
+            { modem: m.name, peer: conn.who, client: conn.client },
+            `operator (${conn.who}): balance check on ${m.name} (the configured code)`,
+          );
         return this.o.balance(m.name, req.code, req.replies, false);
       }
     }
@@ -303,10 +375,17 @@ export class Dispatcher {
    * The modem's one USSD broker; the owner is the connection (its `hello` label and id): another connection gets `busy`,
    * the connection closing cancels its session. Each reply is the result and also a `ussd` event for subscribers.
    */
-  private async ussd(req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>, conn: ControlConnection, signal: AbortSignal): Promise<UssdOutcome | { cancelled: true }> {
+  private async ussd(
+    req: Extract<Request, { op: 'ussd.open' | 'ussd.reply' | 'ussd.cancel' }>,
+    conn: ControlConnection,
+    signal: AbortSignal,
+  ): Promise<UssdOutcome | { cancelled: true }> {
     const m = this.modemOf(req);
     const sessions = this.sessions.get(m.name)!;
-    const owner: UssdOwner = { id: `conn-${conn.id}`, label: `${conn.client ?? 'a control client'} (${conn.peer.ok ? `uid ${conn.peer.peer.uid}, ` : ''}connection ${conn.id})` };
+    const owner: UssdOwner = {
+      id: `conn-${conn.id}`,
+      label: `${conn.client ?? 'a control client'} (${conn.peer.ok ? `uid ${conn.peer.peer.uid}, ` : ''}connection ${conn.id})`,
+    };
     if (!this.releasing.has(conn)) {
       this.releasing.add(conn);
       // A client that goes away mid-menu must not leave it open: the next dial would be taken as its answer.
@@ -319,22 +398,41 @@ export class Dispatcher {
       return { cancelled: true };
     }
     const o = { signal, ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}) };
-    const outcome = req.op === 'ussd.open' ? await sessions.open(owner, req.code, o) : await sessions.reply(owner, req.text, o);
+    const outcome =
+      req.op === 'ussd.open' ? await sessions.open(owner, req.code, o) : await sessions.reply(owner, req.text, o);
     // An answer may be a PIN or a token typed into a menu: logged only when it is a one- or two-character choice.
     const shown = req.op === 'ussd.open' ? req.code : maskUssdAnswer(req.text);
-    this.log.info({ modem: m.name, request: shown, status: outcome.status, peer: conn.who }, `operator (${conn.who}): USSD ${req.op === 'ussd.open' ? req.code : `answer ${JSON.stringify(shown)}`} on ${m.name}: status ${outcome.status}`);
-    this.o.publish?.({ v: PROTOCOL_VERSION, event: 'ussd', modem: m.name, id: req.id, data: { owner: owner.label, request: req.op === 'ussd.open' ? req.code : req.text, ...outcome } });
+    this.log.info(
+      { modem: m.name, request: shown, status: outcome.status, peer: conn.who },
+      `operator (${conn.who}): USSD ${req.op === 'ussd.open' ? req.code : `answer ${JSON.stringify(shown)}`} on ${m.name}: status ${outcome.status}`,
+    );
+    this.o.publish?.({
+      v: PROTOCOL_VERSION,
+      event: 'ussd',
+      modem: m.name,
+      id: req.id,
+      data: { owner: owner.label, request: req.op === 'ussd.open' ? req.code : req.text, ...outcome },
+    });
     return outcome;
   }
 
-  private async at(req: Extract<Request, { op: 'at' }>, conn: ControlConnection, signal: AbortSignal): Promise<AtOutcome> {
+  private async at(
+    req: Extract<Request, { op: 'at' }>,
+    conn: ControlConnection,
+    signal: AbortSignal,
+  ): Promise<AtOutcome> {
     const m = this.modemOf(req);
     const verdict = checkAtLine(req.command);
     if (verdict.notAt) throw new ControlError('bad_request', verdict.notAt);
     if (verdict.refused.length > 0 && !req.force) {
-      throw new ControlError('refused', `refused through the running daemon: ${verdict.refused.join('; ')}`, 'add --force if you mean it (the daemon then re-checks its settings and re-initialises the modem)', {
-        reasons: verdict.refused,
-      });
+      throw new ControlError(
+        'refused',
+        `refused through the running daemon: ${verdict.refused.join('; ')}`,
+        'add --force if you mean it (the daemon then re-checks its settings and re-initialises the modem)',
+        {
+          reasons: verdict.refused,
+        },
+      );
     }
     const options = {
       ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}),
@@ -342,14 +440,34 @@ export class Dispatcher {
       ...(req.cancelPrompt ? { cancelPrompt: true } : {}),
     };
     const shown = redactAtLine(req.command);
-    if (verdict.moves.length > 0) this.log.info({ modem: m.name, command: shown, moves: verdict.moves.map(redactAtLine), peer: conn.who, force: req.force === true }, `operator (${conn.who}): ${shown} on ${m.name}: ${verdict.moves.map(redactAtLine).join('; ')}`);
-    const outcome = await this.operator(m, `AT ${shown}`, signal, ({ target }) => runRawAt(target.channel, req.command, options));
+    if (verdict.moves.length > 0)
+      this.log.info(
+        {
+          modem: m.name,
+          command: shown,
+          moves: verdict.moves.map(redactAtLine),
+          peer: conn.who,
+          force: req.force === true,
+        },
+        `operator (${conn.who}): ${shown} on ${m.name}: ${verdict.moves.map(redactAtLine).join('; ')}`,
+      );
+    const outcome = await this.operator(m, `AT ${shown}`, signal, ({ target }) =>
+      runRawAt(target.channel, req.command, options),
+    );
     if (verdict.recheck) {
-      this.log.warn({ modem: m.name, command: shown, peer: conn.who, client: conn.client }, `operator (${conn.who}): ${shown} may have changed what the daemon relies on: re-initialising ${m.name}`);
+      this.log.warn(
+        { modem: m.name, command: shown, peer: conn.who, client: conn.client },
+        `operator (${conn.who}): ${shown} may have changed what the daemon relies on: re-initialising ${m.name}`,
+      );
       // Not tied to the client's signal: once the line ran, the modem must be put back whatever the client does.
       void m.scheduler
         .exclusive('re-init after an operator AT command', ({ target }) => target.modem.init())
-        .catch((err: unknown) => this.log.error({ err, modem: m.name }, `re-initialising ${m.name} after an operator command failed: ${errorMessage(err)}`));
+        .catch((err: unknown) =>
+          this.log.error(
+            { err, modem: m.name },
+            `re-initialising ${m.name} after an operator command failed: ${errorMessage(err)}`,
+          ),
+        );
     }
     return outcome;
   }

@@ -47,9 +47,13 @@ async function turn<T>(fn: () => Promise<T>): Promise<T> {
 
 /** `Uid:` (effective, the second field) and `Groups:` of a /proc/<pid>/status text. PURE. */
 export function parseProcStatus(text: string): { euid?: number; groups: number[] } {
-  const field = (name: string) => new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(text)?.[1]?.trim().split(/\s+/).filter(Boolean).map(Number) ?? [];
+  const field = (name: string) =>
+    new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(text)?.[1]?.trim().split(/\s+/).filter(Boolean).map(Number) ?? [];
   const uids = field('Uid');
-  return { ...(uids[1] !== undefined ? { euid: uids[1] } : {}), groups: field('Groups').filter((n) => Number.isInteger(n)) };
+  return {
+    ...(uids[1] !== undefined ? { euid: uids[1] } : {}),
+    groups: field('Groups').filter((n) => Number.isInteger(n)),
+  };
 }
 
 /**
@@ -67,7 +71,11 @@ function runPerl(socket: Socket, perl: string): Promise<string> {
     if (fd === undefined) return reject(new Error('the socket has no file descriptor'));
     let child;
     try {
-      child = spawn(perl, ['-e', SCRIPT], { stdio: ['ignore', 'pipe', 'pipe', fd], env: {}, timeout: LOOKUP_TIMEOUT_MS });
+      child = spawn(perl, ['-e', SCRIPT], {
+        stdio: ['ignore', 'pipe', 'pipe', fd],
+        env: {},
+        timeout: LOOKUP_TIMEOUT_MS,
+      });
     } catch (err) {
       return reject(err instanceof Error ? err : new Error(String(err)));
     }

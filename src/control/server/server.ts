@@ -278,8 +278,16 @@ export class ControlServer {
     });
     if (existing === undefined) return;
     if (!existing.isSocket()) {
-      const kind = existing.isSymbolicLink() ? 'symbolic link' : existing.isDirectory() ? 'directory' : 'regular file or device';
-      throw new ControlError('internal', `${this.o.path} exists and is not a socket (a ${kind}): not removing it`, 'move it away, or set control.socket to a path of its own');
+      const kind = existing.isSymbolicLink()
+        ? 'symbolic link'
+        : existing.isDirectory()
+          ? 'directory'
+          : 'regular file or device';
+      throw new ControlError(
+        'internal',
+        `${this.o.path} exists and is not a socket (a ${kind}): not removing it`,
+        'move it away, or set control.socket to a path of its own',
+      );
     }
     const alive = await new Promise<boolean>((resolve) => {
       const s = connect(this.o.path);
@@ -290,14 +298,25 @@ export class ControlServer {
       s.once('error', () => resolve(false));
     });
     if (alive) {
-      throw new ControlError('internal', `another process is listening on the control socket ${this.o.path}`, 'is a second pulsa-bridge daemon running with the same runtime directory?');
+      throw new ControlError(
+        'internal',
+        `another process is listening on the control socket ${this.o.path}`,
+        'is a second pulsa-bridge daemon running with the same runtime directory?',
+      );
     }
     await rm(this.o.path, { force: true }); // stale file of a daemon that died, or nothing
   }
 
   /** Closes a connection for a reason the client is told (a `closing` event, or an error line before any request). */
   private dismiss(conn: Connection, reason: string, asError = false): void {
-    if (asError) conn.write(errorReply(null, { code: 'busy', message: reason, hint: 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket' }));
+    if (asError)
+      conn.write(
+        errorReply(null, {
+          code: 'busy',
+          message: reason,
+          hint: "try again in a moment; `pulsa-bridge status` reads the daemon's state without the socket",
+        }),
+      );
     else conn.send({ v: 1, event: 'closing', data: { reason } });
     conn.end();
   }
@@ -309,7 +328,10 @@ export class ControlServer {
       this.sweeper = undefined;
     } else if (!this.sweeper && this.server) {
       const l = this.limits;
-      this.sweeper = setInterval(() => this.sweep(), Math.max(20, Math.min(1000, l.firstRequestMs / 4, l.lineMs / 4, l.idleMs / 4)));
+      this.sweeper = setInterval(
+        () => this.sweep(),
+        Math.max(20, Math.min(1000, l.firstRequestMs / 4, l.lineMs / 4, l.idleMs / 4)),
+      );
       this.sweeper.unref();
     }
   }
@@ -320,14 +342,25 @@ export class ControlServer {
     for (const c of this.conns) {
       if (c.closed) continue;
       if (c.partialSince !== undefined && now - c.partialSince > l.lineMs) {
-        this.log.info({ conn: c.id }, `control client ${c.id} (${c.who}): a request line did not end within ${l.lineMs} ms: closing the connection`);
+        this.log.info(
+          { conn: c.id },
+          `control client ${c.id} (${c.who}): a request line did not end within ${l.lineMs} ms: closing the connection`,
+        );
         this.dismiss(c, `a request line did not end within ${l.lineMs} ms`);
         continue;
       }
       if (c.inflight.size > 0) continue;
-      const [limit, what] = c.requests === 0 ? [l.firstRequestMs, 'no request'] : c.subscriptions.size > 0 ? [l.subscribedIdleMs, 'idle'] : [l.idleMs, 'idle'];
+      const [limit, what] =
+        c.requests === 0
+          ? [l.firstRequestMs, 'no request']
+          : c.subscriptions.size > 0
+            ? [l.subscribedIdleMs, 'idle']
+            : [l.idleMs, 'idle'];
       if (now - c.lastActivity > limit) {
-        this.log.debug({ conn: c.id }, `control client ${c.id} (${c.who}): ${what} for ${limit} ms: closing the connection`);
+        this.log.debug(
+          { conn: c.id },
+          `control client ${c.id} (${c.who}): ${what} for ${limit} ms: closing the connection`,
+        );
         this.dismiss(c, `${what} for ${limit < 1000 ? `${limit} ms` : `${Math.round(limit / 1000)} s`}`);
       }
     }
@@ -367,7 +400,12 @@ export class ControlServer {
       if (pending === 0) conn.partialSince = undefined;
       else if (nl >= 0 || conn.partialSince === undefined) conn.partialSince = this.now();
       if (pending > MAX_LINE_BYTES) {
-        conn.write(errorReply(null, { code: 'too_large', message: `request longer than ${MAX_LINE_BYTES} bytes; closing the connection` }));
+        conn.write(
+          errorReply(null, {
+            code: 'too_large',
+            message: `request longer than ${MAX_LINE_BYTES} bytes; closing the connection`,
+          }),
+        );
         socket.end();
         socket.destroy();
         return;
@@ -403,7 +441,7 @@ export class ControlServer {
       }
     }
     const total = admitted.length;
-    const hint = 'try again in a moment; `pulsa-bridge status` reads the daemon\'s state without the socket';
+    const hint = "try again in a moment; `pulsa-bridge status` reads the daemon's state without the socket";
     if (!privileged && admitted.filter((c) => !this.privileged(c.peer)).length >= l.maxConnections) {
       const kept = `the last ${l.reservedConnections} are kept for operators`;
       return refuse('full-readers', `the daemon's control socket is full (${total} connections open; ${kept})`, hint);
@@ -442,7 +480,12 @@ export class ControlServer {
     const req = parsed.request;
     const l = this.limits;
     if (conn.inflight.size >= l.maxInflight) {
-      return this.busy(conn, req, `busy: ${l.maxInflight} requests of this connection are still in flight`, 'wait for their answers before sending more');
+      return this.busy(
+        conn,
+        req,
+        `busy: ${l.maxInflight} requests of this connection are still in flight`,
+        'wait for their answers before sending more',
+      );
     }
     conn.busyInARow = 0;
     const ac = new AbortController();
@@ -451,7 +494,13 @@ export class ControlServer {
       if (!(await conn.admission) || conn.closed) return;
       const peer = conn.peer;
       const view = describeRequest(req);
-      const fields = { conn: conn.id, op: req.op, ...(req.modem !== undefined ? { modem: req.modem } : {}), ...(peer.ok ? { peerUid: peer.peer.uid, peerPid: peer.peer.pid } : { peerError: peer.error }), ...(view.moves.length > 0 ? { moves: view.moves } : {}) };
+      const fields = {
+        conn: conn.id,
+        op: req.op,
+        ...(req.modem !== undefined ? { modem: req.modem } : {}),
+        ...(peer.ok ? { peerUid: peer.peer.uid, peerPid: peer.peer.pid } : { peerError: peer.error }),
+        ...(view.moves.length > 0 ? { moves: view.moves } : {}),
+      };
       const moves = view.moves.length > 0 ? ` [can move credit or change the SIM: ${view.moves.join('; ')}]` : '';
       const line = `control request from ${conn.who} (connection ${conn.id}): ${view.text}${moves}`;
       // What an operator does is logged line by line (they are rate-limited); what anyone may repeat, summarised.
@@ -461,9 +510,19 @@ export class ControlServer {
       conn.write(okReply(req.id, result ?? null));
     } catch (err) {
       if (err instanceof ControlError) {
-        conn.write(errorReply(req.id, { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}), ...(err.data !== undefined ? { data: err.data } : {}) }));
+        conn.write(
+          errorReply(req.id, {
+            code: err.code,
+            message: err.message,
+            ...(err.hint ? { hint: err.hint } : {}),
+            ...(err.data !== undefined ? { data: err.data } : {}),
+          }),
+        );
       } else {
-        this.log.error({ err, op: req.op }, `control request ${req.op} failed: ${(err as Error)?.message ?? String(err)}`);
+        this.log.error(
+          { err, op: req.op },
+          `control request ${req.op} failed: ${(err as Error)?.message ?? String(err)}`,
+        );
         conn.write(errorReply(req.id, { code: 'internal', message: (err as Error)?.message ?? String(err) }));
       }
     } finally {

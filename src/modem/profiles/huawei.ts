@@ -10,7 +10,12 @@ import { genericDefaults } from './generic.js';
 
 function fields(line: string): string[] {
   const i = line.indexOf(':');
-  return i < 0 ? [] : line.slice(i + 1).split(',').map((f) => f.trim().replace(/^"|"$/g, ''));
+  return i < 0
+    ? []
+    : line
+        .slice(i + 1)
+        .split(',')
+        .map((f) => f.trim().replace(/^"|"$/g, ''));
 }
 
 // Huawei sticks: status URCs arrive at any time, also between a command and its OK.

@@ -20,7 +20,16 @@ import { zte } from './zte.js';
 export { generic, huawei, neoway, qualcomm, quectel, simcom, wavecom, zte };
 
 /** Detection order: vendor families, then generic. */
-export const PROFILES: readonly ModemProfile[] = Object.freeze([neoway, simcom, huawei, quectel, wavecom, zte, qualcomm, generic]);
+export const PROFILES: readonly ModemProfile[] = Object.freeze([
+  neoway,
+  simcom,
+  huawei,
+  quectel,
+  wavecom,
+  zte,
+  qualcomm,
+  generic,
+]);
 
 export { isProfileId, PROFILE_IDS, PROFILE_SETTINGS };
 
@@ -35,12 +44,16 @@ export function detectionFinalResults(): FinalResultEntry[] {
 }
 
 /** Every family's reset hints and boot banners: watched on every modem (a modem may print another family's banner). */
-export const ANY_RESET_HINTS: readonly string[] = Object.freeze([...new Set(PROFILES.flatMap((p) => [...p.rebootUrcs, ...p.resetHintUrcs]))]);
+export const ANY_RESET_HINTS: readonly string[] = Object.freeze([
+  ...new Set(PROFILES.flatMap((p) => [...p.rebootUrcs, ...p.resetHintUrcs])),
+]);
 
 /** The URC table for a known profile: its rows, every other family's reset-hint rows, then the generic ones. */
 export function profileUrcTable(profile: ModemProfile): UrcEntry[] {
   const own = new Set(profile.urcs.map((u) => u.name));
-  const hints = PROFILES.flatMap((p) => p.urcs).filter((u) => ANY_RESET_HINTS.includes(u.name) && !own.has(u.name) && (own.add(u.name), true));
+  const hints = PROFILES.flatMap((p) => p.urcs).filter(
+    (u) => ANY_RESET_HINTS.includes(u.name) && !own.has(u.name) && (own.add(u.name), true),
+  );
   return [...profile.urcs, ...hints, ...GENERIC_URCS];
 }
 
@@ -82,5 +95,8 @@ export const USB_FINGERPRINTS: readonly UsbFingerprintRow[] = Object.freeze([
 
 /** The best row for a USB device: exact vendor+product first, then vendor only. Ids are hex, any case. */
 export function lookupUsb(vendorId: string, productId?: string): UsbFingerprintRow | undefined {
-  return matchFingerprint({ vendorId: vendorId.padStart(4, '0'), productId: productId?.padStart(4, '0') }, USB_FINGERPRINTS);
+  return matchFingerprint(
+    { vendorId: vendorId.padStart(4, '0'), productId: productId?.padStart(4, '0') },
+    USB_FINGERPRINTS,
+  );
 }

@@ -29,7 +29,16 @@ export const wavecom: ModemProfile = {
   // Wavecom Multiband / Fastrack: AT+CPIN? answers `+CPIN: READY` (or `+CPIN: SIM PIN`) and never an OK after it
   // (python-gsmmodem fakemodems.py WavecomMultiband900E1800; ModemManager's Wavecom plugin): the line itself ends the
   // command at once. Other modems get the same answer after the channel's quiet time.
-  finalResults: [{ pattern: /^\+CPIN:\s*\S/i, ok: true, command: 'AT+CPIN?', isAnswer: true, device: 'Wavecom Multiband / Fastrack', source: 'python-gsmmodem test/fakemodems.py; ModemManager plugins/wavecom' }],
+  finalResults: [
+    {
+      pattern: /^\+CPIN:\s*\S/i,
+      ok: true,
+      command: 'AT+CPIN?',
+      isAnswer: true,
+      device: 'Wavecom Multiband / Fastrack',
+      source: 'python-gsmmodem test/fakemodems.py; ModemManager plugins/wavecom',
+    },
+  ],
   // Wavecom: USSD only works with AT+CSCS="GSM".
   ussd: { send: 'text', charset: 'GSM' },
 };
