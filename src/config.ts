@@ -10,18 +10,18 @@ import { compilePatterns, DEFAULT_BALANCE_PATTERNS, type BalancePatterns } from 
 import { DEFAULT_BALANCE_CHECKS, OPERATORS, type OperatorKey } from './balance/operators.js';
 import { ConfigError } from './errors.js';
 import { PROFILE_SETTINGS, type ProfileSetting } from './modem/types.js';
-import { FlowError, renderFlow, type FlowStepTemplate, type TransferFlow } from './transfer/flows.js';
+import type { TransferFlow } from './transfer/flows.js';
 import { DEDUPE_MIN_DAYS } from './spool/types.js';
 import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
+import { resellerSchema } from './config-reseller.js';
+import { API_PREFIX, webhookSchema } from './config-webhook.js';
 import {
   adder,
-  anyObject,
   asRecord,
   bool,
-  httpUrl,
   int,
   isMissing,
   matching,
@@ -29,7 +29,6 @@ import {
   oneOf,
   optional,
   problemsOf,
-  recordOf,
   refine,
   refineShape,
   secret,
@@ -42,22 +41,10 @@ import {
 
 export type { ProfileSetting };
 
-/** The convert-pulsa service's API prefix: a webhook base URL is expected to end in it. */
-const API_PREFIX = '/api/v1/convert-pulsa';
 /** Appended to webhook.baseUrl to give the URL the bridge posts to. */
 const WEBHOOK_PATH = '/webhook/sms-gateway';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-/** Headers pulsa-bridge sets itself (compared lower-case). */
-const OWN_HEADERS = [
-  'content-type',
-  'content-length',
-  'idempotency-key',
-  'x-api-key',
-  'host',
-  'x-timestamp',
-  'x-signature',
-];
 
 // The declaration.
 
@@ -222,180 +209,6 @@ export function balanceSettingsFor(m: Pick<ModemConfig, 'balance' | 'operator'>)
     activeWarnDays: 7,
     patterns: DEFAULT_BALANCE_PATTERNS,
   };
-}
-
-function flowSchema() {
-  const steps = {
-    ussd: object({
-      kind: v.literal('ussd'),
-      code: text(),
-      replies: optional(v.array(text(), 'expected an array of non-empty strings')),
-    }),
-    sms: object({ kind: v.literal('sms'), to: text(), text: text() }),
-    'await-sms': object({
-      kind: v.literal('await-sms'),
-      from: text(),
-      token: optional(text()),
-      timeoutSec: optional(int(5, 3600)),
-    }),
-  };
-  const step = v.pipe(
-    v.unknown(),
-    v.rawTransform(({ dataset, addIssue, NEVER }: v.RawTransformContext<unknown>) => {
-      const kind = asRecord(dataset.value)?.kind;
-      if (!Object.hasOwn(steps, String(kind))) {
-        const message = 'expected a step {"kind": "ussd" | "sms" | "await-sms", ...}';
-        adder(addIssue)(asRecord(dataset.value) ? { message, path: ['kind'] } : { message });
-        return NEVER;
-      }
-      const r = v.safeParse(steps[kind as keyof typeof steps], dataset.value);
-      for (const iss of r.issues ?? [])
-        addIssue(iss.path ? { message: iss.message, path: iss.path } : { message: iss.message });
-      return r.success ? (r.output as v.InferOutput<(typeof steps)[keyof typeof steps]>) : NEVER;
-    }),
-  );
-  return object({
-    operator: optional(text()),
-    steps: v.pipe(v.array(step, 'expected an array of steps'), v.minLength(1, 'expected at least one step')),
-  });
-}
-
-function resellerSchema(env: Env) {
-  const paths = v.optional(v.array(text(), wrongType('array')));
-  const flow = flowSchema();
-  return withDefault(
-    refineShape(
-      object({
-        /** The reseller API root (`{base_url}`, ending in /api/v1/convert-pulsa); default webhook.baseUrl. */
-        baseUrl: optional(httpUrl()),
-        /** X-API-KEY; "env:NAME" reads it from the environment. Never logged, masked by `config check`. */
-        apiKey: optional(secret(env)),
-        timeoutMs: withDefault(int(100, 600_000), 15_000),
-        /** Where the order's fields are in the API's answers (dot paths, tried before the defaults). */
-        orderPaths: withDefault(
-          object({ trxId: paths, ussdCode: paths, centerNumber: paths, status: paths, amount: paths }),
-          () => ({}),
-        ),
-        /** Defaults for `test-transfer --order` (each can be given on the command line). */
-        order: withDefault(
-          object({
-            operatorId: optional(int(1, 1_000_000)),
-            payoutMethod: optional(text()),
-            payoutAccountNumber: optional(text()),
-            payoutAccountName: optional(text()),
-          }),
-          () => ({}),
-        ),
-        /** Transfer flow overrides by operator key (telkomsel, indosat, xl, axis, smartfren, tri or a new one). */
-        flows: withDefault(
-          recordOf(v.pipe(v.string(), v.regex(/^[a-z0-9_-]{1,40}$/, 'expected a lower-case operator key')), flow),
-          () => ({}),
-        ),
-        /** Seconds a test transfer waits for the confirmation SMS, and polls an order. */
-        confirmTimeoutSec: withDefault(int(5, 3600), 180),
-      }),
-      // Each valid flow must render (a template error fails at load, not when credit moves), also when a field failed.
-      anyObject,
-      (r: { flows?: unknown }, addIssue) => {
-        for (const [key, raw] of Object.entries(asRecord(r.flows) ?? {})) {
-          const parsed = v.safeParse(flow, raw);
-          if (!parsed.success) continue; // reported by the flow's own schema
-          try {
-            renderFlow(
-              { operator: parsed.output.operator ?? key, steps: parsed.output.steps as FlowStepTemplate[] },
-              { to: '081200000000', amount: 10_000 },
-            );
-          } catch (err) {
-            if (err instanceof FlowError) addIssue({ path: ['flows', key], message: err.message });
-            else throw err;
-          }
-        }
-      },
-    ),
-    () => ({}),
-  );
-}
-
-/**
- * A header value as an HTTP request may carry it: visible ASCII and inner spaces or tabs. A CR, LF, NUL or any other
- * control or non-ASCII character would make every POST fail (or be sent altered) for ever; the message names the
- * position, never the value (it is often a secret).
- */
-function headerValue(env: Env) {
-  return v.pipe(
-    secret(env),
-    v.rawCheck<string>(({ dataset, addIssue }) => {
-      if (!dataset.typed) return;
-      const s = dataset.value;
-      const bad = /[^\x20-\x7e\t]/.exec(s);
-      if (bad) {
-        const c = bad[0].charCodeAt(0);
-        const name =
-          c === 13 ? 'CR' : c === 10 ? 'LF' : c === 0 ? 'NUL' : `U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
-        addIssue({
-          message: `a header value may hold visible ASCII characters and spaces only; found ${name} at position ${bad.index + 1}`,
-        });
-      } else if (/^[ \t]|[ \t]$/.test(s)) {
-        addIssue({ message: 'a header value may not start or end with a space or tab (servers strip it)' });
-      }
-    }),
-  );
-}
-
-function webhookSchema(env: Env) {
-  const headers = refineShape(
-    recordOf(v.string(), headerValue(env)),
-    anyObject,
-    (h: Record<string, unknown>, addIssue) => {
-      for (const k of Object.keys(h)) {
-        if (!/^[A-Za-z0-9-]+$/.test(k)) addIssue({ path: [k], message: 'invalid header name' });
-        else if (OWN_HEADERS.includes(k.toLowerCase()) || k.toLowerCase().startsWith('x-pulsa-bridge-'))
-          addIssue({ path: [k], message: 'this header is set by pulsa-bridge and cannot be overridden' });
-      }
-    },
-  );
-  const retry = refineShape(
-    object({
-      baseDelayMs: withDefault(int(10, 3_600_000), 1000),
-      maxDelayMs: withDefault(int(100, 86_400_000), 300_000),
-      /**
-       * A record rejected by the server (404, 401, 422, or a 5xx of its own) and older than this goes to dead instead of
-       * being retried; endpoint failures (network errors, timeouts, outages) never expire a record. null = never.
-       */
-      maxAgeHours: withDefault(v.nullable(int(1, 24 * 365)), 72),
-      /** Cap of the interval between probes while the webhook endpoint fails (one request per interval). */
-      probeIntervalMs: withDefault(int(50, 600_000), 2000),
-    }),
-    anyObject,
-    (r: { baseDelayMs?: unknown; maxDelayMs?: unknown }, addIssue) => {
-      if (typeof r.maxDelayMs === 'number' && typeof r.baseDelayMs === 'number' && r.maxDelayMs < r.baseDelayMs) {
-        addIssue({ path: ['maxDelayMs'], message: 'must be at least webhook.retry.baseDelayMs' });
-      }
-    },
-  );
-  return refineShape(
-    object({
-      baseUrl: optional(httpUrl()),
-      url: optional(httpUrl()),
-      timeoutMs: withDefault(int(100, 600_000), 10_000),
-      connectTimeoutMs: withDefault(int(100, 600_000), 5_000),
-      headers: withDefault(headers, () => ({})),
-      hmacSecret: optional(secret(env)),
-      retry: withDefault(retry, () => ({})),
-      strictOrder: withDefault(bool(), false),
-      /** With strictOrder: how long one rejected record may hold back its modem's later records (from its first rejection). */
-      strictOrderHoldSec: withDefault(int(0, 30 * 86_400), 300),
-    }),
-    anyObject,
-    (w: { baseUrl?: unknown; url?: unknown }, addIssue) => {
-      if (isMissing(w.baseUrl) && isMissing(w.url)) {
-        addIssue({
-          path: ['baseUrl'],
-          message: `required: the service's base URL, ending in ${API_PREFIX} (or webhook.url, the full webhook URL)`,
-        });
-      }
-    },
-  );
 }
 
 function configSchema(env: Env = process.env) {
