@@ -26,7 +26,10 @@ export async function runDemo(): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), 'pulsa-bridge-demo-'));
   const spoolDir = join(workDir, 'spool');
   const configFile = join(workDir, 'config.json');
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
+  // The story is the demo's own lines; the daemon's log joins them with --verbose (or LOG_LEVEL), else warnings only.
+  const logger = createLogger({
+    level: process.env.LOG_LEVEL ?? (process.argv.includes('--verbose') ? 'info' : 'warn'),
+  });
   const raw = {
     webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 200, maxDelayMs: 2000 } },
     spool: { dir: spoolDir },

@@ -15,7 +15,7 @@ export function statusFilePath(spoolDir: string): string {
   return join(spoolDir, 'status.json');
 }
 
-/** The last report of `pulsa-bridge transfer test`, written by the CLI beside status.json for the status page. */
+/** The last report of `pulsa-bridge test-transfer`, written by the CLI beside status.json for the status page. */
 export function transferReportPath(spoolDir: string): string {
   return join(spoolDir, 'transfer-last.json');
 }

@@ -215,7 +215,7 @@ export function buildPageView(i: PageInput): unknown {
   };
 }
 
-/** The report `pulsa-bridge transfer test` left: its outcome and steps, numbers masked, the confirmation text per config. */
+/** The report `pulsa-bridge test-transfer` left: its outcome and steps, numbers masked, the confirmation text per config. */
 function transferView(t: Record<string, unknown>, nums: (s: string) => string, showText: boolean): unknown {
   const steps = Array.isArray(t.steps) ? (t.steps as Array<Record<string, unknown>>) : [];
   const conf = (t.confirmation ?? undefined) as Record<string, unknown> | undefined;

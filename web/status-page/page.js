@@ -200,7 +200,7 @@ function smsItem(r) {
 }
 
 function transferBlock(t) {
-  if (!t) return el('p', 'note', 'none yet (pulsa-bridge transfer test keeps its report here)');
+  if (!t) return el('p', 'note', 'none yet (pulsa-bridge test-transfer keeps its report here)');
   const ok = t.outcome === 'confirmed' || t.outcome === 'sent';
   const card = el('article', `card ${ok ? 'ok' : 'bad'}`);
   const h = el('h3', null, `${t.operator || ''} ${t.amount === null ? '' : rupiah(t.amount)}`.trim());
