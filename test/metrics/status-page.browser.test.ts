@@ -137,6 +137,14 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     expect(await card(page, 'tsel-1').innerText()).toMatch(/-73 dBm \(4\/5\)/);
     expect(await card(page, 'tsel-1').innerText()).toContain('0812•••••890');
     expect(await page.locator('#verdict').innerText()).toBe('✔ healthy');
+    // The healthy page, desktop and phone (docs/monitoring.md shows them).
+    await mkdir(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, 'desktop-healthy.png'), fullPage: true });
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await page.screenshot({ path: path.join(SHOTS, 'phone-healthy.png'), fullPage: false });
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // An operator SMS on tsel-1: on the page within one refresh of being spooled.
     sims[0]!.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
@@ -169,12 +177,12 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
 
     // The screenshots docs/monitoring.md shows, desktop and phone: at 360 px nothing scrolls sideways.
     await mkdir(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, 'desktop.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'desktop-unhealthy.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 780 });
     await page.waitForTimeout(300);
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
-    await page.screenshot({ path: path.join(SHOTS, 'phone.png'), fullPage: false });
-    console.log(`screenshots: ${path.join(SHOTS, 'desktop.png')}, ${path.join(SHOTS, 'phone.png')}`);
+    await page.screenshot({ path: path.join(SHOTS, 'phone-unhealthy.png'), fullPage: false });
+    console.log(`screenshots: ${SHOTS}/{desktop,phone}-{healthy,unhealthy}.png`);
     await context.close();
     expect(consoleErrors).toEqual([]);
   }, 90_000);
