@@ -6,6 +6,8 @@
  * cancelled with ESC. Noise is logged once, then summed per noiseReportMs. Data handlers never throw.
  * The PIN/password argument of AT+CPIN/CPIN2/CPWD/CLCK is redacted in logs, errors and the transcript.
  */
+import { TranscriptRing, type RingEntry } from './transcript-ring.js';
+import { matchUrc, parseUrc, urcComplete, type Collecting } from './urc-lines.js';
 import { EventEmitter } from 'node:events';
 import { AtCommandError, PortError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -21,14 +23,11 @@ import type {
   AtRunOptions,
   FinalResultEntry,
   FrameEvent,
-  Urc,
   UrcEntry,
 } from './types.js';
 
 const CTRL_Z = '\x1a';
 const ESC = '\x1b';
-/** Lines an isComplete URC may collect after its extraLines. */
-const MAX_URC_CONTINUATION = 32;
 
 export interface SerialAtChannelOptions {
   link: SerialLink;
@@ -55,12 +54,8 @@ export interface SerialAtChannelOptions {
   noiseReportMs?: number;
 }
 
-export interface TranscriptEntry {
-  /** ms since epoch */
-  at: number;
-  dir: 'in' | 'out';
-  text: string;
-}
+/** A line that crossed the channel (ms since epoch, which way, the text). */
+export type TranscriptEntry = RingEntry;
 
 type Phase = 'queued' | 'command' | 'prompt' | 'payload';
 
@@ -85,19 +80,12 @@ interface Job {
   reject: (e: Error) => void;
 }
 
-interface Collecting {
-  entry: UrcEntry;
-  lines: string[];
-}
-
 const PRINTABLE = /^[\x20-\x7e]+$/;
 /** Commands whose answer is free text (manufacturer, model, revision, serial): its last line is never a result code. */
 const FREE_TEXT_ANSWER = /^AT(?:\+C?G(?:MI|MM|MR|SN)|I\d*)$/i;
 
 /** The command as it may appear in logs and messages (PINs and passwords hidden). */
-export function redactCommand(command: string): string {
-  return redactAtLine(command);
-}
+export const redactCommand: (command: string) => string = redactAtLine;
 
 /** True when an AT command failed because the port is closed or vanished (the modem layer reopens, not retries). */
 export function isPortClosedError(err: unknown): boolean {
@@ -111,7 +99,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private readonly defaultTimeoutMs: number;
   private readonly quietGapMs: number;
   private readonly maxDrainMs: number;
-  private readonly transcriptSize: number;
+  private readonly ring: TranscriptRing;
   private readonly answerQuietMs: number;
   private readonly noise: NoiseReport;
   /** Unknown final-looking kinds and commands answered without a final result, each logged once. */
@@ -124,8 +112,6 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   private active: Job | undefined;
   private collecting: Collecting | undefined;
   private draining: { after: string; quiet: NodeJS.Timeout | undefined; max: NodeJS.Timeout } | undefined;
-  private readonly ring: TranscriptEntry[] = [];
-  private ringStart = 0;
   private readonly onData = (chunk: Buffer): void => this.handleData(chunk);
   private readonly onClose = (info: SerialCloseInfo): void => this.handleClose(info);
   private readonly onError = (err: Error): void => {
@@ -139,7 +125,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
     this.defaultTimeoutMs = positive(options.defaultTimeoutMs, 5000);
     this.quietGapMs = positive(options.quietGapMs, 200);
     this.maxDrainMs = positive(options.maxDrainMs, 2000);
-    this.transcriptSize = Math.max(1, Math.floor(positive(options.transcriptSize, 200)));
+    this.ring = new TranscriptRing(Math.max(1, Math.floor(positive(options.transcriptSize, 200))));
     this.answerQuietMs = positive(options.answerQuietMs, 500);
     this.noise = new NoiseReport({ log: this.log, intervalMs: positive(options.noiseReportMs, 60_000) });
     this.urcTable = [...(options.urcs ?? [])];
@@ -171,7 +157,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
 
   /** The last lines in and out (oldest first), for diagnostics. */
   transcript(): TranscriptEntry[] {
-    return [...this.ring.slice(this.ringStart), ...this.ring.slice(0, this.ringStart)];
+    return this.ring.entries();
   }
 
   /** Closes the port; pending and queued commands are rejected. Listeners on the link are kept until dispose(). */
@@ -522,61 +508,19 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   }
 
   private matchUrc(text: string): UrcEntry | undefined {
-    const job = this.active;
-    if (job && job.responsePrefixes.length > 0) {
-      const upper = text.toUpperCase();
-      if (
-        job.responsePrefixes.some((p) => upper.startsWith(p) && (upper.length === p.length || upper[p.length] === ':'))
-      )
-        return undefined;
-    }
-    for (let i = 0; i < this.urcTable.length; i++) {
-      const entry = this.urcTable[i]!;
-      entry.pattern.lastIndex = 0; // a /g pattern would otherwise remember its last match
-      if (!entry.pattern.test(text)) continue;
-      const cmd = job?.command.toUpperCase();
-      if (cmd !== undefined && entry.responseTo?.some((p) => cmd.startsWith(p.toUpperCase()))) return undefined;
-      return entry;
-    }
-    return undefined;
+    return matchUrc(text, this.urcTable, this.active);
   }
 
   private urcDone(c: Collecting): boolean {
-    const extra = Math.max(0, c.entry.extraLines ?? 0);
-    if (c.lines.length < 1 + extra) return false;
-    const isComplete = c.entry.isComplete;
-    if (!isComplete) return true;
-    if (c.lines.length >= 1 + extra + MAX_URC_CONTINUATION) {
-      this.log.warn(
-        { urc: c.entry.name },
-        `URC ${c.entry.name} still incomplete after ${c.lines.length} lines: handing it over as it is`,
-      );
-      return true;
-    }
-    try {
-      return isComplete([...c.lines]);
-    } catch (err) {
-      this.log.warn(
-        { err, urc: c.entry.name },
-        `URC ${c.entry.name}: isComplete threw (${errorMessage(err)}); taking the lines so far`,
-      );
-      return true;
-    }
+    return urcComplete(c.entry, c.lines, (fields, line) => this.log.warn(fields, line));
   }
 
   private emitUrc(entry: UrcEntry, lines: string[]): void {
-    let data: Record<string, unknown> = {};
-    if (entry.parse) {
-      try {
-        data = entry.parse([...lines]);
-      } catch (err) {
-        this.log.warn({ err, urc: entry.name, lines }, `URC ${entry.name}: parser failed: ${errorMessage(err)}`);
-        data = { parseError: errorMessage(err) };
-      }
-    }
-    const urc: Urc = { name: entry.name, lines, data };
     this.log.debug({ urc: entry.name, lines }, 'URC');
-    this.safeEmit('urc', urc);
+    this.safeEmit(
+      'urc',
+      parseUrc(entry, lines, (fields, line) => this.log.warn(fields, line)),
+    );
   }
 
   private handleClose(info: SerialCloseInfo): void {
@@ -638,13 +582,7 @@ export class SerialAtChannel extends EventEmitter<AtChannelEvents> implements At
   }
 
   private record(dir: 'in' | 'out', text: string): void {
-    const entry: TranscriptEntry = { at: Date.now(), dir, text };
-    if (this.ring.length < this.transcriptSize) {
-      this.ring.push(entry);
-      return;
-    }
-    this.ring[this.ringStart] = entry;
-    this.ringStart = (this.ringStart + 1) % this.transcriptSize;
+    this.ring.add({ at: Date.now(), dir, text });
   }
 
   private safeEmit<K extends keyof AtChannelEvents>(event: K, ...args: AtChannelEvents[K]): void {

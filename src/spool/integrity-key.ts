@@ -257,3 +257,28 @@ export async function ownerKey(
   }
   return { key: existing, adopting: marker.state === 'yes' };
 }
+
+/**
+ * A client's key (the CLI, even under sudo): the daemon's, owned by the spool directory's owner. A key this user may
+ * not read is no error: records are then shown unchecked, and `unreadable` says why.
+ */
+export async function clientKey(
+  stateDir: string,
+  spoolDir: string,
+  logger: Logger,
+): Promise<{ key: Buffer | undefined; unreadable?: string }> {
+  try {
+    return { key: await readKey(stateDir, await spoolDirOwner(spoolDir)) };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM') throw err;
+    logger.debug(
+      { file: keyFile(stateDir) },
+      'spool: integrity key not readable by this user; records are not checked',
+    );
+    return {
+      key: undefined,
+      unreadable: `this user cannot read the spool's integrity key ${keyFile(stateDir)} (records are shown unchecked)`,
+    };
+  }
+}

@@ -7,14 +7,15 @@
  * Operations on one id are serialized in-process; mark* re-read the file first, so a record a client dropped fails
  * with SpoolError 'not-found'. Emits 'pending' (id) when a record enters or returns to pending.
  */
+import { spoolStats, type SpoolStats } from './stats.js';
 import { EventEmitter } from 'node:events';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SpoolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { AREAS, assertId, isLaterCopy, isoTimeMs, SMS_AREAS, type SmsArea } from './codec.js';
+import { AREAS, assertId, isLaterCopy, SMS_AREAS, type SmsArea } from './codec.js';
 import { errnoCode, FOREIGN_DIR, RecordFiles } from './files.js';
-import { doneAdopting, keyFile, ownerKey, readKey, spoolDirOwner } from './integrity-key.js';
+import { clientKey, doneAdopting, keyFile, ownerKey } from './integrity-key.js';
 import { markedDead, markedDelivered, markedRetry } from './marks.js';
 import { defaultSignal, signalLockOwner, SpoolLock, type SignalSender } from './lock.js';
 import { sortByReceived, type PendingEntry } from './pending-index.js';
@@ -41,6 +42,7 @@ import {
 } from './types.js';
 
 export { readLockOwner, type SpoolLockOwner } from './lock.js';
+export type { SpoolStats } from './stats.js';
 
 export interface SpoolOptions {
   logger: Logger;
@@ -57,18 +59,6 @@ export interface SpoolOptions {
 }
 
 export type SpoolRole = 'owner' | 'client';
-
-export interface SpoolStats {
-  pending: number;
-  oldestPendingAgeMs?: number;
-  sent: number;
-  dead: number;
-  ignored: number;
-  quarantine: number;
-  parts: number;
-  /** Last delivery failure seen by this process (markRetry / markDead). */
-  lastError?: { id: string; error: string; at: string };
-}
 
 export class Spool extends EventEmitter {
   readonly dir: string;
@@ -175,23 +165,9 @@ export class Spool extends EventEmitter {
    * signed records (the key is in a stateDir not given), writes are refused (open). Returns: no key was found.
    */
   private async loadClientKey(keyDir: string): Promise<boolean> {
-    try {
-      // The key is the daemon's: owned by the spool directory's owner, whoever runs the CLI (root under sudo, or that user).
-      const key = await readKey(keyDir, await spoolDirOwner(this.dir));
-      this.files.setKey(key);
-      return key === undefined;
-    } catch (err) {
-      if (errnoCode(err) !== 'EACCES' && errnoCode(err) !== 'EPERM') throw err;
-      this.files.setKey(
-        undefined,
-        `this user cannot read the spool's integrity key ${keyFile(keyDir)} (records are shown unchecked)`,
-      );
-      this.logger.debug(
-        { file: keyFile(keyDir) },
-        'spool: integrity key not readable by this user; records are not checked',
-      );
-      return false;
-    }
+    const { key, unreadable } = await clientKey(keyDir, this.dir, this.logger);
+    this.files.setKey(key, unreadable);
+    return key === undefined && unreadable === undefined;
   }
 
   /**
@@ -503,24 +479,7 @@ export class Spool extends EventEmitter {
   }
 
   async stats(): Promise<SpoolStats> {
-    const count = (a: SmsArea) => [...this.ix.sms.values()].filter((x) => x === a).length;
-    const now = this.clock().getTime();
-    let oldest: number | undefined;
-    for (const r of this.ix.pending.values()) {
-      const t = isoTimeMs(r.receivedAt);
-      if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
-    }
-    const s: SpoolStats = {
-      pending: this.ix.pending.size,
-      sent: count('sent'),
-      dead: count('dead'),
-      ignored: count('ignored'),
-      quarantine: this.ix.quarantine.size,
-      parts: this.ix.parts.size,
-    };
-    if (oldest !== undefined) s.oldestPendingAgeMs = Math.max(0, now - oldest);
-    if (this.lastError) s.lastError = { ...this.lastError };
-    return s;
+    return spoolStats(this.ix, this.clock().getTime(), this.lastError);
   }
 
   // ---------------------------------------------------------------- delivery transitions

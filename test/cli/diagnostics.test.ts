@@ -349,7 +349,11 @@ describe('errors an operator meets', () => {
   });
 
   it('a modem that never answers: `no answer to AT` with a hint, exit 1, port closed', async () => {
-    await import('../../src/cli/modem.js'); // loaded with real timers: the test runner's module loading needs them
+    // Loaded with real timers: the test runner's module loading needs them (the command's module, and what it loads
+    // lazily: the direct path, the modem stack, the virtual modem behind the port).
+    await import('../../src/cli/modem.js');
+    await import('../../src/cli/direct-target.js');
+    await import('../../src/virtual-modem/virtual-ports.js');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     let vm: VirtualModem | undefined;
     const virtualModem = (path: string) => {
