@@ -11,13 +11,13 @@ import { createServer, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../test/support/chromium.js';
 import { startHarness, type Harness } from './process/harness.js';
 import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
 
 const TOKEN = 'bench-token-0123456789';
-const CHROMIUM = '/usr/bin/chromium';
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
@@ -104,21 +104,7 @@ async function main(): Promise<void> {
 
     let loads = 0;
     const none1 = await phase(h, 'no page open', 100, () => loads);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      env: { ...process.env, HOME: profile },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium(profile);
     const context = await browser.newContext({
       httpCredentials: { username: 'ops', password: TOKEN },
       viewport: { width: 1280, height: 900 },

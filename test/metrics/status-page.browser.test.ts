@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { distBuilt, killAll, root, SimProcess, DaemonProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
@@ -16,7 +17,6 @@ import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'test-token-0123456789';
 /** The page asks every 3 s (the daemon's PAGE_REFRESH_MS, also in the JSON). */
 const REFRESH_MS = 3000;
@@ -74,21 +74,7 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     profile = await mkdtemp(path.join(os.tmpdir(), 'pb-chromium-'));
     // A fresh profile directory (Playwright's --user-data-dir for launch()) under a fresh HOME: nothing is shared with
     // another run, and nothing in the browser reaches the network (no sync, no component updates, no QUIC).
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      env: { ...process.env, HOME: profile },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium(profile);
   }, 90_000);
 
   afterAll(async () => {
