@@ -129,7 +129,7 @@ const ALLOWED: Record<string, string[]> = {
   state: ['modem'],
   // operator commands, the same on both paths (through the daemon or on the port)
   ops: ['at', 'modem', 'sms', 'control/protocol.ts'],
-  transfer: ['ops', 'control/protocol.ts', 'sms'],
+  transfer: ['ops', 'control/protocol.ts', 'sms', 'reseller'],
   'config-file.ts': [],
   'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
   'config-reseller.ts': ['config-fields.ts', 'transfer'],
