@@ -17,6 +17,7 @@ import { maskUrl } from './redact.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
 import { resellerSchema } from './config-reseller.js';
+import { canariesSchema, checkCanaries } from './config-canary.js';
 import { API_PREFIX, webhookSchema } from './config-webhook.js';
 import {
   adder,
@@ -305,11 +306,14 @@ function configSchema(env: Env = process.env) {
     health: withDefault(object({ maxPendingAgeSec: withDefault(int(10, 7 * 86_400), 300) }), () => ({})),
     /** The reseller API, for `rates`, `calculate` and `test-transfer --order`. */
     reseller: resellerSchema(env),
+    /** Scheduled test transfers the daemon runs itself, each with a daily cap (config-canary.ts, src/canary/). */
+    canaries: canariesSchema(),
     /** Where the daemon keeps small state between runs (rejected PINs per SIM). Default: spool.dir. */
     stateDir: optional(text()),
   });
   return v.pipe(
     fields,
+    refine<v.InferOutput<typeof fields>>((c, addIssue) => checkCanaries(c, addIssue)),
     v.transform((c: v.InferOutput<typeof fields>) => {
       const { url, warning } = c.webhook.url
         ? { url: c.webhook.url, warning: undefined }

@@ -3,6 +3,7 @@
  * the metrics, the status page and `pulsa-bridge status` all read. Types only; the daemon builds the values.
  */
 import type { BalanceResult } from './balance/watch.js';
+import type { CanaryStatus } from './canary/types.js';
 import type { ForwarderStats } from './forward/forwarder.js';
 import type { Verdict } from './health/model.js';
 import type { ModemSupervisorStatus as SupervisorStatus } from './receive/receiver.js';
@@ -24,6 +25,8 @@ export interface DaemonStatus {
   forwarder: ForwarderStats;
   /** The health verdict (as /healthz answers), refreshed with each status.json write; `pulsa-bridge status` exits on it. */
   health?: Verdict;
+  /** The scheduled test transfers (absent from a daemon without any, or one that predates them). */
+  canaries?: CanaryStatus[];
   /** The spool's counts the verdict was judged on (in the snapshot; absent from status() alone). */
   spool?: SpoolStats;
 }

@@ -71,7 +71,9 @@ function partOf(path: string): string {
 const BELOW_THE_ROOT = [
   'at',
   'balance',
+  'canary',
   'config.ts',
+  'config-canary.ts',
   'config-file.ts',
   'config-fields.ts',
   'config-spool.ts',
@@ -134,7 +136,9 @@ const ALLOWED: Record<string, string[]> = {
   'config-spool.ts': ['config-file.ts', 'config-fields.ts'],
   'config-reseller.ts': ['config-fields.ts', 'transfer'],
   'config-webhook.ts': ['config-fields.ts'],
+  'config-canary.ts': ['config-fields.ts', 'transfer'],
   'config.ts': [
+    'config-canary.ts',
     'config-file.ts',
     'config-fields.ts',
     'config-spool.ts',
@@ -151,7 +155,9 @@ const ALLOWED: Record<string, string[]> = {
   forward: ['spool', 'http', 'config.ts'],
   reseller: ['http'],
   // what the running daemon reports, and who shows it
-  'status.ts': ['balance', 'forward', 'health', 'receive', 'spool'],
+  // the daemon's own test transfers, on a schedule, with their money ledger
+  canary: ['config-canary.ts', 'ops', 'reseller', 'spool', 'transfer', 'control/protocol.ts'],
+  'status.ts': ['balance', 'canary', 'forward', 'health', 'receive', 'spool'],
   metrics: ['status.ts', 'forward', 'spool', 'health'],
   // the control socket: the daemon's side and the CLI's side never import each other
   'control/server': ['control/protocol.ts', 'ops', 'at', 'modem'],

@@ -47,7 +47,7 @@ function fileError(code: string, message: string): NodeJS.ErrnoException {
  * The text of a regular file of at most `max` bytes, checked with fstat before any read (see the header). A FIFO is
  * opened non-blocking, so it cannot stall the open; its fstat refuses it.
  */
-function readBounded(file: string, max: number): Promise<string> {
+export function readBounded(file: string, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
     fs.open(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK, (err, fd) => {
       if (err) return reject(err);

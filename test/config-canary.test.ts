@@ -1,0 +1,83 @@
+/**
+ * The `canaries` section: off unless configured, a canary without a daily cap refused, and every canary planned at
+ * load as `test-transfer` would plan it, so one that could never run fails there (each problem named with its path).
+ */
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../src/config.js';
+import { ConfigError } from '../src/errors.js';
+
+const modems = [
+  { name: 'tsel', port: '/dev/ttyUSB0', senders: ['858'], operator: 'telkomsel', number: '081200000001' },
+  { name: 'centre', port: '/dev/ttyUSB1', senders: ['858'], operator: 'telkomsel', number: '081200000002' },
+];
+const base = {
+  webhook: { baseUrl: 'https://convert.example.id/api/v1' },
+  modems,
+  reseller: {
+    apiKey: 'k'.repeat(20),
+    order: { operatorId: 1, payoutMethod: 'BCA', payoutAccountNumber: '123', payoutAccountName: 'Ops' },
+  },
+};
+const canary = { from: 'tsel', amount: 5000, intervalSec: 21_600, maxRupiahPerDay: 20_000, order: true };
+
+function problems(canaries: unknown[], over: Record<string, unknown> = {}): string[] {
+  try {
+    parseConfig({ ...base, ...over, canaries }, {});
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
+
+describe('config: canaries', () => {
+  it('are off unless configured, and take their defaults', () => {
+    expect(parseConfig(base, {}).canaries).toEqual([]);
+    const [c] = parseConfig({ ...base, canaries: [canary] }, {}).canaries;
+    expect(c).toEqual({ ...canary, pauseAfterFailures: 3, timeZone: 'Asia/Jakarta' });
+  });
+
+  it('a canary without a cap is refused, saying why', () => {
+    const { maxRupiahPerDay: _cap, ...uncapped } = canary;
+    expect(problems([uncapped])).toEqual([
+      'canaries[0].maxRupiahPerDay: required: the most this canary may spend in a day, in rupiah (no cap, no canary)',
+    ]);
+    expect(problems([{ ...canary, maxRupiahPerDay: 4999 }])).toEqual([
+      "canaries[0].maxRupiahPerDay: the daily cap 4999 is below one run's amount 5000: it would never run",
+    ]);
+  });
+
+  it('names what a canary that could not run lacks', () => {
+    expect(problems([{ ...canary, from: 'nope' }])).toEqual([
+      'canaries[0].from: no modem named "nope" in the config (one of: tsel, centre)',
+    ]);
+    expect(problems([{ ...canary, order: false }])).toEqual([
+      'canaries[0].to: required when "order" is false: the centre modem or number',
+    ]);
+    expect(problems([{ ...canary, to: 'centre' }])).toEqual([
+      'canaries[0].to: not used with "order": true (the order names the centre number)',
+    ]);
+    expect(problems([{ ...canary, order: false, to: 'tsel' }])).toEqual([
+      'canaries[0].to: the centre is the sending modem "tsel" itself',
+    ]);
+    expect(problems([{ ...canary, operator: 'acme' }])[0]).toMatch(
+      /^canaries\[0\]\.operator: no transfer flow for operator "acme"/,
+    );
+    expect(problems([canary], { reseller: { apiKey: 'k'.repeat(20) } })).toEqual([
+      'canaries[0].order: the order needs an operator id (set reseller.order.operatorId in the config)',
+    ]);
+    expect(problems([canary], { reseller: { order: base.reseller.order } })).toEqual([
+      'canaries[0].order: an order canary needs reseller.apiKey',
+    ]);
+    expect(problems([canary, canary])).toEqual(['canaries[1].name: duplicate canary name "tsel-5000" (set "name")']);
+    expect(problems([{ ...canary, timeZone: 'Mars/Olympus' }])).toEqual([
+      'canaries[0].timeZone: expected an IANA time zone, e.g. "Asia/Jakarta"',
+    ]);
+    expect(problems([{ ...canary, intervalSec: 0 }])[0]).toMatch(/^canaries\[0\]\.intervalSec: /);
+  });
+
+  it('a plain canary to a centre modem of this bridge, by name or number', () => {
+    expect(problems([{ ...canary, order: false, to: 'centre' }])).toEqual([]);
+    expect(problems([{ ...canary, order: false, to: '+6281200000002' }])).toEqual([]);
+  });
+});
