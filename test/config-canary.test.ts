@@ -25,7 +25,7 @@ function problems(canaries: unknown[], over: Record<string, unknown> = {}): stri
     parseConfig({ ...base, ...over, canaries }, {});
     return [];
   } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
+    if (err instanceof ConfigError) return [...err.problems];
     throw err;
   }
 }

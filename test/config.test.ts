@@ -56,7 +56,7 @@ describe('config', () => {
     };
     const p = problems(raw);
     expect(p).toContain(
-      'extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, stateDir)',
+      'extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, canaries, stateDir)',
     );
     expect(p).toContain('webhook.baseUrl: expected an http:// or https:// URL');
     expect(p).toContain('modems[0].port: required');
@@ -140,7 +140,7 @@ describe('config', () => {
       await expect(loadConfig(file, {})).rejects.toMatchObject({
         file,
         problems: [
-          'extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, stateDir)',
+          'extra: unknown key (allowed: webhook, spool, modems, log, shutdownGraceSec, control, metrics, health, reseller, canaries, stateDir)',
         ],
       });
       await expect(loadConfig(join(dir, 'missing.json'), {})).rejects.toMatchObject({
