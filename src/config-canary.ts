@@ -119,6 +119,11 @@ export function checkCanaries(c: CanaryCheckInput, addIssue: AddIssue): void {
     }
     if (plan.centre?.name === k.from)
       addIssue({ path: at('to'), message: `the centre is the sending modem ${JSON.stringify(k.from)} itself` });
+    else if (!k.order && !plan.centre)
+      addIssue({
+        path: at('to'),
+        message: `the centre ${plan.to} is not a modem of this bridge: a canary proves the transfer by its confirmation SMS there (name a modem, or use "order": true)`,
+      });
     if (k.order) {
       if (c.reseller.apiKey === undefined)
         addIssue({ path: at('order'), message: 'an order canary needs reseller.apiKey' });

@@ -20,7 +20,10 @@ import { balanceSettingsFor, isLoopbackUrl, type Config } from './config.js';
 import { madeUpSmsProblem } from './serial/port-kind.js';
 import { ControlError, type EventMessage } from './control/protocol.js';
 import { ussdBrokerOn, type UssdBroker } from './ops/ussd-broker.js';
+import { Canaries, CanaryRefusal } from './canary/scheduler.js';
+import type { CanaryControl } from './control/server/dispatch.js';
 import { CleanupStack } from './daemon/cleanup.js';
+import { localTransferOps } from './daemon/local-ops.js';
 import { checkSocketDir, openControlSocket } from './daemon/control-socket.js';
 import { Fanout } from './daemon/fanout.js';
 import { createModemSupervisor } from './daemon/modem-wiring.js';
@@ -38,6 +41,7 @@ import type { Modem } from './modem/modem.js';
 import type { Receiver } from './receive/receiver.js';
 import type { ModemSupervisor } from './modem/supervisor.js';
 import { maskUrl } from './redact.js';
+import { orderPaths, ResellerClient } from './reseller/client.js';
 import { createNotifier } from './sd-notify.js';
 import { makeDirs } from './spool/files.js';
 import { checkPrivateDir } from './spool/safe-dir.js';
@@ -229,6 +233,28 @@ export class Daemon {
       onResult: () => statusChanged.publish(),
     });
 
+    // 7b. The canaries (built, not started): scheduled test transfers with their money ledger beside the spool.
+    const canaries = await Canaries.open({
+      canaries: config.canaries,
+      plan: config,
+      ledgerDir: stateDir,
+      open: (name, owner) => {
+        const i = config.modems.findIndex((m) => m.name === name);
+        if (i < 0) throw new Error(`no modem named ${name}`);
+        return Promise.resolve(
+          localTransferOps(
+            { name, scheduler: supervisors[i]!.scheduler, ussd: ussd.get(name)! },
+            events.subscribe,
+            owner,
+          ),
+        );
+      },
+      busy: (name) => ussdOpen(name)?.owner,
+      ...(config.canaries.some((c) => c.order) ? { reseller: resellerApi(config) } : {}),
+      logger: logger.child({ stage: 'canary' }),
+      onChange: statusChanged.publish,
+    });
+
     // 8. Health and the one status snapshot everything reads.
     const health = new HealthMonitor({
       spoolDir: config.spool.dir,
@@ -256,6 +282,7 @@ export class Daemon {
       modems: () => supervisors.map((s) => s.status()),
       balance: (name) => balanceWatch.lastResult(name),
       forwarder: () => forwarder.stats(),
+      canaries: () => canaries.status(),
       judge: async () => {
         const { snapshot, ...verdict } = await health.health();
         return { ...verdict, spool: snapshot.spool };
@@ -324,6 +351,7 @@ export class Daemon {
       status: () => board.snapshot(),
       publish: events.publish,
       balance: (name, code, replies, shared) => checkBalanceNow(config, balanceWatch, name, code, replies, shared),
+      canaries: canaryControl(canaries),
     });
     if (control) {
       const unsubscribe = events.subscribe((e) => control.broadcast(e));
@@ -335,9 +363,11 @@ export class Daemon {
       });
     }
 
-    // 12. Periodic work: balance checks, status.json, pruning of old audit records.
+    // 12. Periodic work: balance checks, canaries, status.json, pruning of old audit records.
     balanceWatch.start();
     cleanup.push('the balance checks', () => balanceWatch.stop());
+    canaries.start();
+    cleanup.push('the canaries', () => canaries.stop());
     const statusFile = new StatusFile({
       file: statusFilePath(config.spool.dir),
       logger,
@@ -394,6 +424,34 @@ export class Daemon {
     await this.cleanup.unwind(this.logger);
     this.logger.info('pulsa-bridge stopped');
   }
+}
+
+/** The canaries as the control socket offers them: their refusals as the wire's errors. */
+function canaryControl(canaries: Canaries): CanaryControl {
+  const wire = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof CanaryRefusal) throw new ControlError(err.kind, err.message, err.hint);
+      throw err;
+    }
+  };
+  return {
+    list: () => canaries.status(),
+    run: (name, who) => wire(() => canaries.runNow(name, who)),
+    pause: (name, who) => wire(() => canaries.pause(name, who)),
+    resume: (name, who) => wire(() => canaries.resume(name, who)),
+  };
+}
+
+/** The reseller API the order canaries use (the config check made sure it has an address and a key). */
+function resellerApi(config: Config): { client: ResellerClient; paths: ReturnType<typeof orderPaths> } {
+  const { baseUrl, apiKey, timeoutMs, orderPaths: configured } = config.reseller;
+  if (!baseUrl || !apiKey) throw new ConfigError(['an order canary needs reseller.baseUrl and reseller.apiKey']);
+  return {
+    client: new ResellerClient({ baseUrl, apiKey, timeoutMs, userAgent: USER_AGENT }),
+    paths: orderPaths(configured),
+  };
 }
 
 /**

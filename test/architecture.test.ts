@@ -89,6 +89,7 @@ const BELOW_THE_ROOT = [
   'modem',
   'ops',
   'receive',
+  'reseller',
   'sd-notify.ts',
   'serial',
   'virtual-modem',

@@ -79,5 +79,8 @@ describe('config: canaries', () => {
   it('a plain canary to a centre modem of this bridge, by name or number', () => {
     expect(problems([{ ...canary, order: false, to: 'centre' }])).toEqual([]);
     expect(problems([{ ...canary, order: false, to: '+6281200000002' }])).toEqual([]);
+    expect(problems([{ ...canary, order: false, to: '081299999999' }])).toEqual([
+      'canaries[0].to: the centre 081299999999 is not a modem of this bridge: a canary proves the transfer by its confirmation SMS there (name a modem, or use "order": true)',
+    ]);
   });
 });

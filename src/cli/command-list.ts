@@ -91,6 +91,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     ],
   },
   {
+    module: 'canary',
+    commands: [
+      ['canary', "the daemon's canaries (scheduled test transfers with a daily cap): ls, run now, pause, resume"],
+    ],
+  },
+  {
     module: 'reseller',
     commands: [
       [

@@ -136,7 +136,9 @@ function pickModem(config: Config, name: string | undefined): ModemConfig {
   return m;
 }
 
-async function findDaemon(config: Config): Promise<{ client?: ControlClient; socket?: string; tried: string[] }> {
+export async function findDaemon(
+  config: Config,
+): Promise<{ client?: ControlClient; socket?: string; tried: string[] }> {
   const tried: string[] = [];
   for (const socket of controlSocketCandidates(config)) {
     tried.push(socket);

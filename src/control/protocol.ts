@@ -179,6 +179,14 @@ const requestSchemas = {
   subscribe: request('subscribe', { events: list(oneOf(['urc', 'sms', 'delivery', 'ussd']), 1, 4) }),
   /** A balance check now (the configured code and replies unless given). */
   balance: request('balance', { code: v.optional(str(1, 182)), replies: v.optional(list(str(1, 182), 0, 10)) }),
+  /** The canaries (scheduled test transfers): their state, today's spend, last run. */
+  'canary.ls': request('canary.ls', {}),
+  /** Runs a canary now (its cap and pause still hold); answers when the run has ended. */
+  'canary.run': request('canary.run', { name: str(1, 64) }),
+  /** Pauses a canary until `canary.resume`. */
+  'canary.pause': request('canary.pause', { name: str(1, 64) }),
+  /** Lifts a canary's pause (and its count of failures in a row). */
+  'canary.resume': request('canary.resume', { name: str(1, 64) }),
 };
 
 export type Op = keyof typeof requestSchemas;

@@ -26,8 +26,8 @@ export class Fanout<T> {
   };
 
   /** Returns the unsubscribe function. */
-  subscribe(listener: (value: T) => void): () => void {
+  readonly subscribe = (listener: (value: T) => void): (() => void) => {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
-  }
+  };
 }

@@ -6,6 +6,7 @@
  * (a modem's state, a balance, an SMS spooled or delivered). A failed judgement is not reused.
  */
 import type { BalanceResult } from '../balance/watch.js';
+import type { CanaryStatus } from '../canary/types.js';
 import type { ForwarderStats } from '../forward/forwarder.js';
 import type { Verdict } from '../health/model.js';
 import type { ModemSupervisorStatus as SupervisorStatus } from '../receive/receiver.js';
@@ -20,6 +21,8 @@ export interface StatusSources {
   modems(): SupervisorStatus[];
   balance(modem: string): BalanceResult | undefined;
   forwarder(): ForwarderStats;
+  /** The canaries (absent or empty: none configured, nothing shown). */
+  canaries?(): CanaryStatus[];
   /** The health monitor's verdict and the spool counts it judged. */
   judge(): Promise<Verdict & { spool: SpoolStats }>;
   maxAgeMs: number;
@@ -60,6 +63,7 @@ export class StatusBoard {
   }
 
   status(): DaemonStatus {
+    const canaries = this.o.canaries?.();
     return {
       version: this.o.version,
       startedAt: this.o.startedAt,
@@ -70,6 +74,7 @@ export class StatusBoard {
         return balance ? { ...status, balance } : status;
       }),
       forwarder: this.o.forwarder(),
+      ...(canaries?.length ? { canaries } : {}),
       ...(this.lastHealth ? { health: this.lastHealth } : {}),
     };
   }

@@ -75,3 +75,9 @@ export interface ModemOps {
   /** Releases everything held (an open USSD session is cancelled first). */
   close(): Promise<void>;
 }
+
+/** What a test transfer uses of a modem (src/transfer/): the daemon's canaries give it this much and no more. */
+export type TransferOps = Pick<
+  ModemOps,
+  'name' | 'path' | 'ussdOpen' | 'ussdReply' | 'ussdCancel' | 'smsSend' | 'smsList' | 'onEvent' | 'close'
+>;

@@ -6,7 +6,7 @@
  * the step with its reason; a reply that matches nothing known ends the run `unknown`, never a success, unless the
  * confirmation SMS then arrives on a centre SIM of this bridge. Replies are always shown verbatim.
  */
-import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
+import type { TransferOps, UssdOutcome } from '../ops/modem-ops.js';
 import { errorMessage } from '../errors.js';
 import { parseOperatorSms } from '../sms/operator-facts.js';
 import { describeStep, extractToken, type FlowStep } from './flows.js';
@@ -55,13 +55,13 @@ export interface TransferReport {
 }
 
 export interface RunOptions {
-  from: ModemOps;
+  from: TransferOps;
   steps: FlowStep[];
   amount: number;
   /** The sending SIM's number (any form), to match the confirmation; optional. */
   fromNumber?: string;
   /** The centre SIM's modem in this bridge, if any: the confirmation is awaited there. */
-  centre?: ModemOps;
+  centre?: TransferOps;
   confirmTimeoutMs: number;
   /** How long to wait for the webhook's answer after the SMS was spooled (daemon path). Default 30 s. */
   webhookTimeoutMs?: number;

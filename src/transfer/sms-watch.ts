@@ -5,7 +5,7 @@
  * matching SMS not yet handed out, or throws TransferTimeout naming `what`; an AbortSignal ends it with
  * TransferInterrupted. Event shapes are read tolerantly, since the daemon's payloads may grow.
  */
-import type { ModemOps } from '../ops/modem-ops.js';
+import type { TransferOps } from '../ops/modem-ops.js';
 import type { EventMessage } from '../control/protocol.js';
 
 export interface SeenSms {
@@ -105,7 +105,7 @@ export class SmsWatch {
   private wake: (() => void) | undefined;
 
   constructor(
-    readonly ops: ModemOps,
+    readonly ops: TransferOps,
     private readonly clock: WatchClock = realClock,
     private readonly pollMs = 1000,
   ) {}

@@ -8,7 +8,7 @@
  * interrupted step is never a success, whatever the order says; an order counts only with a status meaning approved.
  */
 import { errorMessage } from '../errors.js';
-import type { ModemOps } from '../ops/modem-ops.js';
+import type { TransferOps } from '../ops/modem-ops.js';
 import { pick, type OrderPaths, type ResellerClient } from '../reseller/client.js';
 import type { FlowStep } from './flows.js';
 import { checkOrderAnswer } from './order-check.js';
@@ -29,7 +29,7 @@ export interface OrderInfo {
 export interface TestTransferDeps {
   /** The modems of this bridge the run uses (the sender, and the centre when it is one of them). */
   modems: readonly PlanModem[];
-  open(name: string): Promise<ModemOps>;
+  open(name: string): Promise<TransferOps>;
   /** With an order plan: the reseller API and where an order's fields are in its answers. */
   reseller?: { client: ResellerClient; paths: OrderPaths };
   signal?: AbortSignal;
@@ -139,7 +139,7 @@ export async function runTestTransfer(plan: TransferPlan, d: TestTransferDeps): 
     return notDialled('failed', `not dialled: ${errorMessage(err)}`, { held: err });
   }
 
-  const opened: ModemOps[] = [];
+  const opened: TransferOps[] = [];
   let report: TransferReport;
   try {
     const fromOps = await d.open(plan.from.name);

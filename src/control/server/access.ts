@@ -34,6 +34,7 @@ export function levelNeeded(req: Request): AccessLevel {
     case 'info':
     case 'sms.list':
     case 'sms.read':
+    case 'canary.ls':
       return 'read';
     case 'subscribe':
       return req.events.some((e) => OPERATOR_EVENTS.has(e)) ? 'operate' : 'read';

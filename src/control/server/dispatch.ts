@@ -71,6 +71,8 @@ export interface DispatcherOptions {
     replies: readonly string[] | undefined,
     shared: boolean,
   ) => Promise<unknown>;
+  /** The canaries (`canary.*` ops); absent: not offered. Errors are ControlErrors (the daemon maps its refusals). */
+  canaries?: CanaryControl;
   /** Who may operate (access.ts): checked before anything else. */
   access: AccessPolicy;
   /** Requests queued or running on one modem at once, from all connections (default 8); beyond: `busy`. */
@@ -81,6 +83,14 @@ export interface DispatcherOptions {
   operateRate?: { burst: number; perSecond: number };
   /** Milliseconds clock (default Date.now). */
   now?: () => number;
+}
+
+/** What the dispatcher needs of the daemon's canaries (structural: control/server does not know src/canary). */
+export interface CanaryControl {
+  list(): unknown;
+  run(name: string, who: string): Promise<unknown>;
+  pause(name: string, who: string): Promise<unknown>;
+  resume(name: string, who: string): Promise<unknown>;
 }
 
 /** A token bucket per peer uid for operating requests. */
@@ -367,6 +377,20 @@ export class Dispatcher {
             `operator (${conn.who}): balance check on ${m.name} (the configured code)`,
           );
         return this.o.balance(m.name, req.code, req.replies, false);
+      }
+      case 'canary.ls':
+      case 'canary.run':
+      case 'canary.pause':
+      case 'canary.resume': {
+        const canaries = this.o.canaries;
+        if (!canaries) throw new ControlError('bad_request', 'canaries are not offered by this daemon');
+        if (req.op === 'canary.ls') return canaries.list();
+        const who = `${conn.who}${conn.client ? ` via ${conn.client}` : ''}`;
+        if (req.op === 'canary.run') {
+          this.log.info({ canary: req.name, peer: conn.who }, `operator (${conn.who}): canary run ${req.name}`);
+          return canaries.run(req.name, who);
+        }
+        return req.op === 'canary.pause' ? canaries.pause(req.name, who) : canaries.resume(req.name, who);
       }
     }
   }
