@@ -3,6 +3,7 @@
  * load as `test-transfer` would plan it, so one that could never run fails there (each problem named with its path).
  */
 import { describe, expect, it } from 'vitest';
+import { canarySchedules } from '../src/cli/config-check.js';
 import { parseConfig } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
 
@@ -82,5 +83,23 @@ describe('config: canaries', () => {
     expect(problems([{ ...canary, order: false, to: '081299999999' }])).toEqual([
       'canaries[0].to: the centre 081299999999 is not a modem of this bridge: a canary proves the transfer by its confirmation SMS there (name a modem, or use "order": true)',
     ]);
+  });
+
+  it('config check shows each schedule and what it may spend a day (the cap or the clock binds)', () => {
+    const c = parseConfig(
+      {
+        ...base,
+        canaries: [
+          { ...canary, name: 'six-hourly' },
+          { ...canary, name: 'hourly', intervalSec: 3600, maxRupiahPerDay: 10_000, order: false, to: 'centre' },
+        ],
+      },
+      {},
+    );
+    expect(canarySchedules(c.canaries)).toBe(
+      'canaries (each run moves real credit; `pulsa-bridge canary pause NAME` stops one):\n' +
+        '  six-hourly: Rp 5000 from tsel through a reseller order, every 6 h (the first 6 h after start); cap Rp 20000 a day (Asia/Jakarta): at most 4 run(s), Rp 20000 a day\n' +
+        '  hourly: Rp 5000 from tsel to centre, every 1 h (the first 1 h after start); cap Rp 10000 a day (Asia/Jakarta): at most 2 run(s), Rp 10000 a day (the cap binds)\n',
+    );
   });
 });

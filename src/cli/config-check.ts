@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { isVirtualPort } from '../serial/port-kind.js';
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
-import { loadConfig, maskSecrets } from '../config.js';
+import { loadConfig, maskSecrets, type Config } from '../config.js';
+import { canaryName } from '../config-canary.js';
 import { configInitCommand } from './config-init.js';
 import { configPath, printJson, type Io } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -15,6 +16,20 @@ import { UsageError } from './usage-error.js';
 /** The commands this module adds to the program (cli.ts). */
 export function commands(io: Io): Command[] {
   return [configCommand(io)];
+}
+
+/** Each canary's schedule and what it may spend, as `config check` shows them before the config. */
+export function canarySchedules(canaries: Config['canaries']): string {
+  const every = (sec: number) =>
+    sec % 3600 === 0 ? `${sec / 3600} h` : sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`;
+  const lines = canaries.map((c) => {
+    // Runs start an interval after the previous one ends, so a day holds at most this many; the cap may hold fewer.
+    const byTime = Math.ceil(86_400 / c.intervalSec);
+    const byCap = Math.floor(c.maxRupiahPerDay / c.amount);
+    const runs = Math.min(byTime, byCap);
+    return `  ${canaryName(c)}: Rp ${c.amount} from ${c.from} ${c.order ? 'through a reseller order' : `to ${c.to}`}, every ${every(c.intervalSec)} (the first ${every(c.intervalSec)} after start); cap Rp ${c.maxRupiahPerDay} a day (${c.timeZone}): at most ${runs} run(s), Rp ${runs * c.amount} a day${byCap < byTime ? ' (the cap binds)' : ''}`;
+  });
+  return `canaries (each run moves real credit; \`pulsa-bridge canary pause NAME\` stops one):\n${lines.join('\n')}\n`;
 }
 
 export function configCommand(io: Io): Command {
@@ -43,6 +58,7 @@ export function configCommand(io: Io): Command {
         io.out(
           `${file}: OK${cfg.warnings.length + missing.length > 0 ? `, with ${cfg.warnings.length + missing.length} warning(s)` : ''}\n`,
         );
+      if (!opts.json && cfg.canaries.length > 0) io.out(canarySchedules(cfg.canaries));
       printJson(io, maskSecrets(cfg));
       for (const w of [...cfg.warnings, ...missing]) io.err(`warning: ${w}\n`);
     });

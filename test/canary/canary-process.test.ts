@@ -79,6 +79,11 @@ describe('canaries in the compiled daemon', () => {
   it('run every few seconds until the day cap: two orders, two confirmations at the webhook, approved; a restart makes no third order', async () => {
     const receiver = await standIn();
     const { file, dir } = await setup(receiver, { intervalSec: 1, maxRupiahPerDay: 10_000 });
+    const check = await runCli(['config', 'check', file]);
+    expect(check.code).toBe(0);
+    expect(check.out).toContain(
+      'tsel: Rp 5000 from sender through a reseller order, every 1 s (the first 1 s after start); cap Rp 10000 a day (Asia/Jakarta): at most 2 run(s), Rp 10000 a day (the cap binds)',
+    );
     const d = await DaemonProcess.start(file, ' started"');
     await until(() => d.count('"outcome":"skipped"') > 0, 'a run held back by the cap', 60_000, { everyMs: 100 });
     const orders = ordersOf(receiver);
