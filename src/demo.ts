@@ -2,7 +2,8 @@
  * `npm run demo`: the whole path with no hardware and no network. A local stand-in for the convert-pulsa webhook, the
  * daemon on virtual modems with a throwaway spool, realistic operator SMS injected (a 3-part one, one from an unknown
  * sender that is archived, a failed POST to show a retry), each printed as it arrives with what the server would
- * parse; then the CLI's `balance` and `test-transfer --order` through the running daemon (demo/transfer-demo.ts).
+ * parse; then the CLI's `balance` and `test-transfer --order` through the running daemon (demo/transfer-demo.ts), and
+ * a canary run now with `canary run` (demo/canary-demo.ts).
  * Exits 0, or 1 if anything did not arrive in time or the order failed.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { Daemon } from './daemon.js';
 import { startDemoReceiver, type ReceivedSms } from './demo/receiver.js';
 import { createLogger } from './log.js';
 import { runTransferDemo } from './demo/transfer-demo.js';
+import { runCanaryDemo } from './demo/canary-demo.js';
 import { stopVirtualModems, virtualModemAt } from './virtual-modem/virtual-ports.js';
 
 const MULTIPART_TEXT =
@@ -57,6 +59,17 @@ export async function runDemo(): Promise<number> {
         senders: ['858'],
         operator: 'telkomsel',
         number: '081211110001',
+      },
+    ],
+    // A canary: the same order path on a schedule (hourly here; the demo runs it now with `canary run`), capped.
+    canaries: [
+      {
+        name: 'demo-canary',
+        from: 'demo-sender',
+        amount: 5000,
+        intervalSec: 3600,
+        maxRupiahPerDay: 10000,
+        order: true,
       },
     ],
     shutdownGraceSec: 2,
@@ -111,6 +124,9 @@ export async function runDemo(): Promise<number> {
       !(await runTransferDemo({ configFile, receiver, centre: 'demo-telkomsel', sender: 'demo-sender', out }))
     ) {
       out('demo: FAILED: the balance check or the test transfer did not end as expected');
+      code = 1;
+    } else if (!(await runCanaryDemo({ configFile, receiver, canary: 'demo-canary', out }))) {
+      out('demo: FAILED: the canary run did not end approved');
       code = 1;
     } else {
       out('demo: OK');
