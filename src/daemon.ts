@@ -250,6 +250,10 @@ export class Daemon {
         );
       },
       busy: (name) => ussdOpen(name)?.owner,
+      notReady: (name) => {
+        const state = supervisors[config.modems.findIndex((m) => m.name === name)]?.status().state;
+        return state === 'running' ? undefined : `modem ${name} is ${state ?? 'not configured'}`;
+      },
       ...(config.canaries.some((c) => c.order) ? { reseller: resellerApi(config) } : {}),
       logger: logger.child({ stage: 'canary' }),
       onChange: statusChanged.publish,

@@ -36,6 +36,8 @@ export interface CanariesOptions {
   open(modem: string, owner: string): Promise<TransferOps>;
   /** Who holds the modem's USSD session now (an operator, a balance check), if anyone. */
   busy(modem: string): string | undefined;
+  /** Why the modem cannot take a run now (disconnected, SIM not ready), if it cannot. Default: always ready. */
+  notReady?(modem: string): string | undefined;
   /** The reseller API, when an order canary is configured. */
   reseller?: { client: ResellerClient; paths: OrderPaths };
   logger: Logger;
@@ -299,32 +301,37 @@ export class Canaries {
     try {
       await this.waitWhileBusy(name, c.from);
       if (this.abort.signal.aborted) return skip('the daemon is stopping');
-      this.log.info(
-        { canary: name, run: id, trigger },
-        `canary ${name}: run ${id} starts (${trigger}): Rp ${c.amount} from ${c.from}${c.order ? ' through a reseller order' : ` to ${plan.centre?.name ?? plan.to}`}`,
-      );
-      result = await runTestTransfer(plan, {
-        modems: this.o.plan.modems,
-        open: (modem) => this.o.open(modem, `canary ${name} (run ${id})`),
-        ...(c.order && this.o.reseller ? { reseller: this.o.reseller } : {}),
-        signal: this.abort.signal,
-        note: (line) => {
-          lines.push(line);
-          this.log.debug({ canary: name, run: id }, `canary ${name}: ${line}`);
-        },
-        onStep: (s) => lines.push(`${s.step}. ${s.description}: ${s.status}${s.error ? ` (${s.error})` : ''}`),
-        ...(this.o.pollIntervalMs !== undefined ? { pollIntervalMs: this.o.pollIntervalMs } : {}),
-        beforeDial: async ({ orderId }) => {
-          // The cap again, on the day it is now, then the reservation on disk: nothing dials without both.
-          day = this.dayOf(slot);
-          const now = ledger.entry(name, day);
-          if (now.paused) throw new Error(`paused meanwhile: ${now.paused.reason}`);
-          if (now.spent + c.amount > c.maxRupiahPerDay)
-            throw new Error(`the day's cap is reached (Rp ${now.spent} spent)`);
-          await ledger.reserve(name, day, { id, amount: c.amount, ...(orderId ? { orderId } : {}) });
-          reserved = orderId ?? '';
-        },
-      });
+      // A modem that is not connected: nothing is asked of it (its task would fail unrun, read as an unknown send).
+      const down = modems.map((m) => this.o.notReady?.(m)).find((why) => why !== undefined);
+      if (down !== undefined) result = { ok: false, verdict: 'failed', reason: `not dialled: ${down}`, spent: false };
+      else {
+        this.log.info(
+          { canary: name, run: id, trigger },
+          `canary ${name}: run ${id} starts (${trigger}): Rp ${c.amount} from ${c.from}${c.order ? ' through a reseller order' : ` to ${plan.centre?.name ?? plan.to}`}`,
+        );
+        result = await runTestTransfer(plan, {
+          modems: this.o.plan.modems,
+          open: (modem) => this.o.open(modem, `canary ${name} (run ${id})`),
+          ...(c.order && this.o.reseller ? { reseller: this.o.reseller } : {}),
+          signal: this.abort.signal,
+          note: (line) => {
+            lines.push(line);
+            this.log.debug({ canary: name, run: id }, `canary ${name}: ${line}`);
+          },
+          onStep: (s) => lines.push(`${s.step}. ${s.description}: ${s.status}${s.error ? ` (${s.error})` : ''}`),
+          ...(this.o.pollIntervalMs !== undefined ? { pollIntervalMs: this.o.pollIntervalMs } : {}),
+          beforeDial: async ({ orderId }) => {
+            // The cap again, on the day it is now, then the reservation on disk: nothing dials without both.
+            day = this.dayOf(slot);
+            const now = ledger.entry(name, day);
+            if (now.paused) throw new Error(`paused meanwhile: ${now.paused.reason}`);
+            if (now.spent + c.amount > c.maxRupiahPerDay)
+              throw new Error(`the day's cap is reached (Rp ${now.spent} spent)`);
+            await ledger.reserve(name, day, { id, amount: c.amount, ...(orderId ? { orderId } : {}) });
+            reserved = orderId ?? '';
+          },
+        });
+      }
     } catch (err) {
       // A fault of this process, not a run's end: after the reservation it may have sent, so it stays spent (unknown).
       this.log.error({ err, canary: name, run: id }, `canary ${name}: run ${id} broke: ${errorMessage(err)}`);

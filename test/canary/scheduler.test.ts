@@ -84,6 +84,7 @@ async function canaries(
   list: CanaryConfig[],
   w: ReturnType<typeof world>,
   busy: () => string | undefined = () => undefined,
+  notReady: (modem: string) => string | undefined = () => undefined,
 ) {
   const { logger, lines } = captureLogger();
   const c = await Canaries.open({
@@ -92,6 +93,7 @@ async function canaries(
     ledgerDir: dir,
     open: (modem) => Promise.resolve(w.ops(modem)),
     busy,
+    notReady,
     logger,
   });
   return { c, lines };
@@ -157,6 +159,17 @@ describe('canary scheduler', () => {
     expect(lines.some((l) => l.level === 50 && /cut off by the last stop mid-send/.test(l.msg))).toBe(true);
     await expect(again.runNow('c1', 'test')).rejects.toBeInstanceOf(CanaryRefusal);
     void run;
+  });
+
+  it('a modem that is not connected is asked nothing: a failed run, nothing spent', async () => {
+    const w = world();
+    const { c } = await canaries([canary()], w, undefined, (m) =>
+      m === 'centre' ? 'modem centre is disconnected' : undefined,
+    );
+    const r = await c.runNow('c1', 'test');
+    expect(r).toMatchObject({ outcome: 'failed', spent: 0, detail: 'not dialled: modem centre is disconnected' });
+    expect(w.dialled).toEqual([]);
+    expect(c.status()[0]).toMatchObject({ spentToday: 0, failuresInARow: 1, state: 'waiting' });
   });
 
   it('an unknown canary name is not_found, naming the configured ones', async () => {
