@@ -7,7 +7,8 @@
  *
  *   node dist/bench/cli-startup.js [--rounds 10] [--json] [--old <another built checkout>]
  *
- * --old adds the same commands (daemon not running) run from another checkout's bin/, in the same rounds.
+ * --old adds --version, --help, status, queue ls and ports --json (daemon not running) run from another checkout's
+ * bin/, in the same rounds.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -87,6 +88,7 @@ export async function measureCli(rounds: number, log: (l: string) => void = () =
       ['old: --help', [oldBin, '--help']],
       ['old: status (no daemon)', [oldBin, 'status', '--config', config]],
       ['old: queue ls', [oldBin, 'queue', 'ls', '--config', config]],
+      ['old: ports --json', [oldBin, 'ports', '--json']],
     );
   }
   const running: Array<[string, string[]]> = [

@@ -5,7 +5,7 @@
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../log/silent.js';
 import { USB_FINGERPRINTS } from '../modem/profiles/index.js';
 import { listPorts } from '../serial/ports.js';
 import { atVerdict, describeModem, isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';

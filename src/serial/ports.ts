@@ -1,11 +1,12 @@
 /**
- * Lists serial ports with their USB identity. Uses serialport's list() (udev) and falls back to reading sysfs
- * directly when udevadm is missing (minimal images, containers). Adds the stable /dev/serial/by-id path and, from a
+ * Lists serial ports with their USB identity. Uses the native binding's list() (@serialport/bindings-cpp, what
+ * serialport's SerialPort.list() is; on Linux one `udevadm info -e`) and falls back to reading sysfs directly when
+ * udevadm is missing (minimal images, containers). Adds the stable /dev/serial/by-id path and, from a
  * fingerprints table passed in (the modem profiles own it), which ports look like known modems.
  */
 import { readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { join, resolve as resolvePath, dirname } from 'node:path';
-import { SerialPort } from 'serialport';
+import { autoDetect } from '@serialport/bindings-cpp';
 import { matchFingerprint } from './fingerprint.js';
 
 export interface PortInfo {
@@ -34,7 +35,7 @@ export interface ListPortsOptions {
   /** Roots, overridable for tests. */
   sysClassTty?: string;
   serialById?: string;
-  /** Skip serialport's list() (tests of the sysfs path). */
+  /** Skip the binding's list() (tests of the sysfs path). */
   sysfsOnly?: boolean;
 }
 
@@ -137,7 +138,7 @@ export async function listPorts(
   let warning: string | undefined;
   if (!options.sysfsOnly) {
     try {
-      const listed = await SerialPort.list();
+      const listed = await autoDetect().list();
       ports = listed.map((p) => {
         const info: PortInfo = { path: p.path };
         if (p.vendorId) info.vendorId = p.vendorId.toLowerCase();

@@ -117,6 +117,16 @@ describe('each command loads what it needs', () => {
     expect(packageLoaded(loadedModules(['ports', '--probe', '--json']), '@serialport/bindings-cpp')).toBe(true);
   });
 
+  it('ports lists through the binding alone: not serialport (its parsers), not the modem stack, not pino', () => {
+    const r = loadedModules(['ports', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(sources(r)).toContain('serial/ports.js');
+    expect(packageLoaded(r, '@serialport/bindings-cpp')).toBe(true);
+    for (const pkg of ['serialport', '@serialport/stream', 'pino'])
+      expect(packageLoaded(r, pkg), `ports --json loads ${pkg}`).toBe(false);
+    expect(sources(r)).not.toContain('modem/probe.js');
+  });
+
   // a process per command and form: a longer bound than one test's default
   it('every command answers --help, both ways, loading its own module and not the daemon', { timeout: 90_000 }, () => {
     for (const entry of COMMANDS) {

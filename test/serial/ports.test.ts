@@ -7,6 +7,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SerialPort } from 'serialport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPorts, matchFingerprint, type FingerprintRow, type PortInfo } from '../../src/serial/ports.js';
 
@@ -147,6 +148,38 @@ describe('listPorts over sysfs', () => {
       sysfsOnly: true,
     });
     expect(result.ports).toEqual([]);
+  });
+});
+
+describe('listPorts through the native binding, on this machine', () => {
+  it("lists what serialport's SerialPort.list() lists, with the same ids (or says why it read sysfs)", async () => {
+    const result = await listPorts({ fingerprints: FINGERPRINTS, serialById: join(root, 'serial/by-id') });
+    const listed = await SerialPort.list().catch((err: unknown) => err as Error);
+    if (listed instanceof Error) {
+      // no udevadm here: both fail alike, and listPorts falls back to sysfs
+      expect(result).toMatchObject({ source: 'sysfs', warning: expect.stringContaining(listed.message) as unknown });
+      return;
+    }
+    expect(result.source).toBe('udev');
+    expect(result.warning).toBeUndefined();
+    interface Listed {
+      path: string;
+      manufacturer?: string | undefined;
+      serialNumber?: string | undefined;
+      vendorId?: string | undefined;
+      productId?: string | undefined;
+    }
+    const same = (ps: Listed[]) =>
+      ps
+        .map((p) => ({
+          path: p.path,
+          manufacturer: p.manufacturer,
+          serialNumber: p.serialNumber,
+          vendorId: p.vendorId?.toLowerCase(),
+          productId: p.productId?.toLowerCase(),
+        }))
+        .sort((x, y) => x.path.localeCompare(y.path, 'en', { numeric: true }));
+    expect(same(result.ports)).toEqual(same(listed));
   });
 });
 
