@@ -6,7 +6,8 @@ import type { BalanceResult } from '../balance/watch.js';
 import { daysUntil, localDate } from '../time-format.js';
 import { safeText } from '../terminal-text.js';
 
-const rupiah = (n: number) => 'Rp ' + String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
+/** `Rp 20.000`: whole rupiah, thousands dotted as in Indonesia. */
+export const rupiah = (n: number) => 'Rp ' + String(n).replace(/\B(?=(\d{3})+(?!\d))/g, '.');
 
 /** The result's lines, ending in a newline; `today` (YYYY-MM-DD) counts the days left. */
 export function formatBalance(r: BalanceResult, today: string = localDate(new Date())): string {

@@ -1,6 +1,7 @@
 /**
  * `pulsa-bridge status`: is the daemon running, what state is each modem in (and why, with the hint), what has it
- * received, spooled and forwarded, and how deep is the spool. Reads `status.json`, which the running daemon rewrites
+ * received, spooled and forwarded, its canaries (state, the day's spend, the last and next run), and how deep is the
+ * spool. Reads `status.json`, which the running daemon rewrites
  * every few seconds in the spool directory, plus the spool itself (as a client) and its lock.
  * Exit codes, for monitoring (like systemctl is-active / LSB status), one table, STATUS_EXIT: 0 running and healthy
  * (degraded included: money flows, warnings printed); 1 running but unhealthy (the reasons printed); 2 a usage error;
@@ -19,6 +20,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { judgeHealth, type HealthProblem, type Verdict } from '../health/model.js';
 import { CommandFailed, formatError } from './lifecycle.js';
 import { formatBalance } from './balance-format.js';
+import { formatCanary } from './canary-format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { spoolFrom, spoolHolder } from './spool-access.js';
 import { maskUrl } from '../redact.js';
@@ -223,6 +225,8 @@ export function statusCommand(io: Io): Command {
                 .replace(/\n {2}/g, '\n    '),
             );
         }
+        // Absent (or empty): no canary configured, nothing to say.
+        for (const c of running.canaries ?? []) out(formatCanary(c));
       }
       out(
         `spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts${fromDaemon ? ` (the daemon's count at ${localTime(running!.writtenAt)})` : ''}\n`,

@@ -4,7 +4,8 @@
  * A restart can fix these. health (/healthz, `status`, the page): liveness plus whatever stops money flowing (the
  * webhook failing, a modem disconnected or down or needing its PIN, a SIM whose active period ended, old pending
  * records, unrecorded results): `unhealthy`; what only warns (a SIM's balance low or its period ending soon, a balance
- * check failing): `degraded`. Each problem is one line with a hint; `healthy` is exactly "no problems".
+ * check failing, a canary paused, disabled or whose last run did not end approved: SMS still flow): `degraded`. Each
+ * problem is one line with a hint; `healthy` is exactly "no problems".
  */
 
 import { localTime } from '../time-format.js';
@@ -22,12 +23,17 @@ export type HealthProblemCode =
   | 'status-stale'
   | 'webhook-unreachable'
   | 'sim-expired'
-  | 'sim-warning';
+  | 'sim-warning'
+  | 'canary-paused'
+  | 'canary-disabled'
+  | 'canary-failing';
 
 export interface HealthProblem {
   code: HealthProblemCode;
   /** The modem concerned, for per-modem problems. */
   modem?: string;
+  /** The canary concerned, for a canary's warning. */
+  canary?: string;
   message: string;
   /** What to do about it. */
   hint?: string;
@@ -57,6 +63,19 @@ export interface ModemSnapshot {
   runningTask?: { label: string; sinceMs: number } | undefined;
 }
 
+/** A canary (scheduled test transfer) as the model reads it: CanaryStatus (src/canary/types.ts) fits as it is. */
+export interface CanarySnapshot {
+  name: string;
+  /** waiting, running, paused, capped or disabled. */
+  state: string;
+  /** Why it is paused or disabled. */
+  reason?: string | undefined;
+  pausedAt?: string | undefined;
+  failuresInARow: number;
+  pauseAfterFailures: number;
+  lastRun?: { at: string; outcome: string; orderId?: string | undefined; detail?: string | undefined } | undefined;
+}
+
 export interface HealthSnapshot {
   nowMs: number;
   /** When the daemon started (epoch ms): modems still connecting within the grace after it are not "down". */
@@ -79,6 +98,8 @@ export interface HealthSnapshot {
   spool: { pending: number; oldestPendingAgeMs?: number | undefined };
   /** Each SIM's last balance check that said anything of its account (absent: none yet). */
   sims?: Array<{ modem: string; activeUntil: string | null; state: string; reasons: readonly string[] }> | undefined;
+  /** The scheduled test transfers (absent: none configured). */
+  canaries?: readonly CanarySnapshot[] | undefined;
 }
 
 export interface HealthThresholds {
@@ -150,6 +171,40 @@ function localDay(ms: number): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
+/**
+ * A canary's one warning, if any: disabled (its ledger unreadable) or paused comes first (nothing runs), else a last run
+ * that did not end approved. SMS still flow either way: the whole verdict is at worst degraded.
+ */
+export function canaryWarning(c: CanarySnapshot): HealthProblem | undefined {
+  const last = c.lastRun;
+  const order = last?.orderId ? ` (order ${last.orderId})` : '';
+  if (c.state === 'disabled') {
+    return {
+      code: 'canary-disabled',
+      canary: c.name,
+      message: `canary ${c.name} is disabled: ${c.reason ?? 'its ledger cannot be read'}`,
+      hint: "nothing runs on a ledger that cannot be read: check the day's spend, fix or remove canary-ledger.json in the state directory, then restart the daemon",
+    };
+  }
+  if (c.state === 'paused') {
+    return {
+      code: 'canary-paused',
+      canary: c.name,
+      message: `canary ${c.name} is paused${c.pausedAt ? ` since ${localTime(c.pausedAt)}` : ''}: ${c.reason ?? 'no reason recorded'}`,
+      hint: `check the centre SIM and ${last?.orderId ? `order ${last.orderId}` : 'the last order'} (\`pulsa-bridge canary ls\` shows its runs), then \`pulsa-bridge canary resume ${c.name}\``,
+    };
+  }
+  if (last && last.outcome !== 'approved') {
+    return {
+      code: 'canary-failing',
+      canary: c.name,
+      message: `canary ${c.name}: its last run (${localTime(last.at)}) ended ${last.outcome}${order}${last.detail ? `: ${last.detail}` : ''} (${c.failuresInARow} of ${c.pauseAfterFailures} failures in a row before it pauses itself)`,
+      hint: 'check the centre SIM, the webhook and the order (`pulsa-bridge canary ls` shows its runs); it runs again at its next interval',
+    };
+  }
+  return undefined;
+}
+
 /** Liveness plus what needs an operator (see the header); warnings make it degraded, problems unhealthy. */
 export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THRESHOLDS): Verdict {
   const problems = [...judgeLiveness(s, t).problems];
@@ -208,6 +263,10 @@ export function judgeHealth(s: HealthSnapshot, t: HealthThresholds = DEFAULT_THR
         hint: sim.state === 'error' ? 'check the balance code with `pulsa-bridge balance`' : 'top the SIM up',
       });
     }
+  }
+  for (const c of s.canaries ?? []) {
+    const w = canaryWarning(c);
+    if (w) warnings.push(w);
   }
   if (s.forwarder.unrecorded > 0) {
     problems.push({

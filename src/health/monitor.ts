@@ -35,6 +35,8 @@ export interface HealthSource<S extends SpoolCounts = SpoolCounts> {
   spool(): Promise<S>;
   /** Each SIM's last balance check (absent: no balance watch). */
   sims?(): NonNullable<HealthSnapshot['sims']>;
+  /** The canaries' status (absent: none configured); the scheduler's CanaryStatus[] fits as it is. */
+  canaries?(): NonNullable<HealthSnapshot['canaries']>;
 }
 
 export interface HealthMonitorOptions<S extends SpoolCounts = SpoolCounts> {
@@ -141,6 +143,7 @@ export class HealthMonitor<S extends SpoolCounts = SpoolCounts> {
           : {}),
       },
       ...(this.o.source.sims ? { sims: this.o.source.sims() } : {}),
+      ...(this.o.source.canaries ? { canaries: this.o.source.canaries() } : {}),
     };
   }
 

@@ -2,10 +2,12 @@
  * The status page's JSON, PURE: the daemon's one status snapshot (the one /healthz, status.json and `pulsa-bridge
  * status` read) plus what only the page shows (the last SMS, USSD sessions open, the last test transfer), shaped for
  * web/status-page/page.js and masked here, on the server: message text and phone numbers leave the daemon only when
- * the config allows it (metrics.page.showText / showNumbers). Strings are passed as data; the page sets them with
- * textContent, never as markup.
+ * the config allows it (metrics.page.showText / showNumbers); a canary's `to` that is a number is masked like a
+ * sender. Strings are passed as data; the page sets them with textContent, never as markup.
  */
 import type { StatusSnapshot } from '../status.js';
+
+type CanaryStatus = NonNullable<StatusSnapshot['canaries']>[number];
 import type { RecentSms } from './recent-sms.js';
 
 /** The daemon's snapshot as the page reads it. */
@@ -42,6 +44,23 @@ export function maskNumbersIn(text: string): string {
   return text.replace(NUMBER_IN_TEXT, (m) => maskNumber(m));
 }
 
+/**
+ * maskNumbersIn, except for the `keep` strings (reseller order ids, whose date part is 8 digits), which stay whole
+ * wherever they appear; the text around them is masked.
+ */
+export function maskNumbersKeeping(text: string, keep: readonly string[]): string {
+  const ids = keep.filter((k) => k !== '');
+  if (ids.length === 0) return maskNumbersIn(text);
+  const re = new RegExp(ids.map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  let out = '';
+  let from = 0;
+  for (const m of text.matchAll(re)) {
+    out += maskNumbersIn(text.slice(from, m.index)) + m[0];
+    from = m.index + m[0].length;
+  }
+  return out + maskNumbersIn(text.slice(from));
+}
+
 /** A sender that is a phone number is masked; an operator's short code or name (858, TELKOMSEL) is shown. */
 function sender(s: string, showNumbers: boolean): string {
   return showNumbers || !/^\+?\d{6,}$/.test(s) ? s : maskNumber(s);
@@ -65,7 +84,9 @@ export interface PageError {
 
 export function buildPageView(i: PageInput): unknown {
   const s = i.snapshot;
-  const nums = (t: string) => (i.showNumbers ? t : maskNumbersIn(t));
+  // The canaries' order ids stay whole wherever they appear: ids, not a person's number.
+  const orderIds = (s.canaries ?? []).flatMap((c) => (c.lastRun?.orderId ? [c.lastRun.orderId] : []));
+  const nums = (t: string) => (i.showNumbers ? t : maskNumbersKeeping(t, orderIds));
   const optNums = (t: string | undefined) => (t === undefined ? undefined : nums(t));
   const errors: PageError[] = [];
   const modems = s.modems.map((m) => {
@@ -153,6 +174,18 @@ export function buildPageView(i: PageInput): unknown {
       message: `${s.spool.dead} record(s) dead (the webhook refused them or they expired)`,
       hint: '`pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again',
     });
+  const canaries = s.canaries?.map((c) => canaryView(c, i.showNumbers, nums));
+  for (const c of s.canaries ?? []) {
+    const r = c.lastRun;
+    if (r && r.outcome !== 'approved')
+      errors.push({
+        at: r.at,
+        source: `canary ${c.name}`,
+        // The order id as it is (an id, not a number of a person: masking would garble it); the detail masked.
+        message: `${r.outcome}${r.orderId ? ` (order ${r.orderId})` : ''}${r.detail ? `: ${nums(r.detail)}` : ''}`,
+        hint: c.state === 'paused' ? `\`pulsa-bridge canary resume ${c.name}\` once checked` : undefined,
+      });
+  }
   errors.sort((a, b) => (b.at ?? '').localeCompare(a.at ?? ''));
   return {
     version: s.version,
@@ -211,7 +244,40 @@ export function buildPageView(i: PageInput): unknown {
       outcome: r.outcome === undefined ? null : nums(r.outcome),
     })),
     transfer: i.transfer ? transferView(i.transfer, nums, i.showText) : null,
+    // null: no canary configured (the page shows no canary section).
+    canaries: canaries ?? null,
     errors: errors.slice(0, 20),
+  };
+}
+
+/** One canary for the page: its state, the day's spend and cap, the last run (outcome, time, order) and the next. */
+function canaryView(c: CanaryStatus, showNumbers: boolean, nums: (t: string) => string): unknown {
+  const r = c.lastRun;
+  return {
+    name: c.name,
+    state: c.state,
+    reason: c.reason === undefined ? null : nums(c.reason),
+    pausedAt: c.pausedAt ?? null,
+    from: c.from,
+    to: nums(sender(c.to, showNumbers)),
+    amount: c.amount,
+    intervalSec: c.intervalSec,
+    day: c.day,
+    spentToday: c.spentToday,
+    maxRupiahPerDay: c.maxRupiahPerDay,
+    failuresInARow: c.failuresInARow,
+    pauseAfterFailures: c.pauseAfterFailures,
+    nextRunAt: c.nextRunAt ?? null,
+    lastSuccessAt: c.lastSuccessAt ?? null,
+    lastRun: r
+      ? {
+          at: r.at,
+          outcome: r.outcome,
+          orderId: r.orderId ?? null,
+          detail: r.detail === undefined ? null : nums(r.detail),
+          durationMs: r.durationMs ?? null,
+        }
+      : null,
   };
 }
 

@@ -2,13 +2,15 @@
  * The daemon's Prometheus metrics (prom-client), in the exporters' conventions: prefix `pulsa_bridge_`, snake case,
  * counters end in `_total`, base units (seconds, dBm, rupiah), one `_info` metric per build and per modem.
  * No polling, no timers: gauges and mirrored counters are computed at scrape time from the daemon's one status
- * snapshot. MetricFeeds takes what is fed as it happens (each receiver's counts, each webhook POST's timing); it
- * exists before the snapshot does, so the forwarder and the receivers can be built with it.
+ * snapshot. MetricFeeds takes what is fed as it happens (each receiver's counts, each webhook POST's timing, each
+ * canary run's duration); it exists before the snapshot does, so the forwarder, the receivers and the canaries'
+ * scheduler can be built with it. The canaries' series are in ./canary-metrics.ts.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Outcome } from '../forward/policy.js';
 import type { WebhookPoster } from '../forward/webhook.js';
 import type { SmsRecord } from '../spool/types.js';
+import { canaryDurationHistogram, registerCanaryMetrics, type CanaryMetricsView } from './canary-metrics.js';
 
 /** The per-modem part of the daemon's status that the metrics read (structural: no import of the daemon). */
 export interface ModemMetricsView {
@@ -41,6 +43,8 @@ export interface MetricsSnapshot {
   };
   /** The verdict /healthz answers with (`pulsa_bridge_healthy`). */
   health: { healthy: boolean };
+  /** The scheduled test transfers (absent: none configured). */
+  canaries?: readonly CanaryMetricsView[] | undefined;
 }
 
 export interface MetricsSource {
@@ -80,7 +84,7 @@ function outcomeClass(o: Outcome): string {
   return o.kind; // 'network' | 'timeout'
 }
 
-/** What is fed to the metrics as it happens: receivers' counts and webhook POST timings (see the header). */
+/** What is fed to the metrics as it happens: receivers' counts, webhook POST and canary run timings (see the header). */
 export class MetricFeeds {
   /** Per modem: counts of finished receivers (folded in when the next one is tracked) and the live one. */
   private readonly received = new Map<
@@ -100,6 +104,16 @@ export class MetricFeeds {
     buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600],
     registers: [],
   });
+  readonly canaryDuration = canaryDurationHistogram();
+
+  /**
+   * A canary run has ended: its duration, by canary and outcome. A `skipped` run (held back by the cap or a pause)
+   * never ran and is not timed; its count comes from the snapshot like every other outcome's.
+   */
+  observeCanaryRun(canary: string, outcome: string, seconds: number): void {
+    if (outcome === 'skipped' || !Number.isFinite(seconds) || seconds < 0) return;
+    this.canaryDuration.observe({ canary, outcome }, seconds);
+  }
 
   /**
    * A new receiver for `modem` (after every (re)connect): the previous one has stopped, so its counts are final and
@@ -223,6 +237,10 @@ export class BridgeMetrics {
     });
     this.registry.registerMetric(feeds.requestDuration);
     this.registry.registerMetric(feeds.deliveryLatency);
+
+    // ---- canaries (scheduled test transfers)
+    registerCanaryMetrics(this.registry, async () => (await src.snapshot()).canaries);
+    this.registry.registerMetric(feeds.canaryDuration);
 
     // ---- spool
     new Gauge({

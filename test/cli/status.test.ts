@@ -2,7 +2,7 @@
  * `pulsa-bridge status` against a daemon running in-process (production wiring, a virtual modem, a real spool and a
  * real HTTP server on loopback): the receiver's count of records written to the spool is shown as `spooled`, and
  * status.json carries it as `spooled` plus the old `forwarded` (same number, kept one release). A status.json written
- * before `spooled` existed still shows the count.
+ * before `spooled` existed still shows the count. Its canaries, from status.json, in text and in --json.
  */
 import { localTime } from '../../src/time-format.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,8 @@ import { startInProcess } from '../support/in-process.js';
 import { cli } from '../support/cli.js';
 import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 import { STATUS_EXIT } from '../../src/cli/status.js';
+import type { CanaryStatus } from '../../src/canary/types.js';
+import { canaryWarning } from '../../src/health/model.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -212,6 +214,122 @@ describe('status: the spool counts', () => {
     );
     expect(r.out).toContain('spool: 0 pending, 0 dead, 0 sent, 0 ignored, 0 quarantined, 0 parts\n');
     expect(r.out).not.toContain('forwarder:');
+  });
+});
+
+describe('status: the canaries', () => {
+  const approved: CanaryStatus = {
+    name: 'tsel-hourly',
+    from: 'tsel-test',
+    to: 'order',
+    amount: 5000,
+    intervalSec: 21_600,
+    maxRupiahPerDay: 20_000,
+    timeZone: 'Asia/Jakarta',
+    state: 'waiting',
+    day: '2026-11-24',
+    spentToday: 10_000,
+    failuresInARow: 0,
+    pauseAfterFailures: 3,
+    nextRunAt: '2026-11-24T07:00:00.000Z',
+    lastSuccessAt: '2026-11-24T01:00:00.000Z',
+    lastRun: {
+      id: 'r2',
+      at: '2026-11-24T01:00:00.000Z',
+      outcome: 'approved',
+      spent: 5000,
+      orderId: 'ORD-2',
+      detail: 'approved',
+      durationMs: 41_600,
+    },
+    counts: { approved: 2, failed: 0, timeout: 0, unknown: 0, skipped: 0 },
+  };
+  const paused: CanaryStatus = {
+    ...approved,
+    name: 'isat-direct',
+    from: 'isat-test',
+    to: '081298765432',
+    intervalSec: 900,
+    state: 'paused',
+    reason: 'run r9 was cut off mid-send: check the centre SIM, then resume',
+    pausedAt: '2026-11-24T02:00:00.000Z',
+    nextRunAt: undefined,
+    lastRun: {
+      id: 'r9',
+      at: '2026-11-24T01:59:00.000Z',
+      outcome: 'unknown',
+      spent: 5000,
+      detail: 'the daemon stopped while this run was in flight',
+    },
+    failuresInARow: 1,
+    spentToday: 5000,
+    counts: { approved: 0, failed: 0, timeout: 0, unknown: 1, skipped: 0 },
+  };
+  const statusJson = (canaries: CanaryStatus[] | undefined) => {
+    const warnings = (canaries ?? []).flatMap((c) => canaryWarning(c) ?? []);
+    return {
+      version: '0.1.0',
+      startedAt: new Date().toISOString(),
+      webhookUrl: 'http://127.0.0.1:1/x',
+      modems: [],
+      forwarder: { delivered: 0, retried: 0, dead: 0, unrecorded: 0 },
+      health: { healthy: true, state: warnings.length ? 'degraded' : 'healthy', problems: [], warnings },
+      spool: { pending: 0, sent: 0, dead: 0, ignored: 0, quarantine: 0, parts: 0 },
+      ...(canaries ? { canaries } : {}),
+      pid: process.pid,
+      writtenAt: new Date().toISOString(),
+    };
+  };
+
+  it("lists each canary: state, the day's spend and cap, the last run and the next, in local time; --json as the daemon wrote them", async () => {
+    const { dir, cleanup } = await tempDir('cli-status-canaries');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false }); // the "daemon": holds spool.lock
+    cleanups.push(() => owner.close());
+    const canaries = [approved, paused];
+    await writeFile(statusFilePath(dir), JSON.stringify(statusJson(canaries)));
+    const tz = process.env.TZ;
+    process.env.TZ = 'Asia/Jakarta';
+    try {
+      const r = await status(['--spool', dir]);
+      expect(r.code).toBe(0); // degraded: money flows
+      expect(r.out).toContain(
+        'canary tsel-hourly: waiting (Rp 5.000 from tsel-test to order every 6 h), spent today Rp 10.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
+          '  last run: approved at 2026-11-24 08:00:00 +07:00 (order ORD-2, took 42 s)\n' +
+          '  next run: 2026-11-24 14:00:00 +07:00\n',
+      );
+      expect(r.out).toContain(
+        'canary isat-direct: PAUSED since 2026-11-24 09:00:00 +07:00 (Rp 5.000 from isat-test to 081298765432 every 15 min), spent today Rp 5.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
+          '  why: run r9 was cut off mid-send: check the centre SIM, then resume\n' +
+          '  last run: unknown at 2026-11-24 08:59:00 +07:00: the daemon stopped while this run was in flight\n' +
+          '  last approved: 2026-11-24 08:00:00 +07:00; 1 of 3 failures in a row before it pauses itself\n' +
+          '  next run: none until `pulsa-bridge canary resume isat-direct`\n',
+      );
+      expect(r.out).toMatch(/health: degraded \(money flows; warnings\)\n {2}- canary isat-direct is paused since /);
+      expect(r.out).toContain(
+        '    hint: check the centre SIM and the last order (`pulsa-bridge canary ls` shows its runs), then `pulsa-bridge canary resume isat-direct`\n',
+      );
+      expect(r.out).not.toContain('2026-11-24T0'); // no ISO time in the text
+      const json = JSON.parse((await status(['--spool', dir, '--json'])).out);
+      expect(json.status.canaries).toEqual(JSON.parse(JSON.stringify(canaries)));
+      expect(json.health.warnings.map((w: { code: string }) => w.code)).toEqual(['canary-paused']);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
+  it('a daemon without canaries (or one that predates them): no canary line, none in --json', async () => {
+    const { dir, cleanup } = await tempDir('cli-status-no-canaries');
+    cleanups.push(cleanup);
+    const owner = await Spool.open(dir, { logger: silentLogger(), fsync: false });
+    cleanups.push(() => owner.close());
+    await writeFile(statusFilePath(dir), JSON.stringify(statusJson(undefined)));
+    const r = await status(['--spool', dir]);
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('canary');
+    expect(r.out).toContain('health: ok\n');
+    expect(JSON.parse((await status(['--spool', dir, '--json'])).out).status.canaries).toBeUndefined();
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * The shipped monitoring files (monitoring/): the alert rules pass `promtool check rules` where promtool is installed
- * (Debian's `prometheus` package), and every pulsa_bridge_* series that the rules and the Grafana dashboard query is
- * one the daemon exports (names read from the real registry), so a renamed metric cannot silently blind an alert.
+ * (Debian's `prometheus` package), the canary alerts fire when they should on made-up series (`promtool test rules`,
+ * test/fixtures/monitoring/), and every series that the rules and the Grafana dashboard query (pulsa_bridge_*, and the
+ * process_* / nodejs_* ones of the Node.js process) is one the daemon exports (names read from the real registry), so
+ * a renamed metric cannot silently blind an alert.
  */
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -12,9 +14,11 @@ import { BridgeMetrics } from '../../src/metrics/registry.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rulesFile = path.join(root, 'monitoring/alerts.yml');
+const canaryRulesTest = path.join(root, 'test/fixtures/monitoring/canary-alerts.yml');
 const dashboardFile = path.join(root, 'monitoring/grafana-dashboard.json');
 const hasPromtool = spawnSync('sh', ['-c', 'command -v promtool']).status === 0;
 
+/** Every series name the daemon's registry exports (with the Node.js process metrics, on in the daemon). */
 function exportedNames(): Set<string> {
   const m = new BridgeMetrics(
     {
@@ -26,7 +30,7 @@ function exportedNames(): Set<string> {
         health: { healthy: true },
       }),
     },
-    { defaultMetrics: false },
+    { defaultMetrics: true },
   );
   const names = new Set<string>();
   for (const metric of m.registry.getMetricsAsArray()) {
@@ -36,7 +40,9 @@ function exportedNames(): Set<string> {
   return names;
 }
 
-const referenced = (text: string): string[] => [...new Set(text.match(/pulsa_bridge_[a-z_]+/g) ?? [])];
+const referenced = (text: string): string[] => [
+  ...new Set(text.match(/\b(?:pulsa_bridge|process|nodejs)_[a-z_]+/g) ?? []),
+];
 
 describe('monitoring/', () => {
   it.skipIf(!hasPromtool)('alerts.yml passes promtool check rules', () => {
@@ -44,6 +50,15 @@ describe('monitoring/', () => {
     expect(r.stdout + r.stderr).toContain('SUCCESS');
     expect(r.status).toBe(0);
   });
+
+  it.skipIf(!hasPromtool)(
+    'the canary alerts fire on a stale or a never-approved canary (2 intervals of uptime) and on a pause, not before',
+    () => {
+      const r = spawnSync('promtool', ['test', 'rules', canaryRulesTest], { encoding: 'utf8' });
+      expect(r.stdout + r.stderr).toContain('SUCCESS');
+      expect(r.status).toBe(0);
+    },
+  );
 
   it('alerts.yml has the alerts the issue asks for, each with a severity and a summary', () => {
     const text = readFileSync(rulesFile, 'utf8');
@@ -55,6 +70,8 @@ describe('monitoring/', () => {
         'PulsaBridgeSimActivePeriodEnding',
         'PulsaBridgeBalanceLow',
         'PulsaBridgeDeadRecords',
+        'PulsaBridgeCanaryNotApproved',
+        'PulsaBridgeCanaryPaused',
       ]),
     );
     expect(text.match(/^\s+severity: /gm)?.length).toBe(alerts.length);
@@ -72,6 +89,14 @@ describe('monitoring/', () => {
     const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
     const used = [...referenced(readFileSync(rulesFile, 'utf8')), ...referenced(exprs)];
     expect(used.length).toBeGreaterThan(10);
+    expect(used).toEqual(
+      expect.arrayContaining([
+        'pulsa_bridge_canary_last_success_timestamp_seconds',
+        'pulsa_bridge_canary_interval_seconds',
+        'pulsa_bridge_canary_paused',
+        'process_start_time_seconds',
+      ]),
+    );
     expect(used.filter((n) => !names.has(n))).toEqual([]);
   });
 

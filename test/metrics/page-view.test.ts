@@ -1,9 +1,14 @@
-/** The page's JSON from a status snapshot: masking on the server, webhook state, errors with hints, the transfer. */
+/**
+ * The page's JSON from a status snapshot: masking on the server, webhook state, errors with hints, the transfer, the
+ * canaries.
+ */
 import { describe, expect, it } from 'vitest';
+import type { CanaryStatus } from '../../src/canary/types.js';
 import {
   buildPageView,
   maskNumber,
   maskNumbersIn,
+  maskNumbersKeeping,
   type PageInput,
   type PageSnapshot,
 } from '../../src/metrics/page-view.js';
@@ -186,5 +191,131 @@ describe('buildPageView', () => {
     expect(v.webhook.state).toBe('answering');
     expect(v.transfer).toBeNull();
     expect(v.modems[0].balance).toBeNull();
+  });
+});
+
+describe('buildPageView: canaries', () => {
+  const direct: CanaryStatus = {
+    name: 'isat-direct',
+    from: 'tsel-1',
+    to: '081298765432',
+    amount: 5000,
+    intervalSec: 900,
+    maxRupiahPerDay: 20_000,
+    timeZone: 'Asia/Jakarta',
+    state: 'paused',
+    reason: 'run r9 was cut off mid-send: check the centre SIM 081298765432 and order CVT-20260101-AB12, then resume',
+    pausedAt: '2026-01-01T00:02:30.000Z',
+    day: '2026-01-01',
+    spentToday: 10_000,
+    failuresInARow: 1,
+    pauseAfterFailures: 3,
+    lastSuccessAt: '2025-12-31T23:00:00.000Z',
+    lastRun: {
+      id: 'r9',
+      at: '2026-01-01T00:02:20.000Z',
+      outcome: 'unknown',
+      spent: 5000,
+      orderId: 'CVT-20260101-AB12',
+      detail: 'no reply to *858*081298765432*5000#',
+      durationMs: 61_000,
+    },
+    counts: { approved: 1, failed: 0, timeout: 0, unknown: 1, skipped: 0 },
+  };
+  const ordered: CanaryStatus = {
+    ...direct,
+    name: 'tsel-hourly',
+    to: 'order',
+    state: 'waiting',
+    reason: undefined,
+    pausedAt: undefined,
+    failuresInARow: 0,
+    nextRunAt: '2026-01-01T01:00:00.000Z',
+    lastRun: {
+      id: 'r3',
+      at: '2026-01-01T00:00:00.000Z',
+      outcome: 'approved',
+      spent: 5000,
+      orderId: 'CVT-20260101-CD34',
+      durationMs: 42_000,
+    },
+  };
+
+  it("a row's facts per canary: state, the day's spend and cap, the last run (outcome, time, order), the next run", () => {
+    const v = buildPageView(input({ snapshot: snapshot({ canaries: [ordered, direct] }) })) as View;
+    expect(v.canaries).toEqual([
+      {
+        name: 'tsel-hourly',
+        state: 'waiting',
+        reason: null,
+        pausedAt: null,
+        from: 'tsel-1',
+        to: 'order',
+        amount: 5000,
+        intervalSec: 900,
+        day: '2026-01-01',
+        spentToday: 10_000,
+        maxRupiahPerDay: 20_000,
+        failuresInARow: 0,
+        pauseAfterFailures: 3,
+        nextRunAt: '2026-01-01T01:00:00.000Z',
+        lastSuccessAt: '2025-12-31T23:00:00.000Z',
+        lastRun: {
+          at: '2026-01-01T00:00:00.000Z',
+          outcome: 'approved',
+          orderId: 'CVT-20260101-CD34',
+          detail: null,
+          durationMs: 42_000,
+        },
+      },
+      expect.objectContaining({ name: 'isat-direct', state: 'paused', pausedAt: '2026-01-01T00:02:30.000Z' }),
+    ]);
+    // The run that did not end approved is among the last errors, with what to do.
+    expect(v.errors.find((e: View) => e.source === 'canary isat-direct')).toEqual({
+      at: '2026-01-01T00:02:20.000Z',
+      source: 'canary isat-direct',
+      message: 'unknown (order CVT-20260101-AB12): no reply to *858*0812•••••432*5000#',
+      hint: '`pulsa-bridge canary resume isat-direct` once checked',
+    });
+    expect(v.errors.find((e: View) => e.source === 'canary tsel-hourly')).toBeUndefined();
+  });
+
+  it("a canary's number is masked like a sender (in `to`, the reason and the detail); the order id is kept whole", () => {
+    const masked = buildPageView(input({ snapshot: snapshot({ canaries: [direct] }) })) as View;
+    expect(JSON.stringify(masked.canaries)).not.toContain('081298765432');
+    expect(masked.canaries[0]).toMatchObject({
+      to: '0812•••••432',
+      reason: 'run r9 was cut off mid-send: check the centre SIM 0812•••••432 and order CVT-20260101-AB12, then resume',
+      lastRun: { orderId: 'CVT-20260101-AB12', detail: 'no reply to *858*0812•••••432*5000#' },
+    });
+    const shown = buildPageView(input({ snapshot: snapshot({ canaries: [direct] }), showNumbers: true })) as View;
+    expect(shown.canaries[0]).toMatchObject({
+      to: '081298765432',
+      lastRun: { detail: 'no reply to *858*081298765432*5000#' },
+    });
+  });
+
+  it("an order id stays whole in any text (its date is 8 digits), the number beside it masked; the warning's too", () => {
+    expect(maskNumbersKeeping('order CVT-20260101-AB12 to 081298765432', ['CVT-20260101-AB12'])).toBe(
+      'order CVT-20260101-AB12 to 0812•••••432',
+    );
+    expect(maskNumbersKeeping('order CVT-20260101-AB12', [])).toBe('order CVT-2026•101-AB12');
+    const s = snapshot({ canaries: [direct] });
+    s.health = {
+      healthy: true,
+      state: 'degraded',
+      problems: [],
+      warnings: [
+        { code: 'canary-paused', canary: 'isat-direct', message: `canary isat-direct is paused: ${direct.reason}` },
+      ],
+    };
+    const v = buildPageView(input({ snapshot: s })) as View;
+    expect(v.health.warnings[0].message).toBe(
+      'canary isat-direct is paused: run r9 was cut off mid-send: check the centre SIM 0812•••••432 and order CVT-20260101-AB12, then resume',
+    );
+  });
+
+  it('no canary configured: null, and the page shows no canary section', () => {
+    expect((buildPageView(input()) as View).canaries).toBeNull();
   });
 });

@@ -17,6 +17,19 @@ const SMS_STATES = {
   delivered: ['ok', '✔', 'delivered'],
   dead: ['bad', '✖', 'dead'],
 };
+const CANARY_STATES = {
+  waiting: ['ok', '◷', 'waiting'],
+  running: ['ok', '▶', 'running'],
+  paused: ['warn', '‖', 'paused'],
+  capped: ['idle', '■', 'capped today'],
+  disabled: ['warn', '✖', 'disabled'],
+};
+const RUN_OUTCOMES = {
+  approved: ['ok', '✔', 'approved'],
+  failed: ['bad', '✖', 'failed'],
+  timeout: ['bad', '⌛', 'timed out'],
+  unknown: ['warn', '?', 'send unknown'],
+};
 const BALANCE_STATES = {
   ok: ['ok', '✔', 'ok'],
   warning: ['warn', '⚠', 'warning'],
@@ -199,6 +212,56 @@ function smsItem(r) {
   return li;
 }
 
+/** `6 h`, `15 min`, `90 s` (a no-break space: the unit stays with its number on a phone). */
+function every(sec) {
+  if (sec >= 3600 && sec % 3600 === 0) return `${sec / 3600}\u00a0h`;
+  if (sec >= 60 && sec % 60 === 0) return `${sec / 60}\u00a0min`;
+  return `${sec}\u00a0s`;
+}
+
+/** One canary, one row: state, the day's spend against the cap, the last run (outcome, when, order), the next run. */
+function canaryItem(c) {
+  const li = el('li');
+  li.dataset.canary = c.name;
+  const head = el('div', 'row');
+  head.append(
+    badge(CANARY_STATES, c.state),
+    el('strong', null, c.name),
+    el('span', 'muted', `${rupiah(c.amount)} from ${c.from} to ${c.to}, every ${every(c.intervalSec)}`),
+  );
+  const row = el('div', 'row');
+  row.append(el('span', 'spent', `today ${rupiah(c.spentToday)} of ${rupiah(c.maxRupiahPerDay)}`));
+  const last = el('span', 'last');
+  if (c.lastRun) {
+    last.append('last run ', badge(RUN_OUTCOMES, c.lastRun.outcome), ' ', when(c.lastRun.at));
+    if (c.lastRun.orderId) last.append(`, order ${c.lastRun.orderId}`);
+  } else last.append('last run: none yet');
+  row.append(last);
+  const next = c.nextRunAt
+    ? `next run ${localTime(c.nextRunAt)}`
+    : c.state === 'running'
+      ? 'running now'
+      : c.state === 'paused'
+        ? 'next run: none until resumed'
+        : c.state === 'disabled'
+          ? 'next run: none (its ledger cannot be read)'
+          : 'next run: —';
+  row.append(el('span', 'next', next));
+  li.append(head, row);
+  if (c.reason) li.append(el('p', 'hint', `${c.state === 'paused' ? 'paused' : 'why'}: ${c.reason}`));
+  if (c.lastRun && c.lastRun.outcome !== 'approved') {
+    if (c.lastRun.detail) li.append(el('p', 'hint muted', c.lastRun.detail));
+    li.append(
+      el(
+        'p',
+        'hint muted',
+        `last approved ${c.lastSuccessAt ? localTime(c.lastSuccessAt) : 'never'}; ${c.failuresInARow} of ${c.pauseAfterFailures} failures in a row before it pauses itself`,
+      ),
+    );
+  }
+  return li;
+}
+
 function transferBlock(t) {
   if (!t) return el('p', 'note', 'none yet (pulsa-bridge test-transfer keeps its report here)');
   const ok = t.outcome === 'confirmed' || t.outcome === 'sent';
@@ -267,6 +330,9 @@ function render(d) {
     ? `${masked.join(' and ')} hidden (metrics.page.showText / showNumbers)`
     : '';
   replace('recent', d.recent.length ? d.recent.map(smsItem) : [el('li', 'muted', 'none since the daemon started')]);
+  // No canary configured (null): no section at all.
+  document.getElementById('canaries-section').hidden = !d.canaries;
+  replace('canaries', (d.canaries || []).map(canaryItem));
   replace('transfer', [transferBlock(d.transfer)]);
   replace(
     'errors',
