@@ -257,6 +257,9 @@ export class Daemon {
       ...(config.canaries.some((c) => c.order) ? { reseller: resellerApi(config) } : {}),
       logger: logger.child({ stage: 'canary' }),
       onChange: statusChanged.publish,
+      ...(feeds
+        ? { onRunEnd: (name: string, outcome: string, sec: number) => feeds.observeCanaryRun(name, outcome, sec) }
+        : {}),
     });
 
     // 8. Health and the one status snapshot everything reads.
@@ -272,6 +275,7 @@ export class Daemon {
         modems: () => supervisors.map((s) => s.status()),
         forwarder: () => forwarder.stats(),
         spool: () => spool.stats(),
+        canaries: () => canaries.status(),
         sims: () =>
           config.modems.flatMap((m) => {
             const r = balanceWatch.lastResult(m.name);

@@ -50,6 +50,7 @@ async function setup(
     webhook: { baseUrl: receiver.baseUrl, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
     modems: [sim('sender', '081211110001', 100_000), sim('centre', CENTRE, 0)],
     control: { socket: path.join(dir, 'control.sock') },
+    metrics: { listen: '127.0.0.1:0' },
     reseller: {
       apiKey: opts.apiKey ?? KEY,
       confirmTimeoutSec: 20,
@@ -58,6 +59,21 @@ async function setup(
     canaries: [{ name: 'tsel', from: 'sender', amount: 5000, order: true, ...canary }],
   });
   return { file, dir };
+}
+
+/** The daemon's metrics address, from its log line. */
+function metricsAt(d: DaemonProcess): string {
+  for (const line of d.out) {
+    const m = /serving \/metrics and \/healthz on http:\/\/([^"\s]+)/.exec(line);
+    if (m) return m[1]!;
+  }
+  throw new Error('no metrics address logged');
+}
+
+/** The value of one series in a Prometheus text exposition (undefined when absent). */
+function sample(text: string, series: string): number | undefined {
+  for (const line of text.split('\n')) if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  return undefined;
 }
 
 const ordersOf = (r: DemoReceiver) => [...r.orders.orders.values()];
@@ -98,6 +114,19 @@ describe('canaries in the compiled daemon', () => {
     expect(d.logged("run skipped: the day's cap: Rp 10000 of Rp 10000 spent")).toBe(true);
     const [c] = await ls(file);
     expect(c).toMatchObject({ name: 'tsel', state: 'capped', spentToday: 10_000, maxRupiahPerDay: 10_000 });
+    const metrics = await (await fetch(`http://${metricsAt(d)}/metrics`)).text();
+    expect(sample(metrics, 'pulsa_bridge_canary_runs_total{canary="tsel",outcome="approved"}')).toBe(2);
+    expect(sample(metrics, 'pulsa_bridge_canary_runs_total{canary="tsel",outcome="failed"}')).toBe(0);
+    expect(sample(metrics, 'pulsa_bridge_canary_runs_total{canary="tsel",outcome="skipped"}')).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(sample(metrics, 'pulsa_bridge_canary_spent_rupiah{canary="tsel"}')).toBe(10_000);
+    expect(sample(metrics, 'pulsa_bridge_canary_duration_seconds_count{canary="tsel",outcome="approved"}')).toBe(2);
+    expect(sample(metrics, 'pulsa_bridge_canary_last_success_timestamp_seconds{canary="tsel"}')).toBeGreaterThan(0);
+    const status = await runCli(['status', '-c', file]);
+    expect(status.code).toBe(0);
+    expect(status.out).toContain('tsel');
+    expect((await fetch(`http://${metricsAt(d)}/healthz`)).status).toBe(200);
     expect(c!.counts).toMatchObject({ approved: 2, failed: 0, timeout: 0, unknown: 0 });
     expect(c!.lastRun).toMatchObject({ outcome: 'approved', spent: 5000 });
     // `canary run` now: the cap holds it back too, and says so (exit 1).
@@ -139,6 +168,18 @@ describe('canaries in the compiled daemon', () => {
     expect(c).toMatchObject({ state: 'paused', spentToday: spentBefore });
     expect(c!.reason).toMatch(/cut off mid-send: check the centre SIM and order CVT-/);
     expect(c!.lastRun).toMatchObject({ outcome: 'unknown' });
+    // A paused canary warns: degraded, not unhealthy (SMS still flow), with the way out.
+    const healthz = await fetch(`http://${metricsAt(again)}/healthz`);
+    const health = await healthz.text();
+    expect(healthz.status).toBe(200);
+    expect(health).toMatch(/^degraded\n/);
+    expect(health).toMatch(/canary tsel[\s\S]*canary resume tsel/);
+    expect(
+      sample(
+        await (await fetch(`http://${metricsAt(again)}/metrics`)).text(),
+        'pulsa_bridge_canary_paused{canary="tsel"}',
+      ),
+    ).toBe(1);
     await until(
       () => again.count('run skipped: paused') > 0 || again.count('"outcome":"skipped"') > 0,
       'a paused run held back',
