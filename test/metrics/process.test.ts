@@ -1,14 +1,15 @@
 /**
  * Health and metrics of the real daemon process: the compiled `bin/pulsa-bridge run` on `pulsa-bridge simulate`'s
  * pseudo-terminal (native binding), a real webhook server on loopback, /metrics and /healthz scraped over real HTTP,
- * and `pulsa-bridge status` run as its own process for its exit code (0 healthy, 1 unhealthy, 3 not running).
+ * and `pulsa-bridge status` run as its own process for its exit code (0 healthy or degraded, 1 unhealthy, 3 not
+ * running). The degraded daemon's modem is a virtual one in its own process (a SIM with a low balance).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
+import { CliProcess, DaemonProcess, distBuilt, killAll, runCli, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { writeConfig } from '../support/config.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
 import { compiledCli } from '../support/cli.js';
@@ -159,6 +160,56 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     },
     120_000,
   );
+
+  it('degraded (a SIM whose balance is below minBalance): /healthz 200 degraded, status exits 0 saying so, healthy stays 1', async () => {
+    server = await startServer([reply(200, '{"success":true}')]);
+    // A virtual modem in the daemon's process whose SIM holds Rp 2000; its balance is checked only on demand.
+    const config = await writeConfig(dir, {
+      webhook: testWebhook(server.url),
+      modems: [
+        {
+          name: 'tsel-1',
+          port: 'virtual:tsel-1?number=081200000001&operator=telkomsel&balance=2000',
+          senders: ['858'],
+          operator: 'telkomsel',
+          balance: { intervalHours: 0, minBalance: 10_000 },
+        },
+      ],
+      metrics: { listen: '127.0.0.1:0' },
+    });
+    const daemon = await DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 60_000);
+    const addr = metricsAddress(daemon);
+    const healthz = async () => {
+      const r = await fetch(`http://${addr}/healthz`);
+      return { status: r.status, body: await r.text() };
+    };
+    expect(await healthz()).toEqual({ status: 200, body: 'ok\n' });
+    expect(status(config)).toMatchObject({ code: 0, out: expect.stringContaining('health: ok\n') });
+
+    // The operator checks the balance (through the daemon, which keeps the result): low, a warning.
+    const check = await runCli(['balance', '--config', config, '--modem', 'tsel-1']);
+    expect(check.out, check.err).toMatch(/^tsel-1: Rp 2\.000, active until .*\[WARNING\]/);
+    let h = { status: 0, body: '' };
+    await until(async () => (h = await healthz()).body !== 'ok\n', '/healthz to see the warning', 30_000);
+    expect(h.status).toBe(200); // money flows: a probe on /healthz stays green
+    expect(h.body).toMatch(/^degraded\n- modem tsel-1: .*2000.*\n {2}hint: top the SIM up\n$/);
+    const text = await (await fetch(`http://${addr}/metrics`)).text();
+    expect(sample(text, 'pulsa_bridge_healthy')).toBe(1);
+    expect(sample(text, 'pulsa_bridge_balance_rupiah{modem="tsel-1"}')).toBe(2000);
+
+    // `status` agrees (status.json is rewritten after the check): exit 0, the warning and its hint printed.
+    let st = status(config);
+    await until(() => (st = status(config)).out.includes('health: degraded'), 'status to see the warning', 30_000);
+    expect(st.code).toBe(0);
+    expect(st.out).toMatch(
+      /health: degraded \(money flows; warnings\)\n {2}- modem tsel-1: .*2000.*\n {4}hint: top the SIM up\n/,
+    );
+    const json = compiledCli(['status', '--config', config, '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ exitCode: 0, health: { healthy: true, state: 'degraded' } });
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 120_000);
 
   it('status exits 3 when no daemon ever ran on the spool', async () => {
     const config = await writeConfig(dir, {
