@@ -44,7 +44,7 @@ describe('status exit codes of the compiled CLI', () => {
       expect(r.err).toMatch(/^error: /);
       expect(r.err).not.toContain('invalid config');
     }
-  });
+  }, 120_000);
 
   it('6 when the config is missing, not JSON or invalid, with the reason on stderr (never 1, unhealthy, or 3)', async () => {
     const missing = path.join(dir, 'absent.json');
@@ -65,7 +65,7 @@ describe('status exit codes of the compiled CLI', () => {
         expect(r.err).toMatch(reason);
       }
     }
-  });
+  }, 180_000);
 
   it.skipIf(!nobodyRunsCli)(
     "6 for a user outside the config's group: the message names the group that may read it and how to join it",

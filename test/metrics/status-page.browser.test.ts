@@ -62,7 +62,7 @@ const card = (page: Page, modem: string) => page.locator(`[data-modem="${modem}"
 /** Resizes the page and waits until the browser has applied the width (no fixed pause). */
 async function resize(page: Page, width: number, height: number): Promise<void> {
   await page.setViewportSize({ width, height });
-  await page.waitForFunction(`window.innerWidth === ${width}`, undefined, { timeout: 30_000 });
+  await page.waitForFunction(`window.innerWidth === ${width}`, undefined, { timeout: 60_000 });
 }
 
 /** Screenshots of the page as it is, desktop (1280 px, the whole page) and phone (360 px: nothing scrolls sideways). */
@@ -87,7 +87,7 @@ async function statusSaying(health: string): Promise<{ code: number | null; out:
   await until(
     () => (r = compiledCli(['status', '--config', config])).out.includes(`health: ${health}`),
     `status to say health: ${health}`,
-    30_000,
+    60_000,
     { everyMs: 250, explain: () => r.out + (r.code ?? '') },
   );
   return r;
@@ -163,12 +163,13 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
       httpCredentials: { username: 'ops', password: TOKEN },
       viewport: { width: 1280, height: 900 },
     });
+    context.setDefaultTimeout(60_000); // navigation and screenshots too: generous on a loaded machine
     const consoleErrors: string[] = [];
     const page = await openPage(context, consoleErrors);
     const res = await page.goto(`${base}/`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
-    await expect.poll(() => card(page, 'tsel-1').innerText(), { timeout: 30_000 }).toContain('✔ running');
+    await expect.poll(() => card(page, 'tsel-1').innerText(), { timeout: 60_000 }).toContain('✔ running');
     expect(await card(page, 'isat-1').innerText()).toContain('✔ running');
     expect(await card(page, 'tsel-1').innerText()).toMatch(/-73 dBm \(4\/5\)/);
     expect(await card(page, 'tsel-1').innerText()).toContain('0812•••••890');
@@ -180,21 +181,21 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
 
     // An operator SMS on tsel-1: on the page within one refresh of being spooled.
     sims[0]!.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
-    await until(() => daemon.logged('spooled'), 'the SMS spooled', 30_000);
+    await until(() => daemon.logged('spooled'), 'the SMS spooled', 60_000);
     const spooledAt = Date.now();
     const sms = page.locator('#recent li', { hasText: 'from 858' });
     // By the page's own refresh (no reload). The wait is generous for a loaded machine: the delay is printed, not
     // asserted (a wall-clock bound belongs in bench/).
-    await sms.waitFor({ timeout: 30_000 });
+    await sms.waitFor({ timeout: 60_000 });
     console.log(`SMS on the page ${Date.now() - spooledAt} ms after the daemon spooled it (refresh ${REFRESH_MS} ms)`);
-    await expect.poll(() => sms.innerText(), { timeout: 30_000 }).toContain('✔ delivered');
+    await expect.poll(() => sms.innerText(), { timeout: 60_000 }).toContain('✔ delivered');
     expect(await sms.innerText()).toContain('Rp 5000 dari nomor 6282••••••774'); // the number in the text masked
     expect(await card(page, 'tsel-1').innerText()).toMatch(/last SMS\s+\d+ s ago/);
 
     // A sender code and a text carrying markup: shown as text, never parsed.
     sims[1]!.send('sms <b>X</b> <img src=x onerror="document.title=1">hello');
     const marked = page.locator('#recent li', { hasText: 'from <b>X</b>' });
-    await marked.waitFor({ timeout: 30_000 });
+    await marked.waitFor({ timeout: 60_000 });
     expect(await marked.locator('.sender').textContent()).toBe('from <b>X</b>');
     expect(await marked.locator('.text').textContent()).toBe('<img src=x onerror="document.title=1">hello');
     expect(await page.locator('#recent b, #recent img').count()).toBe(0);
@@ -205,7 +206,7 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     const check = await runCli(['balance', '--config', config, '--modem', 'tsel-1']);
     expect(check.out, check.err).toMatch(/^tsel-1: Rp 24\.025, .*\[WARNING\]/);
     await expect
-      .poll(() => page.locator('#verdict').innerText(), { timeout: 30_000 })
+      .poll(() => page.locator('#verdict').innerText(), { timeout: 60_000 })
       .toBe('⚠ degraded: 1 warning (money flows)');
     const warned = await page.locator('#problem-list').innerText();
     expect(warned).toMatch(/^⚠ modem tsel-1: .*24025.*\n\s*hint: top the SIM up$/);
@@ -221,10 +222,10 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
 
     // isat-1's modem is unplugged (the simulator and its pseudo-terminal end): down, with the hint the CLI shows.
     await sims[1]!.stop('SIGTERM');
-    await expect.poll(() => card(page, 'isat-1').innerText(), { timeout: 30_000 }).toMatch(/✖ down/);
+    await expect.poll(() => card(page, 'isat-1').innerText(), { timeout: 60_000 }).toMatch(/✖ down/);
     const down = await card(page, 'isat-1').innerText();
     expect(down).toMatch(/hint: .+/);
-    await expect.poll(() => page.locator('#verdict').innerText(), { timeout: 30_000 }).toBe('✖ UNHEALTHY: 1 problem');
+    await expect.poll(() => page.locator('#verdict').innerText(), { timeout: 60_000 }).toBe('✖ UNHEALTHY: 1 problem');
     const problems = await page.locator('#problem-list').innerText();
     expect(problems).toMatch(/^✖ modem isat-1 /);
     expect(problems).toContain('⚠ modem tsel-1: '); // the warning stays, after the problem
@@ -239,5 +240,5 @@ describe.skipIf(!hasSocat || !existsSync(CHROMIUM))('the status page in Chromium
     console.log(`screenshots: ${SHOTS}/{desktop,phone}-{healthy,degraded,unhealthy}.png`);
     await context.close();
     expect(consoleErrors).toEqual([]);
-  }, 180_000);
+  }, 300_000);
 });
