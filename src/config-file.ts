@@ -1,25 +1,45 @@
 /**
  * Reading a config file: readJson() turns an unreadable file or bad JSON into a ConfigError naming the file, without
- * quoting its text (it may hold a secret). fileModeVerdict() judges its mode: writable by others is refused (whoever
+ * quoting its text (it may hold a secret); refused (EACCES), it says which group may read it (whoMayRead, also used for
+ * the spool and the control socket). fileModeVerdict() judges its mode: writable by others is refused (whoever
  * can write it decides where the SMS go and what is dialled); readable by others with secrets in it is a warning.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ConfigError } from './errors.js';
 
-/** Which group may read a config this user cannot (the file's, else its directory's), and how to join it. */
-async function whoMayRead(file: string): Promise<string> {
-  let gid: number | undefined;
-  for (const p of [file, dirname(file)]) {
-    gid = await stat(p).then(
-      (s) => s.gid,
-      () => undefined,
-    );
-    if (gid !== undefined) break;
+/**
+ * The group that owns `path` (else its directory, when this user cannot reach `path` itself) with its name from
+ * /etc/group when it has one, and whether the mode lets that group in (read `path`, or pass through the directory);
+ * undefined when neither can be seen.
+ */
+export async function owningGroup(
+  path: string,
+): Promise<{ gid: number; name?: string; groupMay: boolean } | undefined> {
+  for (const [p, bits] of [
+    [path, 0o040],
+    [dirname(path), 0o010],
+  ] as const) {
+    const st = await stat(p).catch(() => undefined);
+    if (st === undefined) continue;
+    const name = await groupName(st.gid);
+    return { gid: st.gid, ...(name === undefined ? {} : { name }), groupMay: (st.mode & bits) !== 0 };
   }
-  const name = gid === undefined ? undefined : await groupName(gid);
-  const group = name ?? (gid === undefined ? 'pulsa-bridge' : `gid ${gid}`);
-  return `it is readable by the group ${group}: join it (sudo adduser $USER ${name ?? 'pulsa-bridge'}, then log in again) or run with sudo`;
+  return undefined;
+}
+
+/**
+ * Who may read a file or directory of the bridge this user may not (EACCES), and what to do: join its group (named),
+ * or sudo when no group may (or only root's: joining root is never the advice).
+ */
+export async function whoMayRead(path: string): Promise<string> {
+  const g = await owningGroup(path);
+  if (!g)
+    return 'its group cannot be seen from this user (the package uses pulsa-bridge): ask an administrator, or run with sudo';
+  if (!g.groupMay) return 'it is readable by its owner alone: run with sudo';
+  if (g.gid === 0) return 'it is readable by root alone: run with sudo';
+  const group = g.name ?? String(g.gid);
+  return `it is readable by the group ${g.name ?? `gid ${g.gid}`}: join it (sudo usermod -aG ${group} $USER, then log in again) or run with sudo`;
 }
 
 /** A group's name from /etc/group (undefined when it is not there). */

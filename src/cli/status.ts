@@ -5,7 +5,8 @@
  * every few seconds in the spool directory, plus the spool itself (as a client) and its lock.
  * Exit codes, for monitoring (like systemctl is-active / LSB status), one table, STATUS_EXIT: 0 running and healthy
  * (degraded included: money flows, warnings printed); 1 running but unhealthy (the reasons printed); 2 a usage error;
- * 3 not running; 4 unknown (the spool lock could not be read); 6 the config cannot be read or is invalid.
+ * 3 not running; 4 unknown (the spool lock could not be read: e.g. this user may not enter the spool, told which
+ * group may); 6 the config cannot be read or is invalid (EACCES: which group may read it).
  */
 import { summaryOf } from './command-list.js';
 import { localTime } from '../time-format.js';
@@ -22,7 +23,7 @@ import { CommandFailed, formatError } from './lifecycle.js';
 import { formatBalance } from './balance-format.js';
 import { formatCanary } from './canary-format.js';
 import { configPath, printJson, type Io } from './io.js';
-import { spoolFrom, spoolHolder } from './spool-access.js';
+import { spoolFrom, spoolHolder, spoolUnreadable } from './spool-access.js';
 import { maskUrl } from '../redact.js';
 import { safeText } from '../terminal-text.js';
 
@@ -143,8 +144,10 @@ export function statusCommand(io: Io): Command {
       }
       // A running daemon's fresh status.json carries its own spool counts: no need to read a spool of any size again.
       const fromDaemon = running?.spool !== undefined && !staleNote;
-      const stats: SpoolStats = fromDaemon ? running!.spool! : await scanCounts(dir);
-      const verdict = daemon.running ? verdictOf(running, staleNote, stats) : undefined;
+      // A spool this user may not list would scan as empty: said instead of counts that are not there.
+      const denied = fromDaemon ? undefined : await spoolUnreadable(dir);
+      const stats: SpoolStats | undefined = fromDaemon ? running!.spool! : denied ? undefined : await scanCounts(dir);
+      const verdict = daemon.running ? verdictOf(running, staleNote, stats ?? { pending: 0 }) : undefined;
       const exitCode =
         daemon.running === false
           ? STATUS_EXIT.notRunning
@@ -157,7 +160,15 @@ export function statusCommand(io: Io): Command {
         if (exitCode !== STATUS_EXIT.healthy) throw new CommandFailed(`status: exit ${exitCode}`, exitCode);
       };
       if (opts.json) {
-        printJson(io, { daemon, status: running, note: staleNote, spool: stats, health: verdict ?? null, exitCode });
+        printJson(io, {
+          daemon,
+          status: running,
+          note: staleNote,
+          spool: stats ?? null,
+          ...(denied ? { spoolError: denied } : {}),
+          health: verdict ?? null,
+          exitCode,
+        });
         return done();
       }
       out(
@@ -165,7 +176,7 @@ export function statusCommand(io: Io): Command {
           ? `daemon: running (pid ${daemon.pid}, since ${localTime(daemon.startedAt)})\n`
           : daemon.running === false
             ? 'daemon: not running\n'
-            : `daemon: unknown (${daemon.error})\n`,
+            : `daemon: unknown (${daemon.error})\n${daemon.hint && !denied ? `  hint: ${daemon.hint}\n` : ''}`,
       );
       if (staleNote) out(`note: ${staleNote}\n`);
       if (running) {
@@ -228,10 +239,12 @@ export function statusCommand(io: Io): Command {
         // Absent (or empty): no canary configured, nothing to say.
         for (const c of running.canaries ?? []) out(formatCanary(c));
       }
-      out(
-        `spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts${fromDaemon ? ` (the daemon's count at ${localTime(running!.writtenAt)})` : ''}\n`,
-      );
-      if (stats.dead > 0)
+      if (!stats) out(`spool: ${denied!.error}\n${denied!.hint ? `  hint: ${denied!.hint}\n` : ''}`);
+      else
+        out(
+          `spool: ${stats.pending} pending, ${stats.dead} dead, ${stats.sent} sent, ${stats.ignored} ignored, ${stats.quarantine} quarantined, ${stats.parts} parts${fromDaemon ? ` (the daemon's count at ${localTime(running!.writtenAt)})` : ''}\n`,
+        );
+      if (stats && stats.dead > 0)
         out(
           '  hint: `pulsa-bridge queue ls --area dead` shows why; `pulsa-bridge queue retry --dead` sends them again\n',
         );

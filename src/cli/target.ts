@@ -13,6 +13,7 @@ import { ControlClient, ControlClientError, RemoteError } from '../control/clien
 import type { ModemOps } from '../ops/modem-ops.js';
 import { RemoteOps } from '../control/client/remote-ops.js';
 import { BridgeError, ConfigError, type ErrorCode } from '../errors.js';
+import { owningGroup } from '../config-file.js';
 import { PROFILE_SETTINGS } from '../modem/types.js';
 import type { OpenOps } from './ops-target.js';
 
@@ -146,12 +147,33 @@ export async function findDaemon(
       return { client: await ControlClient.connect(socket), socket, tried };
     } catch (err) {
       if (err instanceof ControlClientError && err.code === 'no_daemon') continue;
-      if (err instanceof ControlClientError)
-        throw new BridgeError('PORT_PERMISSION', err.message, ...(err.hint ? [{ hint: err.hint }] : []));
+      if (err instanceof ControlClientError) {
+        const hint = err.code === 'permission' ? await socketGroupHint(socket, config) : undefined;
+        throw new BridgeError(
+          'PORT_PERMISSION',
+          err.message,
+          ...((hint ?? err.hint) ? [{ hint: hint ?? err.hint }] : []),
+        );
+      }
       throw err;
     }
   }
   return { tried };
+}
+
+/**
+ * What a user refused by the socket (EACCES) is to do, naming the socket's own group (the socket's mode lets its group
+ * read): join it; a socket of root's group (no control.group, the daemon run as root): sudo, never "join root".
+ * Undefined when the group cannot be seen (the client's generic hint stays).
+ */
+async function socketGroupHint(socket: string, config: Config): Promise<string | undefined> {
+  const g = await owningGroup(socket);
+  if (!g) return undefined;
+  const operate = `operating also ${config.control.operateGroup} (control.operateGroup)`;
+  if (g.gid === 0)
+    return `the socket belongs to root's group (control.group unset, the daemon run as root): run with sudo, or set control.group to the group whose members may read`;
+  const group = g.name ?? String(g.gid);
+  return `reading needs the socket's group, ${g.name ?? `gid ${g.gid}`} (control.group), ${operate}: sudo usermod -aG ${group} $USER, then log in again`;
 }
 
 /** The daemon's name for the modem asked for, when it runs it. */

@@ -80,6 +80,12 @@ export function parseVirtualPort(port: string): VirtualPortSpec {
     if (!/^\d{4,8}$/.test(pin)) throw bad('pin must be 4 to 8 digits');
     spec.pin = pin;
   }
+  // The balance and the active period live on the SIM's line of the virtual network, which needs both.
+  const lineOnly = (['balance', 'activeUntil'] as const).filter((k) => spec[k] !== undefined);
+  if (lineOnly.length > 0 && !(spec.number && spec.operator))
+    throw bad(
+      `${lineOnly.join(' and ')} need${lineOnly.length === 1 ? 's' : ''} number and operator too (the SIM's line)`,
+    );
   return spec;
 }
 

@@ -17,6 +17,7 @@ import { bin, CliProcess, DaemonProcess, distBuilt, killAll, runCli, SimProcess 
 import { tempDir } from '../support/tmp.js';
 import { until } from '../support/until.js';
 import { hasSocat } from '../support/pty.js';
+import { groupWithoutNobody } from '../support/users.js';
 
 /** Root can run a command as `nobody` here: the other-uid checks run. */
 const asNobody =
@@ -68,7 +69,7 @@ async function startModem(): Promise<{ sim: SimProcess; link: string }> {
 }
 
 const startDaemon = (config: string): Promise<DaemonProcess> =>
-  DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 20_000);
+  DaemonProcess.start(config, ['ready: SIMCOM', 'control socket listening'], 40_000);
 
 const texts = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => `Anda mendapatkan penambahan pulsa Rp ${1000 + i} ${tag}`);
@@ -155,7 +156,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     expect(viaDaemon.out).toMatch(/^name: tsel-1\n/);
   }, 60_000);
 
-  it('the socket is 0660: another uid is refused with a hint; a member of the socket group gets in', async () => {
+  it('the socket is 0660: another uid is refused with a hint naming the group to join; a member of the socket group gets in', async () => {
     const { link } = await startModem();
     await chmod(dir, 0o755); // `nobody` may read the config; the socket's own mode decides
     const runDir = path.join(dir, 'run');
@@ -168,14 +169,28 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     expect(st.gid).toBe(process.getgid!());
     if (asNobody) expect(connectAsNobody(socket)).toBe('EACCES');
     if (nobodyRunsCli) {
+      // The socket of root's group (no control.group, the daemon run as root): sudo, never "join root".
       const refused = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
       expect(refused.code).toBe(1);
       expect(refused.err).toBe(
-        `error: permission denied on the control socket ${socket}\nhint: reading needs the socket's group (control.group, pulsa-bridge), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG pulsa-bridge $USER, then log in again\n`,
+        `error: permission denied on the control socket ${socket}\nhint: the socket belongs to root's group (control.group unset, the daemon run as root): run with sudo, or set control.group to the group whose members may read\n`,
       );
     }
     daemon.child.kill('SIGTERM');
     await daemon.exit;
+    if (nobodyRunsCli) {
+      // The socket of a group nobody is not in (the package's pulsa-bridge): the hint names that group.
+      const group = groupWithoutNobody();
+      daemon = await startDaemon(await daemonConfig(link, { socket, group: group.name }));
+      expect((await stat(socket)).gid).toBe(group.gid);
+      const refused = await cli(['info', '--config', path.join(dir, 'config.json')], 'nobody');
+      expect(refused.code).toBe(1);
+      expect(refused.err).toBe(
+        `error: permission denied on the control socket ${socket}\nhint: reading needs the socket's group, ${group.name} (control.group), operating also pulsa-bridge-ops (control.operateGroup): sudo usermod -aG ${group.name} $USER, then log in again\n`,
+      );
+      daemon.child.kill('SIGTERM');
+      await daemon.exit;
+    }
     daemon = await startDaemon(await daemonConfig(link, { socket, group: 'nogroup' }));
     expect((await stat(socket)).gid).toBe(65534);
     if (asNobody) expect(connectAsNobody(socket)).toBe('ok');
@@ -186,7 +201,7 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     }
     daemon.child.kill('SIGTERM');
     expect((await daemon.exit).code).toBe(0);
-  }, 60_000);
+  }, 120_000);
   it.skipIf(!nobodyRunsCli)(
     'two levels: the socket group reads, control.operateGroup operates; every request is logged with the peer uid and pid',
     async () => {

@@ -3,11 +3,13 @@
  * opens with what its reader wants to do, every relative link and #anchor in README.md and docs/*.md resolves, every
  * config key the schema accepts is in docs/configuration.md, and every command and option of the CLI is in
  * docs/operating.md. What counts as a key or a command is read from the program (reference.ts), not listed here.
+ * docs/monitoring.md's `status` exit-code table has a row per code of STATUS_EXIT, each naming tests that exist.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliCommands, configKeys } from './reference.js';
+import { STATUS_EXIT } from '../../src/cli/status.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const read = (rel: string) => readFileSync(path.join(repo, rel), 'utf8');
@@ -194,5 +196,34 @@ describe('every command and option is in docs/operating.md', async () => {
         .map((o) => `${c.command} ${o}`),
     );
     expect(missing).toEqual([]);
+  });
+});
+
+describe("the status exit-code table of docs/monitoring.md names each code's tests", () => {
+  const rows = read('docs/monitoring.md')
+    .split('\n')
+    .filter((l) => /^\| \d+ \|/.test(l))
+    .map((l) => ({ code: Number(/^\| (\d+) \|/.exec(l)![1]), line: l }));
+  /** The tests a row names: `file` › "test name". */
+  const named = (line: string) =>
+    [...line.matchAll(/`(test\/[^`]+\.test\.ts)` › "([^"]+)"/g)].map((m) => ({ file: m[1]!, name: m[2]! }));
+
+  it('a row per code, no other', () => {
+    expect(rows.map((r) => r.code).sort((a, b) => a - b)).toEqual(Object.values(STATUS_EXIT).sort((a, b) => a - b));
+  });
+
+  it('each row names at least one test, and each test named exists with that name', () => {
+    const wrong: string[] = [];
+    for (const { code, line } of rows) {
+      const tests = named(line);
+      if (tests.length === 0) wrong.push(`exit ${code}: no test named`);
+      for (const t of tests) {
+        const file = path.join(repo, t.file);
+        const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+        if (!["'", '"', '`'].some((q) => text.includes(`${q}${t.name}${q}`)))
+          wrong.push(`exit ${code}: ${t.file} has no test "${t.name}"`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -1,14 +1,15 @@
 /**
  * Health and metrics of the real daemon process: the compiled `bin/pulsa-bridge run` on `pulsa-bridge simulate`'s
  * pseudo-terminal (native binding), a real webhook server on loopback, /metrics and /healthz scraped over real HTTP,
- * and `pulsa-bridge status` run as its own process for its exit code (0 healthy, 1 unhealthy, 3 not running).
+ * and `pulsa-bridge status` run as its own process for its exit code (0 healthy or degraded, 1 unhealthy, 3 not
+ * running). The degraded daemon's modem is a virtual one in its own process (a SIM with a low balance).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { CliProcess, distBuilt, killAll, SimProcess } from '../support/daemon.js';
+import { CliProcess, DaemonProcess, distBuilt, killAll, runCli, SimProcess } from '../support/daemon.js';
 import { until } from '../support/until.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
-import { writeConfig } from '../support/config.js';
+import { testWebhook, writeConfig } from '../support/config.js';
 import { tempDir } from '../support/tmp.js';
 import { hasSocat } from '../support/pty.js';
 import { compiledCli } from '../support/cli.js';
@@ -58,7 +59,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     async () => {
       server = await startServer([reply(200, '{"success":true}')]);
       const link = path.join(dir, 'modem');
-      const sim = await SimProcess.start(link);
+      const sim = await SimProcess.start(link, [], 60_000);
       const config = await writeConfig(dir, {
         webhook: { url: server.url, retry: { baseDelayMs: 50, maxDelayMs: 200 } },
         modems: [{ name: 'tsel-1', port: link, senders: ['858'] }],
@@ -66,16 +67,16 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
       });
       const daemon = new CliProcess(['run', '--config', config], 'ignore');
       await until(
-        () => daemon.logged('ready: SIMCOM') || !daemon.running,
-        'the daemon to initialise the modem over the pty',
-        20_000,
+        () => (daemon.logged('ready: SIMCOM') && metricsAddress(daemon) !== undefined) || !daemon.running,
+        'the daemon to initialise the modem over the pty and serve /metrics',
+        60_000,
       );
       const addr = metricsAddress(daemon);
       expect(addr, daemon.err.join('')).toMatch(/^127\.0\.0\.1:\d+$/);
 
       sim.send('sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6282112235774 tgl 2018-01-08.');
       sim.send('sms 0812999 pesan pribadi');
-      await until(() => server!.requests.length === 1, 'the POST', 15_000);
+      await until(() => server!.requests.length === 1, 'the POST', 60_000);
 
       let text = '';
       await until(
@@ -85,11 +86,12 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
           return (
             sample(text, 'pulsa_bridge_sms_received_total{modem="tsel-1",outcome="ignored"}') === 1 &&
             sample(text, 'pulsa_bridge_webhook_deliveries_total{result="delivered"}') === 1 &&
-            sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}') !== undefined
+            sample(text, 'pulsa_bridge_modem_signal_dbm{modem="tsel-1"}') !== undefined &&
+            sample(text, 'pulsa_bridge_modem_registered{modem="tsel-1"}') !== undefined
           );
         },
-        'the counters of both SMS, the delivery and the first signal reading',
-        15_000,
+        'the counters of both SMS, the delivery and the first signal and registration readings',
+        60_000,
       );
       const res = await fetch(`http://${addr}/metrics`);
       expect(res.status).toBe(200);
@@ -122,8 +124,9 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
       expect(healthy.status).toBe(200);
       expect(await healthy.text()).toBe('ok\n');
       expect(await (await fetch(`http://${addr}/other`)).status).toBe(404);
-      const ok = status(config);
-      expect(ok.out).toContain('health: ok');
+      let ok = status(config);
+      // status.json is rewritten every 5 s: on a loaded machine the first may not be there yet (then: stale, exit 1).
+      await until(() => (ok = status(config)).out.includes('health: ok'), 'status to say health: ok', 60_000);
       expect(ok.code).toBe(0);
 
       // The modem goes away (the simulator, and with it the pty, ends): the daemon stays up, unhealthy.
@@ -136,7 +139,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
           return r.status === 503;
         },
         '/healthz to answer 503',
-        20_000,
+        60_000,
       );
       expect(body).toMatch(
         /^unhealthy\n- modem tsel-1 is (disconnected|failed), down since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/,
@@ -148,7 +151,7 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
       await until(
         () => (down = status(config)).code === 1,
         'status to see the modem down (status.json is rewritten every 5 s)',
-        20_000,
+        60_000,
       );
       expect(down.out).toMatch(/health: UNHEALTHY\n {2}- modem tsel-1 is (disconnected|failed), down since /);
 
@@ -159,6 +162,62 @@ describe('the daemon process: /metrics, /healthz and status exit codes', () => {
     },
     120_000,
   );
+
+  it('degraded (a SIM whose balance is below minBalance): /healthz 200 degraded, status exits 0 saying so, healthy stays 1', async () => {
+    server = await startServer([reply(200, '{"success":true}')]);
+    // A virtual modem in the daemon's process whose SIM holds Rp 2000; its balance is checked only on demand.
+    const config = await writeConfig(dir, {
+      webhook: testWebhook(server.url),
+      modems: [
+        {
+          name: 'tsel-1',
+          port: 'virtual:tsel-1?number=081200000001&operator=telkomsel&balance=2000',
+          senders: ['858'],
+          operator: 'telkomsel',
+          balance: { intervalHours: 0, minBalance: 10_000 },
+        },
+      ],
+      metrics: { listen: '127.0.0.1:0' },
+    });
+    const daemon = await DaemonProcess.start(
+      config,
+      ['ready: SIMCOM', 'control socket listening', 'serving /metrics and /healthz'],
+      60_000,
+    );
+    const addr = metricsAddress(daemon);
+    const healthz = async () => {
+      const r = await fetch(`http://${addr}/healthz`);
+      return { status: r.status, body: await r.text() };
+    };
+    expect(await healthz()).toEqual({ status: 200, body: 'ok\n' });
+    let st = status(config);
+    // status.json is written within a few seconds of the start: until then status says so (stale, exit 1).
+    await until(() => (st = status(config)).out.includes('health: ok\n'), 'status to say health: ok', 60_000);
+    expect(st.code).toBe(0);
+
+    // The operator checks the balance (through the daemon, which keeps the result): low, a warning.
+    const check = await runCli(['balance', '--config', config, '--modem', 'tsel-1']);
+    expect(check.out, check.err).toMatch(/^tsel-1: Rp 2\.000, active until .*\[WARNING\]/);
+    let h = { status: 0, body: '' };
+    await until(async () => (h = await healthz()).body !== 'ok\n', '/healthz to see the warning', 60_000);
+    expect(h.status).toBe(200); // money flows: a probe on /healthz stays green
+    expect(h.body).toMatch(/^degraded\n- modem tsel-1: .*2000.*\n {2}hint: top the SIM up\n$/);
+    const text = await (await fetch(`http://${addr}/metrics`)).text();
+    expect(sample(text, 'pulsa_bridge_healthy')).toBe(1);
+    expect(sample(text, 'pulsa_bridge_balance_rupiah{modem="tsel-1"}')).toBe(2000);
+
+    // `status` agrees (status.json is rewritten after the check): exit 0, the warning and its hint printed.
+    await until(() => (st = status(config)).out.includes('health: degraded'), 'status to see the warning', 60_000);
+    expect(st.code).toBe(0);
+    expect(st.out).toMatch(
+      /health: degraded \(money flows; warnings\)\n {2}- modem tsel-1: .*2000.*\n {4}hint: top the SIM up\n/,
+    );
+    const json = compiledCli(['status', '--config', config, '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ exitCode: 0, health: { healthy: true, state: 'degraded' } });
+    daemon.child.kill('SIGTERM');
+    expect((await daemon.exit).code).toBe(0);
+  }, 120_000);
 
   it('status exits 3 when no daemon ever ran on the spool', async () => {
     const config = await writeConfig(dir, {

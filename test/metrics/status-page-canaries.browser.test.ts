@@ -176,12 +176,12 @@ describe.skipIf(!existsSync(CHROMIUM))('canaries on the status page in Chromium'
     expect(await page.locator('#problem-list').innerText()).toContain('pulsa-bridge canary resume isat-direct');
 
     await mkdir(SHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SHOTS, 'desktop-degraded.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'desktop-canaries.png'), fullPage: true });
     await page.setViewportSize({ width: 360, height: 780 });
     await page.waitForTimeout(300);
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await page.locator('#canaries-section').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SHOTS, 'phone-degraded.png'), fullPage: false });
+    await page.screenshot({ path: path.join(SHOTS, 'phone-canaries.png'), fullPage: false });
 
     // The canaries taken out of the config: the section goes at the next refresh.
     canaries = undefined;

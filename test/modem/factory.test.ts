@@ -48,6 +48,11 @@ describe('modem factory', () => {
       code: 'PORT_NOT_FOUND',
       message: expect.stringContaining('unknown setting colour'),
     });
+    // A balance without the SIM's line (number and operator) would be ignored: refused instead.
+    await expect(openLink({ path: 'virtual:x?balance=2000', baudRate: 115200 })).rejects.toMatchObject({
+      code: 'PORT_NOT_FOUND',
+      message: expect.stringContaining('balance needs number and operator too'),
+    });
   });
 
   it('a virtual modem powered off stays off: its port is then missing, as an unplugged stick', async () => {
