@@ -52,7 +52,7 @@ function nextRunText(c: CanaryStatus): string {
 /** The canary's lines, each ending in a newline. */
 export function formatCanary(c: CanaryStatus): string {
   const lines = [
-    `canary ${c.name}: ${stateText(c)} (${rupiah(c.amount)} from ${c.from} to ${c.to} every ${interval(c.intervalSec)}), spent today ${rupiah(c.spentToday)} of ${rupiah(c.maxRupiahPerDay)} (${c.day}, ${c.timeZone})`,
+    `canary ${c.name}: ${stateText(c)} (${rupiah(c.amount)} from ${c.from} ${c.to === 'order' ? 'through a reseller order' : `to ${c.to}`}, every ${interval(c.intervalSec)}), spent today ${rupiah(c.spentToday)} of ${rupiah(c.maxRupiahPerDay)} (${c.day}, ${c.timeZone})`,
   ];
   if (c.reason && (c.state === 'paused' || c.state === 'disabled')) lines.push(`  why: ${c.reason}`);
   lines.push(`  last run: ${lastRunText(c)}`);

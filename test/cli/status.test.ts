@@ -294,12 +294,12 @@ describe('status: the canaries', () => {
       const r = await status(['--spool', dir]);
       expect(r.code).toBe(0); // degraded: money flows
       expect(r.out).toContain(
-        'canary tsel-hourly: waiting (Rp 5.000 from tsel-test to order every 6 h), spent today Rp 10.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
+        'canary tsel-hourly: waiting (Rp 5.000 from tsel-test through a reseller order, every 6 h), spent today Rp 10.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
           '  last run: approved at 2026-11-24 08:00:00 +07:00 (order ORD-2, took 42 s)\n' +
           '  next run: 2026-11-24 14:00:00 +07:00\n',
       );
       expect(r.out).toContain(
-        'canary isat-direct: PAUSED since 2026-11-24 09:00:00 +07:00 (Rp 5.000 from isat-test to 081298765432 every 15 min), spent today Rp 5.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
+        'canary isat-direct: PAUSED since 2026-11-24 09:00:00 +07:00 (Rp 5.000 from isat-test to 081298765432, every 15 min), spent today Rp 5.000 of Rp 20.000 (2026-11-24, Asia/Jakarta)\n' +
           '  why: run r9 was cut off mid-send: check the centre SIM, then resume\n' +
           '  last run: unknown at 2026-11-24 08:59:00 +07:00: the daemon stopped while this run was in flight\n' +
           '  last approved: 2026-11-24 08:00:00 +07:00; 1 of 3 failures in a row before it pauses itself\n' +

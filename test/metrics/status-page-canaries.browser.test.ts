@@ -156,7 +156,7 @@ describe.skipIf(!existsSync(CHROMIUM))('canaries on the status page in Chromium'
 
     const ok = await row('tsel-hourly').innerText();
     expect(ok).toContain('◷ waiting');
-    expect(ok).toContain('Rp 5.000 from tsel-test to order, every 6\u00a0h');
+    expect(ok).toContain('Rp 5.000 from tsel-test through a reseller order, every 6\u00a0h');
     expect(ok).toContain('today Rp 10.000 of Rp 20.000');
     expect(ok).toMatch(/last run ✔ approved 60 min ago, order CVT-20261124-CD34/);
     expect(ok).toMatch(/next run \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d/);

@@ -227,7 +227,11 @@ function canaryItem(c) {
   head.append(
     badge(CANARY_STATES, c.state),
     el('strong', null, c.name),
-    el('span', 'muted', `${rupiah(c.amount)} from ${c.from} to ${c.to}, every ${every(c.intervalSec)}`),
+    el(
+      'span',
+      'muted',
+      `${rupiah(c.amount)} from ${c.from} ${c.to === 'order' ? 'through a reseller order' : `to ${c.to}`}, every ${every(c.intervalSec)}`,
+    ),
   );
   const row = el('div', 'row');
   row.append(el('span', 'spent', `today ${rupiah(c.spentToday)} of ${rupiah(c.maxRupiahPerDay)}`));
