@@ -117,6 +117,11 @@ export function checkCanaries(c: CanaryCheckInput, addIssue: AddIssue): void {
       addIssue({ path: at(fieldOf(err.message)), message: `${err.message}${hint ? ` (${hint})` : ''}` });
       return;
     }
+    if (!k.order && plan.fromNumber === undefined)
+      addIssue({
+        path: at('from'),
+        message: `modem ${JSON.stringify(k.from)} has no "number": a canary's confirmation is told from customers' transfers by the sending number`,
+      });
     if (plan.centre?.name === k.from)
       addIssue({ path: at('to'), message: `the centre is the sending modem ${JSON.stringify(k.from)} itself` });
     else if (!k.order && !plan.centre)

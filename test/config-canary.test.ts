@@ -77,6 +77,13 @@ describe('config: canaries', () => {
     expect(problems([{ ...canary, intervalSec: 0 }])[0]).toMatch(/^canaries\[0\]\.intervalSec: /);
   });
 
+  it('a plain canary needs the sending SIM number (its confirmation is told from customers transfers by it)', () => {
+    const withoutNumber = { ...base, modems: [{ ...modems[0]!, number: undefined }, modems[1]!] };
+    expect(problems([{ ...canary, order: false, to: 'centre' }], withoutNumber)).toEqual([
+      'canaries[0].from: modem "tsel" has no "number": a canary\'s confirmation is told from customers\' transfers by the sending number',
+    ]);
+  });
+
   it('a plain canary to a centre modem of this bridge, by name or number', () => {
     expect(problems([{ ...canary, order: false, to: 'centre' }])).toEqual([]);
     expect(problems([{ ...canary, order: false, to: '+6281200000002' }])).toEqual([]);

@@ -183,13 +183,22 @@ export class Ledger {
         interrupted.push({ canary, run });
       }
     }
-    if (interrupted.length > 0) await ledger.save();
+    if (interrupted.length > 0)
+      await ledger.save().catch((err: unknown) => {
+        // The in-flight records stay on disk as they are: the next start finds them again.
+        throw refuse(`could not be written back (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      });
     return { ledger, interrupted };
   }
 
   /** The canary's entry, rolled over to `day` (a new day starts at 0 spent; the pause and failures carry over). */
   entry(name: string, day: string): Readonly<CanaryEntry> {
     return this.mutable(name, day);
+  }
+
+  /** Names with an entry, for the check of canaries no longer configured. */
+  names(): string[] {
+    return Object.keys(this.data.canaries);
   }
 
   /** A copy, for listings. */
@@ -208,14 +217,15 @@ export class Ledger {
       amount: run.amount,
       spent: run.amount,
       state: 'in-flight',
-      ...(run.orderId ? { orderId: run.orderId } : {}),
+      ...(run.orderId ? { orderId: run.orderId.slice(0, 200) } : {}),
     });
     while (e.runs.length > KEPT_RUNS) e.runs.shift();
     try {
       await this.save();
     } catch (err) {
-      // Not on disk: not reserved (the run does not dial), so the memory must not count it either.
-      e.spent -= run.amount;
+      // Not on disk: not reserved (the run does not dial), so the memory must not count it either (on its own day:
+      // a reader may have rolled the entry over to a new day meanwhile).
+      if (e.day === day) e.spent = Math.max(0, e.spent - run.amount);
       e.runs = e.runs.filter((r) => r.id !== run.id);
       throw err;
     }
@@ -255,7 +265,7 @@ export class Ledger {
       e.lastSuccessAt = at;
     } else {
       e.failuresInARow += 1;
-      if (s.pause) e.paused = { at, reason: s.pause };
+      if (s.pause) e.paused = { at, reason: s.pause.slice(0, 2000) };
       else if (e.failuresInARow >= pauseAfter && !e.paused)
         e.paused = { at, reason: `${e.failuresInARow} runs in a row did not end approved (the last: ${s.outcome})` };
     }
@@ -264,7 +274,7 @@ export class Ledger {
   }
 
   async pause(name: string, day: string, reason: string): Promise<void> {
-    this.mutable(name, day).paused = { at: new Date(this.now()).toISOString(), reason };
+    this.mutable(name, day).paused = { at: new Date(this.now()).toISOString(), reason: reason.slice(0, 2000) };
     await this.save();
   }
 

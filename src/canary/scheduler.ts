@@ -17,12 +17,15 @@ import type { Logger } from '../log.js';
 import type { TransferOps } from '../ops/modem-ops.js';
 import type { OrderPaths, ResellerClient } from '../reseller/client.js';
 import { planTransfer, type PlanConfig } from '../transfer/plan.js';
+import { realClock } from '../transfer/sms-watch.js';
 import { runTestTransfer, type TestTransferResult } from '../transfer/test-transfer.js';
 import { dayIn, Ledger, LedgerError, type CanaryOutcome, type LedgerRun } from './ledger.js';
 import { CANARY_RUN_OUTCOMES, type CanaryRunOutcome, type CanaryStatus } from './types.js';
 
 /** How long stop() waits for runs in progress to end. */
 const STOP_BOUND_MS = 3_000;
+/** The longest a run waits for someone else's USSD session to end; then it is skipped. */
+const BUSY_WAIT_MAX_MS = 10 * 60_000;
 /** How often a run waiting for someone else's USSD session to end looks again. */
 const BUSY_RECHECK_MS = 2_000;
 
@@ -130,6 +133,12 @@ export class Canaries {
         o.logger.error(
           { canary, run: run.id, orderId: run.orderId, amount: run.amount },
           `canary ${canary}: run ${run.id}${run.orderId ? ` (order ${run.orderId})` : ''} was cut off by the last stop mid-send: Rp ${run.amount} counted as spent, the canary paused; check the centre SIM and the order, then \`pulsa-bridge canary resume ${canary}\``,
+        );
+      const configured = new Set(o.canaries.map((c) => canaryName(c)));
+      for (const name of ledger.names().filter((n) => !configured.has(n)))
+        o.logger.warn(
+          { canary: name },
+          `canary ${name} is in the ledger but not configured: a renamed canary (its name, or its from and amount) starts a new day's spend and loses its pause; check ${ledger.file} before relying on the cap`,
         );
       return new Canaries(o, ledger, undefined);
     } catch (err) {
@@ -299,8 +308,9 @@ export class Canaries {
     /** Set once the reservation is on disk: the order id, or '' without an order. */
     let reserved: string | undefined;
     try {
-      await this.waitWhileBusy(name, c.from);
+      const stuck = await this.waitWhileBusy(name, c.from);
       if (this.abort.signal.aborted) return skip('the daemon is stopping');
+      if (stuck !== undefined) return skip(stuck);
       // A modem that is not connected: nothing is asked of it (its task would fail unrun, read as an unknown send).
       const down = modems.map((m) => this.o.notReady?.(m)).find((why) => why !== undefined);
       if (down !== undefined) result = { ok: false, verdict: 'failed', reason: `not dialled: ${down}`, spent: false };
@@ -311,6 +321,7 @@ export class Canaries {
         );
         result = await runTestTransfer(plan, {
           modems: this.o.plan.modems,
+          strictConfirmation: true,
           open: (modem) => this.o.open(modem, `canary ${name} (run ${id})`),
           ...(c.order && this.o.reseller ? { reseller: this.o.reseller } : {}),
           signal: this.abort.signal,
@@ -327,6 +338,9 @@ export class Canaries {
             if (now.paused) throw new Error(`paused meanwhile: ${now.paused.reason}`);
             if (now.spent + c.amount > c.maxRupiahPerDay)
               throw new Error(`the day's cap is reached (Rp ${now.spent} spent)`);
+            // The order took its time: someone may have opened a USSD session meanwhile (the broker would refuse it).
+            const holder = this.o.busy(c.from);
+            if (holder !== undefined) throw new Error(`${holder} opened a USSD session on ${c.from} meanwhile`);
             await ledger.reserve(name, day, { id, amount: c.amount, ...(orderId ? { orderId } : {}) });
             reserved = orderId ?? '';
           },
@@ -347,6 +361,9 @@ export class Canaries {
       release();
     }
 
+    // Held back at the last moment (paused or capped meanwhile, a session opened): nothing dialled, not a failure.
+    if (result.held !== undefined)
+      return skip(`${result.reason}${result.order ? ` (order ${result.order.trx_id} was created and not paid)` : ''}`);
     const { outcome, detail, pause } = judge(result);
     const durationMs = this.now() - t0;
     const orderId = result.order?.trx_id;
@@ -418,17 +435,19 @@ export class Canaries {
   }
 
   /** Someone else's USSD session on the modem: wait for it to end (logged once). */
-  private async waitWhileBusy(name: string, modem: string): Promise<void> {
+  /** Someone else's USSD session on the modem: wait for it to end (logged once); undefined, or why it did not end. */
+  private async waitWhileBusy(name: string, modem: string): Promise<string | undefined> {
+    const t0 = this.now();
     let said = false;
     for (let holder = this.o.busy(modem); holder !== undefined; holder = this.o.busy(modem)) {
-      if (this.abort.signal.aborted) return;
+      if (this.abort.signal.aborted) return undefined;
+      if (this.now() - t0 > BUSY_WAIT_MAX_MS)
+        return `${holder} held ${modem} for more than ${BUSY_WAIT_MAX_MS / 60_000} min`;
       if (!said) this.log.info({ canary: name, modem }, `canary ${name}: waiting for ${holder} on ${modem} to end`);
       said = true;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, BUSY_RECHECK_MS);
-        this.abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await realClock.sleep(BUSY_RECHECK_MS, this.abort.signal);
     }
+    return undefined;
   }
 
   private statusOf(slot: Slot): CanaryStatus {

@@ -63,6 +63,11 @@ export interface RunOptions {
   /** The centre SIM's modem in this bridge, if any: the confirmation is awaited there. */
   centre?: TransferOps;
   confirmTimeoutMs: number;
+  /**
+   * The confirmation must name the sending SIM's number (a canary on a centre SIM that customers also send to: their
+   * transfer of the same amount is not this run's confirmation). Default: a confirmation without a number is taken.
+   */
+  strictConfirmation?: boolean;
   /** How long to wait for the webhook's answer after the SMS was spooled (daemon path). Default 30 s. */
   webhookTimeoutMs?: number;
   ussdTimeoutMs?: number;
@@ -187,6 +192,11 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
           sent: step.kind === 'await-sms' ? 'not-sent' : sentState,
         });
       } catch (err) {
+        // The USSD broker refuses the code while another owner holds the modem's session, before anything is sent
+        // (ControlError `busy`): nothing of this step left the modem when its code got no reply yet.
+        const refusedUnsent = step.kind === 'ussd' && base.replies.length === 0;
+        if (sentState === 'unknown' && refusedUnsent && (err as { code?: unknown }).code === 'busy')
+          sentState = 'not-sent';
         const status =
           err instanceof TransferTimeout
             ? 'timeout'
@@ -220,7 +230,7 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
       };
       try {
         const sms = await centreWatch.next(
-          (s) => isConfirmation(s, o.amount, from62),
+          (s) => isConfirmation(s, o.amount, from62, o.strictConfirmation === true),
           o.confirmTimeoutMs,
           what,
           o.signal,
@@ -246,7 +256,8 @@ export async function runTransfer(o: RunOptions): Promise<TransferReport> {
 }
 
 /** An operator SMS that credits `amount` (from `from62`, when known). */
-export function isConfirmation(s: SeenSms, amount: number, from62: string | undefined): boolean {
+export function isConfirmation(s: SeenSms, amount: number, from62: string | undefined, strict = false): boolean {
   const f = parseOperatorSms(s.text);
+  if (strict) return f.amount === amount && from62 !== undefined && f.senderNumber === from62;
   return f.amount === amount && (from62 === undefined || f.senderNumber === undefined || f.senderNumber === from62);
 }

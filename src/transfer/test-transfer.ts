@@ -36,6 +36,8 @@ export interface TestTransferDeps {
   /** What happens, line by line (the CLI prints them, a canary logs them at debug). */
   note?: (line: string) => void;
   onStep?: (s: StepReport) => void;
+  /** The confirmation must name the sending SIM's number (runner.ts). */
+  strictConfirmation?: boolean;
   /** GET /orders/{trx_id} this often. Default 2000. */
   pollIntervalMs?: number;
   /** Once what is dialled is checked, before the first step; a throw dials nothing (the error is the run's end). */
@@ -154,6 +156,7 @@ export async function runTestTransfer(plan: TransferPlan, d: TestTransferDeps): 
       ...(plan.fromNumber ? { fromNumber: plan.fromNumber } : {}),
       ...(centreOps ? { centre: centreOps } : {}),
       confirmTimeoutMs: plan.timeoutMs,
+      ...(d.strictConfirmation ? { strictConfirmation: true } : {}),
       ...(d.signal ? { signal: d.signal } : {}),
       ...(d.clock ? { clock: d.clock } : {}),
       ...(d.onStep ? { onStep: d.onStep } : {}),
@@ -192,8 +195,9 @@ function verdictOf(
         ? "the transfer ended unknown: the operator's reply (shown verbatim above) says neither that it went nor that it was refused"
         : `the transfer ${report.outcome}`;
     const says = order ? ` (the order says ${order.final ?? 'pending'})` : '';
+    const why = report.steps.at(-1)?.error;
     const verdict = report.outcome === 'sent' || report.outcome === 'confirmed' ? 'failed' : report.outcome;
-    return { ...base, ok: false, verdict, reason: `${what}${says}` };
+    return { ...base, ok: false, verdict, reason: `${what}${says}${why ? `: ${why}` : ''}` };
   }
   if (!order) return { ...base, ok: true, verdict: report.outcome, reason: `the transfer ${report.outcome}` };
   if (isApproved(order.final))

@@ -162,7 +162,6 @@ describe('canaries in the compiled daemon', () => {
     const orders = ordersOf(receiver).length;
 
     const again = await DaemonProcess.start(file, ' started"');
-    console.log(JSON.stringify(await ledger(dir)), again.out.filter((l) => /canary/.test(l)).join('\n'));
     expect(again.logged('was cut off by the last stop mid-send')).toBe(true);
     const [c] = await ls(file);
     expect(c).toMatchObject({ state: 'paused', spentToday: spentBefore });

@@ -143,6 +143,20 @@ describe('canary ledger', () => {
     }
   });
 
+  it('a ledger that cannot be written back at start is a LedgerError (the canaries are disabled, the daemon runs on)', async () => {
+    const { ledger } = await Ledger.open(dir);
+    await ledger.reserve('c1', DAY, { id: 'r1', amount: 5000 });
+    vi.spyOn(diskOps, 'datasync').mockRejectedValueOnce(Object.assign(new Error('I/O error'), { code: 'EIO' }));
+    const err = await Ledger.open(dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(LedgerError);
+    expect((err as Error).message).toMatch(/could not be written back \(EIO\)/);
+    // The in-flight record is still on disk: the next start finds it again.
+    expect((await Ledger.open(dir)).interrupted.map((i) => i.run.id)).toEqual(['r1']);
+  });
+
   it('writes one at a time: saves at once from two canaries both land', async () => {
     const { ledger } = await Ledger.open(dir);
     await Promise.all([

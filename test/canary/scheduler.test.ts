@@ -42,7 +42,7 @@ const canary = (over: Partial<CanaryConfig> = {}): CanaryConfig => ({
 });
 
 /** A little world: the senders' USSD plays *858*, each transfer spools its confirmation on the centre. */
-function world(o: { webhook?: string; hold?: Promise<void> } = {}) {
+function world(o: { webhook?: string; hold?: Promise<void>; fromNumber?: string } = {}) {
   const listeners = new Set<(e: EventMessage) => void>();
   const emit = (e: EventMessage) => listeners.forEach((l) => l(e));
   let inUssd = 0;
@@ -62,7 +62,8 @@ function world(o: { webhook?: string; hold?: Promise<void> } = {}) {
       inUssd--;
       const id = `sms-${++seq}`;
       setTimeout(() => {
-        const text = `Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 62${name === 'sender' ? '81211110001' : '81211110002'}`;
+        const from = o.fromNumber ?? `62${name === 'sender' ? '81211110001' : '81211110002'}`;
+        const text = `Anda mendapatkan penambahan pulsa Rp 5000 dari nomor ${from}`;
         emit({ v: 1, event: 'sms', modem: 'centre', data: { id, sender: '858', text } });
         emit({ v: 1, event: 'delivery', data: { id, status: o.webhook ?? 'delivered', outcome: 'HTTP 200' } });
       }, 20);
@@ -170,6 +171,25 @@ describe('canary scheduler', () => {
     expect(r).toMatchObject({ outcome: 'failed', spent: 0, detail: 'not dialled: modem centre is disconnected' });
     expect(w.dialled).toEqual([]);
     expect(c.status()[0]).toMatchObject({ spentToday: 0, failuresInARow: 1, state: 'waiting' });
+  });
+
+  it("a customer's transfer of the same amount to the centre is not this run's confirmation (the sender number must match)", async () => {
+    const w = world({ fromNumber: '6289999999999' });
+    const { c } = await canaries([canary({ timeoutSec: 5 })], w);
+    const r = await c.runNow('c1', 'test');
+    expect(r.outcome).toBe('timeout');
+    expect(r.detail).toMatch(/the transfer timeout: no the confirmation SMS \(Rp 5000 from 6281211110001\) on centre within 5 s/);
+  });
+
+  it('a USSD session opened while the order was made holds the run back: skipped, nothing dialled, not a failure', async () => {
+    const w = world();
+    let calls = 0;
+    const { c } = await canaries([canary()], w, () => (++calls > 1 ? "an operator's session" : undefined));
+    const r = await c.runNow('c1', 'test');
+    expect(r.outcome).toBe('skipped');
+    expect(r.detail).toMatch(/an operator's session opened a USSD session on sender meanwhile/);
+    expect(w.dialled).toEqual([]);
+    expect(c.status()[0]).toMatchObject({ spentToday: 0, failuresInARow: 0, state: 'waiting' });
   });
 
   it('an unknown canary name is not_found, naming the configured ones', async () => {

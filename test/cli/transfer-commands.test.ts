@@ -472,7 +472,7 @@ describe('test-transfer --order against a reseller API that answers something el
     expect(r.out).toMatch(/1\. dial USSD \*858\*081200000001\*5000# on sender, then answer "1": FAILED/);
     expect(r.out).toMatch(/^result: order CVT-20261129-LIE ended approved after [\d.]+ s \(the transfer: failed\)$/m);
     expect(r.err).toContain("WARNING: order CVT-20261129-LIE says approved, but this transfer's own step failed");
-    expect(r.err).toContain('error: test transfer failed: the transfer failed (the order says approved)');
+    expect(r.err).toContain('error: test transfer failed: the transfer failed (the order says approved): ');
   });
 });
 

@@ -133,6 +133,22 @@ describe("operators' USSD sessions are not a reader's to watch", () => {
     expect(lines.some((l) => l.level === 40 && /subscribe from .* refused/.test(l.msg))).toBe(true);
   });
 
+  it('a reader may list the canaries but not run, pause or resume one (forbidden with the group hint)', async () => {
+    const { socket } = await server({ identify: () => Promise.resolve(reader) });
+    const c = await ControlClient.connect(socket);
+    cleanups.push(() => c.close());
+    for (const op of ['canary.run', 'canary.pause', 'canary.resume'] as const) {
+      const err = await errorOf(c.request({ op, name: 'tsel' }));
+      expect(err, op).toBeInstanceOf(RemoteError);
+      expect(err!.code, op).toBe('forbidden');
+      expect(err!.hint, op).toMatch(/pulsa-bridge-ops/);
+    }
+    // The listing is the reading level's (this dispatcher runs no canaries: it says so, it does not refuse).
+    const ls = await errorOf(c.request({ op: 'canary.ls' }));
+    expect(ls!.code).toBe('bad_request');
+    expect(ls!.message).toBe('canaries are not offered by this daemon');
+  });
+
   it("an operator (the daemon's own uid, read with SO_PEERCRED) subscribes to ussd and urc and gets them", async () => {
     const { socket, server: s } = await server();
     const c = await ControlClient.connect(socket);

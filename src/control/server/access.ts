@@ -120,6 +120,11 @@ export function describeRequest(req: Request): RequestView {
       };
     case 'sms.delete':
       return { text: `sms.delete ${req.index}`, moves: [] };
+    case 'canary.run':
+      return { text: `canary.run ${JSON.stringify(req.name)}`, moves: [`a canary test transfer (${req.name})`] };
+    case 'canary.pause':
+    case 'canary.resume':
+      return { text: `${req.op} ${JSON.stringify(req.name)}`, moves: [] };
     case 'balance': {
       const own = req.code !== undefined || req.replies !== undefined;
       const text = `balance${req.code !== undefined ? ` --code ${JSON.stringify(req.code)}` : ''}${req.replies ? ` --reply ${req.replies.map((r) => JSON.stringify(r)).join(' --reply ')}` : ''}`;
