@@ -178,7 +178,9 @@ describe('canary scheduler', () => {
     const { c } = await canaries([canary({ timeoutSec: 5 })], w);
     const r = await c.runNow('c1', 'test');
     expect(r.outcome).toBe('timeout');
-    expect(r.detail).toMatch(/the transfer timeout: no the confirmation SMS \(Rp 5000 from 6281211110001\) on centre within 5 s/);
+    expect(r.detail).toMatch(
+      /the transfer timeout: no the confirmation SMS \(Rp 5000 from 6281211110001\) on centre within 5 s/,
+    );
   });
 
   it('a USSD session opened while the order was made holds the run back: skipped, nothing dialled, not a failure', async () => {
