@@ -12,6 +12,7 @@ import { allCommands, createProgram, main } from '../../src/cli.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
 import { cli, captureIo, sampleModem, withSimulateDevice } from '../support/cli.js';
 import { defaultActiveUntil } from '../../src/virtual-modem/ussd-script.js';
+import { until } from '../support/until.js';
 
 beforeEach(() => {
   process.exitCode = undefined;
@@ -349,15 +350,17 @@ describe('errors an operator meets', () => {
   });
 
   it('a modem that never answers: `no answer to AT` with a hint, exit 1, port closed', async () => {
-    // Loaded with real timers: the test runner's module loading needs them (the command's module, and what it loads
-    // lazily: the direct path, the modem stack, the virtual modem behind the port).
-    await import('../../src/cli/modem.js');
-    await import('../../src/cli/direct-target.js');
-    await import('../../src/virtual-modem/virtual-ports.js');
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let written = 0; // bytes that reached the modem (which drops them: it is stalled)
+    class CountingModem extends VirtualModem {
+      override onWrite(chunk: Buffer): void {
+        written += chunk.length;
+        super.onWrite(chunk);
+      }
+    }
     let vm: VirtualModem | undefined;
     const virtualModem = (path: string) => {
-      vm = new VirtualModem({ path, profile: 'simcom', bootStepMs: 0, noise: false });
+      vm = new CountingModem({ path, profile: 'simcom', bootStepMs: 0, noise: false });
       vm.start();
       vm.stall('forever');
       return vm;
@@ -368,6 +371,10 @@ describe('errors an operator meets', () => {
       const done = withSimulateDevice({ virtualModem }, () =>
         main(['node', 'pulsa-bridge', 'info', '--simulate'], io),
       ).finally(() => (finished = true));
+      // Up to its first AT the CLI waits on real I/O, not on timers: the command's modules, the direct path and the
+      // virtual port are imported lazily, each import a round trip to the test runner's main process (slow under
+      // load). The fake clock starts once that AT has reached the modem; from then on the CLI waits on its timers only.
+      await until(() => finished || written > 0, 'the CLI to send AT to the modem', 10_000);
       for (let i = 0; i < 100 && !finished; i++) await vi.advanceTimersByTimeAsync(500);
       await done;
       const r = result();

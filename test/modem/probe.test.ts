@@ -18,6 +18,7 @@ import type { SerialLink } from '../../src/serial/link.js';
 import { openSerialLink } from '../../src/serial/serial-link.js';
 import { registerVirtualDevice, type DeviceSide, type VirtualDevice } from '../../src/virtual-modem/virtual-link.js';
 import { VirtualModem } from '../../src/virtual-modem/virtual-modem.js';
+import { until } from '../support/until.js';
 
 if (!hasSocat)
   console.warn(
@@ -82,10 +83,30 @@ describe('probing virtual modems (virtual links)', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const vm = modem('simcom', { noise: false });
     vm.stall('forever');
+    // Opening a port is real I/O, not a timer: the factory imports the virtual port's module, a round trip to the test
+    // runner's main process (slow under load). The fake clock moves only while no open is under way, so neither the
+    // deadline nor this loop's 20 s run on while the probe waits on anything but its own timers.
+    let opens = 0;
+    let opening = 0;
+    const open = async (target: LinkTarget): Promise<SerialLink> => {
+      opens++;
+      opening++;
+      try {
+        return await openLink(target);
+      } finally {
+        opening--;
+      }
+    };
     let done = false;
-    const result = probePort(vm.path, { timeoutMs: 1000, baudRates: [115200, 9600] }).finally(() => (done = true));
-    for (let i = 0; i < 200 && !done; i++) await vi.advanceTimersByTimeAsync(100);
+    const result = probePort(vm.path, { timeoutMs: 1000, baudRates: [115200, 9600], open }).finally(
+      () => (done = true),
+    );
+    for (let i = 0; i < 200 && !done; i++) {
+      await until(() => done || (opens > 0 && opening === 0), 'the probe to open the port', 10_000);
+      await vi.advanceTimersByTimeAsync(100);
+    }
     expect(done).toBe(true);
+    expect(opens).toBe(2); // one open per baud rate
     const r = await result;
     expect(r.answers).toBe(false);
     // MODEM_SILENT (the per-command timeouts ended it), not the hard deadline's AT_TIMEOUT.
