@@ -1,14 +1,11 @@
 /**
- * The daemon's canaries: each configured canary runs on its schedule (the first run one interval after start, then
- * one interval after each run ends) through the same engine as `test-transfer` (transfer/test-transfer.ts), and an
- * operator can run, pause and resume one (`pulsa-bridge canary`, the control socket's operating level).
- * Money safety, before anything is dialled: a paused canary, one whose day's spend leaves no room, or a ledger that
- * cannot be read holds the run back (`skipped`, before any order is created); the amount is reserved in the ledger
- * (fsynced) after the order's answer is checked; runs on a modem go one at a time, and never while someone else's
- * USSD session (an operator's, a balance check's) is open on it. After the run: approved only when the order says so
- * (or, without an order, the confirmation SMS reached the centre SIM and the webhook took it); an unknown send stays
- * spent and pauses the canary; `pauseAfterFailures` runs in a row that were not approved pause it too. Every run is
- * logged at info with its order id and outcome.
+ * The daemon's canaries: each runs on its schedule (first one interval after start, then one interval after each run
+ * ends) through `test-transfer`'s engine (transfer/test-transfer.ts); operators run, pause and resume them.
+ * Before anything is dialled: a pause, a day's spend with no room or an unreadable ledger holds the run back
+ * (`skipped`, before any order exists); the amount is reserved and fsynced after the order's answer is checked; one
+ * run per modem, never while another's USSD session is open on it. Approved only on the order's word (without an
+ * order: the confirmation, naming the sender, at the centre and taken by the webhook); an unknown send stays spent
+ * and pauses the canary, as do `pauseAfterFailures` runs in a row not approved. Every run is logged at info.
  */
 import { randomBytes } from 'node:crypto';
 import { canaryName, type CanaryConfig } from '../config-canary.js';
