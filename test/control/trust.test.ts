@@ -10,6 +10,7 @@ import { peerCredentials } from '../../src/control/server/peer.js';
 import { ControlClient, RemoteError } from '../../src/control/client/client.js';
 import { Dispatcher } from '../../src/control/server/dispatch.js';
 import { ControlServer } from '../../src/control/server/server.js';
+import type { PeerState } from '../../src/control/server/access.js';
 import { reply, startServer } from '../forward/server.js';
 import { captureLogger } from '../support/logger.js';
 import { tempDir } from '../support/tmp.js';
@@ -240,6 +241,34 @@ describe('bounds', () => {
     // Idle for longer than idleMs: the daemon says why and closes.
     const gone = await errorOf(new Promise((r) => setTimeout(r, 1500)).then(() => root1.request({ op: 'status' })));
     expect(gone!.message).toMatch(/^the daemon closed the control connection: idle for 400 ms$/);
+  });
+
+  it('connections are admitted in the order they connected, whatever order their peers are read in', async () => {
+    // One slot for readers. The first connection's peer is read last: the slot is still the first's.
+    const lookups: Array<() => void> = [];
+    const identify = () =>
+      new Promise<PeerState>((resolve) => {
+        const uid = 4_000_001 + lookups.length;
+        lookups.push(() => resolve({ ok: true, peer: { pid: 1, uid, gid: 1, groups: [] } }));
+      });
+    const { socket } = await server({
+      identify,
+      handler: (req) => Promise.resolve(req.op),
+      limits: { maxConnections: 1, reservedConnections: 1 },
+    });
+    const first = await ControlClient.connect(socket);
+    cleanups.push(() => first.close());
+    await until(() => lookups.length === 1, "the first connection's lookup");
+    const second = await ControlClient.connect(socket);
+    cleanups.push(() => second.close());
+    await until(() => lookups.length === 2, "the second connection's lookup");
+    const answers = [first.request({ op: 'status' }), errorOf(second.request({ op: 'status' }))] as const;
+    lookups[1]!();
+    lookups[0]!();
+    expect(await answers[0]).toBe('status');
+    expect((await answers[1])!.message).toBe(
+      "the daemon's control socket is full (1 connections open; the last 1 are kept for operators)",
+    );
   });
 
   it("a reader's flood of refused requests and of reads is a few log lines, not one per request", async () => {

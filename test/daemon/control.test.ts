@@ -5,12 +5,14 @@
  * killed mid-request, the socket's permissions (another uid, through runuser, when it can be used here), and the
  * fallback to the port when no daemon runs (the same output).
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PERL } from '../../src/control/server/peer.js';
 import { reply, startServer, type TestServer } from '../forward/server.js';
 import { testWebhook, writeConfig } from '../support/config.js';
 import { bin, CliProcess, DaemonProcess, distBuilt, killAll, runCli, SimProcess } from '../support/daemon.js';
@@ -32,6 +34,29 @@ function connectAsNobody(socket: string): string {
   const script = `require('node:net').connect(${JSON.stringify(socket)}).on('connect',()=>{process.stdout.write('ok');process.exit(0)}).on('error',(e)=>{process.stdout.write(e.code);process.exit(0)})`;
   return spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, '-e', script], { encoding: 'utf8' }).stdout;
 }
+
+/**
+ * A client that pipelines: argv `socket n pad` sends n `at` requests (the command padded with `pad` spaces) in one go,
+ * reads nothing until the daemon stops taking them, then prints every reply it was sent. Blocking I/O (perl, which
+ * the daemon needs anyway): a write that fails once the daemon drops the client loses none of the replies already
+ * received, where a Node socket is destroyed on its failed write with what it had not read yet.
+ */
+const FLOODER = String.raw`
+use strict; use Socket;
+$SIG{PIPE} = 'IGNORE';
+my ($path, $n, $pad) = @ARGV;
+socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket: $!\n";
+connect($s, pack_sockaddr_un($path)) or die "connect $path: $!\n";
+my $flood = join '', map { qq({"v":1,"id":$_,"op":"at","command":"AT+CSQ) . (' ' x $pad) . qq("}\n) } 1 .. $n;
+for (my $off = 0; $off < length $flood; ) {
+  my $w = syswrite($s, $flood, length($flood) - $off, $off);
+  last unless defined $w;
+  $off += $w;
+}
+my $buf;
+print $buf while sysread($s, $buf, 65536);
+`;
+const execFileAsync = promisify(execFile);
 
 /** A CLI command to its end, as this user or (`as`) another. */
 const cli = (args: string[], as?: string) => runCli(args, as ? { as } : {});
@@ -279,29 +304,17 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
     const config = await daemonConfig(link);
     const daemon = await startDaemon(config);
     const socket = path.join(dir, 'spool', 'control.sock');
-    // 300 requests in one write, replies never read: a few run, the rest are `busy`, then the client is dropped.
-    const flood = connect(socket);
-    const answers: string[] = [];
-    let buf = '';
-    flood.on('data', (c: Buffer) => {
-      buf += c.toString('utf8');
-      const lines = buf.split('\n');
-      buf = lines.pop()!;
-      for (const l of lines)
-        answers.push(
-          (JSON.parse(l) as { ok: boolean; error?: { code: string } }).ok
-            ? 'ok'
-            : (JSON.parse(l) as { error: { code: string } }).error.code,
-        );
-    });
-    const closed = new Promise<void>((r) => flood.on('close', () => r()));
-    flood.on('error', () => undefined);
-    const line = (id: number) => JSON.stringify({ v: 1, id, op: 'at', command: 'AT+CSQ' + ' '.repeat(4000) }) + '\n';
-    flood.write(Array.from({ length: 300 }, (_, i) => line(i + 1)).join(''));
-    await closed;
+    // 300 requests back to back, no reply read meanwhile: a few run, the rest are `busy`, then the client is dropped.
+    const { stdout } = await execFileAsync(PERL, ['-e', FLOODER, socket, '300', '4000'], { timeout: 30_000 });
+    const answers = stdout
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { ok: boolean; error?: { code: string } })
+      .map((r) => (r.ok ? 'ok' : r.error!.code));
     expect(answers.filter((a) => a === 'busy').length).toBeGreaterThanOrEqual(32);
     expect(answers.length).toBeLessThan(300);
-    expect(daemon.logged('went on sending past busy')).toBe(true);
+    // Its own log line, on another pipe than the connection: it may come a moment after the client saw the end.
+    await until(() => daemon.logged('went on sending past busy'), 'the daemon to log the client it dropped', 10_000);
     // 40 connections that never send anything: the CLI is told the socket is full, then gets in once they are closed.
     const idle = Array.from({ length: 40 }, () =>
       connect(socket)
@@ -316,6 +329,12 @@ describe.skipIf(!hasSocat)('the CLI through the running daemon (real processes)'
       () => idle.every((s) => s.destroyed || s.readableEnded),
       'the daemon to close the idle connections',
       20_000,
+    );
+    // A client sees its end a moment before the daemon counts the connection closed: wait for the daemon's side too.
+    await until(
+      () => daemon.count('control client disconnected') >= daemon.count('control client connected'),
+      'the daemon to count every control connection closed',
+      10_000,
     );
     const after = await cli(['info', '--config', config]);
     expect(after.code, after.err).toBe(0);

@@ -28,7 +28,8 @@ import {
 } from '../protocol.js';
 
 /**
- * A local user must not exhaust the daemon's memory or lock operators out (counted when a peer connects, idle or not):
+ * A local user must not exhaust the daemon's memory or lock operators out (counted when a peer connects, idle or not,
+ * in the order peers connected):
  * - `maxInflight` requests in flight per connection; beyond, `busy` at once, and `maxBusyInARow` refusals disconnect;
  * - `maxConnections` for everyone, plus `reservedConnections` kept for privileged peers (root, the daemon's uid, the
  *   operating group); beyond, one `busy` line and the connection is closed;
@@ -199,6 +200,8 @@ export class ControlServer {
   private readonly daemonUid = process.getuid?.() ?? -1;
   private readonly privileged: (peer: PeerState) => boolean;
   private sweeper: NodeJS.Timeout | undefined;
+  /** Settles once every connection accepted so far has been admitted or refused (see accept()). */
+  private admissions: Promise<void> = Promise.resolve();
   /** Warnings a client can cause, one line per cause per interval. */
   private readonly warnings: RepeatedWarnings;
   /** The request lines of reading requests (and of operating ones a peer may not make), summarised the same way. */
@@ -390,7 +393,15 @@ export class ControlServer {
       this.dismiss(conn, `the daemon's control socket is full (${open} connections open)`, true);
       return;
     }
-    conn.admission = conn.identify(this.identify).then((peer) => this.admit(conn, peer));
+    // Peers are looked up side by side, but admitted in the order they connected: a later connection whose lookup
+    // ends first never takes a slot ahead of an earlier one.
+    const peer = conn.identify(this.identify);
+    conn.admission = this.admissions.then(() => peer).then((p) => this.admit(conn, p));
+    this.admissions = conn.admission.then(
+      () => undefined,
+      // admit() does not throw: a bug, logged; the connections behind this one are decided all the same
+      (err: unknown) => this.log.error({ err, conn: conn.id }, 'control: admitting a connection failed'),
+    );
     this.log.debug({ conn: conn.id }, 'control client connected');
     let pending = 0; // bytes since the last newline, counted before the line parser buffers them
     const parser = new ReadlineParser({ delimiter: '\n', encoding: 'utf8' });
