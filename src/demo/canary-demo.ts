@@ -4,25 +4,8 @@
  * stand-in's reseller API and webhook; then `canary ls`. Returns true when the run ended approved, its confirmation
  * reached the webhook once, and the day's spend shows it. Demo only.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { DemoReceiver } from './receiver.js';
-
-const BIN = fileURLToPath(new URL('../../../bin/pulsa-bridge', import.meta.url));
-
-function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...argv],
-      { timeout: 120_000, env: { ...process.env, LOG_LEVEL: 'warn' } },
-      (err, stdout, stderr) => {
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
-        resolve({ out: stdout, err: stderr || (err && typeof err.code !== 'number' ? err.message : ''), code });
-      },
-    );
-  });
-}
+import { command } from './transfer-demo.js';
 
 export async function runCanaryDemo(o: {
   configFile: string;

@@ -21,8 +21,8 @@ export interface TransferDemoOptions {
   out: (line: string) => void;
 }
 
-/** One CLI command in its own process: its stdout, stderr and exit code. */
-function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
+/** One CLI command in its own process: its stdout, stderr and exit code (the canary act uses it too). */
+export function command(argv: string[]): Promise<{ out: string; err: string; code: number }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
