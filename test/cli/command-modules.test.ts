@@ -117,12 +117,12 @@ describe('each command loads what it needs', () => {
     expect(packageLoaded(loadedModules(['ports', '--probe', '--json']), '@serialport/bindings-cpp')).toBe(true);
   });
 
-  it('ports lists through the binding alone: not serialport (its parsers), not the modem stack, not pino', () => {
+  it('ports lists through udev alone: not the serial addon or serialport (its parsers), not the modem stack, not pino', () => {
     const r = loadedModules(['ports', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(sources(r)).toContain('serial/ports.js');
-    expect(packageLoaded(r, '@serialport/bindings-cpp')).toBe(true);
-    for (const pkg of ['serialport', '@serialport/stream', 'pino'])
+    expect(sources(r)).toContain('serial/udev-ports.js');
+    for (const pkg of ['@serialport/bindings-cpp', 'serialport', '@serialport/stream', 'pino'])
       expect(packageLoaded(r, pkg), `ports --json loads ${pkg}`).toBe(false);
     expect(sources(r)).not.toContain('modem/probe.js');
   });
