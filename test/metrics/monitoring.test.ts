@@ -3,11 +3,12 @@
  * (Debian's `prometheus` package), the canary alerts fire when they should on made-up series (`promtool test rules`,
  * test/fixtures/monitoring/), and every series that the rules and the Grafana dashboard query (pulsa_bridge_*, and the
  * process_* / nodejs_* ones of the Node.js process) is one the daemon exports (names read from the real registry), so
- * a renamed metric cannot silently blind an alert.
+ * a renamed metric cannot silently blind an alert; every dashboard query parses as PromQL (promtool).
  */
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BridgeMetrics } from '../../src/metrics/registry.js';
@@ -79,6 +80,25 @@ describe('monitoring/', () => {
     expect(text).toMatch(
       /alert: PulsaBridgePendingTooOld\n\s+expr: pulsa_bridge_spool_oldest_pending_age_seconds > 300\n/,
     );
+  });
+
+  it.skipIf(!hasPromtool)('every dashboard query is valid PromQL (promtool checks it as a recording rule)', () => {
+    const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as {
+      panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+    };
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr.replaceAll('$instance', '.*')));
+    expect(exprs.length).toBeGreaterThan(20);
+    const dir = mkdtempSync(path.join(tmpdir(), 'pulsa-dash-'));
+    try {
+      const file = path.join(dir, 'dashboard-queries.yml');
+      const rules = exprs.map((e, i) => `      - record: dashboard_query_${i}\n        expr: ${JSON.stringify(e)}`);
+      writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`);
+      const r = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
+      expect(r.stdout + r.stderr).toContain(`SUCCESS: ${exprs.length} rules found`);
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the rules and the dashboard query only series the daemon exports', () => {
