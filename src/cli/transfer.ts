@@ -15,7 +15,7 @@ import { errorMessage } from '../errors.js';
 import { loadConfig, type Config } from '../config.js';
 import { orderPaths } from '../reseller/client.js';
 import { describeStep } from '../transfer/flows.js';
-import { planTransfer, PlanError, type TransferPlan } from '../transfer/plan.js';
+import { planTransfer, PlanError, type TransferAsk, type TransferPlan } from '../transfer/plan.js';
 import type { StepReport } from '../transfer/runner.js';
 import {
   describeFlowSteps,
@@ -32,23 +32,37 @@ import { reportApiError, resellerClient } from './reseller.js';
 import { UsageError, wholeNumber } from './usage.js';
 import { safeJson, safeText } from '../terminal-text.js';
 
-interface TransferOptions {
+/** TransferAsk's optional fields that the flags of the same names set (--from-number sets fromNumber). */
+const ASKED = [
+  'from',
+  'to',
+  'operator',
+  'fromNumber',
+  'order',
+  'operatorId',
+  'payoutMethod',
+  'accountNumber',
+  'accountName',
+] as const;
+
+/** commander's options: what is asked of planTransfer, and what only this command reads. */
+type TransferOptions = Pick<TransferAsk, 'amount' | (typeof ASKED)[number]> & {
   config?: string;
-  from?: string;
-  to?: string;
-  amount: number;
-  operator?: string;
-  fromNumber?: string;
-  order?: boolean;
-  operatorId?: number;
-  payoutMethod?: string;
-  accountNumber?: string;
-  accountName?: string;
+  /** TransferAsk's timeoutSec. */
   timeout?: number;
   pollInterval?: number;
   dryRun?: boolean;
   yes?: boolean;
   json?: boolean;
+};
+
+/** What the command line asks: the options under TransferAsk's names, those not given left out. */
+function transferAsk(opts: TransferOptions): TransferAsk {
+  return {
+    amount: opts.amount,
+    ...pickDefined(opts, ASKED),
+    ...(opts.timeout !== undefined ? { timeoutSec: opts.timeout } : {}),
+  };
 }
 
 /** The commands this module adds to the program (cli.ts). */
@@ -132,12 +146,7 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
   const out = (s: string) => !opts.json && io.out(safeText(s, { multiline: true }) + '\n');
   let plan: TransferPlan;
   try {
-    plan = planTransfer(config, {
-      amount: opts.amount,
-      ...pickDefined(opts, ['from', 'to', 'operator', 'fromNumber', 'order', 'operatorId', 'payoutMethod']),
-      ...pickDefined(opts, ['accountNumber', 'accountName']),
-      ...(opts.timeout !== undefined ? { timeoutSec: opts.timeout } : {}),
-    });
+    plan = planTransfer(config, transferAsk(opts));
   } catch (err) {
     if (err instanceof PlanError) throw new UsageError(err.message, err.hint ? { hint: err.hint } : {});
     throw err;

@@ -21,6 +21,7 @@ import { virtualModemAt } from '../../src/virtual-modem/virtual-ports.js';
 import { STATUS_EXIT } from '../../src/cli/status.js';
 import type { CanaryStatus } from '../../src/canary/types.js';
 import { canaryWarning } from '../../src/health/model.js';
+import { canaryStatus, pausedCanaryStatus } from '../support/canary.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -218,19 +219,7 @@ describe('status: the spool counts', () => {
 });
 
 describe('status: the canaries', () => {
-  const approved: CanaryStatus = {
-    name: 'tsel-hourly',
-    from: 'tsel-test',
-    to: 'order',
-    amount: 5000,
-    intervalSec: 21_600,
-    maxRupiahPerDay: 20_000,
-    timeZone: 'Asia/Jakarta',
-    state: 'waiting',
-    day: '2026-11-24',
-    spentToday: 10_000,
-    failuresInARow: 0,
-    pauseAfterFailures: 3,
+  const approved = canaryStatus({
     nextRunAt: '2026-11-24T07:00:00.000Z',
     lastSuccessAt: '2026-11-24T01:00:00.000Z',
     lastRun: {
@@ -242,18 +231,11 @@ describe('status: the canaries', () => {
       detail: 'approved',
       durationMs: 41_600,
     },
-    counts: { approved: 2, failed: 0, timeout: 0, unknown: 0, skipped: 0 },
-  };
-  const paused: CanaryStatus = {
-    ...approved,
-    name: 'isat-direct',
-    from: 'isat-test',
-    to: '081298765432',
-    intervalSec: 900,
-    state: 'paused',
+  });
+  const paused = pausedCanaryStatus({
+    lastSuccessAt: approved.lastSuccessAt,
     reason: 'run r9 was cut off mid-send: check the centre SIM, then resume',
     pausedAt: '2026-11-24T02:00:00.000Z',
-    nextRunAt: undefined,
     lastRun: {
       id: 'r9',
       at: '2026-11-24T01:59:00.000Z',
@@ -261,10 +243,7 @@ describe('status: the canaries', () => {
       spent: 5000,
       detail: 'the daemon stopped while this run was in flight',
     },
-    failuresInARow: 1,
-    spentToday: 5000,
-    counts: { approved: 0, failed: 0, timeout: 0, unknown: 1, skipped: 0 },
-  };
+  });
   const statusJson = (canaries: CanaryStatus[] | undefined) => {
     const warnings = (canaries ?? []).flatMap((c) => canaryWarning(c) ?? []);
     return {

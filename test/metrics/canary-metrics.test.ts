@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CANARY_RUN_OUTCOMES, type CanaryStatus } from '../../src/canary/types.js';
 import { CANARY_METRIC_OUTCOMES } from '../../src/metrics/canary-metrics.js';
 import { BridgeMetrics, MetricFeeds, type MetricsSnapshot } from '../../src/metrics/registry.js';
+import { canaryStatus } from '../support/canary.js';
 
 const base: MetricsSnapshot = {
   modems: [],
@@ -14,24 +15,13 @@ const base: MetricsSnapshot = {
   health: { healthy: true },
 };
 
-const canary = (over: Partial<CanaryStatus> = {}): CanaryStatus => ({
-  name: 'tsel-hourly',
-  from: 'tsel-test',
-  to: 'order',
-  amount: 5000,
-  intervalSec: 21_600,
-  maxRupiahPerDay: 20_000,
-  timeZone: 'Asia/Jakarta',
-  state: 'waiting',
-  day: '2026-11-24',
-  spentToday: 10_000,
-  failuresInARow: 0,
-  pauseAfterFailures: 3,
-  nextRunAt: '2026-11-24T12:00:00.000Z',
-  lastSuccessAt: '2026-11-24T06:00:00.000Z',
-  counts: { approved: 2, failed: 1, timeout: 0, unknown: 0, skipped: 0 },
-  ...over,
-});
+const canary = (over: Partial<CanaryStatus> = {}): CanaryStatus =>
+  canaryStatus({
+    nextRunAt: '2026-11-24T12:00:00.000Z',
+    lastSuccessAt: '2026-11-24T06:00:00.000Z',
+    counts: { approved: 2, failed: 1, timeout: 0, unknown: 0, skipped: 0 },
+    ...over,
+  });
 
 function metrics(canaries: CanaryStatus[] | undefined, feeds?: MetricFeeds): BridgeMetrics {
   // The daemon hands the metrics its StatusSnapshot: CanaryStatus must fit the structural view as it is.

@@ -16,6 +16,7 @@ import { canaryWarning } from '../../src/health/model.js';
 import { silentLogger } from '../../src/log.js';
 import { buildPageView, type PageSnapshot } from '../../src/metrics/page-view.js';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/server.js';
+import { canaryStatus, pausedCanaryStatus } from '../support/canary.js';
 import { CHROMIUM, launchChromium } from '../support/chromium.js';
 import { root } from '../support/daemon.js';
 import { tempDir } from '../support/tmp.js';
@@ -25,54 +26,34 @@ const SHOTS = path.resolve(root, process.env.PB_SCREENSHOTS ?? 'dist/screenshots
 const REFRESH_MS = 500;
 const HOUR = 3_600_000;
 
-const approved = (nowMs: number): CanaryStatus => ({
-  name: 'tsel-hourly',
-  from: 'tsel-test',
-  to: 'order',
-  amount: 5000,
-  intervalSec: 21_600,
-  maxRupiahPerDay: 20_000,
-  timeZone: 'Asia/Jakarta',
-  state: 'waiting',
-  day: '2026-11-24',
-  spentToday: 10_000,
-  failuresInARow: 0,
-  pauseAfterFailures: 3,
-  nextRunAt: new Date(nowMs + 5 * HOUR).toISOString(),
-  lastSuccessAt: new Date(nowMs - HOUR).toISOString(),
-  lastRun: {
-    id: 'r2',
-    at: new Date(nowMs - HOUR).toISOString(),
-    outcome: 'approved',
-    spent: 5000,
-    orderId: 'CVT-20261124-CD34',
-    durationMs: 42_000,
-  },
-  counts: { approved: 2, failed: 0, timeout: 0, unknown: 0, skipped: 0 },
-});
+const approved = (nowMs: number): CanaryStatus =>
+  canaryStatus({
+    nextRunAt: new Date(nowMs + 5 * HOUR).toISOString(),
+    lastSuccessAt: new Date(nowMs - HOUR).toISOString(),
+    lastRun: {
+      id: 'r2',
+      at: new Date(nowMs - HOUR).toISOString(),
+      outcome: 'approved',
+      spent: 5000,
+      orderId: 'CVT-20261124-CD34',
+      durationMs: 42_000,
+    },
+  });
 
-const paused = (nowMs: number): CanaryStatus => ({
-  ...approved(nowMs),
-  name: 'isat-direct',
-  from: 'isat-test',
-  to: '081298765432',
-  intervalSec: 900,
-  state: 'paused',
-  reason: 'run r9 was cut off mid-send: check the centre SIM and order CVT-20261124-AB12, then resume',
-  pausedAt: new Date(nowMs - 10 * 60_000).toISOString(),
-  nextRunAt: undefined,
-  failuresInARow: 1,
-  spentToday: 5000,
-  lastRun: {
-    id: 'r9',
-    at: new Date(nowMs - 11 * 60_000).toISOString(),
-    outcome: 'unknown',
-    spent: 5000,
-    orderId: 'CVT-20261124-AB12',
-    detail: 'the operator answered neither yes nor no to *858*081298765432*5000#',
-  },
-  counts: { approved: 0, failed: 0, timeout: 0, unknown: 1, skipped: 0 },
-});
+const paused = (nowMs: number): CanaryStatus =>
+  pausedCanaryStatus({
+    lastSuccessAt: approved(nowMs).lastSuccessAt,
+    reason: 'run r9 was cut off mid-send: check the centre SIM and order CVT-20261124-AB12, then resume',
+    pausedAt: new Date(nowMs - 10 * 60_000).toISOString(),
+    lastRun: {
+      id: 'r9',
+      at: new Date(nowMs - 11 * 60_000).toISOString(),
+      outcome: 'unknown',
+      spent: 5000,
+      orderId: 'CVT-20261124-AB12',
+      detail: 'the operator answered neither yes nor no to *858*081298765432*5000#',
+    },
+  });
 
 function snapshot(canaries: CanaryStatus[] | undefined): PageSnapshot {
   const now = new Date().toISOString();
