@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { bool, int, isMissing, matching, object, optional, text, withDefault, type AddIssue } from './config-fields.js';
-import { planTransfer, PlanError, type PlanConfig } from './transfer/plan.js';
+import { planTransfer, PlanError, type PlanConfig, type TransferAsk } from './transfer/plan.js';
 
 export const DEFAULT_CANARY_TIME_ZONE = 'Asia/Jakarta';
 const RUPIAH_MAX = 100_000_000;
@@ -75,6 +75,20 @@ export function canaryName(c: Pick<CanaryConfig, 'name' | 'from' | 'amount'>): s
   return c.name ?? `${c.from}-${c.amount}`;
 }
 
+/** What a canary asks of the transfer engine: planned so at load (the check below) and at each run (the scheduler). */
+export function canaryAsk(
+  c: Pick<CanaryConfig, 'from' | 'amount' | 'order' | 'to' | 'operator' | 'timeoutSec'>,
+): TransferAsk {
+  return {
+    from: c.from,
+    amount: c.amount,
+    order: c.order,
+    ...(c.to !== undefined ? { to: c.to } : {}),
+    ...(c.operator !== undefined ? { operator: c.operator } : {}),
+    ...(c.timeoutSec !== undefined ? { timeoutSec: c.timeoutSec } : {}),
+  };
+}
+
 /** The whole config as the canaries' check reads it. */
 export interface CanaryCheckInput extends PlanConfig {
   canaries: readonly CanaryConfig[];
@@ -103,13 +117,7 @@ export function checkCanaries(c: CanaryCheckInput, addIssue: AddIssue): void {
     if (k.order === (k.to !== undefined)) return; // named above
     let plan: ReturnType<typeof planTransfer>;
     try {
-      plan = planTransfer(c, {
-        from: k.from,
-        amount: k.amount,
-        order: k.order,
-        ...(k.to !== undefined ? { to: k.to } : {}),
-        ...(k.operator !== undefined ? { operator: k.operator } : {}),
-      });
+      plan = planTransfer(c, canaryAsk(k));
     } catch (err) {
       if (!(err instanceof PlanError)) throw err;
       // The CLI's hints name its flags; a canary is configured, so the config key is the way.

@@ -8,7 +8,7 @@
  * and pauses the canary, as do `pauseAfterFailures` runs in a row not approved. Every run is logged at info.
  */
 import { randomBytes } from 'node:crypto';
-import { canaryName, type CanaryConfig } from '../config-canary.js';
+import { canaryAsk, canaryName, type CanaryConfig } from '../config-canary.js';
 import { errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { TransferOps } from '../ops/modem-ops.js';
@@ -289,14 +289,7 @@ export class Canaries {
         `the day's cap: Rp ${entry.spent} of Rp ${c.maxRupiahPerDay} spent on ${entry.day}, a run takes Rp ${c.amount}`,
       );
 
-    const plan = planTransfer(this.o.plan, {
-      from: c.from,
-      amount: c.amount,
-      order: c.order,
-      ...(c.to !== undefined ? { to: c.to } : {}),
-      ...(c.operator !== undefined ? { operator: c.operator } : {}),
-      ...(c.timeoutSec !== undefined ? { timeoutSec: c.timeoutSec } : {}),
-    });
+    const plan = planTransfer(this.o.plan, canaryAsk(c));
     const modems = [...new Set([c.from, ...(plan.centre ? [plan.centre.name] : [])])];
     const release = await this.lockModems(modems);
     const lines: string[] = [];
