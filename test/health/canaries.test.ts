@@ -9,30 +9,22 @@ import { judgeHealth, type CanarySnapshot, type HealthSnapshot } from '../../src
 import { HealthMonitor, type HealthSource } from '../../src/health/monitor.js';
 import { silentLogger } from '../../src/log.js';
 import { localTime } from '../../src/time-format.js';
+import { canaryStatus } from '../support/canary.js';
 
 const NOW = Date.parse('2026-11-24T06:00:00Z');
 const MIN = 60_000;
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
 
-const status = (over: Partial<CanaryStatus> = {}): CanaryStatus => ({
-  name: 'tsel-hourly',
-  from: 'tsel-test',
-  to: 'order',
-  amount: 5000,
-  intervalSec: 3600,
-  maxRupiahPerDay: 20_000,
-  timeZone: 'Asia/Jakarta',
-  state: 'waiting',
-  day: '2026-11-24',
-  spentToday: 5000,
-  failuresInARow: 0,
-  pauseAfterFailures: 3,
-  nextRunAt: new Date(NOW + 30 * MIN).toISOString(),
-  lastSuccessAt: ago(30 * MIN),
-  lastRun: { id: 'r1', at: ago(30 * MIN), outcome: 'approved', spent: 5000, orderId: 'ORD-7', durationMs: 42_000 },
-  counts: { approved: 1, failed: 0, timeout: 0, unknown: 0, skipped: 0 },
-  ...over,
-});
+const status = (over: Partial<CanaryStatus> = {}): CanaryStatus =>
+  canaryStatus({
+    intervalSec: 3600,
+    spentToday: 5000,
+    nextRunAt: new Date(NOW + 30 * MIN).toISOString(),
+    lastSuccessAt: ago(30 * MIN),
+    lastRun: { id: 'r1', at: ago(30 * MIN), outcome: 'approved', spent: 5000, orderId: 'ORD-7', durationMs: 42_000 },
+    counts: { approved: 1, failed: 0, timeout: 0, unknown: 0, skipped: 0 },
+    ...over,
+  });
 
 function snapshot(canaries: CanarySnapshot[] | undefined, over: Partial<HealthSnapshot> = {}): HealthSnapshot {
   return {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { CanaryStatus } from '../../src/canary/types.js';
+import { pausedCanaryStatus } from '../support/canary.js';
 import {
   buildPageView,
   maskNumber,
@@ -195,21 +196,12 @@ describe('buildPageView', () => {
 });
 
 describe('buildPageView: canaries', () => {
-  const direct: CanaryStatus = {
-    name: 'isat-direct',
+  const direct: CanaryStatus = pausedCanaryStatus({
     from: 'tsel-1',
-    to: '081298765432',
-    amount: 5000,
-    intervalSec: 900,
-    maxRupiahPerDay: 20_000,
-    timeZone: 'Asia/Jakarta',
-    state: 'paused',
     reason: 'run r9 was cut off mid-send: check the centre SIM 081298765432 and order CVT-20260101-AB12, then resume',
     pausedAt: '2026-01-01T00:02:30.000Z',
     day: '2026-01-01',
     spentToday: 10_000,
-    failuresInARow: 1,
-    pauseAfterFailures: 3,
     lastSuccessAt: '2025-12-31T23:00:00.000Z',
     lastRun: {
       id: 'r9',
@@ -221,7 +213,7 @@ describe('buildPageView: canaries', () => {
       durationMs: 61_000,
     },
     counts: { approved: 1, failed: 0, timeout: 0, unknown: 1, skipped: 0 },
-  };
+  });
   const ordered: CanaryStatus = {
     ...direct,
     name: 'tsel-hourly',
