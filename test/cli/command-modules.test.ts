@@ -127,6 +127,25 @@ describe('each command loads what it needs', () => {
     expect(sources(r)).not.toContain('modem/probe.js');
   });
 
+  it('simulate loads the simulator only when it runs: not for --help, nor for a usage error', () => {
+    for (const [args, code, says] of [
+      [['simulate', '--help'], 0, /store-in-me,\s+cpin-no-ok/], // the --quirk choices, listed without the simulator
+      [['simulate'], 2, /required option '-l, --link <path>'/],
+      [['simulate', '--link', path.join(dir, 'modem'), '--quirk', 'bogus'], 2, /--quirk.*one of store-in-me/],
+    ] as const) {
+      const r = loadedModules([...args]);
+      const what = args.join(' ');
+      expect(r.code, `${what}: ${r.stderr}`).toBe(code);
+      expect(code === 0 ? r.stdout : r.stderr, what).toMatch(says);
+      expect(sources(r), what).toContain('cli/simulate.js');
+      // of the simulator's folder only the module holding the quirk names (its other exports are types)
+      expect(
+        sources(r).filter((m) => m.startsWith('virtual-modem/')),
+        what,
+      ).toEqual(['virtual-modem/virtual-modem-types.js']);
+    }
+  });
+
   // a process per command and form: a longer bound than one test's default
   it('every command answers --help, both ways, loading its own module and not the daemon', { timeout: 90_000 }, () => {
     for (const entry of COMMANDS) {
