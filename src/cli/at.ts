@@ -2,8 +2,8 @@
  * `pulsa-bridge at`: the operator's raw AT line, through the running daemon or on the port (ModemOps). One command
  * (`at "AT+CSQ;+CREG?"`): every response line and the final result on stdout, URCs that arrived meanwhile after them
  * as `[urc] ...`; a modem error prints the modem's words, the explanation on stderr, exit 1. No command: the
- * interactive terminal (terminal.ts, loaded only then). A line that is not an AT command is a usage error (exit 2) with a suggestion;
- * a line the daemon refuses without --force says why.
+ * interactive terminal (terminal.ts, loaded only then). A line that is not an AT command is a usage error (exit 2)
+ * with a suggestion; a line the daemon refuses without --force says why.
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
