@@ -2,8 +2,8 @@
  * `pulsa-bridge at`: the operator's raw AT line, through the running daemon or on the port (ModemOps). One command
  * (`at "AT+CSQ;+CREG?"`): every response line and the final result on stdout, URCs that arrived meanwhile after them
  * as `[urc] ...`; a modem error prints the modem's words, the explanation on stderr, exit 1. No command: the
- * interactive terminal (terminal.ts). A line that is not an AT command is a usage error (exit 2) with a suggestion;
- * a line the daemon refuses without --force says why.
+ * interactive terminal (terminal.ts, loaded only then). A line that is not an AT command is a usage error (exit 2)
+ * with a suggestion; a line the daemon refuses without --force says why.
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
@@ -13,7 +13,7 @@ import { BridgeError } from '../errors.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
-import { interactiveAt, type TerminalOps } from './terminal.js';
+import type { TerminalOps } from './terminal.js';
 import { targetOptions, withModemOps } from './target.js';
 import { UsageError } from './usage.js';
 import { safeJson, safeText } from '../terminal-text.js';
@@ -45,7 +45,8 @@ export function atCommand(io: Io, target: OpsTarget<AtOps>): Command {
       const verdict = words.length > 0 ? checkAtLine(command) : undefined;
       if (verdict?.notAt) throw new UsageError(`not an AT command: ${verdict.notAt}`);
       await target.withOps(io, opts, async (ops) => {
-        if (words.length === 0) return interactiveAt(ops, io, { timeoutMs: opts.timeout });
+        if (words.length === 0)
+          return (await import('./terminal.js')).interactiveAt(ops, io, { timeoutMs: opts.timeout });
         await oneShot(io, ops, command.trim(), opts);
       });
     });

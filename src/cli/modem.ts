@@ -7,7 +7,6 @@
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
-import { encodeForSend } from '../ops/actions.js';
 import type { StoredSmsView } from '../ops/modem-ops.js';
 import { BridgeError } from '../errors.js';
 import type { StorageUsage } from '../modem/modem.js';
@@ -97,7 +96,7 @@ function smsCommand(io: Io): Command {
     .option('--json', 'print JSON')
     .action(async (words: string[], opts: TargetCliOptions & { to: string }) => {
       const text = words.join(' ');
-      encodeOrRefuse(opts.to, text); // a usage error before anything is opened
+      await encodeOrRefuse(opts.to, text); // a usage error before anything is opened
       await withModemOps(io, opts, async (ops) => {
         const r = await ops.smsSend(opts.to, text);
         if (opts.json) return printJson(io, { to: opts.to, parts: r.parts, references: r.references });
@@ -107,8 +106,12 @@ function smsCommand(io: Io): Command {
   return sms;
 }
 
-/** The PDUs for `sms send`; a destination or text that cannot be sent is a usage error (exit 2). */
-function encodeOrRefuse(to: string, text: string): SubmitPdu[] {
+/**
+ * The PDUs for `sms send`; a destination or text that cannot be sent is a usage error (exit 2). The SMS encoder is
+ * loaded here, by `sms send` alone: `info` and the other commands through the daemon do without it.
+ */
+async function encodeOrRefuse(to: string, text: string): Promise<SubmitPdu[]> {
+  const { encodeForSend } = await import('../ops/actions.js');
   try {
     return encodeForSend(to, text);
   } catch (err) {

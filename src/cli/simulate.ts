@@ -4,15 +4,15 @@
  * commands from standard input to inject SMS and faults; ends on `quit`, end of input, Ctrl-C or SIGTERM.
  * With `--state FILE` the SIM's stored SMS, its PIN state and the SMS the network holds are loaded at start and saved
  * when the simulator ends (not after SIGKILL), so stopping and starting it again on the same --link is an unplug and
- * replug of the same SIM.
+ * replug of the same SIM. The simulator is loaded when the command runs, not for its --help or a usage error.
  */
 import { summaryOf } from './command-list.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { errorMessage } from '../errors.js';
-import { hostVirtualModemOnPty, type PtyHost } from '../virtual-modem/pty-host.js';
-import { VirtualModem, type InjectSmsOptions, type SimSnapshot } from '../virtual-modem/virtual-modem.js';
+import type { PtyHost } from '../virtual-modem/pty-host.js';
+import type { InjectSmsOptions, SimSnapshot } from '../virtual-modem/virtual-modem.js';
 import { VIRTUAL_QUIRKS, type VirtualQuirk } from '../virtual-modem/virtual-modem-types.js';
 import type { Io } from './io.js';
 import { onStopSignal } from './lifecycle.js';
@@ -84,6 +84,8 @@ export function simulateCommand(io: Io): Command {
         state?: string;
         quirk?: VirtualQuirk[];
       }) => {
+        const { VirtualModem } = await import('../virtual-modem/virtual-modem.js');
+        const { hostVirtualModemOnPty } = await import('../virtual-modem/pty-host.js');
         const storageCapacity = opts.storage;
         const vm = new VirtualModem({
           path: `virtual:pty:${opts.link}`,

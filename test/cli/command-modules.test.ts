@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, createProgram, type Io } from '../../src/cli.js';
 import { writeConfig } from '../support/config.js';
+import { DaemonProcess, killAll } from '../support/daemon.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -126,6 +127,55 @@ describe('each command loads what it needs', () => {
       expect(packageLoaded(r, pkg), `ports --json loads ${pkg}`).toBe(false);
     expect(sources(r)).not.toContain('modem/probe.js');
   });
+
+  it('simulate loads the simulator only when it runs: not for --help, nor for a usage error', () => {
+    for (const [args, code, says] of [
+      [['simulate', '--help'], 0, /store-in-me,\s+cpin-no-ok/], // the --quirk choices, listed without the simulator
+      [['simulate'], 2, /required option '-l, --link <path>'/],
+      [['simulate', '--link', path.join(dir, 'modem'), '--quirk', 'bogus'], 2, /--quirk.*one of store-in-me/],
+    ] as const) {
+      const r = loadedModules([...args]);
+      const what = args.join(' ');
+      expect(r.code, `${what}: ${r.stderr}`).toBe(code);
+      expect(code === 0 ? r.stdout : r.stderr, what).toMatch(says);
+      expect(sources(r), what).toContain('cli/simulate.js');
+      // of the simulator's folder only the module holding the quirk names (its other exports are types)
+      expect(
+        sources(r).filter((m) => m.startsWith('virtual-modem/')),
+        what,
+      ).toEqual(['virtual-modem/virtual-modem-types.js']);
+    }
+  });
+
+  it('info and at AT through the running daemon load neither the modem stack, the SMS codec nor the AT terminal', async () => {
+    const config = await writeConfig(dir, {
+      webhook: { url: 'http://127.0.0.1:9/hook' },
+      control: { socket: path.join(dir, 'control.sock') },
+      modems: [{ name: 'sim-1', port: 'virtual:sim-1', senders: ['858'] }],
+    });
+    const daemon = await DaemonProcess.start(config, ['ready: SIMCOM'], 60_000);
+    try {
+      for (const args of [
+        ['info', '--config', config, '--json', '--verbose'],
+        ['at', '--config', config, '--verbose', 'AT'],
+      ]) {
+        const r = loadedModules(args);
+        const what = args.join(' ');
+        expect(r.code, `${what}: ${r.stderr}`).toBe(0);
+        expect(r.stderr, what).toMatch(/^path: the running daemon/);
+        const ours = sources(r);
+        for (const m of ['cli/direct-target.js', 'ops/actions.js', 'cli/terminal.js', 'daemon.js'])
+          expect(ours, `${what} loads ${m}`).not.toContain(m);
+        expect(
+          ours.filter((m) => m.startsWith('sms/') || (m.startsWith('modem/') && m !== 'modem/types.js')),
+          what,
+        ).toEqual([]);
+        expect(packageLoaded(r, '@serialport/bindings-cpp'), `${what} loads the serial addon`).toBe(false);
+      }
+    } finally {
+      await killAll();
+    }
+  }, 90_000);
 
   // a process per command and form: a longer bound than one test's default
   it('every command answers --help, both ways, loading its own module and not the daemon', { timeout: 90_000 }, () => {
