@@ -1,6 +1,6 @@
 /**
- * Lists serial ports with their USB identity: what udev says of the candidate ttys (udev-ports.ts; the same ports and
- * ids as serialport's list(), without exporting the whole udev database), or sysfs read directly when udevadm is
+ * Lists serial ports with their USB identity: what udev says of the candidate ttys (udev-ports.ts; the ports
+ * serialport's list() gives, without exporting the whole udev database), or sysfs read directly when udevadm is
  * missing or fails (sysfs-ports.ts, with a warning saying why). Adds the stable /dev/serial/by-id path and, from a
  * fingerprints table passed in (the modem profiles own it), which ports look like known modems.
  */

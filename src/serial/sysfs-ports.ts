@@ -1,6 +1,7 @@
 /**
- * The serial ports as sysfs shows them, for when udevadm is missing (minimal images, containers): ttyUSB, ttyACM,
- * ttyAMA and USB-backed ttyS, each with the USB ids, strings and interface number found by walking up its device.
+ * The serial ports as sysfs shows them, for when udevadm is missing (minimal images, containers) or fails: ttyUSB,
+ * ttyACM, ttyAMA and USB-backed ttyS, each with the USB ids, strings and interface number found by walking up its
+ * device.
  */
 import { readdir, readFile, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

@@ -5,26 +5,20 @@
  * larger part of `ports`' time). parseUdevInfo is PURE; serialport's own parser is its test oracle.
  */
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import type { PortInfo } from './port-info.js';
 
 /** The tty names serialport's Linux list() keeps (bindings-cpp's rule), anchored at the name's start. */
 const SERIAL_TTY = /^(tty(S|WCH|ACM|USB|AMA|MFD|O|XRUSB)|rfcomm)/;
+const MAX_OUTPUT = 16 * 1024 * 1024;
 
 /** udev's `\xHH` escapes (in *_ENC values) as the UTF-8 text they spell. */
 function unescapeUdev(value: string): string {
   if (!value.includes('\\x')) return value;
   const bytes: number[] = [];
-  for (let i = 0; i < value.length;) {
-    const hex = /^\\x([0-9a-fA-F]{2})/.exec(value.slice(i, i + 4));
-    if (hex) {
-      bytes.push(parseInt(hex[1]!, 16));
-      i += 4;
-    } else {
-      bytes.push(...Buffer.from(value[i]!, 'utf8'));
-      i += 1;
-    }
-  }
+  for (const [piece, hex] of value.matchAll(/\\x([0-9a-fA-F]{2})|[\s\S]/gu))
+    bytes.push(...(hex ? [parseInt(hex, 16)] : Buffer.from(piece, 'utf8')));
   return Buffer.from(bytes).toString('utf8');
 }
 
@@ -93,34 +87,54 @@ export interface UdevListOptions {
   timeoutMs?: number;
 }
 
-/**
- * Asks udevadm about the candidate ttys in one call. A tty that vanished between the listing and the call makes
- * udevadm exit 1 while it still describes the others: what it printed is used. Rejects when udevadm cannot run,
- * times out, or fails without describing any port (the caller reads sysfs instead).
- */
-export async function listFromUdev(options: UdevListOptions): Promise<PortInfo[]> {
-  const names = (await readdir(options.sysClassTty).catch(() => [] as string[])).filter((n) => SERIAL_TTY.test(n));
-  if (names.length === 0) return [];
-  const args = ['info', '--query=all', ...names.sort().map((n) => `${options.sysClassTty}/${n}`)];
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const out = await new Promise<string>((resolve, reject) => {
+/** One udevadm run: what it printed and, when it exited non-zero, why (ENOENT, a timeout or too much output reject). */
+function runUdevadm(udevadm: string, paths: string[], timeoutMs: number): Promise<{ stdout: string; failed?: string }> {
+  return new Promise((resolve, reject) => {
     execFile(
-      options.udevadm ?? 'udevadm',
-      args,
-      { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+      udevadm,
+      ['info', '--query=all', ...paths],
+      { timeout: timeoutMs, maxBuffer: MAX_OUTPUT, encoding: 'utf8' },
       (err, stdout, stderr) => {
-        if (!err || (typeof err.code === 'number' && parseUdevInfo(stdout).length > 0)) return resolve(stdout);
+        if (!err) return resolve({ stdout });
         const said = stderr.trim().split('\n')[0];
-        const why = err.killed
-          ? `took over ${timeoutMs} ms`
-          : err.code === 'ENOENT'
-            ? 'is not installed'
-            : typeof err.code === 'number'
-              ? `exited with ${err.code}`
-              : `failed (${err.message})`;
-        reject(new Error(`udevadm ${why}${said ? `: ${said}` : ''}`));
+        const why =
+          err.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER'
+            ? `printed more than ${MAX_OUTPUT / 1024 / 1024} MiB`
+            : err.killed
+              ? `took over ${timeoutMs} ms`
+              : err.code === 'ENOENT'
+                ? 'is not installed'
+                : typeof err.code === 'number'
+                  ? `exited with ${err.code}`
+                  : `failed (${err.message})`;
+        const failed = `udevadm ${why}${said ? `: ${said}` : ''}`;
+        if (typeof err.code === 'number') resolve({ stdout, failed });
+        else reject(new Error(failed));
       },
     );
   });
-  return parseUdevInfo(out);
+}
+
+/**
+ * Asks udevadm about the candidate ttys in one call. A tty that vanished between the listing and the call makes
+ * udevadm exit 1: current udevadm still describes the others, older ones (systemd < 250) stop at the vanished one, so
+ * the ttys still present that it did not describe are asked again (at most 3 calls in all). Rejects when udevadm
+ * cannot run, times out, or leaves a present tty undescribed (the caller reads sysfs instead, with this reason).
+ */
+export async function listFromUdev(options: UdevListOptions): Promise<PortInfo[]> {
+  const names = (await readdir(options.sysClassTty).catch(() => [] as string[])).filter((n) => SERIAL_TTY.test(n));
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const described = new Map<string, PortInfo>();
+  let asking = names.sort();
+  for (let call = 1; asking.length > 0; call++) {
+    const paths = asking.map((n) => `${options.sysClassTty}/${n}`);
+    const { stdout, failed } = await runUdevadm(options.udevadm ?? 'udevadm', paths, timeoutMs);
+    for (const port of parseUdevInfo(stdout)) described.set(port.path, port);
+    if (!failed) break;
+    const left = asking.filter((n) => !described.has(`/dev/${n}`) && existsSync(`${options.sysClassTty}/${n}`));
+    if (left.length === 0) break; // what it did not describe is gone
+    if (left.length === asking.length || call === 3) throw new Error(failed);
+    asking = left;
+  }
+  return [...described.values()];
 }

@@ -86,13 +86,15 @@ describe('parseUdevInfo', () => {
     }
   });
 
-  it('takes usb_id’s ID_USB_* over a plain ID_* another rule set, and the ID_USB_* alone (older systemd)', () => {
+  it('takes usb_id’s ID_USB_* over a plain ID_* a later rule set (serialport took the last), and ID_USB_* alone', async () => {
+    // Some udev builds set only ID_USB_* (serialport/bindings-cpp issue 115); where both are set and differ, a later
+    // rule (hwdb, a PCI parent's ids) wrote the plain one, and serialport's last-line-wins reported that instead.
     const text = [
       'P: /devices/x/ttyUSB3',
       'N: ttyUSB3',
       'E: DEVNAME=/dev/ttyUSB3',
-      'E: ID_VENDOR_ID=1d6b',
       'E: ID_USB_VENDOR_ID=0x2C7C',
+      'E: ID_VENDOR_ID=1d6b',
       'E: ID_USB_MODEL_ID=0125',
       'E: ID_USB_VENDOR_ENC=Quectel\\x20Wireless\\x20Solutions',
       'E: ID_USB_SERIAL_SHORT=a=b',
@@ -107,6 +109,7 @@ describe('parseUdevInfo', () => {
         serialNumber: 'a=b',
       },
     ]);
+    expect((await oracle(text))[0]?.vendorId).toBe('1d6b'); // what serialport said of it
   });
 
   it('decodes escaped UTF-8 as text and skips what is not a serial tty, noise and half records', () => {
@@ -118,6 +121,7 @@ describe('parseUdevInfo', () => {
       'P: /devices/x/ttyACM0',
       'N: ttyACM0',
       'E: ID_VENDOR_ENC=Fran\\xc3\\xa7ois\\x20GSM',
+      'E: ID_MODEL_ENC=📶\\x20Stick',
       'E: =no key',
       'E: NOEQUALS',
       'X: something else',
@@ -126,7 +130,7 @@ describe('parseUdevInfo', () => {
       'P: /devices/video0',
       'N: video0',
     ].join('\n');
-    expect(parseUdevInfo(text)).toEqual([{ path: '/dev/ttyACM0', manufacturer: 'François GSM' }]);
+    expect(parseUdevInfo(text)).toEqual([{ path: '/dev/ttyACM0', manufacturer: 'François GSM', product: '📶 Stick' }]);
     expect(parseUdevInfo('')).toEqual([]);
   });
 
@@ -203,12 +207,17 @@ describe('listFromUdev and listPorts with a udevadm', () => {
     );
   });
 
-  it('keeps what udevadm said of the others when one tty vanished meanwhile (exit 1)', async () => {
-    const bin = await udevadm('vanished', await fixture('rpi4-alt1250-ttyACM1-ttyS0.txt'), 1);
+  it('never lists part of the ports as the whole: a present tty left undescribed (exit 1) means sysfs, saying why', async () => {
+    const bin = await udevadm('partial', await fixture('rpi4-alt1250-ttyACM1-ttyS0.txt'), 1);
     const result = await listPorts({ fingerprints: [], sysClassTty, udevadm: bin, serialById: join(root, 'none') });
-    expect(result.source).toBe('udev');
-    expect(result.warning).toBeUndefined();
-    expect(result.ports.map((p) => p.path)).toEqual(['/dev/ttyACM1', '/dev/ttyS0']);
+    expect(result.source).toBe('sysfs');
+    expect(result.warning).toBe(
+      'udev listing failed (udevadm exited with 1: Unknown device "/sys/class/tty/ttyUSB9": No such device); read sysfs instead',
+    );
+    // asked twice: everything, then the present ttys it had not described
+    expect((await readFile(argsFile, 'utf8')).trim().split('\n').slice(2).sort()).toEqual(
+      ['ttyUSB0', 'ttyUSB1', 'ttyUSB10'].map((n) => `${sysClassTty}/${n}`).sort(),
+    );
   });
 
   it('reads sysfs instead, saying why, when udevadm fails, is missing or hangs', async () => {
@@ -229,6 +238,50 @@ describe('listFromUdev and listPorts with a udevadm', () => {
     await expect(listFromUdev({ sysClassTty, udevadm: hanging, timeoutMs: 300 })).rejects.toThrow(
       'udevadm took over 300 ms',
     );
+  });
+
+  /**
+   * A udevadm describing each existing tty it is asked about, but ttyUSB1 is unplugged as it starts (removed from the
+   * fake sysfs); at a missing tty it fails and goes on (`new`, systemd >= 250) or stops there (`old`).
+   */
+  async function describingUdevadm(name: string, mode: 'new' | 'old'): Promise<string> {
+    const path = join(root, name);
+    await writeFile(
+      path,
+      [
+        '#!/bin/sh',
+        `echo "$@" >> '${argsFile}'`,
+        'shift 2 # info --query=all',
+        'rc=0',
+        'for a in "$@"; do',
+        '  n=$(basename "$a")',
+        '  if [ "$n" = ttyUSB1 ]; then rmdir "$a"; fi',
+        '  if [ -d "$a" ]; then printf "P: /devices/x/%s\\nN: %s\\nE: DEVNAME=/dev/%s\\n\\n" "$n" "$n" "$n"',
+        `  else echo "Unknown device \\"$a\\": No such device" >&2; rc=1; ${mode === 'old' ? 'exit 1; ' : ''}fi`,
+        'done',
+        'exit $rc',
+        '',
+      ].join('\n'),
+    );
+    await chmod(path, 0o755);
+    return path;
+  }
+
+  it('a tty that vanished: the rest described by any udevadm, older ones (stopping at it) asked again', async () => {
+    const tty = join(root, 'vanishing/class/tty');
+    for (const mode of ['new', 'old'] as const) {
+      for (const n of ['ttyACM0', 'ttyS0', 'ttyUSB0', 'ttyUSB1', 'ttyUSB2', 'ttyUSB3'])
+        await mkdir(join(tty, n), { recursive: true });
+      await rm(argsFile, { force: true });
+      const bin = await describingUdevadm(`udevadm-${mode}`, mode);
+      const ports = await listFromUdev({ sysClassTty: tty, udevadm: bin });
+      expect(ports.map((p) => p.path).sort(), mode).toEqual(
+        ['/dev/ttyACM0', '/dev/ttyS0', '/dev/ttyUSB0', '/dev/ttyUSB2', '/dev/ttyUSB3'].sort(),
+      );
+      const calls = (await readFile(argsFile, 'utf8')).trim().split('\n');
+      expect(calls.length, mode).toBe(mode === 'old' ? 2 : 1);
+      if (mode === 'old') expect(calls[1]).toBe(`info --query=all ${tty}/ttyUSB2 ${tty}/ttyUSB3`);
+    }
   });
 
   it('asks nothing when no serial tty exists', async () => {
