@@ -1,8 +1,8 @@
 /**
  * The public types of the virtual modem (virtual-modem.ts re-exports every one of them, so importers keep importing
  * from there): its constructor options, what an injection returns, what it reports about stored and sent SMS, its
- * CNMI settings, and the snapshot of what outlives the simulator process. Types only: this module has no behaviour,
- * and no import that loads code, so `simulate --help` can list VIRTUAL_QUIRKS without loading the simulator.
+ * CNMI settings, the snapshot of what outlives the simulator process, and the quirk names (VIRTUAL_QUIRKS, its one
+ * value). No behaviour and no import that loads code, so `simulate --help` lists the quirks without the simulator.
  */
 import type { Logger } from '../log.js';
 import type { BuiltPdu, SmsEncoding } from './pdu-builder.js';
