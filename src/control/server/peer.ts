@@ -1,8 +1,9 @@
 /**
  * Who is on the other end of an accepted control connection: pid, uid and gid as the kernel recorded them at connect()
- * (SO_PEERCRED, read by a short-lived /usr/bin/perl given the socket as fd 3: Node has no API for it), and the
- * supplementary groups from /proc/<pid>/status while it still shows the same uid. Never throws: without credentials
- * it says why, and the caller fails closed. At most MAX_LOOKUPS lookups run at once.
+ * (SO_PEERCRED, read by a short-lived /usr/bin/perl given the socket as fd 3: Node has no API for it; the option's
+ * numbers are asked of perl's Socket module once, so a lookup does not load it), and the supplementary groups from
+ * /proc/<pid>/status while it still shows the same uid. Never throws: without credentials it says why, and the
+ * caller fails closed. At most MAX_LOOKUPS lookups run at once.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -23,13 +24,38 @@ export const PERL = '/usr/bin/perl';
 const LOOKUP_TIMEOUT_MS = 3000;
 const MAX_LOOKUPS = 4;
 
-const SCRIPT = [
-  'use Socket qw(SOL_SOCKET SO_PEERCRED);',
-  'open(my $s, "+<&=3") or die "fd 3: $!\\n";',
-  'my $c = getsockopt($s, SOL_SOCKET, SO_PEERCRED) or die "SO_PEERCRED: $!\\n";',
-  'my ($p, $u, $g) = unpack("lLL", $c);',
-  'print "$p $u $g\\n";',
-].join(' ');
+/** Asked once per perl: the numbers of SOL_SOCKET and SO_PEERCRED on this machine (they differ between architectures). */
+const CONSTANTS_SCRIPT = 'use Socket qw(SOL_SOCKET SO_PEERCRED); print SOL_SOCKET, " ", SO_PEERCRED, "\\n";';
+
+/**
+ * The lookup itself, with those numbers written in: loading perl's Socket module takes about two thirds of a lookup
+ * (30 against 10 ms here), paid by every control connection; the numbers are all it was loaded for.
+ */
+function lookupScript(c: { level: number; option: number }): string {
+  return [
+    'open(my $s, "+<&=3") or die "fd 3: $!\\n";',
+    `my $c = getsockopt($s, ${c.level}, ${c.option}) or die "SO_PEERCRED: $!\\n";`,
+    'my ($p, $u, $g) = unpack("lLL", $c);',
+    'print "$p $u $g\\n";',
+  ].join(' ');
+}
+
+const constants = new Map<string, Promise<{ level: number; option: number }>>();
+
+/** SOL_SOCKET and SO_PEERCRED as this perl's Socket module gives them (kept once known; a failure is asked again). */
+function socketConstants(perl: string): Promise<{ level: number; option: number }> {
+  let known = constants.get(perl);
+  if (!known) {
+    known = runPerl(perl, CONSTANTS_SCRIPT).then((text) => {
+      const m = /^(\d+) (\d+)\s*$/.exec(text);
+      if (!m) throw new Error(`SOL_SOCKET, SO_PEERCRED: unexpected answer ${JSON.stringify(text.slice(0, 80))}`);
+      return { level: Number(m[1]), option: Number(m[2]) };
+    });
+    known.catch(() => constants.delete(perl));
+    constants.set(perl, known);
+  }
+  return known;
+}
 
 let running = 0;
 const waiting: Array<() => void> = [];
@@ -65,14 +91,15 @@ function fdOf(socket: Socket): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }
 
-function runPerl(socket: Socket, perl: string): Promise<string> {
+/** Runs a perl one-liner, with the socket (if any) as its fd 3; its standard output. */
+function runPerl(perl: string, script: string, socket?: Socket): Promise<string> {
   return new Promise((resolve, reject) => {
-    const fd = fdOf(socket);
-    if (fd === undefined) return reject(new Error('the socket has no file descriptor'));
+    const fd = socket ? fdOf(socket) : undefined;
+    if (socket && fd === undefined) return reject(new Error('the socket has no file descriptor'));
     let child;
     try {
-      child = spawn(perl, ['-e', SCRIPT], {
-        stdio: ['ignore', 'pipe', 'pipe', fd],
+      child = spawn(perl, ['-e', script], {
+        stdio: ['ignore', 'pipe', 'pipe', ...(fd === undefined ? [] : [fd])],
         env: {},
         timeout: LOOKUP_TIMEOUT_MS,
       });
@@ -97,7 +124,8 @@ export function peerCredentials(socket: Socket, o: { perl?: string } = {}): Prom
     if (socket.destroyed) return { ok: false, error: 'the client went away' };
     let text: string;
     try {
-      text = await runPerl(socket, o.perl ?? PERL);
+      const perl = o.perl ?? PERL;
+      text = await runPerl(perl, lookupScript(await socketConstants(perl)), socket);
     } catch (err) {
       return { ok: false, error: `SO_PEERCRED through ${o.perl ?? PERL} failed: ${(err as Error).message}` };
     }
