@@ -6,29 +6,19 @@
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
-import { createInterface } from 'node:readline';
-import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { transferReportPath } from '../daemon/status-file.js';
 import { errorMessage } from '../errors.js';
 import { loadConfig, type Config } from '../config.js';
-import { orderPaths } from '../reseller/client.js';
 import { describeStep } from '../transfer/flows.js';
 import { planTransfer, PlanError, type TransferAsk, type TransferPlan } from '../transfer/plan.js';
 import type { StepReport } from '../transfer/runner.js';
-import {
-  describeFlowSteps,
-  isApproved,
-  runTestTransfer,
-  type OrderInfo,
-  type TestTransferResult,
-} from '../transfer/test-transfer.js';
+import type { OrderInfo, TestTransferResult } from '../transfer/test-transfer.js';
 import type { OpenOps } from './ops-target.js';
 import { configOpener } from './target.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed, onStopSignal } from './lifecycle.js';
-import { reportApiError, resellerClient } from './reseller.js';
 import { UsageError, wholeNumber } from './usage.js';
 import { safeJson, safeText } from '../terminal-text.js';
 
@@ -120,6 +110,7 @@ async function keepReport(io: Io, config: Config, report: object, quiet: boolean
   // A fresh name opened O_CREAT|O_EXCL|O_NOFOLLOW: a file or symlink planted there by the spool's owner is refused,
   // never followed (this command may run as root). Run as root, the report gets the spool directory's owner and
   // group, so the daemon (the service user) can read it.
+  const { randomBytes } = await import('node:crypto');
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o640);
@@ -179,6 +170,13 @@ async function testTransfer(io: Io, open: OpenOps, config: Config, opts: Transfe
     else io.out(`${head}\ndry run: nothing is sent\n${plan2.map((p, i) => `  ${i + 1}. ${p}`).join('\n')}\n`);
     return;
   }
+  // What a real run needs (the reseller client and node:http, the engine): loaded past the dry run.
+  const [{ orderPaths }, { reportApiError, resellerClient }, { describeFlowSteps, isApproved, runTestTransfer }] =
+    await Promise.all([
+      import('../reseller/client.js'),
+      import('./reseller.js'),
+      import('../transfer/test-transfer.js'),
+    ]);
   const reseller = plan.order
     ? { client: resellerClient(config), paths: orderPaths(config.reseller.orderPaths) }
     : undefined;
@@ -296,6 +294,7 @@ async function confirm(io: Io, question: string): Promise<void> {
       hint: 'pass --yes (or --dry-run to see what would be sent)',
     });
   io.out(question);
+  const { createInterface } = await import('node:readline');
   const rl = createInterface({ input, terminal: false });
   const answer = await new Promise<string>((resolve) => {
     rl.once('line', resolve);

@@ -6,11 +6,9 @@
  */
 import { UsageError } from './usage-error.js';
 import { summaryOf } from './command-list.js';
-import { createInterface } from 'node:readline';
-import { Writable } from 'node:stream';
 import { Command } from 'commander';
 import type { ModemOps, UssdOutcome } from '../ops/modem-ops.js';
-import { ussdStatusLabel } from '../modem/ussd-session.js';
+import { ussdStatusLabel } from '../modem/ussd-status.js';
 import { printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
 import type { OpsTarget, TargetCliOptionsBase } from './ops-target.js';
@@ -114,8 +112,9 @@ export function ussdCommand(io: Io, target: OpsTarget<UssdOps>): Command {
   });
 }
 
-/** One answer from the terminal; undefined on Ctrl-D / Ctrl-C. */
-function ask(io: Io, input: NodeJS.ReadableStream): Promise<string | undefined> {
+/** One answer from the terminal; undefined on Ctrl-D / Ctrl-C. (readline loads only when a menu asks.) */
+async function ask(io: Io, input: NodeJS.ReadableStream): Promise<string | undefined> {
+  const [{ createInterface }, { Writable }] = await Promise.all([import('node:readline'), import('node:stream')]);
   const output = new Writable({
     write(chunk: Buffer | string, _encoding, done) {
       io.out(chunk.toString());

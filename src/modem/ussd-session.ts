@@ -10,6 +10,7 @@ import type { AtResponse, Urc } from '../at/types.js';
 import { AtCommandError, BridgeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ModemAt } from './commands.js';
+import { ussdStatusText } from './ussd-status.js';
 import { describeFinal } from './error-codes.js';
 import type { ModemProfile } from './types.js';
 import { encodeUcs2Hex } from '../sms/ucs2.js';
@@ -53,26 +54,6 @@ export const RELEASE_GRACE_MS = 5000;
 export function isReleaseNotice(reply: Pick<UssdReply, 'status' | 'text' | 'raw'>): boolean {
   if (reply.status !== 2) return false;
   return !/^\+CUSD:\s*2\s*,\s*"/i.test(reply.raw) || /^\s*(initiating\s+)?release\b/i.test(reply.text);
-}
-
-/** +CUSD <m>: the text of a reply without a string, and the short label the CLI prints (`[status 1: ...]`). */
-const USSD_STATUSES: Readonly<Record<number, { text: string; label: string }>> = {
-  0: { text: 'USSD done', label: 'done' },
-  1: { text: 'USSD needs further input', label: 'more input expected' },
-  2: { text: 'USSD session ended by the network', label: 'ended by the network' },
-  3: { text: 'USSD answered by another client', label: 'answered by another client' },
-  4: { text: 'USSD not supported by the network or the SIM (+CUSD: 4)', label: 'not supported' },
-  5: { text: 'USSD timed out in the network', label: 'timed out' },
-};
-
-/** The text of a +CUSD reply that carried no string. */
-export function ussdStatusText(status: number): string {
-  return USSD_STATUSES[status]?.text ?? `USSD status ${status}`;
-}
-
-/** The short label of a status for operators ('done', 'more input expected', ...); '?' when unknown. */
-export function ussdStatusLabel(status: number): string {
-  return USSD_STATUSES[status]?.label ?? '?';
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import type { Modem } from '../modem/modem.js';
 import type { AtScheduler } from '../modem/scheduler.js';
 import type { PendingUssdReply, UssdReply } from '../modem/ussd-session.js';
-import { ussdStatusText } from '../modem/ussd-session.js';
+import { ussdStatusText } from '../modem/ussd-status.js';
 import type { UssdOutcome } from './modem-ops.js';
 import { ControlError } from '../control/protocol.js';
 
