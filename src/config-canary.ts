@@ -17,6 +17,9 @@ function timeZone() {
   return v.pipe(
     v.string(message),
     v.check((tz) => {
+      // The list of zone names first: a formatter loads ICU's zone data (about 25 ms and 9 MiB here, paid by every
+      // command that loads the config); it is asked only for what the list lacks (aliases such as UTC, any case).
+      if (Intl.supportedValuesOf('timeZone').includes(tz)) return true;
       try {
         new Intl.DateTimeFormat('en-CA', { timeZone: tz });
         return true;

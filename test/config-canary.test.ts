@@ -75,6 +75,9 @@ describe('config: canaries', () => {
       'canaries[0].timeZone: expected an IANA time zone, e.g. "Asia/Jakarta"',
     ]);
     expect(problems([{ ...canary, intervalSec: 0 }])[0]).toMatch(/^canaries\[0\]\.intervalSec: /);
+    // zone names (the list) and what only ICU's formatter knows (aliases, any case) are both taken
+    for (const timeZone of ['Asia/Makassar', 'Asia/Jayapura', 'UTC', 'Etc/UTC', 'asia/jakarta'])
+      expect(problems([{ ...canary, timeZone }]), timeZone).toEqual([]);
   });
 
   it('a plain canary needs the sending SIM number (its confirmation is told from customers transfers by it)', () => {
