@@ -16,6 +16,7 @@ import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
+import { controlSchema, controlSocketPath } from './config-control.js';
 import { resellerSchema } from './config-reseller.js';
 import { canariesSchema, checkCanaries } from './config-canary.js';
 import { API_PREFIX, webhookSchema } from './config-webhook.js';
@@ -247,22 +248,7 @@ function configSchema(env: Env = process.env) {
     ),
     /** Seconds SIGTERM waits for the POSTs in flight before abandoning them (the records stay pending). */
     shutdownGraceSec: withDefault(int(0, 120), 5),
-    /** The control socket operators' commands reach the running daemon through (src/control/server/server.ts). */
-    control: withDefault(
-      object({
-        /** Default: $RUNTIME_DIRECTORY/control.sock when systemd sets RUNTIME_DIRECTORY, else <spool.dir>/control.sock. */
-        socket: optional(text()),
-        /** Group that owns the socket (mode 0660), a name or a gid; default the daemon's own group (the unit's Group=). */
-        group: optional(groupSchema()),
-        /**
-         * Group whose members may operate (AT, USSD, SMS send/delete, balance with a code or replies), a name or a gid;
-         * the socket's group (`group`) may read only. Root and the daemon's own user always may. A group that does not
-         * exist leaves operating to those two (logged at start). See src/control/server/access.ts.
-         */
-        operateGroup: withDefault(groupSchema(), 'pulsa-bridge-ops'),
-      }),
-      () => ({}),
-    ),
+    control: controlSchema(),
     /**
      * Optional HTTP listener (/metrics, /healthz, the status page): off when `listen` is absent. See src/metrics/.
      * `listen` is "host:port", or a bare port for 127.0.0.1. `token` ("env:NAME" allowed) protects the page and its
@@ -335,7 +321,7 @@ function configSchema(env: Env = process.env) {
           `metrics.listen ${listen} is reachable beyond this machine and metrics.token is not set: anyone on the network can read the status page (modems, balances, SMS senders); set metrics.token`,
         );
       }
-      const socketPath = c.control.socket ?? defaultControlSocket(env, c.spool.dir);
+      const socketPath = controlSocketPath(c.control, c.spool.dir, env);
       const resellerBase =
         c.reseller.baseUrl ??
         c.webhook.baseUrl ??
@@ -396,35 +382,6 @@ export function isLoopbackListen(listen: string): boolean {
     .replace(/^\[|\]$/g, '')
     .toLowerCase();
   return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** A group by name or gid (control.group, control.operateGroup). */
-function groupSchema() {
-  return v.union(
-    [int(0, 2_147_483_647), v.pipe(text(), matching(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'a group name or gid', true))],
-    'expected a group name or gid',
-  );
-}
-
-/** Where systemd's RuntimeDirectory=pulsa-bridge puts the socket (the CLI, started outside the unit, looks there). */
-const SYSTEMD_RUNTIME_DIR = '/run/pulsa-bridge';
-const CONTROL_SOCKET_NAME = 'control.sock';
-
-/** The daemon's socket path: `$RUNTIME_DIRECTORY` (its first entry) when systemd set it, else beside the spool. */
-function defaultControlSocket(env: Env, spoolDir: string): string {
-  const runtime = env.RUNTIME_DIRECTORY?.split(':')[0];
-  return `${runtime ? runtime.replace(/\/+$/, '') : spoolDir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
-}
-
-/**
- * Where a CLI looks for the running daemon's socket, in order: the configured one only, when the config names it;
- * else the path this process would derive, the systemd unit's runtime directory, and the spool directory (a CLI run
- * from a login shell has no RUNTIME_DIRECTORY, the daemon under systemd has).
- */
-export function controlSocketCandidates(cfg: Pick<Config, 'control' | 'spool'>): string[] {
-  if (cfg.control.socket) return [cfg.control.socket];
-  const spoolSide = `${cfg.spool.dir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
-  return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
 }
 
 export type Config = v.InferOutput<ReturnType<typeof configSchema>>;

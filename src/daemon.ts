@@ -349,6 +349,7 @@ export class Daemon {
         return {
           name: m.name,
           port: m.port,
+          balanceCheck: balanceSettingsFor(m) !== undefined,
           scheduler: s.scheduler,
           state: () => s.status().state,
           ussd: ussd.get(m.name)!,

@@ -462,6 +462,7 @@ export class Canaries {
       intervalSec: c.intervalSec,
       maxRupiahPerDay: c.maxRupiahPerDay,
       timeZone: c.timeZone,
+      timeoutSec: c.timeoutSec ?? this.o.plan.reseller.confirmTimeoutSec,
       state,
       ...(state === 'disabled' && this.disabled ? { reason: this.disabled } : {}),
       ...(e?.paused ? { reason: e.paused.reason, pausedAt: e.paused.at } : {}),

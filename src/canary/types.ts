@@ -33,6 +33,8 @@ export interface CanaryStatus {
   intervalSec: number;
   maxRupiahPerDay: number;
   timeZone: string;
+  /** How long a run waits for the order's approval (the canary's timeoutSec, else reseller.confirmTimeoutSec). */
+  timeoutSec: number;
   /**
    * `waiting` for its next run, `running` now, `paused` (by an operator or after failures: `canary resume`), `capped`
    * (the day's spend leaves no room for a run), `disabled` (the ledger cannot be read: nothing runs).

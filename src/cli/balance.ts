@@ -1,25 +1,22 @@
 /**
  * `pulsa-bridge balance [--modem NAME] [--code CODE] [--reply R ...] [--json]`: a balance and active-period check now,
- * on one modem or every modem with a balance check, through the running daemon (the result then kept in its status) or
- * on the port; the output is the same. The reply is shown verbatim and never guessed (state `unknown` when no pattern
+ * on one modem or every modem with a balance check, through the running daemon (with its settings; the result then kept
+ * in its status) or on the port (the whole config read then); the output is the same. The reply is shown verbatim and never guessed (state `unknown` when no pattern
  * matches); --json gives modem, code, reply, balance, activeUntil, state, reasons, hint. Exit 1 when a check failed.
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
-import { checkBalance, withOverrides, type BalanceCheckSettings, type BalanceResult } from '../balance/watch.js';
-import { balanceSettingsFor, loadConfig, type Config } from '../config.js';
+import type { BalanceCheckSettings, BalanceResult } from '../balance/watch.js';
+import type { Config } from '../config.js';
+import { loadDaemonConfig, type DaemonConfig } from '../config-control.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
+import { greetDaemon, type DaemonSession } from './target.js';
+import type { DirectOpener } from './direct-target.js';
 import type { OpenOps } from './ops-target.js';
-import { configOpener } from './target.js';
 import { UsageError } from './usage.js';
 import { formatBalance } from './balance-format.js';
-
-/** ModemOps that can ask the daemon for a balance check (kept in its status); the direct path has none. */
-interface DaemonBalance {
-  balance?(code: string | undefined, replies: readonly string[] | undefined): Promise<BalanceResult>;
-}
 
 interface BalanceOptions {
   config?: string;
@@ -33,10 +30,11 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** The commands this module adds to the program (cli.ts). */
 export function commands(io: Io): Command[] {
-  return [balanceCommand(io, configOpener(io))];
+  return [balanceCommand(io)];
 }
 
-export function balanceCommand(io: Io, open: OpenOps): Command {
+/** `openPort`: how a modem the daemon does not run is opened (default: this process opens its port). */
+export function balanceCommand(io: Io, openPort?: OpenOps): Command {
   return new Command('balance')
     .description(summaryOf('balance'))
     .option('-c, --config <file>', 'config file')
@@ -45,19 +43,15 @@ export function balanceCommand(io: Io, open: OpenOps): Command {
     .option('--reply <text>', 'menu answer to send after the code (repeatable, in order)', collect)
     .option('--json', 'print JSON: an object, or an array with several modems')
     .action(async (opts: BalanceOptions) => {
-      const config = await loadConfig(configPath(opts.config));
-      const targets = pickModems(config, opts);
-      const results: BalanceResult[] = [];
-      for (const { name, settings } of targets) {
-        const ops = await open(config, name);
-        try {
-          const viaDaemon = (ops as ModemOps & DaemonBalance).balance;
-          results.push(
-            viaDaemon ? await viaDaemon.call(ops, opts.code, opts.reply) : await checkBalance(name, ops, settings),
-          );
-        } finally {
-          await ops.close();
-        }
+      const file = configPath(opts.config);
+      const view = await loadDaemonConfig(file);
+      const daemon = await greetDaemon(view);
+      let results: BalanceResult[];
+      try {
+        const checks = await planChecks(view, daemon, () => wholeConfig(file), opts);
+        results = await runChecks(checks, opts, openPort ?? portOpener(io, daemon));
+      } finally {
+        await daemon?.close();
       }
       if (opts.json) printJson(io, results.length === 1 ? results[0] : results);
       else for (const r of results) io.out(formatBalance(r));
@@ -66,30 +60,90 @@ export function balanceCommand(io: Io, open: OpenOps): Command {
     });
 }
 
-function pickModems(config: Config, opts: BalanceOptions): Array<{ name: string; settings: BalanceCheckSettings }> {
-  const override = (s: BalanceCheckSettings | undefined) => withOverrides(s, opts.code, opts.reply);
-  if (opts.modem && opts.modem.length > 0) {
-    return opts.modem.map((name) => {
-      const m = config.modems.find((x) => x.name === name);
-      if (!m)
-        throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, {
-          hint: `configured: ${config.modems.map((x) => x.name).join(', ')}`,
-        });
-      const settings = override(balanceSettingsFor(m));
-      if (!settings)
-        throw new UsageError(`modem ${name} has no balance check`, {
-          hint: 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config',
-        });
-      return { name, settings };
-    });
+/** The whole config and the balance settings (loaded only for a modem this process checks on its port). */
+async function wholeConfig(file: string) {
+  const [{ loadConfig, balanceSettingsFor }, { withOverrides }] = await Promise.all([
+    import('../config.js'),
+    import('../balance/watch.js'),
+  ]);
+  return { config: await loadConfig(file), balanceSettingsFor, withOverrides };
+}
+
+/**
+ * One check to run: through the daemon, which checks with its own settings (a code given replaces them), or on the
+ * port with the whole config's.
+ */
+type Check =
+  | { name: string; via: 'daemon'; daemon: DaemonSession }
+  | { name: string; via: 'port'; config: Config; settings: BalanceCheckSettings };
+
+/**
+ * The modems to check, decided before anything is dialled: those named (each must be in the config and have a check)
+ * or every configured one with a check. A modem the daemon runs has a check when the daemon says so; any other is
+ * judged on the whole config, loaded then.
+ */
+async function planChecks(
+  view: DaemonConfig,
+  daemon: DaemonSession | undefined,
+  whole: () => ReturnType<typeof wholeConfig>,
+  opts: BalanceOptions,
+): Promise<Check[]> {
+  const named = opts.modem !== undefined && opts.modem.length > 0;
+  for (const name of opts.modem ?? [])
+    if (!view.modems.some((m) => m.name === name))
+      throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, {
+        hint: `configured: ${view.modems.map((x) => x.name).join(', ')}`,
+      });
+  let loaded: Awaited<ReturnType<typeof wholeConfig>> | undefined;
+  const checks: Check[] = [];
+  for (const name of named ? opts.modem! : view.modems.map((m) => m.name)) {
+    const held = daemon?.modems.find((m) => m.name === name);
+    let check: Check | undefined;
+    if (held && daemon) {
+      if (held.balanceCheck || opts.code !== undefined) check = { name, via: 'daemon', daemon };
+    } else {
+      loaded ??= await whole();
+      const m = loaded.config.modems.find((x) => x.name === name)!;
+      const settings = loaded.withOverrides(loaded.balanceSettingsFor(m), opts.code, opts.reply);
+      if (settings) check = { name, via: 'port', config: loaded.config, settings };
+    }
+    if (check) checks.push(check);
+    else if (named)
+      throw new UsageError(`modem ${name} has no balance check`, {
+        hint: 'pass --code (e.g. --code "*888#"), or set "operator" or a "balance" section for it in the config',
+      });
   }
-  const out = config.modems.flatMap((m) => {
-    const settings = override(balanceSettingsFor(m));
-    return settings ? [{ name: m.name, settings }] : [];
-  });
-  if (out.length === 0)
+  if (checks.length === 0)
     throw new UsageError('no modem has a balance check', {
       hint: 'set "operator" or a "balance" section for a modem in the config, or pass --modem NAME --code CODE',
     });
-  return out;
+  return checks;
+}
+
+/** This process opens the modem's port (direct-target.ts, loaded then). */
+function portOpener(io: Io, daemon: DaemonSession | undefined): OpenOps {
+  let opener: DirectOpener | undefined;
+  return async (config, name) => {
+    opener ??= (await import('./direct-target.js')).directOpener(io, {});
+    const m = config.modems.find((x) => x.name === name)!;
+    return opener(config, m, daemon ? 'the daemon does not run this modem' : 'no daemon answered');
+  };
+}
+
+/** Runs the checks one after another (one modem's USSD at a time), each on its path. */
+async function runChecks(checks: readonly Check[], opts: BalanceOptions, openPort: OpenOps): Promise<BalanceResult[]> {
+  const results: BalanceResult[] = [];
+  for (const c of checks) {
+    if (c.via === 'daemon') {
+      results.push(await c.daemon.ops(c.name).balance(opts.code, opts.reply));
+      continue;
+    }
+    const ops: ModemOps = await openPort(c.config, c.name);
+    try {
+      results.push(await (await import('../balance/watch.js')).checkBalance(c.name, ops, c.settings));
+    } finally {
+      await ops.close();
+    }
+  }
+  return results;
 }

@@ -8,7 +8,7 @@ import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
 import type { CanaryRunReport } from '../canary/scheduler.js';
 import type { CanaryStatus } from '../canary/types.js';
-import { loadConfig } from '../config.js';
+import { loadDaemonConfig } from '../config-control.js';
 import { RemoteError, type ControlClient } from '../control/client/client.js';
 import { localTime } from '../time-format.js';
 import { safeText } from '../terminal-text.js';
@@ -20,6 +20,8 @@ import { UsageError } from './usage.js';
 
 /** How long `canary run` waits for the daemon's answer beyond the run's own bound. */
 const RUN_MARGIN_MS = 120_000;
+/** The approval bound assumed when the daemon does not say it: the longest a config allows. */
+const DEFAULT_TIMEOUT_SEC = 3600;
 
 /** The commands this module adds to the program (cli.ts). */
 export function commands(io: Io): Command[] {
@@ -42,9 +44,10 @@ export function commands(io: Io): Command[] {
         .description('run a canary now (its daily cap and pause still hold) and wait for its outcome')
         .argument('<name>', 'the canary (`canary ls`)'),
     ).action((name: string, opts: { config?: string; json?: boolean }) =>
-      onDaemon(opts.config, async (client, timeoutSec) => {
+      onDaemon(opts.config, async (client) => {
+        const bound = await runBoundMs(client, name);
         if (!opts.json) io.out(`canary ${name}: running (this takes until the order is approved or times out)\n`);
-        const r = await client.request<CanaryRunReport>({ op: 'canary.run', name }, timeoutSec * 1000 + RUN_MARGIN_MS);
+        const r = await client.request<CanaryRunReport>({ op: 'canary.run', name }, bound);
         if (opts.json) printJson(io, r);
         else {
           for (const line of r.lines) io.out(`  ${safeText(line)}\n`);
@@ -75,21 +78,19 @@ export function commands(io: Io): Command[] {
   return [canary];
 }
 
-/** Runs `fn` on the running daemon's control socket; a daemon that is not running, or a canary it has not, is said. */
-async function onDaemon(file: string | undefined, fn: (c: ControlClient, timeoutSec: number) => Promise<void>) {
-  const config = await loadConfig(configPath(file));
-  const { client, tried } = await findDaemon(config);
+/**
+ * Runs `fn` on the running daemon's control socket (found from the config's control section alone); a daemon that is
+ * not running, or a canary it has not, is said.
+ */
+async function onDaemon(file: string | undefined, fn: (c: ControlClient) => Promise<void>) {
+  const { client, tried } = await findDaemon(await loadDaemonConfig(configPath(file)));
   if (!client)
     throw new CommandFailed(
       `no daemon is running (looked for its socket at ${tried.join(', ')}): canaries run in the daemon; start it with \`systemctl start pulsa-bridge\``,
     );
-  const longest = Math.max(
-    config.reseller.confirmTimeoutSec,
-    ...config.canaries.map((c) => c.timeoutSec ?? config.reseller.confirmTimeoutSec),
-  );
   try {
     await client.request({ op: 'hello', client: `pulsa-bridge canary (pid ${process.pid})` });
-    await fn(client, longest * 2);
+    await fn(client);
   } catch (err) {
     if (err instanceof RemoteError && err.code === 'not_found')
       throw new UsageError(err.message, err.hint ? { hint: err.hint } : {});
@@ -97,6 +98,16 @@ async function onDaemon(file: string | undefined, fn: (c: ControlClient, timeout
   } finally {
     await client.close();
   }
+}
+
+/**
+ * How long `canary run` waits for the daemon's answer: twice the run's approval bound as the daemon has it (its flow
+ * steps wait too), plus a margin; a canary the daemon does not list gets the daemon's `not_found` at once.
+ */
+async function runBoundMs(client: ControlClient, name: string): Promise<number> {
+  const list = await client.request<CanaryStatus[]>({ op: 'canary.ls' });
+  const timeoutSec = list.find((c) => c.name === name)?.timeoutSec ?? DEFAULT_TIMEOUT_SEC;
+  return timeoutSec * 2 * 1000 + RUN_MARGIN_MS;
 }
 
 const STATE_MARK: Record<CanaryStatus['state'], string> = {

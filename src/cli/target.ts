@@ -1,14 +1,16 @@
 /**
  * Which modem a diagnostic command talks to, and which way: `--modem NAME`, `--port P` or `--simulate`. A running
- * daemon that holds the modem is asked first (RemoteOps over its control socket); otherwise the CLI opens the port
- * itself (DirectOps). Commands get a ModemOps and never know which; both paths raise the same BridgeError.
+ * daemon that holds the modem is asked first (RemoteOps over its control socket), found from the config's control and
+ * spool sections and modem names alone (config-control.ts: no secret needed); otherwise the CLI loads the whole config
+ * and opens the port itself (DirectOps). Commands get a ModemOps and never know which; both raise the same BridgeError.
  * A socket this user may not use is an error, never a silent fallback. Missing or unknown targets are usage errors
- * (exit 2) found before anything opens. The ModemOps is always closed. configOpener does the same for commands
- * naming configured modems.
+ * (exit 2) found before anything opens. The ModemOps is always closed. configOpener does the same for commands holding
+ * the whole config (test-transfer); greetDaemon gives one greeted connection to a command deciding per modem (balance).
  */
 import { realpath } from 'node:fs/promises';
 import { Command, Option } from 'commander';
-import { controlSocketCandidates, loadConfig, type Config, type ModemConfig } from '../config.js';
+import type { Config } from '../config.js';
+import { controlSocketCandidates, loadDaemonConfig, type DaemonAddress } from '../config-control.js';
 import { ControlClient, ControlClientError, RemoteError } from '../control/client/client.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { RemoteOps } from '../control/client/remote-ops.js';
@@ -67,33 +69,39 @@ async function direct(...a: Parameters<typeof import('./direct-target.js').openD
 export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemOps> {
   if (opts.simulate) {
     // The virtual modem, never the daemon; named after the config's modem when one is asked for.
-    const config = opts.modem !== undefined || opts.config !== undefined ? await readConfig(opts) : undefined;
-    return direct(io, opts, config && pickModem(config, opts.modem));
+    const config =
+      opts.modem !== undefined || opts.config !== undefined ? await readConfig(opts, wholeConfig) : undefined;
+    return direct(io, opts, config && pickModem(config.modems, opts.modem));
   }
-  const config = await readConfig(opts);
-  if (!config) {
+  // Finding the daemon takes the control and spool sections and the modems' names (config-control.ts).
+  const view = await readConfig(opts, loadDaemonConfig);
+  if (!view) {
     if (!opts.port) throw noTarget(`${configPath()} does not exist`);
     return direct(io, opts, undefined, 'no config, so no daemon to ask');
   }
-  const named = opts.port && !opts.modem ? undefined : pickModem(config, opts.modem);
-  const found = await findDaemon(config);
+  const named = opts.port && !opts.modem ? undefined : pickModem(view.modems, opts.modem).name;
+  const found = await findDaemon(view);
   if (found.client) {
-    const held = await daemonHolds(found.client, named?.name, opts.port);
+    const held = await daemonHolds(found.client, named, opts.port);
     if (held) {
       if (opts.verbose) io.err(`path: the running daemon (control socket ${found.socket}), modem ${held}\n`);
       return translated(new RemoteOps(found.client, held));
     }
     await found.client.close();
-    return direct(io, opts, named, `the daemon at ${found.socket} does not run this modem`, { config });
   }
-  return direct(io, opts, named, `no daemon answered at ${found.tried.join(', ')}`, { config });
+  const why = found.client
+    ? `the daemon at ${found.socket} does not run this modem`
+    : `no daemon answered at ${found.tried.join(', ')}`;
+  // This process opens the port: the whole config, validated as the daemon would (its PIN, profile, timeouts).
+  const config = await wholeConfig(configPath(opts.config));
+  return direct(io, opts, named === undefined ? undefined : pickModem(config.modems, named), why, { config });
 }
 
 /** An opener (see the header) for commands that hold the loaded config and name the modem. */
 export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
   let opener: DirectOpener | undefined; // the port-opening side, loaded when a modem is not the daemon's
   return async (config: Config, name: string): Promise<ModemOps> => {
-    const m = pickModem(config, name);
+    const m = pickModem(config.modems, name);
     const found = await findDaemon(config);
     if (found.client) {
       const held = await daemonHolds(found.client, name, undefined);
@@ -109,10 +117,15 @@ export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
   };
 }
 
+/** The whole config, validated (config.js, loaded only then). */
+async function wholeConfig(file: string): Promise<Config> {
+  return (await import('../config.js')).loadConfig(file);
+}
+
 /** The config given, else the default one when it exists; undefined when the default is absent (--port still works). */
-async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
+async function readConfig<C>(opts: TargetCliOptions, load: (file: string) => Promise<C>): Promise<C | undefined> {
   try {
-    return await loadConfig(configPath(opts.config));
+    return await load(configPath(opts.config));
   } catch (err) {
     const absent =
       err instanceof ConfigError &&
@@ -123,13 +136,13 @@ async function readConfig(opts: TargetCliOptions): Promise<Config | undefined> {
   }
 }
 
-function pickModem(config: Config, name: string | undefined): ModemConfig {
-  const names = config.modems.map((m) => m.name);
+function pickModem<M extends { name: string }>(modems: readonly M[], name: string | undefined): M {
+  const names = modems.map((m) => m.name);
   if (name === undefined) {
-    if (config.modems.length === 1) return config.modems[0]!;
+    if (modems.length === 1) return modems[0]!;
     throw new UsageError(`the config has ${names.length} modems: pass --modem NAME (${names.join(', ')})`);
   }
-  const m = config.modems.find((x) => x.name === name);
+  const m = modems.find((x) => x.name === name);
   if (!m)
     throw new UsageError(`no modem named "${name}" in the config (it has: ${names.join(', ')})`, {
       hint: '`pulsa-bridge config check` shows the config',
@@ -138,7 +151,7 @@ function pickModem(config: Config, name: string | undefined): ModemConfig {
 }
 
 export async function findDaemon(
-  config: Config,
+  config: DaemonAddress,
 ): Promise<{ client?: ControlClient; socket?: string; tried: string[] }> {
   const tried: string[] = [];
   for (const socket of controlSocketCandidates(config)) {
@@ -166,7 +179,7 @@ export async function findDaemon(
  * read): join it; a socket of root's group (no control.group, the daemon run as root): sudo, never "join root".
  * Undefined when the group cannot be seen (the client's generic hint stays).
  */
-async function socketGroupHint(socket: string, config: Config): Promise<string | undefined> {
+async function socketGroupHint(socket: string, config: DaemonAddress): Promise<string | undefined> {
   const g = await owningGroup(socket);
   if (!g) return undefined;
   const operate = `operating also ${config.control.operateGroup} (control.operateGroup)`;
@@ -176,20 +189,62 @@ async function socketGroupHint(socket: string, config: Config): Promise<string |
   return `reading needs the socket's group, ${g.name ?? `gid ${g.gid}`} (control.group), ${operate}: sudo usermod -aG ${group} $USER, then log in again`;
 }
 
+/** A modem as the daemon's `hello` lists it. */
+export interface DaemonModem {
+  name: string;
+  port: string;
+  state: string;
+  /** Whether the daemon has a balance check for it (`balance` without a code). */
+  balanceCheck: boolean;
+}
+
+/** The modems the daemon on `client` runs (its `hello`, which also names this client in the daemon's log). */
+async function hello(client: ControlClient): Promise<DaemonModem[]> {
+  const reply = await client.request<{ modems: DaemonModem[] }>(
+    { op: 'hello', client: `pulsa-bridge CLI (pid ${process.pid})` },
+    10_000,
+  );
+  return reply.modems;
+}
+
 /** The daemon's name for the modem asked for, when it runs it. */
 async function daemonHolds(
   client: ControlClient,
   name: string | undefined,
   port: string | undefined,
 ): Promise<string | undefined> {
-  const hello = await client.request<{ modems: Array<{ name: string; port: string }> }>(
-    { op: 'hello', client: `pulsa-bridge CLI (pid ${process.pid})` },
-    10_000,
-  );
-  if (name !== undefined) return hello.modems.find((m) => m.name === name)?.name;
+  const modems = await hello(client);
+  if (name !== undefined) return modems.find((m) => m.name === name)?.name;
   const want = await canonical(port!);
-  for (const m of hello.modems) if (m.port === port || (await canonical(m.port)) === want) return m.name;
+  for (const m of modems) if (m.port === port || (await canonical(m.port)) === want) return m.name;
   return undefined;
+}
+
+/** A greeted connection to the running daemon, for a command that decides per modem what to ask (balance). */
+export interface DaemonSession {
+  socket: string;
+  modems: readonly DaemonModem[];
+  /** One of its modems' operations on this connection (closing the session closes them). */
+  ops(name: string): ModemOps & Pick<RemoteOps, 'balance'>;
+  close(): Promise<void>;
+}
+
+/** The running daemon found from the config's control section, greeted; undefined when none answers. */
+export async function greetDaemon(config: DaemonAddress): Promise<DaemonSession | undefined> {
+  const { client, socket } = await findDaemon(config);
+  if (!client) return undefined;
+  try {
+    const modems = await hello(client);
+    return {
+      socket: socket!,
+      modems,
+      ops: (name) => ({ ...translated(new RemoteOps(client, name)), close: async () => undefined }),
+      close: () => client.close(),
+    };
+  } catch (err) {
+    await client.close();
+    throw asBridgeError(err);
+  }
 }
 
 async function canonical(path: string): Promise<string> {

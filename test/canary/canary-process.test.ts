@@ -113,7 +113,14 @@ describe('canaries in the compiled daemon', () => {
     for (const o of orders) expect(d.logged(`approved (order ${o.trx_id})`)).toBe(true);
     expect(d.logged("run skipped: the day's cap: Rp 10000 of Rp 10000 spent")).toBe(true);
     const [c] = await ls(file);
-    expect(c).toMatchObject({ name: 'tsel', state: 'capped', spentToday: 10_000, maxRupiahPerDay: 10_000 });
+    // timeoutSec: the run's approval bound (reseller.confirmTimeoutSec here), which `canary run` waits on
+    expect(c).toMatchObject({
+      name: 'tsel',
+      state: 'capped',
+      spentToday: 10_000,
+      maxRupiahPerDay: 10_000,
+      timeoutSec: 20,
+    });
     const metrics = await (await fetch(`http://${metricsAt(d)}/metrics`)).text();
     expect(sample(metrics, 'pulsa_bridge_canary_runs_total{canary="tsel",outcome="approved"}')).toBe(2);
     expect(sample(metrics, 'pulsa_bridge_canary_runs_total{canary="tsel",outcome="failed"}')).toBe(0);

@@ -147,25 +147,32 @@ describe('each command loads what it needs', () => {
     }
   });
 
-  it('info, at AT and ussd through the running daemon load neither the modem stack, the SMS codec nor the AT terminal', async () => {
+  it('the commands answered through the running daemon load neither the whole config, the modem stack, the SMS codec nor the AT terminal', async () => {
+    // The daemon has the secret in its environment (as the unit's EnvironmentFile gives it); the operator's shell not.
     const config = await writeConfig(dir, {
-      webhook: { url: 'http://127.0.0.1:9/hook' },
+      webhook: { url: 'http://127.0.0.1:9/hook', hmacSecret: 'env:PB_TEST_DAEMON_ONLY_SECRET' },
       control: { socket: path.join(dir, 'control.sock') },
-      modems: [{ name: 'sim-1', port: 'virtual:sim-1', senders: ['858'] }],
+      modems: [{ name: 'sim-1', port: 'virtual:sim-1', senders: ['858'], operator: 'telkomsel' }],
     });
-    const daemon = await DaemonProcess.start(config, ['ready: SIMCOM'], 60_000);
+    expect(process.env.PB_TEST_DAEMON_ONLY_SECRET).toBeUndefined();
+    const daemon = await DaemonProcess.start(config, ['ready: SIMCOM'], 60_000, {
+      PB_TEST_DAEMON_ONLY_SECRET: 'known-to-the-daemon-only',
+    });
     try {
       for (const args of [
         ['info', '--config', config, '--json', '--verbose'],
         ['at', '--config', config, '--verbose', 'AT'],
         ['ussd', '--config', config, '--verbose', '*888#'],
+        ['sms', 'list', '--config', config, '--verbose'],
+        ['balance', '--config', config, '--json'],
+        ['canary', 'ls', '--config', config],
       ]) {
         const r = loadedModules(args);
         const what = args.join(' ');
         expect(r.code, `${what}: ${r.stderr}`).toBe(0);
-        expect(r.stderr, what).toMatch(/^path: the running daemon/);
+        if (args.includes('--verbose')) expect(r.stderr, what).toMatch(/^path: the running daemon/);
         const ours = sources(r);
-        for (const m of ['cli/direct-target.js', 'ops/actions.js', 'cli/terminal.js', 'daemon.js'])
+        for (const m of ['config.js', 'cli/direct-target.js', 'ops/actions.js', 'cli/terminal.js', 'daemon.js'])
           expect(ours, `${what} loads ${m}`).not.toContain(m);
         expect(
           // ussd prints status labels (modem/ussd-status.js) and the reply's DCS (sms/dcs.js): both PURE tables
@@ -178,10 +185,19 @@ describe('each command loads what it needs', () => {
         ).toEqual([]);
         expect(packageLoaded(r, '@serialport/bindings-cpp'), `${what} loads the serial addon`).toBe(false);
       }
+      expect(JSON.parse(loadedModules(['balance', '--config', config, '--json']).stdout)).toMatchObject({
+        modem: 'sim-1',
+        code: '*888#',
+      });
     } finally {
       await killAll();
     }
-  }, 90_000);
+    // No daemon: this process would open the port, so the whole config counts, the secret it lacks included.
+    const direct = loadedModules(['info', '--config', config, '--json']);
+    expect(direct.code).toBe(1);
+    expect(direct.stderr).toMatch(/webhook\.hmacSecret: environment variable PB_TEST_DAEMON_ONLY_SECRET is not set/);
+    expect(sources(direct)).toContain('config.js');
+  }, 120_000);
 
   // a process per command and form: a longer bound than one test's default
   it('every command answers --help, both ways, loading its own module and not the daemon', { timeout: 90_000 }, () => {

@@ -39,7 +39,8 @@ describe('the daemon answers on its control socket', () => {
     });
     expect(hello).toMatchObject({
       protocol: 1,
-      modems: [{ name: 'tsel-1', state: 'running', port: 'virtual:tsel-1' }],
+      // no operator and no balance section: the CLI's `balance` skips it
+      modems: [{ name: 'tsel-1', state: 'running', port: 'virtual:tsel-1', balanceCheck: false }],
     });
     const info = await client.request<Record<string, unknown>>({ op: 'info', modem: 'tsel-1' });
     expect(info).toMatchObject({

@@ -16,6 +16,7 @@ export function canaryStatus(overrides: Partial<CanaryStatus> = {}): CanaryStatu
     intervalSec: 21_600,
     maxRupiahPerDay: 20_000,
     timeZone: 'Asia/Jakarta',
+    timeoutSec: 180,
     state: 'waiting',
     day: '2026-11-24',
     spentToday: 10_000,

@@ -90,7 +90,7 @@ export class CliProcess {
 /** A CLI command to its end: stdout (whole), stderr, exit code. */
 export async function runCli(
   args: string[],
-  opts: { as?: string } = {},
+  opts: { as?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ out: string; err: string; code: number | null }> {
   const p = new CliProcess(args, 'ignore', opts);
   const { code } = await p.exit;
@@ -180,17 +180,18 @@ export class SimProcess extends CliProcess {
 
 /** `pulsa-bridge run --config FILE`: the daemon as systemd runs it. */
 export class DaemonProcess extends CliProcess {
-  constructor(config: string) {
-    super(['run', '--config', config], 'ignore');
+  constructor(config: string, env?: NodeJS.ProcessEnv) {
+    super(['run', '--config', config], 'ignore', env ? { env } : {});
   }
 
-  /** Resolves once every one of `readyText` is logged; throws if the daemon exits first. */
+  /** Resolves once every one of `readyText` is logged; throws if the daemon exits first. `env` is added to its own. */
   static async start(
     config: string,
     readyText: string | readonly string[] = 'started',
     timeoutMs = 30_000,
+    env?: NodeJS.ProcessEnv,
   ): Promise<DaemonProcess> {
-    const d = new DaemonProcess(config);
+    const d = new DaemonProcess(config, env);
     const texts = typeof readyText === 'string' ? [readyText] : readyText;
     await until(
       () => texts.every((t) => d.logged(t)) || !d.running,

@@ -29,6 +29,8 @@ export interface DispatchModem {
   readonly name: string;
   /** The serial port from the config (the CLI matches `--port P` against it). */
   readonly port: string;
+  /** Whether the daemon has a balance check for it (`balance` without a code): the CLI picks modems by it. */
+  readonly balanceCheck?: boolean;
   readonly scheduler: AtScheduler<{ readonly modem: Modem; readonly channel: AtChannel }>;
   /** The supervisor's state ('running', 'initialising', 'disconnected', ...). */
   state(): string;
@@ -266,7 +268,12 @@ export class Dispatcher {
           version: this.o.version,
           protocol: PROTOCOL_VERSION,
           pid: process.pid,
-          modems: this.o.modems.map((m) => ({ name: m.name, port: m.port, state: m.state() })),
+          modems: this.o.modems.map((m) => ({
+            name: m.name,
+            port: m.port,
+            state: m.state(),
+            balanceCheck: m.balanceCheck ?? false,
+          })),
         };
       case 'status':
         return this.o.status();
