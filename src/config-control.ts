@@ -8,14 +8,17 @@
 import * as v from 'valibot';
 import {
   anyObject,
+  asRecord,
   int,
   matching,
   object,
   optional,
   problemsOf,
+  refineShape,
   text,
   withDefault,
   type Env,
+  type Schema,
 } from './config-fields.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema, type SpoolSection } from './config-spool.js';
@@ -78,6 +81,31 @@ export function controlSocketCandidates(cfg: DaemonAddress): string[] {
   return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
 }
 
+/** The `modems` array (both loads): at least one, each name and each port used once. */
+export function modemList<T extends Schema>(modem: T) {
+  return refineShape(
+    v.pipe(
+      v.array(modem, 'required: a non-empty array of modems'),
+      v.minLength(1, 'required: a non-empty array of modems'),
+    ),
+    Array.isArray,
+    (modems: unknown[], addIssue) => {
+      const names = new Set<unknown>();
+      const ports = new Set<unknown>();
+      modems.forEach((raw, i) => {
+        const m = asRecord(raw);
+        if (!m) return;
+        if (typeof m.name === 'string' && names.has(m.name))
+          addIssue({ path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
+        if (typeof m.port === 'string' && ports.has(m.port))
+          addIssue({ path: [i, 'port'], message: `port ${m.port} is used by another modem` });
+        names.add(m.name);
+        ports.add(m.port);
+      });
+    },
+  );
+}
+
 /** The daemon-only view of a config: how to reach the daemon and which modems the file names. */
 export interface DaemonConfig extends DaemonAddress {
   spool: SpoolSection;
@@ -93,11 +121,11 @@ export function parseDaemonSection(raw: unknown, env: Env = process.env): Daemon
   );
   const schema = v.pipe(
     v.custom<Record<string, unknown>>(anyObject, 'expected an object'),
-    v.looseObject({
-      control: controlSchema(),
-      spool: spoolSchema(),
-      modems: withDefault(v.array(modem, 'expected an array of modems'), []),
-    }),
+    // control and spool have defaults: only `modems` can be missing
+    v.looseObject(
+      { control: controlSchema(), spool: spoolSchema(), modems: modemList(modem) },
+      'required: a non-empty array of modems',
+    ),
   );
   const r = v.safeParse(schema, raw);
   if (!r.success) throw new ConfigError(problemsOf(r.issues));

@@ -16,13 +16,12 @@ import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
-import { controlSchema, controlSocketPath } from './config-control.js';
+import { controlSchema, controlSocketPath, modemList } from './config-control.js';
 import { resellerSchema } from './config-reseller.js';
 import { canariesSchema, checkCanaries } from './config-canary.js';
 import { API_PREFIX, webhookSchema } from './config-webhook.js';
 import {
   adder,
-  asRecord,
   bool,
   int,
   isMissing,
@@ -32,7 +31,6 @@ import {
   optional,
   problemsOf,
   refine,
-  refineShape,
   secret,
   text,
   withDefault,
@@ -217,27 +215,7 @@ function configSchema(env: Env = process.env) {
   const fields = object({
     webhook: withDefault(webhookSchema(env), () => ({})),
     spool: spoolSchema(),
-    modems: refineShape(
-      v.pipe(
-        v.array(modemSchema(env), 'required: a non-empty array of modems'),
-        v.minLength(1, 'required: a non-empty array of modems'),
-      ),
-      Array.isArray,
-      (modems: unknown[], addIssue) => {
-        const names = new Set<unknown>();
-        const ports = new Set<unknown>();
-        modems.forEach((raw, i) => {
-          const m = asRecord(raw);
-          if (!m) return;
-          if (typeof m.name === 'string' && names.has(m.name))
-            addIssue({ path: [i, 'name'], message: `duplicate name ${JSON.stringify(m.name)}` });
-          if (typeof m.port === 'string' && ports.has(m.port))
-            addIssue({ path: [i, 'port'], message: `port ${m.port} is used by another modem` });
-          names.add(m.name);
-          ports.add(m.port);
-        });
-      },
-    ),
+    modems: modemList(modemSchema(env)),
     log: withDefault(
       object({
         level: withDefault(oneOf(LOG_LEVELS), 'info'),

@@ -26,10 +26,10 @@ const webhook = { baseUrl: 'https://x.example/api/v1/convert-pulsa' };
 
 describe('daemon-only config', () => {
   it('the cases an operator meets', () => {
-    expect(parseDaemonSection({}, {})).toMatchObject({
+    expect(parseDaemonSection({ modems }, {})).toMatchObject({
       control: { operateGroup: 'pulsa-bridge-ops', socketPath: '/var/lib/pulsa-bridge/spool/control.sock' },
       spool: { dir: '/var/lib/pulsa-bridge/spool' },
-      modems: [],
+      modems: [{ name: 'm1', port: '/dev/ttyUSB0' }],
     });
     const v = parseDaemonSection({ spool: { dir: '/srv/spool/' }, control: { group: 'ops' }, modems }, {});
     expect(v.control).toEqual({
@@ -48,7 +48,18 @@ describe('daemon-only config', () => {
       'control.mode: unknown key (allowed: socket, group, operateGroup)',
       'modems[0].port: required',
     ]);
-    expect(problems(() => parseDaemonSection({ modems: {} }, {}))).toEqual(['modems: expected an array of modems']);
+    // The modems list as the full config has it: at least one, names and ports once each.
+    for (const bad of [{}, { modems: {} }, { modems: [] }])
+      expect(problems(() => parseDaemonSection(bad, {}))).toEqual(['modems: required: a non-empty array of modems']);
+    const twice = {
+      webhook,
+      modems: [...modems, { ...modems[0], port: '/dev/ttyUSB1' }, { ...modems[0], name: 'm2' }],
+    };
+    expect(problems(() => parseDaemonSection(twice, {}))).toEqual([
+      'modems[1].name: duplicate name "m1"',
+      'modems[2].port: port /dev/ttyUSB0 is used by another modem',
+    ]);
+    expect(problems(() => parseConfig(twice, {}))).toEqual(problems(() => parseDaemonSection(twice, {})));
     const odd = { webhook, modems: [5, { port: '/dev/ttyUSB1', senders: ['858'] }] };
     expect(problems(() => parseDaemonSection(odd, {}))).toEqual([
       'modems[0]: expected an object',
@@ -86,7 +97,7 @@ describe('daemon-only config', () => {
         expect(lean.control, JSON.stringify([env, control])).toEqual(full.control);
         expect(controlSocketCandidates(lean)).toEqual(controlSocketCandidates(full));
       }
-    expect(parseDaemonSection({}, { RUNTIME_DIRECTORY: '/run/pulsa-bridge/' }).control.socketPath).toBe(
+    expect(parseDaemonSection({ modems }, { RUNTIME_DIRECTORY: '/run/pulsa-bridge/' }).control.socketPath).toBe(
       '/run/pulsa-bridge/control.sock',
     );
   });
@@ -111,7 +122,7 @@ describe('daemon-only config', () => {
       expect(await why(loadConfig(file, {}))).toEqual(await why(loadDaemonConfig(file, {})));
       await chmod(file, 0o640);
       expect((await loadDaemonConfig(file, {})).modems).toEqual([{ name: 'm1', port: '/dev/ttyUSB0' }]);
-      await writeFile(file, '{"control": {"socket": 5}}');
+      await writeFile(file, JSON.stringify({ modems, control: { socket: 5 } }));
       const err = (await loadDaemonConfig(file, {}).catch((e: unknown) => e)) as ConfigError;
       expect(err.message).toContain(file);
       expect(err.problems).toEqual(['control.socket: expected a non-empty string']);

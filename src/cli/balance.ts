@@ -1,8 +1,9 @@
 /**
  * `pulsa-bridge balance [--modem NAME] [--code CODE] [--reply R ...] [--json]`: a balance and active-period check now,
- * on one modem or every modem with a balance check, through the running daemon (with its settings; the result then kept
- * in its status) or on the port (the whole config read then); the output is the same. The reply is shown verbatim and never guessed (state `unknown` when no pattern
- * matches); --json gives modem, code, reply, balance, activeUntil, state, reasons, hint. Exit 1 when a check failed.
+ * on one modem or every modem with a balance check, through the running daemon (with its settings; the result then
+ * kept in its status) or on the port (the whole config read then); the output is the same. The reply is shown verbatim
+ * and never guessed (state `unknown` when no pattern matches); --json gives modem, code, reply, balance, activeUntil,
+ * state, reasons, hint. Exit 1 when a check failed.
  */
 import { summaryOf } from './command-list.js';
 import { Command } from 'commander';
@@ -12,7 +13,7 @@ import { loadDaemonConfig, type DaemonConfig } from '../config-control.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
-import { greetDaemon, type DaemonSession } from './target.js';
+import { greetDaemon, type DaemonModem, type DaemonSession } from './daemon-link.js';
 import type { DirectOpener } from './direct-target.js';
 import type { OpenOps } from './ops-target.js';
 import { UsageError } from './usage.js';
@@ -45,11 +46,12 @@ export function balanceCommand(io: Io, openPort?: OpenOps): Command {
     .action(async (opts: BalanceOptions) => {
       const file = configPath(opts.config);
       const view = await loadDaemonConfig(file);
+      checkNames(view, opts.modem); // a usage error before the daemon is asked or a port opened
       const daemon = await greetDaemon(view);
       let results: BalanceResult[];
       try {
-        const checks = await planChecks(view, daemon, () => wholeConfig(file), opts);
-        results = await runChecks(checks, opts, openPort ?? portOpener(io, daemon));
+        const checks = await planChecks(view, daemon?.modems, () => portSettings(file, opts), opts);
+        results = await runChecks(checks, daemon, opts, openPort ?? portOpener(io, daemon));
       } finally {
         await daemon?.close();
       }
@@ -60,52 +62,66 @@ export function balanceCommand(io: Io, openPort?: OpenOps): Command {
     });
 }
 
-/** The whole config and the balance settings (loaded only for a modem this process checks on its port). */
-async function wholeConfig(file: string) {
+/** The whole config and each modem's balance settings in it (--code and --reply applied): loaded only when needed. */
+export interface PortSettings {
+  config: Config;
+  settingsFor(name: string): BalanceCheckSettings | undefined;
+}
+
+async function portSettings(file: string, opts: BalanceOptions): Promise<PortSettings> {
   const [{ loadConfig, balanceSettingsFor }, { withOverrides }] = await Promise.all([
     import('../config.js'),
     import('../balance/watch.js'),
   ]);
-  return { config: await loadConfig(file), balanceSettingsFor, withOverrides };
+  const config = await loadConfig(file);
+  return {
+    config,
+    settingsFor: (name) => {
+      const m = config.modems.find((x) => x.name === name);
+      return m && withOverrides(balanceSettingsFor(m), opts.code, opts.reply);
+    },
+  };
+}
+
+function checkNames(view: Pick<DaemonConfig, 'modems'>, names: readonly string[] | undefined): void {
+  for (const name of names ?? [])
+    if (!view.modems.some((m) => m.name === name))
+      throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, {
+        hint: `configured: ${view.modems.map((x) => x.name).join(', ')}`,
+      });
 }
 
 /**
  * One check to run: through the daemon, which checks with its own settings (a code given replaces them), or on the
  * port with the whole config's.
  */
-type Check =
-  | { name: string; via: 'daemon'; daemon: DaemonSession }
-  | { name: string; via: 'port'; config: Config; settings: BalanceCheckSettings };
+export type Check =
+  { name: string; via: 'daemon' } | { name: string; via: 'port'; config: Config; settings: BalanceCheckSettings };
 
 /**
  * The modems to check, decided before anything is dialled: those named (each must be in the config and have a check)
- * or every configured one with a check. A modem the daemon runs has a check when the daemon says so; any other is
- * judged on the whole config, loaded then.
+ * or every configured one with a check. A modem the daemon runs has a check when its `hello` says so (a daemon too old
+ * to say: as the whole config says); any other is judged on the whole config, loaded then, and checked on its port.
  */
-async function planChecks(
-  view: DaemonConfig,
-  daemon: DaemonSession | undefined,
-  whole: () => ReturnType<typeof wholeConfig>,
-  opts: BalanceOptions,
+export async function planChecks(
+  view: Pick<DaemonConfig, 'modems'>,
+  daemonModems: readonly DaemonModem[] | undefined,
+  whole: () => Promise<PortSettings>,
+  opts: Pick<BalanceOptions, 'modem' | 'code'>,
 ): Promise<Check[]> {
+  checkNames(view, opts.modem);
   const named = opts.modem !== undefined && opts.modem.length > 0;
-  for (const name of opts.modem ?? [])
-    if (!view.modems.some((m) => m.name === name))
-      throw new UsageError(`no modem named ${JSON.stringify(name)} in the config`, {
-        hint: `configured: ${view.modems.map((x) => x.name).join(', ')}`,
-      });
-  let loaded: Awaited<ReturnType<typeof wholeConfig>> | undefined;
+  let loaded: PortSettings | undefined;
   const checks: Check[] = [];
   for (const name of named ? opts.modem! : view.modems.map((m) => m.name)) {
-    const held = daemon?.modems.find((m) => m.name === name);
+    const held = daemonModems?.find((m) => m.name === name);
     let check: Check | undefined;
-    if (held && daemon) {
-      if (held.balanceCheck || opts.code !== undefined) check = { name, via: 'daemon', daemon };
+    if (held && held.balanceCheck !== undefined) {
+      if (held.balanceCheck || opts.code !== undefined) check = { name, via: 'daemon' };
     } else {
       loaded ??= await whole();
-      const m = loaded.config.modems.find((x) => x.name === name)!;
-      const settings = loaded.withOverrides(loaded.balanceSettingsFor(m), opts.code, opts.reply);
-      if (settings) check = { name, via: 'port', config: loaded.config, settings };
+      const settings = loaded.settingsFor(name);
+      if (settings) check = held ? { name, via: 'daemon' } : { name, via: 'port', config: loaded.config, settings };
     }
     if (check) checks.push(check);
     else if (named)
@@ -131,11 +147,16 @@ function portOpener(io: Io, daemon: DaemonSession | undefined): OpenOps {
 }
 
 /** Runs the checks one after another (one modem's USSD at a time), each on its path. */
-async function runChecks(checks: readonly Check[], opts: BalanceOptions, openPort: OpenOps): Promise<BalanceResult[]> {
+async function runChecks(
+  checks: readonly Check[],
+  daemon: DaemonSession | undefined,
+  opts: BalanceOptions,
+  openPort: OpenOps,
+): Promise<BalanceResult[]> {
   const results: BalanceResult[] = [];
   for (const c of checks) {
     if (c.via === 'daemon') {
-      results.push(await c.daemon.ops(c.name).balance(opts.code, opts.reply));
+      results.push(await daemon!.ops(c.name).balance(opts.code, opts.reply));
       continue;
     }
     const ops: ModemOps = await openPort(c.config, c.name);

@@ -15,7 +15,7 @@ import { safeText } from '../terminal-text.js';
 import { table } from './format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { CommandFailed } from './lifecycle.js';
-import { findDaemon } from './target.js';
+import { findDaemon } from './daemon-link.js';
 import { UsageError } from './usage.js';
 
 /** How long `canary run` waits for the daemon's answer beyond the run's own bound. */

@@ -1,7 +1,8 @@
 /**
  * `balance`, `test-transfer`, `rates` and `calculate` in-process, on virtual modems of one virtual network reached
- * through ModemOps (the direct path; the opener stands in for the CLI's target resolution), against the convert-pulsa
- * stand-in over real HTTP on loopback. Exit codes and output as runCli gives them.
+ * through ModemOps (the direct path: no daemon listens on the config's socket in the temp dir, and the opener stands in
+ * for opening the port), against the convert-pulsa stand-in over real HTTP on loopback. Exit codes and output as runCli
+ * gives them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -37,6 +38,8 @@ async function setup(
     {
       webhook: { baseUrl: receiver?.baseUrl ?? 'http://127.0.0.1:9/api/v1/convert-pulsa' },
       spool: { dir: join(dir, 'spool') },
+      // its own socket path, where nothing listens: never a daemon running on this machine
+      control: { socket: join(dir, 'control.sock') },
       modems: modems.map((m) => ({ port: `/dev/null-${String(m.name)}`, senders: ['*'], ...m })),
       reseller,
     },
