@@ -10,16 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { controlSocketCandidates, loadDaemonConfig, parseDaemonSection } from '../src/config-control.js';
 import { loadConfig, parseConfig } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
+import { configProblems } from './support/config.js';
 
-function problems(f: () => unknown): readonly string[] {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 const modems = [{ name: 'm1', port: '/dev/ttyUSB0', senders: ['858'] }];
 const webhook = { baseUrl: 'https://x.example/api/v1/convert-pulsa' };

@@ -5,17 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseSpoolSection, SPOOL_DEFAULTS } from '../src/config-spool.js';
 import { parseConfig } from '../src/config.js';
-import { ConfigError } from '../src/errors.js';
+import { configProblems } from './support/config.js';
 
-function problems(f: () => unknown): readonly string[] {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const problems = configProblems;
 
 describe('spool-only config', () => {
   it('the cases an operator meets', () => {

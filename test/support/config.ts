@@ -4,9 +4,11 @@
  * shutdownGraceSec 1; each top-level key of `parts` replaces the default whole; `defaults: false` writes `parts` alone
  * (an operator's config as the test's subject).
  * testWebhook(url): a webhook section that retries within a test's bounds (50 ms first delay, 200 ms at most).
+ * configProblems(f): the problems of the ConfigError `f` throws ([] when it throws none; any other error rethrown).
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ConfigError } from '../../src/errors.js';
 
 export async function writeConfig(
   dir: string,
@@ -30,4 +32,14 @@ export async function writeConfig(
 
 export function testWebhook(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { url, retry: { baseDelayMs: 50, maxDelayMs: 200 }, ...extra };
+}
+
+export function configProblems(f: () => unknown): readonly string[] {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
 }
