@@ -46,8 +46,10 @@ export function commands(io: Io): Command[] {
     ).action((name: string, opts: { config?: string; json?: boolean }) =>
       onDaemon(opts.config, async (client) => {
         const bound = await runBoundMs(client, name);
-        if (!opts.json) io.out(`canary ${name}: running (this takes until the order is approved or times out)\n`);
-        const r = await client.request<CanaryRunReport>({ op: 'canary.run', name }, bound);
+        // a name the daemon does not list: its not_found comes at once, no "running" line before it
+        if (!opts.json && bound.listed)
+          io.out(`canary ${name}: running (this takes until the order is approved or times out)\n`);
+        const r = await client.request<CanaryRunReport>({ op: 'canary.run', name }, bound.ms);
         if (opts.json) printJson(io, r);
         else {
           for (const line of r.lines) io.out(`  ${safeText(line)}\n`);
@@ -104,10 +106,9 @@ async function onDaemon(file: string | undefined, fn: (c: ControlClient) => Prom
  * How long `canary run` waits for the daemon's answer: twice the run's approval bound as the daemon has it (its flow
  * steps wait too), plus a margin; a canary the daemon does not list gets the daemon's `not_found` at once.
  */
-async function runBoundMs(client: ControlClient, name: string): Promise<number> {
-  const list = await client.request<CanaryStatus[]>({ op: 'canary.ls' });
-  const timeoutSec = list.find((c) => c.name === name)?.timeoutSec ?? DEFAULT_TIMEOUT_SEC;
-  return timeoutSec * 2 * 1000 + RUN_MARGIN_MS;
+async function runBoundMs(client: ControlClient, name: string): Promise<{ ms: number; listed: boolean }> {
+  const canary = (await client.request<CanaryStatus[]>({ op: 'canary.ls' })).find((c) => c.name === name);
+  return { ms: (canary?.timeoutSec ?? DEFAULT_TIMEOUT_SEC) * 2 * 1000 + RUN_MARGIN_MS, listed: canary !== undefined };
 }
 
 const STATE_MARK: Record<CanaryStatus['state'], string> = {

@@ -224,6 +224,10 @@ describe('canaries in the compiled daemon', () => {
     const unknown = await runCli(['canary', 'pause', 'nope', '-c', file]);
     expect(unknown.code).toBe(2);
     expect(unknown.err).toContain('no canary named "nope"');
+    // run: the daemon's not_found, without a "running" line before it
+    const unknownRun = await runCli(['canary', 'run', 'nope', '-c', file]);
+    expect([unknownRun.code, unknownRun.out]).toEqual([2, '']);
+    expect(unknownRun.err).toMatch(/^error: no canary named "nope"\nhint: configured: tsel/);
     await d.stop();
   }, 120_000);
 });
