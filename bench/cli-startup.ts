@@ -2,10 +2,9 @@
  * How fast the CLI starts, against node's own start-up in the same run: `node -e ''`, every top-level command's
  * `--help`, and real one-shot runs: `status`, `queue ls`, `config check`, `ports`, `test-transfer --dry-run`, `rates`
  * and `calculate` (against a stand-in of the reseller API on loopback), and beside a running daemon `status`, `info`,
- * `at AT`, `sms list`, `ussd`, `balance`, `canary ls`. Fresh processes: wall time spawn -> exit, peak RSS (GNU time);
- * each run paired with a `node -e ''` right before it, judged on the median of the pairs' differences, minus, for a
- * command answered through the daemon, its op's own service time (its ops replayed on an open, greeted connection), so
- * connect, peer lookup and hello stay in. Figures only.
+ * `at AT`, `sms list`, `ussd`, `balance`, `canary ls`. Fresh processes: wall time, peak RSS (GNU time); each run paired
+ * with a `node -e ''` right before it, judged on the median of the differences less, through the daemon, its ops' own
+ * service time (replayed on an open, greeted connection): connect, peer lookup and hello stay in. Figures only.
  *
  *   node dist/bench/cli-startup.js [--rounds 10] [--json] [--old <a built checkout>: some of its rows beside ours]
  */

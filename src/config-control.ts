@@ -1,9 +1,10 @@
 /**
- * The control section of the config (its schema, part of config.ts's configSchema), where a CLI looks for the running
- * daemon's socket, and the daemon-only load: `control`, `spool` and the modems' names and ports, checked with the same
- * schemas, nothing else read and no secret resolved. The commands that ask the daemon (info, at, sms, ussd, balance,
- * canary) load this; the whole config only when they open a port themselves. So an operator whose shell lacks the
- * service's environment (`env:PB_PIN`) still reaches the daemon, which validated its own config at start.
+ * The control section of the config (its schema, part of config.ts's configSchema), the modems list's own rules (name,
+ * at least one, names and ports once: both loads use them), where a CLI looks for the running daemon's socket, and the
+ * daemon-only load: `control`, `spool` and the modems' names and ports, checked with the same schemas, the modems'
+ * other keys not read, no other section read and no secret resolved. The commands that ask the daemon (info, at, sms,
+ * ussd, balance, canary) load this; the whole config only when they open a port themselves. So an operator whose shell
+ * lacks the service's environment (`env:PB_PIN`) still reaches the daemon, which validated its own config at start.
  */
 import * as v from 'valibot';
 import {
@@ -81,6 +82,11 @@ export function controlSocketCandidates(cfg: DaemonAddress): string[] {
   return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
 }
 
+/** A modem's name (both loads). */
+export function modemName() {
+  return v.pipe(text(), matching(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - or _ (at most 40)', true));
+}
+
 /** The `modems` array (both loads): at least one, each name and each port used once. */
 export function modemList<T extends Schema>(modem: T) {
   return refineShape(
@@ -117,7 +123,7 @@ export function parseDaemonSection(raw: unknown, env: Env = process.env): Daemon
   // A key missing reads `required`, as in the full config; the modem's other keys are not read here.
   const modem = v.pipe(
     v.custom<Record<string, unknown>>(anyObject, 'expected an object'),
-    v.looseObject({ name: text(), port: text() }, 'required'),
+    v.looseObject({ name: modemName(), port: text() }, 'required'),
   );
   const schema = v.pipe(
     v.custom<Record<string, unknown>>(anyObject, 'expected an object'),

@@ -16,7 +16,7 @@ import { madeUpSmsProblem } from './serial/port-kind.js';
 import { maskUrl } from './redact.js';
 import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
 import { spoolSchema } from './config-spool.js';
-import { controlSchema, controlSocketPath, modemList } from './config-control.js';
+import { controlSchema, controlSocketPath, modemList, modemName } from './config-control.js';
 import { resellerSchema } from './config-reseller.js';
 import { canariesSchema, checkCanaries } from './config-canary.js';
 import { API_PREFIX, webhookSchema } from './config-webhook.js';
@@ -50,7 +50,7 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const
 
 function modemSchema(env: Env) {
   const modem = object({
-    name: v.pipe(text(), matching(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - or _ (at most 40)', true)),
+    name: modemName(),
     /** Serial port, preferably /dev/serial/by-id/...; or a virtual modem's `virtual:<name>?...` (serial/port-kind.ts). */
     port: text(),
     baudRate: withDefault(int(300, 4_000_000), 115200),

@@ -80,8 +80,15 @@ describe('daemon-only config', () => {
   });
 
   it('the full config reports a bad control section with the same words and derives the same socket', () => {
-    const bad = { webhook, modems, control: { socket: '', operateGroup: 7.5 } };
-    expect(problems(() => parseConfig(bad, {}))).toEqual(problems(() => parseDaemonSection(bad, {})));
+    const bad = { webhook, modems: [{ ...modems[0], name: 'has space' }], control: { socket: '', operateGroup: 7.5 } };
+    const words = [
+      'control.operateGroup: expected an integer from 0 to 2147483647',
+      'control.socket: expected a non-empty string',
+      'modems[0].name: expected letters, digits, - or _ (at most 40), got "has space"',
+    ];
+    // the same words, in each load's own order of sections
+    expect([...problems(() => parseDaemonSection(bad, {}))].sort()).toEqual(words);
+    expect([...problems(() => parseConfig(bad, {}))].sort()).toEqual(words);
     for (const env of [{}, { RUNTIME_DIRECTORY: '/run/pulsa-bridge/:/run/other' }])
       for (const control of [{}, { socket: '/tmp/c.sock' }]) {
         const raw = { webhook, modems, spool: { dir: '/srv/s' }, control };

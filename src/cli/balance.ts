@@ -113,10 +113,11 @@ export async function planChecks(
   const named = opts.modem !== undefined && opts.modem.length > 0;
   let loaded: PortSettings | undefined;
   const checks: Check[] = [];
-  for (const name of named ? opts.modem! : view.modems.map((m) => m.name)) {
+  // a name given twice is checked once (each check dials)
+  for (const name of named ? [...new Set(opts.modem)] : view.modems.map((m) => m.name)) {
     const held = daemonModems?.find((m) => m.name === name);
     let check: Check | undefined;
-    if (held && held.balanceCheck !== undefined) {
+    if (held && (held.balanceCheck !== undefined || opts.code !== undefined)) {
       if (held.balanceCheck || opts.code !== undefined) check = { name, via: 'daemon' };
     } else {
       loaded ??= await whole();

@@ -127,7 +127,7 @@ const BRIDGE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
 ]);
 
 /** A daemon's or the connection's error as the BridgeError the direct path would have raised. */
-function asBridgeError(err: unknown): unknown {
+export function asBridgeError(err: unknown): unknown {
   if (err instanceof RemoteError) {
     const data = err.data as { code?: unknown } | undefined;
     const code =

@@ -1,7 +1,7 @@
 /**
  * The direct path of a diagnostic command: this process opens the port (or the virtual modem) itself, as the daemon
- * would, and wraps the session in DirectOps. Loaded by target.ts only when no running daemon holds the modem, so a
- * command answered through the daemon never loads the modem stack or the serial addon.
+ * would, and wraps the session in DirectOps. Loaded by target.ts and balance.ts only when no running daemon holds the
+ * modem, so a command answered through the daemon never loads the modem stack or the serial addon.
  */
 import type { Config, ModemConfig } from '../config.js';
 import { DirectOps } from '../ops/direct-ops.js';

@@ -12,9 +12,10 @@ import type { Config } from '../config.js';
 import { loadDaemonConfig } from '../config-control.js';
 import type { ModemOps } from '../ops/modem-ops.js';
 import { RemoteOps } from '../control/client/remote-ops.js';
+import type { ControlClient } from '../control/client/client.js';
 import { ConfigError } from '../errors.js';
 import { PROFILE_SETTINGS } from '../modem/types.js';
-import { daemonHolds, findDaemon, translated } from './daemon-link.js';
+import { asBridgeError, daemonHolds, findDaemon, translated } from './daemon-link.js';
 import type { OpenOps } from './ops-target.js';
 
 export type { TargetCliOptions } from './direct-target.js';
@@ -80,7 +81,7 @@ export async function openTarget(io: Io, opts: TargetCliOptions): Promise<ModemO
   const named = opts.port && !opts.modem ? undefined : pickModem(view.modems, opts.modem).name;
   const found = await findDaemon(view);
   if (found.client) {
-    const held = await daemonHolds(found.client, named, opts.port);
+    const held = await heldBy(found.client, named, opts.port);
     if (held) {
       if (opts.verbose) io.err(`path: the running daemon (control socket ${found.socket}), modem ${held}\n`);
       return translated(new RemoteOps(found.client, held));
@@ -102,7 +103,7 @@ export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
     const m = pickModem(config.modems, name);
     const found = await findDaemon(config);
     if (found.client) {
-      const held = await daemonHolds(found.client, name, undefined);
+      const held = await heldBy(found.client, name, undefined);
       if (held) {
         if (o.verbose) io.err(`path: the running daemon (control socket ${found.socket}), modem ${held}\n`);
         return translated(new RemoteOps(found.client, held));
@@ -113,6 +114,16 @@ export function configOpener(io: Io, o: { verbose?: boolean } = {}): OpenOps {
     opener ??= (await import('./direct-target.js')).directOpener(io, o);
     return opener(config, m, why);
   };
+}
+
+/** daemonHolds(), the connection closed and the error read as the direct path's when `hello` fails. */
+async function heldBy(client: ControlClient, name: string | undefined, port: string | undefined) {
+  try {
+    return await daemonHolds(client, name, port);
+  } catch (err) {
+    await client.close();
+    throw asBridgeError(err);
+  }
 }
 
 /** The whole config, validated (config.js, loaded only then). */

@@ -71,6 +71,22 @@ describe('balance: which modems, which way', () => {
       { name: 'a', via: 'daemon' },
       { name: 'c', via: 'daemon' },
     ]);
+    expect(await usage(planChecks(view, old, w.load, { modem: ['b'] }))).toBe('modem b has no balance check');
+    expect(w.loads).toBe(2);
+    // a code given: any modem it runs is checkable through it, the whole config not needed
+    const coded = whole(['a', 'b', 'c']);
+    expect(await planChecks(view, old, coded.load, { modem: ['b'], code: '*888#' })).toEqual([
+      { name: 'b', via: 'daemon' },
+    ]);
+    expect(coded.loads).toBe(0);
+  });
+
+  it('a name given twice is checked once', async () => {
+    const daemon = [{ name: 'a', port: '/dev/tty-a', state: 'running', balanceCheck: true }];
+    expect(await planChecks(view, daemon, whole().load, { modem: ['a', 'c', 'a'] })).toEqual([
+      { name: 'a', via: 'daemon' },
+      { name: 'c', via: 'port', config, settings: settings('*c#') },
+    ]);
   });
 
   it('an unknown name, or no modem with a check: usage errors, before the whole config is read', async () => {

@@ -65,13 +65,18 @@ it('through the daemon for its modems (its settings), on the port for the others
   );
   const balanceLines = () => daemon.out.filter((l) => /balance check on|USSD .* on plain/.test(l));
 
+  // An unknown name: refused before the daemon is even asked (no connection of the CLI's in its log).
+  const connections = () => daemon.out.filter((l) => /control client connected/.test(l)).length;
+  const before = connections();
+  const unknown = await runCli(['balance', '-c', cliFile, '--modem', 'nope']);
+  expect(unknown.code).toBe(2);
+  expect(unknown.err).toMatch(/^error: no modem named "nope" in the config/);
+  expect(connections()).toBe(before);
+
   // A modem without a check, named: refused before anything is dialled (by the daemon or on a port).
   const none = await runCli(['balance', '-c', cliFile, '--modem', 'tsel', '--modem', 'plain']);
   expect(none.code, none.err).toBe(2);
   expect(none.err).toMatch(/^error: modem plain has no balance check/);
-  const unknown = await runCli(['balance', '-c', cliFile, '--modem', 'nope']);
-  expect(unknown.code).toBe(2);
-  expect(unknown.err).toMatch(/^error: no modem named "nope" in the config/);
   expect(balanceLines()).toEqual([]);
 
   // The shell lacks the secret: the daemon's modems need none of it; the port's modem needs the whole config.
