@@ -21,7 +21,7 @@ import {
   type Env,
   type Schema,
 } from './config-fields.js';
-import { deepFreeze, fileModeVerdict, readJson } from './config-file.js';
+import { deepFreeze, fileModeVerdict, namingFile, readJson } from './config-file.js';
 import { spoolSchema, type SpoolSection } from './config-spool.js';
 import { ConfigError } from './errors.js';
 
@@ -58,11 +58,13 @@ export type ControlSection = v.InferOutput<ReturnType<typeof controlSchema>>;
 const SYSTEMD_RUNTIME_DIR = '/run/pulsa-bridge';
 const CONTROL_SOCKET_NAME = 'control.sock';
 
+/** The socket's path in a directory. */
+const socketIn = (dir: string): string => `${dir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
+
 /** The daemon's socket path: `control.socket`, else `$RUNTIME_DIRECTORY` (its first entry) when systemd set it, else beside the spool. */
 export function controlSocketPath(control: ControlSection, spoolDir: string, env: Env): string {
   if (control.socket !== undefined) return control.socket;
-  const runtime = env.RUNTIME_DIRECTORY?.split(':')[0];
-  return `${runtime ? runtime.replace(/\/+$/, '') : spoolDir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
+  return socketIn(env.RUNTIME_DIRECTORY?.split(':')[0] || spoolDir);
 }
 
 /** What finding the daemon takes of a config (the whole Config has it too). */
@@ -78,8 +80,7 @@ export interface DaemonAddress {
  */
 export function controlSocketCandidates(cfg: DaemonAddress): string[] {
   if (cfg.control.socket) return [cfg.control.socket];
-  const spoolSide = `${cfg.spool.dir.replace(/\/+$/, '')}/${CONTROL_SOCKET_NAME}`;
-  return [...new Set([cfg.control.socketPath, `${SYSTEMD_RUNTIME_DIR}/${CONTROL_SOCKET_NAME}`, spoolSide])];
+  return [...new Set([cfg.control.socketPath, socketIn(SYSTEMD_RUNTIME_DIR), socketIn(cfg.spool.dir)])];
 }
 
 /** A modem's name (both loads). */
@@ -150,11 +151,8 @@ export function parseDaemonSection(raw: unknown, env: Env = process.env): Daemon
 export async function loadDaemonConfig(file: string, env: Env = process.env): Promise<DaemonConfig> {
   const raw = await readJson(file);
   const mode = await fileModeVerdict(file, raw);
-  try {
+  return namingFile(file, () => {
     if (mode.problem) throw new ConfigError([mode.problem]);
     return parseDaemonSection(raw, env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
-    throw err;
-  }
+  });
 }

@@ -1,8 +1,9 @@
 /**
  * Reading a config file: readJson() turns an unreadable file or bad JSON into a ConfigError naming the file, without
- * quoting its text (it may hold a secret); refused (EACCES), it says which group may read it (whoMayRead, also used for
- * the spool and the control socket). fileModeVerdict() judges its mode: writable by others is refused (whoever
- * can write it decides where the SMS go and what is dialled); readable by others with secrets in it is a warning.
+ * quoting its text (it may hold a secret), and namingFile() names it in a parse's ConfigError; refused (EACCES), it
+ * says which group may read it (whoMayRead, also used for the spool and the control socket). fileModeVerdict() judges
+ * its mode: writable by others is refused (whoever can write it decides where the SMS go and what is dialled);
+ * readable by others with secrets in it is a warning.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -74,6 +75,16 @@ export async function readJson(file: string): Promise<unknown> {
  * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
  * becomes `Unexpected token`.
  */
+/** `parse()`, its ConfigError naming `file` (the partial loads: config-spool.ts, config-control.ts). */
+export function namingFile<T>(file: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
+    throw err;
+  }
+}
+
 export function jsonErrorWithoutText(message: string, body: string): string {
   // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
   const kind = /is not valid JSON\s*$/.test(message)

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import { anyObject, bool, int, object, optional, orDefault, problemsOf, text, withDefault } from './config-fields.js';
-import { deepFreeze, readJson } from './config-file.js';
+import { deepFreeze, namingFile, readJson } from './config-file.js';
 import { ConfigError } from './errors.js';
 
 /** The spool section's defaults. */
@@ -58,10 +58,5 @@ export function parseSpoolSection(raw: unknown): SpoolOnlyConfig {
 /** Spool-only mode: reads the config file and checks its `spool` section and stateDir alone. Throws ConfigError (naming the file). */
 export async function loadSpoolConfig(file: string): Promise<SpoolOnlyConfig> {
   const raw = await readJson(file);
-  try {
-    return parseSpoolSection(raw);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new ConfigError(err.problems, { file });
-    throw err;
-  }
+  return namingFile(file, () => parseSpoolSection(raw));
 }
