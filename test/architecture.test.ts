@@ -383,7 +383,8 @@ describe('architecture: imports follow the data flow', () => {
     expect(bad.map((b) => `src/${b.file}:${b.line} imports ${b.target}`)).toEqual([]);
   });
 
-  it('only serial/ imports serialport; HTTP clients only through http/request.ts', () => {
+  it('only serial/ imports serialport; HTTP clients only through http/request.ts; koffi only for SO_PEERCRED', () => {
+    expect(ALL.filter((i) => i.target === 'koffi').map((i) => i.file)).toEqual(['control/server/peer-getsockopt.ts']);
     const bad = ALL.filter(
       (i) =>
         (i.target === 'serialport' && !under(i.file, 'serial')) ||

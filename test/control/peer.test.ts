@@ -1,13 +1,15 @@
 /**
- * The peer lookup on a real Unix socket through the real perl: this process's pid, uid and gid; perl's Socket module
- * is loaded once per perl (for the option's numbers), not by every lookup; a perl that fails is reported, never
- * guessed around.
+ * The peer lookup on a real Unix socket: in process (koffi, getsockopt) and through the real perl, this process's pid,
+ * uid and gid both ways; in process, perl never runs; where the in-process reader does not load, perl does, its
+ * Socket module loaded once per perl (for the option's numbers); a perl that fails is reported, never guessed around.
  */
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { chmod, open, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PERL, peerCredentials, type PeerLookup } from '../../src/control/server/peer.js';
+import { loadSockopt, unsupportedHere, type SockoptLoad } from '../../src/control/server/peer-getsockopt.js';
+import { PERL, peerCredentials, peerLookupMethod, type PeerLookup } from '../../src/control/server/peer.js';
 import { tempDir } from '../support/tmp.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -15,12 +17,20 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** Connects `n` times to a fresh server and looks each accepted socket's peer up with `perl`. */
-async function lookups(dir: string, perl: string, n: number): Promise<PeerLookup[]> {
+/** A machine where the in-process reader does not load (an armv6 Pi): perl per connection. */
+const noSockopt = async (): Promise<SockoptLoad> => ({ ok: false, error: "koffi's arm binary needs ARMv7" });
+
+/** Connects `n` times to a fresh server and looks each accepted socket's peer up with `perl` (or in process). */
+async function lookups(
+  dir: string,
+  perl: string,
+  n: number,
+  sockopt: () => Promise<SockoptLoad> = noSockopt,
+): Promise<PeerLookup[]> {
   const socketPath = path.join(dir, `s${Math.random().toString(36).slice(2)}.sock`);
   const results: PeerLookup[] = [];
   const server = net.createServer((sock) => {
-    void peerCredentials(sock, { perl }).then((r) => {
+    void peerCredentials(sock, { perl, sockopt }).then((r) => {
       results.push(r);
       sock.end();
     });
@@ -36,19 +46,81 @@ async function lookups(dir: string, perl: string, n: number): Promise<PeerLookup
   return results;
 }
 
-describe('peerCredentials', () => {
+/** A perl that records each script it runs in DIR/scripts, then runs it. */
+async function recordingPerl(dir: string): Promise<{ perl: string; scripts: () => Promise<string[]> }> {
+  const log = path.join(dir, 'scripts');
+  const perl = path.join(dir, 'perl');
+  await writeFile(perl, `#!/bin/sh\nprintf '%s\\n' "$2" >> '${log}'\nexec ${PERL} "$@"\n`);
+  await chmod(perl, 0o755);
+  return {
+    perl,
+    scripts: async () => (await readFile(log, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean),
+  };
+}
+
+const me = () => ({ pid: process.pid, uid: process.getuid!(), gid: process.getgid!() });
+
+describe('peerCredentials in process (getsockopt through koffi)', () => {
+  it('reads this process as the peer, perl never runs, and says so for the start line', async () => {
+    const { dir, cleanup } = await tempDir('pulsa-peer-');
+    cleanups.push(cleanup);
+    const { perl, scripts } = await recordingPerl(dir);
+    const results = await lookups(dir, perl, 3, loadSockopt);
+    expect(results).toEqual(Array(3).fill({ ok: true, peer: expect.objectContaining(me()) as unknown }));
+    expect(await scripts()).toEqual([]);
+    expect(await peerLookupMethod()).toEqual({
+      inProcess: true,
+      text: expect.stringMatching(/^peer credentials read in process \(getsockopt through koffi \d+\.\d+\.\d+\)$/),
+    });
+  });
+
+  it('gives what perl gives for the same connection', async () => {
+    const { dir, cleanup } = await tempDir('pulsa-peer-');
+    cleanups.push(cleanup);
+    const [inProcess] = await lookups(dir, PERL, 1, loadSockopt);
+    const [viaPerl] = await lookups(dir, PERL, 1);
+    expect(inProcess).toEqual(viaPerl);
+  });
+
+  it('a descriptor that is not a socket, or none: the errno by name, no answer made up', async () => {
+    const l = await loadSockopt();
+    if (!l.ok) throw new Error(l.error);
+    const file = await open(fileURLToPath(import.meta.url), 'r');
+    try {
+      expect(() => l.reader.read(file.fd)).toThrow(/^getsockopt\(SO_PEERCRED\): ENOTSOCK$/);
+    } finally {
+      await file.close();
+    }
+    expect(() => l.reader.read(987_654)).toThrow(/^getsockopt\(SO_PEERCRED\): EBADF$/);
+  });
+
+  it("only where the layout is known and koffi's binary can run", () => {
+    expect(unsupportedHere('linux', 'x64', 'x86_64')).toBeUndefined();
+    expect(unsupportedHere('linux', 'arm64', 'aarch64')).toBeUndefined();
+    expect(unsupportedHere('linux', 'arm', 'armv7l')).toBeUndefined();
+    expect(unsupportedHere('linux', 'arm', 'armv8l')).toBeUndefined();
+    expect(unsupportedHere('linux', 'arm', 'aarch64')).toBeUndefined(); // 32-bit Raspberry Pi OS, 64-bit kernel
+    expect(unsupportedHere('linux', 'arm', 'armv6l')).toBe("koffi's arm binary needs ARMv7, this CPU is armv6l");
+    expect(unsupportedHere('linux', 'ppc64', 'ppc64le')).toBe('no SO_PEERCRED layout known for ppc64');
+    expect(unsupportedHere('darwin', 'arm64', 'arm64')).toBe('not Linux (darwin)');
+  });
+});
+
+describe('peerCredentials through perl (where the in-process reader does not load)', () => {
+  it('says so for the start line, with the reason', async () => {
+    expect(await peerLookupMethod({ sockopt: noSockopt })).toEqual({
+      inProcess: false,
+      text: `peer credentials read by ${PERL}, one run per connection (koffi's arm binary needs ARMv7)`,
+    });
+  });
+
   it('reads this process as the peer; Socket is loaded once, each lookup uses the numbers it gave', async () => {
     const { dir, cleanup } = await tempDir('pulsa-peer-');
     cleanups.push(cleanup);
-    const log = path.join(dir, 'scripts');
-    const perl = path.join(dir, 'perl');
-    // a perl that records each script it runs, then runs it
-    await writeFile(perl, `#!/bin/sh\nprintf '%s\\n' "$2" >> '${log}'\nexec ${PERL} "$@"\n`);
-    await chmod(perl, 0o755);
+    const { perl, scripts: ran } = await recordingPerl(dir);
     const results = await lookups(dir, perl, 3);
-    const me = { pid: process.pid, uid: process.getuid!(), gid: process.getgid!() };
-    expect(results).toEqual(Array(3).fill({ ok: true, peer: expect.objectContaining(me) as unknown }));
-    const scripts = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(results).toEqual(Array(3).fill({ ok: true, peer: expect.objectContaining(me()) as unknown }));
+    const scripts = await ran();
     expect(scripts).toHaveLength(4);
     expect(scripts.filter((s) => s.includes('use Socket'))).toHaveLength(1);
     expect(scripts[0]).toContain('use Socket');

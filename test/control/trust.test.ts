@@ -75,7 +75,10 @@ describe('access levels on a real socket', () => {
   });
 
   it('no credentials (no perl): reading works, operating is refused with the reason', async () => {
-    const { socket, lines } = await server({ identify: (s) => peerCredentials(s, { perl: '/nonexistent/perl' }) });
+    const { socket, lines } = await server({
+      identify: (s) =>
+        peerCredentials(s, { perl: '/nonexistent/perl', sockopt: async () => ({ ok: false, error: 'armv6' }) }),
+    });
     const c = await ControlClient.connect(socket);
     cleanups.push(() => c.close());
     expect(await c.request({ op: 'status' })).toEqual({ ok: true });

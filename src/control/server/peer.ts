@@ -1,13 +1,14 @@
 /**
  * Who is on the other end of an accepted control connection: pid, uid and gid as the kernel recorded them at connect()
- * (SO_PEERCRED, read by a short-lived /usr/bin/perl given the socket as fd 3: Node has no API for it; the option's
- * numbers are asked of perl's Socket module once, so a lookup does not load it), and the supplementary groups from
- * /proc/<pid>/status while it still shows the same uid. Never throws: without credentials it says why, and the
- * caller fails closed. At most MAX_LOOKUPS lookups run at once.
+ * (SO_PEERCRED: read in process through ./peer-getsockopt.ts where it loads; elsewhere, e.g. an armv6 Pi, by a
+ * short-lived /usr/bin/perl given the socket as fd 3, the option's numbers asked of perl's Socket module once), and
+ * the supplementary groups from /proc/<pid>/status while it still shows the same uid. Never throws: without
+ * credentials it says why, and the caller fails closed. At most MAX_LOOKUPS perl lookups run at once.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
+import { loadSockopt, type SockoptLoad } from './peer-getsockopt.js';
 
 export interface PeerCredentials {
   pid: number;
@@ -118,27 +119,58 @@ function runPerl(perl: string, script: string, socket?: Socket): Promise<string>
   });
 }
 
-/** The peer of an accepted Unix socket (see the header). */
-export function peerCredentials(socket: Socket, o: { perl?: string } = {}): Promise<PeerLookup> {
-  return turn(async () => {
-    if (socket.destroyed) return { ok: false, error: 'the client went away' };
-    let text: string;
+export interface PeerLookupOptions {
+  /** The perl of the fallback (default /usr/bin/perl). */
+  perl?: string;
+  /** The in-process reader (default: ./peer-getsockopt.ts's); a failed load means perl per connection. */
+  sockopt?: () => Promise<SockoptLoad>;
+}
+
+/** How this process reads its peers' credentials, for the daemon's start line. */
+export async function peerLookupMethod(o: PeerLookupOptions = {}): Promise<{ inProcess: boolean; text: string }> {
+  const l = await (o.sockopt ?? loadSockopt)();
+  return l.ok
+    ? { inProcess: true, text: `peer credentials read in process (${l.reader.via})` }
+    : { inProcess: false, text: `peer credentials read by ${o.perl ?? PERL}, one run per connection (${l.error})` };
+}
+
+/** pid, uid and gid of the socket's peer, in process or through perl. */
+async function credentials(socket: Socket, o: PeerLookupOptions): Promise<{ pid: number; uid: number; gid: number }> {
+  const l = await (o.sockopt ?? loadSockopt)();
+  if (l.ok) {
+    const fd = fdOf(socket);
+    if (fd === undefined) throw new Error('the socket has no file descriptor');
+    return l.reader.read(fd);
+  }
+  const perl = o.perl ?? PERL;
+  const text = await turn(async () => {
+    if (socket.destroyed) throw new Error('the client went away');
     try {
-      const perl = o.perl ?? PERL;
-      text = await runPerl(perl, lookupScript(await socketConstants(perl)), socket);
+      return await runPerl(perl, lookupScript(await socketConstants(perl)), socket);
     } catch (err) {
-      return { ok: false, error: `SO_PEERCRED through ${o.perl ?? PERL} failed: ${(err as Error).message}` };
+      throw new Error(`SO_PEERCRED through ${perl} failed: ${(err as Error).message}`);
     }
-    const m = /^(-?\d+) (\d+) (\d+)\s*$/.exec(text);
-    if (!m) return { ok: false, error: `SO_PEERCRED: unexpected answer ${JSON.stringify(text.slice(0, 80))}` };
-    const [pid, uid, gid] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    let groups: number[] = [gid];
-    try {
-      const st = parseProcStatus(await readFile(`/proc/${pid}/status`, 'utf8'));
-      if (st.euid === uid) groups = [...new Set([gid, ...st.groups])];
-    } catch {
-      // The peer is gone or /proc is hidden (hidepid): its primary gid alone counts (fails closed for other groups).
-    }
-    return { ok: true, peer: { pid, uid, gid, groups } };
   });
+  const m = /^(-?\d+) (\d+) (\d+)\s*$/.exec(text);
+  if (!m) throw new Error(`SO_PEERCRED: unexpected answer ${JSON.stringify(text.slice(0, 80))}`);
+  return { pid: Number(m[1]), uid: Number(m[2]), gid: Number(m[3]) };
+}
+
+/** The peer of an accepted Unix socket (see the header). */
+export async function peerCredentials(socket: Socket, o: PeerLookupOptions = {}): Promise<PeerLookup> {
+  if (socket.destroyed) return { ok: false, error: 'the client went away' };
+  let pid: number, uid: number, gid: number;
+  try {
+    ({ pid, uid, gid } = await credentials(socket, o));
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+  let groups: number[] = [gid];
+  try {
+    const st = parseProcStatus(await readFile(`/proc/${pid}/status`, 'utf8'));
+    if (st.euid === uid) groups = [...new Set([gid, ...st.groups])];
+  } catch {
+    // The peer is gone or /proc is hidden (hidepid): its primary gid alone counts (fails closed for other groups).
+  }
+  return { ok: true, peer: { pid, uid, gid, groups } };
 }

@@ -14,7 +14,7 @@ import { ReadlineParser } from '@serialport/parser-readline';
 import type { Logger } from '../../log.js';
 import { RepeatedWarnings } from '../../log/repeated.js';
 import { describeRequest, levelNeeded, type PeerState } from './access.js';
-import { peerCredentials } from './peer.js';
+import { peerCredentials, peerLookupMethod } from './peer.js';
 import {
   ControlError,
   encodeLine,
@@ -91,7 +91,7 @@ export interface ControlServerOptions {
   gid?: number;
   /** See the header; defaults DEFAULT_LIMITS. */
   limits?: Partial<ControlLimits>;
-  /** Who is on the other end (default: SO_PEERCRED through perl, peer.ts). */
+  /** Who is on the other end (default: SO_PEERCRED, peer.ts: in process, or through perl). */
   identify?: (socket: Socket) => Promise<PeerState>;
   /** Whether a peer may use the reserved connections (default: root and the daemon's uid; the daemon adds the
    * operating group). */
@@ -249,6 +249,12 @@ export class ControlServer {
     this.server = server;
     this.sweepWhileConnected(); // a client may have connected to the socket before it was renamed into place
     this.log.info({ path: this.o.path }, `control socket listening at ${this.o.path}`);
+    if (!this.o.identify) {
+      // loaded now, not on the first connection; perl per connection costs every command ~10 ms more
+      const how = await peerLookupMethod();
+      if (how.inProcess) this.log.info(`control: ${how.text}`);
+      else this.log.warn(`control: ${how.text}`);
+    }
   }
 
   /** Sends an event to every connection subscribed to its kind (and, for modem events, to that modem or all). */
