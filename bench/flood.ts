@@ -6,8 +6,8 @@
  *
  *   node dist/bench/flood.js [--sec 60] [--sms-every-ms 5000] [--json]
  *
- * Also printed: what identifying a peer costs (SO_PEERCRED through a short-lived perl, src/control/server/peer.ts), the wall
- * time of `--lookups` lookups one after another on a real Unix socket.
+ * Also printed: what identifying a peer costs (SO_PEERCRED, src/control/server/peer.ts: in process, and through the
+ * short-lived perl of the machines where that cannot run), the wall time of `--lookups` lookups in a row, each way.
  * Printed: RSS before, peak RSS (VmHWM) during the flood, RSS 10 s after the client left; the delay of the SMS
  * (injected on the modem -> POSTed to the webhook) during the flood; how the daemon answered the lines (ok, busy,
  * other errors) and how often it dropped the client. Figures only: nothing is asserted.
@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { peerCredentials } from '../src/control/server/peer.js';
+import { peerCredentials, type PeerLookupOptions } from '../src/control/server/peer.js';
 import { startHarness } from './process/harness.js';
 import { unitNodeFlags } from './process/unit-flags.js';
 import { singleText, tagFor } from './peer/workload.js';
@@ -152,7 +152,7 @@ export async function runFlood(o: { sec: number; smsEveryMs: number; log: (l: st
 }
 
 /** Wall time of `n` peer lookups one after another on one accepted connection. */
-export async function peerLookupCost(n: number): Promise<Summary | undefined> {
+export async function peerLookupCost(n: number, o: PeerLookupOptions = {}): Promise<Summary | undefined> {
   const dir = await mkdtemp(join(tmpdir(), 'pulsa-peer-'));
   const path = join(dir, 's.sock');
   const times: number[] = [];
@@ -161,7 +161,7 @@ export async function peerLookupCost(n: number): Promise<Summary | undefined> {
       const server = createServer(async (s) => {
         for (let i = 0; i < n; i++) {
           const t = performance.now();
-          const r = await peerCredentials(s);
+          const r = await peerCredentials(s, o);
           if (!r.ok) return reject(new Error(r.error));
           times.push(performance.now() - t);
         }
@@ -203,18 +203,26 @@ async function main(): Promise<void> {
     return i >= 0 ? Number(process.argv[i + 1]) : dflt;
   };
   const lookups = await peerLookupCost(arg('--lookups', 20));
+  const perlLookups = await peerLookupCost(arg('--lookups', 20), {
+    sockopt: async () => ({ ok: false, error: 'measured through perl' }),
+  });
   const r = await runFlood({
     sec: arg('--sec', 60),
     smsEveryMs: arg('--sms-every-ms', 5000),
     log: (l) => process.stderr.write(l),
   });
   if (process.argv.includes('--json'))
-    return void process.stdout.write(JSON.stringify({ ...r, peerLookupMs: lookups }, null, 2) + '\n');
-  process.stdout.write(floodReport(r));
-  if (lookups)
-    process.stdout.write(
-      `peer lookup (SO_PEERCRED through perl, once per connection): median ${lookups.median.toFixed(1)} ms, p95 ${lookups.p95.toFixed(1)} ms, max ${lookups.max.toFixed(1)} ms over ${lookups.n}\n`,
+    return void process.stdout.write(
+      JSON.stringify({ ...r, peerLookupMs: lookups, perlPeerLookupMs: perlLookups }, null, 2) + '\n',
     );
+  process.stdout.write(floodReport(r));
+  const cost = (how: string, l: Summary | undefined) =>
+    l &&
+    process.stdout.write(
+      `peer lookup (SO_PEERCRED ${how}, once per connection): median ${l.median.toFixed(2)} ms, p95 ${l.p95.toFixed(2)} ms, max ${l.max.toFixed(2)} ms over ${l.n}\n`,
+    );
+  cost('in process', lookups);
+  cost('through perl, where that cannot run', perlLookups);
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {

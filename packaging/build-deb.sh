@@ -3,8 +3,11 @@
 #
 # One Architecture: all package for every Pi and x64 host: the compiled JavaScript (dist/src), the production
 # node_modules (`npm ci --omit=dev --omit=optional`: no TypeScript, no libraries' tests or examples) with the serial
-# addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 (glibc; the other platforms' are left out),
-# run by Debian's /usr/bin/node (Depends: nodejs (>= 20)). Nothing is compiled on the Pi.
+# addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 and koffi's (the control socket's SO_PEERCRED read in
+# process) for linux x64, armv7 and arm64 (glibc; the other platforms' are left out; an ARMv6 Pi reads the peer with
+# perl), run by Debian's /usr/bin/node (Depends: nodejs (>= 20)). Nothing is compiled on the Pi.
+# koffi's binaries are optional packages, which --omit=optional leaves out: they are fetched at package-lock.json's
+# versions (npm pack) and checked against its sha512 integrity before they are unpacked (a mismatch fails the build).
 #
 # Layout: /usr/lib/pulsa-bridge (the program), /usr/bin/pulsa-bridge, /usr/sbin/pulsa-bridge-modems (udev rule +
 # ModemManager), /lib/systemd/system/pulsa-bridge.service (generated from systemd/pulsa-bridge.service: ExecStart's
@@ -57,7 +60,7 @@ cp -R dist/src "$LIB/dist/src"
 find "$LIB/dist" -name '*.map' -delete
 cp -R bin "$LIB/bin"
 cp -R web "$LIB/web"   # the status page's files: dist/src/metrics/server.js reads them from ../../../web
-cp package.json package-lock.json systemd/addon-check.cjs "$LIB/"
+cp package.json package-lock.json systemd/addon-check.cjs systemd/peer-check.cjs "$LIB/"
 (cd "$LIB" && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error)
 # The program reports the package's version (`pulsa-bridge --version`, the User-Agent) when --version gave another.
 node -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f,"utf8")); p.version=process.argv[2]; require("fs").writeFileSync(f, JSON.stringify(p,null,2)+"\n")' "$LIB/package.json" "$VERSION"
@@ -71,6 +74,38 @@ for want in linux-x64/@serialport+bindings-cpp.glibc.node linux-arm/@serialport+
 done
 # The addon's C++ sources and build files: nothing compiles them here.
 rm -rf "$LIB/node_modules/@serialport/bindings-cpp/src" "$LIB/node_modules/@serialport/bindings-cpp/binding.gyp"
+# koffi's binaries (the daemon reads its control clients' SO_PEERCRED through koffi, src/control/server/
+# peer-getsockopt.ts) come in koffi's optional per-platform packages, which `--omit=optional` (there to keep TypeScript
+# out) leaves out as well: without them every install would ask perl, once per connection. Only linux x64, arm
+# (ARMv7 hard-float: Pi 2 and later on the 32-bit OS) and arm64, at the lock's versions (koffi refuses a binary of
+# another version), each tarball checked against the lock's sha512 before it is unpacked. The lock has no `resolved`
+# URLs (omit-lockfile-registry-resolved), so npm pack fetches them from the configured registry (or its cache); the
+# integrity check makes the registry's answer irrelevant. Only the glibc binary of each stays (the musl_* builds are
+# never loaded on Raspberry Pi OS or Debian).
+KOFFI_TGZ=$STAGE/koffi-tarballs
+for plat in linux-x64:linux_x64 linux-arm:linux_armhf linux-arm64:linux_arm64; do
+  name=@koromix/koffi-${plat%%:*} glibc=${plat#*:}
+  read -r kver kint < <(node -e 'const p = require(process.argv[1]).packages["node_modules/" + process.argv[2]]; if (p && p.version && p.integrity) console.log(p.version, p.integrity)' "$SRC/package-lock.json" "$name") ||
+    { echo "build-deb: package-lock.json has no version and integrity for $name (npm install koffi again)" >&2; exit 1; }
+  mkdir -p "$KOFFI_TGZ/$name"
+  (cd "$KOFFI_TGZ/$name" && npm pack --silent --pack-destination . "$name@$kver" >/dev/null) ||
+    { echo "build-deb: npm pack $name@$kver failed (offline, and not in npm's cache?)" >&2; exit 1; }
+  tgz=$(ls "$KOFFI_TGZ/$name"/*.tgz)
+  # The lock's integrity is `sha512-BASE64` (possibly with other hashes after it): the tarball's sha512 must be one.
+  node -e 'const [file, want, name] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); const sums = want.split(/\s+/).filter((h) => h.startsWith("sha512-")); if (!sums.includes(got)) { console.error(`build-deb: ${name}: the tarball npm pack fetched is not the one package-lock.json names (${sums.length ? "lock " + sums[0] + ", got " + got : "the lock has no sha512 for it"}): not packaged`); process.exit(1); }' "$tgz" "$kint" "$name" || exit 1
+  rm -rf "$LIB/node_modules/$name"; mkdir -p "$LIB/node_modules/$name"
+  tar -xzf "$tgz" -C "$LIB/node_modules/$name" --strip-components=1 --no-same-owner
+  find "$LIB/node_modules/$name" -mindepth 1 -maxdepth 1 -type d ! -name "$glibc" -exec rm -rf {} +
+  [ -f "$LIB/node_modules/$name/$glibc/koffi.node" ] || { echo "build-deb: $name@$kver has no $glibc/koffi.node" >&2; exit 1; }
+  [ "$(node -p 'require(process.argv[1]).version' "$LIB/node_modules/$name/package.json")" = "$kver" ] ||
+    { echo "build-deb: $name's package.json is not version $kver" >&2; exit 1; }
+done
+# koffi's own C++ sources, vendored headers, build tool (cnoke.cjs, the install script, never run: --ignore-scripts)
+# and docs: its JavaScript is index.js/index.cjs -> src/koffi/index.{js,cjs} -> src/koffi/src/static.{js,cjs}
+# (indirect.* likewise), which then loads the platform package above. The check after the clean-up loads it.
+KOFFI=$LIB/node_modules/koffi
+rm -rf "$KOFFI/vendor" "$KOFFI/doc" "$KOFFI/lib" "$KOFFI/cnoke.cjs" "$KOFFI/src/koffi/CMakeLists.txt" "$KOFFI/src/koffi/src/abi"
+find "$KOFFI/src/koffi/src" -type f ! -name static.js ! -name static.cjs -delete
 # Documentation and type declarations inside node_modules (lintian: docs belong in /usr/share/doc).
 find "$LIB/node_modules" -type f \( -iname 'README*' -o -iname 'CHANGELOG*' -o -iname 'HISTORY*' -o -name '*.md' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
 # The libraries' own test suites, examples, benchmarks, doc sites and release scripts, at any depth (pino-pretty keeps
@@ -91,7 +126,12 @@ find "$LIB/node_modules" -type d -empty -delete
 # A tree with TypeScript in it means the optional peer came back: the package would be 3 times the size.
 [ ! -e "$LIB/node_modules/typescript" ] || { echo "build-deb: typescript is in the production tree" >&2; exit 1; }
 # Every production dependency still loads from the cleaned tree (a package that needed a removed file fails here).
-(cd "$LIB" && node -e 'for (const d of Object.keys(require("./package.json").dependencies)) require.resolve(d); import("pino").then(() => import("pino-pretty")).then(() => import("prom-client")).then(() => import("valibot")).then(() => import("commander")).then(() => import("@serialport/stream")).catch((e) => { console.error("build-deb: a dependency no longer loads: " + e.message); process.exit(1); })') || exit 1
+(cd "$LIB" && node -e 'for (const d of Object.keys(require("./package.json").dependencies)) require.resolve(d); import("pino").then(() => import("pino-pretty")).then(() => import("prom-client")).then(() => import("valibot")).then(() => import("commander")).then(() => import("@serialport/stream")).then(() => import("koffi")).then(() => require("koffi")).catch((e) => { console.error("build-deb: a dependency no longer loads: " + e.message); process.exit(1); })') || exit 1
+# And the daemon's own in-process read works from the staged tree on this machine (its koffi binary is one of the
+# three above): loadSockopt() of the staged dist reads the peer of a connection to a temporary Unix socket, which must
+# be this process. The Pis' binaries are loaded under qemu by the arm smoke test (test/arm/arm-smoke.sh).
+peer=$(node "$LIB/peer-check.cjs" "$LIB" 2>&1) || { echo "build-deb: peer credentials: $peer" >&2; exit 1; }
+echo "peer credentials: $peer"
 
 cat > "$PKG/usr/bin/pulsa-bridge" <<'WRAP'
 #!/bin/sh
@@ -188,7 +228,8 @@ Description: GSM modem to webhook bridge for operator SMS
  with the pulsa-bridge-modems command to keep ModemManager off its modems.
  .
  One package for every Raspberry Pi (armv6, armv7, arm64) and x64: the
- serial addon's prebuilt binaries are included, nothing is compiled.
+ serial addon's and koffi's prebuilt binaries are included, nothing is
+ compiled.
 CTRL
 
 # Modes and times: directories 0755, files 0644, programs 0755; the config 0640 (postinst gives it the service's group).

@@ -16,6 +16,12 @@
 #   runs as the checkout's owner, not root. The install directory is assembled next to the old one (PREFIX.new: dist,
 #   bin, package files, `npm ci --omit=dev --omit=optional`: no TypeScript), the serial addon is loaded from it with
 #   the unit's node and flags, and it is swapped in whole only then: a failed install leaves the old one as it was.
+# - koffi's binary for this machine (the daemon reads its control clients' peer credentials in process through it;
+#   without it, perl once per connection) is an optional package, which --omit=optional leaves out: it is added at
+#   package-lock.json's version (npm pack), its tarball checked against the lock's sha512 first (a mismatch stops the
+#   install). Not on an ARMv6 Pi (koffi's arm binary is ARMv7 code: perl reads the peer there). The new tree's
+#   in-process read is then tried on a connection of its own: a read that gives another peer stops the install; one
+#   that cannot load says why (perl then).
 # - A running service is restarted only on a config that the new version accepts; otherwise the install stops before
 #   the swap and the service goes on as it was. /etc/pulsa-bridge/config.json and the spool (/var/lib/pulsa-bridge)
 #   are never overwritten; --purge removes them.
@@ -292,11 +298,34 @@ as_builder "$NPM" run build
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/pulsa-bridge-stage.XXXXXX")
 trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 [ -z "$BUILD_USER" ] || chown "$BUILD_USER" "$STAGE"
-as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs "$STAGE/"
+as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs \
+  systemd/peer-check.cjs "$STAGE/"
 as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
 # No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
 # addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.
 (cd "$STAGE" && as_builder "$NPM" ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)
+# koffi's binary for this machine, which --omit=optional left out with TypeScript (`--omit=dev` alone or
+# `--include=optional` bring TypeScript back; `npm install --no-save` of the platform package keeps it out but takes the
+# registry's tarball without checking it against the lock). Only where the daemon uses koffi: linux x64, arm64, and arm
+# on ARMv7 or later (src/control/server/peer-getsockopt.ts).
+NODE_ARCH=$(env -u NODE_OPTIONS "$NODE" -p process.arch)
+KOFFI_PKG=
+case "$NODE_ARCH${ARM_LEVEL:+-$ARM_LEVEL}" in x64|arm64|arm) KOFFI_PKG=@koromix/koffi-linux-$NODE_ARCH ;; esac
+if [ -n "$KOFFI_PKG" ] && [ -f "$STAGE/node_modules/koffi/package.json" ] && [ ! -e "$STAGE/node_modules/$KOFFI_PKG/package.json" ]; then
+  read -r koffi_version koffi_integrity < <(env -u NODE_OPTIONS "$NODE" -e 'const p = require(process.argv[1]).packages["node_modules/" + process.argv[2]]; if (p && p.version && p.integrity) console.log(p.version, p.integrity)' "$STAGE/package-lock.json" "$KOFFI_PKG") ||
+    die "package-lock.json has no version and integrity for $KOFFI_PKG: the installed version is left as it was"
+  as_builder mkdir "$STAGE/.koffi-pack"
+  (cd "$STAGE/.koffi-pack" && as_builder "$NPM" pack --silent --pack-destination . "$KOFFI_PKG@$koffi_version" >/dev/null) ||
+    die "npm pack $KOFFI_PKG@$koffi_version failed (above): the installed version is left as it was"
+  koffi_tgz=$(ls "$STAGE/.koffi-pack"/*.tgz)
+  # The lock's integrity is `sha512-BASE64` (possibly with other hashes after it): the tarball's sha512 must be one.
+  if ! why=$(env -u NODE_OPTIONS "$NODE" -e 'const [file, want] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); const sums = want.split(/\s+/).filter((h) => h.startsWith("sha512-")); if (!sums.includes(got)) { console.log(sums.length ? `lock ${sums[0]}, got ${got}` : "the lock has no sha512 for it"); process.exit(1); }' "$koffi_tgz" "$koffi_integrity"); then
+    die "$KOFFI_PKG@$koffi_version: the tarball npm pack fetched is not the one package-lock.json names ($why): the installed version is left as it was"
+  fi
+  as_builder mkdir -p "$STAGE/node_modules/$KOFFI_PKG"
+  as_builder tar -xzf "$koffi_tgz" -C "$STAGE/node_modules/$KOFFI_PKG" --strip-components=1 --no-same-owner
+  rm -rf "$STAGE/.koffi-pack"
+fi
 rm -rf "$DEST.new" "$DEST.old"
 install -d -m 0755 "$DEST.new"
 cp -R "$STAGE/." "$DEST.new/"
@@ -307,6 +336,16 @@ if ! addon=$(env -u NODE_OPTIONS "$NODE" "$DEST.new/addon-check.cjs" "$DEST.new"
   die "$addon: the installed version is left as it was (a Pi needs linux armv6/armv7/arm64 with glibc >= 2.28; elsewhere: sudo apt-get install build-essential python3, then npm rebuild @serialport/bindings-cpp in $PREFIX)"
 fi
 say "serial addon: $addon"
+# The daemon's in-process read of its clients' credentials, from the new tree with the node the unit runs: a read that
+# gives another peer than the connection's own stops the install; one that does not load here says why (perl then,
+# once per connection: expected on an ARMv6 Pi or another architecture, a warning where koffi was installed for it).
+peer_rc=0
+peer=$(env -u NODE_OPTIONS "$NODE" "$DEST.new/peer-check.cjs" "$DEST.new" 2>&1) || peer_rc=$?
+case "$peer_rc" in
+  0) say "peer credentials: $peer" ;;
+  2) if [ -n "$KOFFI_PKG" ]; then warn "peer credentials: $peer"; else say "peer credentials: $peer"; fi ;;
+  *) die "peer credentials: $peer: the installed version is left as it was" ;;
+esac
 # shellcheck disable=SC2086
 if ! new_version=$(env -u NODE_OPTIONS "$NODE" $UNIT_FLAGS "$DEST.new/bin/pulsa-bridge" --version 2>/dev/null); then
   die "the new build does not start (node $UNIT_FLAGS $DEST.new/bin/pulsa-bridge --version failed): the installed version is left as it was"

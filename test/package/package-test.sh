@@ -5,8 +5,10 @@
 #   1. build pulsa-bridge_V_all.deb (packaging/build-deb.sh, lintian included) and a rebuild with a higher version;
 #   2. apt-get install ./V.deb: user, groups, owners, conffile, unit, wrapper; the example config: not enabled;
 #   3. an invalid config: postinst (dpkg-reconfigure) says why and leaves the service alone; a valid one: enabled;
-#   4. the installed daemon, started with the unit's own ExecStart as its user, reads an SMS from the installed
-#      `pulsa-bridge simulate` and POSTs it to a local receiver;
+#   4. the installed daemon, started with the unit's own ExecStart as its user, says it reads its control clients'
+#      peer credentials in process (koffi's binary from the package) and runs `pulsa-bridge at` (root) through its
+#      control socket, naming the client's uid and pid; it reads an SMS from the installed `pulsa-bridge simulate` and
+#      POSTs it to a local receiver;
 #   5. the receiver stops, a second SMS is spooled (pending); the upgrade is installed while the daemon runs; the
 #      daemon is restarted on the new files: the pending record is delivered, the config is byte for byte the same;
 #   6. apt-get remove keeps the config and the spool; apt-get purge removes them.
@@ -121,6 +123,22 @@ pass "the installed 'pulsa-bridge simulate' serves the virtual modem on /run/pul
 start_daemon "$WORK/daemon1.log"
 note "daemon: $EXEC (as pulsa-bridge, pid $DAEMON_PID)"
 if until_true 60 grep -q 'modem sim-1 ready' "$WORK/daemon1.log"; then pass "the installed daemon started; the modem is ready"; else tail -n 20 "$WORK/daemon1.log"; stop "the daemon did not get ready"; fi
+# The control socket's peer credentials: read in process through the package's koffi (a daemon that fell back to perl
+# says so in a warning instead), and a real client's read: a peer it cannot identify gets the reading level only.
+until_true 30 grep -q '"msg":"control: peer credentials ' "$WORK/daemon1.log"
+out=$(grep -o '"msg":"control: peer credentials [^"]*"' "$WORK/daemon1.log")
+if [[ "$out" == *"peer credentials read in process"* ]]; then pass "the installed daemon says $out"; else fail "the installed daemon does not read peer credentials in process: ${out:-no such line}"; fi
+# `pulsa-bridge at` (root) goes through the daemon's control socket: the operating level it needs is granted by the
+# peer's uid alone, and the daemon logs the uid and pid it read (the wrapper execs node: $! is the client's pid).
+pulsa-bridge at --config /etc/pulsa-bridge/config.json --modem sim-1 AT > "$WORK/at.out" 2>&1 &
+AT_PID=$!
+wait "$AT_PID"; at_rc=$?
+if [ "$at_rc" = 0 ] && grep -qx OK "$WORK/at.out" && until_true 10 grep -q "control request from uid 0 pid $AT_PID (" "$WORK/daemon1.log"; then
+  pass "pulsa-bridge at (root, pid $AT_PID) through the daemon's control socket: the daemon (user pulsa-bridge) read uid 0 pid $AT_PID and ran the AT"
+else
+  fail "pulsa-bridge at (root, pid $AT_PID) through the daemon's control socket: exit $at_rc: $(tr '\n' ' ' < "$WORK/at.out")"
+  grep '"msg":"control' "$WORK/daemon1.log" | tail -n 5 | sed 's/^/        | /'
+fi
 sim_say "sms 858 Anda mendapatkan penambahan pulsa Rp 5000 dari nomor 6281200000001 tgl 2026-11-26 (first)"
 if until_true 30 grep -q '(first)' "$WORK/posts.jsonl"; then pass "SMS 1 reached the receiver: $(grep '(first)' "$WORK/posts.jsonl" | head -n 1 | cut -c1-110)..."; else fail "SMS 1 did not reach the receiver"; fi
 
