@@ -10,7 +10,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseConfig } from '../config.js';
 import { BridgeError, errorMessage } from '../errors.js';
-import { silentLogger } from '../log.js';
 import { isProbeCandidate, recommendAtPorts, type ProbedPort } from './ports-format.js';
 import { configPath, printJson, type Io } from './io.js';
 import { baudRates, wholeNumber } from './usage.js';
@@ -147,7 +146,7 @@ export function configInitCommand(io: Io): Command {
           const candidates = listed.ports.filter((p) => isProbeCandidate(p, opts.all === true));
           const probes = await probePorts(
             candidates.map((p) => p.path),
-            { baudRates: opts.baud, timeoutMs: opts.timeout, logger: silentLogger() },
+            { baudRates: opts.baud, timeoutMs: opts.timeout },
           );
           const rows: ProbedPort[] = candidates.map((port, i) => ({ port, probe: probes[i]! }));
           modems = modemsFromProbe(rows, opts.senders);

@@ -82,7 +82,7 @@ describe('each command loads what it needs', () => {
     }
   });
 
-  it('status, queue and config check load neither the daemon nor the serial addon; status and queue not the full config', async () => {
+  it('status, queue and config check load neither the daemon, the serial addon nor pino; status and queue not the full config', async () => {
     const config = await writeConfig(
       dir,
       {
@@ -104,7 +104,8 @@ describe('each command loads what it needs', () => {
         expect(r.code === 0 || r.code === 3, `${what}: exit ${r.code} ${r.stderr}`).toBe(true);
         expect(sources(r), what).toContain(`cli/${args[0] === 'config' ? 'config-check' : args[0]}.js`);
         expect(sources(r), what).not.toContain('daemon.js');
-        for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport'])
+        // nor the logger: they print what they find (config init's port probe logs nowhere either)
+        for (const pkg of ['@serialport/bindings-cpp', '@serialport/stream', 'serialport', 'pino'])
           expect(packageLoaded(r, pkg), `${what} loads ${pkg}`).toBe(false);
         // status and queue read the spool section alone (config-spool.js): not the whole config, nor the balance command
         if (args[0] !== 'config') {
