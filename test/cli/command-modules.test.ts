@@ -186,6 +186,8 @@ describe('each command loads what it needs', () => {
           what,
         ).toEqual([]);
         expect(packageLoaded(r, '@serialport/bindings-cpp'), `${what} loads the serial addon`).toBe(false);
+        // the daemon reads who connected; a client has no use for koffi
+        expect(packageLoaded(r, 'koffi'), `${what} loads koffi`).toBe(false);
       }
     } finally {
       await killAll();

@@ -3,6 +3,7 @@
  * uid and gid both ways; in process, perl never runs; where the in-process reader does not load, perl does, its
  * Socket module loaded once per perl (for the option's numbers); a perl that fails is reported, never guessed around.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, open, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -60,6 +61,30 @@ async function recordingPerl(dir: string): Promise<{ perl: string; scripts: () =
 
 const me = () => ({ pid: process.pid, uid: process.getuid!(), gid: process.getgid!() });
 
+/** A client that connects to the socket named by its environment and stays until killed. */
+const CLIENT = `require('node:net').connect(process.env.PEER_SOCKET).on('error', () => process.exit(3)); setInterval(() => {}, 1000);`;
+
+/** A server in DIR, one client process (cmd args) connected to it: the accepted socket and the client. */
+async function acceptOne(
+  dir: string,
+  cmd: string,
+  args: string[],
+  o: { mode?: number },
+): Promise<{ socket: net.Socket; client: ChildProcess }> {
+  const socketPath = path.join(dir, 'one.sock');
+  // not read from: the client's exit does not end and destroy the accepted socket
+  const server = net.createServer({ pauseOnConnect: true });
+  await new Promise<void>((r) => server.listen(socketPath, r));
+  if (o.mode !== undefined) await chmod(socketPath, o.mode);
+  const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+  const client = spawn(cmd, args, { env: { PEER_SOCKET: socketPath }, stdio: 'ignore' });
+  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+  cleanups.push(() => void client.kill('SIGKILL'));
+  const socket = await accepted;
+  cleanups.push(() => void socket.destroy());
+  return { socket, client };
+}
+
 describe('peerCredentials in process (getsockopt through koffi)', () => {
   it('reads this process as the peer, perl never runs, and says so for the start line', async () => {
     const { dir, cleanup } = await tempDir('pulsa-peer-');
@@ -74,12 +99,74 @@ describe('peerCredentials in process (getsockopt through koffi)', () => {
     });
   });
 
-  it('gives what perl gives for the same connection', async () => {
+  it('reads on one accepted socket what perl reads on it', async () => {
     const { dir, cleanup } = await tempDir('pulsa-peer-');
     cleanups.push(cleanup);
-    const [inProcess] = await lookups(dir, PERL, 1, loadSockopt);
-    const [viaPerl] = await lookups(dir, PERL, 1);
+    const { socket } = await acceptOne(dir, process.execPath, ['-e', CLIENT], {});
+    const inProcess = await peerCredentials(socket, { sockopt: loadSockopt });
+    const viaPerl = await peerCredentials(socket, { sockopt: noSockopt });
     expect(inProcess).toEqual(viaPerl);
+    expect(inProcess.ok && inProcess.peer.pid).not.toBe(process.pid);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    'another user (setpriv): its uid, gid and groups as the kernel recorded them at connect, the peer gone since',
+    async () => {
+      const { dir, cleanup } = await tempDir('pulsa-peer-');
+      cleanups.push(cleanup);
+      await chmod(dir, 0o711);
+      const { socket, client } = await acceptOne(
+        dir,
+        '/usr/bin/setpriv',
+        ['--reuid', '65534', '--regid', '100', '--groups', '4,20', process.execPath, '-e', CLIENT],
+        { mode: 0o777 },
+      );
+      // the client is gone: /proc/<pid> with it, the groups only the kernel kept (perl's path falls back to the gid)
+      client.kill();
+      await new Promise((r) => client.once('exit', r));
+      expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
+        ok: true,
+        peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, 4, 20] },
+      });
+      expect(await peerCredentials(socket, { sockopt: noSockopt })).toEqual({
+        ok: true,
+        peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100] },
+      });
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)('a peer in more groups than first asked for: every one of them', async () => {
+    const { dir, cleanup } = await tempDir('pulsa-peer-');
+    cleanups.push(cleanup);
+    await chmod(dir, 0o711);
+    const many = Array.from({ length: 100 }, (_, i) => 5000 + i);
+    const { socket, client } = await acceptOne(
+      dir,
+      '/usr/bin/setpriv',
+      ['--reuid', '65534', '--regid', '100', '--groups', many.join(','), process.execPath, '-e', CLIENT],
+      { mode: 0o777 },
+    );
+    expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
+      ok: true,
+      peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, ...many] },
+    });
+  });
+
+  it('a reader that throws: no credentials, its words, and perl is not asked instead', async () => {
+    const { dir, cleanup } = await tempDir('pulsa-peer-');
+    cleanups.push(cleanup);
+    const { perl, scripts } = await recordingPerl(dir);
+    const failing = async (): Promise<SockoptLoad> => ({
+      ok: true,
+      reader: {
+        via: 'a test reader',
+        read: () => {
+          throw new Error('getsockopt(SO_PEERCRED): EINVAL');
+        },
+      },
+    });
+    expect(await lookups(dir, perl, 1, failing)).toEqual([{ ok: false, error: 'getsockopt(SO_PEERCRED): EINVAL' }]);
+    expect(await scripts()).toEqual([]);
   });
 
   it('a descriptor that is not a socket, or none: the errno by name, no answer made up', async () => {
@@ -103,6 +190,7 @@ describe('peerCredentials in process (getsockopt through koffi)', () => {
     expect(unsupportedHere('linux', 'arm', 'armv6l')).toBe("koffi's arm binary needs ARMv7, this CPU is armv6l");
     expect(unsupportedHere('linux', 'ppc64', 'ppc64le')).toBe('no SO_PEERCRED layout known for ppc64');
     expect(unsupportedHere('darwin', 'arm64', 'arm64')).toBe('not Linux (darwin)');
+    expect(unsupportedHere('linux', 'arm64', 'aarch64', 'BE')).toBe('a big-endian CPU');
   });
 });
 

@@ -1,9 +1,10 @@
 /**
- * Who is on the other end of an accepted control connection: pid, uid and gid as the kernel recorded them at connect()
- * (SO_PEERCRED: read in process through ./peer-getsockopt.ts where it loads; elsewhere, e.g. an armv6 Pi, by a
- * short-lived /usr/bin/perl given the socket as fd 3, the option's numbers asked of perl's Socket module once), and
- * the supplementary groups from /proc/<pid>/status while it still shows the same uid. Never throws: without
- * credentials it says why, and the caller fails closed. At most MAX_LOOKUPS perl lookups run at once.
+ * Who is on the other end of an accepted control connection: pid, uid, gid and supplementary groups as the kernel
+ * recorded them at connect(), read in process (SO_PEERCRED, SO_PEERGROUPS) through ./peer-getsockopt.ts where it
+ * loads. Elsewhere (e.g. an armv6 Pi) a short-lived /usr/bin/perl is given the socket as fd 3 for SO_PEERCRED (the
+ * option's numbers asked of perl's Socket module once), and the groups come from /proc/<pid>/status while it still
+ * shows the same uid (so on a kernel without SO_PEERGROUPS). Never throws: without credentials it says why, and the
+ * caller fails closed. At most MAX_LOOKUPS perl lookups run at once.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -134,8 +135,11 @@ export async function peerLookupMethod(o: PeerLookupOptions = {}): Promise<{ inP
     : { inProcess: false, text: `peer credentials read by ${o.perl ?? PERL}, one run per connection (${l.error})` };
 }
 
-/** pid, uid and gid of the socket's peer, in process or through perl. */
-async function credentials(socket: Socket, o: PeerLookupOptions): Promise<{ pid: number; uid: number; gid: number }> {
+/** pid, uid and gid of the socket's peer, in process or through perl; its groups when the kernel gave them. */
+async function credentials(
+  socket: Socket,
+  o: PeerLookupOptions,
+): Promise<{ pid: number; uid: number; gid: number; groups?: number[] }> {
   const l = await (o.sockopt ?? loadSockopt)();
   if (l.ok) {
     const fd = fdOf(socket);
@@ -159,12 +163,14 @@ async function credentials(socket: Socket, o: PeerLookupOptions): Promise<{ pid:
 /** The peer of an accepted Unix socket (see the header). */
 export async function peerCredentials(socket: Socket, o: PeerLookupOptions = {}): Promise<PeerLookup> {
   if (socket.destroyed) return { ok: false, error: 'the client went away' };
-  let pid: number, uid: number, gid: number;
+  let peer: Awaited<ReturnType<typeof credentials>>;
   try {
-    ({ pid, uid, gid } = await credentials(socket, o));
+    peer = await credentials(socket, o);
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }
+  const { pid, uid, gid } = peer;
+  if (peer.groups) return { ok: true, peer: { pid, uid, gid, groups: [...new Set([gid, ...peer.groups])] } };
   let groups: number[] = [gid];
   try {
     const st = parseProcStatus(await readFile(`/proc/${pid}/status`, 'utf8'));
