@@ -6,8 +6,10 @@
 # addon's prebuilt binaries for linux x64, armv6, armv7 and arm64 and koffi's (the control socket's SO_PEERCRED read in
 # process) for linux x64, armv7 and arm64 (glibc; the other platforms' are left out; an ARMv6 Pi reads the peer with
 # perl), run by Debian's /usr/bin/node (Depends: nodejs (>= 20)). Nothing is compiled on the Pi.
-# koffi's binaries are optional packages, which --omit=optional leaves out: they are fetched at package-lock.json's
-# versions (npm pack) and checked against its sha512 integrity before they are unpacked (a mismatch fails the build).
+# koffi's binaries are optional packages, which --omit=optional leaves out (and which npm would install for this
+# machine's platform alone; install.sh, building on the Pi itself, lets npm ci add that one): the three are fetched at
+# package-lock.json's versions (npm pack) and checked against its sha512 integrity before they are unpacked (a mismatch
+# fails the build).
 #
 # Layout: /usr/lib/pulsa-bridge (the program), /usr/bin/pulsa-bridge, /usr/sbin/pulsa-bridge-modems (udev rule +
 # ModemManager), /lib/systemd/system/pulsa-bridge.service (generated from systemd/pulsa-bridge.service: ExecStart's
@@ -76,12 +78,12 @@ done
 rm -rf "$LIB/node_modules/@serialport/bindings-cpp/src" "$LIB/node_modules/@serialport/bindings-cpp/binding.gyp"
 # koffi's binaries (the daemon reads its control clients' SO_PEERCRED through koffi, src/control/server/
 # peer-getsockopt.ts) come in koffi's optional per-platform packages, which `--omit=optional` (there to keep TypeScript
-# out) leaves out as well: without them every install would ask perl, once per connection. Only linux x64, arm
-# (ARMv7 hard-float: Pi 2 and later on the 32-bit OS) and arm64, at the lock's versions (koffi refuses a binary of
-# another version), each tarball checked against the lock's sha512 before it is unpacked. The lock has no `resolved`
-# URLs (omit-lockfile-registry-resolved), so npm pack fetches them from the configured registry (or its cache); the
-# integrity check makes the registry's answer irrelevant. Only the glibc binary of each stays (the musl_* builds are
-# never loaded on Raspberry Pi OS or Debian).
+# out) leaves out as well, and of which npm would only ever install this machine's: without them every install would
+# ask perl, once per connection. Only linux x64, arm (ARMv7 hard-float: Pi 2 and later on the 32-bit OS) and arm64, at
+# the lock's versions (koffi refuses a binary of another version), each tarball checked against the lock's sha512
+# before it is unpacked. The lock has no `resolved` URLs (omit-lockfile-registry-resolved), so npm pack fetches them
+# from the configured registry (or its cache); the integrity check makes the registry's answer irrelevant. Only the
+# glibc binary of each stays (the musl_* builds are never loaded on Raspberry Pi OS or Debian).
 KOFFI_TGZ=$STAGE/koffi-tarballs
 for plat in linux-x64:linux_x64 linux-arm:linux_armhf linux-arm64:linux_arm64; do
   name=@koromix/koffi-${plat%%:*} glibc=${plat#*:}
@@ -90,7 +92,7 @@ for plat in linux-x64:linux_x64 linux-arm:linux_armhf linux-arm64:linux_arm64; d
   mkdir -p "$KOFFI_TGZ/$name"
   (cd "$KOFFI_TGZ/$name" && npm pack --silent --pack-destination . "$name@$kver" >/dev/null) ||
     { echo "build-deb: npm pack $name@$kver failed (offline, and not in npm's cache?)" >&2; exit 1; }
-  tgz=$(ls "$KOFFI_TGZ/$name"/*.tgz)
+  tgz=$(ls "$KOFFI_TGZ/$name"/*.tgz) || { echo "build-deb: npm pack $name@$kver left no tarball in $KOFFI_TGZ/$name" >&2; exit 1; }
   # The lock's integrity is `sha512-BASE64` (possibly with other hashes after it): the tarball's sha512 must be one.
   node -e 'const [file, want, name] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); const sums = want.split(/\s+/).filter((h) => h.startsWith("sha512-")); if (!sums.includes(got)) { console.error(`build-deb: ${name}: the tarball npm pack fetched is not the one package-lock.json names (${sums.length ? "lock " + sums[0] + ", got " + got : "the lock has no sha512 for it"}): not packaged`); process.exit(1); }' "$tgz" "$kint" "$name" || exit 1
   rm -rf "$LIB/node_modules/$name"; mkdir -p "$LIB/node_modules/$name"

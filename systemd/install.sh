@@ -12,16 +12,20 @@
 #   older stops the install with what really exists for this architecture (`dpkg --print-architecture`: a Pi 4/5 on
 #   the 32-bit OS boots a 64-bit kernel, but only armhf programs run there) and this OS.
 # - Everything npm runs (npm ci when the checkout's dev tools are missing or package-lock.json changed since, npm run
-#   build, the production install)
-#   runs as the checkout's owner, not root. The install directory is assembled next to the old one (PREFIX.new: dist,
-#   bin, package files, `npm ci --omit=dev --omit=optional`: no TypeScript), the serial addon is loaded from it with
-#   the unit's node and flags, and it is swapped in whole only then: a failed install leaves the old one as it was.
+#   build, the production install) runs as the checkout's owner, not root, and no package's install script runs
+#   (--ignore-scripts): koffi's rebuilds koffi from source wherever its prebuilt binary does not load (cmake, minutes;
+#   without cmake npm ci fails and so would the install), which is an ARMv6 Pi or 32-bit Raspberry Pi OS older than
+#   Bookworm, exactly where the daemon asks perl instead; the serial addon's prebuilt binary is found at run time.
+#   The install directory is assembled next to the old one (PREFIX.new: dist, bin, package files, `npm ci --omit=dev
+#   --include=optional`, TypeScript then removed from it), the serial addon is loaded from it with the unit's node and
+#   flags, and it is swapped in whole only then: a failed install leaves the old one as it was.
 # - koffi's binary for this machine (the daemon reads its control clients' peer credentials in process through it;
-#   without it, perl once per connection) is an optional package, which --omit=optional leaves out: it is added at
-#   package-lock.json's version (npm pack), its tarball checked against the lock's sha512 first (a mismatch stops the
-#   install). Not on an ARMv6 Pi (koffi's arm binary is ARMv7 code: perl reads the peer there). The new tree's
-#   in-process read is then tried on a connection of its own: a read that gives another peer stops the install; one
-#   that cannot load says why (perl then).
+#   without it, perl once per connection) is an optional package: the production npm ci keeps optional packages, so
+#   npm adds this platform's, checked against the lock's integrity (on an ARMv6 Pi it is there but never loaded:
+#   koffi's arm binary is ARMv7 code). TypeScript, the lock's one devOptional package (a dev dependency and valibot's
+#   optional peer), comes with them and is removed after npm ci; a lock with another devOptional package stops the
+#   install before it. The new tree's in-process read is then tried on a connection of its own: a read that gives
+#   another peer stops the install; one that cannot load says why (perl then).
 # - A running service is restarted only on a config that the new version accepts; otherwise the install stops before
 #   the swap and the service goes on as it was. /etc/pulsa-bridge/config.json and the spool (/var/lib/pulsa-bridge)
 #   are never overwritten; --purge removes them.
@@ -287,9 +291,11 @@ as_builder() {
 # --- build in the checkout (never pruned), assemble the production tree, check it, swap -------------------------
 cd "$SRC"
 # npm ci when the dev tools are missing or the lock file changed since they were installed (a pull that changed the
-# dependencies).
+# dependencies). No install scripts: only koffi and the serial addon have one, and tsc needs neither; koffi's would
+# rebuild koffi from source where its prebuilt binary does not load (an ARMv6 Pi, 32-bit Raspberry Pi OS older than
+# Bookworm: glibc < 2.34), failing npm ci without cmake. The serial addon finds its prebuilt binary when loaded.
 if [ ! -x node_modules/.bin/tsc ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  as_builder "$NPM" ci --no-audit --no-fund
+  as_builder "$NPM" ci --ignore-scripts --no-audit --no-fund
 fi
 as_builder rm -rf dist
 as_builder "$NPM" run build
@@ -301,31 +307,29 @@ trap 'rm -rf "$STAGE" "$DEST.new"' EXIT
 as_builder cp -R dist bin web package.json package-lock.json README.md docs config.example.json systemd/addon-check.cjs \
   systemd/peer-check.cjs "$STAGE/"
 as_builder rm -rf "$STAGE/dist/bench" "$STAGE/dist/test"
-# No dev dependencies and no optional peers (valibot's optional peer is TypeScript); no install scripts: the serial
-# addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below says so when none fits.
-(cd "$STAGE" && as_builder "$NPM" ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund)
-# koffi's binary for this machine, which --omit=optional left out with TypeScript (`--omit=dev` alone or
-# `--include=optional` bring TypeScript back; `npm install --no-save` of the platform package keeps it out but takes the
-# registry's tarball without checking it against the lock). Only where the daemon uses koffi: linux x64, arm64, and arm
-# on ARMv7 or later (src/control/server/peer-getsockopt.ts).
+# The production tree: no dev dependencies; the optional packages that fit this machine, among them koffi's binary
+# (npm picks it by os and cpu and checks it against the lock's integrity; --include=optional whatever npm's own config
+# says); no install scripts (the serial addon is prebuilt for linux x64, armv6, armv7 and arm64, and the check below
+# says so when none fits). TypeScript is devOptional in the lock (a dev dependency, and valibot's optional peer): npm
+# keeps such a package with --omit=dev unless optional ones go too, which would drop koffi's binary. So it is removed
+# after npm ci, with the links to it in node_modules/.bin (tsc, tsserver); a lock with another devOptional package
+# stops the install here, before anything is installed (it would stay in the tree unnoticed).
+if ! devopt=$(env -u NODE_OPTIONS "$NODE" -e 'try { const l = require(process.argv[1]); if (!l.packages) throw new Error(`no "packages" (lockfileVersion ${l.lockfileVersion})`); console.log(Object.keys(l.packages).filter((k) => l.packages[k].devOptional && k !== "node_modules/typescript").join(" ")); } catch (e) { console.log(e.message.split("\n")[0]); process.exit(1); }' "$STAGE/package-lock.json"); then
+  die "package-lock.json: its packages cannot be read ($devopt): the installed version is left as it was"
+fi
+[ -z "$devopt" ] || die "package-lock.json has devOptional packages besides typescript ($devopt): the production tree would keep them, and install.sh removes TypeScript alone: the installed version is left as it was"
+(cd "$STAGE" && as_builder "$NPM" ci --omit=dev --include=optional --ignore-scripts --no-audit --no-fund)
+# npm ci makes a directory of its own; anything else (a link to another tree) is not removed from.
+if [ ! -d "$STAGE/node_modules" ] || [ -L "$STAGE/node_modules" ]; then
+  die "npm ci made no node_modules directory in $STAGE: the installed version is left as it was"
+fi
+rm -rf "$STAGE/node_modules/typescript"
+[ ! -d "$STAGE/node_modules/.bin" ] || find "$STAGE/node_modules/.bin" -xtype l -delete
+# Where the daemon reads peers in process (linux x64, arm64, and arm on ARMv7 or later: src/control/server/
+# peer-getsockopt.ts), koffi's package for this platform is in the tree now: a peer check below that cannot load it warns.
 NODE_ARCH=$(env -u NODE_OPTIONS "$NODE" -p process.arch)
 KOFFI_PKG=
 case "$NODE_ARCH${ARM_LEVEL:+-$ARM_LEVEL}" in x64|arm64|arm) KOFFI_PKG=@koromix/koffi-linux-$NODE_ARCH ;; esac
-if [ -n "$KOFFI_PKG" ] && [ -f "$STAGE/node_modules/koffi/package.json" ] && [ ! -e "$STAGE/node_modules/$KOFFI_PKG/package.json" ]; then
-  read -r koffi_version koffi_integrity < <(env -u NODE_OPTIONS "$NODE" -e 'const p = require(process.argv[1]).packages["node_modules/" + process.argv[2]]; if (p && p.version && p.integrity) console.log(p.version, p.integrity)' "$STAGE/package-lock.json" "$KOFFI_PKG") ||
-    die "package-lock.json has no version and integrity for $KOFFI_PKG: the installed version is left as it was"
-  as_builder mkdir "$STAGE/.koffi-pack"
-  (cd "$STAGE/.koffi-pack" && as_builder "$NPM" pack --silent --pack-destination . "$KOFFI_PKG@$koffi_version" >/dev/null) ||
-    die "npm pack $KOFFI_PKG@$koffi_version failed (above): the installed version is left as it was"
-  koffi_tgz=$(ls "$STAGE/.koffi-pack"/*.tgz)
-  # The lock's integrity is `sha512-BASE64` (possibly with other hashes after it): the tarball's sha512 must be one.
-  if ! why=$(env -u NODE_OPTIONS "$NODE" -e 'const [file, want] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); const sums = want.split(/\s+/).filter((h) => h.startsWith("sha512-")); if (!sums.includes(got)) { console.log(sums.length ? `lock ${sums[0]}, got ${got}` : "the lock has no sha512 for it"); process.exit(1); }' "$koffi_tgz" "$koffi_integrity"); then
-    die "$KOFFI_PKG@$koffi_version: the tarball npm pack fetched is not the one package-lock.json names ($why): the installed version is left as it was"
-  fi
-  as_builder mkdir -p "$STAGE/node_modules/$KOFFI_PKG"
-  as_builder tar -xzf "$koffi_tgz" -C "$STAGE/node_modules/$KOFFI_PKG" --strip-components=1 --no-same-owner
-  rm -rf "$STAGE/.koffi-pack"
-fi
 rm -rf "$DEST.new" "$DEST.old"
 install -d -m 0755 "$DEST.new"
 cp -R "$STAGE/." "$DEST.new/"
@@ -338,7 +342,7 @@ fi
 say "serial addon: $addon"
 # The daemon's in-process read of its clients' credentials, from the new tree with the node the unit runs: a read that
 # gives another peer than the connection's own stops the install; one that does not load here says why (perl then,
-# once per connection: expected on an ARMv6 Pi or another architecture, a warning where koffi was installed for it).
+# once per connection: expected on an ARMv6 Pi or another architecture, a warning where the daemon would use koffi).
 peer_rc=0
 peer=$(env -u NODE_OPTIONS "$NODE" "$DEST.new/peer-check.cjs" "$DEST.new" 2>&1) || peer_rc=$?
 case "$peer_rc" in

