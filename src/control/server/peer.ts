@@ -2,8 +2,8 @@
  * Who is on the other end of an accepted control connection: pid, uid, gid and supplementary groups as the kernel
  * recorded them at connect(), read in process (SO_PEERCRED, SO_PEERGROUPS) through ./peer-getsockopt.ts where it
  * loads. Elsewhere (e.g. an armv6 Pi) a short-lived /usr/bin/perl is given the socket as fd 3 for SO_PEERCRED (the
- * option's numbers asked of perl's Socket module once), and the groups come from /proc/<pid>/status while it still
- * shows the same uid (so on a kernel without SO_PEERGROUPS). Never throws: without credentials it says why, and the
+ * option's numbers asked of perl's Socket module once); there, and on a kernel without SO_PEERGROUPS, the groups come
+ * from /proc/<pid>/status while it still shows the same uid. Never throws: without credentials it says why, and the
  * caller fails closed. At most MAX_LOOKUPS perl lookups run at once.
  */
 import { spawn } from 'node:child_process';
