@@ -61,7 +61,8 @@ case "$*" in
   ci\\ --omit=dev*)
     mkdir -p node_modules/.bin
     if [ -z "\${BROKEN_ADDON:-}" ]; then
-      for p in "$REAL_NODE_MODULES"/*; do ln -s "$p" node_modules/; done
+      # the packages' paths come listed: the build's user (nobody) may not read the repository's parent directory
+      printf '%s\\n' "$REAL_PACKAGES" | while IFS= read -r p; do ln -s "$p" node_modules/; done
       ln -s ../typescript/bin/tsc node_modules/.bin/tsc
       ln -s ../typescript/bin/tsserver node_modules/.bin/tsserver
       ln -s ../pino/bin.js node_modules/.bin/pino
@@ -155,7 +156,10 @@ function install(args: string[] = [], env: NodeJS.ProcessEnv = {}) {
         PULSA_BRIDGE_KERNEL_ARCH: 'x86_64',
         NPM_LOG: npmLog,
         REAL_DIST: path.join(repo, 'dist'),
-        REAL_NODE_MODULES: path.join(repo, 'node_modules'),
+        REAL_PACKAGES: readdirSync(path.join(repo, 'node_modules'))
+          .filter((name) => !name.startsWith('.'))
+          .map((name) => path.join(repo, 'node_modules', name))
+          .join('\n'),
         PULSA_BRIDGE_MODEMS: '',
         ...env,
       },
