@@ -330,6 +330,10 @@ rm -rf "$STAGE/node_modules/typescript"
 NODE_ARCH=$(env -u NODE_OPTIONS "$NODE" -p process.arch)
 KOFFI_PKG=
 case "$NODE_ARCH${ARM_LEVEL:+-$ARM_LEVEL}" in x64|arm64|arm) KOFFI_PKG=@koromix/koffi-linux-$NODE_ARCH ;; esac
+# npm drops an optional package whose fetch or integrity check fails, and says nothing: that is no install.
+if [ -n "$KOFFI_PKG" ] && [ -f "$STAGE/node_modules/koffi/package.json" ] && [ ! -f "$STAGE/node_modules/$KOFFI_PKG/package.json" ]; then
+  die "npm ci left out $KOFFI_PKG (koffi's binary for this machine, an optional package: npm drops one whose download or integrity check against package-lock.json fails): the installed version is left as it was"
+fi
 rm -rf "$DEST.new" "$DEST.old"
 install -d -m 0755 "$DEST.new"
 cp -R "$STAGE/." "$DEST.new/"

@@ -1,7 +1,7 @@
 // Reads a connection's peer credentials in process the way the daemon will (loadSockopt() of the installed tree's
 // dist/src/control/server/peer-getsockopt.js: getsockopt(SO_PEERCRED) through koffi), with the node that runs this
 // file: node peer-check.cjs DIR. This process connects to a Unix socket of its own in a temporary directory; the peer
-// read on the accepted side must be this process (pid, uid, gid).
+// read on the accepted side must be this process (pid, uid, gid, and its groups when they are read).
 // Prints `read in process (...)`, exit 0. Exit 2, one line saying why, when it is not read in process here (the daemon
 // then asks perl per connection: an ARMv6 Pi, koffi's binary missing or too new for this libc). Exit 1, one line,
 // when it loads but fails or reads another peer (the daemon would refuse or misjudge its clients).
@@ -57,7 +57,17 @@ async function main() {
   if (got.pid !== want.pid || got.uid !== want.uid || got.gid !== want.gid) {
     return end(1, `read in process (${load.reader.via}) gave ${text(got)}, not this process's ${text(want)}`);
   }
-  end(0, `read in process (${load.reader.via}): ${text(got)}, this process's own`);
+  // the groups decide the operating level: the same set as this process's (when SO_PEERGROUPS gave them; /proc else)
+  const set = (gid, groups) => [...new Set([gid, ...groups])].sort((a, b) => a - b).join(',');
+  const mine = set(want.gid, process.getgroups());
+  if (got.groups && set(got.gid, got.groups) !== mine) {
+    return end(
+      1,
+      `read in process (${load.reader.via}) gave groups ${set(got.gid, got.groups)}, not this process's ${mine}`,
+    );
+  }
+  const groups = got.groups ? `groups ${mine}` : 'groups from /proc (SO_PEERGROUPS gave none)';
+  end(0, `read in process (${load.reader.via}): ${text(got)}, ${groups}, this process's own`);
 }
 
 main().catch((err) => {

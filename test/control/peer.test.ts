@@ -135,22 +135,28 @@ describe('peerCredentials in process (getsockopt through koffi)', () => {
     },
   );
 
-  it.runIf(process.getuid?.() === 0)('a peer in more groups than first asked for: every one of them', async () => {
-    const { dir, cleanup } = await tempDir('pulsa-peer-');
-    cleanups.push(cleanup);
-    await chmod(dir, 0o711);
-    const many = Array.from({ length: 100 }, (_, i) => 5000 + i);
-    const { socket, client } = await acceptOne(
-      dir,
-      '/usr/bin/setpriv',
-      ['--reuid', '65534', '--regid', '100', '--groups', many.join(','), process.execPath, '-e', CLIENT],
-      { mode: 0o777 },
-    );
-    expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
-      ok: true,
-      peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, ...many] },
-    });
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'a peer in more groups than first asked for: every one of them, the peer gone since',
+    async () => {
+      const { dir, cleanup } = await tempDir('pulsa-peer-');
+      cleanups.push(cleanup);
+      await chmod(dir, 0o711);
+      const many = Array.from({ length: 100 }, (_, i) => 5000 + i);
+      const { socket, client } = await acceptOne(
+        dir,
+        '/usr/bin/setpriv',
+        ['--reuid', '65534', '--regid', '100', '--groups', many.join(','), process.execPath, '-e', CLIENT],
+        { mode: 0o777 },
+      );
+      // gone before the read: /proc cannot stand in for a read that failed
+      client.kill();
+      await new Promise((r) => client.once('exit', r));
+      expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
+        ok: true,
+        peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, ...many] },
+      });
+    },
+  );
 
   it('a reader that throws: no credentials, its words, and perl is not asked instead', async () => {
     const { dir, cleanup } = await tempDir('pulsa-peer-');

@@ -74,7 +74,7 @@ export function refusal(
   if (!peer.ok) {
     return {
       message: `${what} needs the operating level, and the daemon could not tell who is connected (${peer.error}): refused`,
-      hint: 'reading commands (status, info, sms list/read) still work; check that /usr/bin/perl exists (package perl-base) and the daemon log',
+      hint: 'reading commands (status, info, sms list/read) still work; the daemon log says at start how it reads peers (in process, or /usr/bin/perl from perl-base)',
     };
   }
   const group =

@@ -13,8 +13,8 @@ export interface SockoptReader {
   via: string;
   /**
    * The peer of a connected Unix socket, by its file descriptor, as the kernel recorded it at connect(): groups are
-   * the supplementary ones (undefined on a kernel older than 4.13, which has no SO_PEERGROUPS). Throws with the
-   * errno's name.
+   * the supplementary ones (undefined when SO_PEERGROUPS gives none: a kernel older than 4.13, an emulator). Throws
+   * with the errno's name when SO_PEERCRED fails.
    */
   read(fd: number): { pid: number; uid: number; gid: number; groups?: number[] };
 }
@@ -28,6 +28,7 @@ const SO_PEERGROUPS = 59;
 const UCRED_BYTES = 12;
 /** Room for this many groups at first; a peer in more gets ERANGE and the size it needs (at most NGROUPS_MAX). */
 const GROUPS_FIRST_ASKED = 64;
+const GROUPS_MAX = 65536;
 
 /** Why getsockopt is not called in process on this machine (undefined: it may be). PURE. */
 export function unsupportedHere(platform: string, arch: string, cpu: string, order = 'LE'): string | undefined {
@@ -60,10 +61,10 @@ async function load(): Promise<SockoptLoad> {
         const length = [bytes];
         const errno = call(fd, SO_PEERGROUPS, value, length);
         if (errno === 0) return Array.from({ length: length[0]! / 4 }, (_, i) => value.readUInt32LE(i * 4));
-        if (errno === constants.errno.ENOPROTOOPT) return undefined;
-        if (errno !== constants.errno.ERANGE || length[0]! <= bytes)
-          throw new Error(`getsockopt(SO_PEERGROUPS): ${errnoName(errno)}`);
-        bytes = length[0]!;
+        // ENOPROTOOPT (older than 4.13) or anything else: /proc then, not a refusal of credentials already read
+        if (errno !== constants.errno.ERANGE || bytes === GROUPS_MAX * 4) return undefined;
+        // the size it needs, written back; an emulator that writes none back (qemu-user) gets the most there can be
+        bytes = length[0]! > bytes ? Math.min(length[0]!, GROUPS_MAX * 4) : GROUPS_MAX * 4;
       }
     };
     const read = (fd: number) => {

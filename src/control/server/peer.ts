@@ -15,7 +15,7 @@ export interface PeerCredentials {
   pid: number;
   uid: number;
   gid: number;
-  /** The primary gid and the supplementary groups (when /proc could be read). */
+  /** The primary gid and the supplementary groups (from SO_PEERGROUPS, or /proc when it could be read). */
   groups: readonly number[];
 }
 
