@@ -70,11 +70,6 @@ export async function readJson(file: string): Promise<unknown> {
   }
 }
 
-/**
- * A JSON.parse message without the text around the error (V8 quotes it, and it may be a secret): the kind of error
- * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
- * becomes `Unexpected token`.
- */
 /** `parse()`, its ConfigError naming `file` (the partial loads: config-spool.ts, config-control.ts). */
 export function namingFile<T>(file: string, parse: () => T): T {
   try {
@@ -85,6 +80,11 @@ export function namingFile<T>(file: string, parse: () => T): T {
   }
 }
 
+/**
+ * A JSON.parse message without the text around the error (V8 quotes it, and it may be a secret): the kind of error
+ * and, when V8 gives the offset, the line and column. `Unexpected token 's', "{"pin": s3cr..." is not valid JSON`
+ * becomes `Unexpected token`.
+ */
 export function jsonErrorWithoutText(message: string, body: string): string {
   // V8 quotes the text (`..."snippet"... is not valid JSON`) only in messages without an offset: keep the kind alone.
   const kind = /is not valid JSON\s*$/.test(message)
