@@ -85,6 +85,25 @@ async function acceptOne(
   return { socket, client };
 }
 
+/**
+ * As root: a client of uid 65534, gid 100 and these supplementary groups (setpriv) connected, then gone (its /proc
+ * with it): what is read after that the kernel kept at connect. The accepted socket and the (exited) client.
+ */
+async function otherUserGone(groups: readonly number[]): Promise<{ socket: net.Socket; client: ChildProcess }> {
+  const { dir, cleanup } = await tempDir('pulsa-peer-');
+  cleanups.push(cleanup);
+  await chmod(dir, 0o711);
+  const { socket, client } = await acceptOne(
+    dir,
+    '/usr/bin/setpriv',
+    ['--reuid', '65534', '--regid', '100', '--groups', groups.join(','), process.execPath, '-e', CLIENT],
+    { mode: 0o777 },
+  );
+  client.kill();
+  await new Promise((r) => client.once('exit', r));
+  return { socket, client };
+}
+
 describe('peerCredentials in process (getsockopt through koffi)', () => {
   it('reads this process as the peer, perl never runs, and says so for the start line', async () => {
     const { dir, cleanup } = await tempDir('pulsa-peer-');
@@ -112,18 +131,8 @@ describe('peerCredentials in process (getsockopt through koffi)', () => {
   it.runIf(process.getuid?.() === 0)(
     'another user (setpriv): its uid, gid and groups as the kernel recorded them at connect, the peer gone since',
     async () => {
-      const { dir, cleanup } = await tempDir('pulsa-peer-');
-      cleanups.push(cleanup);
-      await chmod(dir, 0o711);
-      const { socket, client } = await acceptOne(
-        dir,
-        '/usr/bin/setpriv',
-        ['--reuid', '65534', '--regid', '100', '--groups', '4,20', process.execPath, '-e', CLIENT],
-        { mode: 0o777 },
-      );
-      // the client is gone: /proc/<pid> with it, the groups only the kernel kept (perl's path falls back to the gid)
-      client.kill();
-      await new Promise((r) => client.once('exit', r));
+      // /proc gone with the client: the groups only the kernel kept (perl's path falls back to the gid)
+      const { socket, client } = await otherUserGone([4, 20]);
       expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
         ok: true,
         peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, 4, 20] },
@@ -138,19 +147,9 @@ describe('peerCredentials in process (getsockopt through koffi)', () => {
   it.runIf(process.getuid?.() === 0)(
     'a peer in more groups than first asked for: every one of them, the peer gone since',
     async () => {
-      const { dir, cleanup } = await tempDir('pulsa-peer-');
-      cleanups.push(cleanup);
-      await chmod(dir, 0o711);
       const many = Array.from({ length: 100 }, (_, i) => 5000 + i);
-      const { socket, client } = await acceptOne(
-        dir,
-        '/usr/bin/setpriv',
-        ['--reuid', '65534', '--regid', '100', '--groups', many.join(','), process.execPath, '-e', CLIENT],
-        { mode: 0o777 },
-      );
       // gone before the read: /proc cannot stand in for a read that failed
-      client.kill();
-      await new Promise((r) => client.once('exit', r));
+      const { socket, client } = await otherUserGone(many);
       expect(await peerCredentials(socket, { sockopt: loadSockopt })).toEqual({
         ok: true,
         peer: { pid: client.pid, uid: 65534, gid: 100, groups: [100, ...many] },
